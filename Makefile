@@ -1,0 +1,37 @@
+# Concord: `make run` starts a demo on the embedded defaults; `make test` runs the whole suite.
+SHELL := /bin/bash
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test venv browser lint worker serve clean-demo
+
+$(BIN)/.installed: requirements.txt
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install --disable-pip-version-check -q --upgrade pip
+	$(BIN)/pip install --disable-pip-version-check -q -r requirements.txt
+	touch $@
+
+venv: $(BIN)/.installed
+
+# Debian's chromium for the browser tests (Playwright cannot download its own browser here).
+browser:
+	@test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+run: venv
+	mkdir -p var
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py collectstatic --noinput -v0
+	@echo "Starting a Celery worker (log: var/worker.log) and the web server on http://$(HOST):$(PORT)/"
+	$(BIN)/celery -A concord worker --loglevel=INFO --concurrency=1 > var/worker.log 2>&1 & \
+	  worker=$$!; trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
+	  $(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
+
+test: venv browser
+	DJANGO_ALLOW_ASYNC_UNSAFE=true $(BIN)/pytest $(PYTEST_ARGS)
+
+lint: venv
+	$(BIN)/ruff check .

@@ -1,0 +1,419 @@
+"""The annotation data model (DESIGN.md §4).
+
+Units are addressed by stable keys, never by text: ``item`` for the answer as a whole, ``s:<index>``
+for a sentence, ``c:<rank>`` for a retrieved chunk and ``a:<aspect id>`` for an expected aspect.
+Rules about one row live here; anything spanning rows or with side effects lives in services.py.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Role(models.TextChoices):
+    RESEARCHER = "researcher", "Researcher"
+    ADJUDICATOR = "adjudicator", "Adjudicator"
+    ANNOTATOR = "annotator", "Annotator"
+
+
+class Scope(models.TextChoices):
+    ITEM = "item", "Item"
+    SENTENCE = "sentence", "Sentence"
+    CHUNK = "chunk", "Chunk"
+    ASPECT = "aspect", "Aspect"
+
+
+class QuestionKind(models.TextChoices):
+    BINARY = "binary", "Binary"
+    NOMINAL = "nominal", "Nominal"
+    ORDINAL = "ordinal", "Ordinal"
+    MULTILABEL = "multilabel", "Multi-label"
+    TEXT = "text", "Free text"
+    ALIGNMENT = "alignment", "Alignment"
+    NUMBER = "number", "Number"
+
+
+class ScopeClass(models.TextChoices):
+    EMERGENCY = "emergency", "Emergency"
+    IN_SCOPE = "in_scope", "In scope"
+    OUT_OF_SCOPE = "out_of_scope", "Out of scope"
+    NON_CLINICAL = "non_clinical", "Non-clinical"
+
+
+class StudyQuerySet(models.QuerySet["Study"]):
+    def for_user(self, user: settings.AUTH_USER_MODEL) -> StudyQuerySet:
+        return self.filter(roles__user=user).distinct()
+
+    def with_role(self, user: settings.AUTH_USER_MODEL, *roles: str) -> StudyQuerySet:
+        return self.filter(roles__user=user, roles__role__in=roles).distinct()
+
+
+class Study(models.Model):
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_studies")
+    guidelines = models.TextField(blank=True, help_text="Markdown, rendered safely to annotators.")
+    protocol_presets = models.JSONField(default=list, blank=True, help_text="Names of the presets the protocol started from.")
+    blind_system = models.BooleanField(default=True, help_text="Hide which system produced each answer from annotators.")
+    hidden_metadata_fields = models.JSONField(default=list, blank=True, help_text="Item metadata keys annotators never see.")
+    independent_pools = models.BooleanField(default=True, help_text="An annotator may belong to at most one pool of the study.")
+    show_scores_to_adjudicators = models.BooleanField(default=False)
+    licence = models.TextField(blank=True, help_text="Licence and attribution of the imported data, carried into exports.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = StudyQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "studies"
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class StudyRole(models.Model):
+    """A person's role in one study. One person may hold several roles in a study."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="roles")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="study_roles")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "user", "role"], name="unique_study_user_role")]
+
+    def __str__(self) -> str:
+        return f"{self.user} — {self.role} in {self.study}"
+
+
+class Question(models.Model):
+    """One question of a study's protocol.
+
+    ``options`` is a list of ``{"value": str, "label": str, "key": str}``; the stored label value is
+    ``value``, so renaming ``label`` keeps existing labels meaningful. ``condition`` is either empty
+    or ``{"question": <key>, "in": [values]}``: the question is asked only when the other answer (of
+    the same unit, or of the item for item-scoped conditions) is one of those values.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questions")
+    key = models.SlugField(max_length=60)
+    order = models.PositiveIntegerField(default=0)
+    scope = models.CharField(max_length=10, choices=Scope.choices)
+    kind = models.CharField(max_length=12, choices=QuestionKind.choices)
+    prompt = models.CharField(max_length=300)
+    help_text = models.TextField(blank=True)
+    options = models.JSONField(default=list, blank=True)
+    condition = models.JSONField(default=dict, blank=True)
+    required = models.BooleanField(default=True)
+    min_value = models.FloatField(null=True, blank=True)
+    max_value = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["order", "id"]
+        constraints = [models.UniqueConstraint(fields=["study", "key"], name="unique_question_key_per_study")]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.scope}, {self.kind})"
+
+    @property
+    def option_values(self) -> list[str]:
+        return [str(o["value"]) for o in self.options]
+
+    @property
+    def is_categorical(self) -> bool:
+        return self.kind in {QuestionKind.BINARY, QuestionKind.NOMINAL, QuestionKind.ORDINAL}
+
+
+class ItemQuerySet(models.QuerySet["Item"]):
+    def in_study(self, study: Study) -> ItemQuerySet:
+        return self.filter(study=study)
+
+
+class Item(models.Model):
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    external_id = models.CharField(max_length=200)
+    question = models.TextField()
+    answer = models.TextField()
+    source = models.TextField(blank=True, help_text="Source document, for plain-language summaries.")
+    scope_class = models.CharField(max_length=20, choices=ScopeClass.choices, blank=True)
+    system = models.CharField(max_length=200, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ItemQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["study", "external_id"], name="unique_item_external_id_per_study")]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}/{self.external_id}"
+
+
+class Sentence(models.Model):
+    """A sentence of the answer (``part='answer'``) or of the source document (``part='source'``).
+
+    Split once at import; offsets index into the stored text, so ``text == answer[start:end]``.
+    """
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="sentences")
+    part = models.CharField(max_length=6, default="answer", choices=[("answer", "Answer"), ("source", "Source")])
+    index = models.PositiveIntegerField()
+    text = models.TextField()
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["item", "part", "index"]
+        constraints = [models.UniqueConstraint(fields=["item", "part", "index"], name="unique_sentence_index")]
+
+    def __str__(self) -> str:
+        return f"{self.item_id}:{self.part}:{self.index}"
+
+    @property
+    def unit_key(self) -> str:
+        return f"s:{self.index}" if self.part == "answer" else f"src:{self.index}"
+
+
+class Chunk(models.Model):
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="chunks")
+    rank = models.PositiveIntegerField(help_text="1 is the top-ranked retrieved chunk.")
+    text = models.TextField()
+    document_id = models.CharField(max_length=200, blank=True)
+    is_labelled_target = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["item", "rank"]
+        constraints = [models.UniqueConstraint(fields=["item", "rank"], name="unique_chunk_rank")]
+
+    def __str__(self) -> str:
+        return f"{self.item_id}:c{self.rank}"
+
+    @property
+    def unit_key(self) -> str:
+        return f"c:{self.rank}"
+
+
+class Importance(models.TextChoices):
+    MUST_HAVE = "must_have", "Must have"
+    NICE_TO_HAVE = "nice_to_have", "Nice to have"
+
+
+class AspectOrigin(models.TextChoices):
+    REFERENCE = "reference", "Reference"
+    PROPOSED = "proposed", "Proposed by an annotator"
+    GENERATED = "generated", "Generated"
+
+
+class AspectStatus(models.TextChoices):
+    PROPOSED = "proposed", "Proposed"
+    ACCEPTED = "accepted", "Accepted"
+    REJECTED = "rejected", "Rejected"
+
+
+class AspectQuerySet(models.QuerySet["Aspect"]):
+    def accepted(self) -> AspectQuerySet:
+        return self.filter(status=AspectStatus.ACCEPTED)
+
+    def in_version(self, version: int) -> AspectQuerySet:
+        """The aspect set as it stood at ``version`` of the item's aspect set."""
+        return self.filter(status=AspectStatus.ACCEPTED, version__lte=version).exclude(
+            retired_in_version__isnull=False, retired_in_version__lte=version
+        )
+
+
+class Aspect(models.Model):
+    """An expected aspect of the answer. ``version`` is the aspect-set version that introduced it."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="aspects")
+    text = models.TextField()
+    importance = models.CharField(max_length=12, choices=Importance.choices, default=Importance.MUST_HAVE)
+    origin = models.CharField(max_length=10, choices=AspectOrigin.choices, default=AspectOrigin.REFERENCE)
+    status = models.CharField(max_length=10, choices=AspectStatus.choices, default=AspectStatus.ACCEPTED)
+    version = models.PositiveIntegerField(default=1)
+    retired_in_version = models.PositiveIntegerField(null=True, blank=True)
+    proposed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="proposed_aspects"
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="decided_aspects"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = AspectQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["item", "id"]
+
+    def __str__(self) -> str:
+        return self.text[:60]
+
+    @property
+    def unit_key(self) -> str:
+        return f"a:{self.pk}"
+
+
+class Visibility(models.TextChoices):
+    NOTHING = "nothing", "Own labels only"
+    AFTER_SUBMIT = "after_submit", "Others' labels after submitting (calibration)"
+
+
+class Pool(models.Model):
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="pools")
+    name = models.CharField(max_length=120)
+    questions = models.ManyToManyField(Question, related_name="pools", blank=True)
+    overlap = models.PositiveIntegerField(default=1, help_text="Annotators per item (k).")
+    visibility = models.CharField(max_length=15, choices=Visibility.choices, default=Visibility.NOTHING)
+    seed = models.BigIntegerField(default=0, help_text="Seed of the per-annotator item order.")
+    reservation_minutes = models.PositiveIntegerField(default=30)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "name"]
+        constraints = [models.UniqueConstraint(fields=["study", "name"], name="unique_pool_name_per_study")]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}/{self.name}"
+
+
+class PoolMembership(models.Model):
+    """A person in a pool.
+
+    ``study`` and ``independent`` are copied from the pool's study at insert time so that the
+    database itself refuses one person in two pools of a study with independent pools.
+    """
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="memberships")
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="pool_memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="pool_memberships")
+    independent = models.BooleanField()
+    pseudonym = models.CharField(max_length=40, help_text="Stable pseudonym used in exports and adjudication.")
+    active = models.BooleanField(default=True)
+    joined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "user"], name="unique_pool_member"),
+            models.UniqueConstraint(
+                fields=["study", "user"], condition=Q(independent=True), name="one_pool_per_study_when_independent"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.pool}"
+
+
+class AssignmentStatus(models.TextChoices):
+    ASSIGNED = "assigned", "Assigned"
+    STARTED = "started", "Started"
+    SUBMITTED = "submitted", "Submitted"
+    SKIPPED = "skipped", "Skipped"
+
+
+class AssignmentQuerySet(models.QuerySet["Assignment"]):
+    def for_annotator(self, user: settings.AUTH_USER_MODEL) -> AssignmentQuerySet:
+        return self.filter(annotator=user)
+
+    def open(self) -> AssignmentQuerySet:
+        return self.filter(status__in=[AssignmentStatus.ASSIGNED, AssignmentStatus.STARTED])
+
+    def done(self) -> AssignmentQuerySet:
+        return self.filter(status=AssignmentStatus.SUBMITTED)
+
+
+class Assignment(models.Model):
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="assignments")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments")
+    status = models.CharField(max_length=10, choices=AssignmentStatus.choices, default=AssignmentStatus.ASSIGNED)
+    order_key = models.BigIntegerField(default=0, help_text="Position in the annotator's seeded random order.")
+    reserved_until = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    active_seconds = models.FloatField(default=0)
+    skip_reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = AssignmentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["pool", "annotator", "order_key"]
+        constraints = [models.UniqueConstraint(fields=["pool", "item", "annotator"], name="unique_assignment")]
+        indexes = [models.Index(fields=["pool", "annotator", "status", "order_key"], name="assignment_queue_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} → {self.item} ({self.status})"
+
+
+class Label(models.Model):
+    """The current value of one answer. Changes go through services.label_save, which bumps
+    ``version`` and appends a LabelHistory row in the same transaction."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="labels")
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="labels")
+    unit_key = models.CharField(max_length=40)
+    value = models.JSONField(null=True)
+    version = models.PositiveIntegerField(default=1)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["assignment", "question", "unit_key"], name="unique_label_per_unit")]
+
+    def __str__(self) -> str:
+        return f"{self.assignment_id}:{self.question_id}:{self.unit_key}={self.value!r}"
+
+
+class LabelHistory(models.Model):
+    """Append-only: one row per change of a label, never updated or deleted."""
+
+    label = models.ForeignKey(Label, on_delete=models.PROTECT, related_name="history")
+    old_value = models.JSONField(null=True)
+    new_value = models.JSONField(null=True)
+    old_version = models.PositiveIntegerField(null=True)
+    new_version = models.PositiveIntegerField()
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["label", "new_version"]
+        verbose_name_plural = "label history"
+        constraints = [models.UniqueConstraint(fields=["label", "new_version"], name="unique_label_history_version")]
+
+
+class ExposureKind(models.TextChoices):
+    ITEM_PAGE = "item_page", "Item page"
+    API = "api", "API"
+    CALIBRATION = "calibration", "Others' labels (calibration)"
+
+
+class Exposure(models.Model):
+    """What an annotator was shown, recorded server-side so that blinding can be audited later
+    (the validation studies check that a pool never saw scores or another pool's labels)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="exposures")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=12, choices=ExposureKind.choices)
+    showed_scores = models.BooleanField(default=False)
+    showed_other_labels = models.BooleanField(default=False)
+    showed_system = models.BooleanField(default=False)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["pool", "user"], name="exposure_pool_user_idx")]
+
+
+class ImportBatch(models.Model):
+    """A record of one successful import (file name, counts, who) for provenance and exports."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="imports")
+    filename = models.CharField(max_length=300)
+    adapter = models.CharField(max_length=40, blank=True)
+    n_items = models.PositiveIntegerField(default=0)
+    n_labels = models.PositiveIntegerField(default=0)
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    at = models.DateTimeField(auto_now_add=True)

@@ -1,0 +1,26 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_not_required
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from concord.access import access_policy
+
+login_view = access_policy("public")(login_not_required(auth_views.LoginView.as_view()))
+logout_view = access_policy("authenticated")(auth_views.LogoutView.as_view())
+schema_view = access_policy("authenticated")(SpectacularAPIView.as_view())
+docs_view = access_policy("authenticated")(SpectacularSwaggerView.as_view(url_name="schema"))
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/login/", login_view, name="login"),
+    path("accounts/logout/", logout_view, name="logout"),
+    path("api/schema/", schema_view, name="schema"),
+    path("api/docs/", docs_view, name="api-docs"),
+    path("", include("annotation.urls")),
+    path("scoring/", include("scoring.urls")),
+    path("adjudication/", include("adjudication.urls")),
+    path("api/", include("annotation.api_urls")),
+    path("api/scoring/", include("scoring.api_urls")),
+    path("api/adjudication/", include("adjudication.api_urls")),
+]
