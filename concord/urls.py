@@ -18,9 +18,13 @@ urlpatterns = [
     path("api/schema/", schema_view, name="schema"),
     path("api/docs/", docs_view, name="api-docs"),
     path("", include("annotation.urls")),
+    path("", include("annotation.import_urls")),
+    path("console/", include("annotation.console_urls")),
     path("scoring/", include("scoring.urls")),
     path("adjudication/", include("adjudication.urls")),
     path("api/", include("annotation.api_urls")),
+    path("api/", include("annotation.import_api_urls")),
+    path("api/console/", include("annotation.console_api_urls")),
     path("api/scoring/", include("scoring.api_urls")),
     path("api/adjudication/", include("adjudication.api_urls")),
 ]

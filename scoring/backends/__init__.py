@@ -1,0 +1,1 @@
+"""Scoring backends, loaded once per process."""

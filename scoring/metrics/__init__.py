@@ -1,0 +1,1 @@
+"""Metric modules; importing this package registers every metric."""
