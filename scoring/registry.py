@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 State = Literal["ok", "undetermined", "failed"]
 
@@ -61,6 +61,12 @@ class ItemInput:
     sentence_kinds: dict[int, str] | None = None
 
 
+class Retriever(Protocol):
+    """A knowledge-base retriever (scoring.retrieval implements hybrid RRF over dense + BM25)."""
+
+    def retrieve(self, query: str, k: int) -> list[ChunkInput]: ...
+
+
 @dataclass
 class UnitScore:
     unit_key: str  # "item", "s:<i>", "c:<rank>", "a:<id>"
@@ -110,7 +116,9 @@ class Metric(ABC):
         return resolved
 
     @abstractmethod
-    def score(self, item: ItemInput, backend: Any, params: dict[str, Any]) -> list[UnitScore]:
+    def score(
+        self, item: ItemInput, backend: Any, params: dict[str, Any], *, retriever: Retriever | None = None
+    ) -> list[UnitScore]:
         """Score one item. Per-unit failures are returned as ``failed`` UnitScores with the error in
         details; only errors that make the whole item unscorable are raised."""
 
