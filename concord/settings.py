@@ -215,6 +215,11 @@ LLM_MODEL = env_str("LLM_MODEL")
 LLM_API_KEY = env_str("LLM_API_KEY")
 LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0)
+# Score runs: items per Celery task, and how long a task's claim on its batch lasts without renewal
+# (a killed worker's batch is taken over once its lease has run out).
+SCORING_BATCH_SIZE = env_int("SCORING_BATCH_SIZE", 32, minimum=1)
+SCORING_LEASE_SECONDS = env_int("SCORING_LEASE_SECONDS", 300, minimum=1)
+SCORING_MAX_TRANSIENT_RETRIES = env_int("SCORING_MAX_TRANSIENT_RETRIES", 5, minimum=0)
 
 LOGGING = {
     "version": 1,
