@@ -417,3 +417,31 @@ class ImportBatch(models.Model):
     n_labels = models.PositiveIntegerField(default=0)
     by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     at = models.DateTimeField(auto_now_add=True)
+
+
+class AuditEvent(models.Model):
+    """One change to an audited table, written by a database trigger (annotation/audit.py).
+
+    Triggers insert events unsealed (``seq`` null, empty hashes); ``audit.events_seal`` later gives
+    each a position in the chain and ``hash = sha256(prev_hash + canonical JSON of the event)``.
+    Further triggers on this table refuse any DELETE and any UPDATE other than sealing an unsealed event.
+    ``actor_id`` is the acting user as the audited row itself records it (e.g. a label's
+    ``updated_by``); it is deliberately not a foreign key, so deleting a user never touches the trail.
+    """
+
+    table_name = models.CharField(max_length=100)
+    row_pk = models.CharField(max_length=100)
+    operation = models.CharField(max_length=6)
+    old_row = models.JSONField(null=True)
+    new_row = models.JSONField(null=True)
+    actor_id = models.BigIntegerField(null=True)
+    at = models.DateTimeField()
+    seq = models.BigIntegerField(null=True, unique=True)
+    prev_hash = models.CharField(max_length=64, blank=True, default="")
+    hash = models.CharField(max_length=64, blank=True, default="")
+
+    class Meta:
+        indexes = [models.Index(fields=["table_name", "row_pk"], name="auditevent_row_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.operation} {self.table_name}#{self.row_pk}"
