@@ -445,3 +445,49 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.operation} {self.table_name}#{self.row_pk}"
+
+
+class PasswordChangeRequired(models.Model):
+    """The person logs in with a one-time password and must choose their own before anything else.
+
+    Deleted when they change it (annotation.account_views); its presence is the whole flag.
+    """
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="password_change_required")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class ImportJobStatus(models.TextChoices):
+    UPLOADED = "uploaded", "Uploaded"
+    CHECKING = "checking", "Checking (dry run)"
+    INVALID = "invalid", "Has errors"
+    CHECKED = "checked", "Checked, ready to import"
+    IMPORTING = "importing", "Importing"
+    DONE = "done", "Imported"
+    FAILED = "failed", "Failed"
+
+
+class ImportJob(models.Model):
+    """One upload through the researcher console: dry run, then the real import, run by a worker.
+
+    The file stays in storage until the import is done or refused. ``progress_done`` /
+    ``progress_total`` are the import's own progress reports, for the console's progress bar.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="import_jobs")
+    filename = models.CharField(max_length=300)
+    stored_name = models.CharField(max_length=400)
+    size_bytes = models.PositiveBigIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=ImportJobStatus.choices, default=ImportJobStatus.UPLOADED)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    summary = models.JSONField(default=dict, blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    batch = models.ForeignKey(ImportBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
