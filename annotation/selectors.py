@@ -1,0 +1,410 @@
+"""Reads of the annotator workspace, and the blinding that governs them.
+
+Everything an annotator sees of an item is built here (``assignment_workspace``), from an
+allow-list: the item's question, answer, source document, sentences, chunks (text, rank, document
+id), the accepted aspects and the annotator's own proposals, the pool's questions, and the
+annotator's own labels. Never: scores (annotation cannot read them), other people's labels (except
+the same pool's, after the annotator submitted the item, when the pool is a calibration pool), the
+items' scope class or labelled-target chunks (both are reference answers), the system name when
+the study is blind to systems, or metadata keys the study hides.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Q
+
+from annotation import conditions
+from annotation.models import (
+    Aspect,
+    AspectStatus,
+    Assignment,
+    AssignmentStatus,
+    Chunk,
+    Label,
+    Pool,
+    PoolMembership,
+    Question,
+    Sentence,
+    Study,
+    Visibility,
+)
+from concord.errors import NotFound
+
+# --- Access helpers ----------------------------------------------------------------------------
+
+
+def get_assignment_for_annotator(user: AbstractBaseUser, pk: int) -> Assignment:
+    """The user's own assignment in a pool they are an active member of; 404 for anything else,
+    so that ids of other people's work reveal nothing (not even that they exist)."""
+    assignment = (
+        Assignment.objects.for_annotator(user)
+        .filter(pk=pk, pool__memberships__user=user, pool__memberships__active=True)
+        .select_related("pool", "pool__study", "item")
+        .first()
+    )
+    if assignment is None:
+        raise NotFound("No such assignment.")
+    return assignment
+
+
+def get_pool_for_annotator(user: AbstractBaseUser, pk: int) -> Pool:
+    pool = Pool.objects.filter(pk=pk, memberships__user=user, memberships__active=True).select_related("study").first()
+    if pool is None:
+        raise NotFound("No such pool.")
+    return pool
+
+
+def get_pool_question(pool: Pool, key_or_id: str | int) -> Question:
+    questions = pool.questions.all()
+    if isinstance(key_or_id, int) or (isinstance(key_or_id, str) and key_or_id.isdigit()):
+        question = questions.filter(pk=int(key_or_id)).first()
+    else:
+        question = questions.filter(key=key_or_id).first()
+    if question is None:
+        raise NotFound("No such question in this pool.")
+    return question
+
+
+# --- Units -------------------------------------------------------------------------------------
+
+
+@dataclass
+class ItemUnits:
+    """The units of one item, loaded lazily per scope (a label save needs only one scope)."""
+
+    item_id: int
+
+    @cached_property
+    def answer_sentences(self) -> list[int]:
+        return list(Sentence.objects.filter(item_id=self.item_id, part="answer").order_by("index").values_list("index", flat=True))
+
+    @cached_property
+    def source_sentences(self) -> list[int]:
+        return list(Sentence.objects.filter(item_id=self.item_id, part="source").order_by("index").values_list("index", flat=True))
+
+    @cached_property
+    def chunk_ranks(self) -> list[int]:
+        return list(Chunk.objects.filter(item_id=self.item_id).order_by("rank").values_list("rank", flat=True))
+
+    @cached_property
+    def aspect_ids(self) -> list[int]:
+        return list(current_aspects(self.item_id).values_list("id", flat=True))
+
+    def keys_for(self, scope: str) -> list[str]:
+        if scope == "item":
+            return [conditions.ITEM_UNIT]
+        if scope == "sentence":
+            return [f"s:{i}" for i in self.answer_sentences]
+        if scope == "chunk":
+            return [f"c:{r}" for r in self.chunk_ranks]
+        if scope == "aspect":
+            return [f"a:{a}" for a in self.aspect_ids]
+        return []
+
+    def alignment_targets(self, scope: str) -> list[int]:
+        """Sentence alignments point into the source document; aspect evidence (and item-level
+        alignments) point into the answer's own sentences."""
+        return self.source_sentences if scope == "sentence" else self.answer_sentences
+
+    def describe(self, unit_key: str) -> str:
+        if unit_key == conditions.ITEM_UNIT:
+            return "the answer as a whole"
+        kind, _, rest = unit_key.partition(":")
+        if kind == "s":
+            return f"sentence {int(rest) + 1}"
+        if kind == "c":
+            return f"chunk {rest}"
+        if kind == "a":
+            position = self.aspect_ids.index(int(rest)) + 1 if int(rest) in self.aspect_ids else rest
+            return f"aspect {position}"
+        return unit_key
+
+
+def assignment_units(*, item_id: int) -> ItemUnits:
+    return ItemUnits(item_id=item_id)
+
+
+def current_aspects(item_id: int):
+    return Aspect.objects.filter(item_id=item_id, status=AspectStatus.ACCEPTED, retired_in_version__isnull=True).order_by("id")
+
+
+def label_conflict_details(current: Label | None, attempted: Any, question: Question, unit_key: str) -> dict[str, Any]:
+    """What a 409 carries: the newer value, its version, who set it and when, and the value the
+    client tried to save (so the page can offer it again — nothing typed is lost)."""
+    return {
+        "question": question.key,
+        "unit_key": unit_key,
+        "value": current.value if current else None,
+        "version": current.version if current else 0,
+        "updated_by": current.updated_by.get_username() if current else None,
+        "updated_at": current.updated_at.isoformat() if current else None,
+        "your_value": attempted,
+    }
+
+
+# --- Queue -------------------------------------------------------------------------------------
+
+
+@dataclass
+class PoolProgress:
+    pool: Pool
+    assigned: int
+    submitted: int
+    skipped: int
+
+    @property
+    def done(self) -> int:
+        return self.submitted
+
+    @property
+    def remaining(self) -> int:
+        return self.assigned - self.submitted - self.skipped
+
+    @property
+    def percent(self) -> int:
+        return round(100 * (self.submitted + self.skipped) / self.assigned) if self.assigned else 0
+
+
+@dataclass
+class StudyQueue:
+    study: Study
+    pools: list[PoolProgress] = field(default_factory=list)
+
+
+def annotator_queue(*, user: AbstractBaseUser) -> list[StudyQueue]:
+    """My studies → my pools → progress; two queries whatever the number of pools."""
+    pools = list(
+        Pool.objects.filter(memberships__user=user, memberships__active=True)
+        .select_related("study")
+        .annotate(
+            n_assigned=Count("assignments", filter=Q(assignments__annotator=user)),
+            n_submitted=Count("assignments", filter=Q(assignments__annotator=user, assignments__status=AssignmentStatus.SUBMITTED)),
+            n_skipped=Count("assignments", filter=Q(assignments__annotator=user, assignments__status=AssignmentStatus.SKIPPED)),
+        )
+        .order_by("study__name", "name")
+    )
+    studies: dict[int, StudyQueue] = {}
+    for pool in pools:
+        queue = studies.setdefault(pool.study_id, StudyQueue(study=pool.study))
+        queue.pools.append(PoolProgress(pool=pool, assigned=pool.n_assigned, submitted=pool.n_submitted, skipped=pool.n_skipped))
+    return list(studies.values())
+
+
+def pool_progress(*, pool: Pool, user: AbstractBaseUser) -> PoolProgress:
+    counts = Counter(Assignment.objects.filter(pool=pool, annotator=user).values_list("status", flat=True))
+    return PoolProgress(
+        pool=pool, assigned=sum(counts.values()), submitted=counts[AssignmentStatus.SUBMITTED], skipped=counts[AssignmentStatus.SKIPPED]
+    )
+
+
+def annotator_assignments(*, user: AbstractBaseUser):
+    """The user's assignments in pools they are an active member of (for the API list)."""
+    return (
+        Assignment.objects.for_annotator(user)
+        .filter(pool__memberships__user=user, pool__memberships__active=True)
+        .select_related("pool", "item")
+        .order_by("pool_id", "order_key", "id")
+    )
+
+
+def assignment_labels(*, assignment: Assignment):
+    return Label.objects.filter(assignment=assignment).select_related("question", "updated_by").order_by("question__order", "question_id", "unit_key")
+
+
+# --- The workspace (blinded) -------------------------------------------------------------------
+
+
+@dataclass
+class OptionState:
+    value: str
+    label: str
+    key: str
+    checked: bool
+
+
+@dataclass
+class QuestionState:
+    question: Question
+    unit_key: str
+    value: Any
+    version: int
+    applicable: bool
+    options: list[OptionState]
+    targets: list[tuple[int, str]]  # alignment: (sentence index, sentence text)
+    updated_at: Any = None
+    conflict: dict[str, Any] | None = None
+    error: str | None = None
+
+    @property
+    def answered(self) -> bool:
+        return conditions.is_answered(self.value)
+
+    @property
+    def dom_id(self) -> str:
+        return f"q-{self.question.key}-{self.unit_key.replace(':', '-')}"
+
+
+@dataclass
+class UnitView:
+    key: str
+    kind: str  # item / sentence / chunk / aspect
+    number: int
+    text: str
+    questions: list[QuestionState]
+    extra: dict[str, Any] = field(default_factory=dict)
+    saved_at: Any = None
+
+    @property
+    def dom_id(self) -> str:
+        return "unit-" + self.key.replace(":", "-")
+
+    @property
+    def complete(self) -> bool:
+        return all(q.answered or not q.applicable or not q.question.required for q in self.questions)
+
+
+@dataclass
+class OtherLabel:
+    pseudonym: str
+    question_key: str
+    unit_key: str
+    value: Any
+
+
+@dataclass
+class Workspace:
+    assignment: Assignment
+    pool: Pool
+    study: Study
+    item_question: str
+    answer: str
+    source: str
+    system: str | None
+    metadata: dict[str, Any]
+    sentences: list[UnitView]
+    source_sentences: list[tuple[int, str]]
+    chunks: list[UnitView]
+    aspects: list[UnitView]
+    own_proposals: list[Aspect]
+    item_unit: UnitView | None
+    progress: PoolProgress
+    others: list[OtherLabel]
+
+    @property
+    def units(self) -> list[UnitView]:
+        return [*self.sentences, *self.chunks, *self.aspects, *([self.item_unit] if self.item_unit else [])]
+
+    def unit(self, key: str) -> UnitView | None:
+        return next((u for u in self.units if u.key == key), None)
+
+    @property
+    def showed_other_labels(self) -> bool:
+        return bool(self.others)
+
+    @property
+    def showed_system(self) -> bool:
+        return self.system is not None
+
+    @property
+    def is_open(self) -> bool:
+        return self.assignment.status in (AssignmentStatus.ASSIGNED, AssignmentStatus.STARTED)
+
+
+def blinded_metadata(study: Study, metadata: dict[str, Any]) -> dict[str, Any]:
+    hidden = set(study.hidden_metadata_fields or [])
+    return {k: v for k, v in (metadata or {}).items() if k not in hidden}
+
+
+def assignment_workspace(*, assignment: Assignment, user: AbstractBaseUser) -> Workspace:
+    """Everything the item page (and the API's item view) may show this annotator.
+
+    Precondition: ``assignment`` came from get_assignment_for_annotator(user, …).
+    A fixed number of queries, whatever the size of the item.
+    """
+    pool, item = assignment.pool, assignment.item
+    study = pool.study
+    questions = list(pool.questions.all().order_by("order", "id"))
+    by_key = {q.key: q for q in questions}
+    labels = {(lb.question_id, lb.unit_key): lb for lb in Label.objects.filter(assignment=assignment)}
+    answers = {(q.key, u): lb.value for (qid, u), lb in labels.items() for q in questions if q.pk == qid}
+    sentences = list(Sentence.objects.filter(item=item).order_by("part", "index"))
+    answer_sents = [s for s in sentences if s.part == "answer"]
+    source_sents = [(s.index, s.text) for s in sentences if s.part == "source"]
+    answer_targets = [(s.index, s.text) for s in answer_sents]
+
+    def states(scope: str, unit_key: str) -> list[QuestionState]:
+        out = []
+        for q in questions:
+            if q.scope != scope:
+                continue
+            label = labels.get((q.pk, unit_key))
+            value = label.value if label else None
+            chosen = set(value) if isinstance(value, list) else {value}
+            out.append(
+                QuestionState(
+                    question=q, unit_key=unit_key, value=value, version=label.version if label else 0,
+                    applicable=conditions.is_applicable(q, unit_key, answers, by_key),
+                    options=[
+                        OptionState(value=str(o["value"]), label=str(o.get("label", o["value"])), key=str(o.get("key", "")), checked=str(o["value"]) in {str(c) for c in chosen if c is not None})
+                        for o in q.options
+                    ],
+                    targets=(source_sents if scope == "sentence" else answer_targets) if q.kind == "alignment" else [],
+                    updated_at=label.updated_at if label else None,
+                )
+            )
+        return out
+
+    has = {q.scope for q in questions}
+    sentence_units = [
+        UnitView(key=f"s:{s.index}", kind="sentence", number=s.index + 1, text=s.text, questions=states("sentence", f"s:{s.index}") if "sentence" in has else [])
+        for s in answer_sents
+    ]
+    chunk_units = [
+        UnitView(key=f"c:{c.rank}", kind="chunk", number=c.rank, text=c.text, questions=states("chunk", f"c:{c.rank}"), extra={"document_id": c.document_id})
+        for c in Chunk.objects.filter(item=item).order_by("rank").only("rank", "text", "document_id", "item_id")
+    ]
+    aspects = list(Aspect.objects.filter(item=item).filter(Q(status=AspectStatus.ACCEPTED, retired_in_version__isnull=True) | Q(proposed_by=user, status=AspectStatus.PROPOSED)).order_by("id"))
+    accepted = [a for a in aspects if a.status == AspectStatus.ACCEPTED]
+    aspect_units = [
+        UnitView(key=f"a:{a.pk}", kind="aspect", number=n, text=a.text, questions=states("aspect", f"a:{a.pk}"), extra={"importance": a.get_importance_display()})
+        for n, a in enumerate(accepted, start=1)
+    ]
+    item_states = states("item", conditions.ITEM_UNIT)
+    item_unit = UnitView(key=conditions.ITEM_UNIT, kind="item", number=0, text="", questions=item_states) if item_states else None
+
+    others: list[OtherLabel] = []
+    if pool.visibility == Visibility.AFTER_SUBMIT and assignment.status == AssignmentStatus.SUBMITTED:
+        others = _calibration_labels(assignment)
+
+    return Workspace(
+        assignment=assignment, pool=pool, study=study,
+        item_question=item.question, answer=item.answer, source=item.source,
+        system=None if study.blind_system else item.system,
+        metadata=blinded_metadata(study, item.metadata),
+        sentences=sentence_units, source_sentences=source_sents, chunks=chunk_units,
+        aspects=aspect_units, own_proposals=[a for a in aspects if a.status == AspectStatus.PROPOSED],
+        item_unit=item_unit, progress=pool_progress(pool=pool, user=user), others=others,
+    )
+
+
+def _calibration_labels(assignment: Assignment) -> list[OtherLabel]:
+    """Other members' labels on the same item in the same pool, by pseudonym (calibration pools,
+    after this annotator submitted). Other pools' labels are never included."""
+    pseudonyms = dict(PoolMembership.objects.filter(pool_id=assignment.pool_id).values_list("user_id", "pseudonym"))
+    rows = (
+        Label.objects.filter(assignment__pool_id=assignment.pool_id, assignment__item_id=assignment.item_id)
+        .exclude(assignment__annotator_id=assignment.annotator_id)
+        .filter(value__isnull=False)
+        .values_list("assignment__annotator_id", "question__key", "unit_key", "value")
+        .order_by("question__order", "unit_key", "assignment__annotator_id")
+    )
+    grouped: dict[tuple[str, str], list[OtherLabel]] = defaultdict(list)
+    for annotator_id, key, unit, value in rows:
+        grouped[(key, unit)].append(OtherLabel(pseudonym=pseudonyms.get(annotator_id, "?"), question_key=key, unit_key=unit, value=value))
+    return [o for group in grouped.values() for o in group]

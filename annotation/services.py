@@ -1,0 +1,455 @@
+"""Domain writes of the annotator workspace: assignment, reservation, labels, submission.
+
+Every function is keyword-only and takes the acting user explicitly. Callers (views, API classes,
+the console, the demo loader) have already fetched the objects through an access helper; these
+functions still refuse an actor who is not the assignment's annotator, so no path can write into
+someone else's work.
+
+Locking. On PostgreSQL the queue uses ``SELECT … FOR UPDATE SKIP LOCKED`` and label writes lock
+the label row (``SELECT … FOR UPDATE``) before a conditional ``UPDATE … WHERE version = base``.
+On SQLite ``FOR UPDATE`` is a no-op, but the project opens every transaction with ``BEGIN
+IMMEDIATE`` (settings: ``transaction_mode``), so write transactions are serialized by the
+database lock and the same version checks give the same guarantees.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ImproperlyConfigured
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from annotation import conditions
+from annotation.models import (
+    Aspect,
+    AspectOrigin,
+    AspectStatus,
+    Assignment,
+    AssignmentStatus,
+    Exposure,
+    Importance,
+    Item,
+    Label,
+    LabelHistory,
+    Pool,
+    PoolMembership,
+    Question,
+)
+from annotation.selectors import assignment_units, label_conflict_details
+from concord.errors import Conflict, Forbidden, ValidationFailed
+
+# A heartbeat reports the active seconds since the previous one; the page sends one at most every
+# 30 s while the annotator is active, so anything above this is a clock jump or a forged request.
+MAX_ACTIVE_SECONDS_PER_BEAT = 120.0
+MAX_SKIP_REASON = 2000
+MAX_ASPECT_TEXT = 1000
+OPEN_STATUSES = (AssignmentStatus.ASSIGNED, AssignmentStatus.STARTED)
+
+
+# --- Assignment --------------------------------------------------------------------------------
+
+
+def order_key_for(*, seed: int, pool_id: int, annotator_id: int, item_id: int) -> int:
+    """A reproducible pseudo-random position of an item in one annotator's queue.
+
+    Hashing (seed, pool, annotator, item) gives each annotator an independent random order that
+    does not change when items are added later: new items interleave, old ones keep their place.
+    """
+    digest = hashlib.blake2b(f"{seed}:{pool_id}:{annotator_id}:{item_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1  # fits a signed 64-bit column
+
+
+def pool_assign_items(*, pool: Pool, items: Iterable[Item] | None = None, seed: int | None = None) -> int:
+    """Give each item to ``pool.overlap`` distinct active members, balanced across members.
+
+    Idempotent: existing assignments count towards k, so re-running (or running after members or
+    items were added) creates only what is missing. A member who left keeps the items they already
+    submitted, which still count; their open ones do not. Ties between equally loaded members are
+    broken by the seeded hash, so the same inputs give the same assignment. Returns how many
+    assignments were created. Raises ValidationFailed when k exceeds the active members or an item
+    belongs to another study.
+    """
+    seed = pool.seed if seed is None else seed
+    with transaction.atomic():
+        # One assigner per pool at a time, so two concurrent runs cannot both fill the same gap.
+        pool = Pool.objects.select_for_update().get(pk=pool.pk)
+        k = pool.overlap
+        members = list(
+            PoolMembership.objects.filter(pool=pool, active=True).order_by("id").values_list("user_id", flat=True)
+        )
+        if k < 1:
+            raise ValidationFailed("The pool's overlap k must be at least 1.")
+        if k > len(members):
+            raise ValidationFailed(
+                f"Overlap k={k} needs at least {k} active members; the pool has {len(members)}."
+            )
+        item_list = list(Item.objects.filter(study=pool.study_id)) if items is None else list(items)
+        foreign = [i.pk for i in item_list if i.study_id != pool.study_id]
+        if foreign:
+            raise ValidationFailed("Items of another study cannot be assigned to this pool.", details=foreign)
+        item_list.sort(key=lambda i: i.pk)
+
+        active = set(members)
+        existing: dict[int, set[int]] = defaultdict(set)
+        counting: dict[int, int] = defaultdict(int)
+        load: dict[int, int] = dict.fromkeys(members, 0)
+        for item_id, user_id, status in Assignment.objects.filter(pool=pool).values_list("item_id", "annotator_id", "status"):
+            existing[item_id].add(user_id)
+            if user_id in active:
+                load[user_id] += 1
+            if user_id in active or status == AssignmentStatus.SUBMITTED:
+                counting[item_id] += 1
+
+        new: list[Assignment] = []
+        for item in item_list:
+            need = k - counting[item.pk]
+            if need <= 0:
+                continue
+            candidates = [u for u in members if u not in existing[item.pk]]
+            candidates.sort(key=lambda u: (load[u], order_key_for(seed=seed, pool_id=pool.pk, annotator_id=u, item_id=item.pk)))
+            for user_id in candidates[:need]:
+                load[user_id] += 1
+                new.append(
+                    Assignment(
+                        pool=pool, item=item, annotator_id=user_id,
+                        order_key=order_key_for(seed=seed, pool_id=pool.pk, annotator_id=user_id, item_id=item.pk),
+                    )
+                )
+        Assignment.objects.bulk_create(new, batch_size=1000)
+        return len(new)
+
+
+def assignment_reserve_next(*, pool: Pool, annotator: AbstractBaseUser, now: datetime | None = None) -> Assignment | None:
+    """The annotator's next item in this pool, reserved for ``pool.reservation_minutes``.
+
+    A live reservation is returned again (and extended), so "continue" from two tabs opens the same
+    item. Otherwise the first open assignment in the annotator's seeded order whose reservation is
+    absent or lapsed is taken with ``FOR UPDATE SKIP LOCKED``: concurrent callers (API scripts with
+    several workers on one account) each get a different item instead of waiting on one another.
+    A lapsed reservation — a closed tab — simply releases the item back into the queue.
+    Returns None when nothing is left.
+    """
+    now = now or timezone.now()
+    until = now + timedelta(minutes=pool.reservation_minutes)
+    with transaction.atomic():
+        mine = Assignment.objects.for_annotator(annotator).filter(pool=pool)
+        live = (
+            mine.filter(status=AssignmentStatus.STARTED, reserved_until__gt=now)
+            .select_for_update(skip_locked=True)
+            .order_by("order_key")
+            .first()
+        )
+        if live is not None:
+            live.reserved_until = until
+            live.save(update_fields=["reserved_until"])
+            return live
+        candidate = (
+            mine.filter(status__in=OPEN_STATUSES)
+            .filter(Q(reserved_until__isnull=True) | Q(reserved_until__lte=now))
+            .select_for_update(skip_locked=True)
+            .order_by("order_key", "id")
+            .first()
+        )
+        if candidate is None:
+            return None
+        candidate.status = AssignmentStatus.STARTED
+        candidate.reserved_until = until
+        candidate.started_at = candidate.started_at or now
+        candidate.save(update_fields=["status", "reserved_until", "started_at"])
+        return candidate
+
+
+def assignment_open(*, assignment: Assignment, actor: AbstractBaseUser, now: datetime | None = None) -> Assignment:
+    """Mark an assignment the annotator opened directly (by link) as started and reserve it."""
+    _ensure_annotator(assignment, actor)
+    if assignment.status not in OPEN_STATUSES:
+        return assignment
+    now = now or timezone.now()
+    until = now + timedelta(minutes=assignment.pool.reservation_minutes)
+    Assignment.objects.filter(pk=assignment.pk, status__in=OPEN_STATUSES).update(
+        status=AssignmentStatus.STARTED, reserved_until=until, started_at=assignment.started_at or now
+    )
+    assignment.refresh_from_db(fields=["status", "reserved_until", "started_at"])
+    return assignment
+
+
+def release_expired_reservations(*, pool: Pool, now: datetime | None = None) -> int:
+    """Clear lapsed reservations of a pool (housekeeping; the queue already ignores them)."""
+    now = now or timezone.now()
+    return Assignment.objects.filter(pool=pool, status__in=OPEN_STATUSES, reserved_until__lte=now).update(reserved_until=None)
+
+
+# --- Labels ------------------------------------------------------------------------------------
+
+
+def label_save(
+    *,
+    assignment: Assignment,
+    question: Question,
+    unit_key: str,
+    value: Any,
+    base_version: int | None,
+    actor: AbstractBaseUser,
+    now: datetime | None = None,
+) -> Label:
+    """Save one answer, refusing lost updates.
+
+    ``base_version`` is the version the client last saw (0 or None: "there was no label"). A save
+    based on an older version raises Conflict carrying the newer value, who set it and when; a retry
+    that sends the value already stored is answered with the stored label instead (idempotent).
+    Each change bumps the version and appends a LabelHistory row in the same transaction. Answers of
+    dependent questions whose condition stops holding are cleared the same way (with history), so
+    stored labels always match what the pool asks.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = _lock_open_assignment(assignment, actor)
+        pool_questions = list(locked.pool.questions.all())
+        by_key = {q.key: q for q in pool_questions}
+        if question.pk not in {q.pk for q in pool_questions}:
+            raise ValidationFailed(f"Question {question.key!r} is not asked in this pool.")
+        units = assignment_units(item_id=locked.item_id)
+        if unit_key not in units.keys_for(question.scope):
+            raise ValidationFailed(f"There is no {question.scope} {unit_key!r} in this item.")
+        try:
+            clean = conditions.validate_value(question, value, alignment_targets=units.alignment_targets(question.scope))
+        except conditions.InvalidValue as exc:
+            raise ValidationFailed(f"{question.prompt}: {exc}", details={"question": question.key, "unit_key": unit_key}) from exc
+        answers = {
+            (by_key_q.key, u): v
+            for by_key_q, u, v in _answers(locked, by_key)
+        }
+        if clean is not None and not conditions.is_applicable(question, unit_key, answers, by_key):
+            raise ValidationFailed(f"{question.prompt}: not asked here given the other answers.")
+        label = _write_label(locked, question, unit_key, clean, base_version, actor, now)
+        answers[(question.key, unit_key)] = clean
+        for dep_key, dep_unit in conditions.dependents_to_clear(question.key, unit_key, answers, by_key):
+            dep = Label.objects.select_for_update().get(assignment=locked, question=by_key[dep_key], unit_key=dep_unit)
+            _write_label(locked, by_key[dep_key], dep_unit, None, dep.version, actor, now)
+        if locked.reserved_until is not None and locked.reserved_until < now + timedelta(minutes=5):
+            Assignment.objects.filter(pk=locked.pk).update(
+                reserved_until=now + timedelta(minutes=locked.pool.reservation_minutes)
+            )
+        return label
+
+
+def _answers(assignment: Assignment, by_key: dict[str, Question]) -> Iterable[tuple[Question, str, Any]]:
+    by_id = {q.pk: q for q in by_key.values()}
+    for question_id, unit_key, value in Label.objects.filter(assignment=assignment).values_list("question_id", "unit_key", "value"):
+        if question_id in by_id:
+            yield by_id[question_id], unit_key, value
+
+
+def _write_label(
+    assignment: Assignment,
+    question: Question,
+    unit_key: str,
+    value: Any,
+    base_version: int | None,
+    actor: AbstractBaseUser,
+    now: datetime,
+) -> Label:
+    current = Label.objects.select_for_update().filter(assignment=assignment, question=question, unit_key=unit_key).first()
+    if current is None:
+        if base_version:
+            # The client saw a label that no longer exists; labels are never deleted, so this is a
+            # forged or corrupted version number.
+            raise Conflict("This answer does not exist at the version you saw.", details=label_conflict_details(None, value, question, unit_key))
+        try:
+            with transaction.atomic():
+                label = Label.objects.create(
+                    assignment=assignment, question=question, unit_key=unit_key, value=value,
+                    version=1, updated_by=actor, updated_at=now,
+                )
+        except IntegrityError:
+            # Another request created it between our read and our insert (two tabs, first answer).
+            other = Label.objects.select_related("updated_by").get(assignment=assignment, question=question, unit_key=unit_key)
+            if other.value == value:
+                return other
+            raise Conflict("Someone saved this answer first.", details=label_conflict_details(other, value, question, unit_key)) from None
+        LabelHistory.objects.create(label=label, old_value=None, new_value=value, old_version=None, new_version=1, actor=actor, at=now)
+        return label
+    if current.value == value and (base_version or 0) <= current.version:
+        # A retry of a save that already happened, or a save that changes nothing: no new version.
+        return current
+    if (base_version or 0) != current.version:
+        raise Conflict(
+            "This answer was changed since you loaded it.",
+            details=label_conflict_details(current, value, question, unit_key),
+        )
+    updated = Label.objects.filter(pk=current.pk, version=current.version).update(
+        value=value, version=F("version") + 1, updated_by=actor, updated_at=now
+    )
+    if updated != 1:  # cannot happen while the row lock is held; refuse rather than guess
+        raise Conflict("This answer was changed while saving.", details=label_conflict_details(current, value, question, unit_key))
+    LabelHistory.objects.create(
+        label=current, old_value=current.value, new_value=value, old_version=current.version,
+        new_version=current.version + 1, actor=actor, at=now,
+    )
+    current.value, current.version, current.updated_by, current.updated_at = value, current.version + 1, actor, now
+    return current
+
+
+# --- Submission, skipping, time --------------------------------------------------------------
+
+
+def assignment_submit(*, assignment: Assignment, actor: AbstractBaseUser, now: datetime | None = None) -> Assignment:
+    """Submit an assignment; idempotent (a second submit returns the submitted assignment).
+
+    Refused with ValidationFailed (details: the list of missing answers) while a required question
+    that applies is unanswered. On success, the handlers named in settings.ASSIGNMENT_SUBMITTED_HANDLERS
+    run in the same transaction (keyword arguments pool_id=, item_id=), so a failing handler rolls
+    the submission back instead of leaving a submitted item without its follow-up.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().select_related("pool").get(pk=assignment.pk)
+        _ensure_annotator(locked, actor)
+        if locked.status == AssignmentStatus.SUBMITTED:
+            return locked
+        if locked.status == AssignmentStatus.SKIPPED:
+            raise ValidationFailed("This item was skipped and cannot be submitted.")
+        missing = assignment_missing_answers(assignment=locked)
+        if missing:
+            raise ValidationFailed(
+                f"{len(missing)} required answer{'s' if len(missing) != 1 else ''} missing.",
+                details=missing,
+            )
+        locked.status = AssignmentStatus.SUBMITTED
+        locked.submitted_at = now
+        locked.reserved_until = None
+        locked.save(update_fields=["status", "submitted_at", "reserved_until"])
+        for handler in _submitted_handlers():
+            handler(pool_id=locked.pool_id, item_id=locked.item_id)
+        return locked
+
+
+def assignment_missing_answers(*, assignment: Assignment) -> list[dict[str, str]]:
+    """Required, applicable answers still missing, as dicts (question, unit_key, prompt, unit)."""
+    questions = list(assignment.pool.questions.all())
+    by_key = {q.key: q for q in questions}
+    units = assignment_units(item_id=assignment.item_id)
+    answers = {(q.key, u): v for q, u, v in _answers(assignment, by_key)}
+    missing = conditions.missing_answers(
+        questions,
+        {scope: units.keys_for(scope) for scope in ("item", "sentence", "chunk", "aspect")},
+        answers,
+        alignment_targets_by_scope={scope: units.alignment_targets(scope) for scope in ("item", "sentence", "chunk", "aspect")},
+    )
+    return [
+        {"question": m.question_key, "unit_key": m.unit_key, "prompt": by_key[m.question_key].prompt, "unit": units.describe(m.unit_key)}
+        for m in missing
+    ]
+
+
+def _submitted_handlers() -> list:
+    handlers = []
+    for path in settings.ASSIGNMENT_SUBMITTED_HANDLERS:
+        try:
+            handlers.append(import_string(path))
+        except ImportError as exc:
+            raise ImproperlyConfigured(f"ASSIGNMENT_SUBMITTED_HANDLERS names {path!r}, which cannot be imported: {exc}") from exc
+    return handlers
+
+
+def assignment_skip(*, assignment: Assignment, actor: AbstractBaseUser, reason: str, now: datetime | None = None) -> Assignment:
+    """Skip an item with a reason (required). Idempotent; a submitted item cannot be skipped."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationFailed("Say why you skip this item.")
+    if len(reason) > MAX_SKIP_REASON:
+        raise ValidationFailed(f"The reason is longer than {MAX_SKIP_REASON} characters.")
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        _ensure_annotator(locked, actor)
+        if locked.status == AssignmentStatus.SKIPPED:
+            return locked
+        if locked.status == AssignmentStatus.SUBMITTED:
+            raise ValidationFailed("This item is already submitted.")
+        locked.status = AssignmentStatus.SKIPPED
+        locked.skip_reason = reason
+        locked.reserved_until = None
+        locked.save(update_fields=["status", "skip_reason", "reserved_until"])
+        return locked
+
+
+def assignment_time_record(*, assignment: Assignment, actor: AbstractBaseUser, seconds: float) -> float:
+    """Add active seconds on task reported by the page, clamped to [0, MAX_ACTIVE_SECONDS_PER_BEAT].
+
+    Time is only counted while the assignment is open; returns the seconds actually added.
+    """
+    _ensure_annotator(assignment, actor)
+    try:
+        seconds = float(seconds)
+    except (TypeError, ValueError) as exc:
+        raise ValidationFailed("seconds must be a number") from exc
+    if seconds != seconds:  # NaN
+        raise ValidationFailed("seconds must be a number")
+    seconds = min(max(seconds, 0.0), MAX_ACTIVE_SECONDS_PER_BEAT)
+    updated = Assignment.objects.filter(pk=assignment.pk, status__in=OPEN_STATUSES).update(
+        active_seconds=F("active_seconds") + seconds
+    )
+    return seconds if updated else 0.0
+
+
+# --- Aspects and exposure ----------------------------------------------------------------------
+
+
+def aspect_propose(*, assignment: Assignment, actor: AbstractBaseUser, text: str, importance: str) -> Aspect:
+    """An annotator proposes a missing aspect of the item. It stays ``proposed`` until a second
+    person accepts it in adjudication; only then does it join the aspect set (and get labelled)."""
+    _ensure_annotator(assignment, actor)
+    text = (text or "").strip()
+    if not text:
+        raise ValidationFailed("Describe the missing aspect.")
+    if len(text) > MAX_ASPECT_TEXT:
+        raise ValidationFailed(f"The aspect is longer than {MAX_ASPECT_TEXT} characters.")
+    if importance not in Importance.values:
+        raise ValidationFailed(f"Importance must be one of {', '.join(Importance.values)}.")
+    if assignment.status not in OPEN_STATUSES:
+        raise ValidationFailed("This item is closed; aspects can be proposed while it is open.")
+    duplicate = Aspect.objects.filter(item_id=assignment.item_id, proposed_by=actor, text__iexact=text).first()
+    if duplicate is not None:
+        return duplicate
+    return Aspect.objects.create(
+        item_id=assignment.item_id, text=text, importance=importance,
+        origin=AspectOrigin.PROPOSED, status=AspectStatus.PROPOSED, proposed_by=actor,
+    )
+
+
+def exposure_record(
+    *, user: AbstractBaseUser, assignment: Assignment, kind: str, showed_other_labels: bool, showed_system: bool
+) -> Exposure:
+    """Record what an annotator was shown. Annotator pages never show scores (annotation cannot
+    even read them), so ``showed_scores`` is always False here."""
+    return Exposure.objects.create(
+        user=user, pool_id=assignment.pool_id, item_id=assignment.item_id, kind=kind,
+        showed_scores=False, showed_other_labels=showed_other_labels, showed_system=showed_system,
+    )
+
+
+# --- Guards ------------------------------------------------------------------------------------
+
+
+def _ensure_annotator(assignment: Assignment, actor: AbstractBaseUser) -> None:
+    if assignment.annotator_id != actor.pk:
+        raise Forbidden("Only the assigned annotator may change this assignment.")
+
+
+def _lock_open_assignment(assignment: Assignment, actor: AbstractBaseUser) -> Assignment:
+    _ensure_annotator(assignment, actor)
+    locked = Assignment.objects.select_for_update(of=("self",)).select_related("pool").get(pk=assignment.pk)
+    if locked.status == AssignmentStatus.SUBMITTED:
+        raise ValidationFailed("This item is submitted; its answers can no longer change.")
+    if locked.status == AssignmentStatus.SKIPPED:
+        raise ValidationFailed("This item was skipped; its answers can no longer change.")
+    return locked

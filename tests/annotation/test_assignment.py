@@ -1,0 +1,139 @@
+"""Assignment of items to pool members and the per-annotator queue (issue 3, point 1)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.models import Assignment, AssignmentStatus
+from annotation.services import assignment_reserve_next, assignment_skip, assignment_submit, pool_assign_items
+from concord.errors import ValidationFailed
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def pool_of_four(study):
+    pool = factories.make_pool(study, "p1", overlap=2, seed=7)
+    members = [factories.make_user(f"member{i}") for i in range(4)]
+    for m in members:
+        factories.add_member(pool, m)
+    items = [factories.make_item(study, f"it{i}") for i in range(10)]
+    return pool, members, items
+
+
+def test_each_item_goes_to_k_distinct_members(pool_of_four):
+    pool, _, _ = pool_of_four
+    created = pool_assign_items(pool=pool)
+    assert created == 20
+    per_item = Counter(Assignment.objects.filter(pool=pool).values_list("item_id", flat=True))
+    assert set(per_item.values()) == {2}
+    pairs = list(Assignment.objects.filter(pool=pool).values_list("item_id", "annotator_id"))
+    assert len(pairs) == len(set(pairs))
+
+
+def test_load_is_balanced_across_members(pool_of_four):
+    pool, _, _ = pool_of_four
+    pool_assign_items(pool=pool)
+    loads = Counter(Assignment.objects.filter(pool=pool).values_list("annotator_id", flat=True))
+    assert max(loads.values()) - min(loads.values()) <= 1
+
+
+def test_assigning_twice_adds_nothing_and_new_items_only_fill_the_gap(pool_of_four, study):
+    pool, _, _ = pool_of_four
+    assert pool_assign_items(pool=pool) == 20
+    assert pool_assign_items(pool=pool) == 0
+    extra = factories.make_item(study, "late")
+    assert pool_assign_items(pool=pool) == 2
+    assert Assignment.objects.filter(pool=pool, item=extra).count() == 2
+
+
+def test_order_is_random_per_annotator_and_reproducible_from_the_seed(pool_of_four, study):
+    pool, members, _ = pool_of_four
+    pool.overlap = 4
+    pool.save()
+    pool_assign_items(pool=pool)
+    orders = {m.pk: list(Assignment.objects.filter(pool=pool, annotator=m).order_by("order_key").values_list("item_id", flat=True)) for m in members}
+    assert len({tuple(o) for o in orders.values()}) > 1, "every annotator got the same order"
+    assert any(o != sorted(o) for o in orders.values())
+    keys = dict(Assignment.objects.filter(pool=pool).values_list("id", "order_key"))
+    Assignment.objects.filter(pool=pool).delete()
+    pool_assign_items(pool=pool)
+    again = {m.pk: list(Assignment.objects.filter(pool=pool, annotator=m).order_by("order_key").values_list("item_id", flat=True)) for m in members}
+    assert again == orders
+    assert len(keys) == 40
+
+
+def test_overlap_larger_than_the_pool_is_refused(study):
+    pool = factories.make_pool(study, overlap=3)
+    factories.add_member(pool, factories.make_user())
+    factories.make_item(study)
+    with pytest.raises(ValidationFailed, match="needs at least 3 active members"):
+        pool_assign_items(pool=pool)
+    assert not Assignment.objects.exists()
+
+
+def test_items_of_another_study_are_refused(study):
+    pool = factories.make_pool(study)
+    factories.add_member(pool, factories.make_user())
+    other = factories.make_item(factories.make_study())
+    with pytest.raises(ValidationFailed):
+        pool_assign_items(pool=pool, items=[other])
+
+
+def test_the_database_refuses_a_duplicate_assignment(study, annotator):
+    pool = factories.make_pool(study)
+    item = factories.make_item(study)
+    factories.make_assignment(pool, item, annotator)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        factories.make_assignment(pool, item, annotator)
+
+
+def test_the_database_refuses_one_person_in_two_independent_pools_of_a_study(study, annotator):
+    assert study.independent_pools
+    factories.add_member(factories.make_pool(study, "a"), annotator)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        factories.add_member(factories.make_pool(study, "b"), annotator)
+
+
+def test_reserve_next_follows_the_annotators_order_and_skips_closed_items(pool_of_four, settings):
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+    pool, members, _ = pool_of_four
+    pool_assign_items(pool=pool)
+    me = members[0]
+    order = list(Assignment.objects.filter(pool=pool, annotator=me).order_by("order_key"))
+    first = assignment_reserve_next(pool=pool, annotator=me)
+    assert first.pk == order[0].pk
+    assert first.status == AssignmentStatus.STARTED and first.reserved_until > timezone.now()
+    assert assignment_reserve_next(pool=pool, annotator=me).pk == first.pk, "a live reservation is returned again"
+    assignment_skip(assignment=first, actor=me, reason="not my specialty")
+    assert assignment_reserve_next(pool=pool, annotator=me).pk == order[1].pk
+
+
+def test_an_abandoned_reservation_is_released(pool_of_four):
+    pool, members, _ = pool_of_four
+    pool_assign_items(pool=pool)
+    me = members[0]
+    now = timezone.now()
+    first = assignment_reserve_next(pool=pool, annotator=me, now=now)
+    later = now + timedelta(minutes=pool.reservation_minutes + 1)
+    # The lapsed one is free again and comes first in the order.
+    again = assignment_reserve_next(pool=pool, annotator=me, now=later)
+    assert again.pk == first.pk
+    assert again.reserved_until > later
+
+
+def test_reserve_next_returns_none_when_everything_is_done(study, annotator, settings):
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+    pool = factories.make_pool(study)
+    factories.add_member(pool, annotator)
+    factories.make_item(study)
+    pool_assign_items(pool=pool)
+    a = assignment_reserve_next(pool=pool, annotator=annotator)
+    assignment_submit(assignment=a, actor=annotator)
+    assert assignment_reserve_next(pool=pool, annotator=annotator) is None
