@@ -1,0 +1,317 @@
+"""Agreement statistics against published worked examples (each cited where it is used)."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import krippendorff
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from adjudication import agreement as ag
+
+NAN = np.nan
+KQA = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "kqa" / "NLI_medical_annotator.csv"
+
+# Fleiss (1971), "Measuring nominal scale agreement among many raters", Psychological Bulletin 76(5):
+# 30 patients, 6 psychiatrists each, 5 diagnoses (1 depression, 2 personality disorder,
+# 3 schizophrenia, 4 neurosis, 5 other). Raw ratings as shipped with R's irr package (`diagnoses`).
+DIAGNOSES = np.array([
+    [4, 4, 4, 4, 4, 4], [2, 2, 2, 5, 5, 5], [2, 3, 3, 3, 3, 5], [5, 5, 5, 5, 5, 5], [2, 2, 2, 4, 4, 4],
+    [1, 1, 3, 3, 3, 3], [3, 3, 3, 3, 5, 5], [1, 1, 3, 3, 3, 4], [1, 1, 4, 4, 4, 4], [5, 5, 5, 5, 5, 5],
+    [1, 4, 4, 4, 4, 4], [1, 2, 4, 4, 4, 4], [2, 2, 2, 3, 3, 3], [1, 4, 4, 4, 4, 4], [2, 2, 4, 4, 4, 5],
+    [3, 3, 3, 3, 3, 5], [1, 1, 1, 4, 5, 5], [1, 1, 1, 1, 1, 2], [2, 2, 4, 4, 4, 4], [1, 3, 3, 5, 5, 5],
+    [5, 5, 5, 5, 5, 5], [2, 4, 4, 4, 4, 4], [2, 2, 4, 5, 5, 5], [1, 1, 4, 4, 4, 4], [1, 4, 4, 4, 4, 5],
+    [2, 2, 2, 2, 2, 4], [1, 1, 1, 1, 5, 5], [2, 2, 4, 4, 4, 4], [1, 3, 3, 3, 3, 3], [5, 5, 5, 5, 5, 5],
+], dtype=float) - 1
+
+# Wikipedia, "Fleiss' kappa", worked example: 10 subjects × 14 raters × 5 categories, counts per cell.
+WIKI_FLEISS_COUNTS = [
+    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+]
+
+# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: 4 observers × 12
+# units, values 1..5, with missing data. Published: nominal α = 0.743, interval α = 0.849; the
+# ordinal value 0.815 is the one the `krippendorff` package's documentation gives for this matrix.
+KRIPP_2011 = np.array([
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, NAN, 3],
+    [NAN, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, NAN],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, NAN],
+]).T
+
+
+def _from_table(table: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Two raters' codes from a k × k contingency table (rows rater A, columns rater B)."""
+    a, b = [], []
+    for i, row in enumerate(table):
+        for j, count in enumerate(row):
+            a += [i] * count
+            b += [j] * count
+    return np.array(a, float), np.array(b, float)
+
+
+def _counts_to_codes(counts: list[list[int]]) -> np.ndarray:
+    rows = [[c for c, n in enumerate(row) for _ in range(n)] for row in counts]
+    return np.array(rows, dtype=float)
+
+
+def kqa_codes() -> np.ndarray:
+    scale = ["Entailment", "Neutral", "Contradiction"]
+    with KQA.open(newline="") as fh:
+        rows = [[r["label_0"], r["label_1"], r["label_2"]] for r in csv.DictReader(fh)]
+    return ag.codes_from_values(rows, scale)
+
+
+# --- Fleiss -----------------------------------------------------------------------------------
+
+
+def test_fleiss_kappa_reproduces_fleiss_1971_psychiatric_diagnoses():
+    # Fleiss (1971) p. 381: κ = 0.430; R irr::kappam.fleiss(diagnoses) prints Kappa = 0.43.
+    est = ag.fleiss_kappa(DIAGNOSES, 5)
+    assert round(est.value, 3) == 0.430
+    assert est.n_units == 30 and est.n_excluded == 0 and est.extra["raters_per_unit"] == 6
+
+
+def test_per_category_kappas_reproduce_fleiss_1971_table():
+    # Fleiss (1971) per-category κ_j (also irr::kappam.fleiss(diagnoses, detail=TRUE)):
+    # depression .245, personality disorder .245, schizophrenia .520, neurosis .471, other .566.
+    per = ag.per_label_agreement(DIAGNOSES, ["dep", "pd", "sch", "neu", "oth"])
+    assert {k: round(v.value, 3) for k, v in per.items()} == {
+        "dep": 0.245, "pd": 0.245, "sch": 0.520, "neu": 0.471, "oth": 0.566,
+    }
+
+
+def test_fleiss_kappa_reproduces_the_wikipedia_worked_example():
+    # Wikipedia "Fleiss' kappa", worked example table: κ = 0.210.
+    est = ag.fleiss_kappa(_counts_to_codes(WIKI_FLEISS_COUNTS), 5)
+    assert round(est.value, 3) == 0.210
+
+
+def test_fleiss_kappa_excludes_units_with_another_number_of_ratings_instead_of_asserting():
+    codes = DIAGNOSES.copy()
+    codes[0, 5] = NAN  # five ratings on one unit: statsmodels would fail a bare assert
+    codes[1, 1:] = NAN  # one rating only: unpairable
+    est = ag.fleiss_kappa(codes, 5)
+    assert est.n_units == 28 and est.n_excluded == 2
+    assert est.value == pytest.approx(ag.fleiss_kappa(DIAGNOSES[2:], 5).value)
+
+
+def test_missing_ratings_never_become_a_category():
+    # statsmodels' aggregate_raters would count NaN as a sixth category; ours ignores it.
+    counts = ag.category_counts(np.array([[0, NAN, 1], [NAN, NAN, 2]]), 3)
+    assert counts.tolist() == [[1, 1, 0], [0, 0, 1]]
+
+
+def test_fleiss_kappa_is_undefined_when_everyone_uses_one_category():
+    est = ag.fleiss_kappa(np.zeros((10, 3)), 3)
+    assert est.value is None and "chance agreement is 1" in est.reason
+
+
+def test_fleiss_bootstrap_interval_is_seeded_and_brackets_the_estimate():
+    a = ag.fleiss_kappa(DIAGNOSES, 5, n_boot=400, seed=7)
+    b = ag.fleiss_kappa(DIAGNOSES, 5, n_boot=400, seed=7)
+    assert a.ci95 == b.ci95
+    assert a.ci95[0] < a.value < a.ci95[1]
+    # Bootstrap replicates equal the library's κ on the resampled table (checked on one draw).
+    rng = np.random.default_rng(3)
+    idx = rng.integers(0, 30, 30)
+    counts = ag.category_counts(DIAGNOSES, 5)
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
+    direct = sm_fleiss(counts[idx])
+    replicate = ag.fleiss_kappa(DIAGNOSES[idx], 5).value
+    assert replicate == pytest.approx(direct)
+
+
+# --- Cohen -----------------------------------------------------------------------------------
+
+
+def test_cohen_kappa_reproduces_the_wikipedia_fifty_proposals_example():
+    # Wikipedia "Cohen's kappa", first worked example: 50 grant proposals, yes/yes 20, yes/no 5,
+    # no/yes 10, no/no 15: p_o = 0.7, p_e = 0.5, κ = 0.4.
+    a, b = _from_table([[20, 5], [10, 15]])
+    est = ag.cohen_kappa(a, b, 2)
+    assert est.value == pytest.approx(0.4)
+    assert est.extra["observed_agreement"] == pytest.approx(0.7)
+
+
+def test_cohen_kappa_and_its_ase_match_the_sas_printout():
+    # SAS PROC FREQ AGREE printout reproduced in statsmodels' test suite (test_inter_rater.py,
+    # table10 = [[0,4,1],[0,8,0],[0,1,5]]): simple κ 0.4842, ASE 0.1380, CI 0.2137–0.7547;
+    # weighted κ (Cicchetti–Allison) 0.4701, ASE 0.1457, CI 0.1845–0.7558.
+    a, b = _from_table([[0, 4, 1], [0, 8, 0], [0, 1, 5]])
+    simple = ag.cohen_kappa(a, b, 3)
+    assert (round(simple.value, 4), round(simple.se, 4)) == (0.4842, 0.1380)
+    assert [round(x, 4) for x in simple.ci95] == [0.2137, 0.7547]
+    linear = ag.cohen_kappa(a, b, 3, "linear")
+    assert (round(linear.value, 4), round(linear.se, 4)) == (0.4701, 0.1457)
+    assert [round(x, 4) for x in linear.ci95] == [0.1845, 0.7558]
+
+
+def test_weighted_kappa_reproduces_vcd_sexualfun():
+    # R package vcd, `Kappa(SexualFun)` (Hout, Duncan & Sobel 1987 via Agresti): unweighted
+    # 0.1293 (ASE 0.06860), equal-spacing (linear) weighted 0.2374 (ASE 0.07832).
+    a, b = _from_table([[7, 7, 2, 3], [2, 8, 3, 7], [1, 5, 4, 9], [2, 8, 9, 14]])
+    simple = ag.cohen_kappa(a, b, 4)
+    linear = ag.cohen_kappa(a, b, 4, "linear")
+    assert (round(simple.value, 4), round(simple.se, 5)) == (0.1293, 0.06860)
+    assert (round(linear.value, 4), round(linear.se, 5)) == (0.2374, 0.07832)
+
+
+def test_weighted_kappa_is_built_over_the_declared_scale_not_the_observed_values():
+    # Scale 0..4 but nobody used 2: weights must still count the gap. irr/statsmodels anxiety data
+    # show the difference; here a minimal case: (0,1),(1,3),(3,4) on a 5-point scale.
+    a = np.array([0, 1, 3, 4, 0, 3], float)
+    b = np.array([1, 3, 4, 4, 0, 1], float)
+    ours = ag.cohen_kappa(a, b, 5, "quadratic").value
+    assert ours == pytest.approx(cohen_kappa_score(a, b, labels=[0, 1, 2, 3, 4], weights="quadratic"))
+    observed_only = cohen_kappa_score(np.searchsorted([0, 1, 3, 4], a), np.searchsorted([0, 1, 3, 4], b),
+                                      weights="quadratic")
+    assert ours != pytest.approx(observed_only)
+
+
+def test_ordinal_strings_follow_the_declared_order_not_the_alphabet():
+    scale = ["none", "slight", "severe"]  # alphabetical order would be none, severe, slight
+    rows = [["none", "slight"], ["slight", "severe"], ["severe", "severe"], ["none", "none"], ["slight", "none"]]
+    codes = ag.codes_from_values(rows, scale)
+    ours = ag.cohen_kappa(codes[:, 0], codes[:, 1], 3, "linear").value
+    assert ours == pytest.approx(
+        cohen_kappa_score([r[0] for r in rows], [r[1] for r in rows], labels=scale, weights="linear")
+    )
+    assert ours != pytest.approx(cohen_kappa_score([r[0] for r in rows], [r[1] for r in rows], weights="linear"))
+
+
+def test_a_value_off_the_declared_scale_is_refused():
+    with pytest.raises(ag.ScaleError, match="not on the declared scale"):
+        ag.codes_from_values([["yes", "maybe"]], ["yes", "no"])
+
+
+def test_cohen_kappa_is_undefined_without_common_units_or_with_one_shared_category():
+    none_common = ag.cohen_kappa(np.array([0, NAN]), np.array([NAN, 1]), 2)
+    assert none_common.value is None and "no unit in common" in none_common.reason
+    assert none_common.n_excluded == 2
+    one_class = ag.cohen_kappa(np.zeros(5), np.zeros(5), 2)
+    assert one_class.value is None and "same category" in one_class.reason
+
+
+# --- Krippendorff ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("level", "published"), [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849)])
+def test_krippendorff_alpha_reproduces_krippendorff_2011(level, published):
+    codes = KRIPP_2011 - 1  # values 1..5 → positions 0..4 (equal spacing keeps interval α)
+    est = ag.krippendorff_alpha(codes, level, 5)
+    assert round(est.value, 3) == published
+    assert est.n_units == 11 and est.n_excluded == 1  # unit 12 has one value only
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_bootstrap_alpha_arithmetic_equals_the_package_on_the_full_sample(level):
+    codes = KRIPP_2011 - 1
+    sub = codes[(~np.isnan(codes)).sum(axis=1) >= 2]
+    counts = ag.category_counts(sub, 5).astype(float)
+    m = counts.sum(axis=1)
+    o = (counts / (m - 1)[:, None]).T @ counts - np.diag((counts / (m - 1)[:, None]).sum(axis=0))
+    ours = float(ag._alpha_from_coincidence(o[None], level)[0])
+    assert ours == pytest.approx(krippendorff.alpha(reliability_data=KRIPP_2011.T, level_of_measurement=level))
+
+
+def test_interval_alpha_closed_form_equals_the_package():
+    rng = np.random.default_rng(2)
+    values = rng.normal(size=(40, 4)) + rng.normal(size=(40, 1)) * 2
+    values[rng.random(values.shape) < 0.2] = NAN
+    assert ag.interval_alpha_exact(values) == pytest.approx(
+        krippendorff.alpha(reliability_data=values.T, level_of_measurement="interval")
+    )
+
+
+def test_krippendorff_alpha_is_undefined_with_a_single_value():
+    est = ag.krippendorff_alpha(np.ones((4, 3)), "nominal", 3)
+    assert est.value is None and "expected disagreement is 0" in est.reason
+
+
+def test_krippendorff_alpha_bootstrap_interval_is_seeded():
+    a = ag.krippendorff_alpha(KRIPP_2011 - 1, "ordinal", 5, n_boot=300, seed=1)
+    assert a.ci95 == ag.krippendorff_alpha(KRIPP_2011 - 1, "ordinal", 5, n_boot=300, seed=1).ci95
+    assert a.ci95[0] <= a.value <= a.ci95[1]
+
+
+# --- percent agreement, Wilson ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "low", "high"),
+    # Newcombe (1998), Statistics in Medicine 17:857, Table I, method 3 (Wilson score).
+    [(81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605), (0, 20, 0.0, 0.1611), (1, 29, 0.0061, 0.1718)],
+)
+def test_wilson_interval_reproduces_newcombe_1998(k, n, low, high):
+    lo, hi = ag.wilson_interval(k, n)
+    assert (round(lo, 4), round(hi, 4)) == (low, high)
+
+
+def test_percent_agreement_counts_only_units_rated_at_least_twice():
+    codes = np.array([[0, 0, 0], [0, 1, NAN], [1, NAN, NAN], [2, 2, NAN]])
+    est = ag.percent_agreement(codes)
+    assert est.value == pytest.approx(2 / 3) and est.n_units == 3 and est.n_excluded == 1
+    assert est.extra["mean_pairwise"] == pytest.approx((1 + 0 + 1) / 3)
+
+
+# --- K-QA's three physicians ----------------------------------------------------------------
+
+
+def test_kqa_physicians_reproduce_the_manifest_figures():
+    # ../shared/datasets/kqa/MANIFEST.md: Fleiss κ 0.7189, α nominal 0.7191, pairwise Cohen κ
+    # 0.6696 / 0.7612 / 0.7317, full agreement 312/399, Entailment-vs-not κ 0.7149,
+    # Contradiction-vs-not 0.6697.
+    codes = kqa_codes()
+    s = ag.agreement_summary(codes, level="nominal", scale=["Entailment", "Neutral", "Contradiction"],
+                             rater_names=["p0", "p1", "p2"])
+    assert round(s["fleiss_kappa"]["value"], 4) == 0.7189
+    assert round(s["krippendorff_alpha"]["value"], 4) == 0.7191
+    assert [round(p["value"], 4) for p in s["cohen_kappa_pairs"]] == [0.6696, 0.7612, 0.7317]
+    assert s["percent_agreement"]["n_agreeing_units"] == 312 and s["n_units"] == 399
+    assert round(s["per_label"]["Entailment"]["value"], 4) == 0.7149
+    assert round(s["per_label"]["Contradiction"]["value"], 4) == 0.6697
+    assert s["cohen_kappa"]["value"] is None and "exactly two raters" in s["cohen_kappa"]["reason"]
+
+
+def test_each_physician_against_the_other_two_is_not_flagged_on_kqa():
+    codes = kqa_codes()
+    rest = ag.each_against_rest(codes, 3, reference=0.7189)
+    assert [e.extra["outlier"] for e in rest] == [False, False, False]
+    # The rest's majority excludes ties between the other two physicians.
+    ties = int(np.sum(codes[:, 1] != codes[:, 2]))
+    assert rest[0].n_units == 399 - ties
+
+
+def test_an_annotator_who_answers_at_random_is_flagged_as_an_outlier():
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 3, 300)
+    codes = np.stack([truth, truth, truth, rng.integers(0, 3, 300)], axis=1).astype(float)
+    noisy = rng.random((300, 3)) < 0.1
+    codes[:, :3][noisy] = rng.integers(0, 3, noisy.sum())
+    overall = ag.fleiss_kappa(codes, 3).value
+    flags = [e.extra["outlier"] for e in ag.each_against_rest(codes, 3, reference=overall)]
+    assert flags == [False, False, False, True]
+
+
+def test_summary_never_carries_nan():
+    s = ag.agreement_summary(np.zeros((5, 2)), level="nominal", scale=["a", "b"], rater_names=["x", "y"])
+    assert s["cohen_kappa"]["value"] is None and s["fleiss_kappa"]["value"] is None
+    assert not any(isinstance(v, float) and math.isnan(v) for v in _walk(s))
+
+
+def _walk(obj):
+    if isinstance(obj, dict):
+        for v in obj.values():
+            yield from _walk(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _walk(v)
+    else:
+        yield obj
