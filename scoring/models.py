@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 from annotation.models import Item, Study
 
@@ -23,6 +24,13 @@ class ScoreRun(models.Model):
     backend = models.CharField(max_length=20)
     model_identity = models.CharField(max_length=300, blank=True, help_text="Model name, path or endpoint and its revision.")
     parameters = models.JSONField(default=dict, blank=True)
+    backend_options = models.JSONField(default=dict, blank=True, help_text="Options given to the backend (model, samples...).")
+    knowledge_base = models.ForeignKey(
+        "KnowledgeBase", null=True, blank=True, on_delete=models.PROTECT, related_name="runs",
+        help_text="Passages retrieved for metrics that verify against outside knowledge (icat, plainqafact).",
+    )
+    retrieval_alpha = models.FloatField(default=0.5, help_text="Weight of the dense ranking in hybrid retrieval.")
+    batch_size = models.PositiveIntegerField(default=32)
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
     n_total = models.PositiveIntegerField(default=0)
     n_done = models.PositiveIntegerField(default=0)
@@ -34,10 +42,62 @@ class ScoreRun(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["-created_at"]
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(batch_size__gte=1), name="run_batch_size_positive"),
+            models.CheckConstraint(
+                condition=Q(retrieval_alpha__gte=0) & Q(retrieval_alpha__lte=1), name="run_alpha_in_unit_interval"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.metric}@{self.metric_version}/{self.backend} on {self.study.slug} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in {RunStatus.QUEUED, RunStatus.RUNNING}
+
+    @property
+    def n_finished(self) -> int:
+        return self.n_done + self.n_failed
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.n_finished / self.n_total) if self.n_total else 0
+
+
+class BatchStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    SKIPPED = "skipped", "Skipped"
+
+
+class ScoreBatch(models.Model):
+    """A slice of a run's items, the unit of work of one Celery task.
+
+    Only the holder of an unexpired lease (``leased_by`` / ``lease_until``) writes scores for the
+    batch; every write re-checks the lease in the same transaction, so a redelivered task whose twin
+    is still alive waits instead of writing twice.
+    """
+
+    run = models.ForeignKey(ScoreRun, on_delete=models.CASCADE, related_name="batches")
+    index = models.PositiveIntegerField()
+    item_ids = models.JSONField(default=list)
+    status = models.CharField(max_length=10, choices=BatchStatus.choices, default=BatchStatus.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    leased_by = models.CharField(max_length=100, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="unique_batch_per_run")]
+        indexes = [models.Index(fields=["run", "status"], name="batch_run_status_idx")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} batch {self.index} ({self.status})"
 
 
 class ScoreState(models.TextChoices):
@@ -63,7 +123,15 @@ class Score(models.Model):
             models.CheckConstraint(
                 condition=~models.Q(state="ok") | models.Q(value__isnull=False), name="ok_score_has_value"
             ),
+            models.CheckConstraint(condition=Q(state__in=ScoreState.values), name="score_state_known"),
+            # PostgreSQL stores NaN and infinities in a float column; Concord never does. NaN compares
+            # greater than every number there, so the bounds refuse it as well as +-inf.
+            models.CheckConstraint(
+                condition=Q(value__isnull=True) | (Q(value__gt=-1e300) & Q(value__lt=1e300)),
+                name="score_value_finite",
+            ),
         ]
+        indexes = [models.Index(fields=["run", "state"], name="score_run_state_idx")]
 
     def __str__(self) -> str:
         return f"{self.run_id}:{self.item_id}:{self.unit_key}={self.value} ({self.state})"
@@ -75,7 +143,16 @@ class KnowledgeBase(models.Model):
     chunk_size = models.PositiveIntegerField(default=200, help_text="Words per passage.")
     chunk_overlap = models.PositiveIntegerField(default=40)
     embedding_model = models.CharField(max_length=200, blank=True)
+    version = models.PositiveIntegerField(default=0, help_text="Bumped on every upload; keys the in-process indexes.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(chunk_size__gte=1), name="kb_chunk_size_positive"),
+            models.CheckConstraint(condition=Q(chunk_overlap__lt=models.F("chunk_size")), name="kb_overlap_below_size"),
+        ]
 
     def __str__(self) -> str:
         return self.name

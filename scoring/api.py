@@ -1,0 +1,165 @@
+"""REST API for score runs and knowledge bases: one class per operation, the same services as the pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from concord.errors import DomainError, ValidationFailed
+from scoring import selectors, services
+from scoring.models import KnowledgeBase, ScoreRun, ScoreState
+
+
+class _ScoringApi(APIView):
+    """Maps the domain errors raised by access helpers and services onto their HTTP status."""
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, DomainError):
+            return Response(exc.as_dict(), status=exc.status_code)
+        return super().handle_exception(exc)
+
+
+class RunOutput(serializers.ModelSerializer):
+    study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ScoreRun
+        fields = [
+            "id", "study", "metric", "metric_version", "backend", "model_identity", "parameters", "backend_options",
+            "knowledge_base", "retrieval_alpha", "batch_size", "status", "n_total", "n_done", "n_failed", "error",
+            "created_at", "started_at", "finished_at", "progress",
+        ]
+
+    def get_progress(self, run: ScoreRun) -> dict[str, Any]:
+        p = selectors.run_progress(run)
+        return {
+            "percent": p.percent,
+            "eta_seconds": p.eta.total_seconds() if p.eta is not None else None,
+            "items_per_second": p.items_per_second,
+        }
+
+
+class RunStartApi(_ScoringApi):
+    access_policy = "researcher"
+
+    class Input(serializers.Serializer):
+        metric = serializers.CharField()
+        backend = serializers.CharField()
+        parameters = serializers.DictField(required=False, default=dict)
+        backend_options = serializers.DictField(required=False, default=dict)
+        knowledge_base = serializers.IntegerField(required=False, allow_null=True, default=None)
+        retrieval_alpha = serializers.FloatField(required=False, default=0.5)
+        batch_size = serializers.IntegerField(required=False, allow_null=True, default=None)
+
+    def post(self, request: Request, slug: str) -> Response:
+        study = selectors.get_study_for_researcher(request.user, slug)
+        data = self.Input(data=request.data)
+        if not data.is_valid():
+            raise ValidationFailed("Invalid run request.", details=data.errors)
+        args = dict(data.validated_data)
+        kb_id = args.pop("knowledge_base")
+        knowledge_base = None
+        if kb_id is not None:
+            knowledge_base = KnowledgeBase.objects.filter(pk=kb_id, study=study).first()
+            if knowledge_base is None:
+                raise ValidationFailed("No such knowledge base in this study.")
+        run = services.score_run_start(study=study, actor=request.user, knowledge_base=knowledge_base, **args)
+        return Response(RunOutput(run).data, status=status.HTTP_201_CREATED)
+
+
+class RunStatusApi(_ScoringApi):
+    access_policy = "researcher"
+
+    def get(self, request: Request, run_id: int) -> Response:
+        run = selectors.get_run_for_researcher(request.user, run_id)
+        return Response(RunOutput(run).data)
+
+
+class RunCancelApi(_ScoringApi):
+    access_policy = "researcher"
+
+    def post(self, request: Request, run_id: int) -> Response:
+        run = selectors.get_run_for_researcher(request.user, run_id)
+        run = services.score_run_cancel(run=run, actor=request.user)
+        return Response(RunOutput(run).data)
+
+
+class RunScoresApi(_ScoringApi):
+    access_policy = "researcher"
+
+    class Output(serializers.Serializer):
+        item = serializers.CharField(source="item.external_id")
+        unit_key = serializers.CharField()
+        value = serializers.FloatField(allow_null=True)
+        state = serializers.CharField()
+        details = serializers.JSONField()
+        computed_at = serializers.DateTimeField()
+
+    def get(self, request: Request, run_id: int) -> Response:
+        run = selectors.get_run_for_researcher(request.user, run_id)
+        scores = selectors.run_scores(run)
+        state = request.query_params.get("state")
+        if state:
+            if state not in ScoreState.values:
+                raise ValidationFailed(f"state must be one of {ScoreState.values}")
+            scores = scores.filter(state=state)
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(scores, request, view=self)
+        return paginator.get_paginated_response(self.Output(page, many=True).data)
+
+
+class KnowledgeBaseOutput(serializers.ModelSerializer):
+    n_passages = serializers.SerializerMethodField()
+
+    class Meta:
+        model = KnowledgeBase
+        fields = ["id", "name", "chunk_size", "chunk_overlap", "embedding_model", "version", "created_at", "n_passages"]
+
+    def get_n_passages(self, kb: KnowledgeBase) -> int:
+        return kb.passages.count()
+
+
+class KnowledgeBaseCreateApi(_ScoringApi):
+    access_policy = "researcher"
+
+    class Input(serializers.Serializer):
+        name = serializers.CharField(max_length=200)
+        chunk_size = serializers.IntegerField(required=False, default=200)
+        chunk_overlap = serializers.IntegerField(required=False, default=40)
+
+    def post(self, request: Request, slug: str) -> Response:
+        study = selectors.get_study_for_researcher(request.user, slug)
+        data = self.Input(data=request.data)
+        if not data.is_valid():
+            raise ValidationFailed("Invalid knowledge base.", details=data.errors)
+        kb = services.knowledge_base_create(study=study, actor=request.user, **data.validated_data)
+        return Response(KnowledgeBaseOutput(kb).data, status=status.HTTP_201_CREATED)
+
+
+class KnowledgeBaseUploadApi(_ScoringApi):
+    """A multipart ``file`` (.txt or .jsonl), or JSON ``{"filename": ..., "content": ...}``."""
+
+    access_policy = "researcher"
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    def post(self, request: Request, kb_id: int) -> Response:
+        kb = selectors.get_knowledge_base_for_researcher(request.user, kb_id)
+        upload = request.FILES.get("file")
+        if upload is not None:
+            filename, content = upload.name, upload.read(services.KB_MAX_BYTES + 1)
+        else:
+            filename = str(request.data.get("filename") or "document.txt")
+            raw = request.data.get("content")
+            if not isinstance(raw, str):
+                raise ValidationFailed("Send a multipart 'file', or JSON with 'filename' and 'content'.")
+            content = raw.encode()
+        added = services.knowledge_base_add_documents(knowledge_base=kb, filename=filename, content=content, actor=request.user)
+        kb.refresh_from_db()
+        return Response({"passages_added": added, "knowledge_base": KnowledgeBaseOutput(kb).data}, status=status.HTTP_201_CREATED)

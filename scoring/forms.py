@@ -1,0 +1,97 @@
+"""The start-a-run form, generated from the metric registry's parameter specs.
+
+Each metric's fields are named ``<metric>__<param>`` (and ``<metric>__backend``), so one page can
+carry every metric's fieldset and the server reads only the chosen metric's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.http import QueryDict
+
+from annotation.models import Study
+from concord.errors import ValidationFailed
+from scoring.models import KnowledgeBase
+from scoring.registry import METRICS, Metric, Param
+
+
+@dataclass(frozen=True)
+class ParamField:
+    name: str  # form field name
+    key: str
+    spec: Param
+
+    @property
+    def widget(self) -> str:
+        if self.spec.choices is not None:
+            return "select"
+        if self.spec.type is bool:
+            return "checkbox"
+        if self.spec.type in (int, float):
+            return "number"
+        return "text"
+
+    @property
+    def step(self) -> str:
+        return "1" if self.spec.type is int else "any"
+
+
+@dataclass(frozen=True)
+class MetricEntry:
+    metric: type[Metric]
+    fields: list[ParamField]
+
+    @property
+    def name(self) -> str:
+        return self.metric.name
+
+
+def catalogue() -> dict[str, MetricEntry]:
+    from scoring import metrics  # noqa: F401 - importing the package registers every metric
+
+    return {
+        name: MetricEntry(cls, [ParamField(f"{name}__{key}", key, spec) for key, spec in cls.parameters.items()])
+        for name, cls in sorted(METRICS.items())
+    }
+
+
+def _value(spec: Param, raw: str | None) -> Any:
+    if spec.type is bool:
+        return (raw or "").strip().lower() in {"on", "true", "1", "yes"}
+    if raw is None or raw.strip() == "":
+        return None
+    return raw.strip()
+
+
+def parse_run_form(data: QueryDict, *, study: Study) -> dict[str, Any]:
+    """Keyword arguments for ``services.score_run_start`` (validated there), from the posted form."""
+    metric = (data.get("metric") or "").strip()
+    entry = catalogue().get(metric)
+    if entry is None:
+        raise ValidationFailed(f"Choose a metric (unknown: {metric!r}).")
+    parameters: dict[str, Any] = {}
+    for field in entry.fields:
+        value = _value(field.spec, data.get(field.name))
+        if value is not None:
+            parameters[field.key] = value
+    knowledge_base = None
+    kb_raw = (data.get("knowledge_base") or "").strip()
+    if kb_raw:
+        knowledge_base = KnowledgeBase.objects.filter(study=study, pk=int(kb_raw) if kb_raw.isdigit() else -1).first()
+        if knowledge_base is None:
+            raise ValidationFailed("No such knowledge base in this study.")
+    try:
+        alpha = float((data.get("retrieval_alpha") or "0.5").strip())
+        batch_size = int((data.get("batch_size") or "0").strip()) or None
+    except ValueError:
+        raise ValidationFailed("Alpha must be a number and the batch size a whole number.") from None
+    return {
+        "metric": metric,
+        "backend": (data.get(f"{metric}__backend") or "").strip(),
+        "parameters": parameters,
+        "knowledge_base": knowledge_base,
+        "retrieval_alpha": alpha,
+        "batch_size": batch_size,
+    }

@@ -1,0 +1,234 @@
+"""Reads for scoring: access helpers, the plain-data items a metric scores, run progress and scores.
+
+Access helpers fetch and authorize in one place. Scores are researcher-only: an annotator or
+adjudicator of the study gets 403 (they know the study exists), anyone else 404.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Count, Prefetch, Q, QuerySet
+from django.utils import timezone
+
+from annotation.models import (
+    Aspect,
+    AspectStatus,
+    AssignmentStatus,
+    Chunk,
+    Item,
+    Label,
+    Role,
+    Sentence,
+    Study,
+    StudyRole,
+)
+from concord.errors import Forbidden, NotFound
+from scoring.models import KnowledgeBase, Score, ScoreRun, ScoreState
+from scoring.registry import AspectInput, ChunkInput, ItemInput
+
+# The protocol questions whose human answers metrics may read (annotation/presets.py): every chunk
+# annotators marked as supporting the answer (multi-label relevance, PubHealthBench critics' point),
+# and whether a summary sentence restates the source or elaborates on it (PlainFact).
+SUPPORTS_QUESTION = "supports_answer"
+SENTENCE_KIND_QUESTION = "sentence_kind"
+_YES = {"yes", "true", "1", "supports", "relevant"}
+
+User = AbstractBaseUser | AnonymousUser
+
+
+# --- Access -----------------------------------------------------------------------------------------
+
+
+def _researcher_study(user: User, study: Study | None) -> Study:
+    if study is None or not user.is_authenticated:
+        raise NotFound("No such study.")
+    roles = set(StudyRole.objects.filter(study=study, user=user).values_list("role", flat=True))
+    if not roles:
+        raise NotFound("No such study.")
+    if Role.RESEARCHER not in roles:
+        raise Forbidden("Scores and score runs are for the study's researchers only.")
+    return study
+
+
+def get_study_for_researcher(user: User, slug: str) -> Study:
+    return _researcher_study(user, Study.objects.filter(slug=slug).first())
+
+
+def get_run_for_researcher(user: User, run_id: int) -> ScoreRun:
+    run = ScoreRun.objects.select_related("study", "knowledge_base", "created_by").filter(pk=run_id).first()
+    if run is None:
+        raise NotFound("No such score run.")
+    _researcher_study(user, run.study)
+    return run
+
+
+def get_knowledge_base_for_researcher(user: User, kb_id: int) -> KnowledgeBase:
+    kb = KnowledgeBase.objects.select_related("study").filter(pk=kb_id).first()
+    if kb is None or kb.study is None:
+        raise NotFound("No such knowledge base.")
+    _researcher_study(user, kb.study)
+    return kb
+
+
+def get_item_for_researcher(user: User, slug: str, external_id: str) -> Item:
+    study = get_study_for_researcher(user, slug)
+    item = Item.objects.filter(study=study, external_id=external_id).first()
+    if item is None:
+        raise NotFound("No such item.")
+    return item
+
+
+# --- What metrics read -------------------------------------------------------------------------------
+
+
+def _is_yes(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in _YES
+
+
+def _human_labels(item_ids: list[int], question_key: str, scope: str) -> dict[int, dict[str, list[Any]]]:
+    """Submitted human labels of one question, by item and unit key (every annotator of every pool)."""
+    rows = Label.objects.filter(
+        assignment__item_id__in=item_ids,
+        assignment__status=AssignmentStatus.SUBMITTED,
+        question__key=question_key,
+        question__scope=scope,
+    ).values_list("assignment__item_id", "unit_key", "value")
+    out: dict[int, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
+    for item_id, unit_key, value in rows:
+        if value is not None:
+            out[item_id][unit_key].append(value)
+    return out
+
+
+def _human_relevant_ranks(votes: dict[str, list[Any]]) -> list[int] | None:
+    """Chunks that a strict majority of the labels on that chunk mark as supporting the answer."""
+    if not votes:
+        return None
+    ranks = []
+    for unit_key, values in votes.items():
+        if not unit_key.startswith("c:"):
+            continue
+        if sum(_is_yes(v) for v in values) * 2 > len(values):
+            ranks.append(int(unit_key[2:]))
+    return sorted(ranks)
+
+
+def _sentence_kinds(votes: dict[str, list[Any]]) -> dict[int, str] | None:
+    """Majority kind per answer sentence; a tie leaves the sentence out (undecided, not guessed)."""
+    if not votes:
+        return None
+    kinds: dict[int, str] = {}
+    for unit_key, values in votes.items():
+        if not unit_key.startswith("s:"):
+            continue
+        counts = Counter(str(v) for v in values).most_common()
+        if len(counts) == 1 or counts[0][1] > counts[1][1]:
+            kinds[int(unit_key[2:])] = counts[0][0]
+    return kinds or None
+
+
+def item_inputs(item_ids: Iterable[int]) -> dict[int, ItemInput]:
+    """The plain data metrics read, for many items in a constant number of queries.
+
+    Aspects are the item's current accepted set (accepted and not retired).
+    """
+    ids = list(item_ids)
+    items = Item.objects.filter(pk__in=ids).prefetch_related(
+        Prefetch("sentences", queryset=Sentence.objects.order_by("part", "index")),
+        Prefetch("chunks", queryset=Chunk.objects.order_by("rank")),
+        Prefetch(
+            "aspects",
+            queryset=Aspect.objects.filter(status=AspectStatus.ACCEPTED, retired_in_version__isnull=True).order_by("id"),
+        ),
+    )
+    supports = _human_labels(ids, SUPPORTS_QUESTION, "chunk")
+    kinds = _human_labels(ids, SENTENCE_KIND_QUESTION, "sentence")
+    out: dict[int, ItemInput] = {}
+    for item in items:
+        sentences = [s for s in item.sentences.all()]
+        out[item.pk] = ItemInput(
+            id=item.external_id,
+            question=item.question,
+            answer=item.answer,
+            sentences=[s.text for s in sentences if s.part == "answer"],
+            contexts=[
+                ChunkInput(rank=c.rank, text=c.text, document_id=c.document_id, is_target=c.is_labelled_target)
+                for c in item.chunks.all()
+            ],
+            source=item.source,
+            source_sentences=[s.text for s in sentences if s.part == "source"],
+            aspects=[AspectInput(key=a.unit_key, text=a.text, importance=a.importance) for a in item.aspects.all()],
+            scope_class=item.scope_class,
+            human_relevant_ranks=_human_relevant_ranks(supports.get(item.pk, {})),
+            sentence_kinds=_sentence_kinds(kinds.get(item.pk, {})),
+        )
+    return out
+
+
+# --- Runs and scores ----------------------------------------------------------------------------------
+
+
+def runs_for_study(study: Study) -> QuerySet[ScoreRun]:
+    return ScoreRun.objects.filter(study=study).select_related("created_by", "knowledge_base")
+
+
+@dataclass(frozen=True)
+class Progress:
+    total: int
+    done: int
+    failed: int
+    percent: int
+    eta: timedelta | None
+    items_per_second: float | None
+
+
+def run_progress(run: ScoreRun) -> Progress:
+    """Counts from the run row (kept by the batch writes) and an ETA from the rate so far."""
+    finished = run.n_done + run.n_failed
+    eta = rate = None
+    if run.started_at and finished:
+        end = run.finished_at or timezone.now()
+        elapsed = max((end - run.started_at).total_seconds(), 1e-3)
+        rate = finished / elapsed
+        if run.is_active and run.n_total > finished:
+            eta = timedelta(seconds=round((run.n_total - finished) / rate))
+    percent = int(100 * finished / run.n_total) if run.n_total else (100 if not run.is_active else 0)
+    return Progress(run.n_total, run.n_done, run.n_failed, percent, eta, rate)
+
+
+def run_failed_scores(run: ScoreRun, limit: int = 50) -> QuerySet[Score]:
+    return Score.objects.filter(run=run, state=ScoreState.FAILED).select_related("item").order_by("item_id", "unit_key")[:limit]
+
+
+def run_scores(run: ScoreRun) -> QuerySet[Score]:
+    return Score.objects.filter(run=run).select_related("item").order_by("item_id", "unit_key")
+
+
+def run_state_counts(run: ScoreRun) -> dict[str, int]:
+    rows = Score.objects.filter(run=run).values("state").annotate(n=Count("id"))
+    counts = {state: 0 for state in ScoreState.values}
+    counts.update({r["state"]: r["n"] for r in rows})
+    return counts
+
+
+def item_scores(item: Item) -> list[tuple[ScoreRun, list[Score]]]:
+    """Every run's scores of one item, newest run first."""
+    scores = Score.objects.filter(item=item).select_related("run").order_by("-run__created_at", "-run_id", "unit_key")
+    grouped: dict[int, tuple[ScoreRun, list[Score]]] = {}
+    for score in scores:
+        grouped.setdefault(score.run_id, (score.run, []))[1].append(score)
+    return list(grouped.values())
+
+
+def knowledge_bases_for_study(study: Study) -> QuerySet[KnowledgeBase]:
+    return KnowledgeBase.objects.filter(study=study).annotate(
+        n_passages=Count("passages"), n_embedded=Count("passages", filter=Q(passages__embedding__isnull=False))
+    )

@@ -1,0 +1,506 @@
+"""Score runs and knowledge bases: every write of the scoring app.
+
+A run moves queued → running → done | failed | cancelled. ``score_run_start`` validates and enqueues
+the fan-out after commit; ``score_run_fan_out`` cuts the study's items into batches (one Celery task
+each); ``score_batch_process`` scores one batch.
+
+Exactly-once results over at-least-once delivery: a batch task first *claims* its batch with a
+conditional UPDATE (status pending/running and no live lease), and every later write re-checks that
+lease in the same transaction, so two deliveries of one task never write concurrently. Scores are
+upserted on (run, item, unit_key), and the run's counters move only in the transaction that writes
+new item results under the lease, so a redelivered task neither duplicates a score nor counts an item
+twice. A worker killed mid-batch leaves its lease to expire; the next claim resumes at the first
+item without scores.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef, Q
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotation.models import Item, Study
+from concord.errors import Conflict, PayloadTooLarge, ValidationFailed
+from scoring import selectors
+from scoring.models import (
+    BatchStatus,
+    KnowledgeBase,
+    Passage,
+    RunStatus,
+    Score,
+    ScoreBatch,
+    ScoreRun,
+    ScoreState,
+)
+from scoring.registry import (
+    BackendUnavailable,
+    MetricError,
+    TransientBackendError,
+    UnitScore,
+    get_metric,
+    score_item,
+)
+from scoring.retrieval import DocumentError, HybridRetriever, chunk_words, parse_documents
+
+logger = logging.getLogger(__name__)
+
+# Scores computed under a lease are written at least this often, so the progress bar moves and the
+# lease is renewed even when each item is slow (an LLM judge).
+FLUSH_SECONDS = 2.0
+KB_MAX_BYTES = 20 * 1024 * 1024
+
+_BACKEND_MODEL_SETTINGS = {
+    "embedding": ("EMBEDDING_MODEL",),
+    "nli": ("NLI_MODEL_DIR",),
+    "llm": ("LLM_MODEL", "LLM_BASE_URL"),
+}
+
+
+class LeaseHeld(Exception):
+    """Another delivery of this batch holds a live lease; try again once it may have expired."""
+
+    def __init__(self, retry_in: float) -> None:
+        super().__init__(f"batch leased by another worker for {retry_in:.0f}s more")
+        self.retry_in = retry_in
+
+
+class LeaseLost(Exception):
+    """Our lease ran out and another delivery took the batch over; stop without writing."""
+
+
+def _lease_seconds() -> int:
+    return settings.SCORING_LEASE_SECONDS
+
+
+# --- Starting, cancelling, failing runs ---------------------------------------------------------------
+
+
+def _provisional_identity(backend: str) -> str:
+    values = [str(getattr(settings, name, "") or "") for name in _BACKEND_MODEL_SETTINGS.get(backend, ())]
+    return " @ ".join(v for v in values if v) or backend
+
+
+def score_run_start(
+    *,
+    study: Study,
+    metric: str,
+    backend: str,
+    parameters: dict[str, Any] | None,
+    actor: AbstractBaseUser | None,
+    backend_options: dict[str, Any] | None = None,
+    knowledge_base: KnowledgeBase | None = None,
+    retrieval_alpha: float = 0.5,
+    batch_size: int | None = None,
+) -> ScoreRun:
+    """Validate the metric, backend and parameters, record the run, and fan it out after commit.
+
+    The backend itself is loaded by the workers (models live there), so a backend that turns out to be
+    unavailable fails the run with its message rather than this call.
+    """
+    try:
+        spec = get_metric(metric)
+        resolved = spec.resolve_params(parameters)
+    except MetricError as exc:
+        raise ValidationFailed(str(exc)) from None
+    if backend not in spec.backends:
+        raise ValidationFailed(f"{metric} cannot use the {backend!r} backend; allowed: {', '.join(spec.backends)}")
+    if not 0.0 <= retrieval_alpha <= 1.0:
+        raise ValidationFailed(f"retrieval alpha must lie in [0, 1], got {retrieval_alpha}")
+    size = settings.SCORING_BATCH_SIZE if batch_size is None else batch_size
+    if size < 1:
+        raise ValidationFailed("batch size must be at least 1")
+    if knowledge_base is not None and knowledge_base.study_id != study.pk:
+        raise ValidationFailed("the knowledge base belongs to another study")
+    if backend_options is not None and not isinstance(backend_options, dict):
+        raise ValidationFailed("backend options must be an object")
+
+    from scoring import tasks
+
+    with transaction.atomic():
+        run = ScoreRun.objects.create(
+            study=study,
+            metric=spec.name,
+            metric_version=spec.version,
+            backend=backend,
+            model_identity=_provisional_identity(backend),
+            parameters=resolved,
+            backend_options=backend_options or {},
+            knowledge_base=knowledge_base,
+            retrieval_alpha=retrieval_alpha,
+            batch_size=size,
+            created_by=actor,
+        )
+        tasks.score_run_fan_out.delay_on_commit(run.pk)
+    return run
+
+
+def score_run_cancel(*, run: ScoreRun, actor: AbstractBaseUser | None) -> ScoreRun:
+    """Stop a queued or running run: batches not yet started are skipped; a batch being scored
+    finishes and keeps its scores."""
+    now = timezone.now()
+    with transaction.atomic():
+        changed = ScoreRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
+            status=RunStatus.CANCELLED, finished_at=now, error=f"Cancelled by {actor.get_username() if actor else 'the system'}."
+        )
+        if not changed:
+            run.refresh_from_db()
+            raise Conflict(f"The run is already {run.get_status_display().lower()}.")
+        ScoreBatch.objects.filter(run=run, status=BatchStatus.PENDING).update(status=BatchStatus.SKIPPED, finished_at=now)
+    run.refresh_from_db()
+    return run
+
+
+def _run_fail(run_id: int, message: str) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        ScoreRun.objects.filter(pk=run_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
+            status=RunStatus.FAILED, error=message, finished_at=now
+        )
+        ScoreBatch.objects.filter(run_id=run_id, status=BatchStatus.PENDING).update(
+            status=BatchStatus.SKIPPED, finished_at=now
+        )
+    logger.warning("score run %s failed: %s", run_id, message)
+
+
+def _backend_options(run: ScoreRun) -> dict[str, Any]:
+    options = dict(run.backend_options or {})
+    if run.backend == "learned":
+        # The learned backend is trained on this study's gold; the study is not a user choice.
+        options.setdefault("study", run.study_id)
+    return options
+
+
+def _load_backend(run: ScoreRun) -> Any:
+    from scoring.backends import get_backend
+
+    return get_backend(run.backend, **_backend_options(run))
+
+
+def score_run_fan_out(*, run_id: int) -> list[int]:
+    """Cut a queued run into batches and mark it running; returns the batch ids to enqueue.
+
+    Loads the backend first: an unavailable backend fails the run with its message and no batch.
+    A second delivery finds the run no longer queued and does nothing (lost batch messages are
+    re-sent by ``score_runs_recover``).
+    """
+    run = ScoreRun.objects.select_related("study").filter(pk=run_id).first()
+    if run is None or run.status != RunStatus.QUEUED:
+        return []
+    try:
+        backend = _load_backend(run)
+    except MetricError as exc:  # BackendUnavailable, or options the backend refuses
+        _run_fail(run_id, f"The {run.backend} backend is unavailable: {exc}")
+        return []
+    identity = str(getattr(backend, "identity", "") or run.model_identity)
+    now = timezone.now()
+    with transaction.atomic():
+        run = ScoreRun.objects.select_for_update().get(pk=run_id)
+        if run.status != RunStatus.QUEUED:
+            return []
+        item_ids = list(Item.objects.filter(study_id=run.study_id).order_by("id").values_list("id", flat=True))
+        batches = [
+            ScoreBatch(run=run, index=i, item_ids=item_ids[start : start + run.batch_size])
+            for i, start in enumerate(range(0, len(item_ids), run.batch_size))
+        ]
+        ScoreBatch.objects.bulk_create(batches)
+        run.status = RunStatus.RUNNING if batches else RunStatus.DONE
+        run.n_total = len(item_ids)
+        run.model_identity = identity[:300]
+        run.started_at = now
+        run.finished_at = None if batches else now
+        run.save(update_fields=["status", "n_total", "model_identity", "started_at", "finished_at"])
+        return list(ScoreBatch.objects.filter(run=run).order_by("index").values_list("id", flat=True))
+
+
+def score_runs_recover() -> list[tuple[int, float]]:
+    """(batch id, delay in seconds) for every unfinished batch of a running run, and fan-outs of
+    queued runs, re-enqueued by the caller. Run when a worker starts: a worker killed with SIGKILL
+    takes its unacknowledged messages with it on some brokers, and the database is the record of
+    what remains. Extra deliveries are harmless (claims and upserts)."""
+    now = timezone.now()
+    out: list[tuple[int, float]] = []
+    rows = ScoreBatch.objects.filter(
+        run__status=RunStatus.RUNNING, status__in=[BatchStatus.PENDING, BatchStatus.RUNNING]
+    ).values_list("id", "lease_until")
+    for batch_id, lease_until in rows:
+        delay = max(0.0, (lease_until - now).total_seconds() + 1.0) if lease_until and lease_until > now else 0.0
+        out.append((batch_id, delay))
+    return out
+
+
+def score_runs_queued() -> list[int]:
+    return list(ScoreRun.objects.filter(status=RunStatus.QUEUED).values_list("id", flat=True))
+
+
+# --- Scoring one batch ----------------------------------------------------------------------------------
+
+
+@dataclass
+class BatchOutcome:
+    status: str  # "done", "skipped", "gone", "run_failed"
+    scored_items: int = 0
+
+
+def _claim(batch_id: int, token: str) -> ScoreBatch | None:
+    now = timezone.now()
+    claimed = (
+        ScoreBatch.objects.filter(pk=batch_id, status__in=[BatchStatus.PENDING, BatchStatus.RUNNING])
+        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+        .update(
+            status=BatchStatus.RUNNING,
+            leased_by=token,
+            lease_until=now + timedelta(seconds=_lease_seconds()),
+            attempts=F("attempts") + 1,
+            started_at=Coalesce(F("started_at"), now),
+        )
+    )
+    if not claimed:
+        return None
+    return ScoreBatch.objects.select_related("run", "run__study").get(pk=batch_id)
+
+
+def _release(batch_id: int, token: str) -> None:
+    ScoreBatch.objects.filter(pk=batch_id, leased_by=token).update(lease_until=None, leased_by="")
+
+
+def _item_failed(units: list[UnitScore]) -> bool:
+    return any(u.state == ScoreState.FAILED for u in units)
+
+
+def _flush(*, batch_id: int, run_id: int, token: str, results: list[tuple[int, list[UnitScore]]], finish: bool) -> None:
+    """Write item results and renew (or close) the lease, all or nothing; raises LeaseLost when the
+    batch is no longer ours."""
+    now = timezone.now()
+    with transaction.atomic():
+        # The run row first: concurrent batches of one run then commit one after another, which keeps
+        # the counters exact and lets the last one see every other batch finished.
+        failed = sum(_item_failed(units) for _, units in results)
+        ScoreRun.objects.filter(pk=run_id).update(
+            n_done=F("n_done") + (len(results) - failed), n_failed=F("n_failed") + failed
+        )
+        changes: dict[str, Any] = {"lease_until": now + timedelta(seconds=_lease_seconds())}
+        if finish:
+            changes = {"status": BatchStatus.DONE, "finished_at": now, "lease_until": None}
+        held = ScoreBatch.objects.filter(pk=batch_id, leased_by=token, status=BatchStatus.RUNNING).update(**changes)
+        if not held:
+            raise LeaseLost(f"batch {batch_id} was taken over by another delivery")
+        rows = [
+            Score(
+                run_id=run_id, item_id=item_id, unit_key=u.unit_key[:40], value=u.value, state=u.state,
+                details=u.details or {}, computed_at=now,
+            )
+            for item_id, units in results
+            for u in units
+        ]
+        if rows:
+            Score.objects.bulk_create(
+                rows,
+                batch_size=1000,
+                update_conflicts=True,
+                unique_fields=["run", "item", "unit_key"],
+                update_fields=["value", "state", "details", "computed_at"],
+            )
+        if finish:
+            unfinished = ScoreBatch.objects.filter(
+                run_id=OuterRef("pk"), status__in=[BatchStatus.PENDING, BatchStatus.RUNNING]
+            )
+            ScoreRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exclude(Exists(unfinished)).update(
+                status=RunStatus.DONE, finished_at=now
+            )
+
+
+def _prepare_backend(backend: Any, inputs: list[Any]) -> None:
+    """Encode every text of the batch in one call before the per-item metric calls, which then hit
+    the backend's cache: one large batch through the model instead of many small ones."""
+    encode = getattr(backend, "encode", None)
+    if encode is None or not inputs:
+        return
+    from scoring.backends.text import sentences_of
+
+    texts: list[str] = []
+    for item in inputs:
+        texts.append(item.question)
+        texts.extend(item.sentences)
+        texts.extend(item.source_sentences)
+        texts.extend(a.text for a in item.aspects)
+        # Backends compare against the sentences of each context passage, split as at import.
+        texts.extend(sentences_of([c.text for c in item.contexts]))
+    texts = [t for t in dict.fromkeys(texts) if t]
+    if texts:
+        encode(texts)
+
+
+def _retriever_for(run: ScoreRun) -> HybridRetriever | None:
+    if run.knowledge_base_id is None:
+        return None
+    from scoring.backends import get_backend
+
+    embedder = get_backend("embedding")
+    return HybridRetriever(
+        knowledge_base_id=run.knowledge_base_id, encode=embedder.encode, identity=embedder.identity,
+        alpha=run.retrieval_alpha,
+    )
+
+
+def score_batch_process(*, batch_id: int, worker: str, final_attempt: bool = True) -> BatchOutcome:
+    """Score the items of one batch that have no scores yet, under a lease.
+
+    Raises LeaseHeld when another delivery holds a live lease, and TransientBackendError (lease
+    released, results so far kept) when a backend call may succeed later and this is not the final
+    attempt. A backend that is unavailable or cannot make the metric's judgements fails the run.
+    An item whose scoring raises anything else gets a ``failed`` item score with the error; the
+    batch goes on.
+    """
+    batch = ScoreBatch.objects.filter(pk=batch_id).only("id", "status", "run_id").first()
+    if batch is None:
+        return BatchOutcome("gone")
+    if batch.status in (BatchStatus.DONE, BatchStatus.SKIPPED):
+        return BatchOutcome("skipped")
+    run_status = ScoreRun.objects.filter(pk=batch.run_id).values_list("status", flat=True).first()
+    if run_status != RunStatus.RUNNING:
+        ScoreBatch.objects.filter(pk=batch_id, status=BatchStatus.PENDING).update(
+            status=BatchStatus.SKIPPED, finished_at=timezone.now()
+        )
+        return BatchOutcome("skipped")
+
+    token = f"{worker}/{uuid.uuid4().hex[:12]}"[:100]
+    claimed = _claim(batch_id, token)
+    if claimed is None:
+        current = ScoreBatch.objects.filter(pk=batch_id).values_list("status", "lease_until").first()
+        if current is None:
+            return BatchOutcome("gone")
+        status, lease_until = current
+        if status in (BatchStatus.DONE, BatchStatus.SKIPPED):
+            return BatchOutcome("skipped")
+        retry_in = max(1.0, (lease_until - timezone.now()).total_seconds() + 1.0) if lease_until else 1.0
+        raise LeaseHeld(retry_in)
+    run = claimed.run
+
+    try:
+        metric = get_metric(run.metric)
+        params = metric.resolve_params(run.parameters)
+        backend = _load_backend(run)
+        retriever = _retriever_for(run)
+    except MetricError as exc:
+        _release(batch_id, token)
+        _run_fail(run.pk, f"The {run.backend} backend is unavailable: {exc}" if isinstance(exc, BackendUnavailable) else str(exc))
+        return BatchOutcome("run_failed")
+
+    already = set(
+        Score.objects.filter(run=run, item_id__in=claimed.item_ids).values_list("item_id", flat=True).distinct()
+    )
+    todo = [i for i in claimed.item_ids if i not in already]
+    inputs = selectors.item_inputs(todo)
+    _prepare_backend(backend, [inputs[i] for i in todo if i in inputs])
+
+    results: list[tuple[int, list[UnitScore]]] = []
+    scored = 0
+    last_flush = time.monotonic()
+    for item_id in todo:
+        item = inputs.get(item_id)
+        if item is None:  # deleted since the run started; nothing left to score
+            continue
+        try:
+            units = score_item(metric, item, backend, params, retriever=retriever, final_attempt=final_attempt)
+            if not units:
+                units = [UnitScore("item", None, "failed", {"error": "the metric returned no score"})]
+        except TransientBackendError:
+            _flush(batch_id=batch_id, run_id=run.pk, token=token, results=results, finish=False)
+            _release(batch_id, token)
+            raise
+        except MetricError as exc:
+            _flush(batch_id=batch_id, run_id=run.pk, token=token, results=results, finish=False)
+            _release(batch_id, token)
+            _run_fail(run.pk, f"{run.metric} with the {run.backend} backend cannot run: {exc}")
+            return BatchOutcome("run_failed", scored)
+        except Exception as exc:
+            logger.exception("scoring item %s of run %s failed", item_id, run.pk)
+            units = [UnitScore("item", None, "failed", {"error": f"{type(exc).__name__}: {exc}"})]
+        results.append((item_id, units))
+        scored += 1
+        if time.monotonic() - last_flush >= FLUSH_SECONDS:
+            _flush(batch_id=batch_id, run_id=run.pk, token=token, results=results, finish=False)
+            results, last_flush = [], time.monotonic()
+    _flush(batch_id=batch_id, run_id=run.pk, token=token, results=results, finish=True)
+    return BatchOutcome("done", scored)
+
+
+# --- Knowledge bases -----------------------------------------------------------------------------------------
+
+
+def knowledge_base_create(
+    *, study: Study, name: str, chunk_size: int = 200, chunk_overlap: int = 40, actor: AbstractBaseUser | None
+) -> KnowledgeBase:
+    name = (name or "").strip()
+    if not name:
+        raise ValidationFailed("A knowledge base needs a name.")
+    if len(name) > 200:
+        raise ValidationFailed("The name is longer than 200 characters.")
+    if chunk_size < 1:
+        raise ValidationFailed("Passages need at least one word.")
+    if not 0 <= chunk_overlap < chunk_size:
+        raise ValidationFailed("The overlap must be at least 0 and smaller than the passage size.")
+    return KnowledgeBase.objects.create(
+        study=study, name=name, chunk_size=chunk_size, chunk_overlap=chunk_overlap, created_by=actor
+    )
+
+
+def knowledge_base_add_documents(
+    *, knowledge_base: KnowledgeBase, filename: str, content: bytes, actor: AbstractBaseUser | None
+) -> int:
+    """Chunk an uploaded text or JSONL file into passages, all or nothing; returns the passage count.
+
+    A document id already in the knowledge base is refused (re-uploading never duplicates).
+    Passages are embedded after commit by a worker (and on first retrieval if that has not run).
+    """
+    if len(content) > KB_MAX_BYTES:
+        raise PayloadTooLarge(f"The file is larger than {KB_MAX_BYTES // (1024 * 1024)} MiB.")
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValidationFailed(f"The file is not UTF-8 text (byte {exc.start}).") from None
+    try:
+        documents = parse_documents(text, filename=filename or "document.txt")
+    except DocumentError as exc:
+        raise ValidationFailed(str(exc)) from None
+    doc_ids = [doc_id[:200] for doc_id, _ in documents]
+    existing = set(
+        Passage.objects.filter(knowledge_base=knowledge_base, document_id__in=doc_ids).values_list("document_id", flat=True)
+    )
+    if existing:
+        raise Conflict(
+            f"Already in this knowledge base: {', '.join(sorted(existing)[:10])}", details={"document_ids": sorted(existing)}
+        )
+    passages = [
+        Passage(knowledge_base=knowledge_base, document_id=doc_id, index=i, text=passage)
+        for doc_id, (_, body) in zip(doc_ids, documents, strict=True)
+        for i, passage in enumerate(chunk_words(body, size=knowledge_base.chunk_size, overlap=knowledge_base.chunk_overlap))
+    ]
+    from scoring import tasks
+
+    with transaction.atomic():
+        Passage.objects.bulk_create(passages, batch_size=1000)
+        KnowledgeBase.objects.filter(pk=knowledge_base.pk).update(version=F("version") + 1)
+        tasks.knowledge_base_embed.delay_on_commit(knowledge_base.pk)
+    knowledge_base.refresh_from_db()
+    return len(passages)
+
+
+def knowledge_base_embed(*, knowledge_base_id: int) -> int:
+    from scoring.backends import get_backend
+    from scoring.retrieval import passage_embeddings_ensure
+
+    if not KnowledgeBase.objects.filter(pk=knowledge_base_id).exists():
+        return 0
+    embedder = get_backend("embedding")
+    return passage_embeddings_ensure(knowledge_base_id=knowledge_base_id, encode=embedder.encode, identity=embedder.identity)

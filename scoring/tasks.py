@@ -1,0 +1,92 @@
+"""Celery tasks of score runs: thin interfaces that take ids, call one service and decide retries.
+
+Every task is acknowledged late and rejected (re-queued) when its worker dies (settings), so a batch
+may be delivered more than once; the services make that harmless. Retries happen only on
+``TransientBackendError`` (LLM 429/5xx, timeouts), with exponential backoff up to a cap, and on
+``LeaseHeld`` (a twin delivery is working on the batch; wait for its lease).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+
+from celery import shared_task
+from celery.signals import worker_ready
+from django.conf import settings
+
+from scoring.registry import TransientBackendError
+
+logger = logging.getLogger(__name__)
+
+TRANSIENT_BACKOFF_MAX_SECONDS = 300
+
+
+def _worker_name(task) -> str:
+    return f"{task.request.hostname or socket.gethostname()}:{os.getpid()}"
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def score_run_fan_out(run_id: int) -> None:
+    from scoring import services
+
+    for batch_id in services.score_run_fan_out(run_id=run_id):
+        score_batch.delay(batch_id)
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    autoretry_for=(TransientBackendError,),
+    retry_backoff=True,
+    retry_backoff_max=TRANSIENT_BACKOFF_MAX_SECONDS,
+    retry_jitter=True,
+    max_retries=settings.SCORING_MAX_TRANSIENT_RETRIES,
+)
+def score_batch(self, batch_id: int) -> str:
+    from scoring import services
+
+    final_attempt = self.request.retries >= (self.max_retries or 0)
+    try:
+        outcome = services.score_batch_process(batch_id=batch_id, worker=_worker_name(self), final_attempt=final_attempt)
+    except services.LeaseHeld as held:
+        # Not a failure: wait for the twin to finish or its lease to run out. Does not use up the
+        # transient-error retries, which count only backend failures.
+        score_batch.apply_async((batch_id,), countdown=held.retry_in)
+        return "lease held"
+    except services.LeaseLost:
+        logger.warning("batch %s was taken over by another delivery; this one stops", batch_id)
+        return "lease lost"
+    return outcome.status
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def score_runs_recover() -> None:
+    from scoring import services
+
+    for run_id in services.score_runs_queued():
+        score_run_fan_out.delay(run_id)
+    for batch_id, delay in services.score_runs_recover():
+        score_batch.apply_async((batch_id,), countdown=delay)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def knowledge_base_embed(knowledge_base_id: int) -> int:
+    from scoring import services
+    from scoring.registry import BackendUnavailable
+
+    try:
+        return services.knowledge_base_embed(knowledge_base_id=knowledge_base_id)
+    except BackendUnavailable as exc:
+        # Retrieval embeds missing passages itself; a worker without the model only logs.
+        logger.warning("knowledge base %s not embedded: %s", knowledge_base_id, exc)
+        return 0
+
+
+@worker_ready.connect
+def _recover_on_worker_start(sender=None, **_kwargs) -> None:
+    """A worker that starts re-sends the work that a killed worker may have taken with it."""
+    score_runs_recover.delay()

@@ -1,0 +1,204 @@
+"""Researcher pages for score runs, item scores and knowledge bases.
+
+Every view: parse, authorize with one access helper from ``scoring.selectors`` (annotators 403,
+strangers 404), call one service, respond. Scores never appear on annotation pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from concord.access import access_policy
+from concord.errors import DomainError, ValidationFailed
+from scoring import selectors, services
+from scoring.forms import catalogue, parse_run_form
+from scoring.models import KnowledgeBase
+
+SCORES_PER_PAGE = 100
+
+
+def _domain_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Answers a DomainError with its status and message (404/403 pages say as little as possible)."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except DomainError as exc:
+            return render(request, "scoring/error.html", {"error": exc}, status=exc.status_code)
+
+    return wrapper
+
+
+def _htmx_aware(response: HttpResponse) -> HttpResponse:
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+def _runs_page(request: HttpRequest, study, *, form_error: str = "", posted: dict | None = None, status: int = 200):
+    return render(
+        request,
+        "scoring/study_runs.html",
+        {
+            "study": study,
+            "runs": selectors.runs_for_study(study)[:100],
+            "metrics": catalogue(),
+            "knowledge_bases": KnowledgeBase.objects.filter(study=study).order_by("name"),
+            "form_error": form_error,
+            "posted": posted or {},
+        },
+        status=status,
+    )
+
+
+@access_policy("researcher")
+@require_GET
+@_domain_errors
+def study_runs(request: HttpRequest, slug: str) -> HttpResponse:
+    study = selectors.get_study_for_researcher(request.user, slug)
+    return _runs_page(request, study)
+
+
+@access_policy("researcher")
+@require_POST
+@_domain_errors
+def run_start(request: HttpRequest, slug: str) -> HttpResponse:
+    study = selectors.get_study_for_researcher(request.user, slug)
+    try:
+        parsed = parse_run_form(request.POST, study=study)
+        run = services.score_run_start(study=study, actor=request.user, **parsed)
+    except ValidationFailed as exc:
+        return _runs_page(request, study, form_error=exc.message, posted=request.POST.dict(), status=400)
+    return redirect("scoring:run", run_id=run.pk)
+
+
+def _progress_context(run) -> dict[str, Any]:
+    return {"run": run, "progress": selectors.run_progress(run)}
+
+
+@access_policy("researcher")
+@require_GET
+@_domain_errors
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = selectors.get_run_for_researcher(request.user, run_id)
+    if request.htmx:
+        return _htmx_aware(render(request, "scoring/_progress.html", _progress_context(run)))
+    page = Paginator(selectors.run_scores(run), SCORES_PER_PAGE).get_page(request.GET.get("page"))
+    context = {
+        **_progress_context(run),
+        "failed": selectors.run_failed_scores(run),
+        "state_counts": selectors.run_state_counts(run),
+        "page": page,
+        "metric": catalogue().get(run.metric),
+    }
+    return _htmx_aware(render(request, "scoring/run_detail.html", context))
+
+
+@access_policy("researcher")
+@require_POST
+@_domain_errors
+def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = selectors.get_run_for_researcher(request.user, run_id)
+    run = services.score_run_cancel(run=run, actor=request.user)
+    if request.htmx:
+        return _htmx_aware(render(request, "scoring/_progress.html", _progress_context(run)))
+    return redirect("scoring:run", run_id=run.pk)
+
+
+@access_policy("researcher")
+@require_GET
+@_domain_errors
+def item_scores(request: HttpRequest, slug: str, external_id: str) -> HttpResponse:
+    item = selectors.get_item_for_researcher(request.user, slug, external_id)
+    return render(
+        request, "scoring/item_scores.html", {"study": item.study, "item": item, "runs": selectors.item_scores(item)}
+    )
+
+
+def _kb_page(request: HttpRequest, study, *, error: str = "", status: int = 200) -> HttpResponse:
+    return render(
+        request,
+        "scoring/knowledge_bases.html",
+        {"study": study, "knowledge_bases": selectors.knowledge_bases_for_study(study), "error": error},
+        status=status,
+    )
+
+
+def _int_field(data, name: str, default: int) -> int:
+    raw = (data.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValidationFailed(f"{name.replace('_', ' ')} must be a whole number") from None
+
+
+@access_policy("researcher")
+@require_http_methods(["GET", "POST"])
+@_domain_errors
+def knowledge_bases(request: HttpRequest, slug: str) -> HttpResponse:
+    study = selectors.get_study_for_researcher(request.user, slug)
+    if request.method == "GET":
+        return _kb_page(request, study)
+    try:
+        kb = services.knowledge_base_create(
+            study=study,
+            name=request.POST.get("name", ""),
+            chunk_size=_int_field(request.POST, "chunk_size", 200),
+            chunk_overlap=_int_field(request.POST, "chunk_overlap", 40),
+            actor=request.user,
+        )
+    except ValidationFailed as exc:
+        return _kb_page(request, study, error=exc.message, status=400)
+    return redirect("scoring:knowledge-base", kb_id=kb.pk)
+
+
+def _kb_detail(request: HttpRequest, kb, *, error: str = "", added: int | None = None, status: int = 200):
+    return render(
+        request,
+        "scoring/knowledge_base_detail.html",
+        {
+            "kb": kb,
+            "study": kb.study,
+            "n_passages": kb.passages.count(),
+            "documents": kb.passages.values_list("document_id", flat=True).distinct().order_by("document_id")[:200],
+            "error": error,
+            "added": added,
+        },
+        status=status,
+    )
+
+
+@access_policy("researcher")
+@require_http_methods(["GET", "POST"])
+@_domain_errors
+def knowledge_base_detail(request: HttpRequest, kb_id: int) -> HttpResponse:
+    kb = selectors.get_knowledge_base_for_researcher(request.user, kb_id)
+    if request.method == "GET":
+        return _kb_detail(request, kb)
+    upload = request.FILES.get("file")
+    text = request.POST.get("text", "")
+    try:
+        if upload is not None:
+            added = services.knowledge_base_add_documents(
+                knowledge_base=kb, filename=upload.name, content=upload.read(services.KB_MAX_BYTES + 1), actor=request.user
+            )
+        elif text.strip():
+            name = (request.POST.get("document_id") or "").strip() or "pasted.txt"
+            added = services.knowledge_base_add_documents(
+                knowledge_base=kb, filename=name, content=text.encode(), actor=request.user
+            )
+        else:
+            raise ValidationFailed("Choose a file or paste a document.")
+    except DomainError as exc:
+        return _kb_detail(request, kb, error=exc.message, status=exc.status_code)
+    return _kb_detail(request, kb, added=added)
