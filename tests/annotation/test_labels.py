@@ -1,0 +1,247 @@
+"""Saving answers: validation, versions, history, conflicts, conditions, submission (issue 3, point 5)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection
+
+from annotation.models import Aspect, AspectOrigin, AspectStatus, AssignmentStatus, Label, LabelHistory
+from annotation.services import (
+    MAX_ACTIVE_SECONDS_PER_BEAT,
+    aspect_propose,
+    assignment_skip,
+    assignment_submit,
+    assignment_time_record,
+    label_save,
+)
+from concord.errors import Conflict, Forbidden, ValidationFailed
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+CALLS: list[dict] = []
+
+
+def record_submission(**kwargs):
+    CALLS.append(kwargs)
+
+
+def explode(**kwargs):
+    raise RuntimeError("handler failed")
+
+
+@pytest.fixture
+def setup(study, annotator):
+    item = factories.make_item(study, answer="Take 0.5 mg daily. I hope this helps!")
+    factories.make_chunk(item, 1)
+    ib = factories.make_question(study, "information_bearing", scope="sentence", order=1)
+    grounded = factories.make_question(
+        study, "grounded", scope="sentence", kind="nominal", order=2,
+        options=[{"value": v, "label": v, "key": str(n)} for n, v in enumerate(["supported", "unsupported", "contradicted"], 1)],
+        condition={"question": "information_bearing", "in": ["yes"]},
+    )
+    pf = factories.make_question(study, "pf", kind="ordinal", order=3, options=[{"value": str(n), "label": str(n), "key": str(n)} for n in range(1, 6)])
+    note = factories.make_question(study, "note", kind="text", required=False, order=4)
+    pool = factories.make_pool(study, questions=[ib, grounded, pf, note])
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, item, annotator)
+    return {"assignment": assignment, "ib": ib, "grounded": grounded, "pf": pf, "note": note, "pool": pool, "item": item}
+
+
+def save(setup, annotator, q, unit, value, base=0):
+    return label_save(assignment=setup["assignment"], question=setup[q], unit_key=unit, value=value, base_version=base, actor=annotator)
+
+
+def test_a_first_save_creates_version_one_with_history(setup, annotator):
+    label = save(setup, annotator, "pf", "item", "4")
+    assert (label.value, label.version) == ("4", 1)
+    history = list(LabelHistory.objects.filter(label=label))
+    assert [(h.old_value, h.new_value, h.new_version) for h in history] == [(None, "4", 1)]
+
+
+def test_each_change_bumps_the_version_and_appends_history(setup, annotator):
+    save(setup, annotator, "pf", "item", "4")
+    label = save(setup, annotator, "pf", "item", "2", base=1)
+    assert label.version == 2
+    assert list(LabelHistory.objects.filter(label=label).values_list("old_value", "new_value")) == [(None, "4"), ("4", "2")]
+
+
+def test_a_save_based_on_an_old_version_is_a_conflict_with_the_newer_value(setup, annotator):
+    save(setup, annotator, "pf", "item", "4")
+    save(setup, annotator, "pf", "item", "5", base=1)
+    with pytest.raises(Conflict) as caught:
+        save(setup, annotator, "pf", "item", "1", base=1)
+    details = caught.value.details
+    assert details["value"] == "5" and details["version"] == 2
+    assert details["updated_by"] == annotator.get_username() and details["updated_at"]
+    assert details["your_value"] == "1"
+    assert Label.objects.get().value == "5"
+
+
+def test_creating_a_label_that_already_exists_is_a_conflict(setup, annotator):
+    save(setup, annotator, "pf", "item", "4")
+    with pytest.raises(Conflict):
+        save(setup, annotator, "pf", "item", "3", base=0)
+
+
+def test_retrying_a_save_that_already_happened_is_not_a_conflict(setup, annotator):
+    save(setup, annotator, "pf", "item", "4")
+    again = save(setup, annotator, "pf", "item", "4", base=0)
+    assert again.version == 1
+    assert LabelHistory.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("q", "unit", "value", "message"),
+    [
+        ("pf", "item", "9", "not an option"),
+        ("pf", "s:0", "4", "no item"),
+        ("information_bearing", "s:99", "yes", "no sentence"),
+        ("information_bearing", "c:1", "yes", "no sentence"),
+        ("pf", "item", ["4"], "expected one of"),
+        ("pf", "item", True, "expected one of"),
+        ("note", "item", "x" * 10_001, "longer than"),
+    ],
+)
+def test_invalid_values_are_refused_and_nothing_is_stored(setup, annotator, q, unit, value, message):
+    setup["information_bearing"] = setup["ib"]
+    with pytest.raises(ValidationFailed, match=message):
+        save(setup, annotator, q, unit, value)
+    assert not Label.objects.exists()
+
+
+def test_a_question_of_another_pool_is_refused(setup, annotator, study):
+    other = factories.make_question(study, "other")
+    setup["other"] = other
+    with pytest.raises(ValidationFailed, match="not asked in this pool"):
+        save(setup, annotator, "other", "item", "yes")
+
+
+def test_a_conditional_question_cannot_be_answered_while_its_condition_does_not_hold(setup, annotator):
+    with pytest.raises(ValidationFailed, match="not asked here"):
+        save(setup, annotator, "grounded", "s:0", "supported")
+    save(setup, annotator, "ib", "s:0", "yes")
+    assert save(setup, annotator, "grounded", "s:0", "supported").value == "supported"
+
+
+def test_turning_a_condition_off_clears_the_dependent_answer_with_history(setup, annotator):
+    save(setup, annotator, "ib", "s:0", "yes")
+    save(setup, annotator, "grounded", "s:0", "supported")
+    save(setup, annotator, "ib", "s:0", "no", base=1)
+    grounded = Label.objects.get(question=setup["grounded"], unit_key="s:0")
+    assert grounded.value is None and grounded.version == 2
+    assert list(grounded.history.values_list("new_value", flat=True)) == ["supported", None]
+
+
+def test_someone_else_cannot_save_into_my_assignment(setup, stranger):
+    with pytest.raises(Forbidden):
+        save(setup, stranger, "pf", "item", "4")
+
+
+def test_submit_lists_the_missing_required_answers_respecting_conditions(setup, annotator, settings):
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+    save(setup, annotator, "ib", "s:0", "yes")
+    save(setup, annotator, "ib", "s:1", "no")
+    with pytest.raises(ValidationFailed) as caught:
+        assignment_submit(assignment=setup["assignment"], actor=annotator)
+    missing = {(m["question"], m["unit_key"]) for m in caught.value.details}
+    # grounded is required only for the information-bearing sentence; note is optional.
+    assert missing == {("grounded", "s:0"), ("pf", "item")}
+    setup["assignment"].refresh_from_db()
+    assert setup["assignment"].status != AssignmentStatus.SUBMITTED
+
+
+def test_submit_is_idempotent_and_calls_the_handlers_once(setup, annotator, settings):
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = [f"{__name__}.record_submission"]
+    CALLS.clear()
+    save(setup, annotator, "ib", "s:0", "no")
+    save(setup, annotator, "ib", "s:1", "no")
+    save(setup, annotator, "pf", "item", "5")
+    first = assignment_submit(assignment=setup["assignment"], actor=annotator)
+    second = assignment_submit(assignment=setup["assignment"], actor=annotator)
+    assert first.status == second.status == AssignmentStatus.SUBMITTED
+    assert first.submitted_at == second.submitted_at
+    assert [{"pool_id": setup["pool"].pk, "item_id": setup["item"].pk}] == CALLS
+    with pytest.raises(ValidationFailed, match="submitted"):
+        save(setup, annotator, "pf", "item", "1", base=1)
+
+
+def test_a_failing_handler_rolls_the_submission_back(setup, annotator, settings):
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = [f"{__name__}.explode"]
+    setup["pool"].questions.set([setup["pf"]])
+    save(setup, annotator, "pf", "item", "5")
+    with pytest.raises(RuntimeError):
+        assignment_submit(assignment=setup["assignment"], actor=annotator)
+    setup["assignment"].refresh_from_db()
+    assert setup["assignment"].status != AssignmentStatus.SUBMITTED
+
+
+def test_a_missing_handler_is_a_configuration_error(setup, annotator, settings):
+    from django.core.exceptions import ImproperlyConfigured
+
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = ["adjudication.services.no_such_handler_anywhere"]
+    setup["pool"].questions.set([setup["pf"]])
+    save(setup, annotator, "pf", "item", "5")
+    with pytest.raises(ImproperlyConfigured):
+        assignment_submit(assignment=setup["assignment"], actor=annotator)
+
+
+def test_skip_needs_a_reason_and_closes_the_item(setup, annotator):
+    with pytest.raises(ValidationFailed):
+        assignment_skip(assignment=setup["assignment"], actor=annotator, reason="  ")
+    skipped = assignment_skip(assignment=setup["assignment"], actor=annotator, reason="outside my field")
+    assert skipped.status == AssignmentStatus.SKIPPED and skipped.skip_reason == "outside my field"
+    with pytest.raises(ValidationFailed):
+        save(setup, annotator, "pf", "item", "4")
+
+
+def test_active_time_is_clamped_to_sane_bounds(setup, annotator):
+    assert assignment_time_record(assignment=setup["assignment"], actor=annotator, seconds=12.5) == 12.5
+    assert assignment_time_record(assignment=setup["assignment"], actor=annotator, seconds=10_000) == MAX_ACTIVE_SECONDS_PER_BEAT
+    assert assignment_time_record(assignment=setup["assignment"], actor=annotator, seconds=-50) == 0
+    setup["assignment"].refresh_from_db()
+    assert setup["assignment"].active_seconds == 12.5 + MAX_ACTIVE_SECONDS_PER_BEAT
+
+
+def test_a_proposed_aspect_waits_for_a_second_person(setup, annotator):
+    aspect = aspect_propose(assignment=setup["assignment"], actor=annotator, text="Mentions renal dosing", importance="must_have")
+    assert (aspect.origin, aspect.status, aspect.proposed_by) == (AspectOrigin.PROPOSED, AspectStatus.PROPOSED, annotator)
+    with pytest.raises(ValidationFailed):
+        aspect_propose(assignment=setup["assignment"], actor=annotator, text="x", importance="essential")
+    assert Aspect.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_concurrent_saves_on_one_version_never_both_win(study, annotator):
+    """Runs real threads with their own connections; on PostgreSQL the row lock decides, on SQLite
+    the IMMEDIATE transaction does. Either way exactly one save wins."""
+    item = factories.make_item(study)
+    pf = factories.make_question(study, "pf", kind="nominal", options=[{"value": str(n), "label": str(n), "key": str(n)} for n in range(1, 9)])
+    pool = factories.make_pool(study, questions=[pf])
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, item, annotator)
+    label_save(assignment=assignment, question=pf, unit_key="item", value="1", base_version=0, actor=annotator)
+    outcomes: list[str] = []
+    barrier = threading.Barrier(6)
+
+    def worker(n: int) -> None:
+        try:
+            barrier.wait()
+            label_save(assignment=assignment, question=pf, unit_key="item", value=str(n + 2), base_version=1, actor=annotator)
+            outcomes.append("won")
+        except Conflict:
+            outcomes.append("conflict")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes.count("won") == 1 and outcomes.count("conflict") == 5
+    label = Label.objects.get()
+    assert label.version == 2
+    assert label.history.count() == 2
