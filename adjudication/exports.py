@@ -1,0 +1,593 @@
+"""Streaming exports of a study: JSONL, CSV (long format) and a Hugging Face ``datasets`` folder.
+
+Memory stays flat as studies grow: items are read in keyset-paginated chunks (``CHUNK`` items by
+primary key), every related table is fetched once per chunk with ``values_list`` (no model
+instances), and each record is written as soon as it is built.
+
+JSONL layout (the round trip reads it back: adjudication.roundtrip):
+
+* line 1 — a header object ``{"concord_export": 1, "study": …, "questions": …, "pools": …,
+  "score_runs": …, "counts": …}``: everything needed to rebuild the study around the items;
+* every other line — one item: ``id``, ``question``, ``answer``, ``source``, ``scope``, ``system``,
+  ``metadata``, ``sentences``, ``contexts``, ``aspects`` (with ``origin``, ``status``, ``version``),
+  ``assignments`` (pool, annotator pseudonym, status, time on task), ``labels`` (pool, annotator
+  pseudonym, question, unit, value, version), ``gold`` (every version, with its provenance),
+  ``cases`` and ``scores`` (with metric, metric version, backend, model identity).
+
+Units are stable ids, never database ids: ``item``, ``s:<i>`` (answer sentence), ``src:<i>`` (source
+sentence), ``c:<rank>`` (chunk) and ``a:<i>`` — the position of the aspect in the record's ``aspects``
+list (0-based), which is also what annotation.imports expects. Annotators appear only under their
+stable pool pseudonym; adjudicators under their username (they sign their decisions).
+
+The CSV is long format, one row per label and per gold version: ``record, item_id, unit, pool,
+question, annotator, value, version, source``. Cells that a spreadsheet would run as a formula
+(beginning with ``=``, ``+``, ``-``, ``@``, tab or carriage return) are prefixed with ``'``; plain
+numbers such as ``-1.5`` are left alone because they cannot be formulas.
+
+The ``hf`` folder holds ``data/train.jsonl`` (the item records, without the header line, with every
+free-form JSON field — label and gold values, metadata, score details — as a JSON-encoded string so
+that Arrow sees one type per column) and ``README.md``, a dataset card with a YAML header that
+``datasets.load_dataset(folder)`` reads.
+
+Every export has a card (README.md for ``hf``; ``<file>.card.md`` next to a JSONL or CSV file):
+counts, pools, blinding settings, the agreement table, gold provenance and the licence.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import tempfile
+import zipfile
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+from django.db.models import Count
+from django.utils import timezone
+
+from adjudication.consensus import canonical
+from adjudication.models import AdjudicationCase, GoldLabel, GoldSource
+from annotation.models import (
+    Aspect,
+    Assignment,
+    Chunk,
+    Item,
+    Label,
+    Pool,
+    PoolMembership,
+    Question,
+    Sentence,
+    Study,
+)
+
+CHUNK = 1000
+FORMAT_VERSION = 1
+Progress = Callable[[int, int], None]
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+
+
+def csv_safe(cell: str) -> str:
+    """Neutralize a cell that a spreadsheet would evaluate (CSV / formula injection)."""
+    if cell and cell.startswith(_FORMULA_START) and not _PLAIN_NUMBER.match(cell):
+        return "'" + cell
+    return cell
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+# --- Study-level context ------------------------------------------------------------------------
+
+
+class _Context:
+    """Small, study-sized lookups (pools, questions, pseudonyms, runs) loaded once per export."""
+
+    def __init__(self, study: Study) -> None:
+        from scoring.models import ScoreRun
+
+        self.study = study
+        self.pools = {p.pk: p for p in Pool.objects.filter(study=study).prefetch_related("questions", "consensus_rules")}
+        self.questions = {q.pk: q for q in Question.objects.filter(study=study).order_by("order", "pk")}
+        self.pseudonyms: dict[tuple[int, int], str] = {}
+        self.person: dict[int, str] = {}
+        for pool_id, user_id, pseudonym in (
+            PoolMembership.objects.filter(study=study).order_by("pool__name").values_list("pool_id", "user_id", "pseudonym")
+        ):
+            self.pseudonyms[(pool_id, user_id)] = pseudonym
+            self.person.setdefault(user_id, pseudonym)
+        self.runs = {}
+        for n, run in enumerate(ScoreRun.objects.filter(study=study).order_by("created_at", "pk"), start=1):
+            self.runs[run.pk] = {
+                "run": f"run-{n}", "metric": run.metric, "metric_version": run.metric_version, "backend": run.backend,
+                "model_identity": run.model_identity, "parameters": run.parameters, "status": run.status,
+                "created_at": run.created_at.isoformat() if run.created_at else None,
+            }
+        self._usernames: dict[int, str] = {}
+
+    def username(self, user_id: int | None) -> str | None:
+        if user_id is None:
+            return None
+        if user_id not in self._usernames:
+            from django.contrib.auth import get_user_model
+
+            self._usernames[user_id] = (
+                get_user_model().objects.filter(pk=user_id).values_list("username", flat=True).first() or f"user-{user_id}"
+            )
+        return self._usernames[user_id]
+
+    def header(self) -> dict[str, Any]:
+        study = self.study
+        return {
+            "concord_export": FORMAT_VERSION,
+            "exported_at": timezone.now().isoformat(),
+            "study": {
+                "name": study.name, "slug": study.slug, "guidelines": study.guidelines,
+                "protocol_presets": study.protocol_presets, "blind_system": study.blind_system,
+                "hidden_metadata_fields": study.hidden_metadata_fields, "independent_pools": study.independent_pools,
+                "show_scores_to_adjudicators": study.show_scores_to_adjudicators, "licence": study.licence,
+            },
+            "questions": [
+                {
+                    "key": q.key, "order": q.order, "scope": q.scope, "kind": q.kind, "prompt": q.prompt,
+                    "help_text": q.help_text, "options": q.options, "condition": q.condition, "required": q.required,
+                    "min_value": q.min_value, "max_value": q.max_value,
+                }
+                for q in self.questions.values()
+            ],
+            "pools": [
+                {
+                    "name": p.name, "overlap": p.overlap, "visibility": p.visibility, "seed": p.seed,
+                    "reservation_minutes": p.reservation_minutes,
+                    "questions": sorted(q.key for q in p.questions.all()),
+                    "majority_rule": sorted(r.question.key for r in p.consensus_rules.all() if r.majority),
+                    "members": sorted(ps for (pool_id, _), ps in self.pseudonyms.items() if pool_id == p.pk),
+                }
+                for p in sorted(self.pools.values(), key=lambda p: p.name)
+            ],
+            "score_runs": list(self.runs.values()),
+        }
+
+
+def study_counts(study: Study) -> dict[str, int]:
+    from scoring.models import Score
+
+    return {
+        "items": Item.objects.filter(study=study).count(),
+        "labels": Label.objects.filter(assignment__pool__study=study).count(),
+        "annotators": PoolMembership.objects.filter(study=study).values("user").distinct().count(),
+        "gold_current": GoldLabel.objects.filter(item__study=study, is_current=True).count(),
+        "gold_versions": GoldLabel.objects.filter(item__study=study).count(),
+        "cases": AdjudicationCase.objects.filter(item__study=study).count(),
+        "scores": Score.objects.filter(item__study=study).count(),
+    }
+
+
+# --- Records ------------------------------------------------------------------------------------
+
+
+def _item_ids(study: Study, chunk: int) -> Iterator[list[int]]:
+    last = 0
+    while True:
+        ids = list(Item.objects.filter(study=study, pk__gt=last).order_by("pk").values_list("pk", flat=True)[:chunk])
+        if not ids:
+            return
+        yield ids
+        last = ids[-1]
+
+
+def _grouped(rows: Any) -> dict[int, list[tuple]]:
+    out: dict[int, list[tuple]] = defaultdict(list)
+    for row in rows:
+        out[row[0]].append(row)
+    return out
+
+
+def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = None) -> Iterator[dict[str, Any]]:
+    """Yield one export record per item, in primary-key order, reading ``chunk`` items at a time."""
+    from scoring.models import Score
+
+    ctx = ctx or _Context(study)
+    qkey = {pk: q.key for pk, q in ctx.questions.items()}
+    pool_name = {pk: p.name for pk, p in ctx.pools.items()}
+    for ids in _item_ids(study, chunk):
+        items = Item.objects.filter(pk__in=ids).order_by("pk").values_list(
+            "pk", "external_id", "question", "answer", "source", "scope_class", "system", "metadata"
+        )
+        sentences = _grouped(
+            Sentence.objects.filter(item_id__in=ids).order_by("item_id", "part", "index").values_list(
+                "item_id", "part", "index", "text", "start", "end"
+            )
+        )
+        chunks = _grouped(
+            Chunk.objects.filter(item_id__in=ids).order_by("item_id", "rank").values_list(
+                "item_id", "rank", "text", "document_id", "is_labelled_target"
+            )
+        )
+        aspects = _grouped(
+            Aspect.objects.filter(item_id__in=ids).order_by("item_id", "pk").values_list(
+                "item_id", "pk", "text", "importance", "origin", "status", "version", "retired_in_version",
+                "proposed_by_id", "decided_by_id",
+            )
+        )
+        assignments = _grouped(
+            Assignment.objects.filter(item_id__in=ids).order_by("item_id", "pk").values_list(
+                "item_id", "pk", "pool_id", "annotator_id", "status", "active_seconds", "submitted_at"
+            )
+        )
+        who = {row[1]: (row[2], row[3]) for rows in assignments.values() for row in rows}
+        labels = _grouped(
+            Label.objects.filter(assignment__item_id__in=ids).order_by("assignment__item_id", "assignment_id", "question_id", "unit_key").values_list(
+                "assignment__item_id", "assignment_id", "question_id", "unit_key", "value", "version"
+            )
+        )
+        gold = _grouped(
+            GoldLabel.objects.filter(item_id__in=ids).order_by("item_id", "pool_id", "question_id", "unit_key", "version").values_list(
+                "item_id", "pool_id", "question_id", "unit_key", "value", "version", "is_current", "source",
+                "adjudicator_id", "adjudicator_name", "rationale", "confidence", "guideline_gap", "case_id", "created_at",
+            )
+        )
+        cases = _grouped(
+            AdjudicationCase.objects.filter(item_id__in=ids).order_by("item_id", "pk").values_list(
+                "item_id", "pk", "pool_id", "question_id", "unit_key", "status", "opened_at"
+            )
+        )
+        scores = _grouped(
+            Score.objects.filter(item_id__in=ids).order_by("item_id", "run_id", "unit_key").values_list(
+                "item_id", "run_id", "unit_key", "value", "state", "details"
+            )
+        )
+        for pk, external_id, question, answer, source, scope, system, metadata in items:
+            position = {a[1]: i for i, a in enumerate(aspects.get(pk, ()))}
+
+            def unit(key: str, position: dict[int, int] = position) -> str:
+                if key.startswith("a:"):
+                    aspect_id = int(key[2:])
+                    return f"a:{position[aspect_id]}" if aspect_id in position else key
+                return key
+
+            case_status = {c[1]: c[5] for c in cases.get(pk, ())}
+            yield {
+                "id": external_id,
+                "question": question,
+                "answer": answer,
+                "source": source,
+                "scope": scope,
+                "system": system,
+                "metadata": metadata,
+                "sentences": [
+                    {"unit": f"s:{i}" if part == "answer" else f"src:{i}", "part": part, "index": i, "text": text,
+                     "start": start, "end": end}
+                    for _, part, i, text, start, end in sentences.get(pk, ())
+                ],
+                "contexts": [
+                    {"unit": f"c:{rank}", "id": doc, "text": text, "is_target": target}
+                    for _, rank, text, doc, target in chunks.get(pk, ())
+                ],
+                "aspects": [
+                    {"unit": f"a:{i}", "text": text, "importance": importance, "origin": origin, "status": status,
+                     "version": version, "retired_in_version": retired, "proposed_by": ctx.person.get(proposer) if proposer else None,
+                     "decided_by": ctx.username(decider)}
+                    for i, (_, _, text, importance, origin, status, version, retired, proposer, decider) in enumerate(aspects.get(pk, ()))
+                ],
+                "assignments": [
+                    {"pool": pool_name[pool_id], "annotator": ctx.pseudonyms.get((pool_id, user_id), f"unlisted-{user_id}"),
+                     "status": status, "active_seconds": seconds,
+                     "submitted_at": submitted.isoformat() if submitted else None}
+                    for _, _, pool_id, user_id, status, seconds, submitted in assignments.get(pk, ())
+                ],
+                "labels": [
+                    {"pool": pool_name[who[a][0]], "annotator": ctx.pseudonyms.get(who[a], f"unlisted-{who[a][1]}"),
+                     "question": qkey[q], "unit": unit(u), "value": value, "version": version}
+                    for _, a, q, u, value, version in labels.get(pk, ())
+                ],
+                "gold": [
+                    {"pool": pool_name[pool_id], "question": qkey[q], "unit": unit(u), "value": value, "version": version,
+                     "is_current": current, "source": src,
+                     "adjudicator": adj_name or ctx.username(adj_id), "rationale": rationale, "confidence": confidence,
+                     "guideline_gap": gap, "case_status": case_status.get(case_id), "created_at": created.isoformat()}
+                    for _, pool_id, q, u, value, version, current, src, adj_id, adj_name, rationale, confidence, gap, case_id, created
+                    in gold.get(pk, ())
+                ],
+                "cases": [
+                    {"pool": pool_name[pool_id], "question": qkey[q], "unit": unit(u), "status": status,
+                     "opened_at": opened.isoformat()}
+                    for _, _, pool_id, q, u, status, opened in cases.get(pk, ())
+                ],
+                "scores": [
+                    {**_score_run(ctx, run_id), "unit": unit(u), "value": value, "state": state, "details": details}
+                    for _, run_id, u, value, state, details in scores.get(pk, ())
+                ],
+            }
+
+
+def _score_run(ctx: _Context, run_id: int) -> dict[str, Any]:
+    run = ctx.runs[run_id]
+    return {k: run[k] for k in ("run", "metric", "metric_version", "backend", "model_identity")}
+
+
+# --- Agreement table for the card ---------------------------------------------------------------
+
+
+def agreement_table(study: Study) -> list[dict[str, Any]]:
+    """Per pool and question: percent agreement, Fleiss' κ and Krippendorff's α over the labels of
+    submitted assignments, before any consensus (adjudication.agreement does the arithmetic).
+
+    Labels are streamed in unit order and packed into a units × raters float array, so the cost is
+    8 bytes per rating, not a Python object per label.
+    """
+    from adjudication import agreement
+
+    ctx_pools = Pool.objects.filter(study=study).prefetch_related("questions").order_by("name")
+    rows: list[dict[str, Any]] = []
+    for pool in ctx_pools:
+        members = {
+            uid: i for i, uid in enumerate(PoolMembership.objects.filter(pool=pool).order_by("pk").values_list("user_id", flat=True))
+        }
+        for question in sorted(pool.questions.all(), key=lambda q: (q.order, q.pk)):
+            row: dict[str, Any] = {"pool": pool.name, "question": question.key, "kind": question.kind}
+            if question.kind == "text" or not members:
+                row["note"] = "free text: agreement statistics do not apply" if question.kind == "text" else "no members"
+                rows.append(row)
+                continue
+            scale = question.option_values if question.is_categorical else None
+            codes = _codes(pool, question, members, scale)
+            if codes.shape[0] == 0:
+                row["note"] = "no submitted labels"
+                rows.append(row)
+                continue
+            pa = agreement.percent_agreement(codes)
+            row["n_units"] = pa.n_units
+            row["percent_agreement"] = pa.value
+            if question.is_categorical:
+                level = "ordinal" if question.kind == "ordinal" else "nominal"
+                row["fleiss_kappa"] = agreement.fleiss_kappa(codes, len(scale)).value
+                row["krippendorff_alpha"] = agreement.krippendorff_alpha(codes, level, len(scale)).value
+                row["alpha_level"] = level
+            elif question.kind == "number":
+                row["krippendorff_alpha"] = agreement.krippendorff_alpha(codes, "interval").value
+                row["alpha_level"] = "interval"
+            else:
+                row["note"] = "exact set equality; κ and α over sets are not reported"
+            rows.append(row)
+    return rows
+
+
+def _codes(pool: Pool, question: Question, members: dict[int, int], scale: list[str] | None) -> np.ndarray:
+    position = {v: i for i, v in enumerate(scale)} if scale is not None else None
+    seen_sets: dict[Any, int] = {}
+    width = len(members)
+    flat: list[float] = []
+    current: tuple[int, str] | None = None
+    row: list[float] = []
+    rows = (
+        Label.objects.filter(assignment__pool=pool, assignment__status="submitted", question=question)
+        .order_by("assignment__item_id", "unit_key")
+        .values_list("assignment__item_id", "unit_key", "assignment__annotator_id", "value")
+        .iterator(chunk_size=5000)
+    )
+    for item_id, unit_key, annotator_id, value in rows:
+        if (item_id, unit_key) != current:
+            if current is not None:
+                flat.extend(row)
+            current, row = (item_id, unit_key), [float("nan")] * width
+        if value is None or annotator_id not in members:
+            continue
+        if position is not None:
+            code = position.get(str(value))
+            if code is None:
+                continue
+        elif question.kind == "number":
+            code = float(value)
+        else:
+            code = seen_sets.setdefault(canonical(question.kind, value), len(seen_sets))
+        row[members[annotator_id]] = float(code)
+    if current is not None:
+        flat.extend(row)
+    return np.asarray(flat, dtype=float).reshape(-1, width) if flat else np.empty((0, width))
+
+
+# --- Card ---------------------------------------------------------------------------------------
+
+
+def _fmt(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.3f}"
+
+
+def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], counts: dict[str, int], yaml_header: bool) -> str:
+    agreement_rows = agreement_table(study)
+    gold_sources = dict(
+        GoldLabel.objects.filter(item__study=study, is_current=True).values("source").annotate(n=Count("pk")).values_list("source", "n")
+    )
+    out = io.StringIO()
+    if yaml_header:
+        out.write("---\n")
+        out.write(f"pretty_name: {json.dumps(study.name)}\n")
+        out.write("license: other\n")
+        out.write("language:\n- en\n")
+        out.write("tags:\n- concord\n- annotation\n- rag-evaluation\n")
+        out.write("configs:\n- config_name: default\n  data_files:\n  - split: train\n    path: data/train.jsonl\n")
+        out.write("---\n\n")
+    out.write(f"# {study.name} — Concord export\n\n")
+    out.write(f"Exported {header['exported_at']} from study `{study.slug}` as `{fmt}` (format version {FORMAT_VERSION}).\n\n")
+    out.write("## Licence and attribution\n\n")
+    out.write((study.licence.strip() or "No licence was recorded for the imported data; ask the study owner before reuse.") + "\n\n")
+    out.write("## Counts\n\n| what | n |\n|---|---|\n")
+    for key, value in counts.items():
+        out.write(f"| {key.replace('_', ' ')} | {value} |\n")
+    out.write("\n## Pools\n\n| pool | overlap k | members | questions | majority rule |\n|---|---|---|---|---|\n")
+    for pool in header["pools"]:
+        out.write(
+            f"| {pool['name']} | {pool['overlap']} | {len(pool['members'])} | {', '.join(pool['questions'])} | "
+            f"{', '.join(pool['majority_rule']) or '—'} |\n"
+        )
+    s = header["study"]
+    out.write("\n## Blinding\n\n")
+    out.write(f"- System name hidden from annotators: {'yes' if s['blind_system'] else 'no'}\n")
+    out.write(f"- Metadata fields hidden from annotators: {', '.join(s['hidden_metadata_fields']) or 'none'}\n")
+    out.write(f"- Independent pools (an annotator in at most one pool): {'yes' if s['independent_pools'] else 'no'}\n")
+    out.write(f"- Automated scores shown to adjudicators: {'yes' if s['show_scores_to_adjudicators'] else 'no'}\n")
+    for pool in header["pools"]:
+        out.write(f"- Pool {pool['name']}: annotators see {pool['visibility'].replace('_', ' ')}\n")
+    out.write("- Annotators appear under stable per-pool pseudonyms; adjudicators under their usernames.\n")
+    out.write("\n## Agreement (before consensus; submitted labels)\n\n")
+    out.write("| pool | question | kind | n units | percent agreement | Fleiss κ | Krippendorff α | note |\n")
+    out.write("|---|---|---|---|---|---|---|---|\n")
+    for row in agreement_rows:
+        alpha = row.get("krippendorff_alpha")
+        alpha_text = f"{_fmt(alpha)} ({row['alpha_level']})" if "alpha_level" in row else "—"
+        out.write(
+            f"| {row['pool']} | {row['question']} | {row['kind']} | {row.get('n_units', '—')} | "
+            f"{_fmt(row['percent_agreement']) if 'percent_agreement' in row else '—'} | "
+            f"{_fmt(row['fleiss_kappa']) if 'fleiss_kappa' in row else '—'} | {alpha_text} | {row.get('note', '')} |\n"
+        )
+    out.write("\n## Gold provenance (current versions)\n\n| source | n |\n|---|---|\n")
+    for source in GoldSource.values:
+        out.write(f"| {source} | {gold_sources.get(source, 0)} |\n")
+    out.write(
+        "\nUnanimous: every submitted annotator gave the same answer (sets compared exactly; text after whitespace "
+        "normalisation). Majority: a strict majority of at least three, where the pool's rule allows it. "
+        "Adjudicated / unresolved: an adjudicator's decision, with rationale, confidence (1–5) and guideline-gap flag. "
+        "Every earlier version is kept in the `gold` list with `is_current: false`.\n"
+    )
+    out.write("\n## Score runs\n\n| run | metric | version | backend | model |\n|---|---|---|---|---|\n")
+    for run in header["score_runs"]:
+        out.write(f"| {run['run']} | {run['metric']} | {run['metric_version']} | {run['backend']} | {run['model_identity'] or '—'} |\n")
+    out.write(
+        "\n## Record layout\n\nOne record per item: `id`, `question`, `answer`, `source`, `scope`, `system`, `metadata`, "
+        "`sentences`, `contexts`, `aspects` (origin, status, version), `assignments`, `labels` (pool, annotator pseudonym, "
+        "question, unit, value, version), `gold` (all versions with provenance), `cases`, `scores` (run, metric, "
+        "metric_version, backend, model_identity, unit, value, state, details). Units: `item`, `s:<i>` answer sentence, "
+        "`src:<i>` source sentence, `c:<rank>` chunk, `a:<i>` the i-th entry of `aspects`.\n"
+    )
+    if fmt == "hf":
+        out.write(
+            "In this folder the free-form JSON fields (`metadata`, label and gold `value`, score `details`) are "
+            "JSON-encoded strings, so that every column has one Arrow type; decode them with `json.loads`.\n"
+        )
+    if fmt == "csv":
+        out.write(
+            "The CSV is long format (`record, item_id, unit, pool, question, annotator, value, version, source`); "
+            "non-text values are JSON. Cells beginning with = + - @ (or a tab / carriage return) are prefixed with ' "
+            "so that spreadsheets do not run them as formulas.\n"
+        )
+    return out.getvalue()
+
+
+# --- Writers ------------------------------------------------------------------------------------
+
+
+def _hf_record(record: dict[str, Any]) -> dict[str, Any]:
+    out = dict(record)
+    out["metadata"] = _dumps(record["metadata"])
+    out["labels"] = [{**lab, "value": _dumps(lab["value"])} for lab in record["labels"]]
+    out["gold"] = [{**g, "value": _dumps(g["value"])} for g in record["gold"]]
+    out["scores"] = [{**s, "details": _dumps(s["details"])} for s in record["scores"]]
+    return out
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return _dumps(value)
+
+
+def _write_csv_rows(record: dict[str, Any], writer: Any) -> None:
+    for lab in record["labels"]:
+        writer.writerow([csv_safe(c) for c in (
+            "label", record["id"], lab["unit"], lab["pool"], lab["question"], lab["annotator"], _cell(lab["value"]),
+            str(lab["version"]), "annotator",
+        )])
+    for g in record["gold"]:
+        writer.writerow([csv_safe(c) for c in (
+            "gold" if g["is_current"] else "gold_superseded", record["id"], g["unit"], g["pool"], g["question"],
+            g["adjudicator"] or "", _cell(g["value"]), str(g["version"]), g["source"],
+        )])
+
+
+def write_stream(study: Study, fmt: str, stream: TextIO, *, progress: Progress | None = None,
+                 chunk: int = CHUNK, total: int | None = None, header: dict[str, Any] | None = None) -> int:
+    """Write the records of ``study`` to an open text stream; returns the number of items written."""
+    ctx = _Context(study)
+    header = header or ctx.header()
+    if total is None:
+        total = Item.objects.filter(study=study).count()
+    writer = None
+    if fmt == "jsonl":
+        stream.write(_dumps(header) + "\n")
+    elif fmt == "csv":
+        writer = csv.writer(stream, lineterminator="\n")
+        writer.writerow(["record", "item_id", "unit", "pool", "question", "annotator", "value", "version", "source"])
+    n = 0
+    for record in iter_records(study, chunk=chunk, ctx=ctx):
+        if fmt == "jsonl":
+            stream.write(_dumps(record) + "\n")
+        elif fmt == "hf":
+            stream.write(_dumps(_hf_record(record)) + "\n")
+        else:
+            _write_csv_rows(record, writer)
+        n += 1
+        if progress is not None and n % chunk == 0:
+            progress(n, total)
+    if progress is not None:
+        progress(n, total)
+    return n
+
+
+def write_export(*, study: Study, fmt: str, out: Path, progress: Progress | None = None, chunk: int = CHUNK) -> Path:
+    """Write an export and its card to ``out``; the data lands under a temporary name first.
+
+    ``jsonl`` / ``csv``: ``out`` is the data file, the card goes to ``<out>.card.md``.
+    ``hf``: ``out`` is a folder (``data/train.jsonl`` + ``README.md``), or a ``.zip`` of that folder.
+    """
+    out = Path(out)
+    ctx = _Context(study)
+    header = ctx.header()
+    counts = study_counts(study)
+    header["counts"] = counts
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if fmt in ("jsonl", "csv"):
+        tmp = out.with_name(out.name + ".part")
+        with open(tmp, "w", encoding="utf-8", newline="") as stream:
+            write_stream(study, fmt, stream, progress=progress, chunk=chunk, total=counts["items"], header=header)
+        card = card_markdown(study, fmt=fmt, header=header, counts=counts, yaml_header=False)
+        Path(str(out) + ".card.md").write_text(card, encoding="utf-8")
+        os.replace(tmp, out)
+        return out
+    if fmt != "hf":
+        raise ValueError(f"unknown export format {fmt!r}")
+    workdir = Path(tempfile.mkdtemp(prefix="concord-hf-", dir=out.parent))
+    try:
+        (workdir / "data").mkdir()
+        with open(workdir / "data" / "train.jsonl", "w", encoding="utf-8") as stream:
+            write_stream(study, "hf", stream, progress=progress, chunk=chunk, total=counts["items"], header=header)
+        (workdir / "README.md").write_text(
+            card_markdown(study, fmt="hf", header=header, counts=counts, yaml_header=True), encoding="utf-8"
+        )
+        (workdir / "concord_export.json").write_text(_dumps(header), encoding="utf-8")
+        if out.suffix == ".zip":
+            tmp = out.with_name(out.name + ".part")
+            with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+                for path in sorted(workdir.rglob("*")):
+                    if path.is_file():
+                        archive.write(path, path.relative_to(workdir).as_posix())
+            os.replace(tmp, out)
+        else:
+            if out.exists():
+                shutil.rmtree(out)
+            workdir.rename(out)
+    finally:
+        if workdir.exists():
+            shutil.rmtree(workdir)
+    return out

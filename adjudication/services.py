@@ -1,0 +1,355 @@
+"""Domain writes of adjudication: disagreement detection, gold versions, aspect decisions, exports.
+
+Every function is keyword-only and takes the acting user explicitly. Authorization of *who may see
+the object* is done by the selectors' access helpers before a service is called; services still
+refuse actions that the role does not allow (Forbidden) and stale or repeated decisions (Conflict).
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from adjudication.consensus import canonical, consensus
+from adjudication.models import (
+    AdjudicationCase,
+    CaseStatus,
+    ConsensusRule,
+    ExportDownload,
+    ExportFormat,
+    ExportJob,
+    ExportStatus,
+    GoldLabel,
+    GoldSource,
+)
+from annotation import conditions
+from annotation.models import (
+    Aspect,
+    AspectStatus,
+    Assignment,
+    AssignmentStatus,
+    Label,
+    Pool,
+    Question,
+    Role,
+    Study,
+    StudyRole,
+)
+from annotation.selectors import assignment_units
+from concord.errors import Conflict, Forbidden, NotFound, ValidationFailed
+
+# Gold written by people stands until a person changes it; detection never overrides it.
+HUMAN_SOURCES = {GoldSource.ADJUDICATED, GoldSource.UNRESOLVED, GoldSource.IMPORTED}
+AUTO_SOURCES = {GoldSource.UNANIMOUS, GoldSource.MAJORITY}
+
+
+def _can_adjudicate(user: AbstractBaseUser, study: Study) -> bool:
+    return StudyRole.objects.filter(study=study, user=user, role__in=[Role.ADJUDICATOR, Role.RESEARCHER]).exists()
+
+
+def _is_researcher(user: AbstractBaseUser, study: Study) -> bool:
+    return StudyRole.objects.filter(study=study, user=user, role=Role.RESEARCHER).exists()
+
+
+# --- Gold -------------------------------------------------------------------------------------
+
+
+def gold_set(
+    *,
+    pool_id: int,
+    item_id: int,
+    unit_key: str,
+    question_id: int,
+    value: Any,
+    source: str,
+    adjudicator: AbstractBaseUser | None = None,
+    adjudicator_name: str = "",
+    rationale: str = "",
+    confidence: int | None = None,
+    guideline_gap: bool = False,
+    case: AdjudicationCase | None = None,
+    expected_version: int | None = None,
+) -> GoldLabel:
+    """Append a new gold version for one unit and make it the current one; older versions are kept.
+
+    ``expected_version`` is the version the caller decided on (0 when there was none yet): if
+    another decision landed in between, Conflict is raised and nothing is written. The current
+    rows are locked, so two concurrent writers are serialized; when there is no row yet to lock,
+    the unique (unit, version) constraint turns the losing insert into a Conflict.
+    """
+    if source not in GoldSource.values:
+        raise ValidationFailed(f"unknown gold source {source!r}")
+    if confidence is not None and not 1 <= confidence <= 5:
+        raise ValidationFailed("confidence is from 1 (low) to 5 (high)")
+    key = {"pool_id": pool_id, "item_id": item_id, "unit_key": unit_key, "question_id": question_id}
+    try:
+        with transaction.atomic():
+            versions = list(GoldLabel.objects.select_for_update().filter(**key).values_list("version", flat=True))
+            latest = max(versions, default=0)
+            if expected_version is not None and expected_version != latest:
+                raise Conflict(
+                    f"the gold label changed while you decided (now version {latest}, you saw version {expected_version})",
+                    details={"current_version": latest},
+                )
+            GoldLabel.objects.filter(**key, is_current=True).update(is_current=False)
+            return GoldLabel.objects.create(
+                **key, value=value, source=source, case=case, adjudicator=adjudicator, adjudicator_name=adjudicator_name,
+                rationale=rationale, confidence=confidence, guideline_gap=guideline_gap, version=latest + 1,
+                is_current=True,
+            )
+    except IntegrityError as exc:
+        raise Conflict("another gold decision for this unit was saved at the same time; reload and decide again") from exc
+
+
+def case_resolve(
+    *,
+    case_id: int,
+    actor: AbstractBaseUser,
+    value: Any = None,
+    unresolved: bool = False,
+    rationale: str = "",
+    confidence: int | None = None,
+    guideline_gap: bool = False,
+    expected_version: int | None = None,
+) -> GoldLabel:
+    """Record an adjudicator's decision on a case as a new gold version (re-adjudication appends).
+
+    ``unresolved`` records that the adjudicator could not decide: gold source ``unresolved`` with
+    no value, and the case leaves the open queue. Precondition: the caller may see the case.
+    """
+    with transaction.atomic():
+        try:
+            case = AdjudicationCase.objects.select_for_update().select_related("pool__study", "question").get(pk=case_id)
+        except AdjudicationCase.DoesNotExist:
+            raise NotFound("no such case") from None
+        if not _can_adjudicate(actor, case.pool.study):
+            raise Forbidden("only adjudicators and researchers of the study decide cases")
+        question = case.question
+        if unresolved:
+            decided, source, status = None, GoldSource.UNRESOLVED, CaseStatus.UNRESOLVED
+        else:
+            units = assignment_units(item_id=case.item_id)
+            try:
+                decided = conditions.validate_value(
+                    question, value, alignment_targets=units.alignment_targets(question.scope)
+                )
+            except conditions.InvalidValue as exc:
+                raise ValidationFailed(f"{question.prompt}: {exc}", details={"field": "value"}) from None
+            if decided is None:
+                raise ValidationFailed("choose a value, or mark the case unresolved", details={"field": "value"})
+            source, status = GoldSource.ADJUDICATED, CaseStatus.RESOLVED
+        gold = gold_set(
+            pool_id=case.pool_id, item_id=case.item_id, unit_key=case.unit_key, question_id=case.question_id,
+            value=decided, source=source, adjudicator=actor, rationale=rationale.strip(), confidence=confidence,
+            guideline_gap=guideline_gap, case=case, expected_version=expected_version,
+        )
+        case.status = status
+        case.save(update_fields=["status"])
+        return gold
+
+
+# --- Disagreement detection -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Detection:
+    ready: bool
+    gold_written: int = 0
+    cases_opened: int = 0
+
+
+def item_disagreements_detect(*, pool_id: int, item_id: int) -> Detection:
+    """Turn the submitted labels of one item in one pool into gold or adjudication cases.
+
+    Called by annotation.services.assignment_submit inside the submitting transaction (named in
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS). Nothing happens until every non-skipped assignment of
+    the item in the pool is submitted and at least two are (one annotator cannot agree or disagree).
+    Then, for every question of the pool and every unit anyone labelled: unanimity makes gold
+    (``unanimous``); a strict majority makes gold (``majority``) where the pool's ConsensusRule for
+    the question allows it; anything else opens one case (unique per pool, item, unit, question).
+    Idempotent: a second call finds the same cases and gold and writes nothing new. Gold written by
+    a person (adjudicated, unresolved, imported) is never replaced here.
+    """
+    assignments = list(
+        Assignment.objects.filter(pool_id=pool_id, item_id=item_id).exclude(status=AssignmentStatus.SKIPPED).order_by("pk")
+    )
+    submitted = [a for a in assignments if a.status == AssignmentStatus.SUBMITTED]
+    if len(submitted) != len(assignments) or len(submitted) < 2:
+        return Detection(ready=False)
+
+    questions = {q.pk: q for q in Question.objects.filter(pools=pool_id)}
+    majority_for = set(
+        ConsensusRule.objects.filter(pool_id=pool_id, majority=True).values_list("question_id", flat=True)
+    )
+    by_unit: dict[tuple[int, str], dict[int, Label]] = {}
+    for label in Label.objects.filter(assignment__in=submitted, question_id__in=questions):
+        by_unit.setdefault((label.question_id, label.unit_key), {})[label.assignment_id] = label
+
+    current_gold = {
+        (g.question_id, g.unit_key): g
+        for g in GoldLabel.objects.filter(pool_id=pool_id, item_id=item_id, is_current=True)
+    }
+    existing_cases = {
+        (c.question_id, c.unit_key): c for c in AdjudicationCase.objects.filter(pool_id=pool_id, item_id=item_id)
+    }
+
+    gold_written = cases_opened = 0
+    for (question_id, unit_key), labels in sorted(by_unit.items()):
+        question = questions[question_id]
+        values = [labels[a.pk].value if a.pk in labels else None for a in submitted]
+        result = consensus(values, kind=question.kind, majority=question_id in majority_for)
+        if result.outcome == "empty":
+            continue
+        if result.outcome in ("unanimous", "majority"):
+            gold = current_gold.get((question_id, unit_key))
+            if gold is not None and (
+                gold.source in HUMAN_SOURCES
+                or (gold.source == result.outcome and canonical(question.kind, gold.value) == canonical(question.kind, result.value))
+            ):
+                continue
+            gold_set(
+                pool_id=pool_id, item_id=item_id, unit_key=unit_key, question_id=question_id,
+                value=result.value, source=result.outcome,
+                rationale=f"{result.support} of {result.n} annotators agreed",
+            )
+            gold_written += 1
+            continue
+        case = existing_cases.get((question_id, unit_key))
+        if case is None:
+            case = AdjudicationCase.objects.create(
+                pool_id=pool_id, item_id=item_id, unit_key=unit_key, question_id=question_id,
+                shuffle_seed=secrets.randbits(62),
+            )
+            cases_opened += 1
+        case.labels.add(*labels.values())
+    return Detection(ready=True, gold_written=gold_written, cases_opened=cases_opened)
+
+
+def consensus_rule_set(*, pool_id: int, question_id: int, majority: bool, actor: AbstractBaseUser) -> ConsensusRule:
+    """Allow or forbid gold by strict majority for one question of a pool (only with overlap k ≥ 3)."""
+    pool = Pool.objects.select_related("study").get(pk=pool_id)
+    if not _is_researcher(actor, pool.study):
+        raise Forbidden("only researchers of the study change consensus rules")
+    if not pool.questions.filter(pk=question_id).exists():
+        raise ValidationFailed("the question is not answered by this pool")
+    if majority and pool.overlap < 3:
+        raise ValidationFailed(f"a majority needs at least three annotators per item; the pool's overlap is {pool.overlap}")
+    rule, _ = ConsensusRule.objects.update_or_create(
+        pool=pool, question_id=question_id, defaults={"majority": majority, "updated_by": actor}
+    )
+    return rule
+
+
+# --- Proposed aspects ---------------------------------------------------------------------------
+
+
+def aspect_decide(*, aspect_id: int, actor: AbstractBaseUser, accept: bool) -> Aspect:
+    """Accept or reject an aspect an annotator proposed. Accepting versions the item's aspect set.
+
+    The decider must be a second person (not the proposer) with adjudicator or researcher rights.
+    An accepted aspect joins the set at version = the set's latest version + 1, so reports and
+    metrics can still compute against any earlier version; rejected aspects stay, marked rejected.
+    """
+    with transaction.atomic():
+        try:
+            aspect = Aspect.objects.select_related("item__study").get(pk=aspect_id)
+        except Aspect.DoesNotExist:
+            raise NotFound("no such aspect") from None
+        # Lock the item's whole aspect set: two acceptances must not get the same version.
+        siblings = list(Aspect.objects.select_for_update().filter(item_id=aspect.item_id).order_by("pk"))
+        aspect = next(a for a in siblings if a.pk == aspect_id)
+        if not _can_adjudicate(actor, aspect.item.study):
+            raise Forbidden("only adjudicators and researchers of the study decide proposed aspects")
+        if aspect.status != AspectStatus.PROPOSED:
+            raise Conflict(f"this aspect was already {aspect.status}", details={"status": aspect.status})
+        if aspect.proposed_by_id is not None and aspect.proposed_by_id == actor.pk:
+            raise Forbidden("a proposed aspect must be accepted or rejected by a second person, not its proposer")
+        if accept:
+            latest = max(
+                [a.version for a in siblings if a.status == AspectStatus.ACCEPTED]
+                + [a.retired_in_version for a in siblings if a.retired_in_version is not None],
+                default=0,
+            )
+            aspect.status = AspectStatus.ACCEPTED
+            aspect.version = latest + 1
+        else:
+            aspect.status = AspectStatus.REJECTED
+        aspect.decided_by = actor
+        aspect.decided_at = timezone.now()
+        aspect.save(update_fields=["status", "version", "decided_by", "decided_at"])
+        return aspect
+
+
+# --- Exports ----------------------------------------------------------------------------------
+
+
+EXPORT_LEASE_SECONDS = 6 * 3600
+
+
+def export_dir() -> Path:
+    return Path(settings.MEDIA_ROOT) / "exports"
+
+
+def export_request(*, study_id: int, fmt: str, actor: AbstractBaseUser) -> ExportJob:
+    """Queue an export of a study; the worker writes it (tasks.export_study_task)."""
+    from adjudication.tasks import export_study_task
+
+    if fmt not in ExportFormat.values:
+        raise ValidationFailed(f"unknown export format {fmt!r}; use one of {ExportFormat.values}")
+    study = Study.objects.get(pk=study_id)
+    if not _is_researcher(actor, study):
+        raise Forbidden("only researchers of the study export it")
+    job = ExportJob.objects.create(study=study, format=fmt, requested_by=actor)
+    export_study_task.delay_on_commit(job.pk)
+    return job
+
+
+def export_run(*, job_id: int, out: Path | None = None) -> ExportJob:
+    """Write the export of a job (claimed with a conditional UPDATE, so a redelivered task that
+    finds it running or done does nothing). The file is written under a temporary name and moved
+    into place at the end: a crash never leaves a half-written file behind a ``done`` job."""
+    from adjudication.exports import write_export
+
+    now = timezone.now()
+    # A job left "running" by a worker that died long ago may be taken over; a live one may not.
+    stale = Q(status=ExportStatus.RUNNING, started_at__lt=now - timedelta(seconds=EXPORT_LEASE_SECONDS))
+    claimed = ExportJob.objects.filter(Q(pk=job_id) & (Q(status__in=[ExportStatus.QUEUED, ExportStatus.FAILED]) | stale)).update(
+        status=ExportStatus.RUNNING, started_at=now, error="", n_done=0
+    )
+    job = ExportJob.objects.select_related("study").get(pk=job_id)
+    if not claimed:
+        return job
+    suffix = {"jsonl": ".jsonl", "csv": ".csv", "hf": ".zip"}[job.format]
+    target = out or export_dir() / f"{job.study.slug}-{job.pk}{suffix}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+
+    def progress(done: int, total: int) -> None:
+        ExportJob.objects.filter(pk=job_id).update(n_done=done, n_total=total)
+
+    try:
+        write_export(study=job.study, fmt=job.format, out=target, progress=progress)
+    except Exception as exc:
+        ExportJob.objects.filter(pk=job_id).update(status=ExportStatus.FAILED, error=str(exc)[:2000], finished_at=timezone.now())
+        raise
+    ExportJob.objects.filter(pk=job_id).update(
+        status=ExportStatus.DONE, path=str(target), size_bytes=target.stat().st_size, finished_at=timezone.now()
+    )
+    job.refresh_from_db()
+    return job
+
+
+def export_download_record(*, job: ExportJob, actor: AbstractBaseUser) -> ExportDownload:
+    """Audit one download (who, which export, when — never the content)."""
+    if job.status != ExportStatus.DONE or not job.path or not Path(job.path).exists():
+        raise Conflict("this export is not ready to download")
+    return ExportDownload.objects.create(job=job, user=actor)
+
