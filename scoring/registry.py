@@ -25,6 +25,17 @@ class BackendUnavailable(MetricError):
     """
 
 
+class BackendResponseError(MetricError):
+    """A backend answered, but not usably (an LLM reply that stays malformed after the bounded
+    in-call retries). Not transient: ``score_item`` records it as a ``failed`` item score."""
+
+
+class TransientBackendError(Exception):
+    """A backend call failed for a reason that may pass (HTTP 429/5xx, a timeout, a refused
+    connection) after its in-call retries were spent. Celery tasks retry on this one error type;
+    on the last attempt ``score_item(..., final_attempt=True)`` records a ``failed`` item score."""
+
+
 @dataclass(frozen=True)
 class ChunkInput:
     rank: int
@@ -140,3 +151,33 @@ def get_metric(name: str) -> Metric:
         return METRICS[name]()
     except KeyError:
         raise MetricError(f"unknown metric {name!r}; known: {sorted(METRICS)}") from None
+
+
+def score_item(
+    metric: Metric,
+    item: ItemInput,
+    backend: Any,
+    params: dict[str, Any],
+    *,
+    retriever: Retriever | None = None,
+    final_attempt: bool = True,
+) -> list[UnitScore]:
+    """Score one item, turning per-item backend failures into a ``failed`` item score.
+
+    ``TransientBackendError`` propagates (so the caller can retry) unless ``final_attempt``;
+    ``BackendResponseError`` always becomes a failed score. Any other ``MetricError`` (bad
+    parameters, backend not allowed, backend unavailable) propagates: the whole run cannot work.
+    """
+    if backend is not None and getattr(backend, "name", None) not in metric.backends:
+        raise MetricError(
+            f"{metric.name} cannot use the {getattr(backend, 'name', backend)!r} backend; "
+            f"allowed: {', '.join(metric.backends)}"
+        )
+    try:
+        return metric.score(item, backend, params, retriever=retriever)
+    except BackendResponseError as exc:
+        return [UnitScore("item", None, "failed", {"error": str(exc), "error_type": "BackendResponseError"})]
+    except TransientBackendError as exc:
+        if not final_attempt:
+            raise
+        return [UnitScore("item", None, "failed", {"error": str(exc), "error_type": "TransientBackendError"})]

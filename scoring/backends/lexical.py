@@ -1,0 +1,192 @@
+"""The ``lexical`` backend: token-overlap baselines that need no model and are always available.
+
+Measures (all over ``text.tokens``: lower-cased ``\\w+`` runs):
+
+- unigram precision of a candidate against a reference: the fraction of candidate tokens, repeats
+  counted, that occur anywhere in the reference; unigram recall: the fraction of reference tokens that
+  occur in the candidate. Empty candidate → precision 0 (nothing is supported by an empty claim).
+- ROUGE-L (rouge-score, no stemming): LCS-based precision / recall / F1.
+- BLEU (sacrebleu ``sentence_bleu``, default smoothing ``exp``), divided by 100 into [0, 1]. Evidence is
+  passed as one reference per evidence sentence, so the brevity penalty compares a claim with the
+  closest-length evidence sentence rather than the whole context.
+
+Judgements and their default thresholds (``defaults``):
+
+- ``supports``: the chosen ``measure`` of the claim against the concatenated evidence (``unigram_precision``,
+  ``rouge_l`` precision, or ``bleu``) ≥ ``support`` (0.5 for precision measures; with ``bleu`` pass a
+  threshold explicitly, 0.5 is strict).
+- ``relevance``: recall of the question's content tokens (stop words removed) in the passage ≥ ``relevance`` (0.3).
+- ``covers``: recall of the aspect's content tokens in the union of the claims' tokens ≥ ``coverage`` (0.6).
+- ``sentence_kinds``: unigram precision of the sentence against the source ≥ ``simplification`` (0.6)
+  → source simplification, else elaborative explanation.
+- ``informative``: the conversational rule set in ``text.conversational_rule`` (no threshold).
+- ``behaviour``: the escalation and refusal patterns below; escalation wins when both match.
+- ``statements``: the stored sentences that pass the conversational rule set (non-LLM claim filter).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from importlib.metadata import version
+from typing import ClassVar
+
+from scoring.backends.base import Backend, Behaviour, Judgement, Statements
+from scoring.backends.text import content_tokens, conversational_rule, sentences_of, tokens
+from scoring.registry import MetricError
+
+MEASURES = ("unigram_precision", "rouge_l", "bleu")
+
+ESCALATION_PATTERNS = (
+    r"\b(call|dial|phone|ring)\s+(911|999|112|000|an ambulance|emergency services|your local emergency (number|services))",
+    r"\b(go|get|head) (straight |immediately |right away )?to (the |an |your )?(nearest )?(emergency (room|department)|er|a&e|hospital)\b",
+    r"\bseek (immediate|urgent|emergency) (medical )?(help|care|attention|treatment)\b",
+    r"\b(this|it) (is|could be|may be|might be|sounds like) (a )?(medical )?emergency\b",
+    r"\bemergency services\b",
+)
+REFUSAL_PATTERNS = (
+    r"\b(i|we)( really)? (can ?not|can'?t|am unable to|'?m unable to|am not able to|'?m not able to|won'?t|will not|"
+    r"do not|don'?t) (help|assist|answer|provide|give|advise|offer|discuss|comment|recommend)\b",
+    r"\b(outside|beyond) (of )?(my|our|the) (scope|expertise|remit|area)\b",
+    r"\bnot (able|qualified|allowed|permitted|in a position) to (answer|help|advise|provide|give|discuss|comment)\b",
+    r"\b(i|we) (am|are|'m|'re) (only )?(not|unable)( able)? to (answer|help with) (that|this|questions)\b",
+    r"\bunable to (answer|help|assist|advise) (with )?(that|this|your)\b",
+)
+_ESCALATION = [re.compile(p, re.IGNORECASE) for p in ESCALATION_PATTERNS]
+_REFUSAL = [re.compile(p, re.IGNORECASE) for p in REFUSAL_PATTERNS]
+
+
+def unigram_precision_recall(candidate: str, reference: str) -> tuple[float, float]:
+    cand, ref = tokens(candidate), tokens(reference)
+    ref_set, cand_set = set(ref), set(cand)
+    precision = sum(t in ref_set for t in cand) / len(cand) if cand else 0.0
+    recall = sum(t in cand_set for t in ref) / len(ref) if ref else 0.0
+    return precision, recall
+
+
+def token_recall(needles: Iterable[str], haystack_tokens: set[str]) -> float:
+    needles = list(needles)
+    return sum(t in haystack_tokens for t in needles) / len(needles) if needles else 0.0
+
+
+def rouge_l(candidate: str, reference: str) -> tuple[float, float, float]:
+    """(precision, recall, F1) of ROUGE-L with the candidate as prediction."""
+    score = _rouge_scorer().score(reference, candidate)["rougeL"]
+    return score.precision, score.recall, score.fmeasure
+
+
+def bleu(candidate: str, references: list[str]) -> float:
+    import sacrebleu
+
+    if not references or not candidate.strip():
+        return 0.0
+    return sacrebleu.sentence_bleu(candidate, references).score / 100.0
+
+
+_SCORER = None
+
+
+def _rouge_scorer():  # one scorer per process; construction loads nltk-free tokenisers only
+    global _SCORER
+    if _SCORER is None:
+        from rouge_score import rouge_scorer
+
+        _SCORER = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
+    return _SCORER
+
+
+def detect_behaviour(answer: str) -> tuple[str, list[str]]:
+    escalations = [p.pattern for p in _ESCALATION if p.search(answer)]
+    if escalations:
+        return "escalate", escalations
+    refusals = [p.pattern for p in _REFUSAL if p.search(answer)]
+    if refusals:
+        return "refuse", refusals
+    return "answer", []
+
+
+def rule_statements(sentences: list[str]) -> Statements:
+    """Non-LLM statement extraction: each stored sentence that passes the conversational rule set."""
+    kept, dropped = [], []
+    for i, sentence in enumerate(sentences):
+        rule = conversational_rule(sentence)
+        if rule is None:
+            kept.append(sentence)
+        else:
+            dropped.append({"index": i, "rule": rule})
+    return Statements(kept, {"method": "sentences passing the conversational rule set", "dropped": dropped})
+
+
+class LexicalBackend(Backend):
+    name = "lexical"
+    defaults: ClassVar[dict[str, float]] = {"support": 0.5, "relevance": 0.3, "coverage": 0.6, "simplification": 0.6}
+
+    def __init__(self, measure: str = "unigram_precision") -> None:
+        if measure not in MEASURES:
+            raise MetricError(f"lexical measure must be one of {', '.join(MEASURES)}, got {measure!r}")
+        self.measure = measure
+        self.identity = (
+            f"lexical:{measure};tokens=\\w+ lower-cased;rouge-score=={version('rouge-score')};"
+            f"sacrebleu=={version('sacrebleu')}"
+        )
+
+    def _support_score(self, claim: str, evidence: list[str]) -> float:
+        if self.measure == "unigram_precision":
+            return unigram_precision_recall(claim, " ".join(evidence))[0]
+        if self.measure == "rouge_l":
+            return rouge_l(claim, " ".join(evidence))[0]
+        return bleu(claim, sentences_of(evidence))
+
+    def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        t = self.threshold("support", threshold)
+        out = []
+        for claim in claims:
+            s = self._support_score(claim, evidence)
+            out.append(Judgement(s >= t, s, {"measure": self.measure, "threshold": t}))
+        return out
+
+    def informative(
+        self, sentences: list[str], *, question: str = "", threshold: float | None = None
+    ) -> list[Judgement]:
+        out = []
+        for sentence in sentences:
+            rule = conversational_rule(sentence)
+            out.append(Judgement(rule is None, None, {"method": "rules", "rule": rule}))
+        return out
+
+    def relevance(self, question: str, passages: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        t = self.threshold("relevance", threshold)
+        needles = content_tokens(question)
+        out = []
+        for passage in passages:
+            r = token_recall(needles, set(tokens(passage)))
+            out.append(Judgement(r >= t, r, {"measure": "question content-token recall", "threshold": t}))
+        return out
+
+    def behaviour(self, question: str, answer: str, *, threshold: float | None = None) -> Behaviour:
+        kind, matched = detect_behaviour(answer)
+        return Behaviour(kind, {"method": "patterns", "matched": matched})
+
+    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
+        return rule_statements(sentences)
+
+    def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        t = self.threshold("coverage", threshold)
+        claim_tokens = {tok for claim in claims for tok in tokens(claim)}
+        out = []
+        for aspect in aspects:
+            r = token_recall(content_tokens(aspect), claim_tokens)
+            out.append(Judgement(r >= t, r, {"measure": "aspect content-token recall", "threshold": t}))
+        return out
+
+    def sentence_kinds(
+        self, sentences: list[str], source_sentences: list[str], *, threshold: float | None = None
+    ) -> list[Judgement]:
+        t = self.threshold("simplification", threshold)
+        source = " ".join(source_sentences)
+        out = []
+        for sentence in sentences:
+            p = unigram_precision_recall(sentence, source)[0]
+            kind = "simplification" if p >= t else "elaboration"
+            out.append(Judgement(p >= t, p, {"kind": kind, "measure": "unigram precision", "threshold": t}))
+        return out
