@@ -138,6 +138,29 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIN
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
+# Login throttling (concord/auth.py): this many failed attempts for one username from one address lock
+# that pair out for the rest of the window. Counted in the cache below, shared by every web process.
+AUTHENTICATION_BACKENDS = ["concord.auth.ThrottledModelBackend"]
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60, minimum=1)
+
+# --- Cache ----------------------------------------------------------------------------------
+# db://<table> (the default; migrate creates the table), redis://host:6379/N, or locmem:// (one
+# process only, so refused in production: each process would count login failures on its own).
+CACHE_URL = env_str("CACHE_URL", "db://concord_cache")
+if CACHE_URL.startswith("db://"):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": CACHE_URL[5:] or "concord_cache"}}
+elif CACHE_URL.startswith(("redis://", "rediss://")):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+elif CACHE_URL == "locmem://" and not PRODUCTION:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+else:
+    raise ImproperlyConfigured(f"CACHE_URL must be db://<table>, redis://... or (not in production) locmem://, got {CACHE_URL!r}")
+
+# --- Audit trail ----------------------------------------------------------------------------
+# Where `manage.py audit_verify` records the last verified head of the hash chain, outside the database.
+AUDIT_ANCHOR_FILE = Path(env_str("AUDIT_ANCHOR_FILE", str(VAR_DIR / "audit-anchor.json")))
+
 # --- Internationalisation, static -----------------------------------------------------------
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

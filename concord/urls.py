@@ -5,8 +5,9 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from concord.access import access_policy
+from concord.auth import ThrottledLoginView
 
-login_view = access_policy("public")(login_not_required(auth_views.LoginView.as_view()))
+login_view = access_policy("public")(login_not_required(ThrottledLoginView.as_view()))
 logout_view = access_policy("authenticated")(auth_views.LogoutView.as_view())
 schema_view = access_policy("authenticated")(SpectacularAPIView.as_view())
 docs_view = access_policy("authenticated")(SpectacularSwaggerView.as_view(url_name="schema"))

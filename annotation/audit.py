@@ -1,0 +1,455 @@
+"""The audit trail: database triggers record every change to the audited tables, a hash chain seals them.
+
+Why triggers: labels, gold, memberships and settings are also changed by bulk ``QuerySet.update()``,
+``bulk_create`` and raw SQL, which no model method or signal sees. A trigger sees every INSERT, UPDATE
+and DELETE of a row, whatever issued it (the ORM, a shell, a worker, a psql session).
+
+How it works:
+
+* ``AUDITED_TABLES`` is the single list of what is audited. ``triggers_install`` (run after every
+  ``migrate`` and ``flush`` by annotation/apps.py and the ``flush`` command) creates, for each of these
+  tables that exists, AFTER INSERT / UPDATE / DELETE row triggers that insert an unsealed
+  :class:`~annotation.models.AuditEvent` with the old and new row as JSON. On PostgreSQL one generic
+  PL/pgSQL function does this with ``to_jsonb(OLD/NEW)``; on SQLite, which has no row-to-JSON
+  function, each trigger spells out ``json_object()`` over the table's actual columns, so the triggers are
+  regenerated whenever a migration changes a table (they are dropped before ``migrate`` and recreated
+  after it, which also keeps SQLite's table rebuilds free of dangling trigger references).
+* Protective triggers on the audit table refuse every DELETE (and TRUNCATE on PostgreSQL) and every
+  UPDATE except the one that seals an unsealed event (setting ``seq``, ``prev_hash`` and ``hash`` only).
+* ``events_seal`` appends unsealed events to the chain in id order:
+  ``hash = sha256(prev_hash + canonical JSON of the event)``, ``seq`` counting 1, 2, 3, ... .
+  Someone who can drop the protective triggers can still edit or delete rows; ``chain_verify`` then
+  finds the first event whose hash, link or position no longer holds. Rewriting the whole tail of the
+  chain consistently is caught by the anchor: ``audit_verify`` records the verified head (seq and hash) in
+  a file outside the database and later refuses a chain that no longer contains it.
+
+The acting user: SQLite has no per-transaction variable that a trigger could read, so ``actor_id`` is
+the user that the audited row itself names (``Label.updated_by``, ``LabelHistory.actor``,
+``GoldLabel.adjudicator``, ``ExportDownload.user``, ...), read from the new row; DELETE events have no
+actor. Tables without such a column (roles, memberships, study settings) record who changed them only
+through the surrounding rows the services write in the same transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.apps import apps as global_apps
+from django.db import connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+AUDIT_TABLE = "annotation_auditevent"
+GENESIS_HASH = ""
+# An arbitrary constant: the PostgreSQL advisory lock that serialises sealing.
+_SEAL_LOCK_KEY = 7_262_010_401
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# SQLite's default SQLITE_MAX_FUNCTION_ARG is 127: json_object takes two arguments per column.
+_SQLITE_MAX_COLUMNS = 63
+
+
+@dataclass(frozen=True)
+class Audited:
+    table: str
+    # The column naming the acting user, as the row records it ("" when the row records none).
+    actor_column: str = ""
+    # When set, an UPDATE is recorded only if one of these columns changes (e.g. a user's roles, not
+    # every last_login); otherwise any change of any column is recorded.
+    watched_columns: tuple[str, ...] = ()
+    # Columns never copied into the trail (secrets).
+    excluded_columns: tuple[str, ...] = ()
+
+
+# Everything that is audited. A table that does not exist (yet) is skipped and picked up by the next
+# migrate, so an app may add its table later without touching this machinery's install order.
+AUDITED_TABLES: tuple[Audited, ...] = (
+    # Study settings.
+    Audited("annotation_study"),
+    Audited("annotation_question"),
+    Audited("annotation_pool"),
+    Audited("annotation_pool_questions"),
+    Audited("adjudication_consensusrule", actor_column="updated_by_id"),
+    # Roles and memberships.
+    Audited("annotation_studyrole"),
+    Audited("annotation_poolmembership"),
+    Audited(
+        "auth_user",
+        watched_columns=("is_active", "is_staff", "is_superuser"),
+        excluded_columns=("password",),
+    ),
+    Audited("auth_user_groups"),
+    Audited("auth_user_user_permissions"),
+    # Labels and gold.
+    Audited("annotation_label", actor_column="updated_by_id"),
+    Audited("annotation_labelhistory", actor_column="actor_id"),
+    Audited("adjudication_goldlabel", actor_column="adjudicator_id"),
+    # Exports and who downloaded them (the download rows carry who/what/when, never the content).
+    Audited("adjudication_exportjob", actor_column="requested_by_id"),
+    Audited("adjudication_exportdownload", actor_column="user_id"),
+)
+
+_OPERATIONS = ("INSERT", "UPDATE", "DELETE")
+_PROTECT_TRIGGERS = ("concord_audit_protect", "concord_audit_protect_update", "concord_audit_protect_truncate")
+
+
+def _trigger_name(table: str, operation: str) -> str:
+    return f"concord_audit_{table}_{operation.lower()}"
+
+
+def _check_identifier(name: str) -> str:
+    if not _IDENTIFIER.match(name):
+        raise ValueError(f"refusing to build audit SQL for the odd identifier {name!r}")
+    return name
+
+
+def _existing_tables(connection: BaseDatabaseWrapper) -> set[str]:
+    with connection.cursor() as cursor:
+        return set(connection.introspection.table_names(cursor))
+
+
+def _table_columns(connection: BaseDatabaseWrapper, table: str) -> list[str]:
+    with connection.cursor() as cursor:
+        return [_check_identifier(c.name) for c in connection.introspection.get_table_description(cursor, table)]
+
+
+def _primary_key_column(connection: BaseDatabaseWrapper, table: str) -> str:
+    with connection.cursor() as cursor:
+        pk = connection.introspection.get_primary_key_column(cursor, table)
+    return _check_identifier(pk or "id")
+
+
+def _json_columns(table: str) -> set[str]:
+    """Columns that hold JSON text (on SQLite they are embedded as JSON, not as a quoted string)."""
+    for model in global_apps.get_models(include_auto_created=True):
+        if model._meta.db_table == table:
+            return {f.column for f in model._meta.concrete_fields if f.get_internal_type() == "JSONField"}
+    return set()
+
+
+# --- SQLite ---------------------------------------------------------------------------------------
+
+
+def _sqlite_row_json(ref: str, columns: list[str], json_columns: set[str]) -> str:
+    parts = []
+    for column in columns:
+        value = f'{ref}."{column}"'
+        if column in json_columns:
+            value = f"CASE WHEN json_valid({value}) THEN json({value}) ELSE {value} END"
+        parts.append(f"'{column}', {value}")
+    return f"json_object({', '.join(parts)})"
+
+
+def _sqlite_changed(columns: list[str] | tuple[str, ...]) -> str:
+    return " OR ".join(f'OLD."{c}" IS NOT NEW."{c}"' for c in columns)
+
+
+def _sqlite_table_triggers(connection: BaseDatabaseWrapper, spec: Audited) -> list[str]:
+    table = _check_identifier(spec.table)
+    all_columns = _table_columns(connection, table)
+    columns = [c for c in all_columns if c not in spec.excluded_columns]
+    if len(columns) > _SQLITE_MAX_COLUMNS:
+        raise ValueError(f"{table} has {len(columns)} columns; json_object() takes at most {_SQLITE_MAX_COLUMNS}")
+    json_columns = _json_columns(table)
+    pk = _primary_key_column(connection, table)
+    watched = [c for c in spec.watched_columns if c in all_columns] or columns
+    actor = spec.actor_column if spec.actor_column in all_columns else ""
+    now = "strftime('%Y-%m-%d %H:%M:%f', 'now')"
+    insert = (
+        f"INSERT INTO {AUDIT_TABLE} (table_name, row_pk, operation, old_row, new_row, actor_id, at, seq, prev_hash, hash) "
+    )
+    statements = []
+    for operation in _OPERATIONS:
+        ref = "OLD" if operation == "DELETE" else "NEW"
+        old = _sqlite_row_json("OLD", columns, json_columns) if operation != "INSERT" else "NULL"
+        new = _sqlite_row_json("NEW", columns, json_columns) if operation != "DELETE" else "NULL"
+        actor_value = f'NEW."{actor}"' if actor and operation != "DELETE" else "NULL"
+        when = f" WHEN {_sqlite_changed(watched)}" if operation == "UPDATE" else ""
+        statements.append(
+            f'CREATE TRIGGER {_trigger_name(table, operation)} AFTER {operation} ON "{table}" FOR EACH ROW{when} BEGIN '
+            f"{insert}VALUES ('{table}', CAST({ref}.\"{pk}\" AS TEXT), '{operation}', {old}, {new}, {actor_value}, "
+            f"{now}, NULL, '', ''); END"
+        )
+    return statements
+
+
+_SQLITE_CONTENT_COLUMNS = ("id", "table_name", "row_pk", "operation", "old_row", "new_row", "actor_id", "at")
+
+_SQLITE_PROTECT = (
+    f"CREATE TRIGGER concord_audit_protect BEFORE DELETE ON {AUDIT_TABLE} FOR EACH ROW BEGIN "
+    "SELECT RAISE(ABORT, 'audit events are append-only: DELETE refused'); END",
+    f"CREATE TRIGGER concord_audit_protect_update BEFORE UPDATE ON {AUDIT_TABLE} FOR EACH ROW "
+    f"WHEN OLD.hash <> '' OR {_sqlite_changed(_SQLITE_CONTENT_COLUMNS)} BEGIN "
+    "SELECT RAISE(ABORT, 'audit events are append-only: only sealing an unsealed event may UPDATE it'); END",
+)
+
+
+# --- PostgreSQL -----------------------------------------------------------------------------------
+
+_PG_FUNCTIONS = (
+    # TG_ARGV: primary key column, actor column ('' for none), comma-separated excluded columns.
+    """
+CREATE OR REPLACE FUNCTION concord_audit_row() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    old_row jsonb := NULL;
+    new_row jsonb := NULL;
+    excluded text[] := string_to_array(TG_ARGV[2], ',');
+    actor text := NULL;
+BEGIN
+    IF TG_OP <> 'INSERT' THEN old_row := to_jsonb(OLD) - excluded; END IF;
+    IF TG_OP <> 'DELETE' THEN new_row := to_jsonb(NEW) - excluded; END IF;
+    IF TG_OP <> 'DELETE' AND TG_ARGV[1] <> '' THEN actor := new_row ->> TG_ARGV[1]; END IF;
+    INSERT INTO annotation_auditevent (table_name, row_pk, operation, old_row, new_row, actor_id, at, seq, prev_hash, hash)
+    VALUES (TG_TABLE_NAME, COALESCE(new_row, old_row) ->> TG_ARGV[0], TG_OP, old_row, new_row, actor::bigint,
+            clock_timestamp(), NULL, '', '');
+    RETURN NULL;
+END $$
+""",
+    """
+CREATE OR REPLACE FUNCTION concord_audit_protect() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        IF OLD.hash = '' AND (NEW.id, NEW.table_name, NEW.row_pk, NEW.operation, NEW.old_row, NEW.new_row,
+                              NEW.actor_id, NEW.at)
+                IS NOT DISTINCT FROM (OLD.id, OLD.table_name, OLD.row_pk, OLD.operation, OLD.old_row, OLD.new_row,
+                                      OLD.actor_id, OLD.at) THEN
+            RETURN NEW;
+        END IF;
+        RAISE EXCEPTION 'audit events are append-only: only sealing an unsealed event may UPDATE it';
+    END IF;
+    RAISE EXCEPTION 'audit events are append-only: % refused', TG_OP;
+END $$
+""",
+)
+
+_PG_PROTECT = (
+    f"CREATE TRIGGER concord_audit_protect BEFORE UPDATE OR DELETE ON {AUDIT_TABLE} "
+    "FOR EACH ROW EXECUTE FUNCTION concord_audit_protect()",
+    f"CREATE TRIGGER concord_audit_protect_truncate BEFORE TRUNCATE ON {AUDIT_TABLE} "
+    "FOR EACH STATEMENT EXECUTE FUNCTION concord_audit_protect()",
+)
+
+
+def _pg_quote_literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _pg_table_triggers(connection: BaseDatabaseWrapper, spec: Audited) -> list[str]:
+    table = _check_identifier(spec.table)
+    all_columns = _table_columns(connection, table)
+    pk = _primary_key_column(connection, table)
+    actor = spec.actor_column if spec.actor_column in all_columns else ""
+    excluded = ",".join(_check_identifier(c) for c in spec.excluded_columns)
+    args = f"{_pg_quote_literal(pk)}, {_pg_quote_literal(actor)}, {_pg_quote_literal(excluded)}"
+    watched = [c for c in spec.watched_columns if c in all_columns]
+    if watched:
+        changed = " OR ".join(f'OLD."{c}" IS DISTINCT FROM NEW."{c}"' for c in watched)
+    else:
+        changed = "OLD.* IS DISTINCT FROM NEW.*"
+    statements = []
+    for operation in _OPERATIONS:
+        when = f" WHEN ({changed})" if operation == "UPDATE" else ""
+        statements.append(
+            f'CREATE TRIGGER {_trigger_name(table, operation)} AFTER {operation} ON "{table}" FOR EACH ROW{when} '
+            f"EXECUTE FUNCTION concord_audit_row({args})"
+        )
+    return statements
+
+
+# --- Install / remove -----------------------------------------------------------------------------
+
+
+def _drop_trigger_sql(connection: BaseDatabaseWrapper, name: str, table: str) -> str:
+    if connection.vendor == "postgresql":
+        return f'DROP TRIGGER IF EXISTS {name} ON "{table}"'
+    return f"DROP TRIGGER IF EXISTS {name}"
+
+
+def _check_vendor(connection: BaseDatabaseWrapper) -> None:
+    if connection.vendor not in {"sqlite", "postgresql"}:
+        raise RuntimeError(f"the audit trail supports SQLite and PostgreSQL, not {connection.vendor}")
+
+
+def triggers_remove(*, using: str = "default", protection_only: bool = False) -> None:
+    """Drop the audit triggers (all of them, or only those protecting the audit table)."""
+    connection = connections[using]
+    _check_vendor(connection)
+    existing = _existing_tables(connection)
+    statements = []
+    if AUDIT_TABLE in existing:
+        statements += [_drop_trigger_sql(connection, name, AUDIT_TABLE) for name in _PROTECT_TRIGGERS]
+    if not protection_only:
+        for spec in AUDITED_TABLES:
+            if spec.table in existing:
+                statements += [
+                    _drop_trigger_sql(connection, _trigger_name(spec.table, op), spec.table) for op in _OPERATIONS
+                ]
+    with transaction.atomic(using=using), connection.cursor() as cursor:
+        for sql in statements:
+            cursor.execute(sql)
+
+
+def triggers_install(*, using: str = "default") -> list[str]:
+    """(Re)create every audit trigger; idempotent. Returns the audited tables that exist."""
+    connection = connections[using]
+    _check_vendor(connection)
+    existing = _existing_tables(connection)
+    if AUDIT_TABLE not in existing:
+        return []
+    specs = [spec for spec in AUDITED_TABLES if spec.table in existing]
+    statements: list[str] = []
+    if connection.vendor == "postgresql":
+        statements += list(_PG_FUNCTIONS)
+    for spec in specs:
+        statements += [_drop_trigger_sql(connection, _trigger_name(spec.table, op), spec.table) for op in _OPERATIONS]
+        builder = _pg_table_triggers if connection.vendor == "postgresql" else _sqlite_table_triggers
+        statements += builder(connection, spec)
+    statements += [_drop_trigger_sql(connection, name, AUDIT_TABLE) for name in _PROTECT_TRIGGERS]
+    statements += list(_PG_PROTECT if connection.vendor == "postgresql" else _SQLITE_PROTECT)
+    with transaction.atomic(using=using), connection.cursor() as cursor:
+        for sql in statements:
+            cursor.execute(sql)
+    return [spec.table for spec in specs]
+
+
+def triggers_present(*, using: str = "default") -> set[str]:
+    """Names of the audit triggers that exist in the database (for checks and tests)."""
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal AND tgname LIKE 'concord_audit%%'")
+        else:
+            cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'concord_audit%'")
+        return {row[0] for row in cursor.fetchall()}
+
+
+def on_pre_migrate(*, using: str = "default", **kwargs: Any) -> None:
+    triggers_remove(using=using)
+
+
+def on_post_migrate(*, using: str = "default", **kwargs: Any) -> None:
+    triggers_install(using=using)
+
+
+# --- The hash chain -------------------------------------------------------------------------------
+
+
+def event_canonical(event: Any) -> str:
+    """The canonical JSON of an event's content and chain position (sorted keys, no spaces)."""
+    body = {
+        "seq": event.seq,
+        "id": event.id,
+        "table": event.table_name,
+        "row_pk": event.row_pk,
+        "operation": event.operation,
+        "old": event.old_row,
+        "new": event.new_row,
+        "actor_id": event.actor_id,
+        "at": event.at.isoformat(),
+    }
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def event_hash(event: Any, prev_hash: str) -> str:
+    return hashlib.sha256((prev_hash + event_canonical(event)).encode("utf-8")).hexdigest()
+
+
+def events_seal(*, using: str = "default", batch_size: int = 500) -> int:
+    """Append every unsealed event to the chain, in id order. Returns how many were sealed.
+
+    Holds the database's write lock (SQLite: the IMMEDIATE transaction; PostgreSQL: an advisory lock)
+    so two sealers never give two events the same position. Events committed late with a lower id are
+    simply sealed later: the chain's order is ``seq``, not ``id``.
+    """
+    from annotation.models import AuditEvent
+
+    connection = connections[using]
+    with transaction.atomic(using=using):
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_SEAL_LOCK_KEY])
+        events = AuditEvent.objects.using(using)
+        head = events.filter(seq__isnull=False).order_by("-seq").values_list("seq", "hash").first()
+        seq, prev_hash = head if head else (0, GENESIS_HASH)
+        pending = list(events.filter(seq__isnull=True).order_by("id"))
+        for event in pending:
+            seq += 1
+            event.seq = seq
+            event.prev_hash = prev_hash
+            event.hash = event_hash(event, prev_hash)
+            prev_hash = event.hash
+        events.bulk_update(pending, ["seq", "prev_hash", "hash"], batch_size=batch_size)
+    return len(pending)
+
+
+@dataclass(frozen=True)
+class ChainReport:
+    n_sealed: int
+    n_unsealed: int
+    head_seq: int
+    head_hash: str
+    problem: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problem
+
+
+def chain_verify(*, using: str = "default", anchor: dict[str, Any] | None = None) -> ChainReport:
+    """Recompute the chain; report the first event whose position, link or content does not hold.
+
+    ``anchor`` (``{"seq": int, "hash": str}``), a head recorded earlier outside the database, must
+    still be in the chain with the same hash: this catches a tail deleted or rewritten consistently.
+    """
+    from annotation.models import AuditEvent
+
+    events = AuditEvent.objects.using(using)
+    expected_seq, prev_hash, n = 1, GENESIS_HASH, 0
+    anchor_found = anchor is None
+
+    def report(problem: str = "") -> ChainReport:
+        unsealed = events.filter(seq__isnull=True).count()
+        return ChainReport(n_sealed=n, n_unsealed=unsealed, head_seq=expected_seq - 1, head_hash=prev_hash, problem=problem)
+
+    for event in events.filter(seq__isnull=False).order_by("seq").iterator(chunk_size=2000):
+        where = f"event seq {event.seq} (id {event.id}, {event.operation} {event.table_name}#{event.row_pk})"
+        if event.seq != expected_seq:
+            return report(f"event seq {expected_seq} is missing (the next is {where}): sealed events were deleted")
+        if event.prev_hash != prev_hash:
+            return report(f"{where} does not link to event seq {expected_seq - 1}: the chain was altered")
+        if event_hash(event, prev_hash) != event.hash:
+            return report(f"{where} was edited: its content no longer matches its hash")
+        if anchor is not None and event.seq == anchor["seq"]:
+            if event.hash != anchor["hash"]:
+                return report(f"{where} differs from the anchored head recorded earlier: the chain was rewritten")
+            anchor_found = True
+        prev_hash, expected_seq, n = event.hash, expected_seq + 1, n + 1
+    if not anchor_found:
+        return report(
+            f"the anchored head (seq {anchor['seq']}) is no longer in the chain, which ends at seq {expected_seq - 1}: "
+            "sealed events were deleted"
+        )
+    stray = events.filter(seq__isnull=True).exclude(hash="", prev_hash="").order_by("id").first()
+    if stray is not None:
+        return report(f"event id {stray.id} carries a hash but has no position in the chain: the chain was altered")
+    return report()
+
+
+def anchor_read(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("seq"), int) or not isinstance(data.get("hash"), str):
+        raise ValueError(f"{path} is not an audit anchor ({{'seq': int, 'hash': str}})")
+    return data
+
+
+def anchor_write(path: Path, *, seq: int, hash: str) -> None:
+    """Record the verified head; written to a temporary file and renamed so a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps({"seq": seq, "hash": hash}) + "\n", encoding="utf-8")
+    tmp.replace(path)
