@@ -155,7 +155,7 @@ class _Index:
     dense_identity: str = ""
 
 
-_CACHE: dict[tuple[int, int, int], _Index] = {}
+_CACHE: dict[tuple[int, str, int, int], _Index] = {}
 _CACHE_LOCK = threading.Lock()
 
 
@@ -172,7 +172,8 @@ def _load_index(knowledge_base_id: int) -> _Index:
 
     kb = KnowledgeBase.objects.get(pk=knowledge_base_id)
     count = Passage.objects.filter(knowledge_base=kb).count()
-    key = (kb.pk, kb.version, count)
+    # created_at guards against a recreated knowledge base that reuses a deleted one's id.
+    key = (kb.pk, kb.created_at.isoformat(), kb.version, count)
     with _CACHE_LOCK:
         cached = _CACHE.get(key)
         if cached is not None:

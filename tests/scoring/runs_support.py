@@ -1,0 +1,64 @@
+"""Shared pieces of the score-run tests: a small metric with controllable failures, eager Celery.
+
+``probe`` is a real metric over the real ``lexical`` backend (fraction of answer sentences the
+backend finds supported by the item's contexts); answers containing a marker make it fail in a
+chosen way, so the tests can exercise per-item failures and transient retries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from concord.celery import app
+from scoring.registry import METRICS, ItemInput, Metric, Param, TransientBackendError, UnitScore, register
+
+BOOM = "BOOM"  # the item raises an unexpected error
+FLAKY = "FLAKY"  # the backend call fails transiently while FLAKY_FAILURES[item id] > 0
+
+FLAKY_FAILURES: dict[str, int] = {}
+
+
+class ProbeMetric(Metric):
+    name = "probe"
+    version = "1"
+    title = "Probe (tests)"
+    definition = "Fraction of answer sentences the backend finds supported by the item's contexts."
+    units = ("item", "sentence")
+    backends = ("lexical", "nli")
+    parameters = {"threshold": Param(0.5, "support threshold", float)}
+
+    def score(self, item: ItemInput, backend: Any, params: dict[str, Any], *, retriever: Any = None) -> list[UnitScore]:
+        if BOOM in item.answer:
+            raise RuntimeError(f"cannot score {item.id}")
+        if FLAKY in item.answer and FLAKY_FAILURES.get(item.id, 0) > 0:
+            FLAKY_FAILURES[item.id] -= 1
+            raise TransientBackendError("HTTP 429 from the judge")
+        if not item.sentences:
+            return [UnitScore("item", None, "undetermined", {"reason": "no sentences"})]
+        verdicts = backend.supports(item.sentences, [c.text for c in item.contexts], threshold=params["threshold"])
+        units = [
+            UnitScore(f"s:{i}", 1.0 if v.verdict else 0.0, "ok", v.as_details()) for i, v in enumerate(verdicts)
+        ]
+        units.append(UnitScore("item", sum(u.value for u in units) / len(units), "ok", {"n": len(units)}))
+        return units
+
+
+if "probe" not in METRICS:
+    register(ProbeMetric)
+
+
+@contextmanager
+def eager_celery(*, propagate: bool = True) -> Iterator[None]:
+    """Tasks run in-process when enqueued (settings CELERY_TASK_ALWAYS_EAGER, applied to the live app).
+
+    Eager retries need ``propagate=False``: Celery re-applies a retried task only when the Retry is
+    not propagated.
+    """
+    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, propagate
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager, app.conf.task_eager_propagates = saved
