@@ -148,6 +148,38 @@ def label_conflict_details(current: Label | None, attempted: Any, question: Ques
     }
 
 
+def value_display(question: Question, value: Any) -> str:
+    """An answer in words: option labels rather than stored values, sentence numbers from 1."""
+    if value is None:
+        return "no answer"
+    labels = {str(o["value"]): str(o.get("label", o["value"])) for o in question.options}
+    if question.kind == "alignment" and isinstance(value, list):
+        return ", ".join(f"sentence {int(v) + 1}" for v in value) or "none"
+    if isinstance(value, list):
+        return ", ".join(labels.get(str(v), str(v)) for v in value) or "none"
+    return labels.get(str(value), str(value))
+
+
+def conflict_view(question: Question, details: dict[str, Any]) -> dict[str, Any]:
+    """A 409's details prepared for the page: the newer answer and the one that was not saved."""
+    mine = details.get("your_value")
+    return {
+        **details,
+        "value_display": value_display(question, details.get("value")),
+        "your_display": value_display(question, mine),
+        "your_list": [str(v) for v in mine] if isinstance(mine, list) else None,
+        "your_scalar": None if isinstance(mine, list) or mine is None else str(mine),
+    }
+
+
+def has_dependents_in_other_scopes(pool: Pool, question: Question) -> bool:
+    return any(
+        q.condition.get("question") == question.key and q.scope != question.scope
+        for q in pool.questions.all()
+        if q.condition
+    )
+
+
 # --- Queue -------------------------------------------------------------------------------------
 
 
@@ -240,6 +272,15 @@ class QuestionState:
     updated_at: Any = None
     conflict: dict[str, Any] | None = None
     error: str | None = None
+    saved: bool = False
+
+    @property
+    def display(self) -> str:
+        return value_display(self.question, self.value)
+
+    @property
+    def list_values(self) -> list[str]:
+        return [str(v) for v in self.value] if isinstance(self.value, list) else []
 
     @property
     def answered(self) -> bool:

@@ -5,4 +5,11 @@ from annotation import views
 app_name = "annotation"
 urlpatterns = [
     path("", views.home, name="home"),
+    path("pools/<int:pool_id>/continue/", views.pool_continue, name="pool-continue"),
+    path("assignments/<int:pk>/", views.item_page, name="item"),
+    path("assignments/<int:pk>/labels/", views.label_save, name="label-save"),
+    path("assignments/<int:pk>/submit/", views.assignment_submit, name="submit"),
+    path("assignments/<int:pk>/skip/", views.assignment_skip, name="skip"),
+    path("assignments/<int:pk>/aspects/", views.aspect_propose, name="aspect-propose"),
+    path("assignments/<int:pk>/time/", views.active_time, name="active-time"),
 ]

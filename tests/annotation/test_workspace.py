@@ -1,0 +1,184 @@
+"""The annotator's pages: queue, item page, autosave fragments, submit, skip, proposals (issue 3, points 2–6)."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Aspect, AssignmentStatus, Exposure, Label
+from annotation.protocols import study_protocol_apply
+from annotation.services import pool_assign_items
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def astrid(study, annotator, settings):
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+    study.guidelines = "# Read me\n\nMark **every** sentence. <script>alert(1)</script>"
+    study.save()
+    questions = study_protocol_apply(study=study, presets="astrid")
+    item = factories.make_item(study, "i1", answer="Take 0.5 mg daily. I hope this helps!", question="What dose of X?")
+    factories.make_chunk(item, 1, "X is dosed at 0.5 mg once daily.")
+    factories.make_chunk(item, 2, "Unrelated passage.")
+    pool = factories.make_pool(study, "clinicians", questions=questions)
+    factories.add_member(pool, annotator)
+    pool_assign_items(pool=pool)
+    return {"pool": pool, "item": item, "questions": {q.key: q for q in questions}, "assignment": pool.assignments.get()}
+
+
+def post_label(client, assignment, question, unit, value, base=0, **extra):
+    data = {"question": question, "unit_key": unit, "base_version": base}
+    if value is not None:
+        data["value"] = value
+    data.update(extra)
+    return client.post(reverse("annotation:label-save", args=[assignment.pk]), data, **HX)
+
+
+def test_queue_shows_my_studies_pools_and_progress(client, annotator, astrid):
+    client.force_login(annotator)
+    body = client.get(reverse("annotation:home")).content.decode()
+    assert astrid["pool"].study.name in body and "clinicians" in body
+    assert "0 / 1" in body
+    assert reverse("annotation:pool-continue", args=[astrid["pool"].pk]) in body
+
+
+def test_continue_opens_the_next_item(client, annotator, astrid):
+    client.force_login(annotator)
+    response = client.get(reverse("annotation:pool-continue", args=[astrid["pool"].pk]))
+    assert response.status_code == 302
+    assert response.url == reverse("annotation:item", args=[astrid["assignment"].pk])
+
+
+def test_item_page_shows_sentences_chunks_questions_and_guidelines_safely(client, annotator, astrid):
+    client.force_login(annotator)
+    response = client.get(reverse("annotation:item", args=[astrid["assignment"].pk]))
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "Take 0.5 mg daily." in body and "I hope this helps!" in body
+    assert "X is dosed at 0.5 mg once daily." in body
+    assert "<strong>every</strong>" in body  # Markdown rendered
+    assert "<script>alert(1)</script>" not in body  # but never raw HTML
+    # grounded is conditional on information_bearing = yes: not shown yet
+    assert 'data-question="information_bearing"' in body
+    assert 'data-question="grounded"' not in body
+    assert "Vary" in response.headers and "HX-Request" in response.headers["Vary"]
+
+
+def test_opening_an_item_records_what_was_shown(client, annotator, astrid):
+    client.force_login(annotator)
+    client.get(reverse("annotation:item", args=[astrid["assignment"].pk]))
+    exposure = Exposure.objects.get()
+    assert (exposure.user, exposure.pool, exposure.item) == (annotator, astrid["pool"], astrid["item"])
+    assert not exposure.showed_scores and not exposure.showed_other_labels and not exposure.showed_system
+
+
+def test_saving_returns_the_unit_fragment_with_the_conditional_question_and_an_acknowledgement(client, annotator, astrid):
+    client.force_login(annotator)
+    response = post_label(client, astrid["assignment"], "information_bearing", "s:0", "yes")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert body.lstrip().startswith('<section class="unit')
+    assert 'data-question="grounded"' in body
+    assert "Saved on the server" in body
+    assert Label.objects.get().value == "yes"
+
+
+def test_a_stale_save_answers_409_with_the_newer_value_who_and_when(client, annotator, astrid):
+    client.force_login(annotator)
+    post_label(client, astrid["assignment"], "perceived_faithfulness", "item", "4")
+    response = post_label(client, astrid["assignment"], "perceived_faithfulness", "item", "2", base=0)
+    body = response.content.decode()
+    assert response.status_code == 409
+    assert 'class="conflict"' in body
+    assert annotator.get_username() in body
+    assert "Save my answer (2) over it" in body  # the unsaved answer is offered again
+    assert Label.objects.get().value == "4"
+
+
+def test_an_invalid_answer_answers_400_and_stores_nothing(client, annotator, astrid):
+    client.force_login(annotator)
+    response = post_label(client, astrid["assignment"], "perceived_faithfulness", "item", "99")
+    assert response.status_code == 400
+    assert "Not saved" in response.content.decode()
+    assert not Label.objects.exists()
+
+
+def test_clearing_an_answer_keeps_its_history(client, annotator, astrid):
+    client.force_login(annotator)
+    post_label(client, astrid["assignment"], "perceived_faithfulness", "item", "4")
+    response = post_label(client, astrid["assignment"], "perceived_faithfulness", "item", None, base=1, clear="1")
+    assert response.status_code == 200
+    label = Label.objects.get()
+    assert label.value is None and label.history.count() == 2
+
+
+def test_submit_lists_what_is_missing(client, annotator, astrid):
+    client.force_login(annotator)
+    response = client.post(reverse("annotation:submit", args=[astrid["assignment"].pk]), **HX)
+    body = response.content.decode()
+    assert response.status_code == 400
+    assert "Not submitted" in body and "Sentence 1" in body and "#unit-s-0" in body
+
+
+def _answer_everything(client, assignment):
+    for unit in ("s:0", "s:1"):
+        post_label(client, assignment, "information_bearing", unit, "no")
+    for unit in ("c:1", "c:2"):
+        post_label(client, assignment, "context_relevant", unit, "yes")
+    for key, value in [("perceived_faithfulness", "5"), ("scope_class", "in_scope"), ("refused", "no"), ("refusal_appropriate", "yes"),
+                       ("harmful", "none"), ("helpful", "slight"), ("inappropriate", "none")]:
+        assert post_label(client, assignment, key, "item", value).status_code == 200
+
+
+def test_submit_when_complete_redirects_to_the_next_item_and_is_idempotent(client, annotator, astrid):
+    client.force_login(annotator)
+    _answer_everything(client, astrid["assignment"])
+    url = reverse("annotation:submit", args=[astrid["assignment"].pk])
+    first = client.post(url, **HX)
+    second = client.post(url, **HX)
+    assert first.status_code == second.status_code == 200
+    assert first.headers["HX-Redirect"] == reverse("annotation:pool-continue", args=[astrid["pool"].pk])
+    astrid["assignment"].refresh_from_db()
+    assert astrid["assignment"].status == AssignmentStatus.SUBMITTED
+    body = client.get(reverse("annotation:item", args=[astrid["assignment"].pk])).content.decode()
+    assert "read-only" in body and "<fieldset disabled>" in body
+
+
+def test_skip_needs_a_reason(client, annotator, astrid):
+    client.force_login(annotator)
+    url = reverse("annotation:skip", args=[astrid["assignment"].pk])
+    client.post(url, {"reason": ""})
+    astrid["assignment"].refresh_from_db()
+    assert astrid["assignment"].status != AssignmentStatus.SKIPPED
+    response = client.post(url, {"reason": "Not my specialty"})
+    assert response.status_code == 302
+    astrid["assignment"].refresh_from_db()
+    assert astrid["assignment"].status == AssignmentStatus.SKIPPED
+
+
+def test_proposing_an_aspect_shows_it_as_mine_and_pending(client, annotator, astrid):
+    client.force_login(annotator)
+    response = client.post(reverse("annotation:aspect-propose", args=[astrid["assignment"].pk]), {"text": "Renal <b>dosing</b>", "importance": "nice_to_have"}, **HX)
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "Renal &lt;b&gt;dosing&lt;/b&gt;" in body and "waiting for review" in body
+    assert Aspect.objects.get().status == "proposed"
+
+
+def test_active_time_is_recorded(client, annotator, astrid):
+    client.force_login(annotator)
+    response = client.post(reverse("annotation:active-time", args=[astrid["assignment"].pk]), {"seconds": "31.5"})
+    assert response.json() == {"added": 31.5}
+    astrid["assignment"].refresh_from_db()
+    assert astrid["assignment"].active_seconds == 31.5
+
+
+def test_the_item_page_uses_a_fixed_number_of_queries(client, annotator, astrid, django_assert_max_num_queries):
+    client.force_login(annotator)
+    for n in range(3, 15):
+        factories.make_chunk(astrid["item"], n, f"passage {n}")
+    with django_assert_max_num_queries(30):
+        assert client.get(reverse("annotation:item", args=[astrid["assignment"].pk])).status_code == 200
