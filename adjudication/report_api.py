@@ -1,0 +1,90 @@
+"""REST API of the reports: the same services and the same JSON as the pages' downloads.
+
+One class per operation; each authorizes with ``study_get_for_researcher`` (annotators 403,
+strangers 404) and maps domain errors onto their HTTP status.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from adjudication import reports
+from adjudication.report_views import agreement_params
+from adjudication.selectors import study_get_for_researcher
+from concord.errors import DomainError
+
+
+class _ReportApi(APIView):
+    access_policy = "researcher"
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, DomainError):
+            return Response(exc.as_dict(), status=exc.status_code)
+        return super().handle_exception(exc)
+
+
+class ReportIndexApi(_ReportApi):
+    """What can be reported for a study: every (pool, question) and every (metric source, question)."""
+
+    def get(self, request: Request, slug: str) -> Response:
+        study = study_get_for_researcher(user=request.user, slug=slug)
+        agreement = [
+            {"pool": {"id": row["pool"].pk, "name": row["pool"].name}, "question": row["question"].key,
+             "n_units": row["report"]["n_units"], "n_raters": row["report"]["n_raters"]}
+            for row in reports.agreement_overview(study=study)
+        ]
+        validity = [
+            {"source": p["source"].key, "label": p["source"].label, "pool": p["pool"].pk, "question": p["question"].key}
+            for p in reports.validity_pairs(study=study)
+        ]
+        return Response({"study": study.slug, "agreement": agreement, "validity": validity})
+
+
+class AgreementReportApi(_ReportApi):
+    """Point estimates, or the finished bootstrap for ``n_boot`` and ``seed`` when one was computed."""
+
+    def get(self, request: Request, slug: str, pool_id: int, question: str) -> Response:
+        study = study_get_for_researcher(user=request.user, slug=slug)
+        report, job = reports.agreement_report_with_bootstrap(
+            study=study, params=agreement_params(pool_id, question, request.query_params)
+        )
+        return Response({**report, "bootstrap_job": job.pk if job else None})
+
+
+class ValidityReportApi(_ReportApi):
+    """Query: source, pool, question, and optionally target, positive, n_boot, seed."""
+
+    def get(self, request: Request, slug: str) -> Response:
+        study = study_get_for_researcher(user=request.user, slug=slug)
+        vp = reports.validity_params_parse(study=study, query=request.query_params)
+        n_boot, seed = reports.bootstrap_params(request.query_params.get("n_boot"), request.query_params.get("seed"))
+        report, job = reports.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
+        return Response({**report, "bootstrap_job": job.pk if job else None})
+
+
+class ReportJobStartApi(_ReportApi):
+    """Body: kind (agreement | validity), the report's parameters, n_boot, seed. 202 with the job."""
+
+    def post(self, request: Request, slug: str) -> Response:
+        study = study_get_for_researcher(user=request.user, slug=slug)
+        kind, params = reports.job_params_parse(study=study, data=_flat(request.data))
+        job = reports.report_job_start(study=study, kind=kind, params=params, user=request.user)
+        return Response(reports.job_as_dict(job), status=status.HTTP_202_ACCEPTED)
+
+
+class ReportJobApi(_ReportApi):
+    def get(self, request: Request, slug: str, job_id: int) -> Response:
+        study = study_get_for_researcher(user=request.user, slug=slug)
+        return Response(reports.job_as_dict(reports.report_job_get(study=study, job_id=job_id)))
+
+
+def _flat(data: Any) -> dict[str, Any]:
+    """Form or JSON bodies alike as a mapping of single values."""
+    if hasattr(data, "dict"):
+        return data.dict()
+    return {k: v for k, v in dict(data).items()}
