@@ -27,7 +27,12 @@ class BackendUnavailable(MetricError):
 
 class BackendResponseError(MetricError):
     """A backend answered, but not usably (an LLM reply that stays malformed after the bounded
-    in-call retries). Not transient: ``score_item`` records it as a ``failed`` item score."""
+    in-call retries). Not transient: ``score_item`` records it as a ``failed`` item score, with
+    ``details`` (e.g. the raw outputs) kept alongside the message."""
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = details or {}
 
 
 class TransientBackendError(Exception):
@@ -176,7 +181,9 @@ def score_item(
     try:
         return metric.score(item, backend, params, retriever=retriever)
     except BackendResponseError as exc:
-        return [UnitScore("item", None, "failed", {"error": str(exc), "error_type": "BackendResponseError"})]
+        return [
+            UnitScore("item", None, "failed", {"error": str(exc), "error_type": "BackendResponseError", **exc.details})
+        ]
     except TransientBackendError as exc:
         if not final_attempt:
             raise

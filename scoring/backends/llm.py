@@ -1,0 +1,336 @@
+"""The ``llm`` backend: an OpenAI-compatible chat-completions endpoint over httpx (vLLM, Ollama, hosted).
+
+Configuration: ``LLM_BASE_URL`` (e.g. ``http://127.0.0.1:8000/v1``), ``LLM_MODEL``, ``LLM_API_KEY``
+(optional), ``LLM_TIMEOUT_SECONDS``, ``LLM_MAX_RETRIES``; each can be overridden as an option. Without a
+base URL and a model the backend is unavailable.
+
+Every judgement is one prompt from ``prompts.PROMPTS`` per item (all sentences / claims numbered in one
+request), repeated ``samples`` times for self-consistency. Each answer must be a JSON object of the
+prompt's shape (``validate``); a malformed answer is asked again. One call makes at most
+``1 + max_retries`` attempts, sharing that budget between malformed answers and transient failures
+(HTTP 429, 5xx, timeouts, connection errors), with exponential backoff (``backoff_base · 2^attempt``
+seconds, or the server's numeric Retry-After, capped at ``backoff_cap``). When the budget is spent the
+call raises ``TransientBackendError`` (if the last failure was transient — the Celery task may retry the
+item later) or ``BackendResponseError`` (malformed answers — the item is recorded as failed, raw outputs
+kept). Other 4xx answers are configuration errors (``BackendUnavailable``) except 400/422, which fail the item.
+
+Details stored with every judgement: prompt name, version and sha256, the model, the raw outputs of all
+samples, and the spread across samples: for a verdict, the share of samples agreeing with the majority;
+for a rating, the standard deviation and range. Ties between samples resolve to the negative verdict
+(not supported / not covered / not relevant / not information-bearing), stated in the details.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import httpx
+
+from scoring.backends.base import (
+    BEHAVIOURS,
+    RUBRIC_CRITERIA,
+    SENTENCE_KINDS,
+    Backend,
+    Behaviour,
+    Judgement,
+    RubricJudgement,
+    Statements,
+)
+from scoring.backends.prompts import PROMPTS, PromptTemplate, numbered
+from scoring.registry import BackendResponseError, BackendUnavailable, TransientBackendError
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+class MalformedAnswer(ValueError):
+    pass
+
+
+def parse_json_object(content: str) -> dict[str, Any]:
+    match = _FENCE.match(content)
+    text = match.group(1) if match else content
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedAnswer(f"not JSON: {exc.msg} at position {exc.pos}") from None
+    if not isinstance(value, dict):
+        raise MalformedAnswer("the answer is JSON but not an object")
+    return value
+
+
+def validate_verdicts(obj: dict[str, Any], n: int, field: str, kind: type | tuple[Any, ...]) -> dict[int, Any]:
+    """{index: value} from {"verdicts": [{"index": i, field: v}, ...]} covering exactly 0..n-1."""
+    verdicts = obj.get("verdicts")
+    if not isinstance(verdicts, list):
+        raise MalformedAnswer('missing list "verdicts"')
+    out: dict[int, Any] = {}
+    for entry in verdicts:
+        if not isinstance(entry, dict):
+            raise MalformedAnswer("a verdict is not an object")
+        index = entry.get("index")
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n or index in out:
+            raise MalformedAnswer(f"bad or repeated index {index!r} (expected 0..{n - 1})")
+        value = entry.get(field)
+        if isinstance(kind, tuple):
+            if value not in kind:
+                raise MalformedAnswer(f"{field}={value!r} is not one of {list(kind)}")
+        elif not isinstance(value, kind):
+            raise MalformedAnswer(f"{field}={value!r} is not a {kind.__name__}")
+        out[index] = value
+    if len(out) != n:
+        raise MalformedAnswer(f"expected {n} verdicts, got {len(out)}")
+    return out
+
+
+def validate_rubric(obj: dict[str, Any]) -> dict[str, int]:
+    ratings = {}
+    for criterion in RUBRIC_CRITERIA:
+        value = obj.get(criterion)
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 5:
+            raise MalformedAnswer(f"{criterion}={value!r} is not an integer from 1 to 5")
+        ratings[criterion] = value
+    return ratings
+
+
+class LLMBackend(Backend):
+    name = "llm"
+    defaults: ClassVar[dict[str, float]] = {}
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str = "",
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        samples: int = 1,
+        temperature: float | None = None,
+        backoff_base: float = 0.5,
+        backoff_cap: float = 30.0,
+        json_mode: bool = True,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        if samples < 1:
+            raise BackendUnavailable(f"llm backend: samples must be at least 1, got {samples}")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.max_retries = int(max_retries)
+        self.samples = int(samples)
+        self.temperature = float(temperature if temperature is not None else (0.0 if samples == 1 else 0.7))
+        self.backoff_base = float(backoff_base)
+        self.backoff_cap = float(backoff_cap)
+        self.json_mode = json_mode
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.client = httpx.Client(timeout=float(timeout), headers=headers, transport=transport)
+        self.identity = f"llm:{model}@{self.base_url} samples={self.samples} temperature={self.temperature}"
+
+    @classmethod
+    def from_settings(cls, **options: Any) -> LLMBackend:
+        from django.conf import settings
+
+        base_url = options.pop("base_url", None) or settings.LLM_BASE_URL
+        model = options.pop("model", None) or settings.LLM_MODEL
+        if not base_url or not model:
+            raise BackendUnavailable(
+                "llm backend: not configured; set LLM_BASE_URL (an OpenAI-compatible endpoint, e.g. "
+                "http://127.0.0.1:8000/v1) and LLM_MODEL"
+            )
+        options.setdefault("api_key", settings.LLM_API_KEY or "")
+        options.setdefault("timeout", settings.LLM_TIMEOUT_SECONDS)
+        options.setdefault("max_retries", settings.LLM_MAX_RETRIES)
+        return cls(base_url=base_url, model=model, **options)
+
+    # --- transport ----------------------------------------------------------------------------------
+
+    def _delay(self, attempt: int, response: httpx.Response | None) -> float:
+        retry_after = response.headers.get("retry-after") if response is not None else None
+        if retry_after is not None:
+            try:
+                return min(float(retry_after), self.backoff_cap)
+            except ValueError:
+                pass
+        return min(self.backoff_base * (2**attempt), self.backoff_cap)
+
+    def _post(self, messages: list[dict[str, str]]) -> httpx.Response:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
+        if self.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        return self.client.post(f"{self.base_url}/chat/completions", json=body)
+
+    def ask(self, prompt: PromptTemplate, validate: Callable[[dict[str, Any]], Any], **values: str) -> dict[str, Any]:
+        """Run one prompt ``samples`` times; returns {"parsed": [...], "raw": [...], **prompt facts}."""
+        messages = prompt.messages(**values)
+        parsed, raw = [], []
+        for _ in range(self.samples):
+            value, content = self._one_sample(prompt, messages, validate)
+            parsed.append(value)
+            raw.append(content)
+        return {
+            "parsed": parsed,
+            "raw": raw,
+            "prompt": prompt.name,
+            "prompt_version": prompt.version,
+            "prompt_sha256": prompt.sha256,
+            "model": self.model,
+        }
+
+    def _one_sample(
+        self, prompt: PromptTemplate, messages: list[dict[str, str]], validate: Callable[[dict[str, Any]], Any]
+    ) -> tuple[Any, str]:
+        failures: list[str] = []
+        raw_outputs: list[str] = []
+        last_transient = False
+        for attempt in range(self.max_retries + 1):
+            response = None
+            try:
+                response = self._post(messages)
+            except httpx.TimeoutException as exc:
+                failures.append(f"timeout: {exc}")
+                last_transient = True
+            except httpx.TransportError as exc:
+                failures.append(f"connection error: {exc}")
+                last_transient = True
+            else:
+                status = response.status_code
+                if status == 429 or status >= 500:
+                    failures.append(f"HTTP {status}")
+                    last_transient = True
+                elif status in (401, 403, 404):
+                    raise BackendUnavailable(
+                        f"llm backend: {self.base_url} answered HTTP {status} for model {self.model!r}: "
+                        f"{response.text[:300]}"
+                    )
+                elif status >= 400:
+                    raise BackendResponseError(
+                        f"llm backend: HTTP {status} for prompt {prompt.name}: {response.text[:300]}",
+                        {"prompt": prompt.name, "prompt_sha256": prompt.sha256},
+                    )
+                else:
+                    content = ""
+                    try:
+                        content = response.json()["choices"][0]["message"]["content"] or ""
+                        return validate(parse_json_object(content)), content
+                    except (ValueError, KeyError, IndexError, TypeError) as exc:
+                        # ValueError covers MalformedAnswer and a body that is not JSON at all.
+                        failures.append(f"malformed answer: {exc}")
+                        raw_outputs.append(content or response.text[:2000])
+                        last_transient = False
+            if attempt < self.max_retries:
+                time.sleep(self._delay(attempt, response))
+        summary = "; ".join(failures)
+        if last_transient:
+            raise TransientBackendError(
+                f"llm backend: {self.max_retries + 1} attempt(s) for prompt {prompt.name} failed: {summary}"
+            )
+        raise BackendResponseError(
+            f"llm backend: no valid answer to prompt {prompt.name} after {self.max_retries + 1} attempt(s): {summary}",
+            {"prompt": prompt.name, "prompt_sha256": prompt.sha256, "raw": raw_outputs},
+        )
+
+    # --- aggregation ----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _facts(answer: dict[str, Any]) -> dict[str, Any]:
+        return {k: answer[k] for k in ("prompt", "prompt_version", "prompt_sha256", "model")}
+
+    def _vote(self, answer: dict[str, Any], n: int, field: str, raw_per_item: bool = True) -> list[Judgement]:
+        samples: list[dict[int, bool]] = answer["parsed"]
+        out = []
+        for i in range(n):
+            votes = [bool(s[i]) for s in samples]
+            yes = sum(votes)
+            verdict = yes > len(votes) - yes
+            share_yes = yes / len(votes)
+            out.append(Judgement(verdict, share_yes, {
+                field: verdict, "votes": votes, "agreement": max(yes, len(votes) - yes) / len(votes),
+                **self._facts(answer)}))
+        # The raw outputs are per request, not per sentence: keep them once, on the first judgement.
+        if out:
+            out[0].details["raw"] = answer["raw"]
+        return out
+
+    def _verdicts(self, prompt: PromptTemplate, texts: list[str], field: str, **values: str) -> list[Judgement]:
+        if not texts:
+            return []
+        answer = self.ask(prompt, lambda obj: validate_verdicts(obj, len(texts), field, bool),
+                          items=numbered(texts), **values)
+        return self._vote(answer, len(texts), field)
+
+    # --- judgements -----------------------------------------------------------------------------------
+
+    def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        return self._verdicts(PROMPTS["supports"], claims, "supported", evidence=numbered(evidence))
+
+    def informative(
+        self, sentences: list[str], *, question: str = "", threshold: float | None = None
+    ) -> list[Judgement]:
+        return self._verdicts(PROMPTS["informative"], sentences, "information_bearing", question=question)
+
+    def relevance(self, question: str, passages: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        return self._verdicts(PROMPTS["relevance"], passages, "relevant", question=question)
+
+    def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        return self._verdicts(PROMPTS["covers"], aspects, "covered", claims=numbered(claims))
+
+    def sentence_kinds(
+        self, sentences: list[str], source_sentences: list[str], *, threshold: float | None = None
+    ) -> list[Judgement]:
+        if not sentences:
+            return []
+        answer = self.ask(
+            PROMPTS["sentence_kinds"],
+            lambda obj: validate_verdicts(obj, len(sentences), "kind", SENTENCE_KINDS),
+            items=numbered(sentences), source=" ".join(source_sentences),
+        )
+        as_bool = {**answer, "parsed": [{i: k == "simplification" for i, k in s.items()} for s in answer["parsed"]]}
+        out = self._vote(as_bool, len(sentences), "simplification")
+        for j in out:
+            j.details["kind"] = "simplification" if j.verdict else "elaboration"
+        return out
+
+    def behaviour(self, question: str, answer: str, *, threshold: float | None = None) -> Behaviour:
+        def check(obj: dict[str, Any]) -> str:
+            value = obj.get("behaviour")
+            if value not in BEHAVIOURS:
+                raise MalformedAnswer(f"behaviour={value!r} is not one of {list(BEHAVIOURS)}")
+            return value
+
+        result = self.ask(PROMPTS["behaviour"], check, question=question, answer=answer)
+        counts = Counter(result["parsed"])
+        top = max(counts.values())
+        # Ties resolve towards the more cautious reading: escalate, then refuse, then answer.
+        winner = next(b for b in ("escalate", "refuse", "answer") if counts.get(b) == top)
+        return Behaviour(winner, {"votes": result["parsed"], "agreement": top / len(result["parsed"]),
+                                  "raw": result["raw"], **self._facts(result)})
+
+    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
+        def check(obj: dict[str, Any]) -> list[str]:
+            value = obj.get("statements")
+            if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+                raise MalformedAnswer('"statements" must be a list of strings')
+            return [s.strip() for s in value if s.strip()]
+
+        result = self.ask(PROMPTS["statements"], check, question=question, answer=answer)
+        # Statement lists cannot be voted on; the first sample is used, the others show the spread.
+        counts = [len(s) for s in result["parsed"]]
+        return Statements(result["parsed"][0], {
+            "method": "llm extraction", "sample_counts": counts, "samples": result["parsed"],
+            "raw": result["raw"], **self._facts(result)})
+
+    def rubric(self, question: str, answer: str, context: list[str]) -> RubricJudgement:
+        result = self.ask(PROMPTS["rubric"], validate_rubric, question=question, answer=answer,
+                          context=numbered(context))
+        ratings, spread = {}, {}
+        for criterion in RUBRIC_CRITERIA:
+            values = [s[criterion] for s in result["parsed"]]
+            ratings[criterion] = statistics.fmean(values)
+            spread[criterion] = {"sd": statistics.pstdev(values), "min": min(values), "max": max(values)}
+        return RubricJudgement(ratings, {"samples": result["parsed"], "spread": spread, "raw": result["raw"],
+                                         **self._facts(result)})

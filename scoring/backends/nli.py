@@ -1,0 +1,174 @@
+"""The ``nli`` backend: any transformers sequence-classification NLI model from a local directory.
+
+The directory comes from the ``model_dir`` option or ``settings.NLI_MODEL_DIR``; nothing is downloaded.
+The label mapping is read from the model's ``config.id2label``: each label must name entailment,
+neutral or contradiction (case-insensitive, prefixes such as "ENTAILMENT" or "contradictory" accepted)
+and entailment must be present, otherwise the model is refused with a message listing its labels —
+``LABEL_0``-style configs cannot be interpreted safely.
+
+Judgements (probabilities are the softmax over the model's labels; default thresholds in ``defaults``):
+
+- ``supports``: premise = each evidence passage, hypothesis = the claim; the claim's score is the max
+  entailment probability over passages, supported when ≥ ``support`` (0.5). Premises longer than
+  ``max_length`` tokens are truncated from the end (the hypothesis is kept whole).
+- ``covers``: premise = the claims joined, hypothesis = the aspect; covered when P(entailment) ≥ ``coverage`` (0.5).
+- ``sentence_kinds``: premise = the source, hypothesis = the sentence; entailed (≥ ``simplification``,
+  0.5) → source simplification, else elaborative explanation.
+- ``statements``: the stored sentences that pass the conversational rule set (as for ``lexical``).
+- Relevance, refusal detection, information-bearing classification and the rubric are not NLI tasks:
+  they raise ``BackendCapabilityError``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from scoring.backends.base import Backend, Judgement, Statements
+from scoring.backends.embedding import weights_digest
+from scoring.backends.lexical import rule_statements
+from scoring.registry import BackendUnavailable
+
+NLI_LABELS = ("entailment", "neutral", "contradiction")
+_LOCK = threading.Lock()
+_BACKENDS: dict[tuple[str, int], NLIBackend] = {}
+
+
+def map_labels(id2label: dict[int, str]) -> dict[str, int]:
+    """{"entailment": i, ...} from a config's id2label; BackendUnavailable when a label doesn't map."""
+    mapping: dict[str, int] = {}
+    for index, label in id2label.items():
+        norm = str(label).strip().lower()
+        name = next((n for n in NLI_LABELS if norm.startswith(n[:7])), None)
+        if name is None or name in mapping:
+            raise BackendUnavailable(
+                f"nli backend: cannot map the model's labels {dict(id2label)} onto entailment / neutral / "
+                "contradiction; set id2label in the model's config.json"
+            )
+        mapping[name] = int(index)
+    if "entailment" not in mapping:
+        raise BackendUnavailable(f"nli backend: the model's labels {dict(id2label)} have no entailment label")
+    return mapping
+
+
+def get_nli_backend(model_dir: str | None = None, max_length: int = 512) -> NLIBackend:
+    from django.conf import settings
+
+    directory = model_dir or settings.NLI_MODEL_DIR
+    if not directory:
+        raise BackendUnavailable(
+            "nli backend: no model configured; set NLI_MODEL_DIR to a local directory holding a transformers "
+            "sequence-classification NLI model"
+        )
+    path = Path(directory)
+    if not (path / "config.json").is_file():
+        raise BackendUnavailable(f"nli backend: {path} is not a transformers model directory (no config.json)")
+    key = (str(path.resolve()), int(max_length))
+    with _LOCK:
+        if key not in _BACKENDS:
+            _BACKENDS[key] = NLIBackend(path, max_length=int(max_length))
+        return _BACKENDS[key]
+
+
+class NLIBackend(Backend):
+    name = "nli"
+    defaults: ClassVar[dict[str, float]] = {"support": 0.5, "coverage": 0.5, "simplification": 0.5}
+    batch_size = 16
+
+    def __init__(self, path: Path, *, max_length: int = 512) -> None:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        import torch
+        from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
+        try:
+            config = AutoConfig.from_pretrained(str(path), local_files_only=True)
+        except Exception as exc:  # an unreadable config means no usable model
+            raise BackendUnavailable(f"nli backend: cannot read the config in {path}: {exc}") from exc
+        self.labels = map_labels(config.id2label)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+            self.model = AutoModelForSequenceClassification.from_pretrained(str(path), local_files_only=True)
+        except Exception as exc:
+            raise BackendUnavailable(f"nli backend: cannot load the model in {path}: {exc}") from exc
+        self.model.eval()
+        self._torch = torch
+        self.max_length = min(max_length, getattr(self.tokenizer, "model_max_length", max_length) or max_length)
+        self.path = path
+        label_text = ",".join(f"{i}={n}" for n, i in sorted(self.labels.items(), key=lambda kv: kv[1]))
+        self.identity = f"nli:{path} ({config.model_type}) sha256:{weights_digest(path)} labels={label_text}"
+
+    def probabilities(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
+        """Softmax over the model's labels, one row per (premise, hypothesis) pair."""
+        rows = []
+        for start in range(0, len(premises), self.batch_size):
+            enc = self.tokenizer(
+                premises[start : start + self.batch_size],
+                hypotheses[start : start + self.batch_size],
+                truncation="only_first",
+                max_length=self.max_length,
+                padding=True,
+                return_tensors="pt",
+            )
+            with self._torch.no_grad():
+                logits = self.model(**enc).logits
+            rows.append(self._torch.softmax(logits, dim=-1).cpu().numpy())
+        n_labels = len(self.model.config.id2label)
+        return np.vstack(rows) if rows else np.zeros((0, n_labels))
+
+    def _label_probs(self, row: np.ndarray) -> dict[str, float]:
+        return {name: round(float(row[i]), 6) for name, i in self.labels.items()}
+
+    def _entailment(self, premises: list[str], hypotheses: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        probs = self.probabilities(premises, hypotheses)
+        return probs[:, self.labels["entailment"]], probs
+
+    def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        t = self.threshold("support", threshold)
+        passages = [e for e in evidence if e.strip()]
+        if not passages:
+            return [Judgement(False, 0.0, {"threshold": t, "reason": "no evidence"}) for _ in claims]
+        premises = [p for _ in claims for p in passages]
+        hypotheses = [c for c in claims for _ in passages]
+        ent, probs = self._entailment(premises, hypotheses)
+        out = []
+        for i in range(len(claims)):
+            block = ent[i * len(passages) : (i + 1) * len(passages)]
+            best = int(block.argmax())
+            p = float(block[best])
+            out.append(Judgement(p >= t, p, {
+                "measure": "max P(entailment) over evidence passages", "threshold": t, "best_index": best,
+                "probabilities": self._label_probs(probs[i * len(passages) + best])}))
+        return out
+
+    def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        t = self.threshold("coverage", threshold)
+        if not claims:
+            return [Judgement(False, 0.0, {"threshold": t, "reason": "no claims"}) for _ in aspects]
+        premise = " ".join(claims)
+        ent, probs = self._entailment([premise] * len(aspects), aspects)
+        return [
+            Judgement(bool(p >= t), float(p), {"measure": "P(entailment) of aspect by the claims", "threshold": t,
+                                              "probabilities": self._label_probs(row)})
+            for p, row in zip(ent, probs, strict=True)
+        ]
+
+    def sentence_kinds(
+        self, sentences: list[str], source_sentences: list[str], *, threshold: float | None = None
+    ) -> list[Judgement]:
+        t = self.threshold("simplification", threshold)
+        premise = " ".join(source_sentences)
+        ent, probs = self._entailment([premise] * len(sentences), sentences)
+        return [
+            Judgement(bool(p >= t), float(p), {"kind": "simplification" if p >= t else "elaboration",
+                                              "measure": "P(entailment) by the source", "threshold": t,
+                                              "probabilities": self._label_probs(row)})
+            for p, row in zip(ent, probs, strict=True)
+        ]
+
+    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
+        return rule_statements(sentences)
