@@ -55,6 +55,10 @@ def _require(user: AbstractBaseUser, study_id: int, allowed: set[str], what: str
         raise Forbidden(f"your role in this study does not allow this ({', '.join(sorted(allowed))} only)")
 
 
+def is_researcher(*, user: AbstractBaseUser, study: Study) -> bool:
+    return Role.RESEARCHER in _roles(user, study.pk)
+
+
 def study_get_for_adjudicator(*, user: AbstractBaseUser, slug: str) -> Study:
     study = Study.objects.filter(slug=slug).first()
     if study is None:

@@ -1,0 +1,149 @@
+"""REST API of adjudication: one class per operation, the same selectors and services as the pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from adjudication import selectors, services
+from adjudication.models import CaseStatus, ExportJob, GoldLabel
+from adjudication.views import parse_decision
+from annotation.models import Pool
+from concord.errors import DomainError, NotFound
+
+
+class _AdjudicationApi(APIView):
+    """Maps the domain errors raised by access helpers and services onto their HTTP status."""
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, DomainError):
+            return Response(exc.as_dict(), status=exc.status_code)
+        return super().handle_exception(exc)
+
+
+def _gold(g: GoldLabel) -> dict[str, Any]:
+    return {
+        "version": g.version, "is_current": g.is_current, "value": g.value, "source": g.source,
+        "adjudicator": g.adjudicator.get_username() if g.adjudicator else (g.adjudicator_name or None),
+        "rationale": g.rationale, "confidence": g.confidence, "guideline_gap": g.guideline_gap,
+        "created_at": g.created_at.isoformat(),
+    }
+
+
+def _job(job: ExportJob) -> dict[str, Any]:
+    return {
+        "id": job.pk, "study": job.study.slug, "format": job.format, "status": job.status,
+        "n_done": job.n_done, "n_total": job.n_total, "progress": job.progress, "error": job.error,
+        "size_bytes": job.size_bytes, "created_at": job.created_at.isoformat(),
+        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+        "download": reverse("adjudication:export-download", args=[job.pk]) if job.status == "done" else None,
+    }
+
+
+class CaseListApi(_AdjudicationApi):
+    access_policy = "adjudicator"
+
+    def get(self, request: Request, slug: str) -> Response:
+        study = selectors.study_get_for_adjudicator(user=request.user, slug=slug)
+        wanted = request.query_params.get("status", CaseStatus.OPEN)
+        cases = selectors.case_queue(study=study, status="" if wanted == "all" else wanted)[:1000]
+        return Response([
+            {"id": c.pk, "item": c.item.external_id, "pool": c.pool.name, "question": c.question.key,
+             "unit": c.unit_key, "status": c.status, "n_labels": c.n_labels, "opened_at": c.opened_at.isoformat()}
+            for c in cases
+        ])
+
+
+class CaseDetailApi(_AdjudicationApi):
+    access_policy = "adjudicator"
+
+    def get(self, request: Request, pk: int) -> Response:
+        case = selectors.case_get_for_adjudicator(user=request.user, case_id=pk)
+        d = selectors.case_detail(case=case)
+        body: dict[str, Any] = {
+            "id": case.pk, "status": case.status, "item": d.item.external_id, "pool": case.pool.name,
+            "question": d.question.key, "unit": case.unit_key, "unit_description": d.unit.description,
+            "answers": [
+                {"annotator": a.pseudonym, "value": a.value, "answered": a.answered, "active_seconds": a.active_seconds}
+                for a in d.answers
+            ],
+            "gold_history": [_gold(g) for g in d.gold_history],
+            "current_version": d.current_version,
+        }
+        if d.scores_shown:
+            body["scores"] = [
+                {"metric": s.run.metric, "metric_version": s.run.metric_version, "backend": s.run.backend,
+                 "unit": s.unit_key, "value": s.value, "state": s.state}
+                for s in d.scores
+            ]
+        return Response(body)
+
+
+class CaseDecideApi(_AdjudicationApi):
+    """POST {"value": …, "rationale": "", "confidence": 1-5, "guideline_gap": false,
+    "unresolved": false, "expected_version": n} → the new gold version (409 when stale)."""
+
+    access_policy = "adjudicator"
+
+    def post(self, request: Request, pk: int) -> Response:
+        case = selectors.case_get_for_adjudicator(user=request.user, case_id=pk)
+        gold = services.case_resolve(case_id=case.pk, actor=request.user, **parse_decision(request.data, case.question.kind))
+        return Response(_gold(gold), status=status.HTTP_201_CREATED)
+
+
+class AspectDecideApi(_AdjudicationApi):
+    access_policy = "adjudicator"
+
+    class Input(serializers.Serializer):
+        decision = serializers.ChoiceField(choices=["accept", "reject"])
+
+    def post(self, request: Request, pk: int) -> Response:
+        aspect = selectors.aspect_get_for_adjudicator(user=request.user, aspect_id=pk)
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        aspect = services.aspect_decide(aspect_id=aspect.pk, actor=request.user, accept=data.validated_data["decision"] == "accept")
+        return Response({"id": aspect.pk, "status": aspect.status, "version": aspect.version})
+
+
+class ExportListCreateApi(_AdjudicationApi):
+    access_policy = "researcher"
+
+    class Input(serializers.Serializer):
+        format = serializers.CharField()
+
+    def get(self, request: Request, slug: str) -> Response:
+        study = selectors.study_get_for_researcher(user=request.user, slug=slug)
+        return Response([_job(j) for j in study.export_jobs.select_related("study")[:100]])
+
+    def post(self, request: Request, slug: str) -> Response:
+        study = selectors.study_get_for_researcher(user=request.user, slug=slug)
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        job = services.export_request(study_id=study.pk, fmt=data.validated_data["format"], actor=request.user)
+        return Response(_job(job), status=status.HTTP_202_ACCEPTED)
+
+
+class ExportDetailApi(_AdjudicationApi):
+    access_policy = "researcher"
+
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(_job(selectors.export_get_for_researcher(user=request.user, job_id=pk)))
+
+
+class HumanMeasureApi(_AdjudicationApi):
+    """Per-item values of a human measure for one rater (pseudonym) or ``gold`` (researchers)."""
+
+    access_policy = "researcher"
+
+    def get(self, request: Request, pk: int, measure: str) -> Response:
+        pool = Pool.objects.select_related("study").filter(pk=pk).first()
+        if pool is None:
+            raise NotFound("no such pool")
+        selectors.study_get_for_researcher(user=request.user, slug=pool.study.slug)
+        result = selectors.human_measure_values(pool_id=pool.pk, measure=measure, rater=request.query_params.get("rater", "gold"))
+        return Response({"measure": result.measure, "rater": result.rater, "values": result.values, "undefined": result.undefined})
