@@ -16,6 +16,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", login_view, name="login"),
     path("accounts/logout/", logout_view, name="logout"),
+    path("accounts/", include("annotation.account_urls")),
     path("api/schema/", schema_view, name="schema"),
     path("api/docs/", docs_view, name="api-docs"),
     path("", include("annotation.urls")),
