@@ -226,6 +226,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_out": str(_default_broker_dir / "queue"),
         "processed_folder": str(_default_broker_dir / "processed"),
         "store_processed": False,
+        # The filesystem transport polls its folder; kombu's default of 1 s caps a worker at one
+        # task per second however short the tasks are.
+        "polling_interval": env_float("CELERY_FILESYSTEM_POLLING_INTERVAL", 0.05),
     }
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=60)}
