@@ -1,3 +1,15 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from annotation import api
+
+urlpatterns = [
+    path("token/", api.TokenApi.as_view(), name="api-token"),
+    path("assignments/", api.AssignmentListApi.as_view(), name="api-assignments"),
+    path("assignments/<int:pk>/", api.AssignmentDetailApi.as_view(), name="api-assignment"),
+    path("assignments/<int:pk>/labels/", api.LabelApi.as_view(), name="api-labels"),
+    path("assignments/<int:pk>/submit/", api.SubmitApi.as_view(), name="api-submit"),
+    path("assignments/<int:pk>/skip/", api.SkipApi.as_view(), name="api-skip"),
+    path("assignments/<int:pk>/aspects/", api.AspectProposalApi.as_view(), name="api-aspect-propose"),
+    path("assignments/<int:pk>/time/", api.ActiveTimeApi.as_view(), name="api-active-time"),
+    path("pools/<int:pool_id>/next/", api.PoolNextApi.as_view(), name="api-pool-next"),
+]
