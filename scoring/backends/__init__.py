@@ -26,6 +26,7 @@ Options per backend:
 - ``llm``: ``base_url``, ``model``, ``api_key``, ``timeout``, ``max_retries`` (defaults from settings),
   ``samples`` (self-consistency, default 1), ``temperature`` (default 0 for one sample, 0.7 for more).
 - ``learned``: ``study`` and ``question`` (required), ``data_hash`` (default: the current model).
+- ``none``: no options; for metrics computed from labels alone (``retrieval``).
 
 Transient failures (HTTP 429/5xx, timeouts) raise ``scoring.registry.TransientBackendError`` after the
 backend's own bounded retries; malformed answers raise ``scoring.registry.BackendResponseError``.
@@ -38,7 +39,14 @@ from typing import Any
 from scoring.backends.base import Backend, BackendCapabilityError, Judgement
 from scoring.registry import BackendUnavailable
 
-BACKEND_NAMES = ("embedding", "lexical", "nli", "llm", "learned")
+BACKEND_NAMES = ("embedding", "lexical", "nli", "llm", "learned", "none")
+
+
+class NoBackend(Backend):
+    """For metrics computed from labels alone (``retrieval``): it makes no judgements at all."""
+
+    name = "none"
+    identity = "none: computed from labelled ranks, no model"
 
 __all__ = ["BACKEND_NAMES", "Backend", "BackendCapabilityError", "BackendUnavailable", "Judgement", "get_backend"]
 
@@ -64,4 +72,8 @@ def get_backend(name: str, **options: Any) -> Backend:
         from scoring.backends.learned import get_learned_backend
 
         return get_learned_backend(**options)
+    if name == "none":
+        if options:
+            raise BackendUnavailable(f"the none backend takes no options, got {sorted(options)}")
+        return NoBackend()
     raise BackendUnavailable(f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}")

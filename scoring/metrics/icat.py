@@ -1,0 +1,112 @@
+"""ICAT (arXiv 2501.03545): factuality and coverage of expected aspects, combined as an F_β-style mean."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scoring.metrics.common import context_texts, fraction, require_backend
+from scoring.registry import ItemInput, Metric, MetricError, Param, Retriever, UnitScore, register
+
+
+def icat_beta(factuality: float, coverage: float, beta: float) -> float:
+    """(1+β²)·f·c / (β²·f + c); 0 when both are 0 (the limit along any path where f·c = 0)."""
+    denominator = beta * beta * factuality + coverage
+    return 0.0 if denominator == 0 else (1 + beta * beta) * factuality * coverage / denominator
+
+
+@register
+class ICAT(Metric):
+    """Choices where the paper leaves room:
+
+    - Claims: with the llm backend, an atomic-claim extraction prompt; otherwise each stored sentence that
+      passes the conversational rule set is one claim (no non-LLM backend can split a sentence into atoms).
+    - Evidence: ``source=context`` verifies every claim against the item's retrieved chunks together;
+      ``source=kb`` retrieves the top ``k`` knowledge-base passages *for each claim* (as ICAT retrieves
+      evidence per claim) and verifies the claim against them; a run with ``source=kb`` and no knowledge base
+      is an error, not a silent switch to the context.
+    - Coverage counts the item's aspects as given (the service passes accepted aspects of the current
+      version), optionally only must-haves (``aspects=must_have``); an aspect is covered when the backend's
+      claim–aspect matching finds it among the *grounded* claims. Per-aspect results are ``a:<id>`` units.
+    - Undefined parts are undetermined, never 0: no claims → factuality undefined; no aspects → coverage
+      undefined; ICAT_β needs both. The defined part is still reported in the details.
+    """
+
+    name = "icat"
+    version = "1.0"
+    title = "ICAT_β (factuality × aspect coverage)"
+    definition = (
+        "The answer is split into atomic claims; a claim is grounded when the evidence (the retrieved context, "
+        "or passages retrieved from a knowledge base for the claim) entails it. Factuality = grounded claims / "
+        "claims. Coverage = expected aspects covered by the grounded claims / expected aspects. ICAT_β = "
+        "(1+β²)·factuality·coverage / (β²·factuality + coverage), 0 when both are 0; β > 1 weighs coverage more."
+    )
+    units = ("item", "aspect")
+    backends = ("embedding", "lexical", "nli", "llm")
+    parameters = {
+        "beta": Param(1.0, "β of ICAT_β (> 0)."),
+        "source": Param("context", "Evidence: the item's chunks or a knowledge base.", str, ("context", "kb")),
+        "k": Param(5, "Passages retrieved per claim when source=kb.", int),
+        "aspects": Param("all", "Which aspects count for coverage.", str, ("all", "must_have")),
+        "support_threshold": Param(None, "Backend threshold for a grounded claim (None: backend default)."),
+        "coverage_threshold": Param(None, "Backend threshold for a covered aspect (None: backend default)."),
+    }
+
+    def score(
+        self, item: ItemInput, backend: Any, params: dict[str, Any], *, retriever: Retriever | None = None
+    ) -> list[UnitScore]:
+        require_backend(self, backend)
+        beta = params["beta"]
+        if not beta > 0:
+            raise MetricError(f"icat: beta must be positive, got {beta}")
+        if params["source"] == "kb" and retriever is None:
+            raise MetricError("icat: source=kb needs a knowledge base, and none was given for this run")
+        if params["k"] < 1:
+            raise MetricError(f"icat: k must be at least 1, got {params['k']}")
+
+        extracted = backend.statements(item.question, item.answer, item.sentences)
+        claims = extracted.texts
+        threshold = params["support_threshold"]
+        claim_rows: list[dict[str, Any]] = []
+        if params["source"] == "context":
+            verdicts = backend.supports(claims, context_texts(item), threshold=threshold) if claims else []
+            evidence_ids: list[list[str]] = [[f"c:{c.rank}" for c in item.contexts] for _ in claims]
+        else:
+            verdicts, evidence_ids = [], []
+            for claim in claims:
+                passages = retriever.retrieve(claim, params["k"])
+                verdicts.extend(backend.supports([claim], [p.text for p in passages], threshold=threshold))
+                evidence_ids.append([p.document_id or f"rank {p.rank}" for p in passages])
+        for claim, j, ev in zip(claims, verdicts, evidence_ids, strict=True):
+            claim_rows.append({"text": claim, "grounded": bool(j.verdict), "evidence": ev, **j.as_details()})
+        grounded = [c for c, j in zip(claims, verdicts, strict=True) if j.verdict]
+        factuality = fraction(len(grounded), len(claims))
+
+        aspects = [a for a in item.aspects if params["aspects"] == "all" or a.importance == "must_have"]
+        aspect_units: list[UnitScore] = []
+        covered = 0
+        if aspects:
+            if grounded:
+                matches = backend.covers([a.text for a in aspects], grounded, threshold=params["coverage_threshold"])
+            else:
+                matches = None
+            for index, aspect in enumerate(aspects):
+                if matches is None:
+                    is_covered, info = False, {"reason": "no grounded claims"}
+                else:
+                    is_covered, info = bool(matches[index].verdict), matches[index].as_details()
+                covered += is_covered
+                aspect_units.append(UnitScore(aspect.key, 1.0 if is_covered else 0.0, "ok",
+                                              {"text": aspect.text, "importance": aspect.importance,
+                                               "covered": is_covered, **info}))
+        coverage = fraction(covered, len(aspects))
+
+        details: dict[str, Any] = {
+            "beta": beta, "source": params["source"], "factuality": factuality, "coverage": coverage,
+            "claims": claim_rows, "n_claims": len(claims), "n_grounded": len(grounded),
+            "n_aspects": len(aspects), "n_covered": covered, "extraction": extracted.details,
+        }
+        if factuality is None or coverage is None:
+            missing = [name for name, v in (("claims", factuality), ("aspects", coverage)) if v is None]
+            details["reason"] = f"no {' and no '.join(missing)}: ICAT is undefined"
+            return [UnitScore("item", None, "undetermined", details), *aspect_units]
+        return [UnitScore("item", icat_beta(factuality, coverage, beta), "ok", details), *aspect_units]

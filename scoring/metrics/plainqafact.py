@@ -1,0 +1,148 @@
+"""PlainQAFact: kind-aware factuality of plain-language summaries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scoring.metrics.common import fraction, require_backend
+from scoring.registry import ItemInput, Metric, MetricError, Param, Retriever, UnitScore, register
+
+KINDS = ("simplification", "elaboration")
+
+
+def weighted_mean(scores: dict[str, float | None], counts: dict[str, int], weights: dict[str, float | None]) -> float | None:
+    """Mean of the kinds' scores, weighted by the given weights or, where none is given, by sentence counts.
+    Kinds without sentences are left out of the mean; None when no kind has sentences."""
+    present = [k for k in KINDS if counts[k] > 0 and scores[k] is not None]
+    if not present:
+        return None
+    use_counts = all(weights[k] is None for k in KINDS)
+    if not use_counts and any(weights[k] is None for k in KINDS):
+        raise MetricError("plainqafact: give both weights or neither")
+    w = {k: float(counts[k]) if use_counts else float(weights[k]) for k in present}
+    total = sum(w.values())
+    if total <= 0:
+        raise MetricError("plainqafact: weights must be positive")
+    return sum(w[k] * scores[k] for k in present) / total
+
+
+@register
+class PlainQAFact(Metric):
+    """Choices where PlainQAFact leaves room:
+
+    - Kinds come from the backend (``sentence_kinds``: closeness to the source for embedding / lexical,
+      entailment by the source for nli, a prompt for llm) or, with ``use_human_kinds=true``, from the
+      item's human labels (sentences without a human kind are left out and counted in the details).
+    - Simplifications are verified against the source sentences only; elaborations against the source
+      sentences plus the top ``k`` knowledge-base passages retrieved with the sentence as query.
+      ``knowledge=kb`` (default) needs a knowledge base and fails the run without one; ``knowledge=none``
+      verifies elaborations against the source only, and says so in the details.
+    - The item's value is the weighted mean of the two kinds' supported fractions; by default the weights
+      are the sentence counts (so the value equals supported / classified sentences). The explanation-only
+      score (supported elaborations / elaborations) is in the details for validation studies.
+    - No source, or no classified sentence: undetermined.
+    """
+
+    name = "plainqafact"
+    version = "1.0"
+    title = "PlainQAFact (kind-aware factuality)"
+    definition = (
+        "Each sentence of a plain-language summary is classified as a source simplification or an elaborative "
+        "explanation. Simplifications are verified against the source abstract only; explanations against the "
+        "source plus the top-k passages retrieved from a knowledge base. The score is the weighted mean of the "
+        "two kinds' verified fractions (weights default to sentence counts); the explanation-only score is kept too."
+    )
+    units = ("item", "sentence")
+    backends = ("embedding", "lexical", "nli", "llm")
+    parameters = {
+        "use_human_kinds": Param(False, "Use annotators' sentence kinds instead of the backend's.", bool),
+        "knowledge": Param("kb", "Evidence for elaborations beyond the source.", str, ("kb", "none")),
+        "k": Param(3, "Knowledge-base passages retrieved per elaboration.", int),
+        "weight_simplification": Param(None, "Weight of simplifications (None with the other None: by count)."),
+        "weight_elaboration": Param(None, "Weight of elaborations (None with the other None: by count)."),
+        "support_threshold": Param(None, "Backend threshold for a supported sentence (None: backend default)."),
+        "kind_threshold": Param(None, "Backend threshold for a simplification (None: backend default)."),
+    }
+
+    def resolve_params(self, given: dict[str, Any] | None) -> dict[str, Any]:
+        given = dict(given or {})
+        # bool("false") is True: accept the strings a form or JSON client sends.
+        if isinstance(given.get("use_human_kinds"), str):
+            text = given["use_human_kinds"].strip().lower()
+            if text not in ("true", "false", "1", "0", "yes", "no"):
+                raise MetricError(f"plainqafact: use_human_kinds={given['use_human_kinds']!r} is not a boolean")
+            given["use_human_kinds"] = text in ("true", "1", "yes")
+        return super().resolve_params(given)
+
+    def score(
+        self, item: ItemInput, backend: Any, params: dict[str, Any], *, retriever: Retriever | None = None
+    ) -> list[UnitScore]:
+        require_backend(self, backend)
+        if params["knowledge"] == "kb" and retriever is None:
+            raise MetricError("plainqafact: knowledge=kb needs a knowledge base, and none was given for this run")
+        source = item.source_sentences or ([item.source] if item.source.strip() else [])
+        if not source:
+            return [UnitScore("item", None, "undetermined", {"reason": "the item has no source document"})]
+        sentences = item.sentences
+
+        kinds: dict[int, str] = {}
+        kind_details: dict[int, dict[str, Any]] = {}
+        if params["use_human_kinds"]:
+            human = item.sentence_kinds or {}
+            for i in range(len(sentences)):
+                if human.get(i) in KINDS:
+                    kinds[i] = human[i]
+                    kind_details[i] = {"source": "human"}
+        elif sentences:
+            for i, j in enumerate(backend.sentence_kinds(sentences, source, threshold=params["kind_threshold"])):
+                kinds[i] = "simplification" if j.verdict else "elaboration"
+                kind_details[i] = {"source": "backend", **j.as_details()}
+
+        threshold = params["support_threshold"]
+        verdicts: dict[int, Any] = {}
+        simplifications = [i for i in sorted(kinds) if kinds[i] == "simplification"]
+        if simplifications:
+            for i, j in zip(simplifications, backend.supports([sentences[i] for i in simplifications], source,
+                                                              threshold=threshold), strict=True):
+                verdicts[i] = (j, [])
+        for i in sorted(kinds):
+            if kinds[i] != "elaboration":
+                continue
+            passages = retriever.retrieve(sentences[i], params["k"]) if params["knowledge"] == "kb" else []
+            evidence = [*source, *(p.text for p in passages)]
+            verdicts[i] = (backend.supports([sentences[i]], evidence, threshold=threshold)[0],
+                           [p.document_id or f"rank {p.rank}" for p in passages])
+
+        units: list[UnitScore] = []
+        supported = {k: 0 for k in KINDS}
+        counts = {k: 0 for k in KINDS}
+        rows = []
+        for i, sentence in enumerate(sentences):
+            if i not in kinds:
+                units.append(UnitScore(f"s:{i}", None, "undetermined",
+                                       {"text": sentence, "reason": "no human sentence kind"}))
+                continue
+            j, passages = verdicts[i]
+            counts[kinds[i]] += 1
+            supported[kinds[i]] += bool(j.verdict)
+            row = {"index": i, "text": sentence, "kind": kinds[i], "kind_details": kind_details[i],
+                   "supported": bool(j.verdict), "verification": j.as_details(), "kb_passages": passages}
+            rows.append(row)
+            units.append(UnitScore(f"s:{i}", 1.0 if j.verdict else 0.0, "ok", row))
+
+        per_kind = {k: fraction(supported[k], counts[k]) for k in KINDS}
+        weights = {"simplification": params["weight_simplification"], "elaboration": params["weight_elaboration"]}
+        value = weighted_mean(per_kind, counts, weights)
+        details: dict[str, Any] = {
+            "simplification_score": per_kind["simplification"],
+            "explanation_score": per_kind["elaboration"],
+            "counts": counts, "supported": supported,
+            "weights": "by count" if all(v is None for v in weights.values()) else weights,
+            "knowledge": params["knowledge"], "unclassified": len(sentences) - len(kinds), "sentences": rows,
+        }
+        if params["knowledge"] == "none":
+            details["note"] = "elaborations verified against the source only (knowledge=none)"
+        if value is None:
+            details["reason"] = "no classified sentence: PlainQAFact is undefined"
+            return [UnitScore("item", None, "undetermined", details), *units]
+        return [UnitScore("item", value, "ok", details), *units]

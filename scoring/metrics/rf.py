@@ -1,0 +1,56 @@
+"""RAGAS-style faithfulness ("RF"), the baseline the ASTRID paper compares CF with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scoring.metrics.common import context_texts, require_backend
+from scoring.registry import ItemInput, Metric, Param, Retriever, UnitScore, register
+
+
+@register
+class RagasFaithfulness(Metric):
+    """Choices where RAGAS is vague or does not apply:
+
+    - Statements: with the llm backend, a RAGAS-like extraction prompt over the whole answer (standalone
+      statements, pronouns resolved). With the other backends there is no generator, so each stored
+      sentence that passes the conversational rule set (``scoring.backends.text.conversational_rule``: not
+      a greeting, thanks, empathy, acknowledgement, follow-up offer or question; at least two content words)
+      is one statement. This differs from CF in that no backend judges information-bearing: the filter is
+      the same deterministic one for every non-LLM backend.
+    - Verification: each statement against the retrieved context taken together (``supports``).
+    - No statements: RAGAS returns NaN; here the score is ``undetermined`` with value None and a reason.
+    """
+
+    name = "rf"
+    version = "1.0"
+    title = "Faithfulness, RAGAS-style (RF)"
+    definition = (
+        "Standalone statements are extracted from the whole answer and each is verified against the "
+        "retrieved context. RF = supported statements / statements. An answer without statements has no "
+        "RF: it is recorded as undetermined, never as a number."
+    )
+    units = ("item",)
+    backends = ("embedding", "lexical", "nli", "llm")
+    parameters = {
+        "support_threshold": Param(None, "Backend threshold for a supported statement (None: backend default)."),
+    }
+
+    def score(
+        self, item: ItemInput, backend: Any, params: dict[str, Any], *, retriever: Retriever | None = None
+    ) -> list[UnitScore]:
+        require_backend(self, backend)
+        extracted = backend.statements(item.question, item.answer, item.sentences)
+        statements = extracted.texts
+        details: dict[str, Any] = {"statements": [], "extraction": extracted.details}
+        if not statements:
+            details["reason"] = "no statements in the answer: RF is undefined"
+            return [UnitScore("item", None, "undetermined", details)]
+        verdicts = backend.supports(statements, context_texts(item), threshold=params["support_threshold"])
+        details["statements"] = [
+            {"text": s, "supported": bool(j.verdict), **{k: v for k, v in j.as_details().items() if k != "verdict"}}
+            for s, j in zip(statements, verdicts, strict=True)
+        ]
+        supported = sum(1 for j in verdicts if j.verdict)
+        details.update({"supported": supported, "n_statements": len(statements)})
+        return [UnitScore("item", supported / len(statements), "ok", details)]
