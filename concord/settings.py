@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "annotation",
     "scoring",
@@ -211,6 +212,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Annotation, scoring and adjudication of clinical RAG answers.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its docs page are for logged-in users (the routes' declared policy), and the
+    # Swagger UI is served from our own static files: the CSP allows no CDN.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
 }
 
 # --- Celery ---------------------------------------------------------------------------------

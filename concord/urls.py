@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from concord.access import access_policy
 from concord.auth import ThrottledLoginView
@@ -10,7 +10,10 @@ from concord.auth import ThrottledLoginView
 login_view = access_policy("public")(login_not_required(ThrottledLoginView.as_view()))
 logout_view = access_policy("authenticated")(auth_views.LogoutView.as_view())
 schema_view = access_policy("authenticated")(SpectacularAPIView.as_view())
-docs_view = access_policy("authenticated")(SpectacularSwaggerView.as_view(url_name="schema"))
+# The split view serves Swagger UI's start-up script as a file; the template has no inline style.
+docs_view = access_policy("authenticated")(
+    SpectacularSwaggerSplitView.as_view(url_name="schema", template_name="concord/swagger_ui.html")
+)
 
 urlpatterns = [
     path("admin/", admin.site.urls),

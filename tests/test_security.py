@@ -207,3 +207,20 @@ def test_check_deploy_is_clean_with_production_settings(tmp_path):
     result = _run(["manage.py", "check", "--deploy", "--fail-level", "DEBUG"], tmp_path, **_PRODUCTION)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
+
+
+# --- API schema and docs --------------------------------------------------------------------
+
+
+def test_anonymous_visitors_cannot_read_the_api_schema_or_its_docs(client, db):
+    assert client.get(reverse("schema")).status_code in (401, 403)
+    assert client.get(reverse("api-docs")).status_code in (401, 403)
+
+
+def test_the_api_docs_load_their_script_and_styles_from_this_site_only(client, annotator):
+    client.force_login(annotator)
+    page = client.get(reverse("api-docs")).content.decode()
+    assert "cdn." not in page and "<style" not in page
+    assert f'src="{reverse("api-docs")}?script="' in page
+    script = client.get(reverse("api-docs") + "?script=")
+    assert script.status_code == 200 and script["Content-Type"].startswith("application/javascript")
