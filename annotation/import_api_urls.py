@@ -1,3 +1,7 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from annotation import import_api
+
+urlpatterns = [
+    path("studies/<slug:slug>/items/import", import_api.ItemsImportApi.as_view(), name="api-items-import"),
+]

@@ -1,4 +1,8 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from annotation import import_views
 
 app_name = "imports"
-urlpatterns: list = []
+urlpatterns = [
+    path("studies/<slug:slug>/import/", import_views.items_import_page, name="items-import"),
+]

@@ -69,6 +69,7 @@ from annotation.models import (
     StudyRole,
 )
 from annotation.segmentation_fast import split_sentences
+from annotation.services import _submitted_handlers
 from concord.errors import PayloadTooLarge, ValidationFailed
 
 MAX_ERRORS = 200
@@ -741,11 +742,18 @@ class _Writer:
         Sentence.objects.bulk_create(sentences, batch_size=2000)
         Chunk.objects.bulk_create(chunks, batch_size=2000)
         Aspect.objects.bulk_create(aspects, batch_size=2000)
-        self._write_labels(items, batch, aspects, aspect_slices)
+        labelled = self._write_labels(items, batch, aspects, aspect_slices)
         if self.extra_writer is not None:
             for item, r in zip(items, batch, strict=True):
                 if r.has_extra:
                     self.extra_writer(item, r.raw)
+        if labelled:
+            # Imported assignments arrive submitted: what happens on submit (disagreement detection)
+            # happens for them too, after any imported gold so that it is never overridden.
+            handlers = _submitted_handlers()
+            for item_id in labelled:
+                for handler in handlers:
+                    handler(pool_id=self.pool.pk, item_id=item_id)
         counts = self.result_counts
         counts["items"] += len(items)
         counts["sentences"] += len(sentences)
@@ -753,9 +761,10 @@ class _Writer:
         counts["aspects"] += len(aspects)
 
     def _write_labels(self, items: list[Item], batch: list[Record], aspects: list[Aspect],
-                      aspect_slices: list[tuple[int, int]]) -> None:
+                      aspect_slices: list[tuple[int, int]]) -> list[int]:
+        """Writes the batch's labels; returns the ids of the items that got any."""
         if self.pool is None:
-            return
+            return []
         assignments: list[Assignment] = []
         pending: list[tuple[int, LabelIn, str]] = []
         for item, r, (a_start, _a_end) in zip(items, batch, aspect_slices, strict=True):
@@ -773,7 +782,7 @@ class _Writer:
                     unit = f"a:{aspects[a_start + int(unit[2:])].pk}"
                 pending.append((by_annotator[label.pseudonym], label, unit))
         if not assignments:
-            return
+            return []
         Assignment.objects.bulk_create(assignments, batch_size=2000)
         labels = Label.objects.bulk_create(
             (Label(assignment=assignments[a], question=label.question, unit_key=unit, value=label.value, version=1,
@@ -786,12 +795,13 @@ class _Writer:
                           actor=lab.updated_by, at=self.now) for lab in labels),
             batch_size=2000,
         )
-        self.questions_used.update(label.question.pk for _, label, _ in pending)
+        used = {label.question.pk for _, label, _ in pending}
+        if used - self.questions_used:
+            # The pool answers the questions its imported labels answer.
+            self.pool.questions.add(*(used - self.questions_used))
+            self.questions_used |= used
         self.result_counts["labels"] += len(labels)
-
-    def finish(self) -> None:
-        if self.pool is not None and self.questions_used:
-            self.pool.questions.add(*self.questions_used)
+        return sorted({a.item_id for a in assignments})
 
 
 def records_import(
@@ -834,7 +844,6 @@ def records_import(
                 batch = []
         if batch:
             writer.write(batch)
-        writer.finish()
         counts = writer.result_counts
         batch_row = ImportBatch.objects.create(
             study=study, filename=filename[:300], adapter=adapter, n_items=counts["items"], n_labels=counts["labels"],

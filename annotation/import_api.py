@@ -1,0 +1,44 @@
+"""REST endpoint for imports: the same service as the upload page and the import_items command."""
+
+from __future__ import annotations
+
+import os
+
+from rest_framework import serializers, status
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.console_access import get_study_for_researcher
+from annotation.imports import items_import
+from concord.errors import DomainError
+
+
+class ItemsImportApi(APIView):
+    """POST a JSONL or CSV file as multipart ``file``; 201 with the counts, or 400 with every error
+    (``details``: ``{location, line|row, field, reason}``) and nothing written; 413 over the size limit."""
+
+    access_policy = "researcher"
+    parser_classes = [MultiPartParser]
+
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField()
+        format = serializers.ChoiceField(choices=["jsonl", "csv"], required=False)
+        dry_run = serializers.BooleanField(required=False, default=False)
+        pool = serializers.CharField(required=False, max_length=120)
+
+    def post(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        upload = data.validated_data["file"]
+        try:
+            result = items_import(
+                study=study, file=upload, filename=os.path.basename(upload.name or "upload"), actor=request.user,
+                fmt=data.validated_data.get("format"), dry_run=data.validated_data["dry_run"],
+                pool_name=data.validated_data.get("pool"),
+            )
+        except DomainError as exc:
+            return Response(exc.as_dict(), status=exc.status_code)
+        return Response(result.as_dict(), status=status.HTTP_200_OK if result.dry_run else status.HTTP_201_CREATED)
