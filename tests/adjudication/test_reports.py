@@ -1,0 +1,327 @@
+"""Agreement and metric-vs-human reports read from the database: services, pages, downloads, API, jobs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from adjudication import agreement as ag
+from adjudication import reports
+from adjudication import validity as va
+from adjudication.models import GoldLabel, GoldSource, ReportJob, ReportJobStatus
+from annotation.models import AssignmentStatus, Label
+from scoring.models import RunStatus, Score, ScoreRun, ScoreState
+from tests import factories
+
+HARM = [{"value": "none", "label": "None", "key": "1"}, {"value": "slight", "label": "Slight", "key": "2"},
+        {"value": "severe", "label": "Severe", "key": "3"}]
+
+# Twelve items rated by three annotators on "pf" (yes/no). Rows are items, columns annotators A1..A3.
+PF = [
+    ["yes", "yes", "yes"], ["yes", "yes", "no"], ["no", "no", "no"], ["no", "no", "no"],
+    ["yes", "yes", "yes"], ["yes", "no", "yes"], ["no", "no", "yes"], ["yes", "yes", "yes"],
+    ["no", "no", "no"], ["yes", "yes", None], ["no", None, None], ["yes", "yes", "yes"],
+]
+HARM_RATINGS = [
+    ["none", "none", "slight"], ["slight", "slight", "slight"], ["severe", "severe", "slight"], ["none", "none", "none"],
+    ["slight", "none", "slight"], ["severe", "severe", "severe"], ["none", "slight", "none"], ["none", "none", "none"],
+    ["slight", "slight", "severe"], ["none", "none", None], ["none", None, None], ["severe", "severe", "severe"],
+]
+METRIC = [0.9, 0.7, 0.2, 0.1, 0.8, 0.6, 0.4, 0.95, 0.3, 0.65, 0.15, 0.85]
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Accounts here never log in with a password (force_login); hashing would dominate the run time."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def _label(assignment, question, value, unit_key="item"):
+    return Label(assignment=assignment, question=question, unit_key=unit_key, value=value, version=1,
+                 updated_by=assignment.annotator, updated_at=timezone.now())
+
+
+@pytest.fixture
+def fixture_study(study, researcher):
+    """A study with one pool of three annotators who rated 12 items on a binary and an ordinal question."""
+    pf = factories.make_question(study, "pf")
+    harm = factories.make_question(study, "harm", kind="ordinal", options=HARM, order=1)
+    pool = factories.make_pool(study, "clinicians", questions=[pf, harm], overlap=3)
+    members = [factories.make_user(f"clin{i}") for i in range(3)]
+    for i, user in enumerate(members):
+        factories.add_member(pool, user, pseudonym=f"A{i + 1}")
+    items = [factories.make_item(study, f"q{i:02d}") for i in range(12)]
+    labels = []
+    for i, item in enumerate(items):
+        for j, user in enumerate(members):
+            if PF[i][j] is None:
+                continue
+            a = factories.make_assignment(pool, item, user, status=AssignmentStatus.SUBMITTED, submitted_at=timezone.now())
+            labels += [_label(a, pf, PF[i][j]), _label(a, harm, HARM_RATINGS[i][j])]
+    # A draft (not submitted) assignment must not count.
+    draft_user = factories.make_user("late")
+    factories.add_member(pool, draft_user, pseudonym="A4")
+    draft = factories.make_assignment(pool, items[0], draft_user)
+    labels.append(_label(draft, pf, "no"))
+    Label.objects.bulk_create(labels)
+    return {"study": study, "pool": pool, "pf": pf, "harm": harm, "items": items, "members": members}
+
+
+@pytest.fixture
+def score_run(fixture_study, researcher):
+    study = fixture_study["study"]
+    run = ScoreRun.objects.create(study=study, metric="cf", metric_version="1", backend="lexical",
+                                  status=RunStatus.DONE, created_by=researcher)
+    Score.objects.bulk_create(
+        [Score(run=run, item=item, unit_key="item", value=v, state=ScoreState.OK)
+         for item, v in zip(fixture_study["items"], METRIC, strict=True)]
+        + []
+    )
+    Score.objects.filter(run=run, item=fixture_study["items"][11]).update(state=ScoreState.UNDETERMINED, value=None)
+    return run
+
+
+def _codes(rows, scale):
+    return ag.codes_from_values(rows, scale)
+
+
+# --- services ------------------------------------------------------------------------------------
+
+
+def test_agreement_report_matches_the_pure_statistics_on_the_same_ratings(fixture_study):
+    rep = reports.agreement_report(pool=fixture_study["pool"], question=fixture_study["pf"])
+    codes = _codes(PF, ["yes", "no"])
+    assert rep["n_units"] == 12 and rep["n_raters"] == 3 and rep["n_excluded_units"] == 1
+    assert rep["raters"] == ["A1", "A2", "A3"]
+    assert rep["fleiss_kappa"]["value"] == pytest.approx(ag.fleiss_kappa(codes, 2).value)
+    assert rep["fleiss_kappa"]["n_units"] == 10 and rep["fleiss_kappa"]["n_excluded_units"] == 2
+    assert rep["krippendorff_alpha"]["value"] == pytest.approx(ag.krippendorff_alpha(codes, "nominal", 2).value)
+    # 8 of the 11 units rated at least twice agree completely (rows 0,2,3,4,7,8,9,11).
+    assert rep["percent_agreement"]["value"] == pytest.approx(8 / 11)
+
+
+def test_ordinal_questions_use_the_declared_order_and_linear_weights(fixture_study):
+    rep = reports.agreement_report(pool=fixture_study["pool"], question=fixture_study["harm"])
+    codes = _codes(HARM_RATINGS, ["none", "slight", "severe"])
+    assert rep["level"] == "ordinal" and rep["weights"] == "linear"
+    assert rep["krippendorff_alpha"]["value"] == pytest.approx(ag.krippendorff_alpha(codes, "ordinal", 3).value)
+    pair = rep["cohen_kappa_pairs"][0]
+    assert pair["value"] == pytest.approx(ag.cohen_kappa(codes[:, 0], codes[:, 1], 3, "linear").value)
+
+
+def test_a_stored_value_off_the_scale_is_excluded_and_counted(fixture_study):
+    label = Label.objects.filter(question=fixture_study["pf"], assignment__status=AssignmentStatus.SUBMITTED).first()
+    Label.objects.filter(pk=label.pk).update(value="maybe")
+    rep = reports.agreement_report(pool=fixture_study["pool"], question=fixture_study["pf"])
+    assert rep["n_off_scale_ratings"] == 1
+
+
+def test_validity_report_aligns_scores_and_the_majority_on_the_same_units(fixture_study, score_run):
+    vp = reports.validity_params_parse(study=fixture_study["study"], query={
+        "source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf"})
+    assert vp.target == "majority" and vp.positive == "yes"  # no gold yet; first option is positive
+    rep = reports.validity_report(study=fixture_study["study"], params=vp)
+    # Majority of PF per row (ties excluded: row 10 has one rating only → its own value).
+    majority = [1, 1, 0, 0, 1, 1, 0, 1, 0, 1, 0]  # item 11 is undetermined in the run
+    expected = va.roc_auc(np.array(METRIC[:11]), np.array(majority, float))
+    assert rep["n_units_both"] == 11 and rep["n_metric_not_ok"] == 1
+    assert rep["auc"]["value"] == pytest.approx(expected.value)
+    assert rep["auc"]["ci95"] == pytest.approx(list(expected.ci95))
+    assert rep["human_ceiling"]["fleiss_kappa"]["value"] == pytest.approx(
+        ag.fleiss_kappa(_codes(PF, ["yes", "no"]), 2).value)
+    assert rep["roc"]["fpr"][0] == 0.0
+
+
+def test_gold_labels_are_the_default_target_when_present(fixture_study, score_run):
+    for item, value in zip(fixture_study["items"][:6], ["yes", "yes", "no", "no", "yes", "no"], strict=True):
+        GoldLabel.objects.create(pool=fixture_study["pool"], item=item, unit_key="item", question=fixture_study["pf"],
+                                 value=value, source=GoldSource.ADJUDICATED)
+    vp = reports.validity_params_parse(study=fixture_study["study"], query={
+        "source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf"})
+    assert vp.target == "gold"
+    rep = reports.validity_report(study=fixture_study["study"], params=vp)
+    assert rep["n_units_both"] == 6
+    assert rep["auc"]["value"] == pytest.approx(
+        va.roc_auc(np.array(METRIC[:6]), np.array([1, 1, 0, 0, 1, 0], float)).value)
+
+
+def test_an_ordinal_positive_class_means_that_option_or_worse(fixture_study, score_run):
+    vp = reports.ValidityParams(source=f"run:{score_run.pk}", pool_id=fixture_study["pool"].pk, question="harm",
+                                target="rater:A1", positive="slight")
+    rep = reports.validity_report(study=fixture_study["study"], params=vp)
+    a1 = [r[0] for r in HARM_RATINGS[:11]]
+    assert rep["n_pos"] == sum(v in ("slight", "severe") for v in a1)
+
+
+def test_a_metric_source_list_includes_every_score_run(fixture_study, score_run):
+    keys = [s.key for s in reports.metric_sources(fixture_study["study"])]
+    assert f"run:{score_run.pk}" in keys
+    pairs = reports.validity_pairs(study=fixture_study["study"])
+    assert {(p["source"].key, p["question"].key) for p in pairs} >= {(f"run:{score_run.pk}", "pf"),
+                                                                     (f"run:{score_run.pk}", "harm")}
+
+
+def test_agreement_csv_has_one_row_per_statistic(fixture_study):
+    rep = reports.agreement_report(pool=fixture_study["pool"], question=fixture_study["harm"])
+    rows = list(csv.reader(io.StringIO(reports.agreement_csv(rep))))
+    assert rows[0] == reports.AGREEMENT_CSV_HEADER
+    stats = [r[0] for r in rows[1:]]
+    assert stats.count("cohen_kappa_pair") == 3 and stats.count("cohen_kappa_vs_rest") == 3
+    assert stats.count("fleiss_kappa_one_vs_rest") == 3
+
+
+# --- pages and access ----------------------------------------------------------------------------
+
+
+def _agreement_url(fx, key="pf"):
+    return reverse("adjudication:report-agreement", args=[fx["study"].slug, fx["pool"].pk, key])
+
+
+def test_researcher_sees_the_agreement_page_with_the_matrix_and_outlier_table(client, researcher, fixture_study,
+                                                                            django_assert_max_num_queries):
+    client.force_login(researcher)
+    with django_assert_max_num_queries(25):
+        response = client.get(_agreement_url(fixture_study))
+    assert response.status_code == 200
+    body = response.content.decode()
+    kappa = ag.fleiss_kappa(_codes(PF, ["yes", "no"]), 2).value
+    assert f"{kappa:.3f}" in body
+    assert "Annotator × annotator" in body and "A1" in body and "Each annotator against the rest" in body
+    assert "A4" not in body  # the draft annotator's label does not count
+
+
+def test_annotator_is_refused_and_stranger_learns_nothing(client, annotator, stranger, fixture_study):
+    factories.add_member(fixture_study["pool"], annotator, pseudonym="A9")
+    urls = [
+        reverse("adjudication:report-index", args=[fixture_study["study"].slug]),
+        _agreement_url(fixture_study),
+        reverse("adjudication:report-agreement-download", args=[fixture_study["study"].slug, fixture_study["pool"].pk, "pf", "csv"]),
+        reverse("adjudication-api-report-agreement", args=[fixture_study["study"].slug, fixture_study["pool"].pk, "pf"]),
+    ]
+    client.force_login(annotator)
+    assert [client.get(u).status_code for u in urls] == [403, 403, 403, 403]
+    client.force_login(stranger)
+    assert [client.get(u).status_code for u in urls] == [404, 404, 404, 404]
+
+
+def test_anonymous_visitors_are_sent_to_log_in(client, fixture_study):
+    response = client.get(_agreement_url(fixture_study))
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_unknown_pool_or_question_is_not_found(client, researcher, fixture_study):
+    client.force_login(researcher)
+    study = fixture_study["study"]
+    assert client.get(reverse("adjudication:report-agreement", args=[study.slug, 999999, "pf"])).status_code == 404
+    assert client.get(_agreement_url(fixture_study, "nope")).status_code == 404
+
+
+def test_index_lists_pools_questions_and_metric_pairs(client, researcher, fixture_study, score_run):
+    client.force_login(researcher)
+    body = client.get(reverse("adjudication:report-index", args=[fixture_study["study"].slug])).content.decode()
+    assert "clinicians" in body and "harm" in body and f"run #{score_run.pk}" in body
+
+
+def test_validity_page_renders_the_roc_svg_and_the_ceiling(client, researcher, fixture_study, score_run):
+    client.force_login(researcher)
+    url = reverse("adjudication:report-validity", args=[fixture_study["study"].slug])
+    response = client.get(url, {"source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf"})
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "<polyline points=" in body and "own agreement (the ceiling)" in body
+    assert "optimistic" in body  # the Youden warning
+
+
+def test_validity_with_an_unknown_source_is_not_found(client, researcher, fixture_study):
+    client.force_login(researcher)
+    url = reverse("adjudication:report-validity", args=[fixture_study["study"].slug])
+    assert client.get(url, {"source": "run:999999", "pool": fixture_study["pool"].pk, "question": "pf"}).status_code == 404
+
+
+def test_downloads_carry_the_same_numbers_as_the_api(client, researcher, fixture_study):
+    client.force_login(researcher)
+    args = [fixture_study["study"].slug, fixture_study["pool"].pk, "pf"]
+    data = json.loads(client.get(reverse("adjudication:report-agreement-download", args=[*args, "json"])).content)
+    api = client.get(reverse("adjudication-api-report-agreement", args=args)).json()
+    assert data["fleiss_kappa"] == api["fleiss_kappa"]
+    csv_response = client.get(reverse("adjudication:report-agreement-download", args=[*args, "csv"]))
+    assert csv_response["Content-Type"].startswith("text/csv")
+    assert "attachment" in csv_response["Content-Disposition"]
+    assert client.get(reverse("adjudication:report-agreement-download", args=[*args, "xlsx"])).status_code == 404
+
+
+def test_validity_api_answers_the_documented_keys(client, researcher, fixture_study, score_run):
+    client.force_login(researcher)
+    response = client.get(reverse("adjudication-api-report-validity", args=[fixture_study["study"].slug]),
+                          {"source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf"})
+    assert response.status_code == 200
+    body = response.json()
+    assert {"n", "n_pos", "n_neg", "auc", "pearson", "spearman", "kendall", "human_ceiling"} <= set(body)
+
+
+# --- bootstrap jobs ------------------------------------------------------------------------------
+
+
+def test_bootstrap_job_is_queued_once_and_its_intervals_reach_the_page(client, researcher, fixture_study):
+    client.force_login(researcher)
+    study = fixture_study["study"]
+    start = reverse("adjudication:report-job-start", args=[study.slug])
+    form = {"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": 200, "seed": 5}
+    first = client.post(start, form, HTTP_HX_REQUEST="true")
+    again = client.post(start, form, HTTP_HX_REQUEST="true")
+    assert first.status_code == again.status_code == 200
+    assert ReportJob.objects.filter(study=study).count() == 1
+    job = ReportJob.objects.get(study=study)
+    assert job.status == ReportJobStatus.QUEUED
+
+    reports.report_job_run(job_id=job.pk)  # what the worker's task does
+    job.refresh_from_db()
+    assert job.status == ReportJobStatus.DONE and job.n_done == job.n_total == 400
+    poll = client.get(reverse("adjudication:report-job", args=[study.slug, job.pk]), HTTP_HX_REQUEST="true")
+    assert poll["HX-Refresh"] == "true"
+    page = client.get(_agreement_url(fixture_study), {"n_boot": 200, "seed": 5}).content.decode()
+    ci = job.result["fleiss_kappa"]["ci95"]
+    assert f"[{ci[0]:.3f}, {ci[1]:.3f}]" in page
+
+
+def test_bootstrap_intervals_are_not_shown_once_the_labels_changed(researcher, fixture_study):
+    study = fixture_study["study"]
+    kind, params = reports.job_params_parse(study=study, data={
+        "kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": "200", "seed": "1"})
+    job = reports.report_job_start(study=study, kind=kind, params=params, user=researcher)
+    reports.report_job_run(job_id=job.pk)
+    view_params = {"pool": fixture_study["pool"].pk, "question": "pf", "weights": None, "n_boot": 200, "seed": 1}
+    rep, _ = reports.agreement_report_with_bootstrap(study=study, params=view_params)
+    assert rep["bootstrap_status"] == "done"
+    label = Label.objects.filter(question=fixture_study["pf"]).first()
+    Label.objects.filter(pk=label.pk).update(value="no", updated_at=timezone.now())
+    rep, _ = reports.agreement_report_with_bootstrap(study=study, params=view_params)
+    assert rep["bootstrap_status"] == "not requested" and "ci95" not in rep["fleiss_kappa"]
+
+
+def test_bootstrap_request_with_a_bad_size_is_refused(client, researcher, fixture_study):
+    client.force_login(researcher)
+    start = reverse("adjudication:report-job-start", args=[fixture_study["study"].slug])
+    response = client.post(start, {"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": 5})
+    assert response.status_code == 400
+    assert not ReportJob.objects.exists()
+
+
+def test_api_starts_a_validity_job_and_reports_its_progress(client, researcher, fixture_study, score_run):
+    client.force_login(researcher)
+    study = fixture_study["study"]
+    response = client.post(reverse("adjudication-api-report-job-start", args=[study.slug]), {
+        "kind": "validity", "source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf",
+        "n_boot": 300, "seed": 2}, content_type="application/json")
+    assert response.status_code == 202
+    job_id = response.json()["id"]
+    reports.report_job_run(job_id=job_id)
+    body = client.get(reverse("adjudication-api-report-job", args=[study.slug, job_id])).json()
+    assert body["status"] == "done" and body["progress"] == 1.0
+    assert len(body["result"]["auc"]["ci95_bootstrap"]) == 2
