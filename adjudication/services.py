@@ -8,6 +8,7 @@ refuse actions that the role does not allow (Forbidden) and stale or repeated de
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -313,7 +314,7 @@ def export_request(*, study_id: int, fmt: str, actor: AbstractBaseUser) -> Expor
     return job
 
 
-def export_run(*, job_id: int, out: Path | None = None) -> ExportJob:
+def export_run(*, job_id: int, out: Path | None = None, on_progress: Callable[[int, int], None] | None = None) -> ExportJob:
     """Write the export of a job (claimed with a conditional UPDATE, so a redelivered task that
     finds it running or done does nothing). The file is written under a temporary name and moved
     into place at the end: a crash never leaves a half-written file behind a ``done`` job."""
@@ -334,6 +335,8 @@ def export_run(*, job_id: int, out: Path | None = None) -> ExportJob:
 
     def progress(done: int, total: int) -> None:
         ExportJob.objects.filter(pk=job_id).update(n_done=done, n_total=total)
+        if on_progress is not None:
+            on_progress(done, total)
 
     try:
         write_export(study=job.study, fmt=job.format, out=target, progress=progress)
