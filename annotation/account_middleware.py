@@ -1,0 +1,29 @@
+"""Sends people who still hold a one-time password to the password page before anything else."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+
+from annotation.models import PasswordChangeRequired
+
+
+class PasswordChangeRequiredMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated and PasswordChangeRequired.objects.filter(user=user).exists():
+            allowed = (reverse("account:password_change"), reverse("logout"))
+            if request.path not in allowed and not request.path.startswith("/static/"):
+                if request.path.startswith("/api/"):
+                    return JsonResponse(
+                        {"error": "password_change_required", "detail": "choose your own password at /accounts/password/ first"},
+                        status=403,
+                    )
+                return redirect(f"{allowed[0]}?next={request.path}")
+        return self.get_response(request)

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from annotation import account_views as views
+
+app_name = "account"
+urlpatterns = [
+    path("password/", views.PasswordChangeView.as_view(), name="password_change"),
+    path("invitation/<uidb64>/<token>/", views.InvitationAcceptView.as_view(), name="invitation"),
+]

@@ -1,0 +1,463 @@
+"""REST API of the researcher console: every console action, calling the same services as the pages.
+
+One class per resource operation, with its input and output serializers nested. Access: the
+study's researchers only — annotators and adjudicators of the study get 403, everyone else 404
+(``annotation.console_access``). Domain refusals come back as ``{"error", "detail", "details"}``
+with the status of the DomainError.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.utils import timezone
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import console_selectors as sel
+from annotation import study_services as svc
+from annotation.console_access import (
+    can_create_studies,
+    get_import_job_for_researcher,
+    get_membership_for_researcher,
+    get_pool_for_researcher,
+    get_question_for_researcher,
+    get_study_for_researcher,
+)
+from annotation.models import ImportJob, Pool, PoolMembership, Question, QuestionKind, Role, Scope, Study, Visibility
+from annotation.presets import PRESET_ORDER
+from concord.errors import DomainError, NotFound
+
+User = get_user_model()
+
+
+class ConsoleApi(APIView):
+    access_policy = "researcher"
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, DomainError):
+            return Response(exc.as_dict(), status=exc.status_code)
+        return super().handle_exception(exc)
+
+
+def _user_named(username: str) -> Any:
+    user = User.objects.filter(username__iexact=username.strip()).first()
+    if user is None:
+        raise NotFound(f"there is no account named {username.strip()!r}")
+    return user
+
+
+# --- Output shapes ----------------------------------------------------------------------------
+
+
+class StudyOut(serializers.ModelSerializer):
+    class Meta:
+        model = Study
+        fields = [
+            "slug", "name", "guidelines", "protocol_presets", "blind_system", "hidden_metadata_fields",
+            "independent_pools", "created_at",
+        ]
+
+
+class QuestionOut(serializers.ModelSerializer):
+    class Meta:
+        model = Question
+        fields = ["key", "order", "scope", "kind", "prompt", "help_text", "options", "condition", "required", "min_value", "max_value"]
+
+
+class PoolOut(serializers.ModelSerializer):
+    questions = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
+
+    class Meta:
+        model = Pool
+        fields = ["id", "name", "questions", "overlap", "visibility", "seed", "reservation_minutes"]
+
+
+class MembershipOut(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.username")
+    pool = serializers.IntegerField(source="pool_id")
+
+    class Meta:
+        model = PoolMembership
+        fields = ["id", "pool", "username", "pseudonym", "active"]
+
+
+class ImportJobOut(serializers.ModelSerializer):
+    class Meta:
+        model = ImportJob
+        fields = ["id", "filename", "size_bytes", "status", "progress_done", "progress_total", "summary", "errors", "created_at"]
+
+
+# --- Studies ----------------------------------------------------------------------------------
+
+
+class StudyListCreateApi(ConsoleApi):
+    access_policy = "authenticated"
+
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200)
+        slug = serializers.SlugField(max_length=80, required=False, default="")
+        presets = serializers.ListField(child=serializers.ChoiceField(choices=PRESET_ORDER), allow_empty=False)
+        guidelines = serializers.CharField(required=False, default="", allow_blank=True)
+        blind_system = serializers.BooleanField(required=False, default=True)
+        independent_pools = serializers.BooleanField(required=False, default=True)
+        hidden_metadata_fields = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+
+    def get(self, request: Request) -> Response:
+        return Response(StudyOut(sel.researcher_studies(request.user), many=True).data)
+
+    def post(self, request: Request) -> Response:
+        if not can_create_studies(request.user):
+            raise PermissionDenied("creating studies is granted by an administrator")
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        study = svc.study_create(owner=request.user, **data.validated_data)
+        return Response(StudyOut(study).data, status=status.HTTP_201_CREATED)
+
+
+class StudyDetailApi(ConsoleApi):
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200, required=False)
+        guidelines = serializers.CharField(required=False, allow_blank=True)
+        blind_system = serializers.BooleanField(required=False)
+        independent_pools = serializers.BooleanField(required=False)
+        hidden_metadata_fields = serializers.ListField(child=serializers.CharField(), required=False)
+
+    def get(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        return Response({**StudyOut(study).data, "questions": QuestionOut(study.questions.all(), many=True).data})
+
+    def patch(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        study = svc.study_update(study=study, actor=request.user, **data.validated_data)
+        return Response(StudyOut(study).data)
+
+
+# --- Protocol ---------------------------------------------------------------------------------
+
+
+class OptionIn(serializers.Serializer):
+    value = serializers.CharField(max_length=100)
+    label = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    key = serializers.CharField(max_length=1, required=False, allow_blank=True)
+
+
+class ConditionIn(serializers.Serializer):
+    question = serializers.CharField()
+    values = serializers.ListField(child=serializers.CharField(), allow_empty=False, source="in")
+
+
+class QuestionIn(serializers.Serializer):
+    key = serializers.SlugField(max_length=60)
+    prompt = serializers.CharField(max_length=300)
+    scope = serializers.ChoiceField(choices=Scope.values)
+    kind = serializers.ChoiceField(choices=QuestionKind.values)
+    help_text = serializers.CharField(required=False, allow_blank=True)
+    options = OptionIn(many=True, required=False)
+    condition = ConditionIn(required=False, allow_null=True)
+    required = serializers.BooleanField(required=False)
+    min_value = serializers.FloatField(required=False, allow_null=True)
+    max_value = serializers.FloatField(required=False, allow_null=True)
+
+
+def _spec(validated: dict[str, Any]) -> dict[str, Any]:
+    spec = dict(validated)
+    if "options" in spec:
+        spec["options"] = [dict(o) for o in spec["options"]]
+    if "condition" in spec:
+        spec["condition"] = dict(spec["condition"]) if spec["condition"] else {}
+    return spec
+
+
+class QuestionListCreateApi(ConsoleApi):
+    def get(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        return Response(QuestionOut(study.questions.all(), many=True).data)
+
+    def post(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        data = QuestionIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        question = svc.question_add(study=study, actor=request.user, spec=_spec(data.validated_data))
+        return Response(QuestionOut(question).data, status=status.HTTP_201_CREATED)
+
+
+class QuestionDetailApi(ConsoleApi):
+    def patch(self, request: Request, slug: str, key: str) -> Response:
+        question = get_question_for_researcher(request.user, slug, key)
+        data = QuestionIn(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        question = svc.question_update(question=question, actor=request.user, spec=_spec(data.validated_data))
+        return Response(QuestionOut(question).data)
+
+    def delete(self, request: Request, slug: str, key: str) -> Response:
+        question = get_question_for_researcher(request.user, slug, key)
+        svc.question_remove(question=question, actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class QuestionReorderApi(ConsoleApi):
+    class InputSerializer(serializers.Serializer):
+        keys = serializers.ListField(child=serializers.CharField(), allow_empty=False)
+
+    def post(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        questions = svc.question_reorder(study=study, actor=request.user, keys=data.validated_data["keys"])
+        return Response(QuestionOut(questions, many=True).data)
+
+
+# --- Items and uploads ------------------------------------------------------------------------
+
+
+class ItemListApi(ConsoleApi):
+    def get(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        try:
+            page_number = max(1, int(request.query_params.get("page", 1)))
+        except ValueError:
+            page_number = 1
+        page, rows = sel.item_page(study, query=request.query_params.get("q", ""), page=page_number)
+        return Response({
+            "count": page.paginator.count, "page": page.number, "pages": page.paginator.num_pages,
+            "results": [
+                {
+                    "id": row.item.external_id, "question": row.item.question,
+                    "pools": {
+                        s.pool.name: {"assigned": s.assigned, "done": s.done, "skipped": s.skipped, "in_progress": s.in_progress, "status": s.label}
+                        for s in row.statuses
+                    },
+                }
+                for row in rows
+            ],
+        })
+
+
+class ImportJobListCreateApi(ConsoleApi):
+    parser_classes = [MultiPartParser, FormParser]
+
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField()
+
+    def get(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        return Response(ImportJobOut(sel.import_jobs(study, limit=50), many=True).data)
+
+    def post(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        job = svc.import_job_create(study=study, actor=request.user, upload=data.validated_data["file"])
+        return Response(ImportJobOut(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ImportJobDetailApi(ConsoleApi):
+    def get(self, request: Request, slug: str, job_id: int) -> Response:
+        return Response(ImportJobOut(get_import_job_for_researcher(request.user, slug, job_id)).data)
+
+
+class ImportJobConfirmApi(ConsoleApi):
+    def post(self, request: Request, slug: str, job_id: int) -> Response:
+        job = get_import_job_for_researcher(request.user, slug, job_id)
+        job = svc.import_job_confirm(job=job, actor=request.user)
+        return Response(ImportJobOut(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+# --- Pools and members ------------------------------------------------------------------------
+
+
+class PoolIn(serializers.Serializer):
+    name = serializers.CharField(max_length=120)
+    questions = serializers.ListField(child=serializers.CharField(), allow_empty=False)
+    overlap = serializers.IntegerField(min_value=1, required=False)
+    visibility = serializers.ChoiceField(choices=Visibility.values, required=False)
+
+
+def _questions(study: Study, keys: list[str]) -> list[Question]:
+    found = {q.key: q for q in study.questions.filter(key__in=keys)}
+    unknown = [k for k in keys if k not in found]
+    if unknown:
+        raise NotFound(f"unknown question(s): {', '.join(unknown)}")
+    return [found[k] for k in keys]
+
+
+class PoolListCreateApi(ConsoleApi):
+    def get(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        return Response(PoolOut(study.pools.prefetch_related("questions"), many=True).data)
+
+    def post(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        data = PoolIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        pool = svc.pool_create(
+            study=study, actor=request.user, name=v["name"], questions=_questions(study, v["questions"]),
+            overlap=v.get("overlap", 1), visibility=v.get("visibility", Visibility.NOTHING),
+        )
+        return Response(PoolOut(pool).data, status=status.HTTP_201_CREATED)
+
+
+class PoolDetailApi(ConsoleApi):
+    def get(self, request: Request, slug: str, pool_id: int) -> Response:
+        pool = get_pool_for_researcher(request.user, slug, pool_id)
+        members = MembershipOut(pool.memberships.select_related("user"), many=True).data
+        return Response({**PoolOut(pool).data, "members": members})
+
+    def patch(self, request: Request, slug: str, pool_id: int) -> Response:
+        pool = get_pool_for_researcher(request.user, slug, pool_id)
+        data = PoolIn(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        pool = svc.pool_update(
+            pool=pool, actor=request.user, name=v.get("name"), overlap=v.get("overlap"), visibility=v.get("visibility"),
+            questions=_questions(pool.study, v["questions"]) if "questions" in v else None,
+        )
+        return Response(PoolOut(pool).data)
+
+
+class PoolMemberAddApi(ConsoleApi):
+    class InputSerializer(serializers.Serializer):
+        username = serializers.CharField(max_length=150)
+
+    def post(self, request: Request, slug: str, pool_id: int) -> Response:
+        pool = get_pool_for_researcher(request.user, slug, pool_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        membership = svc.pool_membership_add(pool=pool, user=_user_named(data.validated_data["username"]), actor=request.user)
+        return Response(MembershipOut(membership).data, status=status.HTTP_201_CREATED)
+
+
+class MembershipMoveApi(ConsoleApi):
+    class InputSerializer(serializers.Serializer):
+        to_pool = serializers.IntegerField()
+
+    def post(self, request: Request, slug: str, membership_id: int) -> Response:
+        membership = get_membership_for_researcher(request.user, slug, membership_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        to_pool = get_pool_for_researcher(request.user, slug, data.validated_data["to_pool"])
+        moved = svc.pool_membership_move(membership=membership, to_pool=to_pool, actor=request.user)
+        return Response(MembershipOut(moved).data)
+
+
+class MembershipDetailApi(ConsoleApi):
+    def delete(self, request: Request, slug: str, membership_id: int) -> Response:
+        membership = get_membership_for_researcher(request.user, slug, membership_id)
+        svc.pool_membership_remove(membership=membership, actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- People -----------------------------------------------------------------------------------
+
+
+class RoleIn(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    role = serializers.ChoiceField(choices=Role.values)
+
+
+class RoleListGrantApi(ConsoleApi):
+    def get(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        return Response([
+            {
+                "username": p.user.get_username(), "roles": p.roles,
+                "pools": [{"pool": m.pool.name, "pseudonym": m.pseudonym, "active": m.active} for m in p.memberships],
+                "must_change_password": p.must_change_password,
+            }
+            for p in sel.study_people(study)
+        ])
+
+    def post(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        data = RoleIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = _user_named(data.validated_data["username"])
+        svc.study_role_grant(study=study, user=user, role=data.validated_data["role"], actor=request.user)
+        return Response({"username": user.get_username(), "role": data.validated_data["role"]}, status=status.HTTP_201_CREATED)
+
+
+class RoleRevokeApi(ConsoleApi):
+    def post(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        data = RoleIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = _user_named(data.validated_data["username"])
+        svc.study_role_revoke(study=study, user=user, role=data.validated_data["role"], actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class AccountCreateApi(ConsoleApi):
+    class InputSerializer(serializers.Serializer):
+        username = serializers.CharField(max_length=150)
+        email = serializers.EmailField(required=False, default="", allow_blank=True)
+        role = serializers.ChoiceField(choices=Role.values, required=False, default=Role.ANNOTATOR)
+        pool = serializers.IntegerField(required=False, allow_null=True, default=None)
+
+    def post(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        pool = get_pool_for_researcher(request.user, slug, v["pool"]) if v["pool"] else None
+        account = svc.account_create(study=study, actor=request.user, username=v["username"], email=v["email"], role=v["role"], pool=pool)
+        response = Response(
+            {"username": account.user.get_username(), "one_time_password": account.one_time_password, "must_change_password": True},
+            status=status.HTTP_201_CREATED,
+        )
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class InvitationApi(ConsoleApi):
+    class InputSerializer(serializers.Serializer):
+        email = serializers.EmailField()
+        role = serializers.ChoiceField(choices=Role.values, required=False, default=Role.ANNOTATOR)
+        pool = serializers.IntegerField(required=False, allow_null=True, default=None)
+
+    def post(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        pool = get_pool_for_researcher(request.user, slug, v["pool"]) if v["pool"] else None
+        user = svc.annotator_invite(
+            study=study, actor=request.user, email=v["email"], site_url=request.build_absolute_uri("/"), role=v["role"], pool=pool,
+        )
+        return Response({"username": user.get_username(), "email": v["email"], "role": v["role"]}, status=status.HTTP_201_CREATED)
+
+
+# --- Progress ---------------------------------------------------------------------------------
+
+
+class ProgressApi(ConsoleApi):
+    def get(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        chart = sel.study_completion_chart(study, timezone.now().date())
+        return Response({
+            "pools": [
+                {
+                    "pool": p.pool.name, "id": p.pool.pk, "items": p.items, "assigned": p.assigned, "done": p.done,
+                    "skipped": p.skipped, "median_active_seconds": p.median_seconds, "agreement_url": p.agreement_url or None,
+                    "annotators": [
+                        {
+                            "username": a.membership.user.get_username(), "pseudonym": a.membership.pseudonym,
+                            "active": a.membership.active, "assigned": a.assigned, "done": a.done, "skipped": a.skipped,
+                            "median_active_seconds": a.median_seconds, "flag": a.flag or None,
+                        }
+                        for a in p.annotators
+                    ],
+                }
+                for p in sel.study_progress(study)
+            ],
+            "completion": [{"pool": line.name, "percent_submitted": line.last_percent} for line in chart.lines] if chart else [],
+        })
+

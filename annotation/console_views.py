@@ -1,0 +1,562 @@
+"""The researcher console: set up and run a study in the browser, without the Django admin.
+
+Every view parses, authorizes through ``annotation.console_access`` (404 for strangers, 403 for
+members who are not researchers), calls one service of ``annotation.study_services`` and responds.
+A refused action re-renders its page with the service's reason and the error's HTTP status; htmx
+requests get the fragment only (``Vary: HX-Request``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation import console_selectors as sel
+from annotation import study_services as svc
+from annotation.console_access import (
+    can_create_studies,
+    get_import_job_for_researcher,
+    get_membership_for_researcher,
+    get_pool_for_researcher,
+    get_question_for_researcher,
+    get_study_for_researcher,
+)
+from annotation.console_forms import (
+    AccountForm,
+    InviteForm,
+    MemberAddForm,
+    MemberMoveForm,
+    PoolForm,
+    QuestionForm,
+    RoleForm,
+    StudyCreateForm,
+    StudySettingsForm,
+    UploadForm,
+)
+from annotation.models import ImportJobStatus, Study
+from annotation.templatetags.concord_tags import safe_markdown
+from concord.access import access_policy
+from concord.errors import DomainError, NotFound
+
+User = get_user_model()
+
+
+def _render(request: HttpRequest, template: str, context: dict[str, Any], *, fragment: str = "", status: int = 200) -> HttpResponse:
+    name = fragment if fragment and request.htmx else template
+    response = render(request, name, context, status=status)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def _user_named(username: str) -> Any:
+    user = User.objects.filter(username__iexact=username.strip()).first()
+    if user is None:
+        raise NotFound(f"there is no account named {username.strip()!r}; create one or invite them by e-mail")
+    return user
+
+
+# --- Studies ----------------------------------------------------------------------------------
+
+
+@access_policy("authenticated")
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    return render(request, "annotation/console/index.html", {
+        "studies": sel.researcher_studies(request.user), "can_create": can_create_studies(request.user),
+    })
+
+
+@access_policy("authenticated")
+@require_http_methods(["GET", "POST"])
+def study_create(request: HttpRequest) -> HttpResponse:
+    if not can_create_studies(request.user):
+        raise PermissionDenied("creating studies is granted by an administrator")
+    form = StudyCreateForm(request.POST or None, initial={"presets": ["astrid"]})
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            study = svc.study_create(
+                owner=request.user, name=data["name"], slug=data["slug"], presets=data["presets"],
+                guidelines=data["guidelines"], blind_system=data["blind_system"],
+                independent_pools=data["independent_pools"], hidden_metadata_fields=data["hidden_metadata_fields"],
+            )
+        except DomainError as exc:
+            form.add_error(None, exc.message)
+            status = exc.status_code
+        else:
+            messages.success(request, f"Study “{study.name}” created with {study.questions.count()} questions.")
+            return redirect("console:protocol", slug=study.slug)
+    elif request.method == "POST":
+        status = 400
+    return render(request, "annotation/console/study_create.html", {"form": form}, status=status)
+
+
+@access_policy("authenticated")
+@require_POST
+def guidelines_preview(request: HttpRequest) -> HttpResponse:
+    """Markdown rendered exactly as annotators will see it (sanitised); writes nothing."""
+    text = request.POST.get("guidelines", "")[:100_000]
+    return render(request, "annotation/console/_guidelines_preview.html", {"html": safe_markdown(text)})
+
+
+def _study_context(study: Study, **extra: Any) -> dict[str, Any]:
+    return {
+        "study": study, "section": "study",
+        "n_items": study.items.count(), "n_questions": study.questions.count(),
+        "pools": list(study.pools.all()), "imports": sel.import_jobs(study, limit=5),
+        **extra,
+    }
+
+
+@access_policy("researcher")
+@require_http_methods(["GET", "POST"])
+def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study_for_researcher(request.user, slug)
+    form = StudySettingsForm.for_study(study, request.POST or None)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                svc.study_update(
+                    study=study, actor=request.user, name=data["name"], guidelines=data["guidelines"],
+                    blind_system=data["blind_system"], independent_pools=data["independent_pools"],
+                    hidden_metadata_fields=data["hidden_metadata_fields"],
+                )
+            except DomainError as exc:
+                form.add_error(None, exc.message)
+                status = exc.status_code
+            else:
+                messages.success(request, "Study settings saved.")
+                return redirect("console:study", slug=study.slug)
+        else:
+            status = 400
+    return render(request, "annotation/console/study.html", _study_context(study, form=form), status=status)
+
+
+# --- Protocol ---------------------------------------------------------------------------------
+
+
+def _protocol_context(study: Study, **extra: Any) -> dict[str, Any]:
+    return {
+        "study": study, "section": "protocol", "questions": list(study.questions.all()),
+        "add_form": extra.pop("add_form", None) or QuestionForm(study=study, initial={"scope": "item", "kind": "binary", "required": True}),
+        **extra,
+    }
+
+
+def _protocol_response(request: HttpRequest, study: Study, *, status: int = 200, **extra: Any) -> HttpResponse:
+    response = _render(
+        request, "annotation/console/protocol.html", _protocol_context(study, **extra),
+        fragment="annotation/console/_question_list.html", status=status,
+    )
+    if status < 400:
+        # The live preview listens for this event and reloads itself.
+        response["HX-Trigger"] = "protocol-changed"
+    return response
+
+
+@access_policy("researcher")
+@require_GET
+def protocol(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study_for_researcher(request.user, slug)
+    return render(request, "annotation/console/protocol.html", _protocol_context(study))
+
+
+@access_policy("researcher")
+@require_POST
+def question_add(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study_for_researcher(request.user, slug)
+    form = QuestionForm(request.POST, study=study)
+    if not form.is_valid():
+        return render(request, "annotation/console/protocol.html", _protocol_context(study, add_form=form), status=400)
+    try:
+        question = svc.question_add(study=study, actor=request.user, spec=form.spec())
+    except DomainError as exc:
+        form.add_error(None, exc.message)
+        return render(request, "annotation/console/protocol.html", _protocol_context(study, add_form=form), status=exc.status_code)
+    messages.success(request, f"Question {question.key!r} added.")
+    return redirect("console:protocol", slug=study.slug)
+
+
+@access_policy("researcher")
+@require_http_methods(["GET", "POST"])
+def question_edit(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    question = get_question_for_researcher(request.user, slug, key)
+    form = QuestionForm.for_question(question, request.POST or None)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                question = svc.question_update(question=question, actor=request.user, spec=form.spec())
+            except DomainError as exc:
+                form.add_error(None, exc.message)
+                status = exc.status_code
+            else:
+                messages.success(request, f"Question {question.key!r} saved.")
+                return redirect("console:protocol", slug=question.study.slug)
+        else:
+            status = 400
+    n_labels = question.labels.count()
+    return render(request, "annotation/console/question_edit.html", {
+        "study": question.study, "section": "protocol", "question": question, "form": form, "n_labels": n_labels,
+    }, status=status)
+
+
+@access_policy("researcher")
+@require_POST
+def question_remove(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    question = get_question_for_researcher(request.user, slug, key)
+    study = question.study
+    try:
+        svc.question_remove(question=question, actor=request.user)
+    except DomainError as exc:
+        return _protocol_response(request, study, status=exc.status_code, error=exc.message)
+    if not request.htmx:
+        messages.success(request, f"Question {key!r} removed.")
+        return redirect("console:protocol", slug=study.slug)
+    return _protocol_response(request, study, notice=f"Question {key!r} removed.")
+
+
+@access_policy("researcher")
+@require_POST
+def question_move(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    question = get_question_for_researcher(request.user, slug, key)
+    offset = -1 if request.POST.get("direction") == "up" else 1
+    try:
+        svc.question_move(question=question, actor=request.user, offset=offset)
+    except DomainError as exc:
+        return _protocol_response(request, question.study, status=exc.status_code, error=exc.message)
+    if not request.htmx:
+        return redirect("console:protocol", slug=question.study.slug)
+    return _protocol_response(request, question.study)
+
+
+@access_policy("researcher")
+@require_GET
+def preview(request: HttpRequest, slug: str) -> HttpResponse:
+    """The item page as an annotator would see it, on a sample item; read-only, nothing is saved."""
+    study = get_study_for_researcher(request.user, slug)
+    item = sel.preview_item(study, request.GET.get("item"))
+    visible_metadata = {}
+    if item is not None:
+        hidden = set(study.hidden_metadata_fields or [])
+        visible_metadata = {k: v for k, v in (item.metadata or {}).items() if k not in hidden}
+    return _render(request, "annotation/console/preview.html", {
+        "study": study, "section": "protocol", "item": item, "scopes": sel.protocol_by_scope(study),
+        "visible_metadata": visible_metadata,
+    }, fragment="annotation/console/_preview.html")
+
+
+# --- Items ------------------------------------------------------------------------------------
+
+
+def _items_context(request: HttpRequest, study: Study, **extra: Any) -> dict[str, Any]:
+    query = request.GET.get("q", "")
+    page, rows = sel.item_page(study, query=query, page=request.GET.get("page") or 1)
+    return {
+        "study": study, "section": "items", "page": page, "rows": rows, "query": query,
+        "pools": list(study.pools.all()), "jobs": sel.import_jobs(study),
+        "upload_form": extra.pop("upload_form", None) or UploadForm(),
+        "simple_import_url": _simple_import_url(study),
+        **extra,
+    }
+
+
+def _simple_import_url(study: Study) -> str:
+    # A's plain upload page, linked when present; the console's own flow adds the dry run and progress.
+    for name in ("imports:upload", "imports:import", "imports:study_import"):
+        try:
+            return reverse(name, kwargs={"slug": study.slug})
+        except NoReverseMatch:
+            continue
+    return ""
+
+
+@access_policy("researcher")
+@require_GET
+def items(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study_for_researcher(request.user, slug)
+    return _render(request, "annotation/console/items.html", _items_context(request, study),
+                   fragment="annotation/console/_item_table.html")
+
+
+@access_policy("researcher")
+@require_POST
+def import_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study_for_researcher(request.user, slug)
+    form = UploadForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _render(request, "annotation/console/items.html", _items_context(request, study, upload_form=form),
+                       fragment="annotation/console/_upload_errors.html", status=400)
+    try:
+        job = svc.import_job_create(study=study, actor=request.user, upload=form.cleaned_data["file"])
+    except DomainError as exc:
+        form.add_error("file", exc.message)
+        return _render(request, "annotation/console/items.html", _items_context(request, study, upload_form=form),
+                       fragment="annotation/console/_upload_errors.html", status=exc.status_code)
+    if request.htmx:
+        return _render(request, "annotation/console/_import_job.html", {"study": study, "job": job}, status=201)
+    return redirect("console:items", slug=study.slug)
+
+
+@access_policy("researcher")
+@require_GET
+def import_job(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    job = get_import_job_for_researcher(request.user, slug, job_id)
+    response = _render(request, "annotation/console/import_job.html", {"study": job.study, "section": "items", "job": job},
+                       fragment="annotation/console/_import_job.html")
+    if request.htmx and job.status == ImportJobStatus.DONE:
+        response["HX-Trigger"] = "items-imported"
+    return response
+
+
+@access_policy("researcher")
+@require_POST
+def import_confirm(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    job = get_import_job_for_researcher(request.user, slug, job_id)
+    status = 200
+    error = ""
+    try:
+        job = svc.import_job_confirm(job=job, actor=request.user)
+    except DomainError as exc:
+        status, error = exc.status_code, exc.message
+    if not request.htmx and status == 200:
+        return redirect("console:import_job", slug=slug, job_id=job.pk)
+    return _render(request, "annotation/console/import_job.html",
+                   {"study": job.study, "section": "items", "job": job, "error": error},
+                   fragment="annotation/console/_import_job.html", status=status)
+
+
+# --- Pools ------------------------------------------------------------------------------------
+
+
+def _pools_context(study: Study, **extra: Any) -> dict[str, Any]:
+    pools = list(study.pools.prefetch_related("questions"))
+    return {
+        "study": study, "section": "pools", "pools": pools, "members": sel.pool_members(pools),
+        "form": extra.pop("form", None) or PoolForm(study=study),
+        **extra,
+    }
+
+
+@access_policy("researcher")
+@require_http_methods(["GET", "POST"])
+def pools(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study_for_researcher(request.user, slug)
+    if request.method == "GET":
+        return render(request, "annotation/console/pools.html", _pools_context(study))
+    form = PoolForm(request.POST, study=study)
+    if not form.is_valid():
+        return render(request, "annotation/console/pools.html", _pools_context(study, form=form), status=400)
+    data = form.cleaned_data
+    try:
+        pool = svc.pool_create(
+            study=study, actor=request.user, name=data["name"], questions=list(data["questions"]),
+            overlap=data["overlap"], visibility=data["visibility"],
+        )
+    except DomainError as exc:
+        form.add_error(None, exc.message)
+        return render(request, "annotation/console/pools.html", _pools_context(study, form=form), status=exc.status_code)
+    messages.success(request, f"Pool “{pool.name}” created. Add its members next.")
+    return redirect("console:pool", slug=study.slug, pool_id=pool.pk)
+
+
+def _pool_context(pool: Any, **extra: Any) -> dict[str, Any]:
+    members = sel.pool_members([pool])[pool.pk]
+    return {
+        "study": pool.study, "section": "pools", "pool": pool, "members": members,
+        "active_members": sum(1 for m in members if m.active),
+        "form": extra.pop("form", None) or PoolForm.for_pool(pool),
+        "add_form": extra.pop("add_form", None) or MemberAddForm(),
+        "move_form": MemberMoveForm(study=pool.study, exclude=pool),
+        "account_form": AccountForm(study=pool.study, initial={"pool": pool}),
+        "invite_form": InviteForm(study=pool.study, initial={"pool": pool}),
+        "n_assignments": pool.assignments.count(),
+        **extra,
+    }
+
+
+@access_policy("researcher")
+@require_http_methods(["GET", "POST"])
+def pool_detail(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
+    pool = get_pool_for_researcher(request.user, slug, pool_id)
+    if request.method == "GET":
+        return render(request, "annotation/console/pool.html", _pool_context(pool))
+    form = PoolForm(request.POST, study=pool.study)
+    if not form.is_valid():
+        return render(request, "annotation/console/pool.html", _pool_context(pool, form=form), status=400)
+    data = form.cleaned_data
+    try:
+        svc.pool_update(
+            pool=pool, actor=request.user, name=data["name"], questions=list(data["questions"]),
+            overlap=data["overlap"], visibility=data["visibility"],
+        )
+    except DomainError as exc:
+        form.add_error(None, exc.message)
+        return render(request, "annotation/console/pool.html", _pool_context(pool, form=form), status=exc.status_code)
+    messages.success(request, "Pool saved.")
+    return redirect("console:pool", slug=slug, pool_id=pool.pk)
+
+
+@access_policy("researcher")
+@require_POST
+def member_add(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
+    pool = get_pool_for_researcher(request.user, slug, pool_id)
+    form = MemberAddForm(request.POST)
+    if not form.is_valid():
+        return render(request, "annotation/console/pool.html", _pool_context(pool, add_form=form), status=400)
+    try:
+        membership = svc.pool_membership_add(pool=pool, user=_user_named(form.cleaned_data["username"]), actor=request.user)
+    except DomainError as exc:
+        form.add_error(None, exc.message)
+        return render(request, "annotation/console/pool.html", _pool_context(pool, add_form=form), status=exc.status_code)
+    messages.success(request, f"{membership.user.get_username()} joined {pool.name} as {membership.pseudonym}.")
+    return redirect("console:pool", slug=slug, pool_id=pool.pk)
+
+
+@access_policy("researcher")
+@require_POST
+def member_move(request: HttpRequest, slug: str, membership_id: int) -> HttpResponse:
+    membership = get_membership_for_researcher(request.user, slug, membership_id)
+    form = MemberMoveForm(request.POST, study=membership.study, exclude=membership.pool)
+    if not form.is_valid():
+        return render(request, "annotation/console/pool.html", _pool_context(membership.pool, error="Choose another pool of this study."), status=400)
+    try:
+        moved = svc.pool_membership_move(membership=membership, to_pool=form.cleaned_data["to_pool"], actor=request.user)
+    except DomainError as exc:
+        return render(request, "annotation/console/pool.html", _pool_context(membership.pool, error=exc.message), status=exc.status_code)
+    messages.success(request, f"{moved.user.get_username()} moved to {moved.pool.name}.")
+    return redirect("console:pool", slug=slug, pool_id=moved.pool_id)
+
+
+@access_policy("researcher")
+@require_POST
+def member_remove(request: HttpRequest, slug: str, membership_id: int) -> HttpResponse:
+    membership = get_membership_for_researcher(request.user, slug, membership_id)
+    try:
+        svc.pool_membership_remove(membership=membership, actor=request.user)
+    except DomainError as exc:
+        return render(request, "annotation/console/pool.html", _pool_context(membership.pool, error=exc.message), status=exc.status_code)
+    messages.success(request, f"{membership.user.get_username()} left {membership.pool.name}; their past labels are kept.")
+    return redirect("console:pool", slug=slug, pool_id=membership.pool_id)
+
+
+# --- People -----------------------------------------------------------------------------------
+
+
+def _people_context(study: Study, **extra: Any) -> dict[str, Any]:
+    return {
+        "study": study, "section": "people", "people": sel.study_people(study),
+        "role_form": extra.pop("role_form", None) or RoleForm(),
+        "account_form": extra.pop("account_form", None) or AccountForm(study=study),
+        "invite_form": extra.pop("invite_form", None) or InviteForm(study=study),
+        **extra,
+    }
+
+
+@access_policy("researcher")
+@require_GET
+def people(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study_for_researcher(request.user, slug)
+    return render(request, "annotation/console/people.html", _people_context(study))
+
+
+@access_policy("researcher")
+@require_POST
+def role_grant(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study_for_researcher(request.user, slug)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        return render(request, "annotation/console/people.html", _people_context(study, role_form=form), status=400)
+    try:
+        user = _user_named(form.cleaned_data["username"])
+        svc.study_role_grant(study=study, user=user, role=form.cleaned_data["role"], actor=request.user)
+    except DomainError as exc:
+        form.add_error(None, exc.message)
+        return render(request, "annotation/console/people.html", _people_context(study, role_form=form), status=exc.status_code)
+    messages.success(request, f"{user.get_username()} is now {form.cleaned_data['role']} of this study.")
+    return redirect("console:people", slug=slug)
+
+
+@access_policy("researcher")
+@require_POST
+def role_revoke(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study_for_researcher(request.user, slug)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        return render(request, "annotation/console/people.html", _people_context(study, error="Unknown role."), status=400)
+    try:
+        user = _user_named(form.cleaned_data["username"])
+        svc.study_role_revoke(study=study, user=user, role=form.cleaned_data["role"], actor=request.user)
+    except DomainError as exc:
+        return render(request, "annotation/console/people.html", _people_context(study, error=exc.message), status=exc.status_code)
+    messages.success(request, f"{user.get_username()} is no longer {form.cleaned_data['role']}; their past labels are kept.")
+    return redirect("console:people", slug=slug)
+
+
+@access_policy("researcher")
+@require_POST
+def account_create(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study_for_researcher(request.user, slug)
+    form = AccountForm(request.POST, study=study)
+    if not form.is_valid():
+        return render(request, "annotation/console/people.html", _people_context(study, account_form=form), status=400)
+    data = form.cleaned_data
+    try:
+        account = svc.account_create(
+            study=study, actor=request.user, username=data["username"], email=data["email"] or "",
+            role=data["role"], pool=data["pool"],
+        )
+    except DomainError as exc:
+        form.add_error(None, exc.message)
+        return render(request, "annotation/console/people.html", _people_context(study, account_form=form), status=exc.status_code)
+    # Shown once, in this response only; it is never stored in clear nor shown again.
+    response = render(request, "annotation/console/people.html", _people_context(study, new_account=account), status=201)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@access_policy("researcher")
+@require_POST
+def invite(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study_for_researcher(request.user, slug)
+    form = InviteForm(request.POST, study=study)
+    if not form.is_valid():
+        return render(request, "annotation/console/people.html", _people_context(study, invite_form=form), status=400)
+    data = form.cleaned_data
+    try:
+        user = svc.annotator_invite(
+            study=study, actor=request.user, email=data["email"], site_url=request.build_absolute_uri("/"),
+            role=data["role"], pool=data["pool"],
+        )
+    except DomainError as exc:
+        form.add_error(None, exc.message)
+        return render(request, "annotation/console/people.html", _people_context(study, invite_form=form), status=exc.status_code)
+    messages.success(request, f"Invitation sent to {data['email']} (username {user.get_username()}).")
+    return redirect("console:people", slug=slug)
+
+
+# --- Progress ---------------------------------------------------------------------------------
+
+
+@access_policy("researcher")
+@require_GET
+def progress(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study_for_researcher(request.user, slug)
+    return _render(request, "annotation/console/progress.html", {
+        "study": study, "section": "progress", "pools": sel.study_progress(study),
+        "chart": sel.study_completion_chart(study, timezone.now().date()),
+        "reports_url": sel.agreement_reports_url(study),
+        "fast_ratio": sel.FAST_RATIO, "fast_min_items": sel.FAST_MIN_ITEMS,
+    }, fragment="annotation/console/_progress.html")
