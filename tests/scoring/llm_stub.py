@@ -1,0 +1,108 @@
+"""A local OpenAI-compatible chat-completions server for tests (loopback only, one thread).
+
+Each request pops the next scripted reply; when the script is empty the ``default`` reply is used.
+A reply is one of:
+
+- ``content(text)``: HTTP 200 with a chat completion whose message content is ``text``;
+- ``status(code, body)``: that HTTP status with a JSON body (e.g. 429, 500);
+- ``stall(seconds)``: no answer for that long (a client timeout).
+
+Every request body is recorded in ``requests`` for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    kind: str
+    text: str = ""
+    code: int = 200
+    body: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def content(value: str | dict[str, Any]) -> Reply:
+    return Reply("content", text=value if isinstance(value, str) else json.dumps(value))
+
+
+def status(code: int, body: dict[str, Any] | None = None, headers: dict[str, str] | None = None) -> Reply:
+    return Reply("status", code=code, body=body or {"error": {"message": f"status {code}"}}, headers=headers or {})
+
+
+def stall(seconds: float) -> Reply:
+    return Reply("stall", seconds=seconds)
+
+
+class LLMStub:
+    def __init__(self) -> None:
+        self.script: deque[Reply] = deque()
+        self.default: Reply = status(500, {"error": {"message": "no scripted reply"}})
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                payload = json.loads(self.rfile.read(length) or b"{}")
+                with stub._lock:
+                    stub.requests.append({"path": self.path, "headers": dict(self.headers), "json": payload})
+                    reply = stub.script.popleft() if stub.script else stub.default
+                if reply.kind == "stall":
+                    time.sleep(reply.seconds)
+                    return
+                if reply.kind == "content":
+                    code, body = 200, {
+                        "id": "chatcmpl-stub", "object": "chat.completion", "model": payload.get("model"),
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": reply.text}}],
+                    }
+                else:
+                    code, body = reply.code, reply.body
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def queue(self, *replies: Reply) -> None:
+        with self._lock:
+            self.script.extend(replies)
+
+    def start(self) -> LLMStub:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def verdicts(field: str, values: list[bool]) -> Reply:
+    """A valid answer to one of the numbered-verdict prompts."""
+    return content({"verdicts": [{"index": i, field: v} for i, v in enumerate(values)]})
