@@ -90,7 +90,8 @@ def site(study, researcher, annotator, adjudicator, tmp_path) -> dict[str, Any]:
     )
     objects: dict[str, Any] = {
         "slug": study.slug, "study": study.pk, "pool": pool.pk, "item": item.pk, "external_id": item.external_id,
-        "assignments": assignment.pk, "aspects": aspect.pk, "question": question.pk, "key": question.key,
+        "assignments": assignment.pk, "aspects": aspect.pk, "question": question.pk, "question_slug": question.key,
+        "key_slug": question.key,
         "labels": label.pk, "membership": membership.pk,
     }
     export_file = tmp_path / "demo-study.jsonl"
@@ -125,7 +126,9 @@ def _fill(route: str, objects: dict[str, Any]) -> str:
         name = match["name"]
         if name == "pk":
             key = route[: match.start()].rstrip("/").rsplit("/", 1)[-1]
-        elif name in {"slug", "external_id", "key"}:
+        elif match["converter"] == "slug" and name != "slug":
+            key = f"{name}_slug"
+        elif name in {"slug", "external_id"}:
             key = name
         else:
             key = {"run": "runs", "kb": "knowledge-bases", "case": "cases", "job": "exports"}.get(
