@@ -405,6 +405,8 @@ def score_batch_process(*, batch_id: int, worker: str, final_attempt: bool = Tru
 
     results: list[tuple[int, list[UnitScore]]] = []
     scored = 0
+    # Renew the lease well before it can run out, however short it is configured.
+    flush_every = min(FLUSH_SECONDS, _lease_seconds() / 3)
     last_flush = time.monotonic()
     for item_id in todo:
         item = inputs.get(item_id)
@@ -428,7 +430,7 @@ def score_batch_process(*, batch_id: int, worker: str, final_attempt: bool = Tru
             units = [UnitScore("item", None, "failed", {"error": f"{type(exc).__name__}: {exc}"})]
         results.append((item_id, units))
         scored += 1
-        if time.monotonic() - last_flush >= FLUSH_SECONDS:
+        if time.monotonic() - last_flush >= flush_every:
             _flush(batch_id=batch_id, run_id=run.pk, token=token, results=results, finish=False)
             results, last_flush = [], time.monotonic()
     _flush(batch_id=batch_id, run_id=run.pk, token=token, results=results, finish=True)

@@ -1,0 +1,152 @@
+"""A real ``celery -A concord worker`` process on the test database and the test broker.
+
+Use with ``transactional_db`` (the worker is another process: it sees only committed rows)::
+
+    with celery_worker() as worker:
+        ...                      # enqueue work, poll the database
+        worker.kill()            # SIGKILL the worker and its pool, as a crash would
+        worker.start()           # a fresh worker on the same database and broker
+
+The worker gets the test database (on SQLite the test database file from ``DATABASES TEST NAME``; on
+PostgreSQL pytest-django's ``test_<name>`` database) through ``DATABASE_URL``, and the broker the test
+process publishes to: the same ``CELERY_BROKER_URL`` and, for the filesystem broker, the same
+``CONCORD_VAR_DIR``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from urllib.parse import quote
+
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+READY_TIMEOUT = 60.0
+
+
+def test_database_url() -> str:
+    """The URL of the database the test process is using right now."""
+    s = connection.settings_dict
+    if s["ENGINE"] == "django.db.backends.sqlite3":
+        return f"sqlite:///{s['NAME']}"
+    auth = quote(s["USER"] or "", safe="")
+    if s.get("PASSWORD"):
+        auth += ":" + quote(s["PASSWORD"], safe="")
+    host = s["HOST"] or "127.0.0.1"
+    port = f":{s['PORT']}" if s.get("PORT") else ""
+    return f"postgres://{auth}@{host}{port}/{s['NAME']}"
+
+
+class WorkerProcess:
+    def __init__(
+        self, *, env: dict[str, str], log_dir: Path, concurrency: int = 1, purge: bool = True, include: tuple[str, ...] = ()
+    ) -> None:
+        self.env = env
+        self.include = include
+        self.log_dir = log_dir
+        self.concurrency = concurrency
+        self.purge_first = purge
+        self.process: subprocess.Popen | None = None
+        self.log_path: Path | None = None
+        self.starts = 0
+
+    def start(self) -> None:
+        """Start a worker and wait until it consumes. Only the first start purges stale messages left
+        on the broker by earlier test sessions; a restart must find the killed worker's messages."""
+        self.starts += 1
+        self.log_path = self.log_dir / f"worker-{self.starts}-{uuid.uuid4().hex[:6]}.log"
+        command = [
+            sys.executable, "-m", "celery", "-A", "concord", "worker",
+            "--loglevel=INFO", "--pool=prefork", f"--concurrency={self.concurrency}",
+            f"--hostname=test-{uuid.uuid4().hex[:8]}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
+        ]
+        if self.include:
+            command.append(f"--include={','.join(self.include)}")
+        if self.purge_first and self.starts == 1:
+            command.append("--purge")
+        log = self.log_path.open("wb")
+        # A session of its own, so that kill() reaches the pool's children too.
+        self.process = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the worker exited with {self.process.returncode}:\n{self.log()}")
+            if " ready." in self.log():
+                return
+            time.sleep(0.2)
+        self.kill()
+        raise RuntimeError(f"the worker was not ready within {READY_TIMEOUT}s:\n{self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path and self.log_path.exists() else ""
+
+    def kill(self) -> None:
+        """SIGKILL the worker and its pool processes: no warm shutdown, nothing acknowledged or restored."""
+        if self.process is None:
+            return
+        with suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+        self.process = None
+
+    def stop(self) -> None:
+        """Warm shutdown (SIGTERM), then SIGKILL if the worker lingers."""
+        if self.process is None:
+            return
+        try:
+            # The main process only: it stops its pool children itself and hands back unacked messages.
+            self.process.terminate()
+            self.process.wait(timeout=20)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+
+
+def worker_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=test_database_url(),
+        CELERY_BROKER_URL=settings.CELERY_BROKER_URL,
+        CONCORD_VAR_DIR=str(settings.VAR_DIR),
+        CELERY_TASK_ALWAYS_EAGER="false",
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(extra)
+    return env
+
+
+@contextmanager
+def celery_worker(
+    *, concurrency: int = 1, purge: bool = True, include: tuple[str, ...] = (), **env: str
+) -> Iterator[WorkerProcess]:
+    """A started worker, stopped on exit; ``env`` adds environment variables (settings) for it and
+    ``include`` modules for it to import (a test-only metric, say)."""
+    log_dir = Path(settings.VAR_DIR) / "worker-logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    worker = WorkerProcess(env=worker_env(**env), log_dir=log_dir, concurrency=concurrency, purge=purge, include=include)
+    worker.start()
+    try:
+        yield worker
+    finally:
+        worker.stop()
+
+
+def wait_for(condition: Callable[[], bool], *, timeout: float, worker: WorkerProcess | None = None, what: str = "") -> None:
+    """Poll ``condition`` until true; on timeout fail with the worker's log."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.2)
+    log = worker.log()[-4000:] if worker else ""
+    raise AssertionError(f"timed out after {timeout}s waiting for {what or condition}\n--- worker log ---\n{log}")
