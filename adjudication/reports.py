@@ -12,8 +12,9 @@ Conventions the reports rest on:
   rating is excluded and counted (``n_off_scale_ratings``). ``number`` questions are rated at the
   interval level.
 * Metric vs human needs a binary target. The **positive class** is a declared option of the human
-  question: by default its first option (the presets put the "good"/"yes" answer first, e.g.
-  ``yes``, ``supported``, ``entailment``), or the one the researcher picks on the report (``positive``).
+  question, the one the researcher picks on the report (``positive``); by default the first option of
+  a binary or nominal question (the presets put the "yes" answer first: ``yes``, ``supported``,
+  ``entailment``) and the middle option of an ordinal one (see :func:`default_positive`).
   For ordinal questions "positive" means the chosen option *or any later one* in the declared
   order (choose ``slight`` on none / slight / severe for "at least slight"). Correlations use the ordinal
   position (ordinal questions) or the 0/1 target (binary, nominal).
@@ -409,6 +410,14 @@ def _position(question: Question, value: Any) -> float | None:
     return None if np.isnan(x) else x
 
 
+def default_positive(question: Question) -> str:
+    """The first option for binary and nominal questions; for ordinal ones the middle option, so that
+    "positive" is the upper half of the scale (at least ``slight`` on none / slight / severe; 3 or
+    more on 1..5) rather than every unit."""
+    options = question.option_values
+    return options[len(options) // 2] if question.kind == QuestionKind.ORDINAL else options[0]
+
+
 def binary_target(question: Question, positions: np.ndarray, positive: str) -> np.ndarray:
     """1 where the human said the positive class, else 0 (NaN stays NaN).
 
@@ -468,7 +477,7 @@ def validity_report(
         raise ValidationFailed("metric vs human needs a categorical human question")
     if question.scope != source.scope:
         raise ValidationFailed(f"the metric scores {source.scope} units; the question is about {question.scope} units")
-    positive = params.positive or question.option_values[0]
+    positive = params.positive or default_positive(question)
     ratings = ratings_load(pool=pool, question=question)
     human, excluded = human_target(pool=pool, question=question, target=params.target, ratings=ratings)
     metric = source.load()
@@ -685,7 +694,7 @@ def validity_params_parse(*, study: Study, query: Any) -> ValidityParams:
         has_gold = GoldLabel.objects.filter(pool=pool, question=question, is_current=True).exclude(
             source=GoldSource.UNRESOLVED).exists()
         target = "gold" if has_gold else "majority"
-    positive = (query.get("positive") or "").strip() or question.option_values[0]
+    positive = (query.get("positive") or "").strip() or default_positive(question)
     if positive not in question.option_values:
         raise ValidationFailed(f"positive must be one of the question's options: {', '.join(question.option_values)}")
     return ValidityParams(source=source, pool_id=pool.pk, question=key, target=target, positive=positive)
