@@ -314,9 +314,15 @@ def import_upload(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def import_job(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     job = get_import_job_for_researcher(request.user, slug, job_id)
-    response = _render(request, "annotation/console/import_job.html", {"study": job.study, "section": "items", "job": job},
-                       fragment="annotation/console/_import_job.html")
+    return _job_response(request, job)
+
+
+def _job_response(request: HttpRequest, job: Any, *, error: str = "", status: int = 200) -> HttpResponse:
+    response = _render(request, "annotation/console/import_job.html",
+                       {"study": job.study, "section": "items", "job": job, "error": error},
+                       fragment="annotation/console/_import_job.html", status=status)
     if request.htmx and job.status == ImportJobStatus.DONE:
+        # The item table on the same page listens for this and reloads itself.
         response["HX-Trigger"] = "items-imported"
     return response
 
@@ -333,9 +339,7 @@ def import_confirm(request: HttpRequest, slug: str, job_id: int) -> HttpResponse
         status, error = exc.status_code, exc.message
     if not request.htmx and status == 200:
         return redirect("console:import_job", slug=slug, job_id=job.pk)
-    return _render(request, "annotation/console/import_job.html",
-                   {"study": job.study, "section": "items", "job": job, "error": error},
-                   fragment="annotation/console/_import_job.html", status=status)
+    return _job_response(request, job, error=error, status=status)
 
 
 # --- Pools ------------------------------------------------------------------------------------
