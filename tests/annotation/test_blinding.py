@@ -1,0 +1,255 @@
+"""Blinding, enforced on the server (issue 3, point 7).
+
+The walk at the bottom requests every URL pattern and API route as an annotator of pool A, with
+the ids of pool B (same study) and of a study the annotator has nothing to do with, and asserts
+that nothing of theirs comes back: neither a 2xx/3xx status nor any of their text in the body.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from rest_framework.test import APIClient
+
+from annotation.models import (
+    Aspect,
+    AspectOrigin,
+    AspectStatus,
+    Assignment,
+    Exposure,
+    Item,
+    Label,
+    Pool,
+    PoolMembership,
+    Sentence,
+    Visibility,
+)
+from annotation.services import assignment_submit, label_save, pool_assign_items
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+SECRETS = ["LEAKB-ANSWER", "LEAKB-QUESTION", "LEAKB-LABEL", "LEAKB-ASPECT", "leakb-pool", "leakb-user", "LEAKB-PSEUDO",
+           "LEAKC-STUDY", "LEAKC-ANSWER", "LEAKC-LABEL", "leakc-user"]
+
+
+def _yes_no(study, key, **extra):
+    return factories.make_question(study, key, **extra)
+
+
+@pytest.fixture
+def world(study, annotator, settings):
+    """Pool A (the annotator's), pool B in the same study, and study C elsewhere, each with work.
+    B's and C's rows get ids far from A's, so a B id can never be one of A's ids by coincidence."""
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+    pf = _yes_no(study, "pf")
+    note = factories.make_question(study, "note", kind="text", required=False)
+    item_a = factories.make_item(study, "a1", answer="Plain answer for A.")
+    pool_a = factories.make_pool(study, "pool-a", questions=[pf, note])
+    factories.add_member(pool_a, annotator)
+    assignment_a = factories.make_assignment(pool_a, item_a, annotator)
+
+    other = factories.make_user("leakb-user")
+    item_b = Item.objects.create(id=920001, study=study, external_id="b2", question="LEAKB-QUESTION?", answer="LEAKB-ANSWER.")
+    Sentence.objects.create(id=960001, item=item_b, part="answer", index=0, text="LEAKB-ANSWER.", start=0, end=13)
+    pool_b = Pool.objects.create(id=910001, study=study, name="leakb-pool", visibility=Visibility.AFTER_SUBMIT)
+    pool_b.questions.set([pf, note])
+    factories.grant(study, other, "annotator")
+    membership_b = PoolMembership.objects.create(id=930001, pool=pool_b, study=study, user=other, independent=True, pseudonym="LEAKB-PSEUDO")
+    assignment_b = Assignment.objects.create(id=940001, pool=pool_b, item=item_b, annotator=other)
+    label_save(assignment=assignment_b, question=note, unit_key="item", value="LEAKB-LABEL", base_version=0, actor=other)
+    label_b = Label.objects.get(assignment=assignment_b)
+    aspect_b = Aspect.objects.create(id=950001, item=item_b, text="LEAKB-ASPECT", origin=AspectOrigin.PROPOSED, status=AspectStatus.PROPOSED, proposed_by=other)
+
+    stranger_c = factories.make_user("leakc-user")
+    study_c = factories.make_study(name="LEAKC-STUDY", slug="leakc-study", owner=stranger_c)
+    note_c = factories.make_question(study_c, "note", kind="text", required=False)
+    item_c = Item.objects.create(id=920002, study=study_c, external_id="c1", question="q", answer="LEAKC-ANSWER.")
+    pool_c = Pool.objects.create(id=910002, study=study_c, name="pool-c")
+    pool_c.questions.set([note_c])
+    factories.grant(study_c, stranger_c, "annotator")
+    PoolMembership.objects.create(id=930002, pool=pool_c, study=study_c, user=stranger_c, independent=True, pseudonym="C1")
+    assignment_c = Assignment.objects.create(id=940002, pool=pool_c, item=item_c, annotator=stranger_c)
+    label_save(assignment=assignment_c, question=note_c, unit_key="item", value="LEAKC-LABEL", base_version=0, actor=stranger_c)
+    return {
+        "pool_a": pool_a, "assignment_a": assignment_a, "pool_b": pool_b, "assignment_b": assignment_b, "label_b": label_b,
+        "aspect_b": aspect_b, "membership_b": membership_b, "item_b": item_b, "study_c": study_c, "pf": pf, "note": note,
+        "pool_c": pool_c, "assignment_c": assignment_c, "other": other,
+    }
+
+
+def assert_no_secret(body: str, where: str) -> None:
+    leaked = [s for s in SECRETS if s in body]
+    assert not leaked, f"{where} leaked {leaked}"
+
+
+# --- Specific blinding rules -------------------------------------------------------------------
+
+
+def test_item_page_hides_the_system_and_hidden_metadata_when_the_study_is_blind(client, study, annotator):
+    study.blind_system = True
+    study.hidden_metadata_fields = ["temperature"]
+    study.save()
+    item = factories.make_item(study, system="SecretSystemName", metadata={"temperature": "HIDDEN-TEMP", "topic": "visible-topic"}, scope_class="emergency")
+    factories.make_chunk(item, 1, is_labelled_target=True)
+    pool = factories.make_pool(study, questions=[_yes_no(study, "pf")])
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, item, annotator)
+    client.force_login(annotator)
+    body = client.get(reverse("annotation:item", args=[assignment.pk])).content.decode()
+    assert "SecretSystemName" not in body and "HIDDEN-TEMP" not in body
+    assert "visible-topic" in body
+    assert "emergency" not in body.lower().replace("emergency services", "")  # the scope class is a reference answer
+    api = APIClient()
+    api.force_login(annotator)
+    data = api.get(reverse("api-assignment", args=[assignment.pk])).json()
+    assert "is_labelled_target" not in str(data) and "scope_class" not in data and "SecretSystemName" not in str(data)
+    assert {e.showed_system for e in Exposure.objects.all()} == {False}
+
+
+def test_item_page_shows_the_system_when_the_study_is_not_blind_and_records_it(client, study, annotator):
+    study.blind_system = False
+    study.save()
+    item = factories.make_item(study, system="OpenSystemName")
+    pool = factories.make_pool(study, questions=[_yes_no(study, "pf")])
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, item, annotator)
+    client.force_login(annotator)
+    assert "OpenSystemName" in client.get(reverse("annotation:item", args=[assignment.pk])).content.decode()
+    assert Exposure.objects.get().showed_system
+
+
+def test_calibration_pool_shows_others_labels_only_after_submitting_and_records_it(client, study, annotator, settings):
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+    pf = factories.make_question(study, "pf", kind="text")
+    factories.make_item(study)
+    pool = factories.make_pool(study, "calibration", questions=[pf], visibility=Visibility.AFTER_SUBMIT, overlap=2)
+    colleague = factories.make_user("colleague")
+    factories.add_member(pool, annotator)
+    factories.add_member(pool, colleague, pseudonym="P-COLLEAGUE")
+    pool_assign_items(pool=pool)
+    theirs = Assignment.objects.get(annotator=colleague)
+    mine = Assignment.objects.get(annotator=annotator)
+    label_save(assignment=theirs, question=pf, unit_key="item", value="COLLEAGUE-ANSWER", base_version=0, actor=colleague)
+    client.force_login(annotator)
+    url = reverse("annotation:item", args=[mine.pk])
+    assert "COLLEAGUE-ANSWER" not in client.get(url).content.decode()
+    label_save(assignment=mine, question=pf, unit_key="item", value="MY-ANSWER", base_version=0, actor=annotator)
+    assignment_submit(assignment=mine, actor=annotator)
+    body = client.get(url).content.decode()
+    assert "COLLEAGUE-ANSWER" in body and "P-COLLEAGUE" in body and "colleague" not in body.replace("COLLEAGUE", "")
+    shown = list(Exposure.objects.order_by("at", "id").values_list("showed_other_labels", "kind"))
+    assert shown == [(False, "item_page"), (True, "calibration")]
+
+
+def test_a_pool_without_calibration_never_shows_others_labels(client, study, annotator, settings):
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+    pf = factories.make_question(study, "pf", kind="text")
+    factories.make_item(study)
+    pool = factories.make_pool(study, questions=[pf], overlap=2)
+    colleague = factories.make_user()
+    factories.add_member(pool, annotator)
+    factories.add_member(pool, colleague)
+    pool_assign_items(pool=pool)
+    label_save(assignment=Assignment.objects.get(annotator=colleague), question=pf, unit_key="item", value="COLLEAGUE-ANSWER", base_version=0, actor=colleague)
+    mine = Assignment.objects.get(annotator=annotator)
+    label_save(assignment=mine, question=pf, unit_key="item", value="mine", base_version=0, actor=annotator)
+    assignment_submit(assignment=mine, actor=annotator)
+    client.force_login(annotator)
+    assert "COLLEAGUE-ANSWER" not in client.get(reverse("annotation:item", args=[mine.pk])).content.decode()
+    api = APIClient()
+    api.force_authenticate(annotator)
+    assert "COLLEAGUE-ANSWER" not in api.get(reverse("api-assignment", args=[mine.pk])).content.decode()
+
+
+def test_an_annotator_who_left_the_pool_no_longer_sees_its_items(client, study, annotator):
+    pool = factories.make_pool(study, questions=[_yes_no(study, "pf")])
+    membership = factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, factories.make_item(study), annotator)
+    membership.active = False
+    membership.save()
+    client.force_login(annotator)
+    assert client.get(reverse("annotation:item", args=[assignment.pk])).status_code == 404
+
+
+# --- The walk ----------------------------------------------------------------------------------
+
+SKIP_PREFIXES = ("admin/", "accounts/")
+PARAM = re.compile(r"<(?:(?P<conv>\w+):)?(?P<name>\w+)>")
+
+
+def _routes(patterns, prefix=""):
+    for entry in patterns:
+        if isinstance(entry, URLResolver):
+            yield from _routes(entry.url_patterns, prefix + str(entry.pattern))
+        elif isinstance(entry, URLPattern):
+            yield prefix + str(entry.pattern)
+
+
+def _candidates(world, study, conv: str, name: str) -> list[str]:
+    ints = {
+        "pool": [world["pool_b"].pk, world["pool_c"].pk],
+        "assignment": [world["assignment_b"].pk, world["assignment_c"].pk],
+        "membership": [world["membership_b"].pk],
+        "item": [world["item_b"].pk],
+    }
+    if conv == "int":
+        for key, values in ints.items():
+            if key in name:
+                return [str(v) for v in values]
+        # Any other id: one of each kind of B's rows (ids of other apps' rows do not exist and must 404).
+        everything = [world[k].pk for k in ("assignment_b", "pool_b", "aspect_b", "membership_b", "item_b")]
+        return [str(v) for v in everything]
+    if conv == "slug" and name == "slug":
+        return [study.slug, world["study_c"].slug]
+    if name == "external_id":
+        return [world["item_b"].external_id, "c1"]
+    if name == "fmt":
+        return ["csv"]
+    return ["pf", "note"]
+
+
+def _expand(route: str, world, study) -> list[str]:
+    paths = [route]
+    for match in PARAM.finditer(route):
+        options = _candidates(world, study, match.group("conv") or "str", match.group("name"))
+        paths = [p.replace(match.group(0), option, 1) for p in paths for option in options]
+    return ["/" + p for p in paths]
+
+
+POST_DATA = {
+    "question": "note", "unit_key": "item", "value": "overwritten", "base_version": 1, "reason": "r", "text": "t",
+    "importance": "must_have", "seconds": 5, "decision": "x", "rationale": "x", "role": "annotator", "username": "x",
+}
+
+
+def test_walking_every_route_with_another_pools_ids_leaks_nothing(annotator, study, world):
+    client = APIClient()
+    client.force_login(annotator)
+    # The control: the same client reaches the annotator's own item, so the 404s below are not a login problem.
+    own = client.get(reverse("annotation:item", args=[world["assignment_a"].pk]))
+    assert own.status_code == 200 and "Plain answer for A." in own.content.decode()
+    before = sorted(Label.objects.exclude(assignment__annotator=annotator).values_list("id", "value", "version"))
+    statuses_before = sorted(Assignment.objects.exclude(annotator=annotator).values_list("id", "status"))
+    problems: list[str] = []
+    routes = [r for r in _routes(get_resolver().url_patterns) if not r.startswith(SKIP_PREFIXES)]
+    assert any(r.startswith("api/assignments/") for r in routes)
+    for route in routes:
+        has_params = bool(PARAM.search(route))
+        for path in _expand(route, world, study):
+            requests = [("GET", client.get(path))]
+            if has_params:
+                requests.append(("POST", client.post(path, POST_DATA)))
+                requests.append(("PUT", client.put(path, POST_DATA, format="json")))
+            for method, response in requests:
+                body = response.content.decode(errors="replace")
+                leaked = [s for s in SECRETS if s in body]
+                if leaked:
+                    problems.append(f"{method} {path} → {response.status_code} leaked {leaked}")
+                if has_params and response.status_code not in (403, 404, 405):
+                    problems.append(f"{method} {path} → {response.status_code} (expected 403/404/405)")
+    assert not problems, "\n".join(problems)
+    assert sorted(Label.objects.exclude(assignment__annotator=annotator).values_list("id", "value", "version")) == before
+    assert sorted(Assignment.objects.exclude(annotator=annotator).values_list("id", "status")) == statuses_before
