@@ -285,29 +285,42 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
                      "submitted_at": submitted.isoformat() if submitted else None}
                     for _, _, pool_id, user_id, status, seconds, submitted in assignments.get(pk, ())
                 ],
-                "labels": [
+                "labels": sorted([
                     {"pool": pool_name[who[a][0]], "annotator": ctx.pseudonyms.get(who[a], f"unlisted-{who[a][1]}"),
                      "question": qkey[q], "unit": unit(u), "value": value, "version": version}
                     for _, a, q, u, value, version in labels.get(pk, ())
-                ],
-                "gold": [
+                ], key=_label_order),
+                "gold": sorted([
                     {"pool": pool_name[pool_id], "question": qkey[q], "unit": unit(u), "value": value, "version": version,
                      "is_current": current, "source": src,
                      "adjudicator": adj_name or ctx.username(adj_id), "rationale": rationale, "confidence": confidence,
                      "guideline_gap": gap, "case_status": case_status.get(case_id), "created_at": created.isoformat()}
                     for _, pool_id, q, u, value, version, current, src, adj_id, adj_name, rationale, confidence, gap, case_id, created
                     in gold.get(pk, ())
-                ],
-                "cases": [
+                ], key=_gold_order),
+                "cases": sorted([
                     {"pool": pool_name[pool_id], "question": qkey[q], "unit": unit(u), "status": status,
                      "opened_at": opened.isoformat()}
                     for _, _, pool_id, q, u, status, opened in cases.get(pk, ())
-                ],
+                ], key=_gold_order),
                 "scores": [
                     {**_score_run(ctx, run_id), "unit": unit(u), "value": value, "state": state, "details": details}
                     for _, run_id, u, value, state, details in scores.get(pk, ())
                 ],
             }
+
+
+def _unit_order(unit: str) -> tuple[str, int]:
+    kind, _, rest = unit.partition(":")
+    return (kind, int(rest)) if rest.isdigit() else (unit, -1)
+
+
+def _label_order(label: dict[str, Any]) -> tuple:
+    return (label["pool"], label["annotator"], label["question"], _unit_order(label["unit"]))
+
+
+def _gold_order(gold: dict[str, Any]) -> tuple:
+    return (gold["pool"], gold["question"], _unit_order(gold["unit"]), gold.get("version", 0))
 
 
 def _score_run(ctx: _Context, run_id: int) -> dict[str, Any]:
