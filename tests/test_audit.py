@@ -20,6 +20,13 @@ from tests import factories
 pytestmark = pytest.mark.django_db
 
 
+
+@pytest.fixture(autouse=True)
+def fast_password_hasher(settings):
+    # The personas' passwords are hashed on creation and checked at each log-in; what these tests
+    # exercise does not depend on the hash's cost.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
 @pytest.fixture
 def anchor_file(tmp_path, settings):
     settings.AUDIT_ANCHOR_FILE = tmp_path / "audit-anchor.json"

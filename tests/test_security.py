@@ -30,6 +30,13 @@ _PRODUCTION = {
 }
 
 
+
+@pytest.fixture(autouse=True)
+def fast_password_hasher(settings):
+    # The personas' passwords are hashed on creation and checked at each log-in; what these tests
+    # exercise does not depend on the hash's cost.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
 def _run(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("CONCORD_", "DJANGO_")) and k not in {
         "DATABASE_URL", "CELERY_BROKER_URL", "SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "CACHE_URL",

@@ -34,6 +34,13 @@ _PARAM = re.compile(r"<(?:(?P<converter>\w+):)?(?P<name>\w+)>")
 _ADMIN_ROUTES = ["admin/", "admin/annotation/study/", "admin/auth/user/"]
 
 
+
+@pytest.fixture(autouse=True)
+def fast_password_hasher(settings):
+    # The personas' passwords are hashed on creation and checked at each log-in; what these tests
+    # exercise does not depend on the hash's cost.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
 def _walk(patterns: list, prefix: str = "") -> Iterator[str]:
     for entry in patterns:
         if isinstance(entry, URLResolver):
