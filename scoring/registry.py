@@ -178,13 +178,20 @@ def score_item(
             f"{metric.name} cannot use the {getattr(backend, 'name', backend)!r} backend; "
             f"allowed: {', '.join(metric.backends)}"
         )
+    identity = str(getattr(backend, "identity", "") or "")
     try:
-        return metric.score(item, backend, params, retriever=retriever)
+        scores = metric.score(item, backend, params, retriever=retriever)
+        # Every stored score names the backend and model that produced it, not only its run.
+        for unit in scores:
+            unit.details.setdefault("backend_identity", identity)
+        return scores
     except BackendResponseError as exc:
         return [
-            UnitScore("item", None, "failed", {"error": str(exc), "error_type": "BackendResponseError", **exc.details})
+            UnitScore("item", None, "failed", {"error": str(exc), "error_type": "BackendResponseError",
+                                               "backend_identity": identity, **exc.details})
         ]
     except TransientBackendError as exc:
         if not final_attempt:
             raise
-        return [UnitScore("item", None, "failed", {"error": str(exc), "error_type": "TransientBackendError"})]
+        return [UnitScore("item", None, "failed", {"error": str(exc), "error_type": "TransientBackendError",
+                                                   "backend_identity": identity})]

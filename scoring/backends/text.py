@@ -44,11 +44,14 @@ def sentences_of(texts: list[str]) -> list[str]:
 
 
 # --- The conversational rule set (information-bearing classification without a model) ---------------
-# A sentence is *not* information-bearing when, after removing a leading or trailing conversational
-# formula (greeting, thanks, empathy, acknowledgement, follow-up offer), fewer than
-# ``MIN_CONTENT_TOKENS`` content tokens remain; when it is a question to the user; or when it has
-# fewer than 2 content tokens at all ("haha", "Sure!"). Which rule fired is recorded in the details.
-MIN_CONTENT_TOKENS = 3
+# A sentence is *not* information-bearing when
+#   - it has fewer than 2 content tokens at all ("haha", "Sure!": rule ``too_short``);
+#   - it ends with a question mark (a question to the user carries no claim: ``question_to_user``);
+#   - a conversational formula (greeting, thanks, empathy, acknowledgement, follow-up offer) occurs in it
+#     and, once the formula is removed, fewer than ``MIN_CONTENT_TOKENS`` content tokens remain, not
+#     counting conversational fillers such as "hear" or "feeling" (the rule is named after the formula).
+# Otherwise it is information-bearing. Which rule fired is recorded in the details.
+MIN_CONTENT_TOKENS = 2
 
 CONVERSATIONAL_PATTERNS: dict[str, str] = {
     "greeting": r"\b(hi|hello|hey|good (morning|afternoon|evening)|greetings|dear)\b",

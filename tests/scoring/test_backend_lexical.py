@@ -68,3 +68,24 @@ def test_unigram_precision_reproduces_the_begin_cmudog_lexical_baseline_auc():
             scores.append(backend.supports([response], [knowledge])[0].score)
     assert len(labels) == 337
     assert round(roc_auc_score(labels, scores), 5) == 0.96729
+
+
+@pytest.mark.parametrize(
+    ("sentence", "rule"),
+    [
+        ("Hello!", "too_short"),
+        ("Have you seen the movie?", "question_to_user"),
+        ("Thanks for asking!", "thanks"),
+        ("I'm sorry to hear that you're feeling unwell.", "empathy"),
+        ("Great question.", "acknowledgement"),
+        ("Let me know if you have any other questions.", "follow_up_offer"),
+        ("Ibuprofen reduces fever.", None),
+        ("I understand, aspirin thins blood.", None),
+        ("If you have chest pain, call 911 immediately.", None),
+        ("Sure, the recommended dose is 500 mg every six hours.", None),
+    ],
+)
+def test_the_conversational_rule_set_separates_formulas_from_information(sentence, rule):
+    (j,) = get_backend("lexical").informative([sentence])
+    assert j.details["rule"] == rule
+    assert j.verdict is (rule is None)

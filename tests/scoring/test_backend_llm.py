@@ -55,6 +55,7 @@ def test_llm_metric_end_to_end_with_cf(llm_stub):
     scores = score_item(cf, ITEM, _backend(llm_stub), cf.resolve_params({}))
     assert scores[0].value == 0.5
     assert len(llm_stub.requests) == 2
+    assert all(s.details["backend_identity"].startswith("llm:judge-7b@") for s in scores)
 
 
 def test_malformed_json_is_retried_then_recorded_as_a_failed_score(llm_stub):
