@@ -319,7 +319,7 @@ def _flush(*, batch_id: int, run_id: int, token: str, results: list[tuple[int, l
             )
 
 
-def _prepare_backend(backend: Any, inputs: list[Any]) -> None:
+def prepare_backend(backend: Any, inputs: list[Any]) -> None:
     """Encode every text of the batch in one call before the per-item metric calls, which then hit
     the backend's cache: one large batch through the model instead of many small ones."""
     encode = getattr(backend, "encode", None)
@@ -401,7 +401,7 @@ def score_batch_process(*, batch_id: int, worker: str, final_attempt: bool = Tru
     )
     todo = [i for i in claimed.item_ids if i not in already]
     inputs = selectors.item_inputs(todo)
-    _prepare_backend(backend, [inputs[i] for i in todo if i in inputs])
+    prepare_backend(backend, [inputs[i] for i in todo if i in inputs])
 
     results: list[tuple[int, list[UnitScore]]] = []
     scored = 0
