@@ -64,9 +64,11 @@ class TrainingReport:
         return asdict(self)
 
 
-def models_dir(study: str, question: str) -> Path:
+def models_dir(study: str | int, question: str) -> Path:
+    """Study and question are keys (a study id or slug, a question key), checked to be path-safe."""
     from django.conf import settings
 
+    study, question = str(study), str(question)
     for part in (study, question):
         if not _SAFE.match(part or ""):
             raise MetricError(f"learned backend: {part!r} is not a safe study or question key")
@@ -93,7 +95,7 @@ def featurize(embedding: EmbeddingBackend, texts: list[str], evidence: list[str]
 
 def train_learned_model(
     *,
-    study: str,
+    study: str | int,
     question: str,
     task: str,
     texts: list[str],
@@ -137,7 +139,7 @@ def train_learned_model(
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{digest}.joblib"
     report = TrainingReport(
-        study=study, question=question, task=task, n=len(y), n_positive=int(y.sum()), folds=k,
+        study=str(study), question=question, task=task, n=len(y), n_positive=int(y.sum()), folds=k,
         cv_accuracy=float(accuracy_score(y, oof >= 0.5)), cv_auc=float(roc_auc_score(y, oof)),
         data_hash=digest, path=str(path), embedding_identity=embedding.identity,
         trained_at=datetime.now(UTC).isoformat(),
@@ -154,7 +156,15 @@ def train_learned_model(
     return report
 
 
-def get_learned_backend(*, study: str, question: str, data_hash: str | None = None) -> LearnedBackend:
+def get_learned_backend(
+    *, study: str | int | None = None, question: str | None = None, data_hash: str | None = None
+) -> LearnedBackend:
+    if study is None or not question:
+        raise BackendUnavailable(
+            "learned backend: name the study and the question whose gold labels the model was trained on "
+            "(options study=, question=)"
+        )
+    study = str(study)
     directory = models_dir(study, question)
     if data_hash is None:
         marker = directory / "current"

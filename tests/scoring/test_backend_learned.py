@@ -78,3 +78,10 @@ def test_training_needs_both_classes(var_dir):
 def test_unsafe_keys_are_refused(var_dir):
     with pytest.raises(MetricError, match="safe"):
         get_backend("learned", study="../etc", question="q")
+
+
+def test_the_learned_backend_needs_a_question_and_accepts_a_numeric_study_id(var_dir):
+    with pytest.raises(BackendUnavailable, match="name the study and the question"):
+        get_backend("learned", study=7)
+    with pytest.raises(BackendUnavailable, match="no model trained for study '7'"):
+        get_backend("learned", study=7, question="grounded")
