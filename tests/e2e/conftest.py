@@ -1,0 +1,72 @@
+"""Browser tests: Python Playwright driving Debian's chromium against pytest-django's live server.
+
+Playwright cannot download its own browser here, so the system chromium is launched
+(``make browser`` installs it). Django refuses ORM calls from a thread with a running event loop
+unless told otherwise; Playwright's sync API runs one, so the flag is set for these tests only.
+On failure a full-page screenshot lands in tests/e2e/artifacts/.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make browser)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def browser_context(browser, request) -> Iterator:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(10_000)
+    yield context
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        for n, page in enumerate(context.pages):
+            page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-{n}.png"), full_page=True)
+    context.close()
+
+
+@pytest.fixture
+def login(live_server, browser_context):
+    """Log a user in by giving the browser a real session cookie (faster than typing the form)."""
+    from django.conf import settings
+    from django.test import Client
+
+    def _login(user):
+        client = Client()
+        client.force_login(user)
+        cookie = client.cookies[settings.SESSION_COOKIE_NAME]
+        browser_context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": cookie.value, "url": live_server.url}])
+        return browser_context
+
+    return _login
