@@ -447,6 +447,7 @@ class ProgressApi(ConsoleApi):
                 {
                     "pool": p.pool.name, "id": p.pool.pk, "items": p.items, "assigned": p.assigned, "done": p.done,
                     "skipped": p.skipped, "median_active_seconds": p.median_seconds, "agreement_url": p.agreement_url or None,
+                    "agreement_reports": {key: url for key, url in p.agreement_links},
                     "annotators": [
                         {
                             "username": a.membership.user.get_username(), "pseudonym": a.membership.pseudonym,

@@ -188,6 +188,7 @@ class PoolProgress:
     items: int
     annotators: list[AnnotatorProgress] = field(default_factory=list)
     agreement_url: str = ""
+    agreement_links: list[tuple[str, str]] = field(default_factory=list)
     median_seconds: float | None = None
 
     @property
@@ -218,7 +219,7 @@ def agreement_fragment_url(pool: Pool) -> str:
 
 
 def agreement_reports_url(study: Study) -> str:
-    for name in ("adjudication:agreement", "adjudication:reports", "adjudication:agreement_overview"):
+    for name in ("adjudication:report-index", "adjudication:agreement", "adjudication:reports"):
         try:
             return reverse(name, kwargs={"slug": study.slug})
         except NoReverseMatch:
@@ -226,9 +227,24 @@ def agreement_reports_url(study: Study) -> str:
     return ""
 
 
+def agreement_report_links(pool: Pool) -> list[tuple[str, str]]:
+    """adjudication's agreement report of each categorical question of the pool, when that route exists."""
+    links = []
+    for question in pool.questions.all():
+        if not question.is_categorical and question.kind != "multilabel":
+            continue
+        try:
+            links.append((question.key, reverse(
+                "adjudication:report-agreement", kwargs={"slug": pool.study.slug, "pool_id": pool.pk, "question": question.key}
+            )))
+        except NoReverseMatch:
+            return []
+    return links
+
+
 def study_progress(study: Study) -> list[PoolProgress]:
     """Per pool and per member: assigned, done, skipped, median active time, and pace flags."""
-    pools = list(Pool.objects.filter(study=study).order_by("name"))
+    pools = list(Pool.objects.filter(study=study).select_related("study").prefetch_related("questions").order_by("name"))
     n_items = Item.objects.filter(study=study).count()
     members: dict[int, list[PoolMembership]] = defaultdict(list)
     for m in PoolMembership.objects.filter(study=study).select_related("user").order_by("pseudonym"):
@@ -244,7 +260,9 @@ def study_progress(study: Study) -> list[PoolProgress]:
 
     result = []
     for pool in pools:
-        progress = PoolProgress(pool=pool, items=n_items, agreement_url=agreement_fragment_url(pool))
+        progress = PoolProgress(
+            pool=pool, items=n_items, agreement_url=agreement_fragment_url(pool), agreement_links=agreement_report_links(pool)
+        )
         for m in members[pool.pk]:
             c = counts.get((pool.pk, m.user_id), {})
             times = seconds.get((pool.pk, m.user_id), [])

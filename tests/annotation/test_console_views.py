@@ -363,7 +363,8 @@ def test_progress_shows_counts_medians_chart_and_flags_the_far_faster_annotator(
     assert "<polyline" in page
     flagged = re.findall(r'<tr class="flagged">\s*<td>(\w+)', page)
     assert flagged == ["speedy"]
-    assert "Agreement" in page
+    # Agreement is adjudication's to compute (annotation never imports it): the page links its reports.
+    assert f"/adjudication/studies/{astrid.slug}/reports/agreement/{pool.pk}/helpful/" in page
 
 
 # --- account ----------------------------------------------------------------------------------
