@@ -45,7 +45,7 @@ from typing import IO, Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -704,6 +704,55 @@ def _annotators_ensure(*, study: Study, pool: Pool, pseudonyms: set[str]) -> dic
     return members
 
 
+def _rows_insert(model: type[models.Model], fields: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+    """Insert plain rows without building model instances (COPY on PostgreSQL, executemany elsewhere).
+
+    Only for tables whose rows need no defaults, signals or returned keys: sentences and chunks,
+    which make up ten of the eleven rows of a typical item.
+    """
+    if not rows:
+        return
+    qn = connection.ops.quote_name
+    columns = ", ".join(qn(model._meta.get_field(name).column) for name in fields)
+    table = qn(model._meta.db_table)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            placeholders = ", ".join(["%s"] * len(fields))
+            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", rows)  # noqa: S608
+
+
+_ITEM_FIELDS = ("id", "study", "external_id", "question", "answer", "source", "scope_class", "system", "metadata",
+                "created_at")
+
+
+def _items_insert(study: Study, batch: list[Record], now: Any) -> list[int]:
+    """Insert the batch's items; returns their ids in batch order."""
+    if connection.vendor != "postgresql":
+        items = Item.objects.bulk_create(
+            Item(study=study, external_id=r.external_id, question=r.question, answer=r.answer, source=r.source,
+                 scope_class=r.scope, system=r.system, metadata=r.metadata)
+            for r in batch
+        )
+        return [item.pk for item in items]
+    # Ids are drawn from the table's own sequence first, so that COPY can write the rows with them.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+            [Item._meta.db_table, len(batch)],
+        )
+        ids = [row[0] for row in cursor.fetchall()]
+    _rows_insert(Item, _ITEM_FIELDS, [
+        (item_id, study.pk, r.external_id, r.question, r.answer, r.source, r.scope, r.system,
+         json.dumps(r.metadata), now)
+        for item_id, r in zip(ids, batch, strict=True)
+    ])
+    return ids
+
+
 class _Writer:
     def __init__(self, *, study: Study, pool_name: str, pseudonyms: set[str], extra_writer: ExtraWriter | None) -> None:
         self.study = study
@@ -718,35 +767,31 @@ class _Writer:
         self.now = timezone.now()
 
     def write(self, batch: list[Record]) -> None:
-        items = Item.objects.bulk_create(
-            Item(study=self.study, external_id=r.external_id, question=r.question, answer=r.answer, source=r.source,
-                 scope_class=r.scope, system=r.system, metadata=r.metadata)
-            for r in batch
-        )
-        sentences: list[Sentence] = []
-        chunks: list[Chunk] = []
+        item_ids = _items_insert(self.study, batch, self.now)
+        sentence_rows: list[tuple[Any, ...]] = []
+        chunk_rows: list[tuple[Any, ...]] = []
         aspects: list[Aspect] = []
         aspect_slices: list[tuple[int, int]] = []
-        for item, r in zip(items, batch, strict=True):
+        for item_id, r in zip(item_ids, batch, strict=True):
             for part, text in (("answer", r.answer), ("source", r.source)):
-                sentences.extend(
-                    Sentence(item=item, part=part, index=i, text=s.text, start=s.start, end=s.end)
-                    for i, s in enumerate(split_sentences(text))
+                sentence_rows.extend(
+                    (item_id, part, i, s.text, s.start, s.end) for i, s in enumerate(split_sentences(text))
                 )
-            chunks.extend(
-                Chunk(item=item, rank=rank, text=text, document_id=doc_id, is_labelled_target=target)
-                for rank, (doc_id, text, target) in enumerate(r.contexts, start=1)
+            chunk_rows.extend(
+                (item_id, rank, text, doc_id, target) for rank, (doc_id, text, target) in enumerate(r.contexts, start=1)
             )
             aspect_slices.append((len(aspects), len(aspects) + len(r.aspects)))
-            aspects.extend(Aspect(item=item, text=text, importance=importance) for text, importance in r.aspects)
-        Sentence.objects.bulk_create(sentences, batch_size=2000)
-        Chunk.objects.bulk_create(chunks, batch_size=2000)
+            aspects.extend(Aspect(item_id=item_id, text=text, importance=importance) for text, importance in r.aspects)
+        _rows_insert(Sentence, ("item", "part", "index", "text", "start", "end"), sentence_rows)
+        _rows_insert(Chunk, ("item", "rank", "text", "document_id", "is_labelled_target"), chunk_rows)
+        # Aspects go through the ORM: labels address them by the primary keys it returns.
         Aspect.objects.bulk_create(aspects, batch_size=2000)
-        labelled = self._write_labels(items, batch, aspects, aspect_slices)
+        labelled = self._write_labels(item_ids, batch, aspects, aspect_slices)
         if self.extra_writer is not None:
-            for item, r in zip(items, batch, strict=True):
-                if r.has_extra:
-                    self.extra_writer(item, r.raw)
+            wanted = [(item_id, r) for item_id, r in zip(item_ids, batch, strict=True) if r.has_extra]
+            items = Item.objects.in_bulk([item_id for item_id, _ in wanted])
+            for item_id, r in wanted:
+                self.extra_writer(items[item_id], r.raw)
         if labelled:
             # Imported assignments arrive submitted: what happens on submit (disagreement detection)
             # happens for them too, after any imported gold so that it is never overridden.
@@ -755,25 +800,25 @@ class _Writer:
                 for handler in handlers:
                     handler(pool_id=self.pool.pk, item_id=item_id)
         counts = self.result_counts
-        counts["items"] += len(items)
-        counts["sentences"] += len(sentences)
-        counts["chunks"] += len(chunks)
+        counts["items"] += len(item_ids)
+        counts["sentences"] += len(sentence_rows)
+        counts["chunks"] += len(chunk_rows)
         counts["aspects"] += len(aspects)
 
-    def _write_labels(self, items: list[Item], batch: list[Record], aspects: list[Aspect],
+    def _write_labels(self, item_ids: list[int], batch: list[Record], aspects: list[Aspect],
                       aspect_slices: list[tuple[int, int]]) -> list[int]:
         """Writes the batch's labels; returns the ids of the items that got any."""
         if self.pool is None:
             return []
         assignments: list[Assignment] = []
         pending: list[tuple[int, LabelIn, str]] = []
-        for item, r, (a_start, _a_end) in zip(items, batch, aspect_slices, strict=True):
+        for item_id, r, (a_start, _a_end) in zip(item_ids, batch, aspect_slices, strict=True):
             by_annotator: dict[str, int] = {}
             for label in r.labels:
                 if label.pseudonym not in by_annotator:
                     by_annotator[label.pseudonym] = len(assignments)
                     assignments.append(Assignment(
-                        pool=self.pool, item=item, annotator=self.members[label.pseudonym],
+                        pool=self.pool, item_id=item_id, annotator=self.members[label.pseudonym],
                         status=AssignmentStatus.SUBMITTED, started_at=self.now, submitted_at=self.now,
                     ))
                 unit = label.unit

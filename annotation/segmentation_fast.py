@@ -5,8 +5,11 @@ are plain prose whose sentence boundaries are unambiguous: every ``.``, ``!`` or
 lower-case word that is no abbreviation and is followed by one space and a capital letter. For text
 made only of such sentences pysbd's rules have nothing to decide, so the boundaries are computed
 directly; anything else (digits next to a dot, abbreviations, quotes, brackets, new lines, lists,
-repeated punctuation, unusual characters) goes to the full segmenter. tests/annotation/
-test_segmentation.py checks that both give the same spans on generated clinical-style text.
+repeated punctuation, unusual characters) goes to the full segmenter. One-line text without
+quotes, brackets or list markers is first cut at such unambiguous boundaries, and only the pieces
+that need it go to pysbd, so one "e.g." does not send a whole answer to the slow path.
+tests/annotation/test_segmentation.py checks that the paths give the same spans as pysbd alone on
+generated clinical-style text.
 """
 
 from __future__ import annotations
@@ -66,6 +69,57 @@ def _fast_spans(text: str) -> list[Span] | None:
     return spans
 
 
+# Text the piecewise path accepts: one line, no quotes or brackets (pysbd's rules for those look
+# across sentence boundaries) and no list markers ("1." "a)" "iv."), which pysbd recognises by
+# looking at the whole text.
+_PIECEWISE_TEXT = re.compile(r"[A-Za-z0-9,;:\-'./%!? ]+")
+_LIST_MARKER = re.compile(r"(?:^|\s)(?:\d{1,3}|[A-Za-z]|[ivxlcdmIVXLCDM]{1,6})[.)](?=\s|$)")
+
+
+def _safe_cuts(text: str) -> list[int]:
+    """Positions after a ``.``/``!``/``?`` where every segmenter must end a sentence: the word before
+    is a whole lower-case word of two or more letters and no abbreviation, and one space and a
+    capitalised word follow."""
+    abbreviations = _abbreviations()
+    cuts: list[int] = []
+    n = len(text)
+    for match in _TERMINAL.finditer(text):
+        end = match.end()
+        if end + 2 >= n or text[end] != " " or not ("A" <= text[end + 1] <= "Z") or not text[end + 2].islower():
+            continue
+        word = _WORD_BEFORE.search(text, 0, end - 1)
+        if word is None:
+            continue
+        token = word.group(1)
+        before = word.start() - 1
+        if before >= 0 and text[before] != " ":
+            continue
+        if len(token) < 2 or not token.islower() or token in abbreviations:
+            continue
+        cuts.append(end)
+    return cuts
+
+
+def _piecewise_spans(text: str) -> list[Span] | None:
+    """Split at the safe cuts, then each piece by the fast path or, failing that, by pysbd."""
+    if not text or text[0] == " " or text[-1] == " " or "  " in text:
+        return None
+    if _PIECEWISE_TEXT.fullmatch(text) is None or _LIST_MARKER.search(text):
+        return None
+    spans: list[Span] = []
+    start = 0
+    for cut in [*_safe_cuts(text), len(text)]:
+        piece = text[start:cut]
+        piece_spans = _fast_spans(piece)
+        if piece_spans is None:
+            piece_spans = split_sentences_full(piece)
+        spans.extend(Span(text=s.text, start=s.start + start, end=s.end + start) for s in piece_spans)
+        start = cut + 1
+    return spans
+
+
 def split_sentences(text: str) -> list[Span]:
     spans = _fast_spans(text)
+    if spans is None:
+        spans = _piecewise_spans(text)
     return spans if spans is not None else split_sentences_full(text)

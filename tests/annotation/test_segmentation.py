@@ -137,3 +137,50 @@ def test_fast_path_is_taken_for_plain_prose_and_agrees():
 def test_fast_path_declines_abbreviations_decimals_and_new_lines():
     for text in ("See Dr. Smith today.", "Take 0.5 mg daily.", "Rest today.\nDrink water.", "Use it, e.g. daily. Ok."):
         assert segmentation_fast._fast_spans(text) is None
+
+
+_PLAIN_CLAUSES = [
+    "take the tablets with food", "stop if you feel dizzy", "the dose is 5 mg", "rest for two days",
+    "it helps with pain and swelling", "call your doctor today", "fever above 38 is common", "use 50% less at night",
+    "give 10 mg/kg daily", "the rash fades in a week", "drink water, rest; and wait", "ask about side-effects",
+]
+_HARD_SENTENCES = [
+    "Dr. Lee suggests approx. 0.5 mg twice daily, e.g. after meals.", "Take 2.5 ml, i.e. half a spoon, every 8 hrs.",
+    "See fig. 2 for the dose vs. weight table.", "J. Smith et al. reported it.", "The U.S. guidance says so.",
+    "1. Rest.", "a. Fluids.", "Use it etc. and more.", "Mr. Brown is fine.", "No. 5 is best.", "Is it ok?", "Wow!",
+    "Take 0.5 mg.", "St. John wort interacts.", "Take it at 8 a.m. daily.", "Take it at 8 p.m. Then sleep.",
+    "Call 911... Now.", "Really?! Yes.", "It is II. Then III.", "Use 1.5.2 units.", "Mix it. then stir.",
+]
+
+
+@st.composite
+def _mixed_answer(draw):
+    parts = []
+    for _ in range(draw(st.integers(min_value=1, max_value=8))):
+        if draw(st.integers(min_value=0, max_value=9)) < 4:
+            parts.append(draw(st.sampled_from(_HARD_SENTENCES)))
+        else:
+            clause = draw(st.sampled_from(_PLAIN_CLAUSES))
+            parts.append(clause[0].upper() + clause[1:] + draw(st.sampled_from([".", ".", ".", "?", "!"])))
+    return " ".join(parts)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_mixed_answer())
+def test_piecewise_path_gives_exactly_the_spans_of_the_full_segmenter(text):
+    assert segmentation_fast.split_sentences(text) == segmentation.split_sentences(text)
+
+
+def test_piecewise_path_sends_only_the_hard_piece_to_pysbd():
+    text = "Take the tablets with food. Dr. Lee suggests approx. 0.5 mg daily. Call your doctor today."
+    assert segmentation_fast._fast_spans(text) is None
+    spans = segmentation_fast._piecewise_spans(text)
+    assert spans == segmentation.split_sentences(text)
+    assert [s.text for s in spans] == ["Take the tablets with food.", "Dr. Lee suggests approx. 0.5 mg daily.",
+                                       "Call your doctor today."]
+
+
+def test_piecewise_path_declines_quotes_brackets_lists_and_new_lines():
+    for text in ('He said "stop." Then left.', "Rest (a lot). Then eat.", "Options: 1. Rest. 2. Fluids.",
+                 "Rest today.\nDrink water."):
+        assert segmentation_fast._piecewise_spans(text) is None
