@@ -13,6 +13,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -55,7 +57,7 @@ def _user_named(username: str) -> Any:
 # --- Output shapes ----------------------------------------------------------------------------
 
 
-class StudyOut(serializers.ModelSerializer):
+class ConsoleStudyOut(serializers.ModelSerializer):
     class Meta:
         model = Study
         fields = [
@@ -64,13 +66,13 @@ class StudyOut(serializers.ModelSerializer):
         ]
 
 
-class QuestionOut(serializers.ModelSerializer):
+class ConsoleQuestionOut(serializers.ModelSerializer):
     class Meta:
         model = Question
         fields = ["key", "order", "scope", "kind", "prompt", "help_text", "options", "condition", "required", "min_value", "max_value"]
 
 
-class PoolOut(serializers.ModelSerializer):
+class ConsolePoolOut(serializers.ModelSerializer):
     questions = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
 
     class Meta:
@@ -78,7 +80,7 @@ class PoolOut(serializers.ModelSerializer):
         fields = ["id", "name", "questions", "overlap", "visibility", "seed", "reservation_minutes"]
 
 
-class MembershipOut(serializers.ModelSerializer):
+class ConsoleMembershipOut(serializers.ModelSerializer):
     username = serializers.CharField(source="user.username")
     pool = serializers.IntegerField(source="pool_id")
 
@@ -87,7 +89,7 @@ class MembershipOut(serializers.ModelSerializer):
         fields = ["id", "pool", "username", "pseudonym", "active"]
 
 
-class ImportJobOut(serializers.ModelSerializer):
+class ConsoleImportJobOut(serializers.ModelSerializer):
     class Meta:
         model = ImportJob
         fields = ["id", "filename", "size_bytes", "status", "progress_done", "progress_total", "summary", "errors", "created_at"]
@@ -99,7 +101,7 @@ class ImportJobOut(serializers.ModelSerializer):
 class StudyListCreateApi(ConsoleApi):
     access_policy = "authenticated"
 
-    class InputSerializer(serializers.Serializer):
+    class ConsoleStudyCreateIn(serializers.Serializer):
         name = serializers.CharField(max_length=200)
         slug = serializers.SlugField(max_length=80, required=False, default="")
         presets = serializers.ListField(child=serializers.ChoiceField(choices=PRESET_ORDER), allow_empty=False)
@@ -108,60 +110,64 @@ class StudyListCreateApi(ConsoleApi):
         independent_pools = serializers.BooleanField(required=False, default=True)
         hidden_metadata_fields = serializers.ListField(child=serializers.CharField(), required=False, default=list)
 
+    @extend_schema(operation_id="console_studies_list", responses=ConsoleStudyOut(many=True))
     def get(self, request: Request) -> Response:
-        return Response(StudyOut(sel.researcher_studies(request.user), many=True).data)
+        return Response(ConsoleStudyOut(sel.researcher_studies(request.user), many=True).data)
 
+    @extend_schema(operation_id="console_study_create", request=ConsoleStudyCreateIn, responses={201: ConsoleStudyOut})
     def post(self, request: Request) -> Response:
         if not can_create_studies(request.user):
             raise PermissionDenied("creating studies is granted by an administrator")
-        data = self.InputSerializer(data=request.data)
+        data = self.ConsoleStudyCreateIn(data=request.data)
         data.is_valid(raise_exception=True)
         study = svc.study_create(owner=request.user, **data.validated_data)
-        return Response(StudyOut(study).data, status=status.HTTP_201_CREATED)
+        return Response(ConsoleStudyOut(study).data, status=status.HTTP_201_CREATED)
 
 
 class StudyDetailApi(ConsoleApi):
-    class InputSerializer(serializers.Serializer):
+    class ConsoleStudyUpdateIn(serializers.Serializer):
         name = serializers.CharField(max_length=200, required=False)
         guidelines = serializers.CharField(required=False, allow_blank=True)
         blind_system = serializers.BooleanField(required=False)
         independent_pools = serializers.BooleanField(required=False)
         hidden_metadata_fields = serializers.ListField(child=serializers.CharField(), required=False)
 
+    @extend_schema(operation_id="console_study_read", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
-        return Response({**StudyOut(study).data, "questions": QuestionOut(study.questions.all(), many=True).data})
+        return Response({**ConsoleStudyOut(study).data, "questions": ConsoleQuestionOut(study.questions.all(), many=True).data})
 
+    @extend_schema(operation_id="console_study_update", request=ConsoleStudyUpdateIn, responses=ConsoleStudyOut)
     def patch(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
-        data = self.InputSerializer(data=request.data)
+        data = self.ConsoleStudyUpdateIn(data=request.data)
         data.is_valid(raise_exception=True)
         study = svc.study_update(study=study, actor=request.user, **data.validated_data)
-        return Response(StudyOut(study).data)
+        return Response(ConsoleStudyOut(study).data)
 
 
 # --- Protocol ---------------------------------------------------------------------------------
 
 
-class OptionIn(serializers.Serializer):
+class ConsoleOptionIn(serializers.Serializer):
     value = serializers.CharField(max_length=100)
     label = serializers.CharField(max_length=200, required=False, allow_blank=True)
     key = serializers.CharField(max_length=1, required=False, allow_blank=True)
 
 
-class ConditionIn(serializers.Serializer):
+class ConsoleConditionIn(serializers.Serializer):
     question = serializers.CharField()
     values = serializers.ListField(child=serializers.CharField(), allow_empty=False, source="in")
 
 
-class QuestionIn(serializers.Serializer):
+class ConsoleQuestionIn(serializers.Serializer):
     key = serializers.SlugField(max_length=60)
     prompt = serializers.CharField(max_length=300)
     scope = serializers.ChoiceField(choices=Scope.values)
     kind = serializers.ChoiceField(choices=QuestionKind.values)
     help_text = serializers.CharField(required=False, allow_blank=True)
-    options = OptionIn(many=True, required=False)
-    condition = ConditionIn(required=False, allow_null=True)
+    options = ConsoleOptionIn(many=True, required=False)
+    condition = ConsoleConditionIn(required=False, allow_null=True)
     required = serializers.BooleanField(required=False)
     min_value = serializers.FloatField(required=False, allow_null=True)
     max_value = serializers.FloatField(required=False, allow_null=True)
@@ -177,26 +183,30 @@ def _spec(validated: dict[str, Any]) -> dict[str, Any]:
 
 
 class QuestionListCreateApi(ConsoleApi):
+    @extend_schema(operation_id="console_questions_list", responses=ConsoleQuestionOut(many=True))
     def get(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
-        return Response(QuestionOut(study.questions.all(), many=True).data)
+        return Response(ConsoleQuestionOut(study.questions.all(), many=True).data)
 
+    @extend_schema(operation_id="console_question_add", request=ConsoleQuestionIn, responses={201: ConsoleQuestionOut})
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
-        data = QuestionIn(data=request.data)
+        data = ConsoleQuestionIn(data=request.data)
         data.is_valid(raise_exception=True)
         question = svc.question_add(study=study, actor=request.user, spec=_spec(data.validated_data))
-        return Response(QuestionOut(question).data, status=status.HTTP_201_CREATED)
+        return Response(ConsoleQuestionOut(question).data, status=status.HTTP_201_CREATED)
 
 
 class QuestionDetailApi(ConsoleApi):
+    @extend_schema(operation_id="console_question_update", request=ConsoleQuestionIn, responses=ConsoleQuestionOut)
     def patch(self, request: Request, slug: str, key: str) -> Response:
         question = get_question_for_researcher(request.user, slug, key)
-        data = QuestionIn(data=request.data, partial=True)
+        data = ConsoleQuestionIn(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         question = svc.question_update(question=question, actor=request.user, spec=_spec(data.validated_data))
-        return Response(QuestionOut(question).data)
+        return Response(ConsoleQuestionOut(question).data)
 
+    @extend_schema(operation_id="console_question_remove", responses={204: None})
     def delete(self, request: Request, slug: str, key: str) -> Response:
         question = get_question_for_researcher(request.user, slug, key)
         svc.question_remove(question=question, actor=request.user)
@@ -204,21 +214,23 @@ class QuestionDetailApi(ConsoleApi):
 
 
 class QuestionReorderApi(ConsoleApi):
-    class InputSerializer(serializers.Serializer):
+    class ConsoleReorderIn(serializers.Serializer):
         keys = serializers.ListField(child=serializers.CharField(), allow_empty=False)
 
+    @extend_schema(operation_id="console_questions_reorder", request=ConsoleReorderIn, responses=ConsoleQuestionOut(many=True))
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
-        data = self.InputSerializer(data=request.data)
+        data = self.ConsoleReorderIn(data=request.data)
         data.is_valid(raise_exception=True)
         questions = svc.question_reorder(study=study, actor=request.user, keys=data.validated_data["keys"])
-        return Response(QuestionOut(questions, many=True).data)
+        return Response(ConsoleQuestionOut(questions, many=True).data)
 
 
 # --- Items and uploads ------------------------------------------------------------------------
 
 
 class ItemListApi(ConsoleApi):
+    @extend_schema(operation_id="console_items_list", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
         try:
@@ -244,37 +256,41 @@ class ItemListApi(ConsoleApi):
 class ImportJobListCreateApi(ConsoleApi):
     parser_classes = [MultiPartParser, FormParser]
 
-    class InputSerializer(serializers.Serializer):
+    class ConsoleUploadIn(serializers.Serializer):
         file = serializers.FileField()
 
+    @extend_schema(operation_id="console_imports_list", responses=ConsoleImportJobOut(many=True))
     def get(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
-        return Response(ImportJobOut(sel.import_jobs(study, limit=50), many=True).data)
+        return Response(ConsoleImportJobOut(sel.import_jobs(study, limit=50), many=True).data)
 
+    @extend_schema(operation_id="console_import_upload", request=ConsoleUploadIn, responses={202: ConsoleImportJobOut})
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
-        data = self.InputSerializer(data=request.data)
+        data = self.ConsoleUploadIn(data=request.data)
         data.is_valid(raise_exception=True)
         job = svc.import_job_create(study=study, actor=request.user, upload=data.validated_data["file"])
-        return Response(ImportJobOut(job).data, status=status.HTTP_202_ACCEPTED)
+        return Response(ConsoleImportJobOut(job).data, status=status.HTTP_202_ACCEPTED)
 
 
 class ImportJobDetailApi(ConsoleApi):
+    @extend_schema(operation_id="console_import_read", responses=ConsoleImportJobOut)
     def get(self, request: Request, slug: str, job_id: int) -> Response:
-        return Response(ImportJobOut(get_import_job_for_researcher(request.user, slug, job_id)).data)
+        return Response(ConsoleImportJobOut(get_import_job_for_researcher(request.user, slug, job_id)).data)
 
 
 class ImportJobConfirmApi(ConsoleApi):
+    @extend_schema(operation_id="console_import_confirm", request=None, responses={202: ConsoleImportJobOut})
     def post(self, request: Request, slug: str, job_id: int) -> Response:
         job = get_import_job_for_researcher(request.user, slug, job_id)
         job = svc.import_job_confirm(job=job, actor=request.user)
-        return Response(ImportJobOut(job).data, status=status.HTTP_202_ACCEPTED)
+        return Response(ConsoleImportJobOut(job).data, status=status.HTTP_202_ACCEPTED)
 
 
 # --- Pools and members ------------------------------------------------------------------------
 
 
-class PoolIn(serializers.Serializer):
+class ConsolePoolIn(serializers.Serializer):
     name = serializers.CharField(max_length=120)
     questions = serializers.ListField(child=serializers.CharField(), allow_empty=False)
     overlap = serializers.IntegerField(min_value=1, required=False)
@@ -290,66 +306,73 @@ def _questions(study: Study, keys: list[str]) -> list[Question]:
 
 
 class PoolListCreateApi(ConsoleApi):
+    @extend_schema(operation_id="console_pools_list", responses=ConsolePoolOut(many=True))
     def get(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
-        return Response(PoolOut(study.pools.prefetch_related("questions"), many=True).data)
+        return Response(ConsolePoolOut(study.pools.prefetch_related("questions"), many=True).data)
 
+    @extend_schema(operation_id="console_pool_create", request=ConsolePoolIn, responses={201: ConsolePoolOut})
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
-        data = PoolIn(data=request.data)
+        data = ConsolePoolIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         pool = svc.pool_create(
             study=study, actor=request.user, name=v["name"], questions=_questions(study, v["questions"]),
             overlap=v.get("overlap", 1), visibility=v.get("visibility", Visibility.NOTHING),
         )
-        return Response(PoolOut(pool).data, status=status.HTTP_201_CREATED)
+        return Response(ConsolePoolOut(pool).data, status=status.HTTP_201_CREATED)
 
 
 class PoolDetailApi(ConsoleApi):
+    @extend_schema(operation_id="console_pool_read", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str, pool_id: int) -> Response:
         pool = get_pool_for_researcher(request.user, slug, pool_id)
-        members = MembershipOut(pool.memberships.select_related("user"), many=True).data
-        return Response({**PoolOut(pool).data, "members": members})
+        members = ConsoleMembershipOut(pool.memberships.select_related("user"), many=True).data
+        return Response({**ConsolePoolOut(pool).data, "members": members})
 
+    @extend_schema(operation_id="console_pool_update", request=ConsolePoolIn, responses=ConsolePoolOut)
     def patch(self, request: Request, slug: str, pool_id: int) -> Response:
         pool = get_pool_for_researcher(request.user, slug, pool_id)
-        data = PoolIn(data=request.data, partial=True)
+        data = ConsolePoolIn(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         pool = svc.pool_update(
             pool=pool, actor=request.user, name=v.get("name"), overlap=v.get("overlap"), visibility=v.get("visibility"),
             questions=_questions(pool.study, v["questions"]) if "questions" in v else None,
         )
-        return Response(PoolOut(pool).data)
+        return Response(ConsolePoolOut(pool).data)
 
 
 class PoolMemberAddApi(ConsoleApi):
-    class InputSerializer(serializers.Serializer):
+    class ConsoleMemberAddIn(serializers.Serializer):
         username = serializers.CharField(max_length=150)
 
+    @extend_schema(operation_id="console_pool_member_add", request=ConsoleMemberAddIn, responses={201: ConsoleMembershipOut})
     def post(self, request: Request, slug: str, pool_id: int) -> Response:
         pool = get_pool_for_researcher(request.user, slug, pool_id)
-        data = self.InputSerializer(data=request.data)
+        data = self.ConsoleMemberAddIn(data=request.data)
         data.is_valid(raise_exception=True)
         membership = svc.pool_membership_add(pool=pool, user=_user_named(data.validated_data["username"]), actor=request.user)
-        return Response(MembershipOut(membership).data, status=status.HTTP_201_CREATED)
+        return Response(ConsoleMembershipOut(membership).data, status=status.HTTP_201_CREATED)
 
 
 class MembershipMoveApi(ConsoleApi):
-    class InputSerializer(serializers.Serializer):
+    class ConsoleMoveIn(serializers.Serializer):
         to_pool = serializers.IntegerField()
 
+    @extend_schema(operation_id="console_member_move", request=ConsoleMoveIn, responses=ConsoleMembershipOut)
     def post(self, request: Request, slug: str, membership_id: int) -> Response:
         membership = get_membership_for_researcher(request.user, slug, membership_id)
-        data = self.InputSerializer(data=request.data)
+        data = self.ConsoleMoveIn(data=request.data)
         data.is_valid(raise_exception=True)
         to_pool = get_pool_for_researcher(request.user, slug, data.validated_data["to_pool"])
         moved = svc.pool_membership_move(membership=membership, to_pool=to_pool, actor=request.user)
-        return Response(MembershipOut(moved).data)
+        return Response(ConsoleMembershipOut(moved).data)
 
 
 class MembershipDetailApi(ConsoleApi):
+    @extend_schema(operation_id="console_member_remove", responses={204: None})
     def delete(self, request: Request, slug: str, membership_id: int) -> Response:
         membership = get_membership_for_researcher(request.user, slug, membership_id)
         svc.pool_membership_remove(membership=membership, actor=request.user)
@@ -359,12 +382,13 @@ class MembershipDetailApi(ConsoleApi):
 # --- People -----------------------------------------------------------------------------------
 
 
-class RoleIn(serializers.Serializer):
+class ConsoleRoleIn(serializers.Serializer):
     username = serializers.CharField(max_length=150)
     role = serializers.ChoiceField(choices=Role.values)
 
 
 class RoleListGrantApi(ConsoleApi):
+    @extend_schema(operation_id="console_people_list", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
         return Response([
@@ -376,9 +400,10 @@ class RoleListGrantApi(ConsoleApi):
             for p in sel.study_people(study)
         ])
 
+    @extend_schema(operation_id="console_role_grant", request=ConsoleRoleIn, responses={201: OpenApiTypes.OBJECT})
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
-        data = RoleIn(data=request.data)
+        data = ConsoleRoleIn(data=request.data)
         data.is_valid(raise_exception=True)
         user = _user_named(data.validated_data["username"])
         svc.study_role_grant(study=study, user=user, role=data.validated_data["role"], actor=request.user)
@@ -386,9 +411,10 @@ class RoleListGrantApi(ConsoleApi):
 
 
 class RoleRevokeApi(ConsoleApi):
+    @extend_schema(operation_id="console_role_revoke", request=ConsoleRoleIn, responses={204: None})
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
-        data = RoleIn(data=request.data)
+        data = ConsoleRoleIn(data=request.data)
         data.is_valid(raise_exception=True)
         user = _user_named(data.validated_data["username"])
         svc.study_role_revoke(study=study, user=user, role=data.validated_data["role"], actor=request.user)
@@ -396,15 +422,16 @@ class RoleRevokeApi(ConsoleApi):
 
 
 class AccountCreateApi(ConsoleApi):
-    class InputSerializer(serializers.Serializer):
+    class ConsoleAccountIn(serializers.Serializer):
         username = serializers.CharField(max_length=150)
         email = serializers.EmailField(required=False, default="", allow_blank=True)
         role = serializers.ChoiceField(choices=Role.values, required=False, default=Role.ANNOTATOR)
         pool = serializers.IntegerField(required=False, allow_null=True, default=None)
 
+    @extend_schema(operation_id="console_account_create", request=ConsoleAccountIn, responses={201: OpenApiTypes.OBJECT})
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
-        data = self.InputSerializer(data=request.data)
+        data = self.ConsoleAccountIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         pool = get_pool_for_researcher(request.user, slug, v["pool"]) if v["pool"] else None
@@ -418,14 +445,15 @@ class AccountCreateApi(ConsoleApi):
 
 
 class InvitationApi(ConsoleApi):
-    class InputSerializer(serializers.Serializer):
+    class ConsoleInvitationIn(serializers.Serializer):
         email = serializers.EmailField()
         role = serializers.ChoiceField(choices=Role.values, required=False, default=Role.ANNOTATOR)
         pool = serializers.IntegerField(required=False, allow_null=True, default=None)
 
+    @extend_schema(operation_id="console_invitation_send", request=ConsoleInvitationIn, responses={201: OpenApiTypes.OBJECT})
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
-        data = self.InputSerializer(data=request.data)
+        data = self.ConsoleInvitationIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         pool = get_pool_for_researcher(request.user, slug, v["pool"]) if v["pool"] else None
@@ -439,6 +467,7 @@ class InvitationApi(ConsoleApi):
 
 
 class ProgressApi(ConsoleApi):
+    @extend_schema(operation_id="console_progress_read", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
         chart = sel.study_completion_chart(study, timezone.now().date())
