@@ -275,12 +275,10 @@ def _items_context(request: HttpRequest, study: Study, **extra: Any) -> dict[str
 
 def _simple_import_url(study: Study) -> str:
     # A's plain upload page, linked when present; the console's own flow adds the dry run and progress.
-    for name in ("imports:upload", "imports:import", "imports:study_import"):
-        try:
-            return reverse(name, kwargs={"slug": study.slug})
-        except NoReverseMatch:
-            continue
-    return ""
+    try:
+        return reverse("imports:items-import", kwargs={"slug": study.slug})
+    except NoReverseMatch:
+        return ""
 
 
 @access_policy("researcher")

@@ -401,3 +401,8 @@ def test_an_invitation_link_sets_the_first_password_once(client, astrid, researc
     assert client.login(username="lee", password="a-much-better-secret-42")
     client.logout()
     assert b"invalid or was already used" in client.get(link, follow=True).content
+
+
+def test_the_items_page_links_the_plain_upload_page(rita, astrid):
+    page = rita.get(reverse("console:items", args=[astrid.slug])).content.decode()
+    assert f'href="/studies/{astrid.slug}/import/"' in page
