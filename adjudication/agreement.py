@@ -179,12 +179,10 @@ def percent_agreement(codes: np.ndarray) -> Estimate:
     hi = np.nanmax(sub, axis=1)
     agree = int((lo == hi).sum())
     m = n_ratings[usable].astype(float)
-    values, inverse = np.unique(np.where(np.isnan(sub), -1, sub), return_inverse=True)
-    inverse = inverse.reshape(sub.shape)
-    counts = np.zeros((sub.shape[0], values.size))
-    np.add.at(counts, (np.repeat(np.arange(sub.shape[0]), sub.shape[1]), inverse.ravel()), 1.0)
-    counts[:, values == -1] = 0.0
-    pairwise = float(np.mean(((counts * (counts - 1)).sum(axis=1)) / (m * (m - 1))))
+    agreeing_pairs = np.zeros(sub.shape[0])
+    for i, j in combinations(range(sub.shape[1]), 2):
+        agreeing_pairs += sub[:, i] == sub[:, j]  # NaN never equals anything, so absent ratings never agree
+    pairwise = float(np.mean(agreeing_pairs / (m * (m - 1) / 2.0)))
     return Estimate(
         value=agree / n_used, n_units=n_used, n_excluded=n_excluded,
         ci95=wilson_interval(agree, n_used), ci_method="Wilson",
@@ -271,15 +269,28 @@ def _fleiss_boot(counts: np.ndarray, m: int, n_boot: int, seed: int, progress: P
 
 
 def fleiss_kappa(
-    codes: np.ndarray, n_categories: int, *, n_boot: int = 0, seed: int = 0, progress: Progress | None = None
+    codes: np.ndarray,
+    n_categories: int,
+    *,
+    n_boot: int = 0,
+    seed: int = 0,
+    progress: Progress | None = None,
+    counts: np.ndarray | None = None,
 ) -> Estimate:
     """Fleiss' (1971) κ over the units rated by the modal number of raters (at least two).
 
     Fleiss' κ assumes the same number of ratings per unit; units with another number are excluded
-    and counted in ``n_excluded``. The interval is a percentile bootstrap over units.
+    and counted in ``n_excluded``. The interval is a percentile bootstrap over units. ``counts``, the
+    units × categories table of ``codes`` when the caller has it already, saves recounting.
     """
-    codes = _as_codes(codes)
-    counts = category_counts(codes, n_categories)
+    if counts is None:
+        counts = category_counts(codes, n_categories)
+    return fleiss_kappa_from_counts(counts, n_boot=n_boot, seed=seed, progress=progress)
+
+
+def fleiss_kappa_from_counts(
+    counts: np.ndarray, *, n_boot: int = 0, seed: int = 0, progress: Progress | None = None
+) -> Estimate:
     per_unit = counts.sum(axis=1)
     rated = per_unit > 0
     candidates = per_unit[per_unit >= 2]
@@ -383,6 +394,7 @@ def krippendorff_alpha(
     n_boot: int = 0,
     seed: int = 0,
     progress: Progress | None = None,
+    counts: np.ndarray | None = None,
 ) -> Estimate:
     """Krippendorff's α with missing data; units rated fewer than twice are unpairable (excluded).
 
@@ -410,12 +422,12 @@ def krippendorff_alpha(
     if level in ("nominal", "ordinal"):
         if n_categories is None:
             raise ValueError("nominal and ordinal α need the declared scale size")
-        counts = category_counts(sub, n_categories)
+        counts = category_counts(sub, n_categories) if counts is None else counts[pairable]
         value = float(
             krippendorff.alpha(value_counts=counts, value_domain=np.arange(n_categories), level_of_measurement=level)
         )
     elif level == "interval":
-        counts = None
+        counts = None  # interval α works on the numbers, not on a category table
         # The package builds a units × distinct-values table, which grows with every distinct real;
         # past a few thousand distinct values the closed form (same statistic, tested equal) is used.
         if distinct.size <= MAX_DISTINCT_FOR_PACKAGE:
@@ -456,14 +468,17 @@ def interval_alpha_exact(values: np.ndarray) -> float | None:
 # --- per label, per pair, per annotator ------------------------------------------------------
 
 
-def per_label_agreement(codes: np.ndarray, labels: Sequence[str]) -> dict[str, Estimate]:
+def per_label_agreement(
+    codes: np.ndarray, labels: Sequence[str], *, counts: np.ndarray | None = None
+) -> dict[str, Estimate]:
     """Fleiss' κ of each category against all others (Fleiss 1971's per-category κ)."""
-    codes = _as_codes(codes)
-    out: dict[str, Estimate] = {}
-    for j, label in enumerate(labels):
-        binary = np.where(np.isnan(codes), np.nan, (codes == j).astype(float))
-        out[str(label)] = fleiss_kappa(binary, 2)
-    return out
+    if counts is None:
+        counts = category_counts(codes, len(labels))
+    total = counts.sum(axis=1)
+    return {
+        str(label): fleiss_kappa_from_counts(np.stack([counts[:, j], total - counts[:, j]], axis=1))
+        for j, label in enumerate(labels)
+    }
 
 
 def pairwise_matrix(codes: np.ndarray, n_categories: int, weights: Weights = "none") -> dict[tuple[int, int], Estimate]:
@@ -475,18 +490,33 @@ def pairwise_matrix(codes: np.ndarray, n_categories: int, weights: Weights = "no
     }
 
 
-def rest_majority(codes: np.ndarray, rater: int, n_categories: int) -> np.ndarray:
-    """The modal value of the other raters on each unit; NaN where they tie or did not rate."""
-    others = np.delete(_as_codes(codes), rater, axis=1)
-    counts = category_counts(others, n_categories)
-    top = counts.max(axis=1)
-    winners = (counts == top[:, None]).sum(axis=1)
-    mode = counts.argmax(axis=1).astype(float)
+def rest_majority(
+    codes: np.ndarray, rater: int, n_categories: int, *, counts: np.ndarray | None = None
+) -> np.ndarray:
+    """The modal value of the other raters on each unit; NaN where they tie or did not rate.
+
+    ``counts`` is the table of all raters; the rater's own rating is taken out of it.
+    """
+    codes = _as_codes(codes)
+    if counts is None:
+        counts = category_counts(codes, n_categories)
+    own = codes[:, rater]
+    mine = ~np.isnan(own)
+    others = counts.copy()
+    others[np.nonzero(mine)[0], own[mine].astype(np.int64)] -= 1
+    top = others.max(axis=1)
+    winners = (others == top[:, None]).sum(axis=1)
+    mode = others.argmax(axis=1).astype(float)
     return np.where((top > 0) & (winners == 1), mode, np.nan)
 
 
 def each_against_rest(
-    codes: np.ndarray, n_categories: int, *, reference: float | None = None, weights: Weights = "none"
+    codes: np.ndarray,
+    n_categories: int,
+    *,
+    reference: float | None = None,
+    weights: Weights = "none",
+    counts: np.ndarray | None = None,
 ) -> list[Estimate]:
     """Each rater's Cohen κ against the majority of the other raters (ties excluded).
 
@@ -495,9 +525,11 @@ def each_against_rest(
     credibly lower than the pool's. With no interval, nobody is flagged.
     """
     codes = _as_codes(codes)
+    if counts is None:
+        counts = category_counts(codes, n_categories)
     out: list[Estimate] = []
     for r in range(codes.shape[1]):
-        rest = rest_majority(codes, r, n_categories)
+        rest = rest_majority(codes, r, n_categories, counts=counts)
         est = cohen_kappa(codes[:, r], rest, n_categories, weights)
         mine = ~np.isnan(codes[:, r])
         agree_units = mine & ~np.isnan(rest)
@@ -553,12 +585,13 @@ def agreement_summary(
         "raters": list(rater_names),
     }
     out["percent_agreement"] = percent_agreement(codes).as_dict()
+    counts = category_counts(codes, k) if categorical else None
     if categorical:
-        fk = fleiss_kappa(codes, k, n_boot=n_boot, seed=seed, progress=sub_progress(0))
+        fk = fleiss_kappa(codes, k, n_boot=n_boot, seed=seed, progress=sub_progress(0), counts=counts)
     else:
         fk = Estimate.undefined("Fleiss' κ needs a categorical scale; these ratings are interval numbers")
     out["fleiss_kappa"] = fk.as_dict()
-    alpha = krippendorff_alpha(codes, level, k, n_boot=n_boot, seed=seed, progress=sub_progress(1))
+    alpha = krippendorff_alpha(codes, level, k, n_boot=n_boot, seed=seed, progress=sub_progress(1), counts=counts)
     out["krippendorff_alpha"] = alpha.as_dict()
 
     if categorical:
@@ -576,13 +609,15 @@ def agreement_summary(
         out["each_against_rest"] = (
             [
                 {"rater": rater_names[r], **est.as_dict()}
-                for r, est in enumerate(each_against_rest(codes, k, reference=reference, weights=weights))
+                for r, est in enumerate(
+                    each_against_rest(codes, k, reference=reference, weights=weights, counts=counts)
+                )
             ]
             if codes.shape[1] >= 3
             else []
         )
         out["per_label"] = (
-            {label: est.as_dict() for label, est in per_label_agreement(codes, [str(s) for s in scale]).items()}
+            {label: est.as_dict() for label, est in per_label_agreement(codes, [str(s) for s in scale], counts=counts).items()}
             if k > 2
             else {}
         )
