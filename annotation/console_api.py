@@ -58,26 +58,43 @@ def _user_named(username: str) -> Any:
 
 
 class ConsoleStudyOut(serializers.ModelSerializer):
+    fingerprint = serializers.SerializerMethodField(help_text="Send back as `base` when updating: a stale one is refused (409).")
+
+    def get_fingerprint(self, study: Study) -> str:
+        return svc.study_fingerprint(study)
+
     class Meta:
         model = Study
         fields = [
             "slug", "name", "guidelines", "protocol_presets", "blind_system", "hidden_metadata_fields",
-            "independent_pools", "created_at",
+            "independent_pools", "created_at", "fingerprint",
         ]
 
 
 class ConsoleQuestionOut(serializers.ModelSerializer):
+    fingerprint = serializers.SerializerMethodField(help_text="Send back as `base` when updating: a stale one is refused (409).")
+
+    def get_fingerprint(self, question: Question) -> str:
+        return svc.question_fingerprint(question)
+
     class Meta:
         model = Question
-        fields = ["key", "order", "scope", "kind", "prompt", "help_text", "options", "condition", "required", "min_value", "max_value"]
+        fields = [
+            "key", "order", "scope", "kind", "prompt", "help_text", "options", "condition", "required", "min_value",
+            "max_value", "fingerprint",
+        ]
 
 
 class ConsolePoolOut(serializers.ModelSerializer):
     questions = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
+    fingerprint = serializers.SerializerMethodField(help_text="Send back as `base` when updating: a stale one is refused (409).")
+
+    def get_fingerprint(self, pool: Pool) -> str:
+        return svc.pool_fingerprint(pool)
 
     class Meta:
         model = Pool
-        fields = ["id", "name", "questions", "overlap", "visibility", "seed", "reservation_minutes"]
+        fields = ["id", "name", "questions", "overlap", "visibility", "seed", "reservation_minutes", "fingerprint"]
 
 
 class ConsoleMembershipOut(serializers.ModelSerializer):
@@ -131,6 +148,7 @@ class StudyDetailApi(ConsoleApi):
         blind_system = serializers.BooleanField(required=False)
         independent_pools = serializers.BooleanField(required=False)
         hidden_metadata_fields = serializers.ListField(child=serializers.CharField(), required=False)
+        base = serializers.CharField(required=False, help_text="The fingerprint you read; omit to overwrite unconditionally.")
 
     @extend_schema(operation_id="console_study_read", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> Response:
@@ -171,6 +189,7 @@ class ConsoleQuestionIn(serializers.Serializer):
     required = serializers.BooleanField(required=False)
     min_value = serializers.FloatField(required=False, allow_null=True)
     max_value = serializers.FloatField(required=False, allow_null=True)
+    base = serializers.CharField(required=False, help_text="The fingerprint you read (updates only).")
 
 
 def _spec(validated: dict[str, Any]) -> dict[str, Any]:
@@ -193,7 +212,9 @@ class QuestionListCreateApi(ConsoleApi):
         study = get_study_for_researcher(request.user, slug)
         data = ConsoleQuestionIn(data=request.data)
         data.is_valid(raise_exception=True)
-        question = svc.question_add(study=study, actor=request.user, spec=_spec(data.validated_data))
+        spec = _spec(data.validated_data)
+        spec.pop("base", None)
+        question = svc.question_add(study=study, actor=request.user, spec=spec)
         return Response(ConsoleQuestionOut(question).data, status=status.HTTP_201_CREATED)
 
 
@@ -203,7 +224,9 @@ class QuestionDetailApi(ConsoleApi):
         question = get_question_for_researcher(request.user, slug, key)
         data = ConsoleQuestionIn(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        question = svc.question_update(question=question, actor=request.user, spec=_spec(data.validated_data))
+        spec = _spec(data.validated_data)
+        base = spec.pop("base", None)
+        question = svc.question_update(question=question, actor=request.user, spec=spec, base=base)
         return Response(ConsoleQuestionOut(question).data)
 
     @extend_schema(operation_id="console_question_remove", responses={204: None})
@@ -295,6 +318,7 @@ class ConsolePoolIn(serializers.Serializer):
     questions = serializers.ListField(child=serializers.CharField(), allow_empty=False)
     overlap = serializers.IntegerField(min_value=1, required=False)
     visibility = serializers.ChoiceField(choices=Visibility.values, required=False)
+    base = serializers.CharField(required=False, help_text="The fingerprint you read (updates only).")
 
 
 def _questions(study: Study, keys: list[str]) -> list[Question]:
@@ -339,7 +363,7 @@ class PoolDetailApi(ConsoleApi):
         v = data.validated_data
         pool = svc.pool_update(
             pool=pool, actor=request.user, name=v.get("name"), overlap=v.get("overlap"), visibility=v.get("visibility"),
-            questions=_questions(pool.study, v["questions"]) if "questions" in v else None,
+            questions=_questions(pool.study, v["questions"]) if "questions" in v else None, base=v.get("base"),
         )
         return Response(ConsolePoolOut(pool).data)
 

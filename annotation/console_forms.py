@@ -8,6 +8,7 @@ from django import forms
 
 from annotation.models import Pool, Question, QuestionKind, Role, Scope, Study, Visibility
 from annotation.presets import PRESET_DESCRIPTIONS, PRESET_ORDER
+from annotation.study_services import pool_fingerprint, question_fingerprint, study_fingerprint
 
 
 def _csv(value: str) -> list[str]:
@@ -41,10 +42,12 @@ class StudySettingsForm(forms.Form):
     hidden_metadata_fields = forms.CharField(
         required=False, label="Metadata fields annotators never see", help_text="Comma-separated keys."
     )
+    base = forms.CharField(required=False, widget=forms.HiddenInput)
 
     @classmethod
     def for_study(cls, study: Study, data: Any = None) -> StudySettingsForm:
         return cls(data, initial={
+            "base": study_fingerprint(study),
             "name": study.name, "guidelines": study.guidelines, "blind_system": study.blind_system,
             "independent_pools": study.independent_pools,
             "hidden_metadata_fields": ", ".join(study.hidden_metadata_fields or []),
@@ -72,6 +75,7 @@ class QuestionForm(forms.Form):
     required = forms.BooleanField(required=False, initial=True)
     min_value = forms.FloatField(required=False)
     max_value = forms.FloatField(required=False)
+    base = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, study: Study, exclude_key: str = "", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -84,6 +88,7 @@ class QuestionForm(forms.Form):
         return cls(
             data, study=question.study, exclude_key=question.key,
             initial={
+                "base": question_fingerprint(question),
                 "key": question.key, "prompt": question.prompt, "scope": question.scope, "kind": question.kind,
                 "options": "\n".join(f"{o['value']} | {o.get('label', '')} | {o.get('key', '')}" for o in question.options),
                 "condition_question": condition.get("question", ""),
@@ -124,6 +129,7 @@ class PoolForm(forms.Form):
     questions = forms.ModelMultipleChoiceField(queryset=Question.objects.none(), widget=forms.CheckboxSelectMultiple)
     overlap = forms.IntegerField(min_value=1, initial=1, label="Overlap k (annotators per item)")
     visibility = forms.ChoiceField(choices=Visibility.choices, label="Members may see")
+    base = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -133,6 +139,7 @@ class PoolForm(forms.Form):
     @classmethod
     def for_pool(cls, pool: Pool, data: Any = None) -> PoolForm:
         return cls(data, study=pool.study, initial={
+            "base": pool_fingerprint(pool),
             "name": pool.name, "questions": list(pool.questions.all()), "overlap": pool.overlap, "visibility": pool.visibility,
         })
 

@@ -131,7 +131,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
                 svc.study_update(
                     study=study, actor=request.user, name=data["name"], guidelines=data["guidelines"],
                     blind_system=data["blind_system"], independent_pools=data["independent_pools"],
-                    hidden_metadata_fields=data["hidden_metadata_fields"],
+                    hidden_metadata_fields=data["hidden_metadata_fields"], base=data["base"] or None,
                 )
             except DomainError as exc:
                 form.add_error(None, exc.message)
@@ -198,7 +198,9 @@ def question_edit(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     if request.method == "POST":
         if form.is_valid():
             try:
-                question = svc.question_update(question=question, actor=request.user, spec=form.spec())
+                question = svc.question_update(
+                    question=question, actor=request.user, spec=form.spec(), base=form.cleaned_data["base"] or None
+                )
             except DomainError as exc:
                 form.add_error(None, exc.message)
                 status = exc.status_code
@@ -402,7 +404,7 @@ def pool_detail(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
     try:
         svc.pool_update(
             pool=pool, actor=request.user, name=data["name"], questions=list(data["questions"]),
-            overlap=data["overlap"], visibility=data["visibility"],
+            overlap=data["overlap"], visibility=data["visibility"], base=data["base"] or None,
         )
     except DomainError as exc:
         form.add_error(None, exc.message)

@@ -17,6 +17,8 @@ Two rules recur:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import secrets
@@ -74,6 +76,32 @@ _METADATA_KEY = re.compile(r"^[A-Za-z0-9_.\-]{1,80}$")
 _USERNAME = re.compile(r"^[\w.@+-]{3,150}$")
 # Statuses that mean the annotator has opened the item: they have seen it, and may have labels on it.
 _TOUCHED = [AssignmentStatus.STARTED, AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED]
+
+
+# --- Concurrent edits -----------------------------------------------------------------------
+
+
+def study_fingerprint(study: Study) -> str:
+    return _fingerprint({f: getattr(study, f) for f in ("name", "guidelines", "blind_system", "independent_pools", "hidden_metadata_fields")})
+
+
+def question_fingerprint(question: Question) -> str:
+    return _fingerprint({field: getattr(question, field) for field in _QUESTION_FIELDS})
+
+
+def pool_fingerprint(pool: Pool) -> str:
+    keys = sorted(pool.questions.values_list("key", flat=True))
+    return _fingerprint({"name": pool.name, "overlap": pool.overlap, "visibility": pool.visibility, "questions": keys})
+
+
+def _fingerprint(state: dict[str, Any]) -> str:
+    """A short digest of what an editor saw; saving with a stale one is refused instead of overwriting."""
+    return hashlib.sha256(json.dumps(state, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _check_base(current: str, base: str | None, what: str) -> None:
+    if base and base != current:
+        raise Conflict(f"{what} was changed by someone else since you opened it; reload to see the new version")
 
 
 # --- Studies --------------------------------------------------------------------------------
@@ -149,14 +177,18 @@ def study_update(
     blind_system: bool | None = None,
     independent_pools: bool | None = None,
     hidden_metadata_fields: Iterable[str] | None = None,
+    base: str | None = None,
 ) -> Study:
     """Change a study's name, guidelines or blinding settings.
+
+    ``base`` is the ``study_fingerprint`` the editor saw; a stale one is refused with Conflict.
 
     Turning ``independent_pools`` on is refused while someone belongs to two pools of the study;
     the flag is copied onto every membership so that the database keeps enforcing it.
     """
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
+        _check_base(study_fingerprint(study), base, "the study's settings")
         if name is not None:
             if not name.strip():
                 raise ValidationFailed("a study needs a name")
@@ -346,17 +378,21 @@ def question_add(*, study: Study, actor: AbstractBaseUser, spec: dict[str, Any])
         return Question.objects.create(study=study, order=order, **new)
 
 
-def question_update(*, question: Question, actor: AbstractBaseUser, spec: dict[str, Any]) -> Question:
+def question_update(
+    *, question: Question, actor: AbstractBaseUser, spec: dict[str, Any], base: str | None = None
+) -> Question:
     """Change a question. Fields absent from ``spec`` keep their value.
 
     A renamed key is followed by the conditions that name it; changes that would re-interpret
-    existing labels are refused (see ``_check_label_preserving``).
+    existing labels are refused (see ``_check_label_preserving``); so is a stale ``base``
+    (the ``question_fingerprint`` the editor saw).
     """
     merged = {**_spec_of(question), **spec}
     new = _clean_spec(merged)
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=question.study_id)
         question = Question.objects.select_for_update().get(pk=question.pk)
+        _check_base(question_fingerprint(question), base, f"question {question.key!r}")
         _check_label_preserving(question, new)
         others = [q for q in study.questions.exclude(pk=question.pk)]
         if new["key"] != question.key:
@@ -503,11 +539,14 @@ def pool_update(
     questions: list[Question] | None = None,
     overlap: int | None = None,
     visibility: str | None = None,
+    base: str | None = None,
 ) -> Pool:
     """Change a pool. Questions with labels in the pool stay in it; k may grow (the items are topped
-    up at once) but not shrink once items are assigned, since that would orphan assignments."""
+    up at once) but not shrink once items are assigned, since that would orphan assignments.
+    ``base`` is the ``pool_fingerprint`` the editor saw; a stale one is refused with Conflict."""
     with transaction.atomic():
         pool = Pool.objects.select_for_update().get(pk=pool.pk)
+        _check_base(pool_fingerprint(pool), base, f"pool {pool.name!r}")
         if name is not None:
             name = name.strip()
             if not name:

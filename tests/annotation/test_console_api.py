@@ -177,3 +177,11 @@ def test_an_invitation_through_the_api(api, astrid, django_capture_on_commit_cal
     assert len(mail.outbox) == 1
     assert not PasswordChangeRequired.objects.exists()
     assert Item.objects.count() == 0
+
+
+def test_an_api_update_with_a_stale_fingerprint_is_refused(api, astrid):
+    url = f"/api/console/studies/{astrid.slug}/questions/helpful/"
+    seen = next(q for q in api.get(f"/api/console/studies/{astrid.slug}/questions/").data if q["key"] == "helpful")["fingerprint"]
+    assert api.patch(url, {"help_text": "one", "base": seen}, format="json").status_code == 200
+    stale = api.patch(url, {"help_text": "two", "base": seen}, format="json")
+    assert stale.status_code == 409 and stale.data["error"] == "conflict"

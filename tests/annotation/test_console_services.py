@@ -470,3 +470,30 @@ def test_ids_imported_since_the_check_make_the_import_refuse_and_write_nothing(a
     assert job.status == "invalid"
     assert any(e.get("field") == "id" for e in job.errors)
     assert list(astrid.items.values_list("external_id", flat=True)) == ["q2"]
+
+
+# --- concurrent edits -------------------------------------------------------------------------
+
+
+def test_a_question_edit_based_on_a_stale_version_is_refused(astrid, researcher):
+    q = astrid.questions.get(key="helpful")
+    seen = svc.question_fingerprint(q)
+    svc.question_update(question=q, actor=researcher, spec={"help_text": "first editor"}, base=seen)
+    with pytest.raises(Conflict, match="changed by someone else"):
+        svc.question_update(question=q, actor=researcher, spec={"help_text": "second editor"}, base=seen)
+    q.refresh_from_db()
+    assert q.help_text == "first editor"
+
+
+def test_stale_study_and_pool_edits_are_refused(astrid, researcher):
+    seen = svc.study_fingerprint(astrid)
+    svc.study_update(study=astrid, actor=researcher, name="Renamed", base=seen)
+    with pytest.raises(Conflict):
+        svc.study_update(study=astrid, actor=researcher, blind_system=False, base=seen)
+    pool = svc.pool_create(study=astrid, actor=researcher, name="PF", questions=list(astrid.questions.filter(key="helpful")))
+    seen = svc.pool_fingerprint(pool)
+    svc.pool_update(pool=pool, actor=researcher, name="PF-1", base=seen)
+    with pytest.raises(Conflict):
+        svc.pool_update(pool=pool, actor=researcher, visibility="after_submit", base=seen)
+    pool.refresh_from_db()
+    assert (pool.name, pool.visibility) == ("PF-1", "nothing")

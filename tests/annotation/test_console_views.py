@@ -406,3 +406,15 @@ def test_an_invitation_link_sets_the_first_password_once(client, astrid, researc
 def test_the_items_page_links_the_plain_upload_page(rita, astrid):
     page = rita.get(reverse("console:items", args=[astrid.slug])).content.decode()
     assert f'href="/studies/{astrid.slug}/import/"' in page
+
+
+def test_two_editors_of_one_question_the_second_is_told_instead_of_overwriting(rita, astrid):
+    url = reverse("console:question_edit", args=[astrid.slug, "helpful"])
+    form = rita.get(url).context["form"]
+    data = {k: v for k, v in form.initial.items() if v is not None}
+    data["required"] = "on"
+    assert rita.post(url, {**data, "help_text": "first"}).status_code == 302
+    response = rita.post(url, {**data, "help_text": "second"})
+    assert response.status_code == 409
+    assert "changed by someone else" in response.content.decode()
+    assert astrid.questions.get(key="helpful").help_text == "first"
