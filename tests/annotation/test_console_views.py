@@ -418,3 +418,32 @@ def test_two_editors_of_one_question_the_second_is_told_instead_of_overwriting(r
     assert response.status_code == 409
     assert "changed by someone else" in response.content.decode()
     assert astrid.questions.get(key="helpful").help_text == "first"
+
+
+def _populate(study, n_items: int, n_people: int):
+    q = study.questions.get(key="helpful")
+    pools = [factories.make_pool(study, questions=[q]) for _ in range(2)]
+    people = [factories.make_user() for _ in range(n_people)]
+    for i, person in enumerate(people):
+        factories.add_member(pools[i % 2], person)
+    for _ in range(n_items):
+        item = factories.make_item(study)
+        for i, person in enumerate(people):
+            factories.make_assignment(pools[i % 2], item, person, status=AssignmentStatus.SUBMITTED,
+                                      active_seconds=30, submitted_at=timezone.now())
+
+
+def test_the_item_and_progress_pages_take_the_same_queries_however_large_the_study(rita, astrid):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def count(url):
+        with CaptureQueriesContext(connection) as ctx:
+            assert rita.get(url).status_code == 200
+        return len(ctx.captured_queries)
+
+    _populate(astrid, 2, 2)
+    small = (count(reverse("console:items", args=[astrid.slug])), count(reverse("console:progress", args=[astrid.slug])))
+    _populate(astrid, 8, 6)
+    large = (count(reverse("console:items", args=[astrid.slug])), count(reverse("console:progress", args=[astrid.slug])))
+    assert large == small
