@@ -220,21 +220,22 @@ def label_save(
         units = assignment_units(item_id=locked.item_id)
         if unit_key not in units.keys_for(question.scope):
             raise ValidationFailed(f"There is no {question.scope} {unit_key!r} in this item.")
+        targets = units.alignment_targets(question.scope) if question.kind == "alignment" else ()
         try:
-            clean = conditions.validate_value(question, value, alignment_targets=units.alignment_targets(question.scope))
+            clean = conditions.validate_value(question, value, alignment_targets=targets)
         except conditions.InvalidValue as exc:
             raise ValidationFailed(f"{question.prompt}: {exc}", details={"question": question.key, "unit_key": unit_key}) from exc
-        answers = {
-            (by_key_q.key, u): v
-            for by_key_q, u, v in _answers(locked, by_key)
-        }
-        if clean is not None and not conditions.is_applicable(question, unit_key, answers, by_key):
+        # Other answers matter only when a condition involves this question (the common case needs none).
+        involved = bool(question.condition) or any(q.condition.get("question") == question.key for q in pool_questions if q.condition)
+        answers = {(q.key, u): v for q, u, v in _answers(locked, by_key)} if involved else {}
+        if involved and clean is not None and not conditions.is_applicable(question, unit_key, answers, by_key):
             raise ValidationFailed(f"{question.prompt}: not asked here given the other answers.")
         label = _write_label(locked, question, unit_key, clean, base_version, actor, now)
-        answers[(question.key, unit_key)] = clean
-        for dep_key, dep_unit in conditions.dependents_to_clear(question.key, unit_key, answers, by_key):
-            dep = Label.objects.select_for_update().get(assignment=locked, question=by_key[dep_key], unit_key=dep_unit)
-            _write_label(locked, by_key[dep_key], dep_unit, None, dep.version, actor, now)
+        if involved:
+            answers[(question.key, unit_key)] = clean
+            for dep_key, dep_unit in conditions.dependents_to_clear(question.key, unit_key, answers, by_key):
+                dep = Label.objects.select_for_update().get(assignment=locked, question=by_key[dep_key], unit_key=dep_unit)
+                _write_label(locked, by_key[dep_key], dep_unit, None, dep.version, actor, now)
         if locked.reserved_until is not None and locked.reserved_until < now + timedelta(minutes=5):
             Assignment.objects.filter(pk=locked.pk).update(
                 reserved_until=now + timedelta(minutes=locked.pool.reservation_minutes)

@@ -162,8 +162,9 @@ def label_save(request: HttpRequest, pk: int) -> HttpResponse:
         if not _htmx(request):
             messages.error(request, exc.message)
             return redirect("annotation:item", pk=pk)
-        if selectors.ItemUnits(item_id=assignment.item_id).keys_for(question.scope).count(unit_key) == 0:
-            return HttpResponse(exc.message, status=400, content_type="text/plain")
+        if unit_key not in selectors.ItemUnits(item_id=assignment.item_id).keys_for(question.scope):
+            # No such unit on the page: nothing to redraw, so tell htmx to leave the page alone.
+            return HttpResponse(exc.message, status=400, content_type="text/plain", headers={"HX-Reswap": "none"})
         return _unit_response(request, assignment, unit_key, status=400, error=(question.key, exc.message))
     if not _htmx(request):
         return redirect(reverse("annotation:item", args=[pk]) + f"#unit-{unit_key.replace(':', '-')}")

@@ -12,6 +12,7 @@
   let advance = false; // the last answer came from the keyboard: move on once it is saved
   let inFlight = 0;
   let lastUnitKey = null;
+  let expired = false;
   const pending = []; // option keys typed while a save was in flight, replayed in order
   let overlayReturn = null;
 
@@ -198,6 +199,12 @@
   });
   document.body.addEventListener("htmx:beforeSwap", (event) => {
     const code = event.detail.xhr.status;
+    if ((event.detail.xhr.responseURL || "").includes("/accounts/login/")) {
+      // The session ended: the answer went to the login page, not into the database.
+      event.detail.shouldSwap = false;
+      expired = true;
+      return;
+    }
     if (code === 400 || code === 409) {
       // These answers carry a fragment (the conflict or the reason): show it, do not drop it.
       event.detail.shouldSwap = true;
@@ -209,6 +216,11 @@
     const xhr = event.detail.xhr;
     const code = xhr ? xhr.status : 0;
     const time = new Date().toLocaleTimeString();
+    if (expired) {
+      expired = false;
+      say("Not saved: your session has ended. Reload the page and log in again; the last answer is NOT stored.", "error");
+      return;
+    }
     if (code >= 200 && code < 300) say(`Saved on the server at ${time}.`, "ok");
     else if (code === 409) say("Not saved: the answer was changed elsewhere. The newer answer and yours are shown.", "error");
     else if (code === 400) say("Not saved: see the message next to the answer.", "error");

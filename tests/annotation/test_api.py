@@ -128,3 +128,11 @@ def test_the_openapi_schema_describes_the_workspace_api(client, annotator):
     assert {"200", "400", "404", "409"} <= set(put["responses"])
     assert "base_version" in schema["components"]["schemas"]["LabelInput"]["properties"]
     assert "/api/pools/{pool_id}/next/" in schema["paths"]
+
+
+def test_saving_a_label_through_the_api_uses_a_bounded_number_of_queries(api, work, django_assert_max_num_queries):
+    api.put(labels_url(work), {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}, format="json")
+    with django_assert_max_num_queries(12) as captured:
+        response = api.put(labels_url(work), {"question": "pf", "unit_key": "item", "value": "5", "base_version": 1}, format="json")
+    assert response.status_code == 200, response.content
+    assert len(captured) >= 5  # it does read and write the database
