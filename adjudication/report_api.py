@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,6 +19,18 @@ from adjudication import reports
 from adjudication.report_views import agreement_params
 from adjudication.selectors import study_get_for_researcher
 from concord.errors import DomainError
+
+BOOTSTRAP_PARAMETERS = [
+    OpenApiParameter("n_boot", int, description="bootstrap resamples whose finished job to return (default 2000)"),
+    OpenApiParameter("seed", int, description="bootstrap seed (default 0)"),
+]
+VALIDITY_PARAMETERS = [
+    OpenApiParameter("source", str, required=True, description="metric source: run:<id> or measure:<pool>:<measure>:<rater>"),
+    OpenApiParameter("pool", int, required=True, description="the pool whose human labels are the target"),
+    OpenApiParameter("question", str, required=True, description="key of a categorical question of that pool"),
+    OpenApiParameter("target", str, description="gold, majority or rater:<pseudonym> (default: gold if any, else majority)"),
+    OpenApiParameter("positive", str, description="the option counted as positive (default: see reports.default_positive)"),
+]
 
 
 class _ReportApi(APIView):
@@ -31,6 +45,7 @@ class _ReportApi(APIView):
 class ReportIndexApi(_ReportApi):
     """What can be reported for a study: every (pool, question) and every (metric source, question)."""
 
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str) -> Response:
         study = study_get_for_researcher(user=request.user, slug=slug)
         agreement = [
@@ -48,6 +63,7 @@ class ReportIndexApi(_ReportApi):
 class AgreementReportApi(_ReportApi):
     """Point estimates, or the finished bootstrap for ``n_boot`` and ``seed`` when one was computed."""
 
+    @extend_schema(parameters=BOOTSTRAP_PARAMETERS, responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str, pool_id: int, question: str) -> Response:
         study = study_get_for_researcher(user=request.user, slug=slug)
         report, job = reports.agreement_report_with_bootstrap(
@@ -59,6 +75,7 @@ class AgreementReportApi(_ReportApi):
 class ValidityReportApi(_ReportApi):
     """Query: source, pool, question, and optionally target, positive, n_boot, seed."""
 
+    @extend_schema(parameters=VALIDITY_PARAMETERS + BOOTSTRAP_PARAMETERS, responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str) -> Response:
         study = study_get_for_researcher(user=request.user, slug=slug)
         vp = reports.validity_params_parse(study=study, query=request.query_params)
@@ -70,6 +87,7 @@ class ValidityReportApi(_ReportApi):
 class ReportJobStartApi(_ReportApi):
     """Body: kind (agreement | validity), the report's parameters, n_boot, seed. 202 with the job."""
 
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={202: OpenApiTypes.OBJECT})
     def post(self, request: Request, slug: str) -> Response:
         study = study_get_for_researcher(user=request.user, slug=slug)
         kind, params = reports.job_params_parse(study=study, data=_flat(request.data))
@@ -78,6 +96,7 @@ class ReportJobStartApi(_ReportApi):
 
 
 class ReportJobApi(_ReportApi):
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str, job_id: int) -> Response:
         study = study_get_for_researcher(user=request.user, slug=slug)
         return Response(reports.job_as_dict(reports.report_job_get(study=study, job_id=job_id)))

@@ -325,3 +325,19 @@ def test_api_starts_a_validity_job_and_reports_its_progress(client, researcher, 
     body = client.get(reverse("adjudication-api-report-job", args=[study.slug, job_id])).json()
     assert body["status"] == "done" and body["progress"] == 1.0
     assert len(body["result"]["auc"]["ci95_bootstrap"]) == 2
+
+
+def test_starting_a_bootstrap_enqueues_the_task_once_after_commit(researcher, fixture_study, monkeypatch,
+                                                                 django_capture_on_commit_callbacks):
+    from adjudication import report_tasks
+
+    sent = []
+    monkeypatch.setattr(report_tasks.report_bootstrap_run, "delay", lambda job_id: sent.append(job_id))
+    study = fixture_study["study"]
+    data = {"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "harm", "n_boot": "150", "seed": "0"}
+    kind, params = reports.job_params_parse(study=study, data=data)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = reports.report_job_start(study=study, kind=kind, params=params, user=researcher)
+    with django_capture_on_commit_callbacks(execute=True):
+        again = reports.report_job_start(study=study, kind=kind, params=params, user=researcher)
+    assert sent == [job.pk] and again.pk == job.pk
