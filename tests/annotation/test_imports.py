@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from annotation.imports import MAX_ERRORS, ImportRejected, items_import
+from annotation.imports import MAX_ERRORS, ImportRejected, _IdIndex, items_import
 from annotation.models import (
     Aspect,
     Assignment,
@@ -232,6 +232,22 @@ def test_wrong_types_are_rejected_with_line_and_field(protocol_study):
 def test_duplicate_id_in_one_file_names_both_lines(protocol_study):
     errors = _rejected(protocol_study, _jsonl(_record(1), _record(2), _record(1)))
     assert errors == [{"location": "line 3", "line": 3, "field": "id", "reason": "duplicate id 'q1': also on line 1"}]
+
+
+def test_an_id_repeated_three_times_names_the_first_line_each_time(protocol_study):
+    errors = _rejected(protocol_study, _jsonl(_record(7), _record(1), _record(7), _record(2), _record(7)))
+    assert [(e["line"], e["reason"]) for e in errors] == [
+        (3, "duplicate id 'q7': also on line 1"), (5, "duplicate id 'q7': also on line 1"),
+    ]
+
+
+def test_the_id_index_finds_repeats_among_many_ids():
+    index = _IdIndex()
+    for n in range(1, 20_001):
+        index.add(f"item-{n % 15_000}", n)
+    repeats = index.repeats()
+    assert len(repeats) == 5_000
+    assert all(first == number - 15_000 for number, first in repeats)
 
 
 def test_malformed_json_names_the_line(protocol_study):
