@@ -1,0 +1,41 @@
+"""The console's upload flow on a real Celery worker: dry run, confirmation, import — no eager mode."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from annotation import study_services as svc
+from annotation.models import ImportJob, ImportJobStatus, Item
+from tests import factories
+from tests.annotation.console_helpers import ITEMS, jsonl
+from tests.worker import celery_worker
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def _wait_for(job_id: int, status: str, worker, timeout: float = 60.0) -> ImportJob:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = ImportJob.objects.get(pk=job_id)
+        if job.status == status:
+            return job
+        time.sleep(0.2)
+    raise AssertionError(f"job stayed {job.status}, not {status}:\n{worker.log()[-3000:]}")
+
+
+def test_a_worker_checks_then_imports_an_uploaded_file(researcher):
+    study = svc.study_create(owner=researcher, name="Worker pilot", presets=["astrid"])
+    pool = svc.pool_create(study=study, actor=researcher, name="PF", questions=list(study.questions.filter(key="helpful")))
+    svc.pool_membership_add(pool=pool, user=factories.make_user(), actor=researcher)
+    with celery_worker() as worker:
+        job = svc.import_job_create(study=study, actor=researcher, upload=SimpleUploadedFile("items.jsonl", jsonl(*ITEMS)))
+        job = _wait_for(job.pk, ImportJobStatus.CHECKED, worker)
+        assert job.progress_done == 2 and not Item.objects.filter(study=study).exists()
+        svc.import_job_confirm(job=job, actor=researcher)
+        job = _wait_for(job.pk, ImportJobStatus.DONE, worker)
+    assert job.summary["items"] == 2 and job.batch_id is not None
+    assert Item.objects.filter(study=study).count() == 2
+    assert pool.assignments.count() == 2
