@@ -45,10 +45,13 @@ import tempfile
 import zipfile
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
 import numpy as np
+import orjson
+from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 
@@ -83,7 +86,11 @@ def csv_safe(cell: str) -> str:
 
 
 def _dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
+    return orjson.dumps(obj, default=str).decode()
+
+
+def _line(obj: Any) -> bytes:
+    return orjson.dumps(obj, default=str, option=orjson.OPT_APPEND_NEWLINE)
 
 
 # --- Study-level context ------------------------------------------------------------------------
@@ -112,6 +119,10 @@ class _Context:
                 "model_identity": run.model_identity, "parameters": run.parameters, "status": run.status,
                 "created_at": run.created_at.isoformat() if run.created_at else None,
             }
+        self.run_fields = {
+            pk: {k: run[k] for k in ("run", "metric", "metric_version", "backend", "model_identity")}
+            for pk, run in self.runs.items()
+        }
         self._usernames: dict[int, str] = {}
 
     def username(self, user_id: int | None) -> str | None:
@@ -175,79 +186,139 @@ def study_counts(study: Study) -> dict[str, int]:
 # --- Records ------------------------------------------------------------------------------------
 
 
-def _item_ids(study: Study, chunk: int) -> Iterator[list[int]]:
+def _item_chunks(study: Study, chunk: int) -> Iterator[list[tuple]]:
+    """Keyset pagination over the study's items: (id, external_id, question, answer, source, scope,
+    system, metadata JSON text) rows, ``chunk`` at a time, in primary-key order."""
+    item = Item._meta.db_table
     last = 0
     while True:
-        ids = list(Item.objects.filter(study=study, pk__gt=last).order_by("pk").values_list("pk", flat=True)[:chunk])
-        if not ids:
+        rows = _sql(
+            f"SELECT id, external_id, question, answer, source, scope_class, system, CAST(metadata AS text) "  # noqa: S608 (table names from model meta)
+            f"FROM {item} WHERE study_id = %s AND id > %s ORDER BY id LIMIT %s",
+            [study.pk, last, chunk],
+        )
+        if not rows:
             return
-        yield ids
-        last = ids[-1]
+        yield rows
+        last = rows[-1][0]
 
 
-def _grouped(rows: Any) -> dict[int, list[tuple]]:
+def _sql(query: str, params: list[Any]) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(query, params)
+        return cursor.fetchall()
+
+
+def _in(column: str, ids: list[int]) -> tuple[str, list[Any]]:
+    """``column IN ids`` as one array parameter on PostgreSQL (no per-id placeholders to parse)."""
+    if connection.vendor == "postgresql":
+        # The range lets the planner estimate a chunk's rows from the histogram (an ANY array alone
+        # is guessed so high that it scans whole tables); the array keeps other studies' items out.
+        return f"{column} BETWEEN %s AND %s AND {column} = ANY(%s)", [min(ids), max(ids), ids]
+    return f"{column} IN ({', '.join(['%s'] * len(ids))})", list(ids)
+
+
+def _grouped(query: str, column: str, ids: list[int]) -> dict[int, list[tuple]]:
+    where, params = _in(column, ids)
     out: dict[int, list[tuple]] = defaultdict(list)
-    for row in rows:
+    for row in _sql(query.format(where=where), params):
         out[row[0]].append(row)
     return out
 
 
+def _ts(column: str) -> str:
+    """A timestamp column as ISO 8601 text in UTC, formatted by PostgreSQL itself (parsing and
+    re-formatting a datetime per row in Python costs more than the rest of the record)."""
+    if connection.vendor == "postgresql":
+        return f"to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"')"
+    return column
+
+
+def _iso(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if "T" in value:  # already formatted by _ts
+            return value
+        value = datetime.fromisoformat(value)  # SQLite hands back the stored text
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.isoformat()
+
+
+def _json(text: str | None) -> Any:
+    return None if text is None else orjson.loads(text)
+
+
 def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = None) -> Iterator[dict[str, Any]]:
-    """Yield one export record per item, in primary-key order, reading ``chunk`` items at a time."""
+    """Yield one export record per item, in primary-key order, reading ``chunk`` items at a time.
+
+    Per chunk, one query per related table (raw SQL: at a hundred thousand items the ORM's per-row
+    conversions cost more than the database), and the lists in a record are sorted by stable keys
+    (pool, pseudonym, question, unit) so that two exports of equal studies are equal line by line.
+    """
     from scoring.models import Score
 
     ctx = ctx or _Context(study)
     qkey = {pk: q.key for pk, q in ctx.questions.items()}
     pool_name = {pk: p.name for pk, p in ctx.pools.items()}
-    for ids in _item_ids(study, chunk):
-        items = Item.objects.filter(pk__in=ids).order_by("pk").values_list(
-            "pk", "external_id", "question", "answer", "source", "scope_class", "system", "metadata"
-        )
+    t = {
+        m.__name__: m._meta.db_table
+        for m in (Sentence, Chunk, Aspect, Assignment, Label, GoldLabel, AdjudicationCase, Score, Pool, Question, PoolMembership)
+    }
+    for items in _item_chunks(study, chunk):
+        ids = [row[0] for row in items]
         sentences = _grouped(
-            Sentence.objects.filter(item_id__in=ids).order_by("item_id", "part", "index").values_list(
-                "item_id", "part", "index", "text", "start", "end"
-            )
+            f'SELECT item_id, part, "index", text, start, "end" FROM {t["Sentence"]} WHERE {{where}} ORDER BY item_id, part, "index"',  # noqa: S608 (table names from model meta)
+            "item_id", ids,
         )
         chunks = _grouped(
-            Chunk.objects.filter(item_id__in=ids).order_by("item_id", "rank").values_list(
-                "item_id", "rank", "text", "document_id", "is_labelled_target"
-            )
+            f"SELECT item_id, rank, text, document_id, is_labelled_target FROM {t['Chunk']} WHERE {{where}} ORDER BY item_id, rank",  # noqa: S608 (table names from model meta)
+            "item_id", ids,
         )
         aspects = _grouped(
-            Aspect.objects.filter(item_id__in=ids).order_by("item_id", "pk").values_list(
-                "item_id", "pk", "text", "importance", "origin", "status", "version", "retired_in_version",
-                "proposed_by_id", "decided_by_id",
-            )
+            f"SELECT item_id, id, text, importance, origin, status, version, retired_in_version, proposed_by_id, "  # noqa: S608 (table names from model meta)
+            f"decided_by_id FROM {t['Aspect']} WHERE {{where}} ORDER BY item_id, id",
+            "item_id", ids,
         )
         assignments = _grouped(
-            Assignment.objects.filter(item_id__in=ids).order_by("item_id", "pk").values_list(
-                "item_id", "pk", "pool_id", "annotator_id", "status", "active_seconds", "submitted_at"
-            )
+            f"SELECT item_id, id, pool_id, annotator_id, status, active_seconds, {_ts('submitted_at')} FROM {t['Assignment']} "  # noqa: S608 (table names from model meta)
+            f"WHERE {{where}} ORDER BY item_id, id",
+            "item_id", ids,
         )
         who = {row[1]: (row[2], row[3]) for rows in assignments.values() for row in rows}
+        # Lists come back in a stable order (pool name, pseudonym, question key, unit), so two exports
+        # of equal studies are equal line by line; length-then-text orders "a:999" before "a:1000".
         labels = _grouped(
-            Label.objects.filter(assignment__item_id__in=ids).order_by("assignment__item_id", "assignment_id", "question_id", "unit_key").values_list(
-                "assignment__item_id", "assignment_id", "question_id", "unit_key", "value", "version"
-            )
+            f"SELECT a.item_id, l.assignment_id, l.question_id, l.unit_key, CAST(l.value AS text), l.version "  # noqa: S608 (table names from model meta)
+            f"FROM {t['Label']} l JOIN {t['Assignment']} a ON a.id = l.assignment_id "
+            f"JOIN {t['Pool']} p ON p.id = a.pool_id JOIN {t['Question']} q ON q.id = l.question_id "
+            f"LEFT JOIN {t['PoolMembership']} m ON m.pool_id = a.pool_id AND m.user_id = a.annotator_id "
+            f"WHERE {{where}} ORDER BY a.item_id, p.name, m.pseudonym, q.key, LENGTH(l.unit_key), l.unit_key",
+            "a.item_id", ids,
         )
         gold = _grouped(
-            GoldLabel.objects.filter(item_id__in=ids).order_by("item_id", "pool_id", "question_id", "unit_key", "version").values_list(
-                "item_id", "pool_id", "question_id", "unit_key", "value", "version", "is_current", "source",
-                "adjudicator_id", "adjudicator_name", "rationale", "confidence", "guideline_gap", "case_id", "created_at",
-            )
+            f"SELECT g.item_id, g.pool_id, g.question_id, g.unit_key, CAST(g.value AS text), g.version, g.is_current, "  # noqa: S608 (table names from model meta)
+            f"g.source, g.adjudicator_id, g.adjudicator_name, g.rationale, g.confidence, g.guideline_gap, g.case_id, "
+            f"{_ts('g.created_at')} FROM {t['GoldLabel']} g JOIN {t['Pool']} p ON p.id = g.pool_id "
+            f"JOIN {t['Question']} q ON q.id = g.question_id "
+            f"WHERE {{where}} ORDER BY g.item_id, p.name, q.key, LENGTH(g.unit_key), g.unit_key, g.version",
+            "g.item_id", ids,
         )
         cases = _grouped(
-            AdjudicationCase.objects.filter(item_id__in=ids).order_by("item_id", "pk").values_list(
-                "item_id", "pk", "pool_id", "question_id", "unit_key", "status", "opened_at"
-            )
+            f"SELECT c.item_id, c.id, c.pool_id, c.question_id, c.unit_key, c.status, {_ts('c.opened_at')} "  # noqa: S608 (table names from model meta)
+            f"FROM {t['AdjudicationCase']} c JOIN {t['Pool']} p ON p.id = c.pool_id JOIN {t['Question']} q ON q.id = c.question_id "
+            f"WHERE {{where}} ORDER BY c.item_id, p.name, q.key, LENGTH(c.unit_key), c.unit_key",
+            "c.item_id", ids,
         )
         scores = _grouped(
-            Score.objects.filter(item_id__in=ids).order_by("item_id", "run_id", "unit_key").values_list(
-                "item_id", "run_id", "unit_key", "value", "state", "details"
-            )
+            f"SELECT item_id, run_id, unit_key, value, state, CAST(details AS text) FROM {t['Score']} WHERE {{where}} "  # noqa: S608 (table names from model meta)
+            f"ORDER BY item_id, run_id, unit_key",
+            "item_id", ids,
         )
         for pk, external_id, question, answer, source, scope, system, metadata in items:
-            position = {a[1]: i for i, a in enumerate(aspects.get(pk, ()))}
+            item_aspects = aspects.get(pk, ())
+            position = {a[1]: i for i, a in enumerate(item_aspects)}
 
             def unit(key: str, position: dict[int, int] = position) -> str:
                 if key.startswith("a:"):
@@ -256,6 +327,25 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
                 return key
 
             case_status = {c[1]: c[5] for c in cases.get(pk, ())}
+            item_labels = []
+            for _, a, q, u, value, version in labels.get(pk, ()):
+                pool_id, user_id = who[a]
+                item_labels.append(
+                    {"pool": pool_name[pool_id], "annotator": ctx.pseudonyms.get((pool_id, user_id), f"unlisted-{user_id}"),
+                     "question": qkey[q], "unit": unit(u), "value": _json(value), "version": version}
+                )
+            item_gold = [
+                {"pool": pool_name[pool_id], "question": qkey[q], "unit": unit(u), "value": _json(value), "version": version,
+                 "is_current": bool(current), "source": src, "adjudicator": adj_name or ctx.username(adj_id),
+                 "rationale": rationale, "confidence": confidence, "guideline_gap": bool(gap),
+                 "case_status": case_status.get(case_id), "created_at": _iso(created)}
+                for _, pool_id, q, u, value, version, current, src, adj_id, adj_name, rationale, confidence, gap, case_id, created
+                in gold.get(pk, ())
+            ]
+            item_cases = [
+                {"pool": pool_name[pool_id], "question": qkey[q], "unit": unit(u), "status": status, "opened_at": _iso(opened)}
+                for _, _, pool_id, q, u, status, opened in cases.get(pk, ())
+            ]
             yield {
                 "id": external_id,
                 "question": question,
@@ -263,69 +353,38 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
                 "source": source,
                 "scope": scope,
                 "system": system,
-                "metadata": metadata,
+                "metadata": _json(metadata),
                 "sentences": [
                     {"unit": f"s:{i}" if part == "answer" else f"src:{i}", "part": part, "index": i, "text": text,
                      "start": start, "end": end}
                     for _, part, i, text, start, end in sentences.get(pk, ())
                 ],
                 "contexts": [
-                    {"unit": f"c:{rank}", "id": doc, "text": text, "is_target": target}
+                    {"unit": f"c:{rank}", "id": doc, "text": text, "is_target": bool(target)}
                     for _, rank, text, doc, target in chunks.get(pk, ())
                 ],
                 "aspects": [
                     {"unit": f"a:{i}", "text": text, "importance": importance, "origin": origin, "status": status,
-                     "version": version, "retired_in_version": retired, "proposed_by": ctx.person.get(proposer) if proposer else None,
-                     "decided_by": ctx.username(decider)}
-                    for i, (_, _, text, importance, origin, status, version, retired, proposer, decider) in enumerate(aspects.get(pk, ()))
+                     "version": version, "retired_in_version": retired,
+                     "proposed_by": ctx.person.get(proposer) if proposer else None, "decided_by": ctx.username(decider)}
+                    for i, (_, _, text, importance, origin, status, version, retired, proposer, decider) in enumerate(item_aspects)
                 ],
-                "assignments": [
-                    {"pool": pool_name[pool_id], "annotator": ctx.pseudonyms.get((pool_id, user_id), f"unlisted-{user_id}"),
-                     "status": status, "active_seconds": seconds,
-                     "submitted_at": submitted.isoformat() if submitted else None}
-                    for _, _, pool_id, user_id, status, seconds, submitted in assignments.get(pk, ())
-                ],
-                "labels": sorted([
-                    {"pool": pool_name[who[a][0]], "annotator": ctx.pseudonyms.get(who[a], f"unlisted-{who[a][1]}"),
-                     "question": qkey[q], "unit": unit(u), "value": value, "version": version}
-                    for _, a, q, u, value, version in labels.get(pk, ())
-                ], key=_label_order),
-                "gold": sorted([
-                    {"pool": pool_name[pool_id], "question": qkey[q], "unit": unit(u), "value": value, "version": version,
-                     "is_current": current, "source": src,
-                     "adjudicator": adj_name or ctx.username(adj_id), "rationale": rationale, "confidence": confidence,
-                     "guideline_gap": gap, "case_status": case_status.get(case_id), "created_at": created.isoformat()}
-                    for _, pool_id, q, u, value, version, current, src, adj_id, adj_name, rationale, confidence, gap, case_id, created
-                    in gold.get(pk, ())
-                ], key=_gold_order),
-                "cases": sorted([
-                    {"pool": pool_name[pool_id], "question": qkey[q], "unit": unit(u), "status": status,
-                     "opened_at": opened.isoformat()}
-                    for _, _, pool_id, q, u, status, opened in cases.get(pk, ())
-                ], key=_gold_order),
+                "assignments": sorted(
+                    (
+                        {"pool": pool_name[pool_id], "annotator": ctx.pseudonyms.get((pool_id, user_id), f"unlisted-{user_id}"),
+                         "status": status, "active_seconds": seconds, "submitted_at": _iso(submitted)}
+                        for _, _, pool_id, user_id, status, seconds, submitted in assignments.get(pk, ())
+                    ),
+                    key=lambda a: (a["pool"], a["annotator"]),
+                ),
+                "labels": item_labels,
+                "gold": item_gold,
+                "cases": item_cases,
                 "scores": [
-                    {**_score_run(ctx, run_id), "unit": unit(u), "value": value, "state": state, "details": details}
+                    {**ctx.run_fields[run_id], "unit": unit(u), "value": value, "state": state, "details": _json(details)}
                     for _, run_id, u, value, state, details in scores.get(pk, ())
                 ],
             }
-
-
-def _unit_order(unit: str) -> tuple[str, int]:
-    kind, _, rest = unit.partition(":")
-    return (kind, int(rest)) if rest.isdigit() else (unit, -1)
-
-
-def _label_order(label: dict[str, Any]) -> tuple:
-    return (label["pool"], label["annotator"], label["question"], _unit_order(label["unit"]))
-
-
-def _gold_order(gold: dict[str, Any]) -> tuple:
-    return (gold["pool"], gold["question"], _unit_order(gold["unit"]), gold.get("version", 0))
-
-
-def _score_run(ctx: _Context, run_id: int) -> dict[str, Any]:
-    run = ctx.runs[run_id]
-    return {k: run[k] for k in ("run", "metric", "metric_version", "backend", "model_identity")}
 
 
 # --- Agreement table for the card ---------------------------------------------------------------
@@ -335,25 +394,30 @@ def agreement_table(study: Study) -> list[dict[str, Any]]:
     """Per pool and question: percent agreement, Fleiss' κ and Krippendorff's α over the labels of
     submitted assignments, before any consensus (adjudication.agreement does the arithmetic).
 
-    Labels are streamed in unit order and packed into a units × raters float array, so the cost is
-    8 bytes per rating, not a Python object per label.
+    On PostgreSQL the units × raters matrix is built from answer patterns aggregated in the
+    database (one scan of the pool's labels for all its questions); elsewhere labels are streamed
+    in unit order. Either way the matrix costs 8 bytes per rating, not a Python object per label.
     """
     from adjudication import agreement
 
-    ctx_pools = Pool.objects.filter(study=study).prefetch_related("questions").order_by("name")
     rows: list[dict[str, Any]] = []
-    for pool in ctx_pools:
+    for pool in Pool.objects.filter(study=study).prefetch_related("questions").order_by("name"):
         members = {
             uid: i for i, uid in enumerate(PoolMembership.objects.filter(pool=pool).order_by("pk").values_list("user_id", flat=True))
         }
-        for question in sorted(pool.questions.all(), key=lambda q: (q.order, q.pk)):
+        questions = sorted(pool.questions.all(), key=lambda q: (q.order, q.pk))
+        patterns = _patterns(pool, members) if connection.vendor == "postgresql" and members else None
+        for question in questions:
             row: dict[str, Any] = {"pool": pool.name, "question": question.key, "kind": question.kind}
             if question.kind == "text" or not members:
                 row["note"] = "free text: agreement statistics do not apply" if question.kind == "text" else "no members"
                 rows.append(row)
                 continue
             scale = question.option_values if question.is_categorical else None
-            codes = _codes(pool, question, members, scale)
+            if patterns is not None:
+                codes = _codes_from_patterns(patterns.get(question.pk, []), question, len(members), scale)
+            else:
+                codes = _codes(pool, question, members, scale)
             if codes.shape[0] == 0:
                 row["note"] = "no submitted labels"
                 rows.append(row)
@@ -375,6 +439,55 @@ def agreement_table(study: Study) -> list[dict[str, Any]]:
     return rows
 
 
+def _patterns(pool: Pool, members: dict[int, int]) -> dict[int, list[tuple[list[str], int]]]:
+    """question id → [(a unit's sorted answers as JSON texts, how many units answered so)], from one
+    aggregation in PostgreSQL over the pool's submitted labels: a handful of rows however many units."""
+    label, assignment = Label._meta.db_table, Assignment._meta.db_table
+    rows = _sql(
+        f"SELECT question_id, pattern, COUNT(*) FROM (SELECT l.question_id, "  # noqa: S608 (table names from model meta)
+        f"array_agg(CAST(l.value AS text) ORDER BY CAST(l.value AS text)) AS pattern "
+        f"FROM {label} l JOIN {assignment} a ON a.id = l.assignment_id "
+        f"WHERE a.pool_id = %s AND a.status = 'submitted' AND l.value IS NOT NULL AND a.annotator_id = ANY(%s) "
+        f"GROUP BY l.question_id, a.item_id, l.unit_key) AS units GROUP BY question_id, pattern",
+        [pool.pk, list(members)],
+    )
+    out: dict[int, list[tuple[list[str], int]]] = defaultdict(list)
+    for question_id, pattern, count in rows:
+        out[question_id].append((pattern, count))
+    return out
+
+
+def _code(question: Question, value: Any, position: dict[str, int] | None, seen_sets: dict[Any, int]) -> float | None:
+    if value is None:
+        return None
+    if position is not None:
+        code = position.get(str(value))
+        return None if code is None else float(code)
+    if question.kind == "number":
+        return float(value)
+    return float(seen_sets.setdefault(canonical(question.kind, value), len(seen_sets)))
+
+
+def _codes_from_patterns(
+    patterns: list[tuple[list[str], int]], question: Question, width: int, scale: list[str] | None
+) -> np.ndarray:
+    """The units × raters matrix from answer patterns. Percent agreement, Fleiss' κ and
+    Krippendorff's α do not depend on which rater gave which answer within a unit, so a unit's
+    answers are laid out left to right."""
+    position = {v: i for i, v in enumerate(scale)} if scale is not None else None
+    seen_sets: dict[Any, int] = {}
+    rows, counts = [], []
+    for pattern, count in sorted(patterns):
+        codes = [c for c in (_code(question, orjson.loads(v), position, seen_sets) for v in pattern) if c is not None]
+        if not codes:
+            continue
+        rows.append(codes + [float("nan")] * (width - len(codes)))
+        counts.append(count)
+    if not rows:
+        return np.empty((0, width))
+    return np.repeat(np.asarray(rows, dtype=float), counts, axis=0)
+
+
 def _codes(pool: Pool, question: Question, members: dict[int, int], scale: list[str] | None) -> np.ndarray:
     position = {v: i for i, v in enumerate(scale)} if scale is not None else None
     seen_sets: dict[Any, int] = {}
@@ -393,17 +506,11 @@ def _codes(pool: Pool, question: Question, members: dict[int, int], scale: list[
             if current is not None:
                 flat.extend(row)
             current, row = (item_id, unit_key), [float("nan")] * width
-        if value is None or annotator_id not in members:
+        if annotator_id not in members:
             continue
-        if position is not None:
-            code = position.get(str(value))
-            if code is None:
-                continue
-        elif question.kind == "number":
-            code = float(value)
-        else:
-            code = seen_sets.setdefault(canonical(question.kind, value), len(seen_sets))
-        row[members[annotator_id]] = float(code)
+        code = _code(question, value, position, seen_sets)
+        if code is not None:
+            row[members[annotator_id]] = code
     if current is not None:
         flat.extend(row)
     return np.asarray(flat, dtype=float).reshape(-1, width) if flat else np.empty((0, width))
@@ -529,30 +636,34 @@ def _write_csv_rows(record: dict[str, Any], writer: Any) -> None:
         )])
 
 
-def write_stream(study: Study, fmt: str, stream: TextIO, *, progress: Progress | None = None,
+def write_stream(study: Study, fmt: str, stream: BinaryIO, *, progress: Progress | None = None,
                  chunk: int = CHUNK, total: int | None = None, header: dict[str, Any] | None = None) -> int:
-    """Write the records of ``study`` to an open text stream; returns the number of items written."""
+    """Write the records of ``study`` to an open binary stream (UTF-8); returns the items written."""
     ctx = _Context(study)
     header = header or ctx.header()
     if total is None:
         total = Item.objects.filter(study=study).count()
-    writer = None
+    text = writer = None
     if fmt == "jsonl":
-        stream.write(_dumps(header) + "\n")
+        stream.write(_line(header))
     elif fmt == "csv":
-        writer = csv.writer(stream, lineterminator="\n")
+        text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
+        writer = csv.writer(text, lineterminator="\n")
         writer.writerow(["record", "item_id", "unit", "pool", "question", "annotator", "value", "version", "source"])
     n = 0
     for record in iter_records(study, chunk=chunk, ctx=ctx):
         if fmt == "jsonl":
-            stream.write(_dumps(record) + "\n")
+            stream.write(_line(record))
         elif fmt == "hf":
-            stream.write(_dumps(_hf_record(record)) + "\n")
+            stream.write(_line(_hf_record(record)))
         else:
             _write_csv_rows(record, writer)
         n += 1
         if progress is not None and n % chunk == 0:
             progress(n, total)
+    if text is not None:
+        text.flush()
+        text.detach()
     if progress is not None:
         progress(n, total)
     return n
@@ -572,7 +683,7 @@ def write_export(*, study: Study, fmt: str, out: Path, progress: Progress | None
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt in ("jsonl", "csv"):
         tmp = out.with_name(out.name + ".part")
-        with open(tmp, "w", encoding="utf-8", newline="") as stream:
+        with open(tmp, "wb") as stream:
             write_stream(study, fmt, stream, progress=progress, chunk=chunk, total=counts["items"], header=header)
         card = card_markdown(study, fmt=fmt, header=header, counts=counts, yaml_header=False)
         Path(str(out) + ".card.md").write_text(card, encoding="utf-8")
@@ -583,7 +694,7 @@ def write_export(*, study: Study, fmt: str, out: Path, progress: Progress | None
     workdir = Path(tempfile.mkdtemp(prefix="concord-hf-", dir=out.parent))
     try:
         (workdir / "data").mkdir()
-        with open(workdir / "data" / "train.jsonl", "w", encoding="utf-8") as stream:
+        with open(workdir / "data" / "train.jsonl", "wb") as stream:
             write_stream(study, "hf", stream, progress=progress, chunk=chunk, total=counts["items"], header=header)
         (workdir / "README.md").write_text(
             card_markdown(study, fmt="hf", header=header, counts=counts, yaml_header=True), encoding="utf-8"
