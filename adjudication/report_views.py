@@ -119,6 +119,7 @@ def report_validity(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "study": study, "report": report, "job": job, "vp": vp, "n_boot": n_boot, "seed": seed,
         "roc_points": reports.roc_svg_points(report.get("roc")), "targets": reports.target_choices(pool=pool),
+        "compare_choices": reports.comparison_choices(study=study, source_key=vp.source),
         "query": request.GET.urlencode(), "kind": ReportJobKind.VALIDITY,
         "hidden_fields": [(k, v) for k, v in vp.as_dict().items() if k != "pool"] + [("pool", vp.pool_id)],
     }
@@ -166,7 +167,7 @@ def _report_url(study: Study, kind: str, params: dict[str, Any]) -> str:
     query = {"n_boot": params["n_boot"], "seed": params["seed"]}
     if kind == ReportJobKind.AGREEMENT:
         return reverse("adjudication:report-agreement", args=[study.slug, params["pool"], params["question"]]) + "?" + urlencode(query)
-    query.update({k: params[k] for k in ("source", "pool", "question", "target", "positive")})
+    query.update({k: params[k] for k in ("source", "pool", "question", "target", "positive", "compare") if params.get(k)})
     return reverse("adjudication:report-validity", args=[study.slug]) + "?" + urlencode(query)
 
 

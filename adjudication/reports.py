@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
@@ -511,10 +511,14 @@ class ValidityParams:
     question: str
     target: str = "gold"
     positive: str | None = None
+    compare: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "pool": self.pool_id, "question": self.question, "target": self.target,
-                "positive": self.positive}
+        out = {"source": self.source, "pool": self.pool_id, "question": self.question, "target": self.target,
+               "positive": self.positive}
+        if self.compare:
+            out["compare"] = self.compare
+        return out
 
 
 def validity_report(
@@ -541,6 +545,8 @@ def validity_report(
     ceiling = agreement_report(pool=pool, question=question, ratings=ratings)
     binary_codes = np.where(np.isnan(ratings.codes), np.nan, binary_target(question, ratings.codes, positive))
     binary_fleiss = ag.fleiss_kappa(binary_codes, 2).as_dict() if ratings.units else None
+    comparison = _paired_comparison(study=study, params=params, source=source, human=human, question=question,
+                                    positive=positive, metric=metric) if params.compare else None
     return {
         "study": study.slug,
         "source": {"key": source.key, "label": source.label, "scope": source.scope, "origin": source.origin},
@@ -552,6 +558,7 @@ def validity_report(
         "n_units_metric": len(metric.values), "n_metric_not_ok": metric.n_not_ok, "n_units_human": len(human),
         "n_units_both": len(units), "human_excluded": excluded,
         **summary,
+        "comparison": comparison,
         "human_ceiling": {
             "fleiss_kappa": ceiling.get("fleiss_kappa"), "krippendorff_alpha": ceiling.get("krippendorff_alpha"),
             "mean_pairwise_cohen_kappa": ceiling.get("mean_pairwise_cohen_kappa"),
@@ -560,6 +567,37 @@ def validity_report(
                     "a human better than humans agree with each other",
         },
     }
+
+
+def _paired_comparison(
+    *, study: Study, params: ValidityParams, source: MetricSource, human: dict[tuple[int, str], float],
+    question: Question, positive: str, metric: MetricValues,
+) -> dict[str, Any]:
+    """The paired DeLong test of this metric against another one on the units both scored."""
+    other = metric_source_get(study=study, key=params.compare or "")
+    if other.scope != source.scope:
+        raise ValidationFailed(f"{other.label} scores {other.scope} units, not {source.scope} units")
+    other_values = other.load().values
+    units = sorted(set(human) & set(metric.values) & set(other_values))
+    labels = binary_target(question, np.array([human[u] for u in units], dtype=float), positive)
+    a = np.array([metric.values[u] for u in units], dtype=float)
+    b = np.array([other_values[u] for u in units], dtype=float)
+    paired = va.delong_paired(a, b, labels)
+    return {
+        "source_b": {"key": other.key, "label": other.label},
+        "n_units": len(units),
+        "auc_a": va.roc_auc(a, labels).as_dict(),
+        "auc_b": va.roc_auc(b, labels).as_dict(),
+        "delong_paired": {"diff": paired.extra.get("diff"), "z": paired.extra.get("z"),
+                          "p_value": paired.extra.get("p_value"), **paired.as_dict()},
+    }
+
+
+def comparison_choices(*, study: Study, source_key: str) -> list[MetricSource]:
+    """Other metric sources on the same kind of unit, for the paired DeLong test."""
+    sources = metric_sources(study)
+    scope = next((s.scope for s in sources if s.key == source_key), None)
+    return [s for s in sources if s.scope == scope and s.key != source_key]
 
 
 VALIDITY_CSV_HEADER = ["statistic", "value", "ci_low", "ci_high", "ci_method", "n_units", "n_excluded_units", "reason"]
@@ -586,6 +624,8 @@ def validity_csv(report: dict[str, Any]) -> str:
     if at:
         for stat in ("precision", "recall", "f1"):
             row(f"{stat}_at_youden", at[stat])
+    if report.get("comparison"):
+        row("delong_paired_diff", report["comparison"]["delong_paired"])
     for stat, d in (report.get("human_ceiling") or {}).items():
         if isinstance(d, dict):
             row(f"human_{stat}", d)
@@ -678,11 +718,14 @@ def report_job_run(*, job_id: int) -> None:
                                       n_boot=n_boot, seed=seed, progress=progress)
         else:
             vp = ValidityParams(source=params["source"], pool_id=int(params["pool"]), question=params["question"],
-                                target=params.get("target") or "gold", positive=params.get("positive"))
+                                target=params.get("target") or "gold", positive=params.get("positive"),
+                                compare=params.get("compare"))
             result = validity_report(study=job.study, params=vp, n_boot=n_boot, seed=seed, progress=progress)
     except (ValidationFailed, NotFound) as exc:
         ReportJob.objects.filter(pk=job_id).update(status=ReportJobStatus.FAILED, error=exc.message, finished_at=timezone.now())
         return
+    except OperationalError:
+        raise  # the task retries; the job stays claimable (running) for that retry
     except Exception as exc:
         ReportJob.objects.filter(pk=job_id).update(status=ReportJobStatus.FAILED, error=str(exc)[:2000], finished_at=timezone.now())
         raise
@@ -748,7 +791,11 @@ def validity_params_parse(*, study: Study, query: Any) -> ValidityParams:
     positive = (query.get("positive") or "").strip() or default_positive(question)
     if positive not in question.option_values:
         raise ValidationFailed(f"positive must be one of the question's options: {', '.join(question.option_values)}")
-    return ValidityParams(source=source, pool_id=pool.pk, question=key, target=target, positive=positive)
+    compare = (query.get("compare") or "").strip() or None
+    if compare == source:
+        raise ValidationFailed("compare the metric with a different one")
+    return ValidityParams(source=source, pool_id=pool.pk, question=key, target=target, positive=positive,
+                          compare=compare)
 
 
 def agreement_report_with_bootstrap(*, study: Study, params: dict[str, Any]) -> tuple[dict[str, Any], ReportJob | None]:

@@ -341,3 +341,23 @@ def test_starting_a_bootstrap_enqueues_the_task_once_after_commit(researcher, fi
     with django_capture_on_commit_callbacks(execute=True):
         again = reports.report_job_start(study=study, kind=kind, params=params, user=researcher)
     assert sent == [job.pk] and again.pk == job.pk
+
+
+def test_two_metrics_are_compared_with_the_paired_delong_test(client, researcher, fixture_study, score_run):
+    other = ScoreRun.objects.create(study=fixture_study["study"], metric="rf", metric_version="1", backend="lexical",
+                                    status=RunStatus.DONE)
+    noisy = [0.2, 0.9, 0.4, 0.3, 0.5, 0.1, 0.8, 0.6, 0.7, 0.2, 0.3, 0.9]
+    Score.objects.bulk_create(Score(run=other, item=item, unit_key="item", value=v, state=ScoreState.OK)
+                              for item, v in zip(fixture_study["items"], noisy, strict=True))
+    query = {"source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf",
+             "compare": f"run:{other.pk}"}
+    rep = reports.validity_report(study=fixture_study["study"],
+                                  params=reports.validity_params_parse(study=fixture_study["study"], query=query))
+    majority = np.array([1, 1, 0, 0, 1, 1, 0, 1, 0, 1, 0], float)
+    expected = va.delong_paired(np.array(METRIC[:11]), np.array(noisy[:11]), majority)
+    assert rep["comparison"]["n_units"] == 11
+    assert rep["comparison"]["delong_paired"]["diff"] == pytest.approx(expected.value)
+    assert rep["comparison"]["delong_paired"]["p_value"] == pytest.approx(expected.extra["p_value"])
+    client.force_login(researcher)
+    page = client.get(reverse("adjudication:report-validity", args=[fixture_study["study"].slug]), query)
+    assert page.status_code == 200 and "Paired comparison with" in page.content.decode()
