@@ -225,6 +225,8 @@ CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", None if PRODUCTION else "filesy
 if not CELERY_BROKER_URL:
     raise ImproperlyConfigured("CELERY_BROKER_URL must be set in production (redis://host:6379/0 or amqp://...)")
 if CELERY_BROKER_URL.startswith("filesystem://"):
+    # kombu's own filesystem transport can hand a worker a half-written message (see concord/broker.py).
+    CELERY_BROKER_TRANSPORT = "concord.broker:Transport"
     for sub in ("queue", "processed"):
         (_default_broker_dir / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
