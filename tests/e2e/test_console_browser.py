@@ -7,7 +7,6 @@ Screenshots: tests/e2e/artifacts/console_*.png.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -18,41 +17,23 @@ from django.contrib.auth.models import Permission
 from concord.celery import app as celery_app
 from tests.annotation.console_helpers import ITEMS, jsonl
 
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 ARTIFACTS = Path(__file__).parent / "artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run",
-]
 RESEARCHER_PASSWORD = "rita-has-a-long-password-1"
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (apt-get install -y chromium)"),
-]
+pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture
-def console_page(request):
-    from playwright.sync_api import sync_playwright
-
+def console_page(browser_context):
+    """A page of the shared browser context (tests/e2e/conftest.py: Debian chromium, screenshot on
+    failure), collecting JavaScript errors such as Content-Security-Policy refusals."""
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        page = context.new_page()
-        page.set_default_timeout(20_000)
-        page.set_default_navigation_timeout(30_000)
-        errors: list[str] = []
-        failed_before = request.session.testsfailed
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        yield page, errors
-        # The call phase's report is counted before fixtures are torn down.
-        if request.session.testsfailed > failed_before:
-            page.screenshot(path=str(ARTIFACTS / f"console_failure_{request.node.name}.png"), full_page=True)
-        browser.close()
+    page = browser_context.new_page()
+    page.set_default_timeout(20_000)
+    page.set_default_navigation_timeout(30_000)
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    return page, errors
 
 
 @pytest.fixture
