@@ -361,3 +361,52 @@ def test_two_metrics_are_compared_with_the_paired_delong_test(client, researcher
     client.force_login(researcher)
     page = client.get(reverse("adjudication:report-validity", args=[fixture_study["study"].slug]), query)
     assert page.status_code == 200 and "Paired comparison with" in page.content.decode()
+
+
+def test_a_number_question_is_rated_at_the_interval_level(study, fixture_study):
+    score = factories.make_question(study, "score", kind="number", options=[], order=2)
+    pool = factories.make_pool(study, "raters", questions=[score])
+    users = [factories.make_user(f"num{i}") for i in range(2)]
+    for i, u in enumerate(users):
+        factories.add_member(pool, u, pseudonym=f"N{i + 1}")
+    values = [(1.0, 1.5), (2.0, 2.0), (3.5, 3.0), (4.0, 5.0), (2.5, None)]
+    labels = []
+    for item, pair in zip(fixture_study["items"], values, strict=False):
+        for u, v in zip(users, pair, strict=True):
+            if v is not None:
+                a = factories.make_assignment(pool, item, u, status=AssignmentStatus.SUBMITTED)
+                labels.append(_label(a, score, v))
+    Label.objects.bulk_create(labels)
+    rep = reports.agreement_report(pool=pool, question=score)
+    codes = np.array([[1.0, 1.5], [2.0, 2.0], [3.5, 3.0], [4.0, 5.0], [2.5, np.nan]])
+    assert rep["level"] == "interval" and rep["n_excluded_units"] == 1
+    assert rep["krippendorff_alpha"]["value"] == pytest.approx(ag.krippendorff_alpha(codes, "interval").value)
+    assert rep["fleiss_kappa"]["value"] is None and rep["cohen_kappa_pairs"] == []
+
+
+def test_a_human_measure_from_one_pool_is_a_metric_against_another_pools_question(study, fixture_study):
+    # Pool "coverage" judges aspects (ICAT's aspect_covered); its annotator's per-item coverage is a
+    # metric source against the clinicians' item-level "pf" — never against its own pool.
+    from annotation.models import Aspect
+
+    covered = factories.make_question(study, "aspect_covered", scope="aspect", order=3)
+    pool = factories.make_pool(study, "coverage", questions=[covered])
+    user = factories.make_user("cov1")
+    factories.add_member(pool, user, pseudonym="C1")
+    labels, expected = [], {}
+    for n, item in enumerate(fixture_study["items"][:8]):
+        aspects = [Aspect.objects.create(item=item, text=f"aspect {k}") for k in range(2)]
+        a = factories.make_assignment(pool, item, user, status=AssignmentStatus.SUBMITTED)
+        answers = ["yes", "yes" if n % 2 else "no"]
+        labels += [_label(a, covered, v, unit_key=f"a:{asp.pk}") for asp, v in zip(aspects, answers, strict=True)]
+        expected[item.pk] = answers.count("yes") / 2
+    Label.objects.bulk_create(labels)
+    key = f"measure:{pool.pk}:human_aspect_coverage:C1"
+    pairs = reports.validity_pairs(study=study)
+    assert (key, "pf", fixture_study["pool"].pk) in {(p["source"].key, p["question"].key, p["pool"].pk) for p in pairs}
+    assert not any(p["source"].key == key and p["pool"].pk == pool.pk for p in pairs)
+    source = reports.metric_source_get(study=study, key=key)
+    assert source.load().values == {(item_id, "item"): v for item_id, v in expected.items()}
+    rep = reports.validity_report(study=study, params=reports.ValidityParams(
+        source=key, pool_id=fixture_study["pool"].pk, question="pf", target="rater:A1"))
+    assert rep["n_units_both"] == 8 and rep["source"]["origin"] == "human_measure"
