@@ -12,8 +12,8 @@ How it works:
   :class:`~annotation.models.AuditEvent` with the old and new row as JSON. On PostgreSQL one generic
   PL/pgSQL function does this with ``to_jsonb(OLD/NEW)``; on SQLite, which has no row-to-JSON
   function, each trigger spells out ``json_object()`` over the table's actual columns, so the triggers are
-  regenerated whenever a migration changes a table (they are dropped before ``migrate`` and recreated
-  after it, which also keeps SQLite's table rebuilds free of dangling trigger references).
+  regenerated whenever a migration changes a table (on SQLite they are dropped before ``migrate`` and
+  recreated after it, which also keeps SQLite's table rebuilds free of dangling trigger references).
 * Protective triggers on the audit table refuse every DELETE (and TRUNCATE on PostgreSQL) and every
   UPDATE except the one that seals an unsealed event (setting ``seq``, ``prev_hash`` and ``hash`` only).
 * ``events_seal`` appends unsealed events to the chain in id order:
@@ -327,7 +327,12 @@ def triggers_present(*, using: str = "default") -> set[str]:
 
 
 def on_pre_migrate(*, using: str = "default", **kwargs: Any) -> None:
-    triggers_remove(using=using)
+    # SQLite rebuilds a table to alter it, and refuses to rename the rebuilt audit table into place
+    # while other tables' triggers name it; its json_object() column lists must be regenerated anyway.
+    # PostgreSQL keeps triggers through ALTER TABLE and to_jsonb() follows new columns, so there the
+    # trail keeps recording during migrations (data migrations included).
+    if connections[using].vendor == "sqlite":
+        triggers_remove(using=using)
 
 
 def on_post_migrate(*, using: str = "default", **kwargs: Any) -> None:
