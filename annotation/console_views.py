@@ -13,6 +13,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
@@ -149,7 +150,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _protocol_context(study: Study, **extra: Any) -> dict[str, Any]:
     return {
-        "study": study, "section": "protocol", "questions": list(study.questions.all()),
+        "study": study, "section": "protocol", "questions": list(study.questions.annotate(n_labels=Count("labels"))),
         "add_form": extra.pop("add_form", None) or QuestionForm(study=study, initial={"scope": "item", "kind": "binary", "required": True}),
         **extra,
     }

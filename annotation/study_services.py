@@ -851,7 +851,8 @@ def _invitation_body(*, study: Study, actor: AbstractBaseUser, user: AbstractBas
         uid = urlsafe_base64_encode(force_bytes(user.pk))
         token = default_token_generator.make_token(user)
         action = (
-            f"Your username is {user.get_username()}. Choose your password here (the link works once):\n"
+            f"Your username is {user.get_username()}. Choose your password here (the link works once, "
+            f"for {max(1, settings.PASSWORD_RESET_TIMEOUT // 86400)} day(s)):\n"
             f"{site}/accounts/invitation/{uid}/{token}/\n"
         )
     else:

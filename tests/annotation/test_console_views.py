@@ -152,6 +152,7 @@ def test_editing_a_labelled_question_refuses_a_kind_change_with_the_reason(rita,
     Label.objects.create(assignment=a, question=q, unit_key="item", value="none", updated_by=person, updated_at=timezone.now())
     page = rita.get(reverse("console:question_edit", args=[astrid.slug, "helpful"])).content.decode()
     assert "1 label already answer" in page
+    assert ">1 label</small>" in rita.get(reverse("console:protocol", args=[astrid.slug])).content.decode()
     form = {
         "key": "helpful", "prompt": q.prompt, "scope": "item", "kind": "nominal",
         "options": "\n".join(f"{o['value']} | {o['label']} | {o['key']}" for o in q.options), "required": "on",
