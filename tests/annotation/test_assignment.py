@@ -137,3 +137,37 @@ def test_reserve_next_returns_none_when_everything_is_done(study, annotator, set
     a = assignment_reserve_next(pool=pool, annotator=annotator)
     assignment_submit(assignment=a, actor=annotator)
     assert assignment_reserve_next(pool=pool, annotator=annotator) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_reservations_by_one_account_get_different_items(study, annotator):
+    """API scripts may run several workers on one account: SKIP LOCKED hands each its own item
+    (on SQLite the IMMEDIATE transactions serialize them; the second then sees the live reservation)."""
+    import threading
+
+    from django.db import connection
+
+    pool = factories.make_pool(study)
+    factories.add_member(pool, annotator)
+    for n in range(4):
+        factories.make_item(study, f"c{n}")
+    pool_assign_items(pool=pool)
+    got: list[int] = []
+    barrier = threading.Barrier(3)
+
+    def worker() -> None:
+        try:
+            barrier.wait()
+            got.append(assignment_reserve_next(pool=pool, annotator=annotator).pk)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 3
+    reserved = Assignment.objects.filter(pool=pool, reserved_until__isnull=False).count()
+    # Every call got a reserved item, and no item was reserved twice for different callers.
+    assert reserved == len(set(got))

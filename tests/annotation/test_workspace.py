@@ -182,3 +182,60 @@ def test_the_item_page_uses_a_fixed_number_of_queries(client, annotator, astrid,
         factories.make_chunk(astrid["item"], n, f"passage {n}")
     with django_assert_max_num_queries(30):
         assert client.get(reverse("annotation:item", args=[astrid["assignment"].pk])).status_code == 200
+
+
+@pytest.fixture
+def plainfact_icat(study, annotator, settings):
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+    questions = study_protocol_apply(study=study, presets="plainfact,icat")
+    item = factories.make_item(study, "pf1", answer="Aspirin thins blood. It is a common drug.", source="Aspirin inhibits platelets. It is widely used. Doses vary.")
+    from annotation.models import Sentence
+    from annotation.segmentation import split_sentences
+
+    Sentence.objects.bulk_create(
+        Sentence(item=item, part="source", index=i, text=s.text, start=s.start, end=s.end) for i, s in enumerate(split_sentences(item.source))
+    )
+    accepted = Aspect.objects.create(item=item, text="Mentions bleeding risk")
+    Aspect.objects.create(item=item, text="Someone else's proposal", origin="proposed", status="proposed", proposed_by=factories.make_user())
+    pool = factories.make_pool(study, questions=questions)
+    factories.add_member(pool, annotator)
+    pool_assign_items(pool=pool)
+    return {"assignment": pool.assignments.get(), "aspect": accepted, "item": item}
+
+
+def test_functional_roles_take_several_values_and_unticking_all_saves_an_empty_list(client, annotator, plainfact_icat):
+    client.force_login(annotator)
+    a = plainfact_icat["assignment"]
+    url = reverse("annotation:label-save", args=[a.pk])
+    response = client.post(url, {"question": "functional_role", "unit_key": "s:0", "base_version": 0, "list": "1", "value": ["example", "background"]}, **HX)
+    assert response.status_code == 200
+    assert Label.objects.get(question__key="functional_role").value == ["background", "example"]
+    client.post(url, {"question": "functional_role", "unit_key": "s:0", "base_version": 1, "list": "1"}, **HX)
+    assert Label.objects.get(question__key="functional_role").value == []
+
+
+def test_answer_sentences_align_to_source_sentences_shown_on_the_page(client, annotator, plainfact_icat):
+    client.force_login(annotator)
+    a = plainfact_icat["assignment"]
+    body = client.get(reverse("annotation:item", args=[a.pk])).content.decode()
+    assert 'data-src-index="2"' in body and "Doses vary." in body
+    response = client.post(reverse("annotation:label-save", args=[a.pk]), {"question": "source_alignment", "unit_key": "s:1", "base_version": 0, "list": "1", "value": ["1", "0"]}, **HX)
+    assert response.status_code == 200
+    assert Label.objects.get(question__key="source_alignment").value == [0, 1]
+    bad = client.post(reverse("annotation:label-save", args=[a.pk]), {"question": "source_alignment", "unit_key": "s:0", "base_version": 0, "list": "1", "value": ["7"]}, **HX)
+    assert bad.status_code == 400
+
+
+def test_only_accepted_aspects_are_labelled_and_others_proposals_stay_hidden(client, annotator, plainfact_icat):
+    client.force_login(annotator)
+    a = plainfact_icat["assignment"]
+    body = client.get(reverse("annotation:item", args=[a.pk])).content.decode()
+    assert "Mentions bleeding risk" in body
+    assert "Someone else&#x27;s proposal" not in body and "Someone else's proposal" not in body
+    aspect_key = f"a:{plainfact_icat['aspect'].pk}"
+    ok = client.post(reverse("annotation:label-save", args=[a.pk]), {"question": "aspect_covered", "unit_key": aspect_key, "base_version": 0, "value": "yes"}, **HX)
+    assert ok.status_code == 200 and 'data-question="aspect_evidence"' in ok.content.decode()
+    proposed = Aspect.objects.get(status="proposed")
+    refused = client.post(reverse("annotation:label-save", args=[a.pk]), {"question": "aspect_covered", "unit_key": f"a:{proposed.pk}", "base_version": 0, "value": "yes"}, **HX)
+    assert refused.status_code == 400
+    assert not Label.objects.filter(unit_key=f"a:{proposed.pk}").exists()
