@@ -59,7 +59,9 @@ from annotation.models import (
 from concord.errors import NotFound, ValidationFailed
 
 CATEGORICAL = {QuestionKind.BINARY, QuestionKind.NOMINAL, QuestionKind.ORDINAL}
-RATEABLE = CATEGORICAL | {QuestionKind.NUMBER}
+RATEABLE = CATEGORICAL | {QuestionKind.NUMBER, QuestionKind.MULTILABEL}
+# A multi-label answer is rated per option: did the annotator select it or not.
+OPTION_SCALE = ["not selected", "selected"]
 DEFAULT_BOOTSTRAP = 2000
 MAX_BOOTSTRAP = 20000
 ROC_SVG_MAX_POINTS = 400
@@ -107,6 +109,7 @@ class Ratings:
     scale: list[str] | None
     level: ag.Level
     n_off_scale_ratings: int = 0
+    per_option: dict[str, np.ndarray] | None = None
 
     @property
     def unit_index(self) -> dict[tuple[int, str], int]:
@@ -202,15 +205,29 @@ def ratings_load(*, pool: Pool, question: Question) -> Ratings:
     combined = items * max(len(key_uniques), 1) + key_codes
     unit_codes, unit_uniques = pd.factorize(combined, sort=True)
     rater_codes, rater_uniques = pd.factorize(raters, sort=True)
-    if scale is not None:
+    shape = (len(unit_uniques), len(rater_uniques))
+    per_option = None
+    if question.kind == QuestionKind.MULTILABEL:
+        options = question.option_values
+        lists = [v if isinstance(v, list) else None for v in value_uniques]
+        rated = np.array([lst is not None and all(str(x) in options for x in lst) for lst in lists], dtype=bool)
+        per_option = {}
+        for option in options:
+            mapped = np.array([float(option in [str(x) for x in lst]) if ok else np.nan
+                               for lst, ok in zip(lists, rated, strict=True)], dtype=float)
+            per_option[option] = np.full(shape, np.nan)
+            per_option[option][unit_codes, rater_codes] = mapped[value_codes]
+        coded = np.where(rated[value_codes], 0.0, np.nan)
+    elif scale is not None:
         position = {v: float(i) for i, v in enumerate(scale)}
         mapped = np.array([position.get(str(v), np.nan) if not isinstance(v, list | dict) else np.nan
                            for v in value_uniques], dtype=float)
+        coded = mapped[value_codes]
     else:
         mapped = np.array([_number_or_nan(v) for v in value_uniques], dtype=float)
-    coded = mapped[value_codes]
+        coded = mapped[value_codes]
     n_off = int(np.isnan(coded).sum())
-    matrix = np.full((len(unit_uniques), len(rater_uniques)), np.nan)
+    matrix = np.full(shape, np.nan)
     matrix[unit_codes, rater_codes] = coded
     n_keys = max(len(key_uniques), 1)
     units = [(int(c // n_keys), str(key_uniques[int(c % n_keys)])) for c in unit_uniques]
@@ -219,7 +236,7 @@ def ratings_load(*, pool: Pool, question: Question) -> Ratings:
         PoolMembership.objects.filter(pool=pool, user_id__in=rater_ids).values_list("user_id", "pseudonym")
     )
     names = [pseudonyms.get(r, f"annotator #{r}") for r in rater_ids]
-    return Ratings(question, units, rater_ids, names, matrix, scale, level, n_off)
+    return Ratings(question, units, rater_ids, names, matrix, scale, level, n_off, per_option)
 
 
 def _number_or_nan(value: Any) -> float:
@@ -257,11 +274,39 @@ def agreement_report(
     if not ratings.units:
         return {**head, "n_units": 0, "n_raters": 0, "n_excluded_units": 0, "empty": True,
                 "reason": "no submitted labels for this question in this pool"}
+    if ratings.per_option is not None:
+        summary = _multilabel_summary(ratings, ratings.per_option, n_boot=n_boot, seed=seed, progress=progress)
+        return {**head, **summary, "empty": False}
     summary = ag.agreement_summary(
         ratings.codes, level=ratings.level, scale=ratings.scale, rater_names=ratings.rater_names,
         weights=weights, n_boot=n_boot, seed=seed, progress=progress,
     )
-    return {**head, **summary, "empty": False}
+    return {**head, **summary, "multilabel": False, "empty": False}
+
+
+def _multilabel_summary(
+    ratings: Ratings, matrices: dict[str, np.ndarray], *, n_boot: int, seed: int, progress: ag.Progress | None
+) -> dict[str, Any]:
+    """Agreement on each option of a multi-label question, as a selected / not selected rating."""
+    n_ratings = (~np.isnan(ratings.codes)).sum(axis=1)
+    options = list(matrices)
+    per_option = {}
+    for i, option in enumerate(options):
+
+        def step(done: int, total: int, i: int = i) -> None:
+            if progress is not None:
+                progress(i * total + done, len(options) * total)
+
+        per_option[option] = ag.agreement_summary(
+            matrices[option], level="nominal", scale=OPTION_SCALE, rater_names=ratings.rater_names,
+            n_boot=n_boot, seed=seed, progress=step,
+        )
+    return {
+        "multilabel": True, "level": "nominal", "scale": OPTION_SCALE, "raters": ratings.rater_names,
+        "n_units": int((n_ratings > 0).sum()), "n_raters": len(ratings.rater_names),
+        "n_excluded_units": int(((n_ratings > 0) & (n_ratings < 2)).sum()), "per_option": per_option,
+        "bootstrap": {"n": n_boot, "seed": seed} if n_boot > 0 else None,
+    }
 
 
 def agreement_overview(*, study: Study) -> list[dict[str, Any]]:
@@ -291,6 +336,13 @@ def agreement_csv(report: dict[str, Any]) -> str:
     w = csv.writer(buf)
     w.writerow(AGREEMENT_CSV_HEADER)
     if report.get("empty"):
+        return buf.getvalue()
+    if report.get("multilabel"):
+        for option, summary in report["per_option"].items():
+            for stat in ("percent_agreement", "fleiss_kappa", "krippendorff_alpha"):
+                w.writerow(_csv_row(stat, summary[stat], label=option))
+            for p in summary["cohen_kappa_pairs"]:
+                w.writerow(_csv_row("cohen_kappa_pair", p, rater_a=p["rater_a"], rater_b=p["rater_b"], label=option))
         return buf.getvalue()
     for stat in ("percent_agreement", "fleiss_kappa", "krippendorff_alpha", "cohen_kappa"):
         w.writerow(_csv_row(stat, report[stat]))

@@ -410,3 +410,33 @@ def test_a_human_measure_from_one_pool_is_a_metric_against_another_pools_questio
     rep = reports.validity_report(study=study, params=reports.ValidityParams(
         source=key, pool_id=fixture_study["pool"].pk, question="pf", target="rater:A1"))
     assert rep["n_units_both"] == 8 and rep["source"]["origin"] == "human_measure"
+
+
+def test_a_multilabel_question_is_rated_option_by_option(client, researcher, study, fixture_study):
+    roles = [{"value": v, "label": v, "key": str(i)} for i, v in enumerate(["background", "definition", "example"])]
+    role = factories.make_question(study, "role", kind="multilabel", options=roles, order=4)
+    pool = factories.make_pool(study, "roles", questions=[role])
+    users = [factories.make_user(f"role{i}") for i in range(2)]
+    for i, u in enumerate(users):
+        factories.add_member(pool, u, pseudonym=f"R{i + 1}")
+    answers = [(["background"], ["background"]), (["definition", "example"], ["definition"]),
+               ([], ["example"]), (["background", "example"], ["background", "example"]), (["nonsense"], ["example"])]
+    labels = []
+    for item, pair in zip(fixture_study["items"], answers, strict=False):
+        for u, v in zip(users, pair, strict=True):
+            labels.append(_label(factories.make_assignment(pool, item, u, status=AssignmentStatus.SUBMITTED), role, v))
+    Label.objects.bulk_create(labels)
+    rep = reports.agreement_report(pool=pool, question=role)
+    assert rep["multilabel"] and rep["n_off_scale_ratings"] == 1  # "nonsense" is not an option
+    example = rep["per_option"]["example"]
+    # Units 0-3 rated by both: example selected (0,0), (1,0), (0,1), (1,1) → percent agreement 2/4.
+    assert example["n_units"] == 5 and example["n_excluded_units"] == 1
+    assert example["percent_agreement"]["n_units"] == 4
+    assert example["percent_agreement"]["value"] == pytest.approx(0.5)
+    codes = np.array([[0, 0], [1, 0], [0, 1], [1, 1]], float)
+    assert example["cohen_kappa"]["value"] == pytest.approx(ag.cohen_kappa(codes[:, 0], codes[:, 1], 2).value)
+    client.force_login(researcher)
+    page = client.get(reverse("adjudication:report-agreement", args=[study.slug, pool.pk, "role"]))
+    assert page.status_code == 200 and "Option “example”" in page.content.decode()
+    index = client.get(reverse("adjudication:report-index", args=[study.slug])).content.decode()
+    assert "Fleiss&#x27; κ per option" in index or "Fleiss' κ per option" in index
