@@ -326,6 +326,21 @@ def triggers_present(*, using: str = "default") -> set[str]:
         return {row[0] for row in cursor.fetchall()}
 
 
+def triggers_missing(*, using: str = "default") -> list[str]:
+    """Audit triggers that should exist (for the audited tables that exist) but do not."""
+    connection = connections[using]
+    existing = _existing_tables(connection)
+    if AUDIT_TABLE not in existing:
+        return [f"the audit table {AUDIT_TABLE}"]
+    protect = ("concord_audit_protect", "concord_audit_protect_truncate" if connection.vendor == "postgresql"
+               else "concord_audit_protect_update")
+    expected = [*protect] + [
+        _trigger_name(spec.table, op) for spec in AUDITED_TABLES if spec.table in existing for op in _OPERATIONS
+    ]
+    present = triggers_present(using=using)
+    return [name for name in expected if name not in present]
+
+
 def on_pre_migrate(*, using: str = "default", **kwargs: Any) -> None:
     # SQLite rebuilds a table to alter it, and refuses to rename the rebuilt audit table into place
     # while other tables' triggers name it; its json_object() column lists must be regenerated anyway.

@@ -257,3 +257,12 @@ def test_flush_between_transactional_tests_still_works_and_keeps_the_protection(
     call_command("flush", interactive=False, verbosity=0)
     assert not AuditEvent.objects.exists()
     assert {"concord_audit_protect", "concord_audit_auth_user_insert"} <= audit.triggers_present()
+
+
+def test_audit_verify_exits_non_zero_when_an_audit_trigger_is_missing(label, anchor_file):
+    with connection.cursor() as cursor:
+        table = "" if connection.vendor == "sqlite" else " ON annotation_label"
+        cursor.execute(f"DROP TRIGGER concord_audit_annotation_label_update{table}")
+    with pytest.raises(CommandError, match=r"triggers are missing.*concord_audit_annotation_label_update"):
+        call_command("audit_verify")
+    assert not anchor_file.exists()

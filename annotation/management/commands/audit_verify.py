@@ -35,6 +35,13 @@ class Command(BaseCommand):
         report = audit.chain_verify(using=using, anchor=anchor)
         if not report.ok:
             raise CommandError(f"audit chain broken: {report.problem}", returncode=1)
+        missing = audit.triggers_missing(using=using)
+        if missing:
+            raise CommandError(
+                f"audit chain intact but triggers are missing, so changes go unrecorded: {', '.join(missing)} "
+                "(`manage.py migrate` reinstalls them; find out who removed them)",
+                returncode=1,
+            )
         if anchor_path:
             audit.anchor_write(anchor_path, seq=report.head_seq, hash=report.head_hash)
         self.stdout.write(
