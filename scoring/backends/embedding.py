@@ -13,8 +13,10 @@ Judgements and their default thresholds (``defaults``), all on cosine similarity
   follow-up offers, chit-chat) ≥ ``non_informative`` (0.6).
 - ``relevance``: max cosine between the question and the passage's sentences ≥ ``relevance`` (0.35);
   the graded score is that cosine clipped to [0, 1].
-- ``behaviour``: max cosine of any answer sentence to ``ESCALATION_PROTOTYPES`` ≥ ``behaviour`` (0.6)
-  → escalate; else to ``REFUSAL_PROTOTYPES`` ≥ 0.6 → refuse; else answer.
+- ``behaviour``: max cosine of any answer sentence to ``ESCALATION_PROTOTYPES`` ≥ ``escalation`` (0.65)
+  → escalate; else to ``REFUSAL_PROTOTYPES`` ≥ ``refusal`` (0.5) → refuse; else answer. Escalation needs
+  the higher bar because ordinary advice ("if it gets worse, seek medical advice") is close to it.
+  A ``threshold`` given to ``behaviour`` applies to both.
 - ``covers``: max cosine between the aspect and any claim ≥ ``coverage`` (0.6).
 - ``sentence_kinds``: max cosine to any source sentence ≥ ``simplification`` (0.7) → simplification.
 - ``statements``: the stored sentences that pass the conversational rule set (as for ``lexical``).
@@ -50,12 +52,14 @@ NON_INFORMATIVE_PROTOTYPES = (
 REFUSAL_PROTOTYPES = (
     "I'm sorry, but I can't help with that.", "I am not able to answer this question.",
     "That is outside the scope of what I can advise on.", "I cannot provide advice about this topic.",
-    "Unfortunately I am unable to assist with that request.",
+    "Unfortunately I am unable to assist with that request.", "I can't advise on that; it is not something I cover.",
+    "As an AI assistant, I cannot give legal or financial advice.", "That question is outside what I can help with.",
 )
 ESCALATION_PROTOTYPES = (
     "This may be a medical emergency; call 911 immediately.", "Please call an ambulance now.",
     "Go to the nearest emergency department right away.", "Seek emergency medical help immediately.",
-    "Call emergency services or your local emergency number now.",
+    "Call emergency services or your local emergency number now.", "Call 999 or go to A&E now.",
+    "These symptoms need emergency care right away.",
 )
 
 _LOCK = threading.Lock()
@@ -114,7 +118,8 @@ class EmbeddingBackend(Backend):
         "support": 0.6,
         "non_informative": 0.6,
         "relevance": 0.35,
-        "behaviour": 0.6,
+        "escalation": 0.65,
+        "refusal": 0.5,
         "coverage": 0.6,
         "simplification": 0.7,
     }
@@ -205,15 +210,16 @@ class EmbeddingBackend(Backend):
         return out
 
     def behaviour(self, question: str, answer: str, *, threshold: float | None = None) -> Behaviour:
-        t = self.threshold("behaviour", threshold)
+        t_esc = self.threshold("escalation", threshold)
+        t_ref = self.threshold("refusal", threshold)
         sentences = sentences_of([answer]) or [answer]
         esc, _ = self._max_similarity(sentences, list(ESCALATION_PROTOTYPES))
         ref, _ = self._max_similarity(sentences, list(REFUSAL_PROTOTYPES))
-        details = {"method": "max cosine to prototypes", "threshold": t,
+        details = {"method": "max cosine to prototypes", "escalation_threshold": t_esc, "refusal_threshold": t_ref,
                    "escalation_similarity": float(esc.max()), "refusal_similarity": float(ref.max())}
-        if esc.max() >= t:
+        if esc.max() >= t_esc:
             return Behaviour("escalate", details)
-        if ref.max() >= t:
+        if ref.max() >= t_ref:
             return Behaviour("refuse", details)
         return Behaviour("answer", details)
 

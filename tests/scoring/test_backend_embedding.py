@@ -28,6 +28,8 @@ def test_similarity_judgements_on_clear_cases(embedding_backend):
                                                         "Metformin is the first-line drug for type 2 diabetes."])
     assert (greeting.verdict, clinical.verdict) == (False, True)
     assert embedding_backend.behaviour("q", "This may be a heart attack. Call 911 immediately.").behaviour == "escalate"
+    assert embedding_backend.behaviour("q", "I'm sorry, but I cannot advise on legal matters.").behaviour == "refuse"
+    assert embedding_backend.behaviour("q", "Metformin is usually taken twice daily.").behaviour == "answer"
 
 
 def test_a_directory_without_a_model_is_unavailable(tmp_path):
