@@ -14,7 +14,11 @@ class ConversationalFaithfulness(Metric):
     """Choices where the paper leaves room:
 
     - Sentences are the stored import sentences; the context is all retrieved chunks of the item, in rank
-      order, taken together (a sentence may be grounded by any of them).
+      order, taken together (a sentence may be grounded by any of them). How "together" is read is the
+      backend's: embedding compares with every context sentence (max cosine), lexical with the
+      concatenation (unigram precision), nli takes each chunk as a premise and the max entailment
+      probability (a concatenated context would be truncated at the model's maximum length), llm sees
+      all chunks in one prompt.
     - Information-bearing classification is the backend's own (``informative``: embedding prototypes,
       lexical rules, an LLM prompt, a learned classifier) or, with ``information_bearing=rules``, the
       documented conversational rule set of ``scoring.backends.text`` whatever the backend. The nli backend

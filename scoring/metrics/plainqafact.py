@@ -33,8 +33,9 @@ class PlainQAFact(Metric):
     - Kinds come from the backend (``sentence_kinds``: closeness to the source for embedding / lexical,
       entailment by the source for nli, a prompt for llm) or, with ``use_human_kinds=true``, from the
       item's human labels (sentences without a human kind are left out and counted in the details).
-    - Simplifications are verified against the source sentences only; elaborations against the source
-      sentences plus the top ``k`` knowledge-base passages retrieved with the sentence as query.
+    - Simplifications are verified against the source only; elaborations against the source plus the top
+      ``k`` knowledge-base passages retrieved with the sentence as query. The source is passed as one
+      evidence passage (an NLI premise then sees the whole abstract).
       ``knowledge=kb`` (default) needs a knowledge base and fails the run without one; ``knowledge=none``
       verifies elaborations against the source only, and says so in the details.
     - The item's value is the weighted mean of the two kinds' supported fractions; by default the weights
@@ -100,16 +101,19 @@ class PlainQAFact(Metric):
 
         threshold = params["support_threshold"]
         verdicts: dict[int, Any] = {}
+        # The source is one evidence passage, so an NLI premise sees the whole abstract (a simplification
+        # often merges several source sentences); similarity backends split it into sentences themselves.
+        source_passage = [" ".join(source)]
         simplifications = [i for i in sorted(kinds) if kinds[i] == "simplification"]
         if simplifications:
-            for i, j in zip(simplifications, backend.supports([sentences[i] for i in simplifications], source,
+            for i, j in zip(simplifications, backend.supports([sentences[i] for i in simplifications], source_passage,
                                                               threshold=threshold), strict=True):
                 verdicts[i] = (j, [])
         for i in sorted(kinds):
             if kinds[i] != "elaboration":
                 continue
             passages = retriever.retrieve(sentences[i], params["k"]) if params["knowledge"] == "kb" else []
-            evidence = [*source, *(p.text for p in passages)]
+            evidence = [*source_passage, *(p.text for p in passages)]
             verdicts[i] = (backend.supports([sentences[i]], evidence, threshold=threshold)[0],
                            [p.document_id or f"rank {p.rank}" for p in passages])
 

@@ -16,12 +16,15 @@ class _Retriever:
         return [ChunkInput(rank=i, text=f"KB:{query}", document_id=f"kb{i}") for i in range(1, k + 1)]
 
 
+SOURCE_PASSAGE = " ".join(SOURCE)
+
+
 def _supported(claim: str, evidence: list[str]) -> bool:
     # Simplifications are supported when marked ok and the evidence is exactly the source; the elaboration
     # only when knowledge-base passages were added to the source.
     if claim.startswith("S-"):
-        return claim.startswith("S-simp-ok") and evidence == SOURCE
-    return evidence[: len(SOURCE)] == SOURCE and f"KB:{claim}" in evidence
+        return claim.startswith("S-simp-ok") and evidence == [SOURCE_PASSAGE]
+    return evidence[0] == SOURCE_PASSAGE and f"KB:{claim}" in evidence
 
 
 def _backend() -> BackendDouble:
