@@ -255,8 +255,10 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
     if item is not None:
         hidden = set(study.hidden_metadata_fields or [])
         visible_metadata = {k: v for k, v in (item.metadata or {}).items() if k not in hidden}
+    scopes = sel.protocol_by_scope(study)
     return _render(request, "annotation/console/preview.html", {
-        "study": study, "section": "protocol", "item": item, "scopes": sel.protocol_by_scope(study),
+        "study": study, "section": "protocol", "item": item, "scopes": scopes,
+        "has_chunk_questions": any(questions for scope, _, questions in scopes if scope == "chunk"),
         "visible_metadata": visible_metadata,
     }, fragment="annotation/console/_preview.html")
 

@@ -448,3 +448,19 @@ def test_the_item_and_progress_pages_take_the_same_queries_however_large_the_stu
     _populate(astrid, 8, 6)
     large = (count(reverse("console:items", args=[astrid.slug])), count(reverse("console:progress", args=[astrid.slug])))
     assert large == small
+
+
+def test_the_preview_shows_the_source_document_and_passages_even_without_chunk_questions(rita, researcher):
+    study = svc.study_create(owner=researcher, name="Plain", presets=["plainfact"])
+    item = factories.make_item(study, "p1", answer="Simple words. More words.", source="The abstract says X. It also says Y.")
+    from annotation.models import Sentence
+    from annotation.segmentation import split_sentences
+
+    Sentence.objects.bulk_create(
+        Sentence(item=item, part="source", index=i, text=s.text, start=s.start, end=s.end)
+        for i, s in enumerate(split_sentences(item.source))
+    )
+    factories.make_chunk(item, 1, "A retrieved passage.")
+    page = rita.get(reverse("console:preview", args=[study.slug])).content.decode()
+    assert "Source document" in page and "It also says Y." in page
+    assert "Retrieved passages" in page and "A retrieved passage." in page
