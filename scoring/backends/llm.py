@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 import statistics
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -45,6 +46,8 @@ from scoring.backends.base import (
 from scoring.backends.prompts import PROMPTS, PromptTemplate, numbered
 from scoring.registry import BackendResponseError, BackendUnavailable, TransientBackendError
 
+_LOCK = threading.Lock()
+_BACKENDS: dict[str, LLMBackend] = {}
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
@@ -133,6 +136,8 @@ class LLMBackend(Backend):
 
     @classmethod
     def from_settings(cls, **options: Any) -> LLMBackend:
+        """The backend for these options (settings filling the gaps), one per process per configuration
+        so that its HTTP connection pool is reused across batches."""
         from django.conf import settings
 
         base_url = options.pop("base_url", None) or settings.LLM_BASE_URL
@@ -145,7 +150,11 @@ class LLMBackend(Backend):
         options.setdefault("api_key", settings.LLM_API_KEY or "")
         options.setdefault("timeout", settings.LLM_TIMEOUT_SECONDS)
         options.setdefault("max_retries", settings.LLM_MAX_RETRIES)
-        return cls(base_url=base_url, model=model, **options)
+        key = repr(sorted({"base_url": base_url, "model": model, **options}.items()))
+        with _LOCK:
+            if key not in _BACKENDS:
+                _BACKENDS[key] = cls(base_url=base_url, model=model, **options)
+            return _BACKENDS[key]
 
     # --- transport ----------------------------------------------------------------------------------
 

@@ -95,6 +95,8 @@ class NLIBackend(Backend):
             self.model = AutoModelForSequenceClassification.from_pretrained(str(path), local_files_only=True)
         except Exception as exc:
             raise BackendUnavailable(f"nli backend: cannot load the model in {path}: {exc}") from exc
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.model.to(self.device)
         self.model.eval()
         self._torch = torch
         self.max_length = min(max_length, getattr(self.tokenizer, "model_max_length", max_length) or max_length)
@@ -114,6 +116,7 @@ class NLIBackend(Backend):
                 padding=True,
                 return_tensors="pt",
             )
+            enc = {key: value.to(self.device) for key, value in enc.items()}
             with self._torch.no_grad():
                 logits = self.model(**enc).logits
             rows.append(self._torch.softmax(logits, dim=-1).cpu().numpy())
