@@ -38,6 +38,7 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import re
 import secrets
 import struct
@@ -90,6 +91,8 @@ _MAX_ID = Item._meta.get_field("external_id").max_length
 _MAX_SYSTEM = Item._meta.get_field("system").max_length
 _MAX_DOC_ID = Chunk._meta.get_field("document_id").max_length
 _MAX_PSEUDONYM = PoolMembership._meta.get_field("pseudonym").max_length
+# PostgreSQL stores no NUL character in text or JSON; refusing it here keeps both databases alike.
+_NUL_REASON = "contains a NUL character (\\u0000), which cannot be stored"
 _SCOPE_CLASSES = frozenset(ScopeClass.values)
 _IMPORTANCES = frozenset(Importance.values)
 _CONTEXT_KEYS = frozenset({"id", "text", "is_target"})
@@ -393,9 +396,19 @@ def _text(rec: dict[str, Any], name: str, errs: _RecordErrors, *, required: bool
         return ""
     if required and not value.strip():
         errs.add(name, "must not be empty")
+    if "\x00" in value:
+        errs.add(name, _NUL_REASON)
     if max_length and len(value) > max_length:
         errs.add(name, f"longer than {max_length} characters")
     return value
+
+
+def _json_storable(value: Any) -> bool:
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except ValueError:
+        return False
+    return "\\u0000" not in text
 
 
 def _validate_value(question: Question, value: Any, sentence_counts: dict[str, int], n_answer: int | None) -> str | None:
@@ -419,10 +432,14 @@ def _validate_value(question: Question, value: Any, sentence_counts: dict[str, i
             return "repeats an option"
         return None
     if kind == "text":
-        return None if isinstance(value, str) else f"must be a string, found {_type_name(value)}"
+        if not isinstance(value, str):
+            return f"must be a string, found {_type_name(value)}"
+        return _NUL_REASON if "\x00" in value else None
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):
             return f"must be a number, found {_type_name(value)}"
+        if not math.isfinite(value):
+            return "must be a finite number"
         if question.min_value is not None and value < question.min_value:
             return f"below the minimum {question.min_value}"
         if question.max_value is not None and value > question.max_value:
@@ -465,6 +482,8 @@ class _Validator:
         if not isinstance(metadata, dict):
             errs.add("metadata", f"must be an object, found {_type_name(metadata)}")
             metadata = {}
+        elif metadata and not _json_storable(metadata):
+            errs.add("metadata", f"{_NUL_REASON}, or a number that is not finite (NaN, Infinity)")
         contexts = self._contexts(rec.get("contexts"), errs)
         aspects = self._aspects(rec.get("aspects"), errs)
         has_extra = False
@@ -497,6 +516,9 @@ class _Validator:
         for i, ctx in enumerate(value):
             where = f"contexts[{i}]"
             if isinstance(ctx, str):
+                if "\x00" in ctx:
+                    errs.add(where, _NUL_REASON)
+                    continue
                 out.append(("", ctx, False))
                 continue
             if not isinstance(ctx, dict):
@@ -518,6 +540,9 @@ class _Validator:
                 continue
             if not isinstance(target, bool):
                 errs.add(f"{where}.is_target", f"must be true or false, found {_type_name(target)}")
+                continue
+            if "\x00" in text:
+                errs.add(f"{where}.text", _NUL_REASON)
                 continue
             out.append((doc_id, text, target))
         return out
@@ -548,6 +573,9 @@ class _Validator:
                 continue
             if not isinstance(text, str) or not text.strip():
                 errs.add(f"{where}.text" if isinstance(aspect, dict) else where, "must be a non-empty string")
+                continue
+            if "\x00" in text:
+                errs.add(f"{where}.text" if isinstance(aspect, dict) else where, _NUL_REASON)
                 continue
             out.append((text, importance))
         return out

@@ -360,6 +360,14 @@ def test_the_same_id_in_another_study_is_fine(protocol_study):
     assert Item.objects.filter(external_id="q1").count() == 2
 
 
+def test_nul_characters_and_non_finite_numbers_are_refused_on_every_database(protocol_study):
+    errors = _rejected(protocol_study, _jsonl(
+        _record(1, answer="Take it.\x00"), _record(2, contexts=["a\x00b"]), _record(3, metadata={"x": float("nan")}),
+        _record(4, aspects=[{"text": "a\x00"}]),
+    ))
+    assert [(e["line"], e["field"]) for e in errors] == [(1, "answer"), (2, "contexts[0]"), (3, "metadata"), (4, "aspects[0].text")]
+
+
 def test_an_empty_file_is_rejected(protocol_study):
     errors = _rejected(protocol_study, io.BytesIO(b"\n\n"))
     assert errors[0]["reason"] == "no records found"
