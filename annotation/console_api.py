@@ -33,6 +33,7 @@ from annotation.console_access import (
 )
 from annotation.models import ImportJob, Pool, PoolMembership, Question, QuestionKind, Role, Scope, Study, Visibility
 from annotation.presets import PRESET_ORDER
+from annotation.protocols import study_protocol_apply
 from concord.errors import DomainError, NotFound
 
 User = get_user_model()
@@ -216,6 +217,19 @@ class QuestionListCreateApi(ConsoleApi):
         spec.pop("base", None)
         question = svc.question_add(study=study, actor=request.user, spec=spec)
         return Response(ConsoleQuestionOut(question).data, status=status.HTTP_201_CREATED)
+
+
+class PresetApplyApi(ConsoleApi):
+    class ConsolePresetsIn(serializers.Serializer):
+        presets = serializers.ListField(child=serializers.ChoiceField(choices=PRESET_ORDER), allow_empty=False)
+
+    @extend_schema(operation_id="console_presets_apply", request=ConsolePresetsIn, responses={201: ConsoleQuestionOut(many=True)})
+    def post(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        data = self.ConsolePresetsIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        created = study_protocol_apply(study=study, presets=data.validated_data["presets"])
+        return Response(ConsoleQuestionOut(created, many=True).data, status=status.HTTP_201_CREATED)
 
 
 class QuestionDetailApi(ConsoleApi):

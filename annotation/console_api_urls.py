@@ -6,6 +6,7 @@ urlpatterns = [
     path("studies/", api.StudyListCreateApi.as_view(), name="console-api-studies"),
     path("studies/<slug:slug>/", api.StudyDetailApi.as_view(), name="console-api-study"),
     path("studies/<slug:slug>/questions/", api.QuestionListCreateApi.as_view(), name="console-api-questions"),
+    path("studies/<slug:slug>/questions/presets/", api.PresetApplyApi.as_view(), name="console-api-presets"),
     path("studies/<slug:slug>/questions/reorder/", api.QuestionReorderApi.as_view(), name="console-api-questions-reorder"),
     path("studies/<slug:slug>/questions/<slug:key>/", api.QuestionDetailApi.as_view(), name="console-api-question"),
     path("studies/<slug:slug>/items/", api.ItemListApi.as_view(), name="console-api-items"),

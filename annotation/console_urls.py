@@ -10,6 +10,7 @@ urlpatterns = [
     path("<slug:slug>/", views.study_detail, name="study"),
     path("<slug:slug>/protocol/", views.protocol, name="protocol"),
     path("<slug:slug>/protocol/add/", views.question_add, name="question_add"),
+    path("<slug:slug>/protocol/presets/", views.presets_apply, name="presets_apply"),
     path("<slug:slug>/protocol/<slug:key>/", views.question_edit, name="question_edit"),
     path("<slug:slug>/protocol/<slug:key>/remove/", views.question_remove, name="question_remove"),
     path("<slug:slug>/protocol/<slug:key>/move/", views.question_move, name="question_move"),

@@ -44,6 +44,8 @@ from annotation.console_forms import (
     UploadForm,
 )
 from annotation.models import ImportJobStatus, Study
+from annotation.presets import PRESET_DESCRIPTIONS, PRESET_ORDER
+from annotation.protocols import study_protocol_apply
 from annotation.templatetags.concord_tags import safe_markdown
 from concord.access import access_policy
 from concord.errors import DomainError, NotFound
@@ -151,6 +153,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
 def _protocol_context(study: Study, **extra: Any) -> dict[str, Any]:
     return {
         "study": study, "section": "protocol", "questions": list(study.questions.annotate(n_labels=Count("labels"))),
+        "presets": [(name, PRESET_DESCRIPTIONS[name]) for name in PRESET_ORDER],
         "add_form": extra.pop("add_form", None) or QuestionForm(study=study, initial={"scope": "item", "kind": "binary", "required": True}),
         **extra,
     }
@@ -172,6 +175,19 @@ def _protocol_response(request: HttpRequest, study: Study, *, status: int = 200,
 def protocol(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     return render(request, "annotation/console/protocol.html", _protocol_context(study))
+
+
+@access_policy("researcher")
+@require_POST
+def presets_apply(request: HttpRequest, slug: str) -> HttpResponse:
+    """Add the questions of more presets; questions the study already has are left as edited."""
+    study = get_study_for_researcher(request.user, slug)
+    try:
+        created = study_protocol_apply(study=study, presets=request.POST.getlist("presets"))
+    except DomainError as exc:
+        return render(request, "annotation/console/protocol.html", _protocol_context(study, error=exc.message), status=exc.status_code)
+    messages.success(request, f"{len(created)} question{'s' if len(created) != 1 else ''} added from the presets.")
+    return redirect("console:protocol", slug=study.slug)
 
 
 @access_policy("researcher")

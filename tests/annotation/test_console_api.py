@@ -185,3 +185,9 @@ def test_an_api_update_with_a_stale_fingerprint_is_refused(api, astrid):
     assert api.patch(url, {"help_text": "one", "base": seen}, format="json").status_code == 200
     stale = api.patch(url, {"help_text": "two", "base": seen}, format="json")
     assert stale.status_code == 409 and stale.data["error"] == "conflict"
+
+
+def test_presets_are_added_through_the_api(api, astrid):
+    response = api.post(f"/api/console/studies/{astrid.slug}/questions/presets/", {"presets": ["pubhealth"]}, format="json")
+    assert response.status_code == 201
+    assert "supports_answer" in [q["key"] for q in response.data]

@@ -464,3 +464,12 @@ def test_the_preview_shows_the_source_document_and_passages_even_without_chunk_q
     page = rita.get(reverse("console:preview", args=[study.slug])).content.decode()
     assert "Source document" in page and "It also says Y." in page
     assert "Retrieved passages" in page and "A retrieved passage." in page
+
+
+def test_adding_a_preset_later_keeps_the_edited_questions(rita, astrid, researcher):
+    svc.question_update(question=astrid.questions.get(key="helpful"), actor=researcher, spec={"help_text": "edited"})
+    response = rita.post(reverse("console:presets_apply", args=[astrid.slug]), {"presets": ["icat", "astrid"]})
+    assert response.status_code == 302
+    assert astrid.questions.filter(key="aspect_covered").exists()
+    assert astrid.questions.get(key="helpful").help_text == "edited"
+    assert rita.post(reverse("console:presets_apply", args=[astrid.slug]), {"presets": ["nope"]}).status_code == 400
