@@ -616,10 +616,12 @@ def agreement_summary(
             if codes.shape[1] >= 3
             else []
         )
+        # A list, not a mapping: the declared order must survive storage as jsonb, which sorts keys.
         out["per_label"] = (
-            {label: est.as_dict() for label, est in per_label_agreement(codes, [str(s) for s in scale], counts=counts).items()}
+            [{"label": label, **est.as_dict()}
+             for label, est in per_label_agreement(codes, [str(s) for s in scale], counts=counts).items()]
             if k > 2
-            else {}
+            else []
         )
         defined_pairs = [p["value"] for p in out["cohen_kappa_pairs"] if p["value"] is not None]
         out["mean_pairwise_cohen_kappa"] = float(np.mean(defined_pairs)) if defined_pairs else None
@@ -628,7 +630,7 @@ def agreement_summary(
         out["cohen_kappa"] = na
         out["cohen_kappa_pairs"] = []
         out["each_against_rest"] = []
-        out["per_label"] = {}
+        out["per_label"] = []
         out["mean_pairwise_cohen_kappa"] = None
     out["weights"] = weights
     out["bootstrap"] = {"n": n_boot, "seed": seed} if n_boot > 0 else None

@@ -87,8 +87,8 @@ def report_agreement(request: HttpRequest, slug: str, pool_id: int, question: st
     report, job = reports.agreement_report_with_bootstrap(study=study, params=params)
     context = {
         "study": study, "report": report, "job": job, "params": params, "matrix": reports.pair_matrix(report),
-        "options": [{"name": name, "report": summary, "matrix": reports.pair_matrix(summary)}
-                    for name, summary in (report.get("per_option") or {}).items()],
+        "options": [{"name": summary["option"], "report": summary, "matrix": reports.pair_matrix(summary)}
+                    for summary in report.get("per_option") or []],
         "kind": ReportJobKind.AGREEMENT, "hidden_fields": [("pool", pool_id), ("question", question)],
     }
     return render(request, "adjudication/report_agreement.html", context)

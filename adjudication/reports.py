@@ -90,7 +90,7 @@ def question_get_for_report(*, pool: Pool, key: str) -> Question:
     if question is None:
         raise NotFound("this pool answers no such question")
     if question.kind not in RATEABLE:
-        raise ValidationFailed(f"agreement needs a categorical or number question; {key!r} is {question.kind}")
+        raise ValidationFailed(f"agreement needs a categorical, multi-label or number question; {key!r} is {question.kind}")
     return question
 
 
@@ -110,10 +110,6 @@ class Ratings:
     level: ag.Level
     n_off_scale_ratings: int = 0
     per_option: dict[str, np.ndarray] | None = None
-
-    @property
-    def unit_index(self) -> dict[tuple[int, str], int]:
-        return {u: i for i, u in enumerate(self.units)}
 
 
 def level_for(question: Question) -> ag.Level:
@@ -290,17 +286,17 @@ def _multilabel_summary(
     """Agreement on each option of a multi-label question, as a selected / not selected rating."""
     n_ratings = (~np.isnan(ratings.codes)).sum(axis=1)
     options = list(matrices)
-    per_option = {}
+    per_option = []
     for i, option in enumerate(options):
 
         def step(done: int, total: int, i: int = i) -> None:
             if progress is not None:
                 progress(i * total + done, len(options) * total)
 
-        per_option[option] = ag.agreement_summary(
+        per_option.append({"option": option, **ag.agreement_summary(
             matrices[option], level="nominal", scale=OPTION_SCALE, rater_names=ratings.rater_names,
             n_boot=n_boot, seed=seed, progress=step,
-        )
+        )})
     return {
         "multilabel": True, "level": "nominal", "scale": OPTION_SCALE, "raters": ratings.rater_names,
         "n_units": int((n_ratings > 0).sum()), "n_raters": len(ratings.rater_names),
@@ -338,7 +334,8 @@ def agreement_csv(report: dict[str, Any]) -> str:
     if report.get("empty"):
         return buf.getvalue()
     if report.get("multilabel"):
-        for option, summary in report["per_option"].items():
+        for summary in report["per_option"]:
+            option = summary["option"]
             for stat in ("percent_agreement", "fleiss_kappa", "krippendorff_alpha"):
                 w.writerow(_csv_row(stat, summary[stat], label=option))
             for p in summary["cohen_kappa_pairs"]:
@@ -350,8 +347,8 @@ def agreement_csv(report: dict[str, Any]) -> str:
         w.writerow(_csv_row("cohen_kappa_pair", p, rater_a=p["rater_a"], rater_b=p["rater_b"]))
     for r in report["each_against_rest"]:
         w.writerow(_csv_row("cohen_kappa_vs_rest", r, rater_a=r["rater"], rater_b="rest (majority)"))
-    for label, d in report["per_label"].items():
-        w.writerow(_csv_row("fleiss_kappa_one_vs_rest", d, label=label))
+    for d in report["per_label"]:
+        w.writerow(_csv_row("fleiss_kappa_one_vs_rest", d, label=d["label"]))
     return buf.getvalue()
 
 
@@ -931,7 +928,7 @@ def format_agreement_text(s: dict[str, Any]) -> str:
         lines += [_stat_line(r["rater"] + (" OUTLIER" if r.get("outlier") else ""), r) for r in s["each_against_rest"]]
     if s.get("per_label"):
         lines.append("Fleiss kappa per label (one vs rest)")
-        lines += [_stat_line(label, d) for label, d in s["per_label"].items()]
+        lines += [_stat_line(d["label"], d) for d in s["per_label"]]
     return "\n".join(lines)
 
 

@@ -428,7 +428,8 @@ def test_a_multilabel_question_is_rated_option_by_option(client, researcher, stu
     Label.objects.bulk_create(labels)
     rep = reports.agreement_report(pool=pool, question=role)
     assert rep["multilabel"] and rep["n_off_scale_ratings"] == 1  # "nonsense" is not an option
-    example = rep["per_option"]["example"]
+    assert [o["option"] for o in rep["per_option"]] == ["background", "definition", "example"]
+    example = rep["per_option"][2]
     # Units 0-3 rated by both: example selected (0,0), (1,0), (0,1), (1,1) → percent agreement 2/4.
     assert example["n_units"] == 5 and example["n_excluded_units"] == 1
     assert example["percent_agreement"]["n_units"] == 4
