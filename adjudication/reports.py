@@ -20,7 +20,8 @@ Conventions the reports rest on:
   position (ordinal questions) or the 0/1 target (binary, nominal).
 * Human targets: ``gold`` (current gold labels of the pool, except ``unresolved``), ``majority``
   (the strict plurality of the pool's submitted labels; ties excluded and counted) or one annotator
-  (``rater:<pseudonym>``).
+  (``rater:<pseudonym>``). Gold is the default only where it covers every labelled unit (see
+  :func:`default_target`).
 * Metric sources are pluggable: :data:`METRIC_SOURCE_PROVIDERS` lists functions that return the
   study's :class:`MetricSource` objects; score runs and the human measures of adjudication.measures
   (through adjudication.selectors.human_measure_values) are the two providers.
@@ -821,6 +822,24 @@ def _int(value: Any, name: str) -> int:
         raise ValidationFailed(f"{name} must be a whole number") from None
 
 
+def default_target(*, pool: Pool, question: Question) -> str:
+    """Gold when every labelled unit has gold, else the majority.
+
+    Gold that covers only part of the units is usually the unanimous part (consensus makes gold
+    without adjudication only where everyone agreed): scoring a metric on it alone would keep the
+    easy units and flatter the metric, so it is used only when chosen explicitly.
+    """
+    gold = GoldLabel.objects.filter(pool=pool, question=question, is_current=True).exclude(
+        source=GoldSource.UNRESOLVED
+    ).count()
+    if gold == 0:
+        return "majority"
+    labelled = Label.objects.filter(
+        assignment__pool=pool, question=question, assignment__status=AssignmentStatus.SUBMITTED
+    ).values("assignment__item_id", "unit_key").distinct().count()
+    return "gold" if gold >= labelled else "majority"
+
+
 def validity_params_parse(*, study: Study, query: Any) -> ValidityParams:
     """Validity parameters from a query, with the defaults resolved (gold when the pool has gold for
     the question, else the majority; the question's first option as the positive class)."""
@@ -832,11 +851,7 @@ def validity_params_parse(*, study: Study, query: Any) -> ValidityParams:
     question = question_get_for_report(pool=pool, key=key)
     if question.kind not in CATEGORICAL:
         raise ValidationFailed("metric vs human needs a categorical human question")
-    target = (query.get("target") or "").strip()
-    if not target:
-        has_gold = GoldLabel.objects.filter(pool=pool, question=question, is_current=True).exclude(
-            source=GoldSource.UNRESOLVED).exists()
-        target = "gold" if has_gold else "majority"
+    target = (query.get("target") or "").strip() or default_target(pool=pool, question=question)
     positive = (query.get("positive") or "").strip() or default_positive(question)
     if positive not in question.option_values:
         raise ValidationFailed(f"positive must be one of the question's options: {', '.join(question.option_values)}")

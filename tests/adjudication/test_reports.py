@@ -138,17 +138,26 @@ def test_validity_report_aligns_scores_and_the_majority_on_the_same_units(fixtur
     assert rep["roc"]["fpr"][0] == 0.0
 
 
-def test_gold_labels_are_the_default_target_when_present(fixture_study, score_run):
-    for item, value in zip(fixture_study["items"][:6], ["yes", "yes", "no", "no", "yes", "no"], strict=True):
-        GoldLabel.objects.create(pool=fixture_study["pool"], item=item, unit_key="item", question=fixture_study["pf"],
-                                 value=value, source=GoldSource.ADJUDICATED)
-    vp = reports.validity_params_parse(study=fixture_study["study"], query={
-        "source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf"})
-    assert vp.target == "gold"
-    rep = reports.validity_report(study=fixture_study["study"], params=vp)
-    assert rep["n_units_both"] == 6
-    assert rep["auc"]["value"] == pytest.approx(
+GOLD_PF = ["yes", "yes", "no", "no", "yes", "no", "no", "yes", "no", "yes", "no", "yes"]
+
+
+def test_gold_is_the_default_target_only_when_it_covers_every_unit(fixture_study, score_run):
+    pool, pf, study = fixture_study["pool"], fixture_study["pf"], fixture_study["study"]
+    query = {"source": f"run:{score_run.pk}", "pool": pool.pk, "question": "pf"}
+    for item, value in zip(fixture_study["items"][:6], GOLD_PF[:6], strict=True):
+        GoldLabel.objects.create(pool=pool, item=item, unit_key="item", question=pf, value=value,
+                                 source=GoldSource.UNANIMOUS)
+    # Partial gold (typically the unanimous units) would keep only the easy units: majority instead.
+    assert reports.validity_params_parse(study=study, query=query).target == "majority"
+    explicit = reports.validity_report(study=study, params=reports.validity_params_parse(
+        study=study, query={**query, "target": "gold"}))
+    assert explicit["n_units_both"] == 6
+    assert explicit["auc"]["value"] == pytest.approx(
         va.roc_auc(np.array(METRIC[:6]), np.array([1, 1, 0, 0, 1, 0], float)).value)
+    for item, value in zip(fixture_study["items"][6:], GOLD_PF[6:], strict=True):
+        GoldLabel.objects.create(pool=pool, item=item, unit_key="item", question=pf, value=value,
+                                 source=GoldSource.ADJUDICATED)
+    assert reports.validity_params_parse(study=study, query=query).target == "gold"
 
 
 def test_an_ordinal_positive_class_means_that_option_or_worse(fixture_study, score_run):
