@@ -329,7 +329,7 @@ def prepare_backend(backend: Any, inputs: list[Any]) -> None:
 
     texts: list[str] = []
     for item in inputs:
-        texts.append(item.question)
+        # Not the question: one text per item, and only some metrics compare with it.
         texts.extend(item.sentences)
         texts.extend(item.source_sentences)
         texts.extend(a.text for a in item.aspects)
