@@ -162,7 +162,10 @@ def report_job_start(request: HttpRequest, slug: str) -> HttpResponse:
     job = reports.report_job_start(study=study, kind=kind, params=params, user=request.user)
     if not request.htmx:
         return redirect(_report_url(study, kind, params))
-    return _job_fragment(request, study, job)
+    response = _job_fragment(request, study, job)
+    if job.status == ReportJobStatus.DONE:
+        response["HX-Refresh"] = "true"  # these intervals exist already: show them
+    return response
 
 
 def _report_url(study: Study, kind: str, params: dict[str, Any]) -> str:
