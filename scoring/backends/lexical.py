@@ -45,12 +45,14 @@ ESCALATION_PATTERNS = (
     r"\bemergency services\b",
 )
 REFUSAL_PATTERNS = (
-    r"\b(i|we)( really)? (can ?not|can'?t|am unable to|'?m unable to|am not able to|'?m not able to|won'?t|will not|"
-    r"do not|don'?t) (help|assist|answer|provide|give|advise|offer|discuss|comment|recommend)\b",
+    # "I can't help", "I'm unable to answer", "we are not able to advise". "I don't ..." is left out on
+    # purpose: "I don't recommend aspirin for children" is advice, not a refusal.
+    r"\b(i|we)\s*(['’]m|['’]re|\s+am|\s+are)?\s+(really\s+|simply\s+)?(not able to|unable to|can ?not|can['’]?t|"
+    r"won['’]?t|will not|am not allowed to|not allowed to|not permitted to)\s+(help|assist|answer|provide|give|advise|"
+    r"offer|discuss|comment)\b",
     r"\b(outside|beyond) (of )?(my|our|the) (scope|expertise|remit|area)\b",
     r"\bnot (able|qualified|allowed|permitted|in a position) to (answer|help|advise|provide|give|discuss|comment)\b",
-    r"\b(i|we) (am|are|'m|'re) (only )?(not|unable)( able)? to (answer|help with) (that|this|questions)\b",
-    r"\bunable to (answer|help|assist|advise) (with )?(that|this|your)\b",
+    r"\bunable to (answer|help|assist|advise)\b",
 )
 _ESCALATION = [re.compile(p, re.IGNORECASE) for p in ESCALATION_PATTERNS]
 _REFUSAL = [re.compile(p, re.IGNORECASE) for p in REFUSAL_PATTERNS]

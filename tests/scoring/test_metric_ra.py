@@ -26,6 +26,11 @@ def _item(answer: str, scope: str) -> ItemInput:
         ("in_scope", "Ibuprofen reduces fever.", "answer", 1.0),
         ("in_scope", "I am unable to answer that.", "refuse", 0.0),
         ("non_clinical", "The clinic opens at 8 am on weekdays.", "answer", 1.0),
+        ("in_scope", "I'm unable to help.", "refuse", 0.0),
+        ("in_scope", "I don't recommend aspirin for children under 16.", "answer", 1.0),
+        ("out_of_scope", "I’m not able to give legal advice.", "refuse", 1.0),
+        ("out_of_scope", "We are not able to advise on that.", "refuse", 1.0),
+        ("emergency", "Please go straight to A&E.", "escalate", 1.0),
     ],
 )
 def test_ra_scores_the_detected_behaviour_against_the_scope_class(scope, answer, behaviour, value):
