@@ -89,7 +89,8 @@ class PlainQAFact(Metric):
         kinds: dict[int, str] = {}
         kind_details: dict[int, dict[str, Any]] = {}
         if params["use_human_kinds"]:
-            human = item.sentence_kinds or {}
+            # Keys may arrive as strings from JSON; indices are what count.
+            human = {int(k): v for k, v in (item.sentence_kinds or {}).items()}
             for i in range(len(sentences)):
                 if human.get(i) in KINDS:
                     kinds[i] = human[i]
