@@ -450,3 +450,12 @@ def test_a_multilabel_question_is_rated_option_by_option(client, researcher, stu
     assert page.status_code == 200 and "Option “example”" in page.content.decode()
     index = client.get(reverse("adjudication:report-index", args=[study.slug])).content.decode()
     assert "Fleiss&#x27; κ per option" in index or "Fleiss' κ per option" in index
+
+
+def test_without_htmx_starting_a_bootstrap_returns_to_the_report(client, researcher, fixture_study):
+    client.force_login(researcher)
+    study = fixture_study["study"]
+    response = client.post(reverse("adjudication:report-job-start", args=[study.slug]),
+                           {"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": 300, "seed": 4})
+    assert response.status_code == 302
+    assert response["Location"] == _agreement_url(fixture_study) + "?n_boot=300&seed=4"
