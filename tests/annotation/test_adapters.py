@@ -18,6 +18,12 @@ KQA_NLI = DEMO / "kqa" / "NLI_medical_annotator.csv"
 BEGIN_TSV = DEMO / "begin_cmudog" / "begin_dev_cmu.tsv"
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # The personas' passwords are hashed once per test; the production hasher costs ~1 s each here.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.mark.parametrize(
     ("path", "sha256"),
     [

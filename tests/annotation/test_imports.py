@@ -35,6 +35,12 @@ from tests import factories
 User = get_user_model()
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # The personas' passwords are hashed once per test; the production hasher costs ~1 s each here.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def _jsonl(*records) -> io.BytesIO:
     lines = [r if isinstance(r, str) else json.dumps(r) for r in records]
     return io.BytesIO(("\n".join(lines) + "\n").encode())

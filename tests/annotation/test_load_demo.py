@@ -12,6 +12,12 @@ from django.test import override_settings
 from annotation.models import Assignment, Item, Label, Pool, PoolMembership, Role, Study, StudyRole
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # The personas' passwords are hashed once per test; the production hasher costs ~1 s each here.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def _logins(output: str) -> dict[str, str]:
     return dict(re.findall(r"^\s+\w+\s+(demo-[\w-]+)\s+(\S+)$", output, flags=re.MULTILINE))
 

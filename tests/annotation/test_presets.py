@@ -19,6 +19,12 @@ from annotation.protocols import study_protocol_apply
 from concord.errors import ValidationFailed
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # The personas' passwords are hashed once per test; the production hasher costs ~1 s each here.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def _by_key(specs):
     return {s["key"]: s for s in specs}
 

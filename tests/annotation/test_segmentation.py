@@ -115,13 +115,13 @@ def _plain_prose(draw):
     return " ".join(sentences)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(_clinical_text())
 def test_fast_path_gives_exactly_the_spans_of_the_full_segmenter(text):
     assert segmentation_fast.split_sentences(text) == segmentation.split_sentences(text)
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(_plain_prose())
 def test_fast_path_agrees_on_prose_full_of_abbreviation_like_words(text):
     assert segmentation_fast.split_sentences(text) == segmentation.split_sentences(text)
@@ -165,7 +165,7 @@ def _mixed_answer(draw):
     return " ".join(parts)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(_mixed_answer())
 def test_piecewise_path_gives_exactly_the_spans_of_the_full_segmenter(text):
     assert segmentation_fast.split_sentences(text) == segmentation.split_sentences(text)
