@@ -154,3 +154,11 @@ def test_statement_extraction_and_behaviour_parse_their_shapes(llm_stub):
     backend = _backend(llm_stub)
     assert backend.statements("q", "a", ["a"]).texts == ["Aspirin reduces fever."]
     assert backend.behaviour("q", "a").behaviour == "escalate"
+
+
+def test_sentence_kinds_are_validated_against_the_two_kinds(llm_stub):
+    good = content({"verdicts": [{"index": 0, "kind": "simplification"}, {"index": 1, "kind": "elaboration"}]})
+    llm_stub.queue(content({"verdicts": [{"index": 0, "kind": "summary"}, {"index": 1, "kind": "elaboration"}]}), good)
+    simp, elab = _backend(llm_stub).sentence_kinds(["Drug X lowered BP.", "BP is blood pressure."], ["Drug X ..."])
+    assert (simp.details["kind"], elab.details["kind"]) == ("simplification", "elaboration")
+    assert len(llm_stub.requests) == 2  # the first answer named an unknown kind and was asked again
