@@ -591,10 +591,22 @@ def validity_report(
     scores = np.array([metric.values[u] for u in units], dtype=float)
     labels = binary_target(question, positions, positive)
     ordinal = positions if question.kind == QuestionKind.ORDINAL else None
-    summary = va.validity_summary(scores, labels, ordinal_target=ordinal, n_boot=n_boot, seed=seed, progress=progress)
-    ceiling = agreement_report(pool=pool, question=question, ratings=ratings)
+    # A bootstrap covers the AUC (n_boot) and the humans' κ and α beside it (2 × n_boot): one progress bar.
+    def auc_progress(done: int, total: int) -> None:
+        if progress is not None:
+            progress(done, 3 * total)
+
+    def ceiling_progress(done: int, total: int) -> None:
+        if progress is not None:
+            progress(total // 2 + done, total // 2 * 3)
+
+    summary = va.validity_summary(scores, labels, ordinal_target=ordinal, n_boot=n_boot, seed=seed,
+                                  progress=auc_progress)
+    ceiling = agreement_report(pool=pool, question=question, ratings=ratings, n_boot=n_boot, seed=seed,
+                               progress=ceiling_progress)
     binary_codes = np.where(np.isnan(ratings.codes), np.nan, binary_target(question, ratings.codes, positive))
-    binary_fleiss = ag.fleiss_kappa(binary_codes, 2).as_dict() if ratings.units else None
+    binary_fleiss = (ag.fleiss_kappa(binary_codes, 2, n_boot=n_boot, seed=seed).as_dict()
+                     if ratings.units else None)
     comparison = _paired_comparison(study=study, params=params, source=source, human=human, question=question,
                                     positive=positive, metric=metric) if params.compare else None
     return {

@@ -334,6 +334,9 @@ def test_api_starts_a_validity_job_and_reports_its_progress(client, researcher, 
     body = client.get(reverse("adjudication-api-report-job", args=[study.slug, job_id])).json()
     assert body["status"] == "done" and body["progress"] == 1.0
     assert len(body["result"]["auc"]["ci95_bootstrap"]) == 2
+    # The humans' ceiling beside it carries its bootstrap interval too, in the same job.
+    assert len(body["result"]["human_ceiling"]["fleiss_kappa"]["ci95"]) == 2
+    assert body["n_done"] == body["n_total"] == 900
 
 
 def test_starting_a_bootstrap_enqueues_the_task_once_after_commit(researcher, fixture_study, monkeypatch,
