@@ -187,20 +187,22 @@ def study_counts(study: Study) -> dict[str, int]:
 
 
 def _item_chunks(study: Study, chunk: int) -> Iterator[list[tuple]]:
-    """Keyset pagination over the study's items: (id, external_id, question, answer, source, scope,
-    system, metadata JSON text) rows, ``chunk`` at a time, in primary-key order."""
-    item = Item._meta.db_table
-    last = 0
-    while True:
-        rows = _sql(
-            f"SELECT id, external_id, question, answer, source, scope_class, system, CAST(metadata AS text) "  # noqa: S608 (table names from model meta)
-            f"FROM {item} WHERE study_id = %s AND id > %s ORDER BY id LIMIT %s",
-            [study.pk, last, chunk],
-        )
-        if not rows:
-            return
-        yield rows
-        last = rows[-1][0]
+    """The study's items in primary-key order, ``chunk`` rows at a time, from one query read through
+    a server-side cursor on PostgreSQL (``iterator``): memory holds one chunk, and no page of the
+    scan is read twice however large the study."""
+    rows = (
+        Item.objects.filter(study=study).order_by("pk")
+        .values_list("pk", "external_id", "question", "answer", "source", "scope_class", "system", "metadata")
+        .iterator(chunk_size=chunk)
+    )
+    batch: list[tuple] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= chunk:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _sql(query: str, params: list[Any]) -> list[tuple]:
@@ -262,6 +264,9 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
     ctx = ctx or _Context(study)
     qkey = {pk: q.key for pk, q in ctx.questions.items()}
     pool_name = {pk: p.name for pk, p in ctx.pools.items()}
+    pool_rank = {pk: i for i, pk in enumerate(sorted(ctx.pools, key=lambda pk: ctx.pools[pk].name))}
+    member_rank = {key: i for i, key in enumerate(sorted(ctx.pseudonyms, key=lambda k: (pool_name[k[0]], ctx.pseudonyms[k])))}
+    qrank = {pk: i for i, pk in enumerate(sorted(ctx.questions, key=lambda pk: (ctx.questions[pk].order, ctx.questions[pk].key)))}
     t = {
         m.__name__: m._meta.db_table
         for m in (Sentence, Chunk, Aspect, Assignment, Label, GoldLabel, AdjudicationCase, Score, Pool, Question, PoolMembership)
@@ -287,29 +292,26 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
             "item_id", ids,
         )
         who = {row[1]: (row[2], row[3]) for rows in assignments.values() for row in rows}
-        # Lists come back in a stable order (pool name, pseudonym, question key, unit), so two exports
-        # of equal studies are equal line by line; length-then-text orders "a:999" before "a:1000".
-        labels = _grouped(
-            f"SELECT a.item_id, l.assignment_id, l.question_id, l.unit_key, CAST(l.value AS text), l.version "  # noqa: S608 (table names from model meta)
-            f"FROM {t['Label']} l JOIN {t['Assignment']} a ON a.id = l.assignment_id "
-            f"JOIN {t['Pool']} p ON p.id = a.pool_id JOIN {t['Question']} q ON q.id = l.question_id "
-            f"LEFT JOIN {t['PoolMembership']} m ON m.pool_id = a.pool_id AND m.user_id = a.annotator_id "
-            f"WHERE {{where}} ORDER BY a.item_id, p.name, m.pseudonym, q.key, LENGTH(l.unit_key), l.unit_key",
-            "a.item_id", ids,
-        )
+        item_of = {row[1]: row[0] for rows in assignments.values() for row in rows}
+        labels: dict[int, list[tuple]] = defaultdict(list)
+        if item_of:
+            # By assignment: the first column of the label's unique index, so a range scan of it.
+            where, params = _in("assignment_id", sorted(item_of))
+            for row in _sql(
+                f"SELECT assignment_id, question_id, unit_key, CAST(value AS text), version FROM {t['Label']} WHERE {where}",  # noqa: S608 (table names from model meta)
+                params,
+            ):
+                labels[item_of[row[0]]].append(row)
         gold = _grouped(
-            f"SELECT g.item_id, g.pool_id, g.question_id, g.unit_key, CAST(g.value AS text), g.version, g.is_current, "  # noqa: S608 (table names from model meta)
-            f"g.source, g.adjudicator_id, g.adjudicator_name, g.rationale, g.confidence, g.guideline_gap, g.case_id, "
-            f"{_ts('g.created_at')} FROM {t['GoldLabel']} g JOIN {t['Pool']} p ON p.id = g.pool_id "
-            f"JOIN {t['Question']} q ON q.id = g.question_id "
-            f"WHERE {{where}} ORDER BY g.item_id, p.name, q.key, LENGTH(g.unit_key), g.unit_key, g.version",
-            "g.item_id", ids,
+            f"SELECT item_id, pool_id, question_id, unit_key, CAST(value AS text), version, is_current, source, "  # noqa: S608 (table names from model meta)
+            f"adjudicator_id, adjudicator_name, rationale, confidence, guideline_gap, case_id, {_ts('created_at')} "
+            f"FROM {t['GoldLabel']} WHERE {{where}}",
+            "item_id", ids,
         )
         cases = _grouped(
-            f"SELECT c.item_id, c.id, c.pool_id, c.question_id, c.unit_key, c.status, {_ts('c.opened_at')} "  # noqa: S608 (table names from model meta)
-            f"FROM {t['AdjudicationCase']} c JOIN {t['Pool']} p ON p.id = c.pool_id JOIN {t['Question']} q ON q.id = c.question_id "
-            f"WHERE {{where}} ORDER BY c.item_id, p.name, q.key, LENGTH(c.unit_key), c.unit_key",
-            "c.item_id", ids,
+            f"SELECT item_id, id, pool_id, question_id, unit_key, status, {_ts('opened_at')} "  # noqa: S608 (table names from model meta)
+            f"FROM {t['AdjudicationCase']} WHERE {{where}}",
+            "item_id", ids,
         )
         scores = _grouped(
             f"SELECT item_id, run_id, unit_key, value, state, CAST(details AS text) FROM {t['Score']} WHERE {{where}} "  # noqa: S608 (table names from model meta)
@@ -327,8 +329,12 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
                 return key
 
             case_status = {c[1]: c[5] for c in cases.get(pk, ())}
+            # Lists in a stable order (pool name, pseudonym, question, unit), so two exports of equal
+            # studies are equal line by line; length-then-text orders "a:999" before "a:1000".
             item_labels = []
-            for _, a, q, u, value, version in labels.get(pk, ()):
+            for a, q, u, value, version in sorted(
+                labels.get(pk, ()), key=lambda r: (member_rank.get(who[r[0]], -1), qrank[r[1]], len(r[2]), r[2])
+            ):
                 pool_id, user_id = who[a]
                 item_labels.append(
                     {"pool": pool_name[pool_id], "annotator": ctx.pseudonyms.get((pool_id, user_id), f"unlisted-{user_id}"),
@@ -340,11 +346,13 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
                  "rationale": rationale, "confidence": confidence, "guideline_gap": bool(gap),
                  "case_status": case_status.get(case_id), "created_at": _iso(created)}
                 for _, pool_id, q, u, value, version, current, src, adj_id, adj_name, rationale, confidence, gap, case_id, created
-                in gold.get(pk, ())
+                in sorted(gold.get(pk, ()), key=lambda r: (pool_rank[r[1]], qrank[r[2]], len(r[3]), r[3], r[5]))
             ]
             item_cases = [
                 {"pool": pool_name[pool_id], "question": qkey[q], "unit": unit(u), "status": status, "opened_at": _iso(opened)}
-                for _, _, pool_id, q, u, status, opened in cases.get(pk, ())
+                for _, _, pool_id, q, u, status, opened in sorted(
+                    cases.get(pk, ()), key=lambda r: (pool_rank[r[2]], qrank[r[3]], len(r[4]), r[4])
+                )
             ]
             yield {
                 "id": external_id,
@@ -353,7 +361,7 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
                 "source": source,
                 "scope": scope,
                 "system": system,
-                "metadata": _json(metadata),
+                "metadata": metadata,
                 "sentences": [
                     {"unit": f"s:{i}" if part == "answer" else f"src:{i}", "part": part, "index": i, "text": text,
                      "start": start, "end": end}
