@@ -377,7 +377,7 @@ def event_hash(event: Any, prev_hash: str) -> str:
     return hashlib.sha256((prev_hash + event_canonical(event)).encode("utf-8")).hexdigest()
 
 
-def events_seal(*, using: str = "default", batch_size: int = 500) -> int:
+def events_seal(*, using: str = "default") -> int:
     """Append every unsealed event to the chain, in id order. Returns how many were sealed.
 
     Holds the database's write lock (SQLite: the IMMEDIATE transaction; PostgreSQL: an advisory lock)
@@ -401,7 +401,15 @@ def events_seal(*, using: str = "default", batch_size: int = 500) -> int:
             event.prev_hash = prev_hash
             event.hash = event_hash(event, prev_hash)
             prev_hash = event.hash
-        events.bulk_update(pending, ["seq", "prev_hash", "hash"], batch_size=batch_size)
+        # executemany of a keyed UPDATE: Django's bulk_update builds CASE expressions that grow
+        # quadratically with the batch on SQLite.
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                "UPDATE annotation_auditevent SET seq = %s, prev_hash = %s, hash = %s WHERE id = %s AND seq IS NULL",
+                [(e.seq, e.prev_hash, e.hash, e.id) for e in pending],
+            )
+            if pending and cursor.rowcount not in (-1, len(pending)):
+                raise RuntimeError(f"sealing updated {cursor.rowcount} of {len(pending)} events; nothing was sealed")
     return len(pending)
 
 
