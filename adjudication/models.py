@@ -177,3 +177,72 @@ class ReportJob(models.Model):
         if self.status == ReportJobStatus.DONE:
             return 1.0
         return (self.n_done / self.n_total) if self.n_total else 0.0
+
+
+class ValidationTemplate(models.TextChoices):
+    ASTRID = "astrid", "ASTRID: conversational faithfulness vs perceived faithfulness"
+    ICAT = "icat", "ICAT: coverage under the original and the expanded aspect set"
+    PUBHEALTH = "pubhealth", "PubHealthBench: single-target vs multi-label relevance"
+    PLAINQAFACT = "plainqafact", "PlainQAFact: explanation-only AUC, kind-aware vs source-only"
+
+
+class ValidationTargetMode(models.TextChoices):
+    GOLD = "gold", "Gold labels of pool B"
+    MAJORITY = "majority", "Majority of pool B"
+    PER_ANNOTATOR = "per_annotator", "Each annotator of pool B separately"
+
+
+class ValidationStatus(models.TextChoices):
+    READY = "ready", "Ready to run"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class ValidationStudy(models.Model):
+    """A metric (a score run, or a measure derived from pool A's labels) against a target (a question
+    answered by pool B), with pool B's independence and blinding checked (adjudication.validation_checks).
+
+    ``checks`` are recorded at creation and again at each run. A study whose blocking checks fail is
+    only created when the researcher explicitly chose to run it anyway: ``not_independent`` is then
+    true and stamped on every output (page, downloads, API).
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="validation_studies")
+    name = models.CharField(max_length=200)
+    template = models.CharField(max_length=12, choices=ValidationTemplate.choices)
+    metric_run = models.ForeignKey(
+        "scoring.ScoreRun", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="The automated metric (e.g. a cf, icat, rubric or plainqafact run).",
+    )
+    compare_run = models.ForeignKey(
+        "scoring.ScoreRun", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="The metric it is compared with, paired (rf for ASTRID, a source-only run for PlainQAFact).",
+    )
+    metric_pool = models.ForeignKey(
+        Pool, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="Pool A, whose labels give a human-derived measure (human CF, human aspect coverage).",
+    )
+    metric_rater = models.CharField(max_length=60, blank=True, default="gold",
+                                    help_text="Pool A's rater for the measure: gold, majority or a pseudonym.")
+    target_pool = models.ForeignKey(Pool, on_delete=models.PROTECT, related_name="+", help_text="Pool B.")
+    target_question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="+")
+    target_mode = models.CharField(max_length=14, choices=ValidationTargetMode.choices, default=ValidationTargetMode.MAJORITY)
+    positive = models.CharField(max_length=60, blank=True)
+    parameters = models.JSONField(default=dict, blank=True, help_text="n_boot, seed, k (retrieval cut-off).")
+    checks = models.JSONField(default=list, blank=True)
+    checks_passed = models.BooleanField(default=False)
+    not_independent = models.BooleanField(default=False)
+    override_reason = models.TextField(blank=True)
+    status = models.CharField(max_length=8, choices=ValidationStatus.choices, default=ValidationStatus.READY)
+    results = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    run_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "validation studies"
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}: {self.name}"
