@@ -187,11 +187,14 @@ def main() -> None:
     bare.rest = rests  # type: ignore[attr-defined]
 
     # Interleaved, so that both sides see the same load on a shared machine.
-    e2e, lib, report = [], [], None
+    e2e, lib, read, report = [], [], [], None
     for _ in range(args.repeat):
         t0 = time.perf_counter()
         report = reports.agreement_report(pool=pool, question=question)
         e2e.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        reports.ratings_load(pool=pool, question=question)
+        read.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         bare(codes, k)
         lib.append(time.perf_counter() - t0)
@@ -206,6 +209,7 @@ def main() -> None:
     print(f"report: Fleiss κ {report['fleiss_kappa']['value']:.4f}, Krippendorff α {report['krippendorff_alpha']['value']:.4f}")
     print(f"end to end (database → report point estimates): {fmt(e2e)}")
     print(f"bare library calls on the same arrays:           {fmt(lib)}")
+    print(f"  of end to end, reading the matrix from the database alone: {fmt(read)}")
     print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"ratio end to end / bare: {ratio:.2f} (target ≤ 3.00); end to end under 2 s: "
           f"{'yes' if statistics.median(e2e) < 2 else 'no'}")
