@@ -85,6 +85,21 @@ def _proc_kib(field: str) -> int:
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
+def _backend_cpu_seconds() -> float | None:
+    """CPU time of this connection's PostgreSQL backend process, when it runs on this machine."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _reset_peak() -> bool:
     """Resets VmHWM to the current RSS (Linux ≥ 4.0), so the peak measured is the import's own."""
     try:
@@ -128,14 +143,19 @@ def main() -> None:
     idle = _proc_kib("VmRSS")
     load_before = f"{os.getloadavg()[0]:.2f}"
     exact = _reset_peak()
+    db0 = _backend_cpu_seconds()
     t0, c0 = time.perf_counter(), time.process_time()
     with open(path, "rb") as f:
         result = items_import(study=study, file=f, filename=path.name)
     elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+    db1 = _backend_cpu_seconds()
     peak = _proc_kib("VmHWM")
     print(result.summary())
     print(f"items/s: {args.n / elapsed:,.0f}  ({elapsed:.1f}s wall for {args.n} items, validation and write passes; "
           f"this process used {cpu:.1f}s CPU = {args.n / cpu:,.0f} items per CPU-second, the database's CPU not counted)")
+    if db0 is not None and db1 is not None:
+        db_cpu = db1 - db0
+        print(f"database backend CPU: {db_cpu:.1f}s; both together {args.n / (cpu + db_cpu):,.0f} items per CPU-second")
     print(f"load average before/after: {load_before} / {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"peak memory above idle: {(peak - idle) / 1024:.1f} MiB  (idle RSS {idle / 1024:.1f} MiB, "
           f"peak RSS {peak / 1024:.1f} MiB{'' if exact else ', peak includes file generation'})")
