@@ -160,7 +160,7 @@ def resample_indices(rng: np.random.Generator, n: int, n_boot: int, progress: Pr
 # --- percent agreement -----------------------------------------------------------------------
 
 
-def percent_agreement(codes: np.ndarray) -> Estimate:
+def percent_agreement(codes: np.ndarray, *, counts: np.ndarray | None = None) -> Estimate:
     """Share of units (rated at least twice) on which every rater gave the same value.
 
     ``extra["mean_pairwise"]`` is the mean over units of the share of agreeing rater pairs
@@ -179,9 +179,14 @@ def percent_agreement(codes: np.ndarray) -> Estimate:
     hi = np.nanmax(sub, axis=1)
     agree = int((lo == hi).sum())
     m = n_ratings[usable].astype(float)
-    agreeing_pairs = np.zeros(sub.shape[0])
-    for i, j in combinations(range(sub.shape[1]), 2):
-        agreeing_pairs += sub[:, i] == sub[:, j]  # NaN never equals anything, so absent ratings never agree
+    if counts is not None:
+        # Categorical: the agreeing pairs of a unit are Σ_c n_c(n_c − 1)/2, whatever the number of raters.
+        used = counts[usable].astype(float)
+        agreeing_pairs = (used * (used - 1.0)).sum(axis=1) / 2.0
+    else:
+        agreeing_pairs = np.zeros(sub.shape[0])
+        for i, j in combinations(range(sub.shape[1]), 2):
+            agreeing_pairs += sub[:, i] == sub[:, j]  # NaN never equals anything: absent ratings never agree
     pairwise = float(np.mean(agreeing_pairs / (m * (m - 1) / 2.0)))
     return Estimate(
         value=agree / n_used, n_units=n_used, n_excluded=n_excluded,
@@ -584,8 +589,8 @@ def agreement_summary(
         "scale": [str(v) for v in scale] if scale is not None else None,
         "raters": list(rater_names),
     }
-    out["percent_agreement"] = percent_agreement(codes).as_dict()
     counts = category_counts(codes, k) if categorical else None
+    out["percent_agreement"] = percent_agreement(codes, counts=counts).as_dict()
     if categorical:
         fk = fleiss_kappa(codes, k, n_boot=n_boot, seed=seed, progress=sub_progress(0), counts=counts)
     else:

@@ -317,3 +317,12 @@ def _walk(obj):
             yield from _walk(v)
     else:
         yield obj
+
+
+def test_mean_pairwise_agreement_is_the_same_from_counts_and_from_columns():
+    codes = np.array([[0, 0, 1, NAN], [2, 2, 2, 2], [1, NAN, NAN, 0], [0, 1, 2, 0]], float)
+    by_columns = ag.percent_agreement(codes)
+    by_counts = ag.percent_agreement(codes, counts=ag.category_counts(codes, 3))
+    assert by_columns.extra["mean_pairwise"] == pytest.approx(by_counts.extra["mean_pairwise"])
+    # Units: 1 of 3 pairs, 6 of 6, 0 of 1, 1 of 6.
+    assert by_counts.extra["mean_pairwise"] == pytest.approx((1 / 3 + 1 + 0 + 1 / 6) / 4)
