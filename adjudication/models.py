@@ -138,6 +138,8 @@ class ExportDownload(models.Model):
 class ReportJobKind(models.TextChoices):
     AGREEMENT = "agreement", "Agreement"
     VALIDITY = "validity", "Metric vs human"
+    RATERS = "raters", "Model as rater"
+    OUTCOME = "outcome", "Outcome prediction"
 
 
 class ReportJobStatus(models.TextChoices):
