@@ -301,8 +301,8 @@ def fleiss_kappa_from_counts(
     candidates = per_unit[per_unit >= 2]
     if candidates.size == 0:
         return Estimate.undefined("no unit was rated by two or more raters", n_excluded=int(rated.sum()))
-    values, freq = np.unique(candidates, return_counts=True)
-    m = int(values[freq == freq.max()].max())
+    freq = np.bincount(candidates)
+    m = int(np.flatnonzero(freq == freq.max())[-1])  # the modal number of ratings; ties → the larger
     keep = per_unit == m
     n_used = int(keep.sum())
     n_excluded = int((rated & ~keep).sum())
