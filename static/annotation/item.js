@@ -34,8 +34,12 @@
     activeKey = unit.dataset.unit;
     const details = unit.closest("details");
     if (details && !details.open) details.open = true;
-    if (focus) unit.focus({ preventScroll: true });
-    unit.scrollIntoView({ block: "nearest" });
+    if (focus) {
+      unit.focus({ preventScroll: true });
+      unit.scrollIntoView({ block: "nearest" });
+    }
+    // A mouse activation never scrolls: moving the page between mousedown and mouseup would make
+    // the click land on another option than the one pressed.
   }
 
   function move(delta) {
@@ -190,10 +194,15 @@
   document.getElementById("keys-close")?.addEventListener("click", () => toggleOverlay(false));
 
   // --- htmx: show what happened to every save -------------------------------------------------
+  // What each request was for: its unit, and whether the cursor should move on once it is saved.
+  const intents = new WeakMap();
   document.body.addEventListener("htmx:beforeRequest", (event) => {
     inFlight += 1;
+    ws.dataset.idle = "0";
     const unit = event.detail.elt.closest && event.detail.elt.closest(".unit");
     lastUnitKey = unit ? unit.dataset.unit : null;
+    intents.set(event.detail.xhr, { unitKey: lastUnitKey, advance });
+    advance = false;
     if (unit) unit.classList.add("saving");
     say("Saving…", "busy");
   });
@@ -231,18 +240,19 @@
         unit.classList.remove("saving");
         unit.classList.add("unsaved");
       }
-      advance = false;
       pending.length = 0;
+      ws.dataset.idle = "1";
     }
   });
-  document.body.addEventListener("htmx:afterSettle", () => {
-    const unit = lastUnitKey && unitByKey(lastUnitKey);
-    if (unit && lastUnitKey === activeKey) {
+  document.body.addEventListener("htmx:afterSettle", (event) => {
+    const intent = (event.detail.xhr && intents.get(event.detail.xhr)) || {};
+    const unit = intent.unitKey && unitByKey(intent.unitKey);
+    if (unit && intent.unitKey === activeKey) {
       unit.classList.add("active");
-      if (advance && !unit.querySelector(".conflict, .error")) moveOn(unit);
+      // Move on only when this was the last save in flight: a newer one will decide for itself.
+      if (intent.advance && !inFlight && !unit.querySelector(".conflict, .error")) moveOn(unit);
       else if (!ws.contains(document.activeElement) || document.activeElement === document.body) unit.focus({ preventScroll: true });
     }
-    advance = false;
     if (!inFlight && pending.length) {
       const next = pending.shift();
       const target = unitByKey(next.unit);
@@ -251,6 +261,7 @@
         answer(next.key);
       }
     }
+    if (!inFlight && !pending.length) ws.dataset.idle = "1";
   });
 
   // --- Active time on task: counted while the page is visible and used in the last minute ---

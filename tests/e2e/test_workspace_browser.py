@@ -45,6 +45,7 @@ def key_of(questions, key, value) -> str:
 def answered(page, unit_key, question):
     unit = "unit-" + unit_key.replace(":", "-")
     page.wait_for_selector(f'#{unit} .q[data-question="{question}"][data-answered="1"]')
+    page.wait_for_selector('#workspace[data-idle="1"]', state="attached")
 
 
 def test_an_astrid_item_labelled_by_keyboard_only_survives_a_reload_and_submits(live_server, login, astrid):
@@ -79,6 +80,13 @@ def test_an_astrid_item_labelled_by_keyboard_only_survives_a_reload_and_submits(
             for question, value in answers:
                 checked = page.locator(f'{unit} .q[data-question="{question}"] input[value="{value}"]')
                 assert checked.is_checked(), f"{question} at {unit_key} is not shown after reload"
+
+    # j / k and the arrows move the cursor between units.
+    active = lambda: page.locator(".unit.active").get_attribute("data-unit")  # noqa: E731
+    assert active() == "s:0"
+    for key, expected in [("j", "s:1"), ("ArrowDown", "c:1"), ("k", "s:1"), ("ArrowUp", "s:0")]:
+        page.keyboard.press(key)
+        assert active() == expected
 
     page.keyboard.press("n")
     page.wait_for_url(lambda url: url != first_url and "/assignments/" in url)
