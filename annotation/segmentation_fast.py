@@ -7,7 +7,8 @@ made only of such sentences pysbd's rules have nothing to decide, so the boundar
 directly; anything else (digits next to a dot, abbreviations, quotes, brackets, new lines, lists,
 repeated punctuation, unusual characters) goes to the full segmenter. One-line text without
 quotes, brackets or list markers is first cut at such unambiguous boundaries, and only the pieces
-that need it go to pysbd, so one "e.g." does not send a whole answer to the slow path.
+that need it go to pysbd, so one "e.g." does not send a whole answer to the slow path. Text on
+several lines without list markers is segmented line by line the same way.
 tests/annotation/test_segmentation.py checks that the paths give the same spans as pysbd alone on
 generated clinical-style text.
 """
@@ -118,8 +119,26 @@ def _piecewise_spans(text: str) -> list[Span] | None:
     return spans
 
 
-def split_sentences(text: str) -> list[Span]:
+_LINE = re.compile(r"[^\n]+")
+
+
+def _one_line(text: str) -> list[Span]:
     spans = _fast_spans(text)
     if spans is None:
         spans = _piecewise_spans(text)
     return spans if spans is not None else split_sentences_full(text)
+
+
+def split_sentences(text: str) -> list[Span]:
+    if "\n" not in text:
+        return _one_line(text)
+    if _LIST_MARKER.search(text):
+        # pysbd numbers list items by looking at every line together.
+        return split_sentences_full(text)
+    # A line break always ends a sentence (for pysbd, and segmentation's abbreviation rule never joins
+    # across one), so without list markers each line is segmented on its own.
+    spans: list[Span] = []
+    for line in _LINE.finditer(text):
+        offset = line.start()
+        spans.extend(Span(text=s.text, start=s.start + offset, end=s.end + offset) for s in _one_line(line.group(0)))
+    return spans

@@ -184,3 +184,31 @@ def test_piecewise_path_declines_quotes_brackets_lists_and_new_lines():
     for text in ('He said "stop." Then left.', "Rest (a lot). Then eat.", "Options: 1. Rest. 2. Fluids.",
                  "Rest today.\nDrink water."):
         assert segmentation_fast._piecewise_spans(text) is None
+
+
+_LINE_FRAGMENTS = [
+    "1. Rest.", "2. Fluids.", "a. Take it.", "b) Eat.", "- nausea", "* rash", "Dr.", "Smith is here.", "e.g.",
+    "approx. 5 mg", "Take it daily", "Then rest.", "(see below)", '"quoted."', "ii.", "iii. Sleep.", "Call 911!",
+    "Is it ok?", "  indented line.", "Mr. Brown", "", " ", "10. Ten.", "Fig. 2 shows it.", "U.S.", "etc.", "A.",
+    "B. Smith", "vs. placebo.", "The end", "\t tab.", "Take 0.5 mg.", "J. Smith et al.", "Step 1: rest.", "1) one",
+    "(a) first", "end...", "Stop!!", "ok?!",
+]
+
+
+@st.composite
+def _multi_line_text(draw):
+    parts = draw(st.lists(st.sampled_from(_LINE_FRAGMENTS), min_size=1, max_size=8))
+    separators = draw(st.lists(st.sampled_from(["\n", "\n\n", " ", "\r\n", " \n", "\n "]), min_size=len(parts),
+                               max_size=len(parts)))
+    return "".join(p + s for p, s in zip(parts, separators, strict=True))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_multi_line_text())
+def test_line_by_line_segmentation_gives_exactly_the_spans_of_the_full_segmenter(text):
+    assert segmentation_fast.split_sentences(text) == segmentation.split_sentences(text)
+
+
+def test_list_markers_keep_multi_line_text_with_the_full_segmenter():
+    text = "Options:\n1. Rest.\n2. Fluids."
+    assert segmentation_fast.split_sentences(text) == segmentation.split_sentences(text)
