@@ -16,7 +16,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from adjudication import reports
-from adjudication.report_views import agreement_params
 from adjudication.selectors import study_get_for_researcher
 from concord.errors import DomainError
 
@@ -67,7 +66,7 @@ class AgreementReportApi(_ReportApi):
     def get(self, request: Request, slug: str, pool_id: int, question: str) -> Response:
         study = study_get_for_researcher(user=request.user, slug=slug)
         report, job = reports.agreement_report_with_bootstrap(
-            study=study, params=agreement_params(pool_id, question, request.query_params)
+            study=study, params=reports.agreement_params_parse(pool_id=pool_id, question=question, query=request.query_params)
         )
         return Response({**report, "bootstrap_job": job.pk if job else None})
 

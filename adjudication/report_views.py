@@ -14,7 +14,7 @@ from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
 
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
@@ -52,18 +52,6 @@ def _check_format(fmt: str) -> None:
         raise NotFound("downloads are .csv or .json")
 
 
-# --- parameters -----------------------------------------------------------------------------------
-
-
-def agreement_params(pool_id: int, question: str, query: QueryDict) -> dict[str, Any]:
-    n_boot, seed = reports.bootstrap_params(query.get("n_boot"), query.get("seed"))
-    return {"pool": pool_id, "question": question, "weights": None, "n_boot": n_boot, "seed": seed}
-
-
-def validity_params(study: Study, query: QueryDict) -> reports.ValidityParams:
-    return reports.validity_params_parse(study=study, query=query)
-
-
 # --- pages ---------------------------------------------------------------------------------------
 
 
@@ -83,7 +71,7 @@ def report_index(request: HttpRequest, slug: str) -> HttpResponse:
 @_domain_errors
 def report_agreement(request: HttpRequest, slug: str, pool_id: int, question: str) -> HttpResponse:
     study = study_get_for_researcher(user=request.user, slug=slug)
-    params = agreement_params(pool_id, question, request.GET)
+    params = reports.agreement_params_parse(pool_id=pool_id, question=question, query=request.GET)
     report, job = reports.agreement_report_with_bootstrap(study=study, params=params)
     context = {
         "study": study, "report": report, "job": job, "params": params, "matrix": reports.pair_matrix(report),
@@ -100,7 +88,7 @@ def report_agreement(request: HttpRequest, slug: str, pool_id: int, question: st
 def report_agreement_download(request: HttpRequest, slug: str, pool_id: int, question: str, fmt: str) -> HttpResponse:
     study = study_get_for_researcher(user=request.user, slug=slug)
     _check_format(fmt)
-    params = agreement_params(pool_id, question, request.GET)
+    params = reports.agreement_params_parse(pool_id=pool_id, question=question, query=request.GET)
     report, _ = reports.agreement_report_with_bootstrap(study=study, params=params)
     name = f"{study.slug}-{report['pool']['name']}-{question}-agreement"
     if fmt == "csv":
@@ -114,7 +102,7 @@ def report_agreement_download(request: HttpRequest, slug: str, pool_id: int, que
 @_domain_errors
 def report_validity(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get_for_researcher(user=request.user, slug=slug)
-    vp = validity_params(study, request.GET)
+    vp = reports.validity_params_parse(study=study, query=request.GET)
     n_boot, seed = reports.bootstrap_params(request.GET.get("n_boot"), request.GET.get("seed"))
     report, job = reports.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
     pool = reports.pool_get_for_report(study=study, pool_id=vp.pool_id)
@@ -134,7 +122,7 @@ def report_validity(request: HttpRequest, slug: str) -> HttpResponse:
 def report_validity_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     study = study_get_for_researcher(user=request.user, slug=slug)
     _check_format(fmt)
-    vp = validity_params(study, request.GET)
+    vp = reports.validity_params_parse(study=study, query=request.GET)
     n_boot, seed = reports.bootstrap_params(request.GET.get("n_boot"), request.GET.get("seed"))
     report, _ = reports.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
     name = f"{study.slug}-validity-{vp.source.replace(':', '-')}-{vp.question}"

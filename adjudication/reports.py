@@ -852,6 +852,12 @@ def default_target(*, pool: Pool, question: Question) -> str:
     return "gold" if gold >= labelled else "majority"
 
 
+def agreement_params_parse(*, pool_id: int, question: str, query: Any) -> dict[str, Any]:
+    """The parameters that key an agreement report and its bootstrap (weights follow the question)."""
+    n_boot, seed = bootstrap_params(query.get("n_boot"), query.get("seed"))
+    return {"pool": pool_id, "question": question, "weights": None, "n_boot": n_boot, "seed": seed}
+
+
 def validity_params_parse(*, study: Study, query: Any) -> ValidityParams:
     """Validity parameters from a query, with the defaults resolved (gold when the pool has gold for
     the question, else the majority; the question's first option as the positive class)."""
