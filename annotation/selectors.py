@@ -42,33 +42,33 @@ from concord.errors import NotFound
 def get_assignment_for_annotator(user: AbstractBaseUser, pk: int) -> Assignment:
     """The user's own assignment in a pool they are an active member of; 404 for anything else,
     so that ids of other people's work reveal nothing (not even that they exist)."""
-    assignment = (
-        Assignment.objects.for_annotator(user)
-        .filter(pk=pk, pool__memberships__user=user, pool__memberships__active=True)
-        .select_related("pool", "pool__study", "item")
-        .first()
-    )
-    if assignment is None:
-        raise NotFound("No such assignment.")
-    return assignment
+    try:
+        # At most one row: (pool, user) memberships are unique. get() also drops the default
+        # ordering, whose cascade through Pool and Study would add joins to a hot query.
+        return (
+            Assignment.objects.for_annotator(user)
+            .filter(pk=pk, pool__memberships__user=user, pool__memberships__active=True)
+            .select_related("pool", "pool__study", "item")
+            .get()
+        )
+    except Assignment.DoesNotExist:
+        raise NotFound("No such assignment.") from None
 
 
 def get_pool_for_annotator(user: AbstractBaseUser, pk: int) -> Pool:
-    pool = Pool.objects.filter(pk=pk, memberships__user=user, memberships__active=True).select_related("study").first()
-    if pool is None:
-        raise NotFound("No such pool.")
-    return pool
+    try:
+        return Pool.objects.filter(pk=pk, memberships__user=user, memberships__active=True).select_related("study").get()
+    except Pool.DoesNotExist:
+        raise NotFound("No such pool.") from None
 
 
 def get_pool_question(pool: Pool, key_or_id: str | int) -> Question:
     questions = pool.questions.all()
-    if isinstance(key_or_id, int) or (isinstance(key_or_id, str) and key_or_id.isdigit()):
-        question = questions.filter(pk=int(key_or_id)).first()
-    else:
-        question = questions.filter(key=key_or_id).first()
-    if question is None:
-        raise NotFound("No such question in this pool.")
-    return question
+    lookup = {"pk": int(key_or_id)} if isinstance(key_or_id, int) or str(key_or_id).isdigit() else {"key": key_or_id}
+    try:
+        return questions.get(**lookup)
+    except Question.DoesNotExist:
+        raise NotFound("No such question in this pool.") from None
 
 
 # --- Units -------------------------------------------------------------------------------------

@@ -259,7 +259,10 @@ def _write_label(
     actor: AbstractBaseUser,
     now: datetime,
 ) -> Label:
-    current = Label.objects.select_for_update().filter(assignment=assignment, question=question, unit_key=unit_key).first()
+    try:
+        current = Label.objects.select_for_update().get(assignment=assignment, question=question, unit_key=unit_key)
+    except Label.DoesNotExist:
+        current = None
     if current is None:
         if base_version:
             # The client saw a label that no longer exists; labels are never deleted, so this is a
