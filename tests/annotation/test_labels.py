@@ -245,3 +245,23 @@ def test_two_concurrent_saves_on_one_version_never_both_win(study, annotator):
     label = Label.objects.get()
     assert label.version == 2
     assert label.history.count() == 2
+
+
+def test_submitting_the_last_assignment_of_an_item_hands_it_to_adjudication(study, settings):
+    """With the project's default handler: two annotators disagree on one answer, so a case opens."""
+    from adjudication.models import AdjudicationCase
+    from annotation.services import pool_assign_items
+
+    assert settings.ASSIGNMENT_SUBMITTED_HANDLERS == ["adjudication.services.item_disagreements_detect"]
+    pf = factories.make_question(study, "pf")
+    factories.make_item(study)
+    pool = factories.make_pool(study, questions=[pf], overlap=2)
+    first, second = factories.make_user(), factories.make_user()
+    factories.add_member(pool, first)
+    factories.add_member(pool, second)
+    pool_assign_items(pool=pool)
+    for user, value in ((first, "yes"), (second, "no")):
+        assignment = pool.assignments.get(annotator=user)
+        label_save(assignment=assignment, question=pf, unit_key="item", value=value, base_version=0, actor=user)
+        assignment_submit(assignment=assignment, actor=user)
+    assert AdjudicationCase.objects.filter(pool=pool).count() == 1
