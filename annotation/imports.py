@@ -782,14 +782,14 @@ def _annotators_ensure(*, study: Study, pool: Pool, pseudonyms: set[str]) -> dic
     return members
 
 
-def _rows_insert(model: type[models.Model], fields: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+def _rows_insert(model: type[models.Model], fields: tuple[str, ...], rows: Iterable[tuple[Any, ...]]) -> None:
     """Insert plain rows without building model instances (COPY on PostgreSQL, executemany elsewhere).
 
-    Only for tables whose rows need no defaults, signals or returned keys: sentences and chunks,
-    which make up ten of the eleven rows of a typical item.
+    Only for tables whose rows need no defaults, signals or returned keys: items (with ids drawn
+    beforehand), sentences and chunks, which make up ten of the eleven rows of a typical item.
+    ``rows`` may be a generator: on PostgreSQL it is consumed while COPY streams, so the database
+    stores one part of a batch while the next part is being computed (segmented).
     """
-    if not rows:
-        return
     qn = connection.ops.quote_name
     columns = ", ".join(qn(model._meta.get_field(name).column) for name in fields)
     table = qn(model._meta.db_table)
@@ -799,8 +799,10 @@ def _rows_insert(model: type[models.Model], fields: tuple[str, ...], rows: list[
                 for row in rows:
                     copy.write_row(row)
         else:
-            placeholders = ", ".join(["%s"] * len(fields))
-            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", rows)  # noqa: S608
+            rows = list(rows)
+            if rows:
+                placeholders = ", ".join(["%s"] * len(fields))
+                cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", rows)  # noqa: S608
 
 
 _ITEM_FIELDS = ("id", "study", "external_id", "question", "answer", "source", "scope_class", "system", "metadata",
@@ -846,21 +848,26 @@ class _Writer:
 
     def write(self, batch: list[Record]) -> None:
         item_ids = _items_insert(self.study, batch, self.now)
-        sentence_rows: list[tuple[Any, ...]] = []
         chunk_rows: list[tuple[Any, ...]] = []
         aspects: list[Aspect] = []
         aspect_slices: list[tuple[int, int]] = []
         for item_id, r in zip(item_ids, batch, strict=True):
-            for part, text in (("answer", r.answer), ("source", r.source)):
-                sentence_rows.extend(
-                    (item_id, part, i, s.text, s.start, s.end) for i, s in enumerate(split_sentences(text))
-                )
             chunk_rows.extend(
                 (item_id, rank, text, doc_id, target) for rank, (doc_id, text, target) in enumerate(r.contexts, start=1)
             )
             aspect_slices.append((len(aspects), len(aspects) + len(r.aspects)))
             aspects.extend(Aspect(item_id=item_id, text=text, importance=importance) for text, importance in r.aspects)
-        _rows_insert(Sentence, ("item", "part", "index", "text", "start", "end"), sentence_rows)
+        n_sentences = 0
+
+        def sentence_rows() -> Iterator[tuple[Any, ...]]:
+            nonlocal n_sentences
+            for item_id, r in zip(item_ids, batch, strict=True):
+                for part, text in (("answer", r.answer), ("source", r.source)):
+                    for i, span in enumerate(split_sentences(text)):
+                        n_sentences += 1
+                        yield (item_id, part, i, span.text, span.start, span.end)
+
+        _rows_insert(Sentence, ("item", "part", "index", "text", "start", "end"), sentence_rows())
         _rows_insert(Chunk, ("item", "rank", "text", "document_id", "is_labelled_target"), chunk_rows)
         # Aspects go through the ORM: labels address them by the primary keys it returns.
         Aspect.objects.bulk_create(aspects, batch_size=2000)
@@ -879,7 +886,7 @@ class _Writer:
                     handler(pool_id=self.pool.pk, item_id=item_id)
         counts = self.result_counts
         counts["items"] += len(item_ids)
-        counts["sentences"] += len(sentence_rows)
+        counts["sentences"] += n_sentences
         counts["chunks"] += len(chunk_rows)
         counts["aspects"] += len(aspects)
 
