@@ -2,6 +2,7 @@ from django.urls import include, path
 
 from adjudication import api
 from adjudication.report_urls import api_urlpatterns as report_api_urlpatterns
+from adjudication.validation_urls import api_urlpatterns as validation_api_urlpatterns
 
 urlpatterns: list = [
     path("studies/<slug:slug>/cases/", api.CaseListApi.as_view(), name="adjudication-api-cases"),
@@ -13,3 +14,4 @@ urlpatterns: list = [
     path("pools/<int:pk>/human-measures/<slug:measure>/", api.HumanMeasureApi.as_view(), name="adjudication-api-human-measure"),
 ]
 urlpatterns += [path("", include(report_api_urlpatterns))]
+urlpatterns += [path("", include(validation_api_urlpatterns))]

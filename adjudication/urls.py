@@ -11,3 +11,4 @@ urlpatterns = [
     path("exports/<int:pk>/download/", views.export_download, name="export-download"),
 ]
 urlpatterns += [path("", include("adjudication.report_urls"))]
+urlpatterns += [path("", include("adjudication.validation_urls"))]

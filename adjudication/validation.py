@@ -797,3 +797,17 @@ TEMPLATE_RUNNERS: dict[str, Callable[[_Context], list[dict[str, Any]]]] = {
     ValidationTemplate.PUBHEALTH: run_pubhealth,
     ValidationTemplate.PLAINQAFACT: run_plainqafact,
 }
+
+
+def validation_study_as_dict(vs: ValidationStudy) -> dict[str, Any]:
+    """The study as the API and the JSON download give it; ``not_independent`` and ``stamp`` at the top."""
+    return {
+        "id": vs.pk, "name": vs.name, "study": vs.study.slug, "template": vs.template,
+        "not_independent": vs.not_independent, "stamp": stamp(vs), "override_reason": vs.override_reason or None,
+        "status": vs.status, "checks_passed": vs.checks_passed,
+        "metric_run": vs.metric_run_id, "compare_run": vs.compare_run_id, "metric_pool": vs.metric_pool_id,
+        "metric_rater": vs.metric_rater, "target_pool": vs.target_pool_id, "target_question": vs.target_question.key,
+        "target_mode": vs.target_mode, "positive": vs.positive, "parameters": vs.parameters,
+        "checks": (vs.results or {}).get("checks") or vs.checks, "results": vs.results, "error": vs.error or None,
+        "created_at": vs.created_at.isoformat(), "run_at": vs.run_at.isoformat() if vs.run_at else None,
+    }

@@ -124,6 +124,17 @@ def test_a_pool_b_member_shown_scores_or_pool_a_labels_fails_blinding_with_the_r
         validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
 
 
+def test_a_read_after_pool_b_finished_collecting_is_outside_the_audited_period(researcher):
+    s = vs_support.build(researcher)
+    vs_support.label_pool_b(s)
+    Exposure.objects.create(user=s["b_users"][0], pool=s["pool_b"], item=s["items"][0], kind=ExposureKind.API,
+                            showed_scores=True)
+    inputs = _inputs(s["study"], template="astrid", target_pool=s["pool_b"].pk,
+                     target_question="perceived_faithfulness", metric_pool=s["pool_a"].pk)
+    trail = next(c for c in validation.validation_checks_preview(inputs=inputs) if c["key"] == "exposure_trail")
+    assert trail["data"]["showed_scores"] == 0 and trail["data"]["period_open"] is False
+
+
 def test_a_pool_b_member_who_adjudicates_the_study_fails_the_access_rule_check(researcher):
     s = vs_support.build(researcher)
     factories.grant(s["study"], s["b_users"][1], Role.ADJUDICATOR)
