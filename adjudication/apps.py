@@ -8,4 +8,4 @@ class AdjudicationConfig(AppConfig):
     def ready(self) -> None:
         # Celery's autodiscovery imports only adjudication.tasks; the reports' task module is
         # registered here so that a worker knows report_bootstrap_run.
-        from adjudication import report_tasks  # noqa: F401
+        from adjudication import outcome_tasks, report_tasks  # noqa: F401

@@ -319,6 +319,26 @@ def _flush(*, batch_id: int, run_id: int, token: str, results: list[tuple[int, l
             )
 
 
+def _usage_snapshot(backend: Any) -> dict[str, int] | None:
+    usage = getattr(backend, "usage", None)
+    return dict(usage) if isinstance(usage, dict) else None
+
+
+def _record_cost(units: list[UnitScore], *, seconds: float, usage_before: dict[str, int] | None, backend: Any) -> None:
+    """Keep what scoring this item cost in the details of its item-level score (else its first unit),
+    once per item: wall seconds of the metric call, and for backends that count them (llm) the
+    requests and tokens it used. Encoding done ahead for the whole batch (``prepare_backend``) is not
+    in the seconds. Read by adjudication.model_comparison."""
+    if not units:
+        return
+    cost: dict[str, Any] = {"seconds": round(seconds, 6)}
+    after = _usage_snapshot(backend)
+    if usage_before is not None and after is not None:
+        cost.update({key: after.get(key, 0) - usage_before.get(key, 0) for key in after})
+    target = next((u for u in units if u.unit_key == "item"), units[0])
+    target.details = {**(target.details or {}), "cost": cost}
+
+
 def prepare_backend(backend: Any, inputs: list[Any]) -> None:
     """Encode every text of the batch in one call before the per-item metric calls, which then hit
     the backend's cache: one large batch through the model instead of many small ones."""
@@ -412,6 +432,7 @@ def score_batch_process(*, batch_id: int, worker: str, final_attempt: bool = Tru
         item = inputs.get(item_id)
         if item is None:  # deleted since the run started; nothing left to score
             continue
+        started, usage_before = time.perf_counter(), _usage_snapshot(backend)
         try:
             units = score_item(metric, item, backend, params, retriever=retriever, final_attempt=final_attempt)
             if not units:
@@ -428,6 +449,7 @@ def score_batch_process(*, batch_id: int, worker: str, final_attempt: bool = Tru
         except Exception as exc:
             logger.exception("scoring item %s of run %s failed", item_id, run.pk)
             units = [UnitScore("item", None, "failed", {"error": f"{type(exc).__name__}: {exc}"})]
+        _record_cost(units, seconds=time.perf_counter() - started, usage_before=usage_before, backend=backend)
         results.append((item_id, units))
         scored += 1
         if time.monotonic() - last_flush >= flush_every:

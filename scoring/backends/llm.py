@@ -133,6 +133,9 @@ class LLMBackend(Backend):
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.client = httpx.Client(timeout=float(timeout), headers=headers, transport=transport)
         self.identity = f"llm:{model}@{self.base_url} samples={self.samples} temperature={self.temperature}"
+        # Running totals that scoring.services reads before and after each item to record its cost;
+        # tokens count only answers whose body reports ``usage`` (not every endpoint does).
+        self.usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "answers_with_usage": 0}
 
     @classmethod
     def from_settings(cls, **options: Any) -> LLMBackend:
@@ -171,7 +174,25 @@ class LLMBackend(Backend):
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
         if self.json_mode:
             body["response_format"] = {"type": "json_object"}
-        return self.client.post(f"{self.base_url}/chat/completions", json=body)
+        self.usage["requests"] += 1
+        response = self.client.post(f"{self.base_url}/chat/completions", json=body)
+        self._count_usage(response)
+        return response
+
+    def _count_usage(self, response: httpx.Response) -> None:
+        if response.status_code >= 400:
+            return
+        try:
+            usage = response.json().get("usage")
+        except (ValueError, AttributeError):
+            return
+        if not isinstance(usage, dict):
+            return
+        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        if isinstance(prompt, int) and isinstance(completion, int):
+            self.usage["prompt_tokens"] += prompt
+            self.usage["completion_tokens"] += completion
+            self.usage["answers_with_usage"] += 1
 
     def ask(self, prompt: PromptTemplate, validate: Callable[[dict[str, Any]], Any], **values: str) -> dict[str, Any]:
         """Run one prompt ``samples`` times; returns {"parsed": [...], "raw": [...], **prompt facts}."""
