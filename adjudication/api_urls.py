@@ -1,6 +1,7 @@
 from django.urls import include, path
 
 from adjudication import api
+from adjudication.rater_urls import api_urlpatterns as rater_api_urlpatterns
 from adjudication.report_urls import api_urlpatterns as report_api_urlpatterns
 from adjudication.validation_urls import api_urlpatterns as validation_api_urlpatterns
 
@@ -15,3 +16,4 @@ urlpatterns: list = [
 ]
 urlpatterns += [path("", include(report_api_urlpatterns))]
 urlpatterns += [path("", include(validation_api_urlpatterns))]
+urlpatterns += [path("", include(rater_api_urlpatterns))]

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from adjudication import views
+from adjudication import pool_agreement_views, views
 
 app_name = "adjudication"
 urlpatterns = [
@@ -11,4 +11,10 @@ urlpatterns = [
     path("exports/<int:pk>/download/", views.export_download, name="export-download"),
 ]
 urlpatterns += [path("", include("adjudication.report_urls"))]
+urlpatterns += [
+    # The researcher console's progress page hx-gets this per pool (annotation.console_selectors).
+    path("studies/<slug:slug>/pools/<int:pool_id>/agreement/", pool_agreement_views.pool_agreement_fragment,
+         name="pool_agreement_fragment"),
+]
 urlpatterns += [path("", include("adjudication.validation_urls"))]
+urlpatterns += [path("", include("adjudication.rater_urls"))]
