@@ -35,13 +35,24 @@ def label_all(assignment: Assignment, answers: dict[tuple[str, str], Any], quest
     assignment_submit(assignment=assignment, actor=user)
 
 
-def build(researcher, *, independent: bool = True, n_items: int = 6) -> dict[str, Any]:
+# Answers that a lexical backend grounds to different degrees in CONTEXT (the worker test's CF varies).
+VARIED_ANSWERS = [
+    "Take 0.5 mg daily. Avoid alcohol while on it. Hello there!",
+    "Take 0.5 mg daily. Eat grapefruit every single morning. Hello there!",
+    "Double your dose every week. Eat grapefruit every single morning. Hello there!",
+    "The usual dose is 0.5 mg daily. Alcohol should be avoided. Hello there!",
+    "Double your dose every week. Skip your meals quite often. Hello there!",
+    "Take 0.5 mg daily. Skip your meals quite often. Hello there!",
+]
+
+
+def build(researcher, *, independent: bool = True, n_items: int = 6, answers: list[str] | None = None) -> dict[str, Any]:
     study: Study = factories.make_study(owner=researcher, slug="validation-study", independent_pools=independent)
     study_protocol_apply(study=study, presets=["astrid"])
     q = {question.key: question for question in study.questions.all()}
     items = []
     for n in range(n_items):
-        item = factories.make_item(study, f"v{n}", answer=ANSWER)
+        item = factories.make_item(study, f"v{n}", answer=answers[n] if answers else ANSWER)
         factories.make_chunk(item, 1, CONTEXT)
         items.append(item)
     pool_a = factories.make_pool(study, "A", questions=[q["information_bearing"], q["grounded"]], overlap=1)
