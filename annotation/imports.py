@@ -50,7 +50,7 @@ from typing import IO, Any
 import numpy as np
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -75,7 +75,7 @@ from annotation.models import (
 )
 from annotation.segmentation_fast import split_sentences
 from annotation.services import _submitted_handlers
-from concord.errors import PayloadTooLarge, ValidationFailed
+from concord.errors import Conflict, PayloadTooLarge, ValidationFailed
 
 MAX_ERRORS = 200
 BATCH_SIZE = 500
@@ -795,7 +795,8 @@ def _rows_insert(model: type[models.Model], fields: tuple[str, ...], rows: Itera
     table = qn(model._meta.db_table)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+            # The raw psycopg cursor bypasses Django's error translation; restore it (IntegrityError).
+            with connection.wrap_database_errors, cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
         else:
@@ -960,25 +961,39 @@ def records_import(
     if dry_run:
         return result
     validator = _Validator(study, where=where, accept_extra=extra_writer is not None)
-    with transaction.atomic():
-        writer = _Writer(study=study, pool_name=pool_name, pseudonyms=scan.pseudonyms, extra_writer=extra_writer)
-        batch: list[Record] = []
-        for number, rec in source():
-            record, errors = (None, [rec]) if isinstance(rec, RowError) else validator.validate(number, rec)
-            if record is None:
-                # The source changed between the passes; the transaction undoes what was written.
-                raise ImportRejected(errors, total=len(errors), filename=filename)
-            batch.append(record)
-            if len(batch) >= BATCH_SIZE:
-                writer.write(batch)
-                batch = []
-        if batch:
+    try:
+        with transaction.atomic():
+            return _write(study=study, source=source, validator=validator, result=result, filename=filename,
+                          actor=actor, adapter=adapter, pool_name=pool_name, scan=scan, extra_writer=extra_writer)
+    except IntegrityError as exc:
+        # The check pass found none of these ids; another import wrote some of them since.
+        raise Conflict(
+            f"{filename}: another import into study {study.slug!r} added some of these items meanwhile; "
+            "nothing was imported (run it again to see which ids exist now)"
+        ) from exc
+
+
+def _write(*, study: Study, source: RecordSource, validator: _Validator, result: ImportResult, filename: str,
+           actor: Any, adapter: str, pool_name: str, scan: _Scan, extra_writer: ExtraWriter | None) -> ImportResult:
+    """The write pass; runs inside the caller's transaction."""
+    writer = _Writer(study=study, pool_name=pool_name, pseudonyms=scan.pseudonyms, extra_writer=extra_writer)
+    batch: list[Record] = []
+    for number, rec in source():
+        record, errors = (None, [rec]) if isinstance(rec, RowError) else validator.validate(number, rec)
+        if record is None:
+            # The source changed between the passes; the transaction undoes what was written.
+            raise ImportRejected(errors, total=len(errors), filename=filename)
+        batch.append(record)
+        if len(batch) >= BATCH_SIZE:
             writer.write(batch)
-        counts = writer.result_counts
-        batch_row = ImportBatch.objects.create(
-            study=study, filename=filename[:300], adapter=adapter, n_items=counts["items"], n_labels=counts["labels"],
-            by=actor if getattr(actor, "pk", None) else None,
-        )
+            batch = []
+    if batch:
+        writer.write(batch)
+    counts = writer.result_counts
+    batch_row = ImportBatch.objects.create(
+        study=study, filename=filename[:300], adapter=adapter, n_items=counts["items"], n_labels=counts["labels"],
+        by=actor if getattr(actor, "pk", None) else None,
+    )
     result.n_items, result.n_sentences = counts["items"], counts["sentences"]
     result.n_chunks, result.n_aspects, result.n_labels = counts["chunks"], counts["aspects"], counts["labels"]
     result.batch_id = batch_row.pk

@@ -29,7 +29,7 @@ from annotation.models import (
     Study,
 )
 from annotation.protocols import study_protocol_apply
-from concord.errors import PayloadTooLarge
+from concord.errors import Conflict, PayloadTooLarge
 from tests import factories
 
 User = get_user_model()
@@ -357,6 +357,23 @@ def test_reimporting_an_existing_id_is_reported_and_never_duplicated(protocol_st
     assert errors == [{"location": "line 2", "line": 2, "field": "id",
                        "reason": "id 'q1' already exists in study 'demo-study'; it is not imported again"}]
     assert Item.objects.filter(external_id="q1").count() == 1
+
+
+def test_an_id_written_by_another_import_between_the_passes_is_a_conflict(protocol_study, monkeypatch):
+    from annotation import imports
+
+    real_scan = imports._scan
+
+    def scan_then_race(*args, **kwargs):
+        result = real_scan(*args, **kwargs)
+        factories.make_item(protocol_study, "q2")  # another import commits q2 meanwhile
+        return result
+
+    monkeypatch.setattr(imports, "_scan", scan_then_race)
+    with pytest.raises(Conflict, match="another import"):
+        _import(protocol_study, _jsonl(_record(1), _record(2), _record(3)))
+    assert list(Item.objects.values_list("external_id", flat=True)) == ["q2"]
+    assert not ImportBatch.objects.exists()
 
 
 def test_the_same_id_in_another_study_is_fine(protocol_study):
