@@ -6,8 +6,8 @@ instances), and each record is written as soon as it is built.
 
 JSONL layout (the round trip reads it back: adjudication.roundtrip):
 
-* line 1 — a header object ``{"concord_export": 1, "study": …, "questions": …, "pools": …,
-  "score_runs": …, "counts": …}``: everything needed to rebuild the study around the items;
+* line 1 — a header object ``{"concord_export": 1, "exported_at": …, "study": …, "questions": …,
+  "pools": …, "score_runs": …}``: everything needed to rebuild the study around the items;
 * every other line — one item: ``id``, ``question``, ``answer``, ``source``, ``scope``, ``system``,
   ``metadata``, ``sentences``, ``contexts``, ``aspects`` (with ``origin``, ``status``, ``version``),
   ``assignments`` (pool, annotator pseudonym, status, time on task), ``labels`` (pool, annotator
@@ -43,15 +43,14 @@ import re
 import shutil
 import tempfile
 import zipfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import numpy as np
 import orjson
-from django.db import connection
+from django.db import connection, reset_queries
 from django.db.models import Count
 from django.utils import timezone
 
@@ -169,20 +168,6 @@ class _Context:
         }
 
 
-def study_counts(study: Study) -> dict[str, int]:
-    from scoring.models import Score
-
-    return {
-        "items": Item.objects.filter(study=study).count(),
-        "labels": Label.objects.filter(assignment__pool__study=study).count(),
-        "annotators": PoolMembership.objects.filter(study=study).values("user").distinct().count(),
-        "gold_current": GoldLabel.objects.filter(item__study=study, is_current=True).count(),
-        "gold_versions": GoldLabel.objects.filter(item__study=study).count(),
-        "cases": AdjudicationCase.objects.filter(item__study=study).count(),
-        "scores": Score.objects.filter(item__study=study).count(),
-    }
-
-
 # --- Records ------------------------------------------------------------------------------------
 
 
@@ -272,6 +257,9 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
         for m in (Sentence, Chunk, Aspect, Assignment, Label, GoldLabel, AdjudicationCase, Score, Pool, Question, PoolMembership)
     }
     for items in _item_chunks(study, chunk):
+        # With DEBUG on, Django keeps the last 9,000 queries with their parameters inlined; a chunk's
+        # queries carry thousands of ids, so the log alone would grow the export by tens of MB.
+        reset_queries()
         ids = [row[0] for row in items]
         sentences = _grouped(
             f'SELECT item_id, part, "index", text, start, "end" FROM {t["Sentence"]} WHERE {{where}} ORDER BY item_id, part, "index"',  # noqa: S608 (table names from model meta)
@@ -398,130 +386,92 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
 # --- Agreement table for the card ---------------------------------------------------------------
 
 
-def agreement_table(study: Study) -> list[dict[str, Any]]:
-    """Per pool and question: percent agreement, Fleiss' κ and Krippendorff's α over the labels of
-    submitted assignments, before any consensus (adjudication.agreement does the arithmetic).
+class _Tally:
+    """Counts and agreement patterns gathered while the records stream past, so the card costs no
+    second read of the labels. A unit's pattern is its submitted answers (canonical forms, sorted);
+    percent agreement, Fleiss' κ and Krippendorff's α do not depend on which rater gave which answer
+    within a unit, so the distinct patterns with their unit counts are all the statistics need —
+    a handful of entries however many units."""
 
-    On PostgreSQL the units × raters matrix is built from answer patterns aggregated in the
-    database (one scan of the pool's labels for all its questions); elsewhere labels are streamed
-    in unit order. Either way the matrix costs 8 bytes per rating, not a Python object per label.
-    """
-    from adjudication import agreement
+    def __init__(self, ctx: _Context) -> None:
+        self.ctx = ctx
+        self.kinds = {q.key: q.kind for q in ctx.questions.values()}
+        self.counts: Counter[str] = Counter()
+        self.patterns: dict[tuple[str, str], Counter[tuple]] = defaultdict(Counter)
 
-    rows: list[dict[str, Any]] = []
-    for pool in Pool.objects.filter(study=study).prefetch_related("questions").order_by("name"):
-        members = {
-            uid: i for i, uid in enumerate(PoolMembership.objects.filter(pool=pool).order_by("pk").values_list("user_id", flat=True))
-        }
-        questions = sorted(pool.questions.all(), key=lambda q: (q.order, q.pk))
-        patterns = _patterns(pool, members) if connection.vendor == "postgresql" and members else None
-        for question in questions:
-            row: dict[str, Any] = {"pool": pool.name, "question": question.key, "kind": question.kind}
-            if question.kind == "text" or not members:
-                row["note"] = "free text: agreement statistics do not apply" if question.kind == "text" else "no members"
-                rows.append(row)
+    def add(self, record: dict[str, Any]) -> None:
+        counts = self.counts
+        counts["items"] += 1
+        counts["labels"] += len(record["labels"])
+        counts["gold_versions"] += len(record["gold"])
+        counts["gold_current"] += sum(1 for g in record["gold"] if g["is_current"])
+        counts["cases"] += len(record["cases"])
+        counts["scores"] += len(record["scores"])
+        submitted = {(a["pool"], a["annotator"]) for a in record["assignments"] if a["status"] == "submitted"}
+        units: dict[tuple[str, str, str], list] = defaultdict(list)
+        for label in record["labels"]:
+            kind = self.kinds[label["question"]]
+            if label["value"] is None or kind == "text" or (label["pool"], label["annotator"]) not in submitted:
                 continue
-            scale = question.option_values if question.is_categorical else None
-            if patterns is not None:
-                codes = _codes_from_patterns(patterns.get(question.pk, []), question, len(members), scale)
-            else:
-                codes = _codes(pool, question, members, scale)
-            if codes.shape[0] == 0:
-                row["note"] = "no submitted labels"
+            units[(label["pool"], label["question"], label["unit"])].append(canonical(kind, label["value"]))
+        for (pool, question, _unit), values in units.items():
+            self.patterns[(pool, question)][tuple(sorted(values, key=repr))] += 1
+
+    def summary(self) -> dict[str, int]:
+        keys = ("items", "labels", "gold_current", "gold_versions", "cases", "scores")
+        out = {key: self.counts.get(key, 0) for key in keys}
+        out["annotators"] = len({user_id for _pool, user_id in self.ctx.pseudonyms})
+        return out
+
+    def agreement(self) -> list[dict[str, Any]]:
+        """Per pool and question: percent agreement, Fleiss' κ and Krippendorff's α over submitted
+        labels, before any consensus, from the answer patterns (adjudication.pattern_agreement)."""
+        from adjudication import pattern_agreement as pa
+
+        rows: list[dict[str, Any]] = []
+        for pool in sorted(self.ctx.pools.values(), key=lambda p: p.name):
+            for question in sorted(pool.questions.all(), key=lambda q: (q.order, q.pk)):
+                row: dict[str, Any] = {"pool": pool.name, "question": question.key, "kind": question.kind}
                 rows.append(row)
-                continue
-            pa = agreement.percent_agreement(codes)
-            row["n_units"] = pa.n_units
-            row["percent_agreement"] = pa.value
-            if question.is_categorical:
-                level = "ordinal" if question.kind == "ordinal" else "nominal"
-                row["fleiss_kappa"] = agreement.fleiss_kappa(codes, len(scale)).value
-                row["krippendorff_alpha"] = agreement.krippendorff_alpha(codes, level, len(scale)).value
-                row["alpha_level"] = level
-            elif question.kind == "number":
-                row["krippendorff_alpha"] = agreement.krippendorff_alpha(codes, "interval").value
-                row["alpha_level"] = "interval"
-            else:
-                row["note"] = "exact set equality; κ and α over sets are not reported"
-            rows.append(row)
-    return rows
+                if question.kind == "text":
+                    row["note"] = "free text: agreement statistics do not apply"
+                    continue
+                scale = question.option_values if question.is_categorical else None
+                patterns = _pattern_codes(self.patterns.get((pool.name, question.key), Counter()), question, scale)
+                if not patterns:
+                    row["note"] = "no submitted labels"
+                    continue
+                agreement = pa.percent_agreement(patterns)
+                row["n_units"] = agreement.n_units
+                row["percent_agreement"] = agreement.value
+                if question.is_categorical:
+                    level = "ordinal" if question.kind == "ordinal" else "nominal"
+                    row["fleiss_kappa"] = pa.fleiss_kappa(patterns, len(scale)).value
+                    row["krippendorff_alpha"] = pa.krippendorff_alpha(patterns, level, len(scale)).value
+                    row["alpha_level"] = level
+                elif question.kind == "number":
+                    row["krippendorff_alpha"] = pa.krippendorff_alpha(patterns, "interval").value
+                    row["alpha_level"] = "interval"
+                else:
+                    row["note"] = "exact set equality; κ and α over sets are not reported"
+        return rows
 
 
-def _patterns(pool: Pool, members: dict[int, int]) -> dict[int, list[tuple[list[str], int]]]:
-    """question id → [(a unit's sorted answers as JSON texts, how many units answered so)], from one
-    aggregation in PostgreSQL over the pool's submitted labels: a handful of rows however many units."""
-    label, assignment = Label._meta.db_table, Assignment._meta.db_table
-    rows = _sql(
-        f"SELECT question_id, pattern, COUNT(*) FROM (SELECT l.question_id, "  # noqa: S608 (table names from model meta)
-        f"array_agg(CAST(l.value AS text) ORDER BY CAST(l.value AS text)) AS pattern "
-        f"FROM {label} l JOIN {assignment} a ON a.id = l.assignment_id "
-        f"WHERE a.pool_id = %s AND a.status = 'submitted' AND l.value IS NOT NULL AND a.annotator_id = ANY(%s) "
-        f"GROUP BY l.question_id, a.item_id, l.unit_key) AS units GROUP BY question_id, pattern",
-        [pool.pk, list(members)],
-    )
-    out: dict[int, list[tuple[list[str], int]]] = defaultdict(list)
-    for question_id, pattern, count in rows:
-        out[question_id].append((pattern, count))
+def _pattern_codes(patterns: Counter[tuple], question: Question, scale: list[str] | None) -> list[tuple[list[float], int]]:
+    """Answer patterns as codes: scale positions (categorical), numbers, or one id per distinct set."""
+    position = {v: i for i, v in enumerate(scale)} if scale is not None else None
+    seen_sets: dict[Any, int] = {}
+    out = []
+    for pattern, count in sorted(patterns.items(), key=lambda kv: repr(kv[0])):
+        if position is not None:
+            codes = [float(position[v]) for v in pattern if v in position]
+        elif question.kind == "number":
+            codes = [float(v) for v in pattern]
+        else:
+            codes = [float(seen_sets.setdefault(v, len(seen_sets))) for v in pattern]
+        if codes:
+            out.append((codes, count))
     return out
-
-
-def _code(question: Question, value: Any, position: dict[str, int] | None, seen_sets: dict[Any, int]) -> float | None:
-    if value is None:
-        return None
-    if position is not None:
-        code = position.get(str(value))
-        return None if code is None else float(code)
-    if question.kind == "number":
-        return float(value)
-    return float(seen_sets.setdefault(canonical(question.kind, value), len(seen_sets)))
-
-
-def _codes_from_patterns(
-    patterns: list[tuple[list[str], int]], question: Question, width: int, scale: list[str] | None
-) -> np.ndarray:
-    """The units × raters matrix from answer patterns. Percent agreement, Fleiss' κ and
-    Krippendorff's α do not depend on which rater gave which answer within a unit, so a unit's
-    answers are laid out left to right."""
-    position = {v: i for i, v in enumerate(scale)} if scale is not None else None
-    seen_sets: dict[Any, int] = {}
-    rows, counts = [], []
-    for pattern, count in sorted(patterns):
-        codes = [c for c in (_code(question, orjson.loads(v), position, seen_sets) for v in pattern) if c is not None]
-        if not codes:
-            continue
-        rows.append(codes + [float("nan")] * (width - len(codes)))
-        counts.append(count)
-    if not rows:
-        return np.empty((0, width))
-    return np.repeat(np.asarray(rows, dtype=float), counts, axis=0)
-
-
-def _codes(pool: Pool, question: Question, members: dict[int, int], scale: list[str] | None) -> np.ndarray:
-    position = {v: i for i, v in enumerate(scale)} if scale is not None else None
-    seen_sets: dict[Any, int] = {}
-    width = len(members)
-    flat: list[float] = []
-    current: tuple[int, str] | None = None
-    row: list[float] = []
-    rows = (
-        Label.objects.filter(assignment__pool=pool, assignment__status="submitted", question=question)
-        .order_by("assignment__item_id", "unit_key")
-        .values_list("assignment__item_id", "unit_key", "assignment__annotator_id", "value")
-        .iterator(chunk_size=5000)
-    )
-    for item_id, unit_key, annotator_id, value in rows:
-        if (item_id, unit_key) != current:
-            if current is not None:
-                flat.extend(row)
-            current, row = (item_id, unit_key), [float("nan")] * width
-        if annotator_id not in members:
-            continue
-        code = _code(question, value, position, seen_sets)
-        if code is not None:
-            row[members[annotator_id]] = code
-    if current is not None:
-        flat.extend(row)
-    return np.asarray(flat, dtype=float).reshape(-1, width) if flat else np.empty((0, width))
 
 
 # --- Card ---------------------------------------------------------------------------------------
@@ -531,8 +481,9 @@ def _fmt(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.3f}"
 
 
-def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], counts: dict[str, int], yaml_header: bool) -> str:
-    agreement_rows = agreement_table(study)
+def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: _Tally, yaml_header: bool) -> str:
+    counts = tally.summary()
+    agreement_rows = tally.agreement()
     gold_sources = dict(
         GoldLabel.objects.filter(item__study=study, is_current=True).values("source").annotate(n=Count("pk")).values_list("source", "n")
     )
@@ -645,10 +596,12 @@ def _write_csv_rows(record: dict[str, Any], writer: Any) -> None:
 
 
 def write_stream(study: Study, fmt: str, stream: BinaryIO, *, progress: Progress | None = None,
-                 chunk: int = CHUNK, total: int | None = None, header: dict[str, Any] | None = None) -> int:
-    """Write the records of ``study`` to an open binary stream (UTF-8); returns the items written."""
-    ctx = _Context(study)
-    header = header or ctx.header()
+                 chunk: int = CHUNK, total: int | None = None, ctx: _Context | None = None,
+                 tally: _Tally | None = None) -> int:
+    """Write the records of ``study`` to an open binary stream (UTF-8); returns the items written.
+    ``tally``, when given, sees every record (for the card)."""
+    ctx = ctx or _Context(study)
+    header = ctx.header()
     if total is None:
         total = Item.objects.filter(study=study).count()
     text = writer = None
@@ -660,6 +613,8 @@ def write_stream(study: Study, fmt: str, stream: BinaryIO, *, progress: Progress
         writer.writerow(["record", "item_id", "unit", "pool", "question", "annotator", "value", "version", "source"])
     n = 0
     for record in iter_records(study, chunk=chunk, ctx=ctx):
+        if tally is not None:
+            tally.add(record)
         if fmt == "jsonl":
             stream.write(_line(record))
         elif fmt == "hf":
@@ -685,15 +640,14 @@ def write_export(*, study: Study, fmt: str, out: Path, progress: Progress | None
     """
     out = Path(out)
     ctx = _Context(study)
-    header = ctx.header()
-    counts = study_counts(study)
-    header["counts"] = counts
+    tally = _Tally(ctx)
+    total = Item.objects.filter(study=study).count()
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt in ("jsonl", "csv"):
         tmp = out.with_name(out.name + ".part")
         with open(tmp, "wb") as stream:
-            write_stream(study, fmt, stream, progress=progress, chunk=chunk, total=counts["items"], header=header)
-        card = card_markdown(study, fmt=fmt, header=header, counts=counts, yaml_header=False)
+            write_stream(study, fmt, stream, progress=progress, chunk=chunk, total=total, ctx=ctx, tally=tally)
+        card = card_markdown(study, fmt=fmt, header=ctx.header(), tally=tally, yaml_header=False)
         Path(str(out) + ".card.md").write_text(card, encoding="utf-8")
         os.replace(tmp, out)
         return out
@@ -703,9 +657,10 @@ def write_export(*, study: Study, fmt: str, out: Path, progress: Progress | None
     try:
         (workdir / "data").mkdir()
         with open(workdir / "data" / "train.jsonl", "wb") as stream:
-            write_stream(study, "hf", stream, progress=progress, chunk=chunk, total=counts["items"], header=header)
+            write_stream(study, "hf", stream, progress=progress, chunk=chunk, total=total, ctx=ctx, tally=tally)
+        header = ctx.header()
         (workdir / "README.md").write_text(
-            card_markdown(study, fmt="hf", header=header, counts=counts, yaml_header=True), encoding="utf-8"
+            card_markdown(study, fmt="hf", header=header, tally=tally, yaml_header=True), encoding="utf-8"
         )
         (workdir / "concord_export.json").write_text(_dumps(header), encoding="utf-8")
         if out.suffix == ".zip":

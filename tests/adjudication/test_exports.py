@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from adjudication.exports import csv_safe, iter_records, write_export
@@ -189,11 +188,22 @@ def test_the_command_exports_from_the_shell(exported_study, tmp_path):
     assert ExportJob.objects.get().status == "done"
 
 
+def _count_queries(fn) -> int:
+    # An execute wrapper, not the debug query log: the exporter clears that log per chunk.
+    executed = []
+
+    def count(execute, sql, params, many, context):
+        executed.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(count):
+        fn()
+    return len(executed)
+
+
 def test_reading_records_costs_a_fixed_number_of_queries_per_chunk_not_per_item(exported_study):
-    with CaptureQueriesContext(connection) as two_items:
-        list(iter_records(exported_study, chunk=1000))
+    two_items = _count_queries(lambda: list(iter_records(exported_study, chunk=1000)))
     for i in range(6):
         factories.make_item(exported_study, f"extra-{i}")
-    with CaptureQueriesContext(connection) as eight_items:
-        list(iter_records(exported_study, chunk=1000))
-    assert len(eight_items) == len(two_items)
+    eight_items = _count_queries(lambda: list(iter_records(exported_study, chunk=1000)))
+    assert eight_items == two_items > 0
