@@ -147,3 +147,25 @@ class HumanMeasureApi(_AdjudicationApi):
         selectors.study_get_for_researcher(user=request.user, slug=pool.study.slug)
         result = selectors.human_measure_values(pool_id=pool.pk, measure=measure, rater=request.query_params.get("rater", "gold"))
         return Response({"measure": result.measure, "rater": result.rater, "values": result.values, "undefined": result.undefined})
+
+
+class ConsensusRuleApi(_AdjudicationApi):
+    """POST {"question": key, "majority": true|false}: may a strict majority (k ≥ 3) make gold?"""
+
+    access_policy = "researcher"
+
+    class Input(serializers.Serializer):
+        question = serializers.CharField()
+        majority = serializers.BooleanField()
+
+    def post(self, request: Request, pk: int) -> Response:
+        pool = selectors.pool_get_for_researcher(user=request.user, pool_id=pk)
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        question = pool.questions.filter(key=data.validated_data["question"]).first()
+        if question is None:
+            raise NotFound("the pool answers no such question")
+        rule = services.consensus_rule_set(
+            pool_id=pool.pk, question_id=question.pk, majority=data.validated_data["majority"], actor=request.user
+        )
+        return Response({"pool": pool.name, "question": question.key, "majority": rule.majority})

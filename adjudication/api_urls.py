@@ -12,6 +12,7 @@ urlpatterns: list = [
     path("aspects/<int:pk>/decision/", api.AspectDecideApi.as_view(), name="adjudication-api-aspect-decide"),
     path("studies/<slug:slug>/exports/", api.ExportListCreateApi.as_view(), name="adjudication-api-exports"),
     path("exports/<int:pk>/", api.ExportDetailApi.as_view(), name="adjudication-api-export"),
+    path("pools/<int:pk>/consensus-rules/", api.ConsensusRuleApi.as_view(), name="adjudication-api-consensus-rule"),
     path("pools/<int:pk>/human-measures/<slug:measure>/", api.HumanMeasureApi.as_view(), name="adjudication-api-human-measure"),
 ]
 urlpatterns += [path("", include(report_api_urlpatterns))]

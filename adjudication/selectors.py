@@ -93,6 +93,27 @@ def aspect_get_for_adjudicator(*, user: AbstractBaseUser, aspect_id: int) -> Asp
     return aspect
 
 
+def pool_get_for_researcher(*, user: AbstractBaseUser, pool_id: int) -> Pool:
+    pool = Pool.objects.select_related("study").filter(pk=pool_id).first()
+    if pool is None:
+        raise NotFound("no such pool")
+    _require(user, pool.study_id, {Role.RESEARCHER}, "pool")
+    return pool
+
+
+def consensus_rules(*, study: Study) -> list[dict[str, Any]]:
+    """Per pool and question: whether a strict majority makes gold (only offered when k ≥ 3)."""
+    from adjudication.models import ConsensusRule
+
+    majority = set(
+        ConsensusRule.objects.filter(pool__study=study, majority=True).values_list("pool_id", "question_id")
+    )
+    return [
+        {"pool": pool, "questions": [(q, (pool.pk, q.pk) in majority) for q in pool.questions.all()]}
+        for pool in Pool.objects.filter(study=study).prefetch_related("questions").order_by("name")
+    ]
+
+
 def export_get_for_researcher(*, user: AbstractBaseUser, job_id: int) -> ExportJob:
     job = ExportJob.objects.select_related("study").filter(pk=job_id).first()
     if job is None:

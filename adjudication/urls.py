@@ -7,6 +7,7 @@ urlpatterns = [
     path("studies/<slug:slug>/cases/", views.queue, name="queue"),
     path("cases/<int:pk>/", views.case_page, name="case"),
     path("aspects/<int:pk>/decide/", views.aspect_decide, name="aspect-decide"),
+    path("pools/<int:pk>/consensus-rule/", views.consensus_rule, name="consensus-rule"),
     path("studies/<slug:slug>/exports/", views.exports, name="exports"),
     path("exports/<int:pk>/download/", views.export_download, name="export-download"),
 ]

@@ -102,6 +102,7 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
         "counts": selectors.case_counts(study=study),
         "proposed": selectors.proposed_aspects(study=study)[:200],
         "is_researcher": selectors.is_researcher(user=request.user, study=study),
+        "rules": selectors.consensus_rules(study=study),
     }
     return _vary(render(request, "adjudication/queue.html", context))
 
@@ -148,6 +149,20 @@ def aspect_decide(request: HttpRequest, pk: int) -> HttpResponse:
         aspects = selectors.proposed_aspects(study=aspect.item.study).filter(item=aspect.item)
         return _vary(render(request, "adjudication/_proposed.html", {"proposed": aspects, "decided": aspect}))
     return redirect("adjudication:queue", slug=aspect.item.study.slug)
+
+
+@access_policy("researcher")
+@require_POST
+@_domain_errors
+def consensus_rule(request: HttpRequest, pk: int) -> HttpResponse:
+    pool = selectors.pool_get_for_researcher(user=request.user, pool_id=pk)
+    question_id = request.POST.get("question", "")
+    if not str(question_id).isdigit():
+        raise ValidationFailed("choose a question")
+    services.consensus_rule_set(
+        pool_id=pool.pk, question_id=int(question_id), majority=request.POST.get("majority") == "1", actor=request.user
+    )
+    return redirect("adjudication:queue", slug=pool.study.slug)
 
 
 # --- Exports --------------------------------------------------------------------------------------

@@ -165,3 +165,35 @@ def test_submitting_through_the_workspace_runs_detection(setup):
     open_one = submit_labels(pool, item, b, {("pf", "item"): "yes"}, status=AssignmentStatus.STARTED)
     assignment_submit(assignment=open_one, actor=b)
     assert GoldLabel.objects.get().source == "unanimous"
+
+
+# --- the researcher sets the rule ---------------------------------------------------------------------
+
+
+def test_a_researcher_allows_a_majority_from_the_queue_page_and_the_api(client, study, researcher):
+    from django.urls import reverse
+
+    from adjudication.models import ConsensusRule
+
+    pf = yes_no(study, "pf")
+    pool, _ = pool_with_members(study, [pf], n=3)
+    client.force_login(researcher)
+    page = client.get(reverse("adjudication:queue", args=[study.slug])).content.decode()
+    assert "Allow majority" in page
+    client.post(reverse("adjudication:consensus-rule", args=[pool.pk]), {"question": pf.pk, "majority": "1"})
+    assert ConsensusRule.objects.get(pool=pool, question=pf).majority is True
+    response = client.post(reverse("adjudication-api-consensus-rule", args=[pool.pk]), {"question": "pf", "majority": False},
+                           content_type="application/json")
+    assert response.json() == {"pool": "P", "question": "pf", "majority": False}
+
+
+def test_an_adjudicator_cannot_change_the_rule(client, study, adjudicator):
+    from django.urls import reverse
+
+    factories.grant(study, adjudicator, "adjudicator")
+    pf = yes_no(study, "pf")
+    pool, _ = pool_with_members(study, [pf], n=3)
+    client.force_login(adjudicator)
+    response = client.post(reverse("adjudication-api-consensus-rule", args=[pool.pk]), {"question": "pf", "majority": True},
+                           content_type="application/json")
+    assert response.status_code == 403
