@@ -309,7 +309,7 @@ class _Context:
             for mode, label in modes:
                 values, excluded = reports.human_target(pool=vs.target_pool, question=self.question, target=mode,
                                                         ratings=ratings)
-                self._targets.append((label, values, excluded))
+                self._targets.append((label, values, {k: n for k, n in excluded.items() if n}))
         return self._targets
 
     def binary(self, positions: dict[Unit, float]) -> dict[Unit, float]:
@@ -335,13 +335,18 @@ def _figure(name: str, est: Estimate | dict[str, Any]) -> dict[str, Any]:
     return {"name": name, **(est.as_dict() if isinstance(est, Estimate) else est)}
 
 
+def _a(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
 def _run_missing(run: ScoreRun | None, allowed: tuple[str, ...] | None, role: str) -> list[str]:
-    wanted = " or ".join(allowed) if allowed else "any"
+    wanted = " or ".join(allowed) if allowed else ""
     if run is None:
-        return [f"no {role}: choose a completed {wanted} score run of this study"]
+        return [f"no {role}: choose a completed {wanted + ' ' if wanted else ''}score run of this study"]
     problems = []
     if allowed and run.metric not in allowed:
-        problems.append(f"the {role} is run #{run.pk}, a {run.metric} run; this analysis needs a {wanted} run")
+        problems.append(f"the {role} is run #{run.pk}, {_a(run.metric)} {run.metric} run; this analysis needs "
+                        f"{_a(wanted)} {wanted} run")
     if run.status != RunStatus.DONE:
         problems.append(f"the {role} (run #{run.pk}, {run.metric}) is {run.status}, not done")
     return problems

@@ -207,11 +207,11 @@ def human_ceiling(*, pool: Pool, question: Question, n_boot: int = 0, seed: int 
 def check_human_ceiling(*, target_pool: Pool, target_question: Question, n_boot: int, seed: int) -> Check:
     title = "Pool B's overlap and agreement (the human ceiling)"
     ceiling = human_ceiling(pool=target_pool, question=target_question, n_boot=n_boot, seed=seed)
-    if target_pool.overlap < 2:
-        return Check("human_ceiling", title, WARN, False,
-                     f"Pool B's overlap is k={target_pool.overlap}: each item has one annotator, so there is no "
-                     "human ceiling to set the metric against (k ≥ 2 is needed).", ceiling)
     if not ceiling.get("defined"):
+        if target_pool.overlap < 2:
+            return Check("human_ceiling", title, WARN, False,
+                         f"Pool B's overlap is k={target_pool.overlap}: each item has one annotator, so there is no "
+                         "human ceiling to set the metric against (k ≥ 2 is needed).", ceiling)
         return Check("human_ceiling", title, WARN, False,
                      f"Pool B (k={target_pool.overlap}) has no agreement on {target_question.key} yet: "
                      f"{ceiling.get('reason')}.", ceiling)
@@ -222,9 +222,11 @@ def check_human_ceiling(*, target_pool: Pool, target_question: Question, n_boot:
         if est.get("value") is not None:
             ci = est.get("ci95")
             parts.append(f"{name} {est['value']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""))
+    # An imported pool can carry several ratings per unit whatever k its pool was given: what counts
+    # for the ceiling is that units were rated more than once.
     return Check("human_ceiling", title, PASS, False,
-                 f"Pool B (k={target_pool.overlap}, {ceiling['n_raters']} annotators, {ceiling['n_units']} units) on "
-                 f"{target_question.key}: {'; '.join(parts)}.", ceiling)
+                 f"Pool B (k={target_pool.overlap}, {ceiling['n_raters']} annotators, {ceiling['n_units']} units, "
+                 f"{ceiling['n_excluded_units']} rated only once) on {target_question.key}: {'; '.join(parts)}.", ceiling)
 
 
 def validation_checks_compute(

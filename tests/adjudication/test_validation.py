@@ -421,7 +421,7 @@ def test_plainqafact_on_a_study_without_its_runs_says_which_input_is_missing(res
     missing = _analysis(results, "explanation_only_auc")["missing"]
     assert missing == [
         f"the metric run (kind-aware PlainQAFact) is run #{cf.pk}, a cf run; this analysis needs a plainqafact run",
-        "no comparison run (a source-only metric): choose a completed any score run of this study",
+        "no comparison run (a source-only metric): choose a completed score run of this study",
     ]
     assert _analysis(results, "explanation_only_auc")["figures"] == []
 
