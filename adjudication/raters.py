@@ -37,6 +37,18 @@ from annotation.models import Pool, Question, QuestionKind, Study
 from concord.errors import NotFound, ValidationFailed
 
 AT_OR_ABOVE, BELOW = "at_or_above", "below"
+# The categorical outputs each metric keeps, offered on the index page (any details path works).
+SUGGESTED_FIELDS: dict[str, list[tuple[str, str]]] = {
+    "ra": [("value", "correct behaviour for the scope class (1/0)"), ("details.behaviour", "answer / refuse / escalate")],
+    "cf": [("value", "sentence grounded (1/0; information-bearing sentences only)"),
+           ("details.information_bearing", "sentence information-bearing (true/false)"),
+           ("details.grounded", "sentence grounded (true/false)")],
+    "cr": [("details.relevant", "chunk relevant (true/false)"), ("value", "graded relevance: give a threshold")],
+    "icat": [("value", "aspect covered (1/0)")],
+    "rubric": [(f"details.ratings.{c}", f"{c} 1–5 (mean over samples: a threshold when samples > 1)")
+               for c in ("faithfulness", "completeness", "factual_consistency", "clarity")]
+              + [("details.samples.0.clarity", "one sample's rating (samples.<i>.<criterion>)")],
+}
 POSITIVE_FIRST = ({"1", "0"}, "1"), ({"true", "false"}, "true"), ({AT_OR_ABOVE, BELOW}, AT_OR_ABOVE)
 
 
@@ -132,9 +144,12 @@ def rater_params_parse(*, study: Study, query: Any) -> RaterParams:
 def _walk(details: dict[str, Any], path: str) -> Any:
     node: Any = details
     for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]  # e.g. details.samples.0.clarity: one judge sample of several
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
             return None
-        node = node[part]
     return node
 
 
@@ -336,7 +351,7 @@ def rater_choices(*, study: Study) -> list[dict[str, Any]]:
                   Score.objects.filter(run=run).values_list("unit_key", flat=True).distinct()[:50]}
         pairs = [(pool, q) for scope in sorted(scopes) for pool, q in reports.compatible_questions(study=study, scope=scope)]
         if pairs:
-            out.append({"run": run, "pairs": pairs})
+            out.append({"run": run, "pairs": pairs, "fields": SUGGESTED_FIELDS.get(run.metric, [("value", "the score")])})
     return out
 
 
