@@ -204,6 +204,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "concord.api_errors.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
 }
@@ -227,12 +228,13 @@ if not CELERY_BROKER_URL:
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # kombu's own filesystem transport can hand a worker a half-written message (see concord/broker.py).
     CELERY_BROKER_TRANSPORT = "concord.broker:Transport"
-    for sub in ("queue", "processed"):
+    for sub in ("queue", "processed", "control"):
         (_default_broker_dir / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_default_broker_dir / "queue"),
         "data_folder_out": str(_default_broker_dir / "queue"),
         "processed_folder": str(_default_broker_dir / "processed"),
+        "control_folder": str(_default_broker_dir / "control"),
         "store_processed": False,
         # The filesystem transport polls its folder; kombu's default of 1 s caps a worker at one
         # task per second however short the tasks are.

@@ -5,6 +5,12 @@ import pytest
 from tests import factories
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hasher(settings):
+    # PBKDF2's deliberate slowness protects stored passwords; in tests it only costs minutes.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def researcher(db):
     """Owns `study`: may set it up, import, read reports and export."""
