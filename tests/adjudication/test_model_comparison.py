@@ -104,3 +104,30 @@ def test_comparison_page_renders_the_chart_and_is_researcher_only(client, two_ru
     assert client.get(reverse("adjudication-api-comparison", args=[slug]) + query).json()["pairs"]
     client.force_login(stranger)
     assert client.get(reverse("adjudication:comparison", args=[slug]) + query).status_code == 404
+
+
+def test_llm_backend_counts_requests_and_reported_tokens():
+    import httpx
+
+    from scoring.backends.llm import LLMBackend
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"choices": [{"message": {"content": '{"behaviour": "answer"}'}}],
+                                         "usage": {"prompt_tokens": 120, "completion_tokens": 7}})
+
+    backend = LLMBackend(base_url="http://judge.test/v1", model="stub", samples=2, transport=httpx.MockTransport(answer))
+    backend.behaviour("What dose?", "Take 0.5 mg.")
+    assert backend.usage == {"requests": 2, "prompt_tokens": 240, "completion_tokens": 14, "answers_with_usage": 2}
+
+
+def test_a_scoring_run_records_seconds_per_item_for_the_comparison(study, researcher):
+    from scoring import services
+    from tests import factories
+
+    items = [factories.make_item(study, f"c{i}", scope_class="in_scope") for i in range(3)]
+    run = services.score_run_start(study=study, metric="ra", backend="lexical", parameters={}, actor=researcher)
+    for batch in services.score_run_fan_out(run_id=run.pk):
+        services.score_batch_process(batch_id=batch, worker="test")
+    costs = [s.details["cost"] for s in Score.objects.filter(run=run, item__in=items)]
+    assert len(costs) == 3 and all(c["seconds"] >= 0 for c in costs)
+    assert "requests" not in costs[0]  # the lexical backend makes no requests and counts none
