@@ -147,3 +147,20 @@ def test_annotators_are_refused_and_strangers_learn_nothing(client, researcher, 
     assert client.get(reverse("adjudication:validation-report", args=[vs.pk])).status_code == 404
     assert client.post(reverse("adjudication-api-validation-run", args=[vs.pk])).status_code == 404
     assert client.get(reverse("adjudication:validation-download", args=[vs.pk, "json"])).status_code == 404
+
+
+def test_the_pages_pool_b_opens_while_labelling_are_the_audit_trail_the_check_reads(client, researcher):
+    from adjudication import validation
+    from annotation.models import Assignment
+
+    s = vs_support.build(researcher)
+    bob = s["b_users"][0]
+    client.force_login(bob)
+    for assignment in Assignment.objects.filter(pool=s["pool_b"], annotator=bob)[:2]:
+        assert client.get(reverse("annotation:item", args=[assignment.pk])).status_code == 200
+    inputs = validation.validation_inputs_parse(study=s["study"], data={
+        "template": "astrid", "target_pool": s["pool_b"].pk, "target_question": "perceived_faithfulness",
+        "metric_pool": s["pool_a"].pk})
+    trail = next(c for c in validation.validation_checks_preview(inputs=inputs) if c["key"] == "exposure_trail")
+    assert trail["status"] == "pass" and trail["data"]["exposures_audited"] == 2
+    assert Exposure.objects.filter(user=bob, showed_scores=False, showed_other_labels=False).count() == 2
