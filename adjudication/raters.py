@@ -304,11 +304,14 @@ def rater_report(*, study: Study, params: RaterParams, n_boot: int = 0, seed: in
         ]
         references[name] = {
             "available": bool(values), "n_units": len(values), "excluded": excluded,
+            "gold_sources": _gold_sources(pool, question) if name == "gold" else None,
             "model_kappa": _est(ag.cohen_kappa(col, ref, k, weights)),
             "humans_kappa": humans_vs_ref,
             "note": ("majority of the pool including the human being compared: a human's κ against it is "
                      "flattered by their own vote; the model has no vote") if name == "majority" else
-                    "current gold labels (unresolved excluded)",
+                    ("current gold labels (unresolved excluded); gold decided from these humans' own labels "
+                     "(unanimous or majority) flatters their κ against it — only adjudicated or independent gold "
+                     "compares them fairly with the model"),
         }
         if name == params.target:
             head["per_class"] = rater_stats.per_class_prf(col, ref, options, n_boot=n_boot, seed=seed)
@@ -339,6 +342,15 @@ def rater_report(*, study: Study, params: RaterParams, n_boot: int = 0, seed: in
         "note": "κ weights: " + ("linear (ordinal question)" if weights == "linear" else "none") +
                 "; κ intervals are asymptotic (Fleiss, Cohen & Everitt 1969); α and F1 intervals need the bootstrap",
     }
+
+
+def _gold_sources(pool: Pool, question: Question) -> dict[str, int]:
+    from django.db.models import Count
+
+    from adjudication.models import GoldLabel
+
+    rows = GoldLabel.objects.filter(pool=pool, question=question, is_current=True).values("source").annotate(n=Count("pk"))
+    return {r["source"]: r["n"] for r in rows.order_by("source")}
 
 
 def rater_choices(*, study: Study) -> list[dict[str, Any]]:
