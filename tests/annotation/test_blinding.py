@@ -31,6 +31,12 @@ from tests import factories
 
 pytestmark = pytest.mark.django_db
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Factories give every user a password; the production hasher would dominate these tests."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 SECRETS = ["LEAKB-ANSWER", "LEAKB-QUESTION", "LEAKB-LABEL", "LEAKB-ASPECT", "leakb-pool", "leakb-user", "LEAKB-PSEUDO",
            "LEAKC-STUDY", "LEAKC-ANSWER", "LEAKC-LABEL", "leakc-user"]
 

@@ -21,6 +21,12 @@ from tests import factories
 
 pytestmark = pytest.mark.django_db
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Factories give every user a password; the production hasher would dominate these tests."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 CALLS: list[dict] = []
 
 

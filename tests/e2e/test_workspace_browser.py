@@ -13,6 +13,12 @@ from tests.e2e.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Factories give every user a password; the production hasher would dominate these tests."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 # What the clinician answers, per unit: sentence 1 carries information, sentence 2 is a courtesy.
 SENTENCES = {"s:0": [("information_bearing", "yes"), ("grounded", "supported")], "s:1": [("information_bearing", "no")]}
 CHUNKS = {"c:1": [("context_relevant", "yes")], "c:2": [("context_relevant", "no")]}
