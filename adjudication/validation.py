@@ -581,11 +581,13 @@ def run_icat(ctx: _Context) -> list[dict[str, Any]]:
         if scope_missing or target_missing:
             out.append(_missing(a, scope_missing + target_missing))
         else:
-            _coverage_figures(a, "human coverage (pool B)", human_cov)
+            _coverage_figures(a, "human coverage (pool B)", human_cov,
+                              unjudged="an aspect pool B did not judge (accepted after it labelled the item?)")
             if run_missing:
                 a["notes"].append("ICAT coverage not computed: " + "; ".join(run_missing) + ".")
             else:
-                _coverage_figures(a, f"ICAT coverage (run #{vs.metric_run.pk})", icat_cov)
+                _coverage_figures(a, f"ICAT coverage (run #{vs.metric_run.pk})", icat_cov,
+                                  unjudged="an aspect the run did not score (accepted after the run, or aspects=must_have)")
             out.append(a)
         b = _analysis("icat_vs_human", "ICAT coverage against human coverage, under both aspect sets", target=label)
         missing = scope_missing + target_missing + run_missing
@@ -612,7 +614,8 @@ def run_icat(ctx: _Context) -> list[dict[str, Any]]:
     return out
 
 
-def _coverage_figures(analysis: dict[str, Any], name: str, cov: dict[str, tuple[dict[Unit, float], int]]) -> None:
+def _coverage_figures(analysis: dict[str, Any], name: str, cov: dict[str, tuple[dict[Unit, float], int]],
+                      *, unjudged: str = "an aspect nobody judged") -> None:
     (orig, orig_partial), (exp, exp_partial) = cov["original"], cov["expanded"]
     analysis["figures"].append(_figure(f"{name}, original set: mean per item",
                                        mean_ci(list(orig.values()), n_excluded=orig_partial, what="item")))
@@ -622,7 +625,7 @@ def _coverage_figures(analysis: dict[str, Any], name: str, cov: dict[str, tuple[
     analysis["figures"].append(_figure(f"{name}: expanded − original, paired per item", paired_difference(
         [exp[u] for u in both], [orig[u] for u in both])))
     if orig_partial or exp_partial:
-        analysis["notes"].append(f"{name}: items with an aspect not judged are left out (original set {orig_partial}, "
+        analysis["notes"].append(f"{name}: items with {unjudged} are left out (original set {orig_partial}, "
                                  f"expanded set {exp_partial}).")
 
 

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db.models import Max, Min, Q
 from django.utils import timezone
 
@@ -112,8 +113,6 @@ def check_roles_blind(*, target_pool: Pool) -> Check:
     found: dict[int, set[str]] = {}
     for user_id, role in privileged:
         found.setdefault(user_id, set()).add(role)
-    from django.contrib.auth import get_user_model
-
     for user_id in get_user_model().objects.filter(pk__in=members).filter(
         Q(is_staff=True) | Q(is_superuser=True)
     ).values_list("pk", flat=True):

@@ -18,7 +18,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from adjudication import validation
+from adjudication import reports, validation
 from adjudication.models import ValidationStudy, ValidationTargetMode, ValidationTemplate
 from adjudication.report_views import _domain_errors, _download
 from adjudication.selectors import study_get_for_researcher
@@ -31,7 +31,7 @@ from scoring.models import ScoreRun
 def _wizard_choices(study: Study) -> dict[str, Any]:
     pools = list(Pool.objects.filter(study=study).prefetch_related("questions").order_by("name"))
     targets = [(f"{pool.pk}|{q.key}", f"{pool.name}: {q.key} ({q.scope}, {q.kind})")
-               for pool in pools for q in pool.questions.all() if q.kind in validation.reports.CATEGORICAL]
+               for pool in pools for q in pool.questions.all() if q.kind in reports.CATEGORICAL]
     raters = [("gold", "gold"), ("majority", "majority")] + [
         (m.pseudonym, f"{m.pseudonym} ({m.pool.name})")
         for m in PoolMembership.objects.filter(study=study).select_related("pool").order_by("pool__name", "pseudonym")
