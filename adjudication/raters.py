@@ -279,10 +279,17 @@ def rater_report(*, study: Study, params: RaterParams, n_boot: int = 0, seed: in
             return None
         return lambda done, total: progress(step * total + done, steps * total)
 
+    level = reports.level_for(question)
+
+    def pair_alpha(a: np.ndarray, b: np.ndarray) -> dict[str, Any]:
+        return _est(ag.krippendorff_alpha(np.column_stack([a, b]), level, k))
+
     vs_humans = []
     for r, name in enumerate(ratings.rater_names):
-        vs_humans.append({"rater": name, **_est(ag.cohen_kappa(model_col, ratings.codes[:, r], k, weights))})
-    human_pairs = [{"rater_a": ratings.rater_names[i], "rater_b": ratings.rater_names[j], **_est(e)}
+        vs_humans.append({"rater": name, **_est(ag.cohen_kappa(model_col, ratings.codes[:, r], k, weights)),
+                          "alpha": pair_alpha(model_col, ratings.codes[:, r])})
+    human_pairs = [{"rater_a": ratings.rater_names[i], "rater_b": ratings.rater_names[j], **_est(e),
+                    "alpha": pair_alpha(ratings.codes[:, i], ratings.codes[:, j])}
                    for (i, j), e in ag.pairwise_matrix(ratings.codes, k, weights).items()] if ratings.units else []
     defined = [p["value"] for p in human_pairs if p["value"] is not None]
     model_defined = [p["value"] for p in vs_humans if p["value"] is not None]
@@ -323,7 +330,6 @@ def rater_report(*, study: Study, params: RaterParams, n_boot: int = 0, seed: in
     if "per_class" not in head:
         head["per_class"] = None
     both = np.column_stack([ratings.codes, model_col]) if ratings.units else np.empty((0, 0))
-    level = reports.level_for(question)
     alpha_humans = (ag.krippendorff_alpha(ratings.codes, level, k, n_boot=n_boot, seed=seed, progress=sub(1))
                     if ratings.units else ag.Estimate.undefined("no human labels"))
     alpha_with = (ag.krippendorff_alpha(both, level, k, n_boot=n_boot, seed=seed, progress=sub(2))
@@ -386,8 +392,10 @@ def rater_csv(report: dict[str, Any]) -> str:
 
     for d in report["model_vs_humans"]:
         row("model_vs_human", model, d["rater"], "", "cohen_kappa", d)
+        row("model_vs_human", model, d["rater"], "", "krippendorff_alpha", d["alpha"])
     for d in report["human_pairs"]:
         row("human_vs_human", d["rater_a"], d["rater_b"], "", "cohen_kappa", d)
+        row("human_vs_human", d["rater_a"], d["rater_b"], "", "krippendorff_alpha", d["alpha"])
     for name, ref in report["references"].items():
         if not ref.get("available"):
             continue

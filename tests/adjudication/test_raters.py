@@ -69,6 +69,9 @@ def test_model_kappa_against_each_human_matches_the_hand_computed_table(rated):
     # Human-human beside it: A vs B agree on 5 of 6; p_e = (3/6)(4/6) + (3/6)(2/6) = 1/2 → κ = 2/3.
     assert report["mean_human_pair_kappa"] == pytest.approx(2 / 3)
     assert report["mapping"] == {"0": "no", "1": "yes"} and report["mapping_source"] == "given"
+    # Krippendorff's nominal α, model and A: 12 pairable values, 6 yes and 6 no; 2 disagreeing units give
+    # D_o = 4/12, D_e = 2·6·6/(12·11) = 72/132, α = 1 − D_o/D_e = 7/18.
+    assert {d["rater"]: d["alpha"]["value"] for d in report["model_vs_humans"]}["A"] == pytest.approx(7 / 18)
 
 
 def test_default_mapping_sends_the_positive_category_to_the_first_option_and_says_so(rated):
