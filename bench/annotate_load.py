@@ -149,6 +149,9 @@ def start_gunicorn(args: argparse.Namespace, env: dict[str, str]) -> subprocess.
         "--bind", f"127.0.0.1:{args.port}", "--workers", str(args.workers),
         "--worker-class", "gthread", "--threads", str(args.threads),
         "--log-level", "warning", "--timeout", "60",
+        # Longer than a paced annotator's pause, so the server does not close a connection the
+        # client is about to reuse (that race shows up as client ReadErrors, not as server work).
+        "--keep-alive", "30",
     ]
     process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
     import httpx
@@ -312,7 +315,8 @@ def main() -> int:
     }
     os.environ.update(env)
     print(f"command: {shlex.join([sys.executable, *sys.argv])}")
-    print(f"machine: {os.cpu_count()} CPUs (shared with other work: figures are indicative)")
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} before the run "
+          "(other work on the machine competes for the CPUs: figures are indicative)")
     recreate_database(args.database)
     t0 = time.monotonic()
     plan = seed(args)
@@ -332,6 +336,7 @@ def main() -> int:
               f"mean {statistics.fmean(ms):.1f}  max {max(ms):.1f}")
     print(f"acknowledged: {tally.ok}  conflicts (409): {tally.conflicts}  errors: {sum(tally.errors.values())} {tally.errors or ''}")
     print("database: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    print(f"load average after the run: {os.getloadavg()[0]:.1f}")
     target_ok = ms and percentile(ms, 95) < 100 and counts["lost"] == 0 and counts["duplicated"] == 0
     if args.mode == "paced":
         print(f"target (p95 < 100 ms, zero lost, zero duplicated): {'met' if target_ok else 'NOT met'}")
