@@ -15,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
@@ -97,6 +98,9 @@ class Command(BaseCommand):
             user.set_password(password)
             user.is_active = True
             user.save()
+            if username == "demo-researcher":
+                # So that the demo researcher can also try the console's "new study" flow.
+                user.user_permissions.add(Permission.objects.get(codename="add_study", content_type__app_label="annotation"))
             users[username], passwords[username] = user, password
         return users, passwords
 
