@@ -13,6 +13,10 @@ Feature names (``--features a,b,c``):
 * ``metadata.<key>`` — numeric when every present value is a number (booleans as 0/1; a unit without
   it is excluded and counted), else one-hot by value (absent → its own ``(none)`` column).
 
+With ``positive`` the outcome becomes binary: that option against the rest (for an ordinal question,
+that option *or a later one*: ``positive=slight`` is "at least slight harm"), as in the validity report;
+useful when a class (``severe``) is too rare for stratified folds.
+
 Subgroups (``subgroup``) take the same attribute names: ``scope_class``, ``system``, ``metadata.<key>``.
 The statistics are in :mod:`adjudication.outcome_cv`; this module reads the database and runs jobs.
 """
@@ -34,7 +38,7 @@ from django.utils import timezone
 from adjudication import agreement as ag
 from adjudication import outcome_cv, raters, reports
 from adjudication.models import ReportJob, ReportJobKind, ReportJobStatus
-from annotation.models import Item, Study
+from annotation.models import Item, QuestionKind, Study
 from concord.errors import NotFound, ValidationFailed
 
 MAX_REPEATS = 50
@@ -55,11 +59,13 @@ class OutcomeParams:
     seed: int = 0
     n_boot: int = 1000
     subgroup: str | None = None
+    positive: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"pool": self.pool_id, "question": self.question, "features": list(self.features),
                 "target": self.target, "models": list(self.models), "n_splits": self.n_splits,
-                "n_repeats": self.n_repeats, "seed": self.seed, "n_boot": self.n_boot, "subgroup": self.subgroup}
+                "n_repeats": self.n_repeats, "seed": self.seed, "n_boot": self.n_boot, "subgroup": self.subgroup,
+                "positive": self.positive}
 
 
 def _int_in(raw: Any, name: str, default: int, low: int, high: int) -> int:
@@ -110,8 +116,11 @@ def outcome_params_parse(*, study: Study, query: Any) -> OutcomeParams:
     subgroup = (query.get("subgroup") or "").strip() or None
     if subgroup is not None and not _is_attribute(subgroup):
         raise ValidationFailed("subgroup must be scope_class, system or metadata.<key>")
+    positive = (query.get("positive") or "").strip() or None
+    if positive is not None and positive not in question.option_values:
+        raise ValidationFailed(f"positive must be one of {', '.join(question.option_values)}")
     return OutcomeParams(
-        pool_id=pool.pk, question=key, features=features, target=target, models=models,
+        pool_id=pool.pk, positive=positive, question=key, features=features, target=target, models=models,
         n_splits=_int_in(query.get("n_splits"), "n_splits", 5, 2, MAX_SPLITS),
         n_repeats=_int_in(query.get("n_repeats"), "n_repeats", 10, 1, MAX_REPEATS),
         seed=_int_in(query.get("seed"), "seed", 0, 0, 2**31 - 1),
@@ -216,16 +225,24 @@ def outcome_report(*, study: Study, params: OutcomeParams, progress: ag.Progress
     target, target_excluded = reports.human_target(pool=pool, question=question, target=params.target, ratings=ratings)
     units = sorted(target)
     classes = question.option_values
+    positions = np.array([target[u] for u in units], dtype=float)
+    if params.positive:
+        # One class against the rest (ordinal: at least that option), as in the validity report.
+        hit = reports.binary_target(question, positions, params.positive)
+        ordinal = question.kind == QuestionKind.ORDINAL
+        classes = [f"below {params.positive}", f"at least {params.positive}"] if ordinal else \
+            [f"not {params.positive}", params.positive]
+        positions = hit
     head: dict[str, Any] = {
         "study": study.slug, "pool": {"id": pool.pk, "name": pool.name},
         "outcome": {"key": question.key, "kind": question.kind, "scope": question.scope, "options": classes},
-        "target": params.target, "target_excluded": target_excluded, "params": params.as_dict(),
+        "target": params.target, "target_excluded": target_excluded, "params": params.as_dict(), "classes_as_fitted": classes,
         "n_units_with_outcome": len(units),
     }
     x, names, usable, excluded, resolved = feature_matrix(study=study, features=params.features, units=units)
     head.update({"feature_columns": names, "features_resolved": resolved, "excluded_by_feature": excluded,
                  "n_units_excluded": int((~usable).sum())})
-    y = np.array([int(target[u]) for u in units], dtype=np.int64)
+    y = positions.astype(np.int64)
     x, y = x[usable], y[usable]
     kept = [u for u, ok in zip(units, usable, strict=True) if ok]
     groups = None
@@ -369,7 +386,7 @@ def outcome_params_from_job(params: dict[str, Any]) -> OutcomeParams:
     return OutcomeParams(pool_id=int(params["pool"]), question=params["question"], features=list(params["features"]),
                          target=params["target"], models=list(params["models"]), n_splits=int(params["n_splits"]),
                          n_repeats=int(params["n_repeats"]), seed=int(params["seed"]), n_boot=int(params["n_boot"]),
-                         subgroup=params.get("subgroup"))
+                         subgroup=params.get("subgroup"), positive=params.get("positive"))
 
 
 def analysis_job_run(*, job_id: int) -> None:

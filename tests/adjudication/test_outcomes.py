@@ -165,3 +165,10 @@ def test_predict_outcome_cli_refuses_too_many_folds(harm_study):
     with pytest.raises(CommandError, match="at least 20 items of every class"):
         call_command("predict_outcome", harm_study["study"].slug, "--outcome", "harmful", "--features", "cf",
                      "--folds", "20", "--repeats", "1", "--n-boot", "0", "--models", "logistic", stdout=StringIO())
+
+
+def test_positive_turns_an_ordinal_outcome_into_at_least_that_option_against_the_rest(harm_study):
+    params = outcomes.outcome_params_parse(study=harm_study["study"], query=_query(harm_study, positive="slight"))
+    report = outcomes.outcome_report(study=harm_study["study"], params=params)
+    assert report["classes_as_fitted"] == ["below slight", "at least slight"]
+    assert report["class_counts"] == {"below slight": 10, "at least slight": 20}

@@ -33,6 +33,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--n-boot", type=int, default=1000)
         parser.add_argument("--subgroup", help="scope_class, system or metadata.<key>")
+        parser.add_argument("--positive", help="fit one option against the rest (ordinal: that option or later)")
         parser.add_argument("--json", action="store_true", help="print the full result as JSON")
 
     def handle(self, *args: object, **opts: object) -> None:
@@ -48,7 +49,7 @@ class Command(BaseCommand):
         query = {"pool": pool_id, "question": opts["outcome"], "features": opts["features"],
                  "target": opts["target"] or "", "models": opts["models"], "n_splits": opts["folds"],
                  "n_repeats": opts["repeats"], "seed": opts["seed"], "n_boot": opts["n_boot"],
-                 "subgroup": opts["subgroup"] or ""}
+                 "subgroup": opts["subgroup"] or "", "positive": opts["positive"] or ""}
 
         def progress(done: int, total: int) -> None:
             if not opts["json"]:
