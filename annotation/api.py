@@ -271,7 +271,6 @@ class SubmitApi(WorkspaceApi):
     def post(self, request: Request, pk: int) -> Response:
         assignment = selectors.get_assignment_for_annotator(request.user, pk)
         submitted = services.assignment_submit(assignment=assignment, actor=request.user)
-        submitted.item = assignment.item
         return Response(AssignmentOutput(submitted).data)
 
 
@@ -283,7 +282,6 @@ class SkipApi(WorkspaceApi):
     def post(self, request: Request, pk: int) -> Response:
         assignment = selectors.get_assignment_for_annotator(request.user, pk)
         skipped = services.assignment_skip(assignment=assignment, actor=request.user, reason=str(request.data.get("reason", "")))
-        skipped.item = assignment.item
         return Response(AssignmentOutput(skipped).data)
 
 

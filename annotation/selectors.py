@@ -26,6 +26,7 @@ from annotation.models import (
     Assignment,
     AssignmentStatus,
     Chunk,
+    Item,
     Label,
     Pool,
     PoolMembership,
@@ -48,7 +49,7 @@ def get_assignment_for_annotator(user: AbstractBaseUser, pk: int) -> Assignment:
         return (
             Assignment.objects.for_annotator(user)
             .filter(pk=pk, pool__memberships__user=user, pool__memberships__active=True)
-            .select_related("pool", "pool__study", "item")
+            .select_related("pool", "pool__study")
             .get()
         )
     except Assignment.DoesNotExist:
@@ -368,7 +369,8 @@ def assignment_workspace(*, assignment: Assignment, user: AbstractBaseUser) -> W
     Precondition: ``assignment`` came from get_assignment_for_annotator(user, …).
     A fixed number of queries, whatever the size of the item.
     """
-    pool, item = assignment.pool, assignment.item
+    # Loaded here rather than by the access helper: a label save never needs the item's texts.
+    pool, item = assignment.pool, Item.objects.get(pk=assignment.item_id)
     study = pool.study
     questions = list(pool.questions.all().order_by("order", "id"))
     by_key = {q.key: q for q in questions}
