@@ -24,6 +24,7 @@ run: venv
 	mkdir -p var
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py load_demo_validation
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	@echo "Starting a Celery worker (log: var/worker.log) and the web server on http://$(HOST):$(PORT)/"
 	$(BIN)/celery -A concord worker --loglevel=INFO --concurrency=1 > var/worker.log 2>&1 & \
