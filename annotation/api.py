@@ -73,13 +73,15 @@ class WorkspaceApi(APIView):
 
 
 class AssignmentOutput(serializers.ModelSerializer):
+    """No external item id: researchers' ids often encode the system (``gpt4-017``), which a study
+    blind to systems must not reveal; the item id is enough to work with."""
+
     pool_name = serializers.CharField(source="pool.name")
     study = serializers.IntegerField(source="pool.study_id")
-    item_external_id = serializers.CharField(source="item.external_id")
 
     class Meta:
         model = Assignment
-        fields = ["id", "pool", "pool_name", "study", "item", "item_external_id", "status", "order_key",
+        fields = ["id", "pool", "pool_name", "study", "item", "status", "order_key",
                   "reserved_until", "started_at", "submitted_at", "active_seconds"]
 
 

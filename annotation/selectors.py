@@ -241,7 +241,7 @@ def annotator_assignments(*, user: AbstractBaseUser):
     return (
         Assignment.objects.for_annotator(user)
         .filter(pool__memberships__user=user, pool__memberships__active=True)
-        .select_related("pool", "item")
+        .select_related("pool")
         .order_by("pool_id", "order_key", "id")
     )
 

@@ -113,6 +113,8 @@ def test_item_page_hides_the_system_and_hidden_metadata_when_the_study_is_blind(
     data = api.get(reverse("api-assignment", args=[assignment.pk])).json()
     assert "is_labelled_target" not in str(data) and "scope_class" not in data and "SecretSystemName" not in str(data)
     assert {e.showed_system for e in Exposure.objects.all()} == {False}
+    listed = api.get(reverse("api-assignments")).content.decode()
+    assert item.external_id not in listed  # researchers' ids may name the system
 
 
 def test_item_page_shows_the_system_when_the_study_is_not_blind_and_records_it(client, study, annotator):
