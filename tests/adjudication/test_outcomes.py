@@ -172,3 +172,17 @@ def test_positive_turns_an_ordinal_outcome_into_at_least_that_option_against_the
     report = outcomes.outcome_report(study=harm_study["study"], params=params)
     assert report["classes_as_fitted"] == ["below slight", "at least slight"]
     assert report["class_counts"] == {"below slight": 10, "at least slight": 20}
+
+
+def test_htmx_start_returns_the_polling_fragment_and_a_second_start_finds_the_same_job(client, harm_study, researcher, django_capture_on_commit_callbacks):
+    slug = harm_study["study"].slug
+    client.force_login(researcher)
+    url = reverse("adjudication:analysis-job-start", args=[slug])
+    with django_capture_on_commit_callbacks(execute=False):
+        first = client.post(url, {"kind": "outcome", **_query(harm_study)}, HTTP_HX_REQUEST="true")
+        second = client.post(url, {"kind": "outcome", **_query(harm_study)}, HTTP_HX_REQUEST="true")
+    assert first.status_code == second.status_code == 200
+    assert b'id="analysis-job"' in first.content and b"every 2s" in first.content
+    job = harm_study["study"].report_jobs.get()
+    poll = client.get(reverse("adjudication:analysis-job", args=[slug, job.pk]), HTTP_HX_REQUEST="true")
+    assert poll.status_code == 200 and "HX-Request" in poll["Vary"]
