@@ -182,12 +182,6 @@ def assignment_open(*, assignment: Assignment, actor: AbstractBaseUser, now: dat
     return assignment
 
 
-def release_expired_reservations(*, pool: Pool, now: datetime | None = None) -> int:
-    """Clear lapsed reservations of a pool (housekeeping; the queue already ignores them)."""
-    now = now or timezone.now()
-    return Assignment.objects.filter(pool=pool, status__in=OPEN_STATUSES, reserved_until__lte=now).update(reserved_until=None)
-
-
 # --- Labels ------------------------------------------------------------------------------------
 
 
