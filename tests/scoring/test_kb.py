@@ -80,3 +80,28 @@ def test_the_api_creates_a_knowledge_base_and_takes_a_file_or_json(study, resear
     assert as_json.status_code == 201 and as_json.data["knowledge_base"]["n_passages"] == 5
     bad = api.post(f"/api/scoring/knowledge-bases/{kb_id}/documents/", {"filename": "k.jsonl", "content": "{"}, format="json")
     assert bad.status_code == 400 and "line 1" in bad.data["detail"]
+
+
+def test_a_run_with_a_knowledge_base_grounds_claims_in_retrieved_passages(study, researcher, django_capture_on_commit_callbacks):
+    from scoring.models import Score, ScoreRun
+    from tests import factories
+    from tests.scoring.runs_support import eager_celery
+
+    kb = services.knowledge_base_create(study=study, name="Leaflets", chunk_size=30, chunk_overlap=5, actor=researcher)
+    services.knowledge_base_add_documents(
+        knowledge_base=kb, filename="leaflets.jsonl", actor=researcher,
+        content=b'{"id": "metformin", "text": "Metformin is the usual first-line drug for type 2 diabetes."}\n'
+                b'{"id": "asthma", "text": "An inhaler opens the airways quickly during an asthma attack."}\n',
+    )
+    item = factories.make_item(study, "i1", answer="Metformin is the usual first-line drug for type 2 diabetes.")
+    with eager_celery(), django_capture_on_commit_callbacks(execute=True):
+        run = services.score_run_start(
+            study=study, metric="icat", backend="lexical", parameters={"source": "kb", "k": 1}, actor=researcher,
+            knowledge_base=kb, retrieval_alpha=0.5,
+        )
+    run = ScoreRun.objects.get(pk=run.pk)
+    assert run.status == "done", run.error
+    scores = {s.unit_key: s for s in Score.objects.filter(run=run, item=item)}
+    assert "metformin" in str(scores["item"].details)  # the retrieved passage is the evidence
+    kb.refresh_from_db()
+    assert kb.embedding_model.startswith("embedding:") and not kb.passages.filter(embedding__isnull=True).exists()
