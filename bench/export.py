@@ -187,13 +187,14 @@ def export_child(slug: str, fmt: str, out: str) -> None:
     print(json.dumps({"format": fmt, "items": n, "seconds": round(elapsed, 2), "items_per_second": round(n / elapsed),
                       "cpu_seconds": round(cpu, 2), "items_per_cpu_second": round(n / cpu),
                       "peak_above_idle_mb": round((peak - idle) / 1024, 1), "idle_mb": round(idle / 1024, 1),
-                      "bytes": Path(out).stat().st_size}))
+                      "bytes": sum(f.stat().st_size for f in Path(out).rglob("*") if f.is_file()) if Path(out).is_dir()
+                      else Path(out).stat().st_size}))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=100_000)
-    parser.add_argument("--formats", default="jsonl,csv")
+    parser.add_argument("--formats", default="jsonl,csv,hf")
     parser.add_argument("--child", nargs=3, metavar=("SLUG", "FORMAT", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

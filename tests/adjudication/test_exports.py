@@ -207,3 +207,14 @@ def test_reading_records_costs_a_fixed_number_of_queries_per_chunk_not_per_item(
         factories.make_item(exported_study, f"extra-{i}")
     eight_items = _count_queries(lambda: list(iter_records(exported_study, chunk=1000)))
     assert eight_items == two_items > 0
+
+
+def test_the_hf_export_of_a_job_is_one_zip_with_the_card_and_the_data(exported_study, tmp_path):
+    import zipfile
+
+    out = write_export(study=exported_study, fmt="hf", out=tmp_path / "hf.zip")
+    with zipfile.ZipFile(out) as archive:
+        names = set(archive.namelist())
+        assert {"README.md", "data/train.jsonl", "concord_export.json"} <= names
+        assert len(archive.read("data/train.jsonl").splitlines()) == 2
+    assert not any(p.name.startswith("concord-hf-") for p in tmp_path.iterdir())
