@@ -141,12 +141,15 @@ def celery_worker(
         worker.stop()
 
 
-def wait_for(condition: Callable[[], bool], *, timeout: float, worker: WorkerProcess | None = None, what: str = "") -> None:
+def wait_for(
+    condition: Callable[[], bool], *, timeout: float, worker: WorkerProcess | None = None, what: str = "",
+    interval: float = 0.2,
+) -> None:
     """Poll ``condition`` until true; on timeout fail with the worker's log."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
             return
-        time.sleep(0.2)
+        time.sleep(interval)
     log = worker.log()[-4000:] if worker else ""
     raise AssertionError(f"timed out after {timeout}s waiting for {what or condition}\n--- worker log ---\n{log}")

@@ -246,3 +246,17 @@ def test_the_database_refuses_nan_infinite_valueless_ok_and_unknown_states(study
     run = _start(study, researcher)
     with pytest.raises(IntegrityError), transaction.atomic():
         Score.objects.create(run=run, item=item, unit_key="item", state=state, value=value)
+
+
+def test_progress_reports_counts_percent_and_an_eta_from_the_rate_so_far(study, researcher):
+    from scoring.selectors import run_progress
+
+    run = _start(study, researcher)
+    ScoreRun.objects.filter(pk=run.pk).update(
+        status=RunStatus.RUNNING, n_total=20, n_done=4, n_failed=1, started_at=timezone.now() - timedelta(seconds=10)
+    )
+    run.refresh_from_db()
+    progress = run_progress(run)
+    assert (progress.total, progress.done, progress.failed, progress.percent) == (20, 4, 1, 25)
+    assert progress.items_per_second == pytest.approx(0.5, rel=0.05)
+    assert progress.eta.total_seconds() == pytest.approx(30, abs=2)  # 15 items left at 0.5 items/s

@@ -70,7 +70,8 @@ def test_a_worker_killed_mid_run_and_restarted_leaves_exactly_one_score_per_unit
     run = services.score_run_start(
         study=study, metric="probe", backend="lexical", parameters={}, actor=researcher, batch_size=4
     )
-    wait_for(lambda: _run(run.pk).n_done >= 8, timeout=30, worker=worker, what="the first scores")
+    # Polled often: on a fast machine the whole run takes a second or two.
+    wait_for(lambda: _run(run.pk).n_done >= 8, timeout=30, worker=worker, what="the first scores", interval=0.02)
     worker.kill()
     killed = _run(run.pk)
     assert killed.status == RunStatus.RUNNING and killed.n_done < n, "the run finished before the kill"
