@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -35,6 +36,33 @@ def _gold(g: GoldLabel) -> dict[str, Any]:
     }
 
 
+class _GoldOut(serializers.Serializer):
+    version = serializers.IntegerField()
+    is_current = serializers.BooleanField()
+    value = serializers.JSONField(allow_null=True)
+    source = serializers.CharField()
+    adjudicator = serializers.CharField(allow_null=True)
+    rationale = serializers.CharField(allow_blank=True)
+    confidence = serializers.IntegerField(allow_null=True)
+    guideline_gap = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+
+
+class _JobOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    study = serializers.CharField()
+    format = serializers.CharField()
+    status = serializers.CharField()
+    n_done = serializers.IntegerField()
+    n_total = serializers.IntegerField()
+    progress = serializers.FloatField()
+    error = serializers.CharField(allow_blank=True)
+    size_bytes = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    download = serializers.CharField(allow_null=True)
+
+
 def _job(job: ExportJob) -> dict[str, Any]:
     return {
         "id": job.pk, "study": job.study.slug, "format": job.format, "status": job.status,
@@ -48,6 +76,15 @@ def _job(job: ExportJob) -> dict[str, Any]:
 class CaseListApi(_AdjudicationApi):
     access_policy = "adjudicator"
 
+    @extend_schema(
+        operation_id="adjudication_cases_list",
+        parameters=[OpenApiParameter("status", str, required=False, enum=[*CaseStatus.values, "all"])],
+        responses=inline_serializer("CaseRowOut", {
+            "id": serializers.IntegerField(), "item": serializers.CharField(), "pool": serializers.CharField(),
+            "question": serializers.CharField(), "unit": serializers.CharField(), "status": serializers.CharField(),
+            "n_labels": serializers.IntegerField(), "opened_at": serializers.DateTimeField(),
+        }, many=True),
+    )
     def get(self, request: Request, slug: str) -> Response:
         study = selectors.study_get_for_adjudicator(user=request.user, slug=slug)
         wanted = request.query_params.get("status", CaseStatus.OPEN)
@@ -62,6 +99,26 @@ class CaseListApi(_AdjudicationApi):
 class CaseDetailApi(_AdjudicationApi):
     access_policy = "adjudicator"
 
+    @extend_schema(
+        operation_id="adjudication_case_read",
+        responses=inline_serializer("CaseDetailOut", {
+            "id": serializers.IntegerField(), "status": serializers.CharField(), "item": serializers.CharField(),
+            "pool": serializers.CharField(), "question": serializers.CharField(), "unit": serializers.CharField(),
+            "unit_description": serializers.CharField(allow_blank=True),
+            "answers": inline_serializer("CaseAnswerOut", {
+                "annotator": serializers.CharField(), "value": serializers.JSONField(allow_null=True),
+                "answered": serializers.BooleanField(), "active_seconds": serializers.FloatField(),
+            }, many=True),
+            "gold_history": _GoldOut(many=True),
+            "current_version": serializers.IntegerField(allow_null=True),
+            # Only where the study shows adjudicators the system scores.
+            "scores": inline_serializer("CaseScoreOut", {
+                "metric": serializers.CharField(), "metric_version": serializers.CharField(),
+                "backend": serializers.CharField(), "unit": serializers.CharField(),
+                "value": serializers.FloatField(allow_null=True), "state": serializers.CharField(),
+            }, many=True, required=False),
+        }),
+    )
     def get(self, request: Request, pk: int) -> Response:
         case = selectors.case_get_for_adjudicator(user=request.user, case_id=pk)
         d = selectors.case_detail(case=case)
@@ -90,6 +147,18 @@ class CaseDecideApi(_AdjudicationApi):
 
     access_policy = "adjudicator"
 
+    @extend_schema(
+        operation_id="adjudication_case_decide",
+        request=inline_serializer("CaseDecisionIn", {
+            "value": serializers.JSONField(required=False, allow_null=True),
+            "rationale": serializers.CharField(required=False, allow_blank=True),
+            "confidence": serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=5),
+            "guideline_gap": serializers.BooleanField(required=False),
+            "unresolved": serializers.BooleanField(required=False),
+            "expected_version": serializers.IntegerField(required=False, allow_null=True),
+        }),
+        responses={201: _GoldOut},
+    )
     def post(self, request: Request, pk: int) -> Response:
         case = selectors.case_get_for_adjudicator(user=request.user, case_id=pk)
         gold = services.case_resolve(case_id=case.pk, actor=request.user, **parse_decision(request.data, case.question.kind))
@@ -102,6 +171,16 @@ class AspectDecideApi(_AdjudicationApi):
     class Input(serializers.Serializer):
         decision = serializers.ChoiceField(choices=["accept", "reject"])
 
+        class Meta:
+            ref_name = "AspectDecisionIn"
+
+    @extend_schema(
+        operation_id="adjudication_aspect_decide",
+        request=Input,
+        responses=inline_serializer("AspectDecisionOut", {
+            "id": serializers.IntegerField(), "status": serializers.CharField(), "version": serializers.IntegerField(),
+        }),
+    )
     def post(self, request: Request, pk: int) -> Response:
         aspect = selectors.aspect_get_for_adjudicator(user=request.user, aspect_id=pk)
         data = self.Input(data=request.data)
@@ -116,10 +195,15 @@ class ExportListCreateApi(_AdjudicationApi):
     class Input(serializers.Serializer):
         format = serializers.CharField()
 
+        class Meta:
+            ref_name = "ExportRequestIn"
+
+    @extend_schema(operation_id="adjudication_exports_list", responses=_JobOut(many=True))
     def get(self, request: Request, slug: str) -> Response:
         study = selectors.study_get_for_researcher(user=request.user, slug=slug)
         return Response([_job(j) for j in study.export_jobs.select_related("study")[:100]])
 
+    @extend_schema(operation_id="adjudication_export_request", request=Input, responses={202: _JobOut})
     def post(self, request: Request, slug: str) -> Response:
         study = selectors.study_get_for_researcher(user=request.user, slug=slug)
         data = self.Input(data=request.data)
@@ -131,6 +215,7 @@ class ExportListCreateApi(_AdjudicationApi):
 class ExportDetailApi(_AdjudicationApi):
     access_policy = "researcher"
 
+    @extend_schema(operation_id="adjudication_export_read", responses=_JobOut)
     def get(self, request: Request, pk: int) -> Response:
         return Response(_job(selectors.export_get_for_researcher(user=request.user, job_id=pk)))
 
@@ -140,6 +225,15 @@ class HumanMeasureApi(_AdjudicationApi):
 
     access_policy = "researcher"
 
+    @extend_schema(
+        operation_id="adjudication_human_measure",
+        parameters=[OpenApiParameter("rater", str, required=False, description="a pool pseudonym, or gold (the default)")],
+        responses=inline_serializer("HumanMeasureOut", {
+            "measure": serializers.CharField(), "rater": serializers.CharField(),
+            "values": serializers.DictField(child=serializers.FloatField()),
+            "undefined": serializers.DictField(child=serializers.CharField()),
+        }),
+    )
     def get(self, request: Request, pk: int, measure: str) -> Response:
         pool = Pool.objects.select_related("study").filter(pk=pk).first()
         if pool is None:
@@ -158,6 +252,16 @@ class ConsensusRuleApi(_AdjudicationApi):
         question = serializers.CharField()
         majority = serializers.BooleanField()
 
+        class Meta:
+            ref_name = "ConsensusRuleIn"
+
+    @extend_schema(
+        operation_id="adjudication_consensus_rule_set",
+        request=Input,
+        responses=inline_serializer("ConsensusRuleOut", {
+            "pool": serializers.CharField(), "question": serializers.CharField(), "majority": serializers.BooleanField(),
+        }),
+    )
     def post(self, request: Request, pk: int) -> Response:
         pool = selectors.pool_get_for_researcher(user=request.user, pool_id=pk)
         data = self.Input(data=request.data)

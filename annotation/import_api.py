@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -28,6 +29,21 @@ class ItemsImportApi(APIView):
         dry_run = serializers.BooleanField(required=False, default=False)
         pool = serializers.CharField(required=False, max_length=120)
 
+        class Meta:
+            ref_name = "ItemsImportIn"
+
+    @extend_schema(
+        operation_id="items_import",
+        request={"multipart/form-data": InputSerializer},
+        responses=dict.fromkeys((200, 201), inline_serializer("ItemsImportOut", {
+            "filename": serializers.CharField(), "dry_run": serializers.BooleanField(),
+            "adapter": serializers.CharField(allow_blank=True), "items": serializers.IntegerField(),
+            "sentences": serializers.IntegerField(), "chunks": serializers.IntegerField(),
+            "aspects": serializers.IntegerField(), "labels": serializers.IntegerField(),
+            "annotators": serializers.IntegerField(), "pool": serializers.CharField(allow_blank=True),
+            "batch_id": serializers.IntegerField(allow_null=True),
+        })),
+    )
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
         data = self.InputSerializer(data=request.data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -58,6 +59,10 @@ class RunStartApi(_ScoringApi):
         retrieval_alpha = serializers.FloatField(required=False, default=0.5)
         batch_size = serializers.IntegerField(required=False, allow_null=True, default=None)
 
+        class Meta:
+            ref_name = "RunStartIn"
+
+    @extend_schema(operation_id="scoring_run_start", request=Input, responses={201: RunOutput})
     def post(self, request: Request, slug: str) -> Response:
         study = selectors.get_study_for_researcher(request.user, slug)
         data = self.Input(data=request.data)
@@ -77,6 +82,7 @@ class RunStartApi(_ScoringApi):
 class RunStatusApi(_ScoringApi):
     access_policy = "researcher"
 
+    @extend_schema(operation_id="scoring_run_status", responses=RunOutput)
     def get(self, request: Request, run_id: int) -> Response:
         run = selectors.get_run_for_researcher(request.user, run_id)
         return Response(RunOutput(run).data)
@@ -85,6 +91,7 @@ class RunStatusApi(_ScoringApi):
 class RunCancelApi(_ScoringApi):
     access_policy = "researcher"
 
+    @extend_schema(operation_id="scoring_run_cancel", request=None, responses=RunOutput)
     def post(self, request: Request, run_id: int) -> Response:
         run = selectors.get_run_for_researcher(request.user, run_id)
         run = services.score_run_cancel(run=run, actor=request.user)
@@ -102,6 +109,20 @@ class RunScoresApi(_ScoringApi):
         details = serializers.JSONField()
         computed_at = serializers.DateTimeField()
 
+    @extend_schema(
+        operation_id="scoring_run_scores",
+        parameters=[
+            OpenApiParameter("state", str, enum=list(ScoreState.values), required=False),
+            OpenApiParameter("limit", int, required=False),
+            OpenApiParameter("offset", int, required=False),
+        ],
+        responses=inline_serializer("PaginatedScores", {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": Output(many=True),
+        }),
+    )
     def get(self, request: Request, run_id: int) -> Response:
         run = selectors.get_run_for_researcher(request.user, run_id)
         scores = selectors.run_scores(run)
@@ -134,6 +155,10 @@ class KnowledgeBaseCreateApi(_ScoringApi):
         chunk_size = serializers.IntegerField(required=False, default=200)
         chunk_overlap = serializers.IntegerField(required=False, default=40)
 
+        class Meta:
+            ref_name = "KnowledgeBaseCreateIn"
+
+    @extend_schema(operation_id="scoring_knowledge_base_create", request=Input, responses={201: KnowledgeBaseOutput})
     def post(self, request: Request, slug: str) -> Response:
         study = selectors.get_study_for_researcher(request.user, slug)
         data = self.Input(data=request.data)
@@ -149,6 +174,18 @@ class KnowledgeBaseUploadApi(_ScoringApi):
     access_policy = "researcher"
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
+    @extend_schema(
+        operation_id="scoring_knowledge_base_upload",
+        request={
+            "multipart/form-data": inline_serializer("KnowledgeBaseFileIn", {"file": serializers.FileField()}),
+            "application/json": inline_serializer(
+                "KnowledgeBaseTextIn", {"filename": serializers.CharField(required=False), "content": serializers.CharField()}
+            ),
+        },
+        responses={201: inline_serializer("KnowledgeBaseUploadOut", {
+            "passages_added": serializers.IntegerField(), "knowledge_base": KnowledgeBaseOutput(),
+        })},
+    )
     def post(self, request: Request, kb_id: int) -> Response:
         kb = selectors.get_knowledge_base_for_researcher(request.user, kb_id)
         upload = request.FILES.get("file")
