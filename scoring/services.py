@@ -404,8 +404,17 @@ def score_batch_process(*, batch_id: int, worker: str, final_attempt: bool = Tru
             return BatchOutcome("skipped")
         retry_in = max(1.0, (lease_until - timezone.now()).total_seconds() + 1.0) if lease_until else 1.0
         raise LeaseHeld(retry_in)
-    run = claimed.run
+    try:
+        return _score_claimed(claimed, token=token, final_attempt=final_attempt)
+    except Exception:
+        # Whatever stopped this delivery, the next one may take the batch at once instead of waiting
+        # for the lease to run out (a no-op when the lease was already lost).
+        _release(batch_id, token)
+        raise
 
+
+def _score_claimed(claimed: ScoreBatch, *, token: str, final_attempt: bool) -> BatchOutcome:
+    batch_id, run = claimed.pk, claimed.run
     try:
         metric = get_metric(run.metric)
         params = metric.resolve_params(run.parameters)

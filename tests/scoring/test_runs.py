@@ -260,3 +260,20 @@ def test_progress_reports_counts_percent_and_an_eta_from_the_rate_so_far(study, 
     assert (progress.total, progress.done, progress.failed, progress.percent) == (20, 4, 1, 25)
     assert progress.items_per_second == pytest.approx(0.5, rel=0.05)
     assert progress.eta.total_seconds() == pytest.approx(30, abs=2)  # 15 items left at 0.5 items/s
+
+
+def test_a_delivery_that_crashes_releases_its_lease_for_the_next_one(study, researcher, monkeypatch):
+    _items(study, 2)
+    run = _start(study, researcher)
+    (batch_id,) = services.score_run_fan_out(run_id=run.pk)
+
+    def broken(_ids):
+        raise RuntimeError("database went away")
+
+    monkeypatch.setattr(services.selectors, "item_inputs", broken)
+    with pytest.raises(RuntimeError):
+        services.score_batch_process(batch_id=batch_id, worker="w1")
+    batch = ScoreBatch.objects.get(pk=batch_id)
+    assert (batch.status, batch.leased_by, batch.lease_until) == (BatchStatus.RUNNING, "", None)
+    monkeypatch.undo()
+    assert services.score_batch_process(batch_id=batch_id, worker="w2").status == "done"
