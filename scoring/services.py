@@ -123,6 +123,9 @@ def score_run_start(
         raise ValidationFailed("the knowledge base belongs to another study")
     if backend_options is not None and not isinstance(backend_options, dict):
         raise ValidationFailed("backend options must be an object")
+    if backend_options and "base_url" in backend_options:
+        # Where the server sends study text is the administrator's choice (LLM_BASE_URL), never a run's.
+        raise ValidationFailed("backend option 'base_url' is not allowed: the LLM endpoint is set by an administrator (LLM_BASE_URL)")
 
     from scoring import tasks
 
@@ -404,12 +407,22 @@ def score_batch_process(*, batch_id: int, worker: str, final_attempt: bool = Tru
             return BatchOutcome("skipped")
         retry_in = max(1.0, (lease_until - timezone.now()).total_seconds() + 1.0) if lease_until else 1.0
         raise LeaseHeld(retry_in)
+    # Whatever stops this delivery, the next one may take the batch at once instead of waiting for the
+    # lease to run out (a no-op when the lease was already lost).
     try:
         return _score_claimed(claimed, token=token, final_attempt=final_attempt)
-    except Exception:
-        # Whatever stopped this delivery, the next one may take the batch at once instead of waiting
-        # for the lease to run out (a no-op when the lease was already lost).
+    except LeaseLost:
+        raise
+    except TransientBackendError as exc:
         _release(batch_id, token)
+        if final_attempt:  # outside any one item (loading the backend): no retry is left
+            _run_fail(claimed.run_id, f"Batch {claimed.index} gave up after repeated transient errors: {exc}")
+        raise
+    except Exception as exc:
+        _release(batch_id, token)
+        # Not retried (only named transient errors are): the run stops with the reason rather than
+        # waiting for a batch that no task will finish.
+        _run_fail(claimed.run_id, f"Batch {claimed.index} failed: {type(exc).__name__}: {exc}")
         raise
 
 

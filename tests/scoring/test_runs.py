@@ -262,7 +262,7 @@ def test_progress_reports_counts_percent_and_an_eta_from_the_rate_so_far(study, 
     assert progress.eta.total_seconds() == pytest.approx(30, abs=2)  # 15 items left at 0.5 items/s
 
 
-def test_a_delivery_that_crashes_releases_its_lease_for_the_next_one(study, researcher, monkeypatch):
+def test_a_batch_that_crashes_outside_any_item_fails_the_run_with_the_reason_and_frees_its_lease(study, researcher, monkeypatch):
     _items(study, 2)
     run = _start(study, researcher)
     (batch_id,) = services.score_run_fan_out(run_id=run.pk)
@@ -274,6 +274,6 @@ def test_a_delivery_that_crashes_releases_its_lease_for_the_next_one(study, rese
     with pytest.raises(RuntimeError):
         services.score_batch_process(batch_id=batch_id, worker="w1")
     batch = ScoreBatch.objects.get(pk=batch_id)
-    assert (batch.status, batch.leased_by, batch.lease_until) == (BatchStatus.RUNNING, "", None)
-    monkeypatch.undo()
-    assert services.score_batch_process(batch_id=batch_id, worker="w2").status == "done"
+    assert (batch.leased_by, batch.lease_until) == ("", None)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED and run.error == "Batch 0 failed: RuntimeError: database went away"
