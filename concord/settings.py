@@ -266,6 +266,8 @@ LLM_MODEL = env_str("LLM_MODEL")
 LLM_API_KEY = env_str("LLM_API_KEY")
 LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0)
+# A loopback or private LLM endpoint is refused unless the administrator allows it here (SSRF guard).
+LLM_ALLOW_PRIVATE_ENDPOINTS = env_bool("LLM_ALLOW_PRIVATE_ENDPOINTS", False)
 # Score runs: items per Celery task, and how long a task's claim on its batch lasts without renewal
 # (a killed worker's batch is taken over once its lease has run out).
 SCORING_BATCH_SIZE = env_int("SCORING_BATCH_SIZE", 32, minimum=1)

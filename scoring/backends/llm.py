@@ -2,7 +2,11 @@
 
 Configuration: ``LLM_BASE_URL`` (e.g. ``http://127.0.0.1:8000/v1``), ``LLM_MODEL``, ``LLM_API_KEY``
 (optional), ``LLM_TIMEOUT_SECONDS``, ``LLM_MAX_RETRIES``; each can be overridden as an option. Without a
-base URL and a model the backend is unavailable.
+base URL and a model the backend is unavailable. The endpoint is an administrator's choice (the environment,
+or the server-side ``score`` command), never a researcher's: score runs refuse a ``base_url`` option. Its host
+must resolve to public addresses only — loopback, private, link-local and unique-local addresses are refused
+(the server would otherwise fetch its own network for whoever names the URL) unless
+``LLM_ALLOW_PRIVATE_ENDPOINTS`` is set.
 
 Every judgement is one prompt from ``prompts.PROMPTS`` per item (all sentences / claims numbered in one
 request), repeated ``samples`` times for self-consistency. Each answer must be a JSON object of the
@@ -22,14 +26,17 @@ for a rating, the standard deviation and range. Ties between samples resolve to 
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
+import socket
 import statistics
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -49,6 +56,32 @@ from scoring.registry import BackendResponseError, BackendUnavailable, Transient
 _LOCK = threading.Lock()
 _BACKENDS: dict[str, LLMBackend] = {}
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+def endpoint_check(base_url: str) -> None:
+    """Refuse an endpoint that is not http(s), whose host does not resolve, or that resolves to a
+    loopback, private, link-local, unique-local or unspecified address, unless the administrator set
+    ``LLM_ALLOW_PRIVATE_ENDPOINTS`` (e.g. a vLLM server on this machine)."""
+    from django.conf import settings
+
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BackendUnavailable(f"llm backend: the endpoint {base_url!r} must be an http(s) URL with a host")
+    if settings.LLM_ALLOW_PRIVATE_ENDPOINTS:
+        return
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+    except (socket.gaierror, UnicodeError) as exc:
+        raise BackendUnavailable(f"llm backend: cannot resolve the endpoint host {parts.hostname!r}: {exc}") from None
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        if address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified:
+            raise BackendUnavailable(
+                f"llm backend: the endpoint host {parts.hostname!r} resolves to the non-public address {address}; "
+                "an administrator must set LLM_ALLOW_PRIVATE_ENDPOINTS=true to use a loopback or private endpoint"
+            )
 
 
 class MalformedAnswer(ValueError):
@@ -122,6 +155,10 @@ class LLMBackend(Backend):
     ) -> None:
         if samples < 1:
             raise BackendUnavailable(f"llm backend: samples must be at least 1, got {samples}")
+        if transport is None:
+            # An injected transport routes requests itself (tests, in-process servers); only real
+            # network endpoints are checked.
+            endpoint_check(base_url)
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.max_retries = int(max_retries)

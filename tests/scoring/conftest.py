@@ -81,7 +81,9 @@ def tiny_nli_contradiction_dir(tmp_path_factory: pytest.TempPathFactory) -> Path
 
 
 @pytest.fixture
-def llm_stub() -> Iterator[LLMStub]:
+def llm_stub(settings) -> Iterator[LLMStub]:
+    # The stub listens on loopback, which the llm backend refuses unless an administrator allows it.
+    settings.LLM_ALLOW_PRIVATE_ENDPOINTS = True
     stub = LLMStub().start()
     yield stub
     stub.stop()
