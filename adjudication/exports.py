@@ -197,19 +197,28 @@ def _sql(query: str, params: list[Any]) -> list[tuple]:
 
 
 def _in(column: str, ids: list[int]) -> tuple[str, list[Any]]:
-    """``column IN ids`` as one array parameter on PostgreSQL (no per-id placeholders to parse)."""
+    """A filter that selects at least the rows of ``ids`` (sorted); callers drop any others.
+
+    On PostgreSQL a chunk's ids are usually one dense run (imports create a study's rows together),
+    and a bare range is both the cheapest to send and the easiest for the planner to estimate.
+    A sparse chunk (rows of other studies in between) adds the array, so it never reads them.
+    """
+    lo, hi = ids[0], ids[-1]
     if connection.vendor == "postgresql":
-        # The range lets the planner estimate a chunk's rows from the histogram (an ANY array alone
-        # is guessed so high that it scans whole tables); the array keeps other studies' items out.
-        return f"{column} BETWEEN %s AND %s AND {column} = ANY(%s)", [min(ids), max(ids), ids]
+        if hi - lo + 1 <= 2 * len(ids):
+            return f"{column} BETWEEN %s AND %s", [lo, hi]
+        # The range still helps the planner: an ANY array alone is guessed so large that it scans.
+        return f"{column} BETWEEN %s AND %s AND {column} = ANY(%s)", [lo, hi, ids]
     return f"{column} IN ({', '.join(['%s'] * len(ids))})", list(ids)
 
 
 def _grouped(query: str, column: str, ids: list[int]) -> dict[int, list[tuple]]:
     where, params = _in(column, ids)
+    wanted = set(ids)
     out: dict[int, list[tuple]] = defaultdict(list)
     for row in _sql(query.format(where=where), params):
-        out[row[0]].append(row)
+        if row[0] in wanted:
+            out[row[0]].append(row)
     return out
 
 
@@ -289,7 +298,8 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
                 f"SELECT assignment_id, question_id, unit_key, CAST(value AS text), version FROM {t['Label']} WHERE {where}",  # noqa: S608 (table names from model meta)
                 params,
             ):
-                labels[item_of[row[0]]].append(row)
+                if row[0] in item_of:
+                    labels[item_of[row[0]]].append(row)
         gold = _grouped(
             f"SELECT item_id, pool_id, question_id, unit_key, CAST(value AS text), version, is_current, source, "  # noqa: S608 (table names from model meta)
             f"adjudicator_id, adjudicator_name, rationale, confidence, guideline_gap, case_id, {_ts('created_at')} "

@@ -218,3 +218,15 @@ def test_the_hf_export_of_a_job_is_one_zip_with_the_card_and_the_data(exported_s
         assert {"README.md", "data/train.jsonl", "concord_export.json"} <= names
         assert len(archive.read("data/train.jsonl").splitlines()) == 2
     assert not any(p.name.startswith("concord-hf-") for p in tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 1000])
+def test_items_of_another_study_in_between_never_leak_into_an_export(exported_study, researcher, chunk):
+    other = factories.make_study(owner=researcher, slug="other-study")
+    for i in range(3):
+        foreign = factories.make_item(other, f"foreign-{i}", answer="Secret answer.")
+        factories.make_chunk(foreign, 1, "secret chunk")
+        factories.make_item(exported_study, f"mine-{i}")
+    records = list(iter_records(exported_study, chunk=chunk))
+    assert [r["id"] for r in records] == ["q-1", "q-2", "mine-0", "mine-1", "mine-2"]
+    assert "secret" not in json.dumps(records).lower()
