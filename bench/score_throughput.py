@@ -4,8 +4,9 @@
     .venv/bin/python bench/score_throughput.py [--batch-size 104] [--concurrency 1]
 
 1. Imports the 416 BEGIN CMU-DoG dev items through the import service and the ``begin`` adapter into a
-   fresh database (SQLite in a temporary CONCORD_VAR_DIR unless DATABASE_URL / CONCORD_VAR_DIR are set)
-   with the filesystem broker (or CELERY_BROKER_URL).
+   fresh database (SQLite in a temporary CONCORD_VAR_DIR unless DATABASE_URL / CONCORD_VAR_DIR are set;
+   a DATABASE_URL given is migrated and gets two more studies, so name a scratch database) with the
+   filesystem broker (or CELERY_BROKER_URL).
 2. Starts a real Celery worker, warms it up on a separate 8-item study (the model loads once per worker
    process), then times a ``cf`` / ``embedding`` run over the 416 items from ``score_run_start`` until the
    run is done: fan-out, batches, item loading, encoding, the metric, score upserts, progress.
