@@ -49,7 +49,7 @@ def get_assignment_for_annotator(user: AbstractBaseUser, pk: int) -> Assignment:
         return (
             Assignment.objects.for_annotator(user)
             .filter(pk=pk, pool__memberships__user=user, pool__memberships__active=True)
-            .select_related("pool", "pool__study")
+            .select_related("pool")
             .get()
         )
     except Assignment.DoesNotExist:

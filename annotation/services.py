@@ -206,12 +206,13 @@ def label_save(
     """
     now = now or timezone.now()
     with transaction.atomic():
-        locked = _lock_open_assignment(assignment, actor)
-        pool_questions = list(locked.pool.questions.all())
+        reserved_until = _lock_open_assignment(assignment, actor)
+        pool = assignment.pool
+        pool_questions = list(pool.questions.all())
         by_key = {q.key: q for q in pool_questions}
         if question.pk not in {q.pk for q in pool_questions}:
             raise ValidationFailed(f"Question {question.key!r} is not asked in this pool.")
-        units = assignment_units(item_id=locked.item_id)
+        units = assignment_units(item_id=assignment.item_id)
         if unit_key not in units.keys_for(question.scope):
             raise ValidationFailed(f"There is no {question.scope} {unit_key!r} in this item.")
         targets = units.alignment_targets(question.scope) if question.kind == "alignment" else ()
@@ -221,19 +222,18 @@ def label_save(
             raise ValidationFailed(f"{question.prompt}: {exc}", details={"question": question.key, "unit_key": unit_key}) from exc
         # Other answers matter only when a condition involves this question (the common case needs none).
         involved = bool(question.condition) or any(q.condition.get("question") == question.key for q in pool_questions if q.condition)
-        answers = {(q.key, u): v for q, u, v in _answers(locked, by_key)} if involved else {}
+        answers = {(q.key, u): v for q, u, v in _answers(assignment, by_key)} if involved else {}
         if involved and clean is not None and not conditions.is_applicable(question, unit_key, answers, by_key):
             raise ValidationFailed(f"{question.prompt}: not asked here given the other answers.")
-        label = _write_label(locked, question, unit_key, clean, base_version, actor, now)
+        label = _write_label(assignment, question, unit_key, clean, base_version, actor, now)
         if involved:
             answers[(question.key, unit_key)] = clean
             for dep_key, dep_unit in conditions.dependents_to_clear(question.key, unit_key, answers, by_key):
-                dep = Label.objects.select_for_update().get(assignment=locked, question=by_key[dep_key], unit_key=dep_unit)
-                _write_label(locked, by_key[dep_key], dep_unit, None, dep.version, actor, now)
-        if locked.reserved_until is not None and locked.reserved_until < now + timedelta(minutes=5):
-            Assignment.objects.filter(pk=locked.pk).update(
-                reserved_until=now + timedelta(minutes=locked.pool.reservation_minutes)
-            )
+                dep = Label.objects.select_for_update().get(assignment=assignment, question=by_key[dep_key], unit_key=dep_unit)
+                _write_label(assignment, by_key[dep_key], dep_unit, None, dep.version, actor, now)
+        if reserved_until is not None and reserved_until < now + timedelta(minutes=5):
+            # Working on an item keeps it reserved.
+            Assignment.objects.filter(pk=assignment.pk).update(reserved_until=now + timedelta(minutes=pool.reservation_minutes))
         return label
 
 
@@ -443,11 +443,16 @@ def _ensure_annotator(assignment: Assignment, actor: AbstractBaseUser) -> None:
         raise Forbidden("Only the assigned annotator may change this assignment.")
 
 
-def _lock_open_assignment(assignment: Assignment, actor: AbstractBaseUser) -> Assignment:
+def _lock_open_assignment(assignment: Assignment, actor: AbstractBaseUser) -> datetime | None:
+    """Lock the assignment row (a concurrent submit waits, and vice versa) and check that it is
+    still open, reading only what may have changed since the caller loaded it. Returns the
+    current reservation end."""
     _ensure_annotator(assignment, actor)
-    locked = Assignment.objects.select_for_update(of=("self",)).select_related("pool").get(pk=assignment.pk)
-    if locked.status == AssignmentStatus.SUBMITTED:
+    status, reserved_until = (
+        Assignment.objects.select_for_update().filter(pk=assignment.pk).values_list("status", "reserved_until").get()
+    )
+    if status == AssignmentStatus.SUBMITTED:
         raise ValidationFailed("This item is submitted; its answers can no longer change.")
-    if locked.status == AssignmentStatus.SKIPPED:
+    if status == AssignmentStatus.SKIPPED:
         raise ValidationFailed("This item was skipped; its answers can no longer change.")
-    return locked
+    return reserved_until
