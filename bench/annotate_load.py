@@ -179,6 +179,24 @@ def stop(process: subprocess.Popen) -> None:
             process.wait()
 
 
+def process_tree_cpu_seconds(root_pid: int) -> float:
+    """User + system CPU seconds of a process and its children (Linux /proc), so that the cost of a
+    save can be stated independently of how busy the shared machine is."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid, ppid = int(entry.name), int(fields[1])
+        if pid == root_pid or ppid == root_pid:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 # --- Load --------------------------------------------------------------------------------------
 
 
@@ -324,7 +342,11 @@ def main() -> int:
           f"gunicorn gthread {args.workers} workers × {args.threads} threads on 127.0.0.1:{args.port}")
     server = start_gunicorn(args, env)
     try:
+        server_cpu = process_tree_cpu_seconds(server.pid)
+        client_cpu = time.process_time()
         tally, elapsed = asyncio.run(run_load(plan, args))
+        server_cpu = process_tree_cpu_seconds(server.pid) - server_cpu
+        client_cpu = time.process_time() - client_cpu
     finally:
         stop(server)
     counts = verify(tally)
@@ -334,6 +356,9 @@ def main() -> int:
     if ms:
         print(f"latency ms: p50 {percentile(ms, 50):.1f}  p95 {percentile(ms, 95):.1f}  p99 {percentile(ms, 99):.1f}  "
               f"mean {statistics.fmean(ms):.1f}  max {max(ms):.1f}")
+    if ms:
+        print(f"CPU per request: gunicorn {1000 * server_cpu / len(ms):.1f} ms, load generator {1000 * client_cpu / len(ms):.1f} ms "
+              "(PostgreSQL's own CPU not included)")
     print(f"acknowledged: {tally.ok}  conflicts (409): {tally.conflicts}  errors: {sum(tally.errors.values())} {tally.errors or ''}")
     print("database: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     print(f"load average after the run: {os.getloadavg()[0]:.1f}")
