@@ -1,0 +1,520 @@
+"""Faults survived (issue 8, point 5): crashes, outages, double submits and retries lose nothing and
+duplicate nothing.
+
+Which test proves which fault:
+
+* A Celery worker killed mid-run (SIGKILL to its whole process group) and restarted: the run completes
+  with exactly one score per unit — ``tests/scoring/test_worker.py::
+  test_a_worker_killed_mid_run_and_restarted_leaves_exactly_one_score_per_unit`` (not repeated here).
+* The broker restarted mid-run, no task lost: ``test_a_broker_killed_and_restarted_mid_run_loses_no_task``.
+* The database connection dropped during a label save, the client sees an error and its retry writes
+  once: ``test_a_label_save_whose_database_connection_drops_fails_and_its_retry_writes_once`` (the
+  connection dies before the write, or at commit after the write).
+* Double submits and network retries, no lost or duplicated label:
+  ``test_the_same_label_save_sent_twice_is_stored_once``,
+  ``test_two_saves_on_one_version_store_the_first_and_answer_the_second_with_409_and_the_current_value``,
+  ``test_the_same_submit_sent_concurrently_submits_once_and_runs_the_handlers_once``,
+  ``test_the_last_two_annotators_submitting_at_once_still_hand_the_item_to_adjudication``,
+  ``test_a_label_put_retried_after_a_client_timeout_is_stored_once`` and
+  ``test_two_tabs_of_one_annotator_editing_one_label_lose_nothing``.
+
+The broker test needs a Redis server it may kill, which the shared one is not: it starts a private
+``redis-server`` on a free loopback port with ``--appendonly yes`` (and no RDB snapshots) and points a real
+worker and this process's publishing at it, whatever broker the suite is configured with. Queued tasks
+survive a restart of Redis only through that persistence: the durability tested here is the deployment's
+``appendonly yes`` (with the default ``appendfsync everysec`` a killed redis-server loses nothing the
+kernel has; a machine crash may lose the last second, which a worker restart re-sends from the database,
+``score_runs_recover``). Skipped only where no ``redis-server`` binary is installed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis
+from django.db import connection, connections
+from django.test import Client
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from adjudication.models import AdjudicationCase, GoldLabel
+from annotation import services
+from annotation.models import Assignment, AssignmentStatus, Item, Label, LabelHistory, Sentence
+from annotation.segmentation import split_sentences
+from concord.celery import app
+from scoring import services as scoring_services
+from scoring.models import BatchStatus, RunStatus, Score, ScoreRun
+from tests import factories
+from tests.scoring import runs_support  # noqa: F401 - registers the probe metric in this process too
+from tests.worker import celery_worker, wait_for
+
+REDIS_SERVER = shutil.which("redis-server")
+
+
+# --- The broker restarted mid-run ---------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class PrivateRedis:
+    """A redis-server of this test's own: killing it disturbs nobody else. Restarts reuse the port and
+    the data directory, as a supervisor restarting a crashed server would."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.port = _free_port()
+        self.process: subprocess.Popen | None = None
+        self.starts = 0
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=1, socket_timeout=2)
+
+    def start(self) -> None:
+        self.starts += 1
+        log_path = self.directory / f"redis-{self.starts}.log"
+        with log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "yes", "--dir", str(self.directory)],
+                stdout=log, stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"redis-server exited with {self.process.returncode}:\n{log_path.read_text()}")
+            try:
+                if self.client().ping():  # answers LOADING (an error) until the append-only file is replayed
+                    return
+            except redis.RedisError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"redis-server did not answer within 15 s:\n{log_path.read_text()}")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown save, no goodbye to clients — a crash."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=10)
+            self.process = None
+
+
+@contextmanager
+def _publishing_to(url: str) -> Iterator[None]:
+    """Point this process's Celery publishing at ``url``. The write URL, because the environment's
+    CELERY_BROKER_URL outranks ``broker_url`` in Celery; the transport reset, because the filesystem
+    configuration names its own transport class, which would win over the URL's scheme."""
+    conf = app.conf
+    saved = {key: conf.get(key) for key in ("broker_write_url", "broker_transport", "broker_transport_options")}
+
+    def forget_connections() -> None:
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    forget_connections()
+    conf.update(broker_write_url=url, broker_transport=None, broker_transport_options={"visibility_timeout": 3600})
+    try:
+        yield
+    finally:
+        app.pool.force_close_all()
+        forget_connections()
+        conf.update(saved)
+
+
+def _bulk_items(study, n: int) -> None:
+    answer = "Metformin is the usual first-line drug. Hello there!"
+    items = Item.objects.bulk_create(
+        Item(study=study, external_id=f"b{i:04d}", question="What is first-line?", answer=answer) for i in range(n)
+    )
+    spans = split_sentences(answer)
+    Sentence.objects.bulk_create(
+        Sentence(item=item, part="answer", index=j, text=s.text, start=s.start, end=s.end)
+        for item in items for j, s in enumerate(spans)
+    )
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(REDIS_SERVER is None, reason="needs a redis-server binary to start a broker it may kill")
+def test_a_broker_killed_and_restarted_mid_run_loses_no_task(tmp_path):
+    broker = PrivateRedis(tmp_path)
+    broker.start()
+    try:
+        with _publishing_to(broker.url), celery_worker(
+            include=("tests.scoring.runs_support",), CELERY_BROKER_URL=broker.url, SCORING_LEASE_SECONDS="5"
+        ) as worker:
+            researcher = factories.make_user("rita-researcher")
+            study = factories.make_study(owner=researcher)
+            n = 240
+            _bulk_items(study, n)
+            run = scoring_services.score_run_start(
+                study=study, metric="probe", backend="lexical", parameters={}, actor=researcher, batch_size=4
+            )
+
+            def progress() -> ScoreRun:
+                return ScoreRun.objects.get(pk=run.pk)
+
+            wait_for(lambda: progress().n_done >= 8, timeout=30, worker=worker, what="the first scores")
+            broker.kill()
+            at_kill = progress()
+            pending = run.batches.filter(status=BatchStatus.PENDING).count()
+            assert at_kill.status == RunStatus.RUNNING, "the run finished before the broker was killed"
+            # The worker holds at most one message (prefetch 1, acks late): the other pending batches
+            # exist only as messages in the killed broker.
+            assert pending >= 2
+            time.sleep(1.0)  # an outage, not a blip
+            broker.start()
+            wait_for(lambda: progress().status == RunStatus.DONE, timeout=40, worker=worker, what="the run to finish")
+            # The same worker finished it: a worker's start re-sends unfinished batches from the database,
+            # so a restart would hide lost messages.
+            assert worker.starts == 1 and worker.process is not None and worker.process.poll() is None
+            assert "Connection to broker lost" in worker.log()
+    finally:
+        broker.kill()
+    run.refresh_from_db()
+    assert (run.n_total, run.n_done, run.n_failed) == (n, n, 0)
+    assert Score.objects.filter(run=run).count() == n * 3  # two sentences and the item, once each
+    assert Score.objects.filter(run=run).values("item").distinct().count() == n
+    assert set(run.batches.values_list("status", flat=True)) == {BatchStatus.DONE}
+
+
+# --- Labels: shared set-up ---------------------------------------------------------------------------
+
+
+def _binary(study, key: str):
+    return factories.make_question(study, key, prompt=f"{key}?")
+
+
+@pytest.fixture
+def one_item(study, annotator, settings):
+    """One item, one item-level ordinal question, one assignment of the annotator's."""
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+    pf = factories.make_question(
+        study, "pf", kind="ordinal", options=[{"value": str(n), "label": str(n), "key": str(n)} for n in range(1, 6)]
+    )
+    item = factories.make_item(study, answer="Take 0.5 mg daily.")
+    pool = factories.make_pool(study, questions=[pf])
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, item, annotator)
+    return {"assignment": assignment, "pf": pf, "pool": pool}
+
+
+def _history(label: Label) -> list[tuple[Any, Any, int]]:
+    return list(LabelHistory.objects.filter(label=label).order_by("id").values_list("old_value", "new_value", "new_version"))
+
+
+# --- The database connection dropped during a label save -----------------------------------------------
+
+
+def _drop(conn) -> None:
+    """Make ``conn`` really lose its database: on PostgreSQL another session terminates its backend
+    (the socket is closed under it); on SQLite its handle is closed (the file's open transaction is
+    rolled back, as when the process holding it dies)."""
+    if conn.vendor == "postgresql":
+        import psycopg
+
+        s = conn.settings_dict
+        pid = conn.connection.info.backend_pid
+        with psycopg.connect(
+            host=s["HOST"] or "127.0.0.1", port=s["PORT"] or 5432, user=s["USER"], password=s["PASSWORD"] or None,
+            dbname=s["NAME"], autocommit=True,
+        ) as admin:
+            # The two-argument form waits until the backend is gone.
+            assert admin.execute("SELECT pg_terminate_backend(%s, 5000)", [pid]).fetchone()[0]
+    else:
+        conn.connection.close()
+
+
+@contextmanager
+def _first_label_write(around: Callable[[Callable[..., Label], tuple, dict], Label]) -> Iterator[list[str]]:
+    """Run ``around`` instead of the first label write of the server (the retry writes normally);
+    yields the list of what happened, for the test to wait on."""
+    original = services._write_label
+    events: list[str] = []
+    lock = threading.Lock()
+
+    def patched(*args: Any, **kwargs: Any) -> Label:
+        with lock:
+            first = not events
+            events.append("write")
+        if first:
+            try:
+                return around(original, args, kwargs)
+            finally:
+                events.append("first done")
+        return original(*args, **kwargs)
+
+    services._write_label = patched
+    try:
+        yield events
+    finally:
+        services._write_label = original
+
+
+def _drop_before_the_write(original, args, kwargs):
+    # The request has locked its assignment (its first queries); the label is not yet written.
+    _drop(connections["default"])
+    return original(*args, **kwargs)
+
+
+def _drop_at_commit(original, args, kwargs):
+    label = original(*args, **kwargs)  # the label and its history row are written, not committed
+    conn = connections["default"]
+    commit = conn._commit
+
+    def drop_then_commit() -> None:
+        del conn._commit
+        _drop(conn)
+        commit()
+
+    conn._commit = drop_then_commit
+    return label
+
+
+@pytest.fixture
+def api_http(live_server, one_item, annotator) -> Iterator[httpx.Client]:
+    """A script talking to a real threaded HTTP server with the annotator's API token."""
+    token = Token.objects.create(user=annotator)
+    with httpx.Client(base_url=live_server.url, headers={"Authorization": f"Token {token.key}"}, timeout=30) as client:
+        yield client
+
+
+@pytest.mark.parametrize("moment", [_drop_before_the_write, _drop_at_commit], ids=["before the write", "at commit"])
+def test_a_label_save_whose_database_connection_drops_fails_and_its_retry_writes_once(api_http, one_item, moment):
+    url = reverse("api-labels", args=[one_item["assignment"].pk])
+    body = {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}
+    with _first_label_write(moment) as events:
+        failed = api_http.put(url, json=body)
+        assert "first done" in events
+        assert failed.status_code >= 500, failed.text
+        assert not Label.objects.exists() and not LabelHistory.objects.exists()  # nothing half-written
+
+        retried = api_http.put(url, json=body)
+    assert retried.status_code == 200, retried.text
+    assert (retried.json()["value"], retried.json()["version"]) == ("4", 1)
+    label = Label.objects.get()
+    assert (label.value, label.version) == ("4", 1)
+    assert _history(label) == [(None, "4", 1)]
+
+
+# --- Network retries and double submits -----------------------------------------------------------------
+
+
+def test_a_label_put_retried_after_a_client_timeout_is_stored_once(api_http, one_item):
+    """The first request is still holding its transaction when the client gives up and sends it again:
+    the retry waits for it, finds the value it sends already stored, and answers with that label."""
+    url = reverse("api-labels", args=[one_item["assignment"].pk])
+    body = {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}
+
+    def slow(original, args, kwargs):
+        label = original(*args, **kwargs)
+        time.sleep(1.5)  # longer than the client waits; the write commits after this
+        return label
+
+    with _first_label_write(slow) as events:
+        with pytest.raises(httpx.ReadTimeout):
+            api_http.put(url, json=body, timeout=0.5)
+        retried = api_http.put(url, json=body)
+        wait_for(lambda: "first done" in events, timeout=10, what="the first request to finish")
+    assert retried.status_code == 200, retried.text
+    assert retried.json()["version"] == 1
+    label = Label.objects.get()
+    assert (label.value, label.version) == ("4", 1)
+    assert _history(label) == [(None, "4", 1)]
+
+
+@pytest.fixture
+def api(annotator) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(annotator)
+    return client
+
+
+@pytest.mark.django_db
+def test_the_same_label_save_sent_twice_is_stored_once(api, one_item):
+    """A double click or a resent request: the repeat carries the value already stored, so it is
+    answered with the stored label (200, same version) rather than a conflict, and writes nothing."""
+    url = reverse("api-labels", args=[one_item["assignment"].pk])
+    body = {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}
+    first, second = api.put(url, body, format="json"), api.put(url, body, format="json")
+    assert (first.status_code, second.status_code) == (200, 200)
+    assert first.json()["version"] == second.json()["version"] == 1
+    label = Label.objects.get()
+    assert _history(label) == [(None, "4", 1)]
+
+
+@pytest.mark.django_db
+def test_two_saves_on_one_version_store_the_first_and_answer_the_second_with_409_and_the_current_value(api, one_item, annotator):
+    url = reverse("api-labels", args=[one_item["assignment"].pk])
+    assert api.put(url, {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}, format="json").status_code == 200
+    refused = api.put(url, {"question": "pf", "unit_key": "item", "value": "2", "base_version": 0}, format="json")
+    assert refused.status_code == 409
+    details = refused.json()["details"]
+    assert (details["value"], details["version"], details["your_value"], details["updated_by"]) == ("4", 1, "2", annotator.get_username())
+    label = Label.objects.get()
+    assert (label.value, label.version) == ("4", 1)
+    assert _history(label) == [(None, "4", 1)]
+
+
+SUBMISSIONS: list[tuple[int, int]] = []
+_submissions_lock = threading.Lock()
+
+
+def record_submission(*, pool_id: int, item_id: int) -> None:
+    """A second submitted-handler: counts how often the handlers ran (in committed submissions)."""
+    with _submissions_lock:
+        SUBMISSIONS.append((pool_id, item_id))
+
+
+@pytest.fixture
+def two_annotators_one_item(study, settings):
+    """Two annotators, overlap 2, one item: they agree on ``agree`` and disagree on ``differ``."""
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = ["adjudication.services.item_disagreements_detect", "tests.test_faults.record_submission"]
+    SUBMISSIONS.clear()
+    agree, differ = _binary(study, "agree"), _binary(study, "differ")
+    item = factories.make_item(study, answer="Take 0.5 mg daily.")
+    pool = factories.make_pool(study, questions=[agree, differ], overlap=2)
+    first, second = factories.make_user("nora-nurse"), factories.make_user("dan-doctor")
+    for user in (first, second):
+        factories.add_member(pool, user)
+    services.pool_assign_items(pool=pool)
+    for user, differ_value in ((first, "yes"), (second, "no")):
+        assignment = pool.assignments.get(annotator=user)
+        for question, value in ((agree, "yes"), (differ, differ_value)):
+            services.label_save(assignment=assignment, question=question, unit_key="item", value=value, base_version=0, actor=user)
+    return {"pool": pool, "item": item, "first": first, "second": second}
+
+
+def _concurrently(calls: list[Callable[[], Any]]) -> list[Any]:
+    """Run the calls at the same moment, each in a thread with its own database connection."""
+    barrier = threading.Barrier(len(calls))
+    results: list[Any] = [None] * len(calls)
+
+    def run(i: int) -> None:
+        try:
+            barrier.wait()
+            results[i] = calls[i]()
+        except Exception as exc:  # reported by the assertions on the results
+            results[i] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return results
+
+
+def _submit_call(user, assignment: Assignment) -> Callable[[], Any]:
+    def call() -> Any:
+        client = APIClient()
+        client.force_authenticate(user)
+        response = client.post(reverse("api-submit", args=[assignment.pk]))
+        return response.status_code, response.json()
+    return call
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_same_submit_sent_concurrently_submits_once_and_runs_the_handlers_once(two_annotators_one_item):
+    data = two_annotators_one_item
+    pool, first, second = data["pool"], data["first"], data["second"]
+    services.assignment_submit(assignment=pool.assignments.get(annotator=first), actor=first)
+    last = pool.assignments.get(annotator=second)
+    results = _concurrently([_submit_call(second, last)] * 4)
+    assert [status for status, _ in results] == [200] * 4, results
+    assert {body["status"] for _, body in results} == {AssignmentStatus.SUBMITTED}
+    assert len({body["submitted_at"] for _, body in results}) == 1  # one submission, reported four times
+    assert [(pool.pk, data["item"].pk)] * 2 == SUBMISSIONS  # the first annotator's submit, then one of these
+    assert list(GoldLabel.objects.filter(pool=pool).values_list("question__key", "value", "version")) == [("agree", "yes", 1)]
+    assert list(AdjudicationCase.objects.filter(pool=pool).values_list("question__key", flat=True)) == ["differ"]
+    assert Label.objects.filter(assignment__pool=pool).count() == 4
+    assert LabelHistory.objects.filter(label__assignment__pool=pool).count() == 4
+
+
+def pause_inside_the_submission(*, pool_id: int, item_id: int) -> None:
+    """Keeps a submission's transaction open a moment, so that two submissions surely overlap."""
+    time.sleep(0.5)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_last_two_annotators_submitting_at_once_still_hand_the_item_to_adjudication(two_annotators_one_item, settings):
+    """Each submission's handler must see the other one: if both ran on a snapshot where the other
+    assignment was still open, neither would make gold or open the case, and the item would be lost
+    to adjudication."""
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = [
+        "tests.test_faults.pause_inside_the_submission", *settings.ASSIGNMENT_SUBMITTED_HANDLERS
+    ]
+    data = two_annotators_one_item
+    pool, first, second = data["pool"], data["first"], data["second"]
+    results = _concurrently([
+        _submit_call(first, pool.assignments.get(annotator=first)),
+        _submit_call(second, pool.assignments.get(annotator=second)),
+    ])
+    assert [status for status, _ in results] == [200, 200], results
+    assert set(pool.assignments.values_list("status", flat=True)) == {AssignmentStatus.SUBMITTED}
+    assert list(GoldLabel.objects.filter(pool=pool).values_list("question__key", "value")) == [("agree", "yes")]
+    assert list(AdjudicationCase.objects.filter(pool=pool).values_list("question__key", flat=True)) == ["differ"]
+
+
+# --- Two tabs ------------------------------------------------------------------------------------------------
+
+
+def _tab(user) -> Client:
+    tab = Client()
+    tab.force_login(user)
+    return tab
+
+
+def _htmx_save(tab: Client, assignment: Assignment, value: str, base_version: int):
+    return tab.post(
+        reverse("annotation:label-save", args=[assignment.pk]),
+        {"question": "pf", "unit_key": "item", "value": value, "base_version": base_version},
+        HTTP_HX_REQUEST="true",
+    )
+
+
+@pytest.mark.django_db
+def test_two_tabs_of_one_annotator_editing_one_label_lose_nothing(one_item, annotator):
+    """Two sessions of one user, both opened before either saved (both saw version 0)."""
+    assignment = one_item["assignment"]
+    first, second = _tab(annotator), _tab(annotator)
+    assert first.session.session_key != second.session.session_key
+    for tab in (first, second):
+        assert tab.get(reverse("annotation:item", args=[assignment.pk])).status_code == 200
+
+    assert _htmx_save(first, assignment, "4", 0).status_code == 200
+    stale = _htmx_save(second, assignment, "2", 0)
+    assert stale.status_code == 409
+    page = stale.content.decode()
+    # The second tab is shown the newer answer and keeps its own, unsaved, to save deliberately.
+    assert '<strong class="conflict-value">4</strong>' in page
+    assert '<strong class="conflict-mine">2</strong>' in page
+    assert '<input type="hidden" name="base_version" value="1">' in page
+    assert Label.objects.get().value == "4"
+
+    assert _htmx_save(second, assignment, "2", 1).status_code == 200  # "save my answer over it"
+    assert _htmx_save(first, assignment, "5", 1).status_code == 409  # the first tab is now the stale one
+    label = Label.objects.get()
+    assert (label.value, label.version) == ("2", 2)
+    assert _history(label) == [(None, "4", 1), ("4", "2", 2)]
