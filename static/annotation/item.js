@@ -96,7 +96,13 @@
     }
   }
 
+  // Submitting waits for the saves in flight, so the last answer is part of what is submitted.
+  let submitWhenIdle = false;
   function submitItem() {
+    if (inFlight || pending.length) {
+      submitWhenIdle = true;
+      return;
+    }
     const button = document.getElementById("submit-button");
     if (button) button.click();
   }
@@ -224,24 +230,27 @@
     inFlight = Math.max(0, inFlight - 1);
     const xhr = event.detail.xhr;
     const code = xhr ? xhr.status : 0;
+    const submitting = event.detail.elt && event.detail.elt.id === "submit-form";
     const time = new Date().toLocaleTimeString();
+    if (code === 400 || code === 409 || code === 0 || code >= 500 || expired) submitWhenIdle = false; // show why first
     if (expired) {
       expired = false;
       say("Not saved: your session has ended. Reload the page and log in again; the last answer is NOT stored.", "error");
-      return;
-    }
-    if (code >= 200 && code < 300) say(`Saved on the server at ${time}.`, "ok");
-    else if (code === 409) say("Not saved: the answer was changed elsewhere. The newer answer and yours are shown.", "error");
-    else if (code === 400) say("Not saved: see the message next to the answer.", "error");
-    else {
-      say("Not saved: the server could not be reached. Your last answer is NOT stored; try again.", "error");
+    } else if (code >= 200 && code < 300) {
+      say(submitting ? "Submitted." : `Saved on the server at ${time}.`, "ok");
+    } else if (code === 400) {
+      say(submitting ? "Not submitted: the missing answers are listed below." : "Not saved: see the message next to the answer.", "error");
+    } else if (code === 409) {
+      say("Not saved: the answer was changed elsewhere. The newer answer and yours are shown.", "error");
+    } else {
+      say("Not saved: the server could not be reached or failed. Your last answer is NOT stored; try again.", "error");
       const unit = lastUnitKey && unitByKey(lastUnitKey);
       if (unit) {
         unit.classList.remove("saving");
         unit.classList.add("unsaved");
       }
       pending.length = 0;
-      ws.dataset.idle = "1";
+      if (!inFlight) ws.dataset.idle = "1";
     }
   });
   document.body.addEventListener("htmx:afterSettle", (event) => {
@@ -261,7 +270,13 @@
         answer(next.key);
       }
     }
-    if (!inFlight && !pending.length) ws.dataset.idle = "1";
+    if (!inFlight && !pending.length) {
+      ws.dataset.idle = "1";
+      if (submitWhenIdle) {
+        submitWhenIdle = false;
+        submitItem();
+      }
+    }
   });
 
   // --- Active time on task: counted while the page is visible and used in the last minute ---
