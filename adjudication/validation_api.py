@@ -58,7 +58,7 @@ class ValidationStudyListCreateApi(_ValidationApi):
     """GET the study's validation studies; POST one (refused with the reason when not independent,
     unless ``run_anyway`` is true — then every output carries ``not_independent`` and the stamp)."""
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(responses={200: {"type": "array", "items": {"type": "object"}}})
     def get(self, request: Request, slug: str) -> Response:
         study = study_get_for_researcher(user=request.user, slug=slug)
         rows = ValidationStudy.objects.filter(study=study).select_related("study", "target_question")

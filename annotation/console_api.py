@@ -426,7 +426,7 @@ class ConsoleRoleIn(serializers.Serializer):
 
 
 class RoleListGrantApi(ConsoleApi):
-    @extend_schema(operation_id="console_people_list", responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="console_people_list", responses={200: {"type": "array", "items": {"type": "object"}}})
     def get(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
         return Response([
