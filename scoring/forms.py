@@ -6,6 +6,7 @@ carry every metric's fieldset and the server reads only the chosen metric's.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,8 +88,16 @@ def parse_run_form(data: QueryDict, *, study: Study) -> dict[str, Any]:
         batch_size = int((data.get("batch_size") or "0").strip()) or None
     except ValueError:
         raise ValidationFailed("Alpha must be a number and the batch size a whole number.") from None
+    raw_options = (data.get("backend_options") or "").strip()
+    try:
+        backend_options = json.loads(raw_options) if raw_options else {}
+    except json.JSONDecodeError as exc:
+        raise ValidationFailed(f"Backend options must be a JSON object ({exc.msg}).") from None
+    if not isinstance(backend_options, dict):
+        raise ValidationFailed("Backend options must be a JSON object.")
     return {
         "metric": metric,
+        "backend_options": backend_options,
         "backend": (data.get(f"{metric}__backend") or "").strip(),
         "parameters": parameters,
         "knowledge_base": knowledge_base,

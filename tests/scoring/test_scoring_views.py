@@ -165,3 +165,13 @@ def test_a_knowledge_base_with_an_overlap_as_large_as_its_passages_is_refused(cl
     response = client.post(reverse("scoring:knowledge-bases", args=[study.slug]), {"name": "x", "chunk_size": "5", "chunk_overlap": "5"})
     assert response.status_code == 400 and "smaller than the passage size" in response.content.decode()
     assert not KnowledgeBase.objects.exists()
+
+
+def test_backend_options_from_the_form_must_be_a_json_object(client, researcher, study, django_capture_on_commit_callbacks):
+    client.force_login(researcher)
+    url = reverse("scoring:run-start", args=[study.slug])
+    bad = client.post(url, {"metric": "probe", "probe__backend": "lexical", "backend_options": "[1, 2]"})
+    assert bad.status_code == 400 and "must be a JSON object" in bad.content.decode()
+    ok = client.post(url, {"metric": "probe", "probe__backend": "lexical", "backend_options": '{"measure": "rouge_l"}'})
+    assert ok.status_code == 302
+    assert ScoreRun.objects.get().backend_options == {"measure": "rouge_l"}
