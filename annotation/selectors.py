@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Q
+from django.db.models import Count, Q, prefetch_related_objects
 
 from annotation import conditions
 from annotation.models import (
@@ -64,12 +64,13 @@ def get_pool_for_annotator(user: AbstractBaseUser, pk: int) -> Pool:
 
 
 def get_pool_question(pool: Pool, key_or_id: str | int) -> Question:
-    questions = pool.questions.all()
-    lookup = {"pk": int(key_or_id)} if isinstance(key_or_id, int) or str(key_or_id).isdigit() else {"key": key_or_id}
-    try:
-        return questions.get(**lookup)
-    except Question.DoesNotExist:
-        raise NotFound("No such question in this pool.") from None
+    # Prefetched onto the pool: label_save reads the same list, so a save costs one query for both.
+    prefetch_related_objects([pool], "questions")
+    by_id = isinstance(key_or_id, int) or str(key_or_id).isdigit()
+    for question in pool.questions.all():
+        if (question.pk == int(key_or_id)) if by_id else (question.key == key_or_id):
+            return question
+    raise NotFound("No such question in this pool.")
 
 
 # --- Units -------------------------------------------------------------------------------------
