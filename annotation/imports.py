@@ -42,6 +42,7 @@ import math
 import re
 import secrets
 import struct
+import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -186,7 +187,13 @@ class _LimitedReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int:
-        data = self.inner.read(len(buffer))
+        try:
+            data = self.inner.read(len(buffer))
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise ValidationFailed(
+                f"{self.filename} is not a valid gzip file ({exc}); nothing was imported",
+                details=[{"location": "file", "field": "file", "reason": f"corrupt or truncated gzip data: {exc}"}],
+            ) from None
         self.count += len(data)
         if self.count > self.limit:
             raise PayloadTooLarge(
