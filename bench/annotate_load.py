@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/annotate_load.py                      # 50 paced annotators, 30 s
     .venv/bin/python bench/annotate_load.py --mode capacity      # closed loop: as fast as the server answers
-    .venv/bin/python bench/annotate_load.py --annotators 100 --duration 60 --workers 4 --threads 4
+    .venv/bin/python bench/annotate_load.py --annotators 100 --duration 60 --workers 4 --threads 8
 
 What it does: (re)creates a scratch PostgreSQL database (default ``concord_bench_bravo``), migrates it,
 seeds one study with the ``astrid`` protocol, one pool with N members and 20 items each, and an API
@@ -51,8 +51,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--mode", choices=["paced", "capacity"], default="paced")
     parser.add_argument("--interval", type=float, default=1.0, help="paced mode: mean seconds between one annotator's saves")
     parser.add_argument("--items", type=int, default=20, help="items per annotator")
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
-    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker (gthread)")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (one per core)")
+    parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker (gthread): requests mostly wait on the database")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--database", default="postgres://postgres@127.0.0.1:5432/concord_bench_bravo")
     parser.add_argument("--timeout", type=float, default=10.0, help="client timeout per request, seconds")
