@@ -21,6 +21,10 @@ from scoring.registry import TransientBackendError
 logger = logging.getLogger(__name__)
 
 TRANSIENT_BACKOFF_MAX_SECONDS = 300
+# Publishing from a worker rides out a broker restart (about a minute of retries) instead of Celery's
+# default of about 0.6 s: a fan-out's batches are already committed, and a batch message dropped here
+# would wait for the next worker start (score_runs_recover) to be sent again.
+BROKER_RESTART_RETRY = {"max_retries": 20, "interval_start": 0.5, "interval_step": 0.5, "interval_max": 3.0}
 
 
 def _worker_name(task) -> str:
@@ -32,7 +36,7 @@ def score_run_fan_out(run_id: int) -> None:
     from scoring import services
 
     for batch_id in services.score_run_fan_out(run_id=run_id):
-        score_batch.delay(batch_id)
+        score_batch.apply_async((batch_id,), retry=True, retry_policy=BROKER_RESTART_RETRY)
 
 
 @shared_task(
@@ -68,9 +72,9 @@ def score_runs_recover() -> None:
     from scoring import services
 
     for run_id in services.score_runs_queued():
-        score_run_fan_out.delay(run_id)
+        score_run_fan_out.apply_async((run_id,), retry=True, retry_policy=BROKER_RESTART_RETRY)
     for batch_id, delay in services.score_runs_recover():
-        score_batch.apply_async((batch_id,), countdown=delay)
+        score_batch.apply_async((batch_id,), countdown=delay, retry=True, retry_policy=BROKER_RESTART_RETRY)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
