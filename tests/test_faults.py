@@ -20,7 +20,7 @@ Which test proves which fault:
   ``test_a_label_put_retried_after_a_client_timeout_is_stored_once`` and
   ``test_two_tabs_of_one_annotator_editing_one_label_lose_nothing``.
 
-The broker test needs a Redis server it may kill, which the shared one is not: it starts a private
+The broker tests need a Redis server they may kill, which the shared one is not: each starts a private
 ``redis-server`` on a free loopback port with ``--appendonly yes`` (and no RDB snapshots) and points a real
 worker and this process's publishing at it, whatever broker the suite is configured with. Queued tasks
 survive a restart of Redis only through that persistence: the durability tested here is the deployment's
