@@ -36,6 +36,7 @@ counts, pools, blinding settings, the agreement table, gold provenance and the l
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import os
@@ -491,6 +492,12 @@ def _fmt(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.3f}"
 
 
+def _md(value: Any) -> str:
+    """User-written text for the Markdown card: markup shown as text (Markdown renderers pass raw HTML
+    through), and no pipe or line break that would split a table row."""
+    return html.escape(str(value), quote=False).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
 def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: _Tally, yaml_header: bool) -> str:
     counts = tally.summary()
     agreement_rows = tally.agreement()
@@ -500,33 +507,35 @@ def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: _Tal
     out = io.StringIO()
     if yaml_header:
         out.write("---\n")
-        out.write(f"pretty_name: {json.dumps(study.name)}\n")
+        # YAML reads \u escapes in a double-quoted string: the name stays exact and no raw tag is written.
+        pretty = json.dumps(study.name).replace("<", "\\u003c").replace(">", "\\u003e")
+        out.write(f"pretty_name: {pretty}\n")
         out.write("license: other\n")
         out.write("language:\n- en\n")
         out.write("tags:\n- concord\n- annotation\n- rag-evaluation\n")
         out.write("configs:\n- config_name: default\n  data_files:\n  - split: train\n    path: data/train.jsonl\n")
         out.write("---\n\n")
-    out.write(f"# {study.name} — Concord export\n\n")
+    out.write(f"# {_md(study.name)} — Concord export\n\n")
     out.write(f"Exported {header['exported_at']} from study `{study.slug}` as `{fmt}` (format version {FORMAT_VERSION}).\n\n")
     out.write("## Licence and attribution\n\n")
-    out.write((study.licence.strip() or "No licence was recorded for the imported data; ask the study owner before reuse.") + "\n\n")
+    out.write((html.escape(study.licence.strip(), quote=False) or "No licence was recorded for the imported data; ask the study owner before reuse.") + "\n\n")
     out.write("## Counts\n\n| what | n |\n|---|---|\n")
     for key, value in counts.items():
         out.write(f"| {key.replace('_', ' ')} | {value} |\n")
     out.write("\n## Pools\n\n| pool | overlap k | members | questions | majority rule |\n|---|---|---|---|---|\n")
     for pool in header["pools"]:
         out.write(
-            f"| {pool['name']} | {pool['overlap']} | {len(pool['members'])} | {', '.join(pool['questions'])} | "
-            f"{', '.join(pool['majority_rule']) or '—'} |\n"
+            f"| {_md(pool['name'])} | {pool['overlap']} | {len(pool['members'])} | {_md(', '.join(pool['questions']))} | "
+            f"{_md(', '.join(pool['majority_rule'])) or '—'} |\n"
         )
     s = header["study"]
     out.write("\n## Blinding\n\n")
     out.write(f"- System name hidden from annotators: {'yes' if s['blind_system'] else 'no'}\n")
-    out.write(f"- Metadata fields hidden from annotators: {', '.join(s['hidden_metadata_fields']) or 'none'}\n")
+    out.write(f"- Metadata fields hidden from annotators: {_md(', '.join(s['hidden_metadata_fields'])) or 'none'}\n")
     out.write(f"- Independent pools (an annotator in at most one pool): {'yes' if s['independent_pools'] else 'no'}\n")
     out.write(f"- Automated scores shown to adjudicators: {'yes' if s['show_scores_to_adjudicators'] else 'no'}\n")
     for pool in header["pools"]:
-        out.write(f"- Pool {pool['name']}: annotators see {pool['visibility'].replace('_', ' ')}\n")
+        out.write(f"- Pool {_md(pool['name'])}: annotators see {pool['visibility'].replace('_', ' ')}\n")
     out.write("- Annotators appear under stable per-pool pseudonyms; adjudicators under their usernames.\n")
     out.write("\n## Agreement (before consensus; submitted labels)\n\n")
     out.write("| pool | question | kind | n units | percent agreement | Fleiss κ | Krippendorff α | note |\n")
@@ -535,9 +544,9 @@ def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: _Tal
         alpha = row.get("krippendorff_alpha")
         alpha_text = f"{_fmt(alpha)} ({row['alpha_level']})" if "alpha_level" in row else "—"
         out.write(
-            f"| {row['pool']} | {row['question']} | {row['kind']} | {row.get('n_units', '—')} | "
+            f"| {_md(row['pool'])} | {_md(row['question'])} | {row['kind']} | {row.get('n_units', '—')} | "
             f"{_fmt(row['percent_agreement']) if 'percent_agreement' in row else '—'} | "
-            f"{_fmt(row['fleiss_kappa']) if 'fleiss_kappa' in row else '—'} | {alpha_text} | {row.get('note', '')} |\n"
+            f"{_fmt(row['fleiss_kappa']) if 'fleiss_kappa' in row else '—'} | {alpha_text} | {_md(row.get('note', ''))} |\n"
         )
     out.write("\n## Gold provenance (current versions)\n\n| source | n |\n|---|---|\n")
     for source in GoldSource.values:
@@ -550,7 +559,8 @@ def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: _Tal
     )
     out.write("\n## Score runs\n\n| run | metric | version | backend | model |\n|---|---|---|---|---|\n")
     for run in header["score_runs"]:
-        out.write(f"| {run['run']} | {run['metric']} | {run['metric_version']} | {run['backend']} | {run['model_identity'] or '—'} |\n")
+        out.write(f"| {run['run']} | {_md(run['metric'])} | {_md(run['metric_version'])} | {_md(run['backend'])} | "
+                  f"{_md(run['model_identity']) or '—'} |\n")
     out.write(
         "\n## Record layout\n\nOne record per item: `id`, `question`, `answer`, `source`, `scope`, `system`, `metadata`, "
         "`sentences`, `contexts`, `aspects` (origin, status, version), `assignments`, `labels` (pool, annotator pseudonym, "
