@@ -60,11 +60,12 @@ def _vary(response: HttpResponse) -> HttpResponse:
 def home(request: HttpRequest) -> HttpResponse:
     queue = selectors.annotator_queue(user=request.user)
     annotating = {q.study.pk for q in queue}
-    other_studies = [
-        (study, sorted({r.role for r in study.roles.all() if r.user_id == request.user.pk}))
-        for study in Study.objects.for_user(request.user).prefetch_related("roles")
-        if study.pk not in annotating
-    ]
+    other_studies = []
+    for study in Study.objects.for_user(request.user).prefetch_related("roles"):
+        roles = sorted({r.role for r in study.roles.all() if r.user_id == request.user.pk})
+        # A study already shown as a queue is listed again only for its researcher/adjudicator tools.
+        if study.pk not in annotating or set(roles) - {"annotator"}:
+            other_studies.append((study, roles))
     return render(request, "annotation/home.html", {"queue": queue, "other_studies": other_studies})
 
 
