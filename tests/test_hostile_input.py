@@ -90,7 +90,7 @@ def _assert_escaped(body: str, where: str) -> None:
 
 
 @pytest.fixture
-def hostile_study(researcher, annotator, adjudicator):
+def hostile_study(researcher, annotator, adjudicator, tmp_path, settings):
     """A study whose every user-written text field carries both payloads, imported through the service."""
     import io
     import json
@@ -136,9 +136,14 @@ def hostile_study(researcher, annotator, adjudicator):
                                   model_identity=HOSTILE, created_by=researcher, status="done")
     Score.objects.create(run=run, item=item, unit_key="item", value=0.5, state="ok", details={"why": HOSTILE})
     kb = KnowledgeBase.objects.create(study=study, name=HOSTILE[:200])
+    from adjudication.exports import write_export
+    from adjudication.models import ExportJob
+
+    out = write_export(study=study, fmt="csv", out=tmp_path / "hostile.csv")
+    export = ExportJob.objects.create(study=study, format="csv", status="done", path=str(out), requested_by=researcher)
     return {
         "study": study, "item": item, "pool": pool, "assignment": assignment, "case": case, "aspect": aspect,
-        "run": run, "kb": kb, "membership": membership, "question": pf, "evil": evil,
+        "run": run, "kb": kb, "membership": membership, "export": export, "question": pf, "evil": evil,
     }
 
 
@@ -160,7 +165,7 @@ def _fill(route: str, params: list[str], h: dict) -> str | None:
     import re
 
     by_segment = {"assignments": h["assignment"].pk, "cases": h["case"].pk, "aspects": h["aspect"].pk,
-                  "pools": h["pool"].pk, "exports": 0, "validation": 0, "validation-studies": 0}
+                  "pools": h["pool"].pk, "exports": h["export"].pk, "download": h["export"].pk, "validation": 0, "validation-studies": 0}
     values = {"slug": h["study"].slug, "pool_id": h["pool"].pk, "run_id": h["run"].pk, "kb_id": h["kb"].pk,
               "key": "pf", "question": "pf", "membership_id": h["membership"].pk, "external_id": "x1",
               "fmt": "csv", "measure": "human_cf", "job_id": 0}
@@ -181,11 +186,12 @@ def test_html_in_every_text_field_is_escaped_on_every_page_each_role_opens(clien
     opened: dict[str, set[str]] = {}
     for who in (researcher, adjudicator, annotator, hostile_study["evil"]):
         client.force_login(who)
+        query_variants = ({}, HOSTILE_QUERY, {"part": "card"})
         for route, params in _page_routes():
             path = _fill(route, params, hostile_study)
             if path is None:
                 continue
-            for query in ({}, HOSTILE_QUERY):
+            for query in query_variants:
                 response = client.get(path, query)
                 assert response.status_code < 500, f"{who} GET {path} {query and 'with hostile query'} → {response.status_code}"
                 content_type = response.get("Content-Type", "")
@@ -194,6 +200,8 @@ def test_html_in_every_text_field_is_escaped_on_every_page_each_role_opens(clien
                     _assert_escaped(body.decode("utf-8", "replace"), f"{who} GET {path}")
                 if response.status_code == 200:
                     opened.setdefault(who.get_username(), set()).add(route)
+                if route.endswith("download/") and response.status_code == 200:
+                    assert response["Content-Disposition"].startswith("attachment")
         client.logout()
     # The pages that show the hostile text were really rendered (not refused), for each role.
     assert {"assignments/<int:pk>/", ""} <= opened[annotator.get_username()]
@@ -203,6 +211,7 @@ def test_html_in_every_text_field_is_escaped_on_every_page_each_role_opens(clien
         "console/<slug:slug>/protocol/", "console/<slug:slug>/pools/<int:pool_id>/", "scoring/runs/<int:run_id>/",
         "scoring/studies/<slug:slug>/items/<path:external_id>/scores", "adjudication/studies/<slug:slug>/reports/",
         "adjudication/studies/<slug:slug>/validation/", "adjudication/studies/<slug:slug>/reports/raters/",
+        "adjudication/exports/<int:pk>/download/", "adjudication/studies/<slug:slug>/exports/",
     } <= opened[researcher.get_username()]
 
 
