@@ -14,7 +14,8 @@ from sklearn.metrics import cohen_kappa_score
 from adjudication import agreement as ag
 
 NAN = np.nan
-KQA = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "kqa" / "NLI_medical_annotator.csv"
+# The copy shipped with the demo (data/demo/kqa, checksummed against ../shared/datasets/kqa/MANIFEST.md).
+KQA = Path(__file__).resolve().parents[2] / "data" / "demo" / "kqa" / "NLI_medical_annotator.csv"
 
 # Fleiss (1971), "Measuring nominal scale agreement among many raters", Psychological Bulletin 76(5):
 # 30 patients, 6 psychiatrists each, 5 diagnoses (1 depression, 2 personality disorder,
