@@ -30,7 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-BEGIN_FILE = ROOT.parent / "shared" / "datasets" / "begin_cmudog" / "begin_dev_cmu.tsv"
+BEGIN_FILE = ROOT / "data" / "demo" / "begin_cmudog" / "begin_dev_cmu.tsv"
 
 
 def main() -> None:
