@@ -94,8 +94,11 @@ def _schema(client, researcher) -> Any:
     return schema
 
 
-def _fuzz_every_operation(schema: Any, headers: dict[str, str], known: dict[str, Any]) -> list[str]:
+def _fuzz_every_operation(schema: Any, headers: dict[str, str], known: dict[str, Any]) -> tuple[list[str], set[str]]:
+    """Failures, and the operations that answered 2xx at least once (so that a broken login cannot
+    pass the test with nothing but 401s)."""
     failures: list[str] = []
+    succeeded: set[str] = set()
     for result in schema.get_all_operations():
         operation = result.ok()
 
@@ -107,7 +110,9 @@ def _fuzz_every_operation(schema: Any, headers: dict[str, str], known: dict[str,
                 case.path_parameters.update(
                     _known_path_parameters(case.operation.path, list(case.path_parameters), known)
                 )
-            case.call_and_validate(headers=headers, checks=CHECKS)
+            response = case.call_and_validate(headers=headers, checks=CHECKS)
+            if 200 <= response.status_code < 300:
+                succeeded.add(f"{case.operation.method.upper()} {case.operation.path}")
 
         try:
             check()
@@ -115,7 +120,20 @@ def _fuzz_every_operation(schema: Any, headers: dict[str, str], known: dict[str,
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
             failures.append(f"{operation.method.upper()} {operation.path}: {str(exc)[:1500]}")
-    return failures
+    return failures, succeeded
+
+
+# Operations each role must reach (2xx) in the run: proof that the token worked and ids were real.
+MUST_SUCCEED = {
+    "anonymous": set(),
+    "annotator": {"GET /api/assignments/"},
+    "adjudicator": {"GET /api/adjudication/studies/{slug}/cases/", "GET /api/adjudication/cases/{id}/"},
+    "researcher": {
+        "GET /api/console/studies/{slug}/", "GET /api/console/studies/{slug}/items/", "GET /api/scoring/runs/{run_id}/",
+        "GET /api/scoring/runs/{run_id}/scores/", "GET /api/adjudication/studies/{slug}/exports/",
+        "GET /api/adjudication/exports/{id}/",
+    },
+}
 
 
 @pytest.mark.parametrize("role", ["anonymous", "annotator", "adjudicator", "researcher"])
@@ -127,5 +145,8 @@ def test_no_api_operation_answers_500_or_breaks_its_schema(role, request, client
         headers["Authorization"] = f"Token {Token.objects.create(user=user).key}"
     with _wsgi_app() as app:
         schema.app = app
-        failures = _fuzz_every_operation(schema, headers, fixture_study)
+        failures, succeeded = _fuzz_every_operation(schema, headers, fixture_study)
     assert not failures, "\n\n".join(failures)
+    assert MUST_SUCCEED[role] <= succeeded, sorted(succeeded)
+    if role == "anonymous":
+        assert not succeeded - {"POST /api/token/"}, sorted(succeeded)
