@@ -69,7 +69,10 @@ def pool_agreement_so_far(*, study: Study, pool_id: int) -> PoolAgreement:
 
 
 def _annotators(pool: Pool, ratings: reports.Ratings, rows: list[dict[str, Any]]) -> list[AnnotatorAgreement]:
-    # each_against_rest follows the columns of the ratings matrix, i.e. ratings.rater_ids.
+    # each_against_rest follows the columns of the ratings matrix, i.e. ratings.rater_ids; it is empty
+    # when it is not computed (fewer than three raters, or numbers rather than categories).
+    if not rows:
+        return []
     members = {
         m.user_id: m
         for m in PoolMembership.objects.filter(pool=pool, user_id__in=ratings.rater_ids).select_related("user")

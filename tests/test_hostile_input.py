@@ -119,15 +119,15 @@ def hostile_study(researcher, annotator, adjudicator, tmp_path, settings):
         ],
     }
     items_import(study=study, file=io.BytesIO(json.dumps(record).encode() + b"\n"), filename="hostile.jsonl",
-                 actor=researcher, pool_name="imported")
+                 actor=researcher, pool_name=HOSTILE)
     item = Item.objects.get(study=study, external_id="x1")
-    pool = factories.make_pool(study, HOSTILE[:120], questions=[pf, note])
+    pool = factories.make_pool(study, "annotators " + IMG, questions=[pf, note])
     membership = factories.add_member(pool, annotator, SCRIPT)
     assignment = factories.make_assignment(pool, item, annotator)
     factories.grant(study, adjudicator, Role.ADJUDICATOR)
     factories.grant(study, evil, Role.ADJUDICATOR)
     aspect = Aspect.objects.create(item=item, text=HOSTILE, origin="proposed", status="proposed", proposed_by=annotator)
-    imported = Pool.objects.get(study=study, name="imported")
+    imported = Pool.objects.get(study=study, name=HOSTILE)
     imported.questions.add(pf, note)
     case = AdjudicationCase.objects.get_or_create(pool=imported, item=item, unit_key="item", question=pf)[0]
     GoldLabel.objects.create(pool=case.pool, item=item, unit_key="item", question=pf, value="yes", source="adjudicated",
@@ -143,7 +143,7 @@ def hostile_study(researcher, annotator, adjudicator, tmp_path, settings):
     export = ExportJob.objects.create(study=study, format="csv", status="done", path=str(out), requested_by=researcher)
     return {
         "study": study, "item": item, "pool": pool, "assignment": assignment, "case": case, "aspect": aspect,
-        "run": run, "kb": kb, "membership": membership, "export": export, "question": pf, "evil": evil,
+        "run": run, "kb": kb, "membership": membership, "export": export, "imported": imported, "question": pf, "evil": evil,
     }
 
 
@@ -165,8 +165,10 @@ def _fill(route: str, params: list[str], h: dict) -> str | None:
     import re
 
     by_segment = {"assignments": h["assignment"].pk, "cases": h["case"].pk, "aspects": h["aspect"].pk,
-                  "pools": h["pool"].pk, "exports": h["export"].pk, "download": h["export"].pk, "validation": 0, "validation-studies": 0}
-    values = {"slug": h["study"].slug, "pool_id": h["pool"].pk, "run_id": h["run"].pk, "kb_id": h["kb"].pk,
+                  "pools": h["imported"].pk, "exports": h["export"].pk, "download": h["export"].pk, "validation": 0, "validation-studies": 0}
+    # Reports take the imported pool (its labels, hostile pseudonyms and case); the annotator's pool
+    # is reached through their assignment.
+    values = {"slug": h["study"].slug, "pool_id": h["imported"].pk, "run_id": h["run"].pk, "kb_id": h["kb"].pk,
               "key": "pf", "question": "pf", "membership_id": h["membership"].pk, "external_id": "x1",
               "fmt": "csv", "measure": "human_cf", "job_id": 0}
     path = route
@@ -212,6 +214,8 @@ def test_html_in_every_text_field_is_escaped_on_every_page_each_role_opens(clien
         "scoring/studies/<slug:slug>/items/<path:external_id>/scores", "adjudication/studies/<slug:slug>/reports/",
         "adjudication/studies/<slug:slug>/validation/", "adjudication/studies/<slug:slug>/reports/raters/",
         "adjudication/exports/<int:pk>/download/", "adjudication/studies/<slug:slug>/exports/",
+        "adjudication/studies/<slug:slug>/reports/agreement/<int:pool_id>/<slug:question>/",
+        "adjudication/studies/<slug:slug>/pools/<int:pool_id>/agreement/",
     } <= opened[researcher.get_username()]
 
 
@@ -275,3 +279,12 @@ def test_lookups_across_relations_in_the_query_string_are_ignored_by_the_apis(re
     assert plain.status_code == hostile.status_code == 200 and plain.json() == hostile.json()
     cases = api.get(f"/api/adjudication/studies/{study.slug}/cases/", {"status": "pool__study__owner__password"})
     assert cases.status_code in (200, 400) and (cases.status_code == 400 or cases.json() == [])
+
+
+def test_the_pool_agreement_fragment_of_a_pool_with_two_raters_answers_200(client, researcher, hostile_study):
+    # Found by the page crawl above: each-against-rest is not computed for two raters, and the
+    # fragment's strict zip of raters and rows answered 500.
+    client.force_login(researcher)
+    study, pool = hostile_study["study"], hostile_study["imported"]
+    response = client.get(f"/adjudication/studies/{study.slug}/pools/{pool.pk}/agreement/")
+    assert response.status_code == 200
