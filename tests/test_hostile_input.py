@@ -188,7 +188,11 @@ def test_html_in_every_text_field_is_escaped_on_every_page_each_role_opens(clien
     opened: dict[str, set[str]] = {}
     for who in (researcher, adjudicator, annotator, hostile_study["evil"]):
         client.force_login(who)
-        query_variants = ({}, HOSTILE_QUERY, {"part": "card"})
+        run, imported = hostile_study["run"].pk, hostile_study["imported"].pk
+        # Valid report parameters, so that the report pages render the hostile pool and question too.
+        report_query = {"run": run, "runs": run, "source": f"run:{run}", "pool": imported, "question": "pf",
+                        "features": f"run:{run}"}
+        query_variants = ({}, HOSTILE_QUERY, {"part": "card"}, report_query)
         for route, params in _page_routes():
             path = _fill(route, params, hostile_study)
             if path is None:
