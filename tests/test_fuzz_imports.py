@@ -174,6 +174,27 @@ def test_the_upload_page_never_answers_500(client, researcher, protocol_study, b
         assert _counts() == before
 
 
+@hsettings(FUZZ, max_examples=30)
+@given(body=st.binary(max_size=1500) | _near_valid_records().map(_as_jsonl))
+def test_the_console_import_job_checks_and_runs_any_file_without_crashing(researcher, protocol_study, body):
+    # The console's two-step import (stored file, dry run, confirmed run) uses the same reader; a file
+    # ends checked and imported, or invalid with its errors, and an invalid one writes nothing.
+    from annotation.models import ImportJobStatus
+    from annotation.study_services import import_job_check, import_job_confirm, import_job_create, import_job_run
+
+    before = _counts()
+    job = import_job_create(study=protocol_study, actor=researcher, upload=SimpleUploadedFile("f.jsonl", body))
+    job = import_job_check(job_id=job.pk)
+    assert job.status in (ImportJobStatus.CHECKED, ImportJobStatus.INVALID)
+    if job.status == ImportJobStatus.INVALID:
+        assert job.errors and _counts() == before
+        return
+    job = import_job_run(job_id=import_job_confirm(job=job, actor=researcher).pk)
+    assert job.status in (ImportJobStatus.DONE, ImportJobStatus.INVALID)
+    if job.status == ImportJobStatus.INVALID:
+        assert _counts() == before
+
+
 # --- oversize and compressed uploads at the HTTP layer ------------------------------------------
 
 
