@@ -96,11 +96,16 @@ class ExportFormat(models.TextChoices):
     HF = "hf", "Hugging Face datasets folder"
 
 
-class ExportStatus(models.TextChoices):
+class JobStatus(models.TextChoices):
+    """The one lifecycle of adjudication's background jobs (exports, report bootstraps)."""
+
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"
     DONE = "done", "Done"
     FAILED = "failed", "Failed"
+
+
+ExportStatus = JobStatus
 
 
 class ExportJob(models.Model):
@@ -142,11 +147,7 @@ class ReportJobKind(models.TextChoices):
     OUTCOME = "outcome", "Outcome prediction"
 
 
-class ReportJobStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
+ReportJobStatus = JobStatus
 
 
 class ReportJob(models.Model):
