@@ -87,7 +87,7 @@ def _near_valid_records(draw: Any) -> list[dict[str, Any]]:
 
 
 def _as_jsonl(records: list[Any]) -> bytes:
-    # json.dumps escapes lone surrogates as \\udXXX, so the file itself is valid UTF-8.
+    # json.dumps escapes lone surrogates as \\ud800-style escapes, so the file itself is valid UTF-8.
     return ("\n".join(json.dumps(r) for r in records) + "\n").encode()
 
 
