@@ -15,16 +15,7 @@ from adjudication import selectors, services
 from adjudication.models import CaseStatus, ExportJob, GoldLabel
 from adjudication.views import parse_decision
 from annotation.models import Pool
-from concord.errors import DomainError, NotFound
-
-
-class _AdjudicationApi(APIView):
-    """Maps the domain errors raised by access helpers and services onto their HTTP status."""
-
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, DomainError):
-            return Response(exc.as_dict(), status=exc.status_code)
-        return super().handle_exception(exc)
+from concord.errors import NotFound
 
 
 def _gold(g: GoldLabel) -> dict[str, Any]:
@@ -73,7 +64,7 @@ def _job(job: ExportJob) -> dict[str, Any]:
     }
 
 
-class CaseListApi(_AdjudicationApi):
+class CaseListApi(APIView):
     access_policy = "adjudicator"
 
     @extend_schema(
@@ -96,7 +87,7 @@ class CaseListApi(_AdjudicationApi):
         ])
 
 
-class CaseDetailApi(_AdjudicationApi):
+class CaseDetailApi(APIView):
     access_policy = "adjudicator"
 
     @extend_schema(
@@ -141,7 +132,7 @@ class CaseDetailApi(_AdjudicationApi):
         return Response(body)
 
 
-class CaseDecideApi(_AdjudicationApi):
+class CaseDecideApi(APIView):
     """POST {"value": …, "rationale": "", "confidence": 1-5, "guideline_gap": false,
     "unresolved": false, "expected_version": n} → the new gold version (409 when stale)."""
 
@@ -165,7 +156,7 @@ class CaseDecideApi(_AdjudicationApi):
         return Response(_gold(gold), status=status.HTTP_201_CREATED)
 
 
-class AspectDecideApi(_AdjudicationApi):
+class AspectDecideApi(APIView):
     access_policy = "adjudicator"
 
     class Input(serializers.Serializer):
@@ -189,7 +180,7 @@ class AspectDecideApi(_AdjudicationApi):
         return Response({"id": aspect.pk, "status": aspect.status, "version": aspect.version})
 
 
-class ExportListCreateApi(_AdjudicationApi):
+class ExportListCreateApi(APIView):
     access_policy = "researcher"
 
     class Input(serializers.Serializer):
@@ -212,7 +203,7 @@ class ExportListCreateApi(_AdjudicationApi):
         return Response(_job(job), status=status.HTTP_202_ACCEPTED)
 
 
-class ExportDetailApi(_AdjudicationApi):
+class ExportDetailApi(APIView):
     access_policy = "researcher"
 
     @extend_schema(operation_id="adjudication_export_read", responses=_JobOut)
@@ -220,7 +211,7 @@ class ExportDetailApi(_AdjudicationApi):
         return Response(_job(selectors.export_get_for_researcher(user=request.user, job_id=pk)))
 
 
-class HumanMeasureApi(_AdjudicationApi):
+class HumanMeasureApi(APIView):
     """Per-item values of a human measure for one rater (pseudonym) or ``gold`` (researchers)."""
 
     access_policy = "researcher"
@@ -243,7 +234,7 @@ class HumanMeasureApi(_AdjudicationApi):
         return Response({"measure": result.measure, "rater": result.rater, "values": result.values, "undefined": result.undefined})
 
 
-class ConsensusRuleApi(_AdjudicationApi):
+class ConsensusRuleApi(APIView):
     """POST {"question": key, "majority": true|false}: may a strict majority (k ≥ 3) make gold?"""
 
     access_policy = "researcher"

@@ -17,7 +17,6 @@ from rest_framework.views import APIView
 
 from adjudication import reports
 from adjudication.selectors import study_get_for_researcher
-from concord.errors import DomainError
 
 BOOTSTRAP_PARAMETERS = [
     OpenApiParameter("n_boot", int, description="bootstrap resamples whose finished job to return (default 2000)"),
@@ -34,11 +33,6 @@ VALIDITY_PARAMETERS = [
 
 class _ReportApi(APIView):
     access_policy = "researcher"
-
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, DomainError):
-            return Response(exc.as_dict(), status=exc.status_code)
-        return super().handle_exception(exc)
 
 
 class ReportIndexApi(_ReportApi):

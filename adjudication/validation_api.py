@@ -18,16 +18,10 @@ from rest_framework.views import APIView
 from adjudication import validation
 from adjudication.models import ValidationStudy
 from adjudication.selectors import study_get_for_researcher
-from concord.errors import DomainError
 
 
 class _ValidationApi(APIView):
     access_policy = "researcher"
-
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, DomainError):
-            return Response(exc.as_dict(), status=exc.status_code)
-        return super().handle_exception(exc)
 
 
 class _Input(serializers.Serializer):

@@ -28,7 +28,7 @@ from rest_framework.views import APIView
 
 from annotation import selectors, services
 from annotation.models import Assignment, AssignmentStatus, ExposureKind, Importance
-from concord.errors import DomainError, ValidationFailed
+from concord.errors import ValidationFailed
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -62,11 +62,6 @@ class WorkspaceApi(APIView):
         view = super().as_view(**initkwargs)
         view.login_required = False
         return view
-
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, DomainError):
-            return Response(exc.as_dict(), status=exc.status_code)
-        return super().handle_exception(exc)
 
 
 # --- Assignments -------------------------------------------------------------------------------

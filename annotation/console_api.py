@@ -34,18 +34,13 @@ from annotation.console_access import (
 from annotation.models import ImportJob, Pool, PoolMembership, Question, QuestionKind, Role, Scope, Study, Visibility
 from annotation.presets import PRESET_ORDER
 from annotation.protocols import study_protocol_apply
-from concord.errors import DomainError, NotFound
+from concord.errors import NotFound
 
 User = get_user_model()
 
 
 class ConsoleApi(APIView):
     access_policy = "researcher"
-
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, DomainError):
-            return Response(exc.as_dict(), status=exc.status_code)
-        return super().handle_exception(exc)
 
 
 def _user_named(username: str) -> Any:

@@ -13,7 +13,6 @@ from rest_framework.views import APIView
 
 from annotation.console_access import get_study_for_researcher
 from annotation.imports import items_import
-from concord.errors import DomainError
 
 
 class ItemsImportApi(APIView):
@@ -49,12 +48,9 @@ class ItemsImportApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
-        try:
-            result = items_import(
-                study=study, file=upload, filename=os.path.basename(upload.name or "upload"), actor=request.user,
-                fmt=data.validated_data.get("format"), dry_run=data.validated_data["dry_run"],
-                pool_name=data.validated_data.get("pool"),
-            )
-        except DomainError as exc:
-            return Response(exc.as_dict(), status=exc.status_code)
+        result = items_import(
+            study=study, file=upload, filename=os.path.basename(upload.name or "upload"), actor=request.user,
+            fmt=data.validated_data.get("format"), dry_run=data.validated_data["dry_run"],
+            pool_name=data.validated_data.get("pool"),
+        )
         return Response(result.as_dict(), status=status.HTTP_200_OK if result.dry_run else status.HTTP_201_CREATED)

@@ -12,18 +12,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from concord.errors import DomainError, ValidationFailed
+from concord.errors import ValidationFailed
 from scoring import selectors, services
 from scoring.models import KnowledgeBase, ScoreRun, ScoreState
-
-
-class _ScoringApi(APIView):
-    """Maps the domain errors raised by access helpers and services onto their HTTP status."""
-
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, DomainError):
-            return Response(exc.as_dict(), status=exc.status_code)
-        return super().handle_exception(exc)
 
 
 class RunOutput(serializers.ModelSerializer):
@@ -47,7 +38,7 @@ class RunOutput(serializers.ModelSerializer):
         }
 
 
-class RunStartApi(_ScoringApi):
+class RunStartApi(APIView):
     access_policy = "researcher"
 
     class Input(serializers.Serializer):
@@ -79,7 +70,7 @@ class RunStartApi(_ScoringApi):
         return Response(RunOutput(run).data, status=status.HTTP_201_CREATED)
 
 
-class RunStatusApi(_ScoringApi):
+class RunStatusApi(APIView):
     access_policy = "researcher"
 
     @extend_schema(operation_id="scoring_run_status", responses=RunOutput)
@@ -88,7 +79,7 @@ class RunStatusApi(_ScoringApi):
         return Response(RunOutput(run).data)
 
 
-class RunCancelApi(_ScoringApi):
+class RunCancelApi(APIView):
     access_policy = "researcher"
 
     @extend_schema(operation_id="scoring_run_cancel", request=None, responses=RunOutput)
@@ -98,7 +89,7 @@ class RunCancelApi(_ScoringApi):
         return Response(RunOutput(run).data)
 
 
-class RunScoresApi(_ScoringApi):
+class RunScoresApi(APIView):
     access_policy = "researcher"
 
     class Output(serializers.Serializer):
@@ -147,7 +138,7 @@ class KnowledgeBaseOutput(serializers.ModelSerializer):
         return kb.passages.count()
 
 
-class KnowledgeBaseCreateApi(_ScoringApi):
+class KnowledgeBaseCreateApi(APIView):
     access_policy = "researcher"
 
     class Input(serializers.Serializer):
@@ -168,7 +159,7 @@ class KnowledgeBaseCreateApi(_ScoringApi):
         return Response(KnowledgeBaseOutput(kb).data, status=status.HTTP_201_CREATED)
 
 
-class KnowledgeBaseUploadApi(_ScoringApi):
+class KnowledgeBaseUploadApi(APIView):
     """A multipart ``file`` (.txt or .jsonl), or JSON ``{"filename": ..., "content": ...}``."""
 
     access_policy = "researcher"
