@@ -10,7 +10,9 @@ which answers 404 for objects the user may not know exist.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
+
+from concord.errors import Forbidden, NotFound
 
 POLICIES = {
     "public": "anyone, logged in or not (login page, static health check)",
@@ -33,3 +35,34 @@ def access_policy(name: str) -> Callable[[F], F]:
         return view
 
     return decorate
+
+
+# --- Object-level checks ------------------------------------------------------------------------
+#
+# One rule for every app: a person with no role in the study is told the object does not exist
+# (404, ``NotFound``), so that nobody learns which slugs or ids exist; a member whose role is not
+# enough is told so (403, ``Forbidden``). Both are ``DomainError``s: ``concord.http`` maps them for
+# pages and ``concord.api_errors`` for the REST API. The roles are read through the user's
+# ``study_roles`` relation (annotation's ``StudyRole``), so this bottom layer imports no app.
+
+
+def study_roles(user: Any, study_id: int | None) -> set[str]:
+    """The roles ``user`` holds in the study (empty for anonymous users and unknown studies)."""
+    if study_id is None or not getattr(user, "is_authenticated", False):
+        return set()
+    return set(user.study_roles.filter(study_id=study_id).values_list("role", flat=True))
+
+
+def require_role(user: Any, study: Any, *roles: str, what: str = "study") -> set[str]:
+    """Allow ``user`` to act on ``study`` (a Study, its id, or None) only with one of ``roles``.
+
+    Raises ``NotFound`` (404) when the study is None or the user holds no role in it, and
+    ``Forbidden`` (403) when the user holds roles but none of ``roles``. Returns the roles held.
+    """
+    study_id = getattr(study, "pk", study)
+    held = study_roles(user, study_id)
+    if not held:
+        raise NotFound(f"no such {what}")
+    if roles and not held & set(roles):
+        raise Forbidden(f"your role in this study does not allow this ({', '.join(sorted(roles))} only)")
+    return held
