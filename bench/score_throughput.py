@@ -54,7 +54,7 @@ def main() -> None:
     from annotation.adapters import ADAPTERS
     from annotation.imports import records_from, records_import
     from annotation.models import Label
-    from annotation.study_services import study_create
+    from annotation.console.services import study_create
     from scoring import services
     from scoring.models import RunStatus, ScoreRun
 

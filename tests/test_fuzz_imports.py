@@ -180,7 +180,7 @@ def test_the_console_import_job_checks_and_runs_any_file_without_crashing(resear
     # The console's two-step import (stored file, dry run, confirmed run) uses the same reader; a file
     # ends checked and imported, or invalid with its errors, and an invalid one writes nothing.
     from annotation.models import ImportJobStatus
-    from annotation.study_services import import_job_check, import_job_confirm, import_job_create, import_job_run
+    from annotation.imports.jobs import import_job_check, import_job_confirm, import_job_create, import_job_run
 
     before = _counts()
     job = import_job_create(study=protocol_study, actor=researcher, upload=SimpleUploadedFile("f.jsonl", body))

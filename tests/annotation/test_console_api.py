@@ -7,8 +7,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import get_resolver
 from rest_framework.test import APIClient
 
-from annotation import console_api
-from annotation import study_services as svc
+from annotation.console import api as console_api
+from annotation.console import services as svc
 from annotation.models import (
     Assignment,
     AssignmentStatus,

@@ -7,7 +7,8 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 from django.utils import timezone
 
-from annotation import study_services as svc
+from annotation.console import services as svc
+from annotation.imports import jobs
 from annotation.models import (
     Assignment,
     AssignmentStatus,
@@ -428,7 +429,7 @@ def test_a_refused_invitation_sends_nothing(study, researcher, django_capture_on
 def _job(study, researcher, content: bytes, name="items.jsonl"):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    return svc.import_job_create(study=study, actor=researcher, upload=SimpleUploadedFile(name, content))
+    return jobs.import_job_create(study=study, actor=researcher, upload=SimpleUploadedFile(name, content))
 
 
 def test_the_check_reports_progress_and_a_summary_without_writing(astrid, researcher, settings):
@@ -436,9 +437,9 @@ def test_the_check_reports_progress_and_a_summary_without_writing(astrid, resear
 
     settings.MEDIA_ROOT = str(settings.VAR_DIR / "media-test")
     job = _job(astrid, researcher, jsonl(*ITEMS))
-    job = svc.import_job_check(job_id=job.pk)
+    job = jobs.import_job_check(job_id=job.pk)
     assert job.status == "checked"
-    assert job.progress_done == 2 and job.progress_total == 2
+    assert job.n_done == 2 and job.n_total == 2
     assert job.summary["items"] == 2
     assert not astrid.items.exists()
 
@@ -449,24 +450,24 @@ def test_a_redelivered_import_task_imports_once(astrid, researcher, settings):
     settings.MEDIA_ROOT = str(settings.VAR_DIR / "media-test")
     pool = svc.pool_create(study=astrid, actor=researcher, name="PF", questions=list(astrid.questions.filter(key="helpful")))
     svc.pool_membership_add(pool=pool, user=factories.make_user(), actor=researcher)
-    job = svc.import_job_check(job_id=_job(astrid, researcher, jsonl(*ITEMS)).pk)
-    svc.import_job_confirm(job=job, actor=researcher)
-    assert svc.import_job_run(job_id=job.pk).status == "done"
-    assert svc.import_job_run(job_id=job.pk).status == "done"
+    job = jobs.import_job_check(job_id=_job(astrid, researcher, jsonl(*ITEMS)).pk)
+    jobs.import_job_confirm(job=job, actor=researcher)
+    assert jobs.import_job_run(job_id=job.pk).status == "done"
+    assert jobs.import_job_run(job_id=job.pk).status == "done"
     assert astrid.items.count() == 2
     assert Assignment.objects.filter(pool=pool).count() == 2
     with pytest.raises(Conflict, match="only a checked file"):
-        svc.import_job_confirm(job=job, actor=researcher)
+        jobs.import_job_confirm(job=job, actor=researcher)
 
 
 def test_ids_imported_since_the_check_make_the_import_refuse_and_write_nothing(astrid, researcher, settings):
     from tests.annotation.console_helpers import ITEMS, jsonl
 
     settings.MEDIA_ROOT = str(settings.VAR_DIR / "media-test")
-    job = svc.import_job_check(job_id=_job(astrid, researcher, jsonl(*ITEMS)).pk)
+    job = jobs.import_job_check(job_id=_job(astrid, researcher, jsonl(*ITEMS)).pk)
     factories.make_item(astrid, "q2")
-    svc.import_job_confirm(job=job, actor=researcher)
-    job = svc.import_job_run(job_id=job.pk)
+    jobs.import_job_confirm(job=job, actor=researcher)
+    job = jobs.import_job_run(job_id=job.pk)
     assert job.status == "invalid"
     assert any(e.get("field") == "id" for e in job.errors)
     assert list(astrid.items.values_list("external_id", flat=True)) == ["q2"]

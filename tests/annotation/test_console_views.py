@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, get_resolver, reverse
 from django.utils import timezone
 
-from annotation import study_services as svc
+from annotation.console import services as svc
 from annotation.models import (
     Assignment,
     AssignmentStatus,
@@ -61,7 +61,7 @@ def _url(name, keys, study, pool, membership, job):
 def test_every_study_page_answers_strangers_404_and_annotators_403(client, astrid, annotator, stranger):
     pool = factories.make_pool(astrid, questions=list(astrid.questions.all()))
     membership = factories.add_member(pool, annotator)
-    job = ImportJob.objects.create(study=astrid, filename="x.jsonl", stored_name="x", created_by=None)
+    job = ImportJob.objects.create(study=astrid, filename="x.jsonl", stored_name="x", requested_by=None)
     checked = 0
     for name, keys in _console_routes():
         if "slug" not in keys:

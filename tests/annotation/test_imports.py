@@ -12,7 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from annotation.imports import MAX_ERRORS, ImportRejected, _IdIndex, items_import
+from annotation.imports import MAX_ERRORS, ImportRejected, items_import, validation
+from annotation.imports.validation import IdIndex
 from annotation.models import (
     Aspect,
     Assignment,
@@ -248,7 +249,7 @@ def test_an_id_repeated_three_times_names_the_first_line_each_time(protocol_stud
 
 
 def test_the_id_index_finds_repeats_among_many_ids():
-    index = _IdIndex()
+    index = IdIndex()
     for n in range(1, 20_001):
         index.add(f"item-{n % 15_000}", n)
     repeats = index.repeats()
@@ -360,16 +361,14 @@ def test_reimporting_an_existing_id_is_reported_and_never_duplicated(protocol_st
 
 
 def test_an_id_written_by_another_import_between_the_passes_is_a_conflict(protocol_study, monkeypatch):
-    from annotation import imports
-
-    real_scan = imports._scan
+    real_scan = validation.scan
 
     def scan_then_race(*args, **kwargs):
         result = real_scan(*args, **kwargs)
         factories.make_item(protocol_study, "q2")  # another import commits q2 meanwhile
         return result
 
-    monkeypatch.setattr(imports, "_scan", scan_then_race)
+    monkeypatch.setattr(validation, "scan", scan_then_race)
     with pytest.raises(Conflict, match="another import"):
         _import(protocol_study, _jsonl(_record(1), _record(2), _record(3)))
     assert list(Item.objects.values_list("external_id", flat=True)) == ["q2"]

@@ -70,7 +70,7 @@ def preview_item(study: Study, external_id: str | None = None) -> Item | None:
 
 
 def import_jobs(study: Study, limit: int = 10) -> list[ImportJob]:
-    return list(ImportJob.objects.filter(study=study).select_related("created_by")[:limit])
+    return list(ImportJob.objects.filter(study=study).select_related("requested_by")[:limit])
 
 
 # --- Items ------------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 """The researcher console: set up and run a study in the browser, without the Django admin.
 
-Every view parses, authorizes through ``annotation.console_access`` (404 for strangers, 403 for
-members who are not researchers), calls one service of ``annotation.study_services`` and responds.
-A refused action re-renders its page with the service's reason and the error's HTTP status; htmx
-requests get the fragment only (``Vary: HX-Request``).
+Every view parses, authorizes through ``annotation.console.access`` (404 for strangers, 403 for
+members who are not researchers), calls one service (``annotation.console.services``, or
+``annotation.imports.jobs`` for uploads) and responds. A refused action re-renders its page with the
+service's reason and the error's HTTP status; htmx requests get the fragment only (``Vary:
+HX-Request``, through ``concord.http.htmx_render``). An access refusal raised outside those forms
+becomes ``concord/error.html`` (``concord.http.domain_errors``).
 """
 
 from __future__ import annotations
@@ -12,26 +14,25 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import console_selectors as sel
-from annotation import study_services as svc
-from annotation.console_access import (
+from annotation.console import selectors as sel
+from annotation.console import services as svc
+from annotation.console.access import (
     can_create_studies,
     get_import_job_for_researcher,
     get_membership_for_researcher,
     get_pool_for_researcher,
     get_question_for_researcher,
     get_study_for_researcher,
+    require_study_creator,
 )
-from annotation.console_forms import (
+from annotation.console.forms import (
     AccountForm,
     InviteForm,
     MemberAddForm,
@@ -43,21 +44,16 @@ from annotation.console_forms import (
     StudySettingsForm,
     UploadForm,
 )
+from annotation.imports import jobs
 from annotation.models import ImportJobStatus, Study
 from annotation.presets import PRESET_DESCRIPTIONS, PRESET_ORDER
 from annotation.protocols import study_protocol_apply
 from annotation.templatetags.concord_tags import safe_markdown
 from concord.access import access_policy
 from concord.errors import DomainError, NotFound
+from concord.http import domain_errors, htmx_render, is_htmx
 
 User = get_user_model()
-
-
-def _render(request: HttpRequest, template: str, context: dict[str, Any], *, fragment: str = "", status: int = 200) -> HttpResponse:
-    name = fragment if fragment and request.htmx else template
-    response = render(request, name, context, status=status)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
 
 
 def _user_named(username: str) -> Any:
@@ -71,6 +67,7 @@ def _user_named(username: str) -> Any:
 
 
 @access_policy("authenticated")
+@domain_errors
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/console/index.html", {
@@ -79,10 +76,10 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 @access_policy("authenticated")
+@domain_errors
 @require_http_methods(["GET", "POST"])
 def study_create(request: HttpRequest) -> HttpResponse:
-    if not can_create_studies(request.user):
-        raise PermissionDenied("creating studies is granted by an administrator")
+    require_study_creator(request.user)
     form = StudyCreateForm(request.POST or None, initial={"presets": ["astrid"]})
     status = 200
     if request.method == "POST" and form.is_valid():
@@ -105,6 +102,7 @@ def study_create(request: HttpRequest) -> HttpResponse:
 
 
 @access_policy("authenticated")
+@domain_errors
 @require_POST
 def guidelines_preview(request: HttpRequest) -> HttpResponse:
     """Markdown rendered exactly as annotators will see it (sanitised); writes nothing."""
@@ -122,6 +120,7 @@ def _study_context(study: Study, **extra: Any) -> dict[str, Any]:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_http_methods(["GET", "POST"])
 def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -160,7 +159,7 @@ def _protocol_context(study: Study, **extra: Any) -> dict[str, Any]:
 
 
 def _protocol_response(request: HttpRequest, study: Study, *, status: int = 200, **extra: Any) -> HttpResponse:
-    response = _render(
+    response = htmx_render(
         request, "annotation/console/protocol.html", _protocol_context(study, **extra),
         fragment="annotation/console/_question_list.html", status=status,
     )
@@ -171,6 +170,7 @@ def _protocol_response(request: HttpRequest, study: Study, *, status: int = 200,
 
 
 @access_policy("researcher")
+@domain_errors
 @require_GET
 def protocol(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -178,6 +178,7 @@ def protocol(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def presets_apply(request: HttpRequest, slug: str) -> HttpResponse:
     """Add the questions of more presets; questions the study already has are left as edited."""
@@ -191,6 +192,7 @@ def presets_apply(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def question_add(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -207,6 +209,7 @@ def question_add(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_http_methods(["GET", "POST"])
 def question_edit(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     question = get_question_for_researcher(request.user, slug, key)
@@ -233,6 +236,7 @@ def question_edit(request: HttpRequest, slug: str, key: str) -> HttpResponse:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def question_remove(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     question = get_question_for_researcher(request.user, slug, key)
@@ -241,13 +245,14 @@ def question_remove(request: HttpRequest, slug: str, key: str) -> HttpResponse:
         svc.question_remove(question=question, actor=request.user)
     except DomainError as exc:
         return _protocol_response(request, study, status=exc.status_code, error=exc.message)
-    if not request.htmx:
+    if not is_htmx(request):
         messages.success(request, f"Question {key!r} removed.")
         return redirect("console:protocol", slug=study.slug)
     return _protocol_response(request, study, notice=f"Question {key!r} removed.")
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def question_move(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     question = get_question_for_researcher(request.user, slug, key)
@@ -256,12 +261,13 @@ def question_move(request: HttpRequest, slug: str, key: str) -> HttpResponse:
         svc.question_move(question=question, actor=request.user, offset=offset)
     except DomainError as exc:
         return _protocol_response(request, question.study, status=exc.status_code, error=exc.message)
-    if not request.htmx:
+    if not is_htmx(request):
         return redirect("console:protocol", slug=question.study.slug)
     return _protocol_response(request, question.study)
 
 
 @access_policy("researcher")
+@domain_errors
 @require_GET
 def preview(request: HttpRequest, slug: str) -> HttpResponse:
     """The item page as an annotator would see it, on a sample item; read-only, nothing is saved."""
@@ -272,7 +278,7 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
         hidden = set(study.hidden_metadata_fields or [])
         visible_metadata = {k: v for k, v in (item.metadata or {}).items() if k not in hidden}
     scopes = sel.protocol_by_scope(study)
-    return _render(request, "annotation/console/preview.html", {
+    return htmx_render(request, "annotation/console/preview.html", {
         "study": study, "section": "protocol", "item": item, "scopes": scopes,
         "has_chunk_questions": any(questions for scope, _, questions in scopes if scope == "chunk"),
         "visible_metadata": visible_metadata,
@@ -303,33 +309,36 @@ def _simple_import_url(study: Study) -> str:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_GET
 def items(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
-    return _render(request, "annotation/console/items.html", _items_context(request, study),
+    return htmx_render(request, "annotation/console/items.html", _items_context(request, study),
                    fragment="annotation/console/_item_table.html")
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def import_upload(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     form = UploadForm(request.POST, request.FILES)
     if not form.is_valid():
-        return _render(request, "annotation/console/items.html", _items_context(request, study, upload_form=form),
+        return htmx_render(request, "annotation/console/items.html", _items_context(request, study, upload_form=form),
                        fragment="annotation/console/_upload_errors.html", status=400)
     try:
-        job = svc.import_job_create(study=study, actor=request.user, upload=form.cleaned_data["file"])
+        job = jobs.import_job_create(study=study, actor=request.user, upload=form.cleaned_data["file"])
     except DomainError as exc:
         form.add_error("file", exc.message)
-        return _render(request, "annotation/console/items.html", _items_context(request, study, upload_form=form),
+        return htmx_render(request, "annotation/console/items.html", _items_context(request, study, upload_form=form),
                        fragment="annotation/console/_upload_errors.html", status=exc.status_code)
-    if request.htmx:
-        return _render(request, "annotation/console/_import_job.html", {"study": study, "job": job}, status=201)
+    if is_htmx(request):
+        return htmx_render(request, "annotation/console/_import_job.html", {"study": study, "job": job}, status=201)
     return redirect("console:items", slug=study.slug)
 
 
 @access_policy("researcher")
+@domain_errors
 @require_GET
 def import_job(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     job = get_import_job_for_researcher(request.user, slug, job_id)
@@ -337,26 +346,27 @@ def import_job(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
 
 
 def _job_response(request: HttpRequest, job: Any, *, error: str = "", status: int = 200) -> HttpResponse:
-    response = _render(request, "annotation/console/import_job.html",
+    response = htmx_render(request, "annotation/console/import_job.html",
                        {"study": job.study, "section": "items", "job": job, "error": error},
                        fragment="annotation/console/_import_job.html", status=status)
-    if request.htmx and job.status == ImportJobStatus.DONE:
+    if is_htmx(request) and job.status == ImportJobStatus.DONE:
         # The item table on the same page listens for this and reloads itself.
         response["HX-Trigger"] = "items-imported"
     return response
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def import_confirm(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     job = get_import_job_for_researcher(request.user, slug, job_id)
     status = 200
     error = ""
     try:
-        job = svc.import_job_confirm(job=job, actor=request.user)
+        job = jobs.import_job_confirm(job=job, actor=request.user)
     except DomainError as exc:
         status, error = exc.status_code, exc.message
-    if not request.htmx and status == 200:
+    if not is_htmx(request) and status == 200:
         return redirect("console:import_job", slug=slug, job_id=job.pk)
     return _job_response(request, job, error=error, status=status)
 
@@ -374,6 +384,7 @@ def _pools_context(study: Study, **extra: Any) -> dict[str, Any]:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_http_methods(["GET", "POST"])
 def pools(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -411,6 +422,7 @@ def _pool_context(pool: Any, **extra: Any) -> dict[str, Any]:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_http_methods(["GET", "POST"])
 def pool_detail(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
     pool = get_pool_for_researcher(request.user, slug, pool_id)
@@ -433,6 +445,7 @@ def pool_detail(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def member_add(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
     pool = get_pool_for_researcher(request.user, slug, pool_id)
@@ -449,6 +462,7 @@ def member_add(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def member_move(request: HttpRequest, slug: str, membership_id: int) -> HttpResponse:
     membership = get_membership_for_researcher(request.user, slug, membership_id)
@@ -464,6 +478,7 @@ def member_move(request: HttpRequest, slug: str, membership_id: int) -> HttpResp
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def member_remove(request: HttpRequest, slug: str, membership_id: int) -> HttpResponse:
     membership = get_membership_for_researcher(request.user, slug, membership_id)
@@ -489,6 +504,7 @@ def _people_context(study: Study, **extra: Any) -> dict[str, Any]:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_GET
 def people(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -496,6 +512,7 @@ def people(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def role_grant(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -513,6 +530,7 @@ def role_grant(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def role_revoke(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -529,6 +547,7 @@ def role_revoke(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def account_create(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -551,6 +570,7 @@ def account_create(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def invite(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -574,10 +594,11 @@ def invite(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_GET
 def progress(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
-    return _render(request, "annotation/console/progress.html", {
+    return htmx_render(request, "annotation/console/progress.html", {
         "study": study, "section": "progress", "pools": sel.study_progress(study),
         "chart": sel.study_completion_chart(study, timezone.now().date()),
         "reports_url": sel.agreement_reports_url(study),

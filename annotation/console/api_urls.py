@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import console_api as api
+from annotation.console import api
 
 urlpatterns = [
     path("studies/", api.StudyListCreateApi.as_view(), name="console-api-studies"),

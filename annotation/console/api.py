@@ -2,7 +2,7 @@
 
 One class per resource operation, with its input and output serializers nested. Access: the
 study's researchers only — annotators and adjudicators of the study get 403, everyone else 404
-(``annotation.console_access``). Domain refusals come back as ``{"error", "detail", "details"}``
+(``annotation.console.access``). Domain refusals come back as ``{"error", "detail", "details"}``
 with the status of the DomainError.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -21,16 +20,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import console_selectors as sel
-from annotation import study_services as svc
-from annotation.console_access import (
-    can_create_studies,
+from annotation.console import selectors as sel
+from annotation.console import services as svc
+from annotation.console.access import (
     get_import_job_for_researcher,
     get_membership_for_researcher,
     get_pool_for_researcher,
     get_question_for_researcher,
     get_study_for_researcher,
+    require_study_creator,
 )
+from annotation.imports import jobs
 from annotation.models import ImportJob, Pool, PoolMembership, Question, QuestionKind, Role, Scope, Study, Visibility
 from annotation.presets import PRESET_ORDER
 from annotation.protocols import study_protocol_apply
@@ -103,9 +103,15 @@ class ConsoleMembershipOut(serializers.ModelSerializer):
 
 
 class ConsoleImportJobOut(serializers.ModelSerializer):
+    progress_done = serializers.IntegerField(source="n_done", read_only=True)
+    progress_total = serializers.IntegerField(source="n_total", read_only=True)
+
     class Meta:
         model = ImportJob
-        fields = ["id", "filename", "size_bytes", "status", "progress_done", "progress_total", "summary", "errors", "created_at"]
+        fields = [
+            "id", "filename", "size_bytes", "status", "progress_done", "progress_total", "summary", "errors",
+            "created_at",
+        ]
 
 
 # --- Studies ----------------------------------------------------------------------------------
@@ -129,8 +135,7 @@ class StudyListCreateApi(ConsoleApi):
 
     @extend_schema(operation_id="console_study_create", request=ConsoleStudyCreateIn, responses={201: ConsoleStudyOut})
     def post(self, request: Request) -> Response:
-        if not can_create_studies(request.user):
-            raise PermissionDenied("creating studies is granted by an administrator")
+        require_study_creator(request.user)
         data = self.ConsoleStudyCreateIn(data=request.data)
         data.is_valid(raise_exception=True)
         study = svc.study_create(owner=request.user, **data.validated_data)
@@ -301,7 +306,7 @@ class ImportJobListCreateApi(ConsoleApi):
         study = get_study_for_researcher(request.user, slug)
         data = self.ConsoleUploadIn(data=request.data)
         data.is_valid(raise_exception=True)
-        job = svc.import_job_create(study=study, actor=request.user, upload=data.validated_data["file"])
+        job = jobs.import_job_create(study=study, actor=request.user, upload=data.validated_data["file"])
         return Response(ConsoleImportJobOut(job).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -315,7 +320,7 @@ class ImportJobConfirmApi(ConsoleApi):
     @extend_schema(operation_id="console_import_confirm", request=None, responses={202: ConsoleImportJobOut})
     def post(self, request: Request, slug: str, job_id: int) -> Response:
         job = get_import_job_for_researcher(request.user, slug, job_id)
-        job = svc.import_job_confirm(job=job, actor=request.user)
+        job = jobs.import_job_confirm(job=job, actor=request.user)
         return Response(ConsoleImportJobOut(job).data, status=status.HTTP_202_ACCEPTED)
 
 

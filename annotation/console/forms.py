@@ -6,9 +6,9 @@ from typing import Any
 
 from django import forms
 
+from annotation.console.services import pool_fingerprint, question_fingerprint, study_fingerprint
 from annotation.models import Pool, Question, QuestionKind, Role, Scope, Study, Visibility
 from annotation.presets import PRESET_DESCRIPTIONS, PRESET_ORDER
-from annotation.study_services import pool_fingerprint, question_fingerprint, study_fingerprint
 
 
 def _csv(value: str) -> list[str]:

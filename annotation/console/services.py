@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import secrets
-import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +29,6 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.tokens import default_token_generator
-from django.core.files.storage import default_storage
-from django.core.files.uploadedfile import UploadedFile
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import Max
@@ -40,12 +36,9 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.utils.text import slugify
 
-from annotation.imports import Located, RecordSource, file_source, records_import
 from annotation.models import (
     Assignment,
     AssignmentStatus,
-    ImportJob,
-    ImportJobStatus,
     Label,
     PasswordChangeRequired,
     Pool,
@@ -67,7 +60,7 @@ from annotation.presets import (
 )
 from annotation.protocols import study_protocol_apply
 from annotation.services import pool_assign_items
-from concord.errors import Conflict, DomainError, Forbidden, NotFound, PayloadTooLarge, ValidationFailed
+from concord.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
 User = get_user_model()
 
@@ -468,7 +461,7 @@ def question_move(*, question: Question, actor: AbstractBaseUser, offset: int) -
 # --- Pools ----------------------------------------------------------------------------------
 
 
-def _assign(pool: Pool) -> int:
+def pool_top_up(pool: Pool) -> int:
     """Top up the pool's assignments; a pool with fewer active members than k waits for more
     (the console shows why), since no item could get its k distinct annotators yet."""
     members = PoolMembership.objects.filter(pool=pool, active=True).count()
@@ -581,7 +574,7 @@ def pool_update(
             pool.overlap = overlap
         pool.save()
         if grow:
-            _assign(pool)
+            pool_top_up(pool)
     return pool
 
 
@@ -637,7 +630,7 @@ def pool_membership_add(
                     )
             except IntegrityError:
                 raise Conflict(f"{user.get_username()} was just added to a pool of this study by someone else") from None
-        _assign(pool)
+        pool_top_up(pool)
     return membership
 
 
@@ -693,8 +686,8 @@ def pool_membership_move(*, membership: PoolMembership, to_pool: Pool, actor: Ab
             pool=to_pool, user=user,
             defaults={"study": study, "independent": study.independent_pools, "pseudonym": pseudonym, "active": True},
         )
-        _assign(source)
-        _assign(to_pool)
+        pool_top_up(source)
+        pool_top_up(to_pool)
     return moved
 
 
@@ -707,7 +700,7 @@ def pool_membership_remove(*, membership: PoolMembership, actor: AbstractBaseUse
         if not membership.active:
             raise Conflict(f"{membership.user.get_username()} has already left {membership.pool.name}")
         _withdraw(membership)
-        _assign(membership.pool)
+        pool_top_up(membership.pool)
 
 
 # --- People and roles -----------------------------------------------------------------------
@@ -738,7 +731,7 @@ def study_role_revoke(*, study: Study, user: AbstractBaseUser, role: str, actor:
         if role == Role.ANNOTATOR:
             for membership in PoolMembership.objects.filter(study=study, user=user, active=True).select_related("pool"):
                 _withdraw(membership)
-                _assign(membership.pool)
+                pool_top_up(membership.pool)
         granted.delete()
 
 
@@ -858,118 +851,3 @@ def _invitation_body(*, study: Study, actor: AbstractBaseUser, user: AbstractBas
     else:
         action = f"Log in with your existing account ({user.get_username()}) at {site}/\n"
     return f"{inviter} invites you to the study “{study.name}” on Concord.\n\n{action}"
-
-
-# --- Item uploads through the console ---------------------------------------------------------
-
-# How often (in records) the check pass reports its progress: often enough for a smooth bar,
-# rarely enough that a 100,000-item file costs a few hundred small UPDATEs.
-PROGRESS_EVERY = 250
-
-
-def import_job_create(*, study: Study, actor: AbstractBaseUser, upload: UploadedFile) -> ImportJob:
-    """Store an uploaded file and queue its dry run; nothing is imported until the researcher confirms."""
-    limit = settings.IMPORT_MAX_BYTES
-    if upload.size > limit:
-        raise PayloadTooLarge(f"{upload.name} is {upload.size} bytes; the import limit is {limit} bytes (IMPORT_MAX_BYTES). Split the file.")
-    filename = os.path.basename(upload.name or "upload")[:300]
-    stored = default_storage.save(f"imports/{study.pk}/{uuid.uuid4().hex}-{slugify(filename)[:80] or 'file'}", upload)
-    from annotation.console_tasks import import_job_check_task
-
-    with transaction.atomic():
-        job = ImportJob.objects.create(
-            study=study, filename=filename, stored_name=stored, size_bytes=upload.size, created_by=actor,
-        )
-        import_job_check_task.delay_on_commit(job.pk)
-    return job
-
-
-def _counting_source(source: RecordSource, job_id: int) -> RecordSource:
-    def counted() -> Iterator[Located]:
-        n = 0
-        for located in source():
-            n += 1
-            if n % PROGRESS_EVERY == 0:
-                ImportJob.objects.filter(pk=job_id).update(progress_done=n)
-            yield located
-        ImportJob.objects.filter(pk=job_id).update(progress_done=n)
-
-    return counted
-
-
-def _finish_refused(job: ImportJob, exc: DomainError) -> ImportJob:
-    job.status = ImportJobStatus.INVALID
-    job.errors = exc.details if isinstance(exc.details, list) else [{"location": "file", "field": "", "reason": exc.message}]
-    job.summary = {"message": exc.message}
-    job.save(update_fields=["status", "errors", "summary", "updated_at"])
-    default_storage.delete(job.stored_name)
-    return job
-
-
-def import_job_check(*, job_id: int) -> ImportJob:
-    """The dry run: validate every record and count what would be imported. Writes only the job."""
-    job = ImportJob.objects.select_related("study").get(pk=job_id)
-    if job.status not in (ImportJobStatus.UPLOADED, ImportJobStatus.CHECKING):
-        return job  # a redelivered task: the check already finished
-    ImportJob.objects.filter(pk=job.pk).update(status=ImportJobStatus.CHECKING, progress_done=0)
-    job.status = ImportJobStatus.CHECKING
-    try:
-        with default_storage.open(job.stored_name, "rb") as handle:
-            source, fmt = file_source(handle, filename=job.filename)
-            result = records_import(
-                study=job.study, source=_counting_source(source, job.pk), filename=job.filename,
-                actor=job.created_by, where="line" if fmt == "jsonl" else "row", dry_run=True,
-            )
-    except DomainError as exc:
-        return _finish_refused(job, exc)
-    job.refresh_from_db(fields=["progress_done"])
-    job.status = ImportJobStatus.CHECKED
-    job.summary = result.as_dict()
-    job.progress_total = result.n_items
-    job.errors = []
-    job.save(update_fields=["status", "summary", "progress_total", "errors", "updated_at"])
-    return job
-
-
-def import_job_confirm(*, job: ImportJob, actor: AbstractBaseUser) -> ImportJob:
-    """Start the real import of a checked file (once: a second click finds it already started)."""
-    from annotation.console_tasks import import_job_run_task
-
-    with transaction.atomic():
-        started = ImportJob.objects.filter(pk=job.pk, status=ImportJobStatus.CHECKED).update(
-            status=ImportJobStatus.IMPORTING, progress_done=0
-        )
-        if started != 1:
-            job.refresh_from_db()
-            raise Conflict(f"{job.filename} is {job.get_status_display().lower()}; only a checked file can be imported")
-        import_job_run_task.delay_on_commit(job.pk)
-    job.refresh_from_db()
-    return job
-
-
-def import_job_run(*, job_id: int) -> ImportJob:
-    """The real import, all or nothing. The job is marked done in the same transaction as the
-    import, so a redelivered task finds it done instead of importing twice. Items are assigned
-    to every pool that has enough members."""
-    job = ImportJob.objects.select_related("study").get(pk=job_id)
-    if job.status != ImportJobStatus.IMPORTING:
-        return job
-    try:
-        with transaction.atomic(), default_storage.open(job.stored_name, "rb") as handle:
-            source, fmt = file_source(handle, filename=job.filename)
-            result = records_import(
-                study=job.study, source=source, filename=job.filename, actor=job.created_by,
-                where="line" if fmt == "jsonl" else "row",
-            )
-            job.status = ImportJobStatus.DONE
-            job.summary = result.as_dict()
-            job.progress_done = job.progress_total = result.n_items
-            job.batch_id = result.batch_id
-            job.save(update_fields=["status", "summary", "progress_done", "progress_total", "batch", "updated_at"])
-            for pool in Pool.objects.filter(study=job.study):
-                _assign(pool)
-    except DomainError as exc:
-        # Another import added some of these ids since the check, or the file changed: nothing was written.
-        return _finish_refused(job, exc)
-    default_storage.delete(job.stored_name)
-    return job
