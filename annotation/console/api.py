@@ -54,7 +54,9 @@ def _user_named(username: str) -> Any:
 
 
 class ConsoleStudyOut(serializers.ModelSerializer):
-    fingerprint = serializers.SerializerMethodField(help_text="Send back as `base` when updating: a stale one is refused (409).")
+    fingerprint = serializers.SerializerMethodField(
+        help_text="Send back as `base` when updating: a stale one is refused (409)."
+    )
 
     def get_fingerprint(self, study: Study) -> str:
         return svc.study_fingerprint(study)
@@ -68,7 +70,9 @@ class ConsoleStudyOut(serializers.ModelSerializer):
 
 
 class ConsoleQuestionOut(serializers.ModelSerializer):
-    fingerprint = serializers.SerializerMethodField(help_text="Send back as `base` when updating: a stale one is refused (409).")
+    fingerprint = serializers.SerializerMethodField(
+        help_text="Send back as `base` when updating: a stale one is refused (409)."
+    )
 
     def get_fingerprint(self, question: Question) -> str:
         return svc.question_fingerprint(question)
@@ -83,7 +87,9 @@ class ConsoleQuestionOut(serializers.ModelSerializer):
 
 class ConsolePoolOut(serializers.ModelSerializer):
     questions = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
-    fingerprint = serializers.SerializerMethodField(help_text="Send back as `base` when updating: a stale one is refused (409).")
+    fingerprint = serializers.SerializerMethodField(
+        help_text="Send back as `base` when updating: a stale one is refused (409)."
+    )
 
     def get_fingerprint(self, pool: Pool) -> str:
         return svc.pool_fingerprint(pool)
@@ -149,12 +155,16 @@ class StudyDetailApi(ConsoleApi):
         blind_system = serializers.BooleanField(required=False)
         independent_pools = serializers.BooleanField(required=False)
         hidden_metadata_fields = serializers.ListField(child=serializers.CharField(), required=False)
-        base = serializers.CharField(required=False, help_text="The fingerprint you read; omit to overwrite unconditionally.")
+        base = serializers.CharField(
+            required=False, help_text="The fingerprint you read; omit to overwrite unconditionally."
+        )
 
     @extend_schema(operation_id="console_study_read", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
-        return Response({**ConsoleStudyOut(study).data, "questions": ConsoleQuestionOut(study.questions.all(), many=True).data})
+        return Response(
+            {**ConsoleStudyOut(study).data, "questions": ConsoleQuestionOut(study.questions.all(), many=True).data}
+        )
 
     @extend_schema(operation_id="console_study_update", request=ConsoleStudyUpdateIn, responses=ConsoleStudyOut)
     def patch(self, request: Request, slug: str) -> Response:
@@ -223,7 +233,9 @@ class PresetApplyApi(ConsoleApi):
     class ConsolePresetsIn(serializers.Serializer):
         presets = serializers.ListField(child=serializers.ChoiceField(choices=PRESET_ORDER), allow_empty=False)
 
-    @extend_schema(operation_id="console_presets_apply", request=ConsolePresetsIn, responses={201: ConsoleQuestionOut(many=True)})
+    @extend_schema(
+        operation_id="console_presets_apply", request=ConsolePresetsIn, responses={201: ConsoleQuestionOut(many=True)}
+    )
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
         data = self.ConsolePresetsIn(data=request.data)
@@ -254,7 +266,9 @@ class QuestionReorderApi(ConsoleApi):
     class ConsoleReorderIn(serializers.Serializer):
         keys = serializers.ListField(child=serializers.CharField(), allow_empty=False)
 
-    @extend_schema(operation_id="console_questions_reorder", request=ConsoleReorderIn, responses=ConsoleQuestionOut(many=True))
+    @extend_schema(
+        operation_id="console_questions_reorder", request=ConsoleReorderIn, responses=ConsoleQuestionOut(many=True)
+    )
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
         data = self.ConsoleReorderIn(data=request.data)
@@ -275,19 +289,30 @@ class ItemListApi(ConsoleApi):
         except ValueError:
             page_number = 1
         page, rows = sel.item_page(study, query=request.query_params.get("q", ""), page=page_number)
-        return Response({
-            "count": page.paginator.count, "page": page.number, "pages": page.paginator.num_pages,
-            "results": [
-                {
-                    "id": row.item.external_id, "question": row.item.question,
-                    "pools": {
-                        s.pool.name: {"assigned": s.assigned, "done": s.done, "skipped": s.skipped, "in_progress": s.in_progress, "status": s.label}
-                        for s in row.statuses
-                    },
-                }
-                for row in rows
-            ],
-        })
+        return Response(
+            {
+                "count": page.paginator.count,
+                "page": page.number,
+                "pages": page.paginator.num_pages,
+                "results": [
+                    {
+                        "id": row.item.external_id,
+                        "question": row.item.question,
+                        "pools": {
+                            s.pool.name: {
+                                "assigned": s.assigned,
+                                "done": s.done,
+                                "skipped": s.skipped,
+                                "in_progress": s.in_progress,
+                                "status": s.label,
+                            }
+                            for s in row.statuses
+                        },
+                    }
+                    for row in rows
+                ],
+            }
+        )
 
 
 class ImportJobListCreateApi(ConsoleApi):
@@ -386,12 +411,16 @@ class PoolMemberAddApi(ConsoleApi):
     class ConsoleMemberAddIn(serializers.Serializer):
         username = serializers.CharField(max_length=150)
 
-    @extend_schema(operation_id="console_pool_member_add", request=ConsoleMemberAddIn, responses={201: ConsoleMembershipOut})
+    @extend_schema(
+        operation_id="console_pool_member_add", request=ConsoleMemberAddIn, responses={201: ConsoleMembershipOut}
+    )
     def post(self, request: Request, slug: str, pool_id: int) -> Response:
         pool = get_pool_for_researcher(request.user, slug, pool_id)
         data = self.ConsoleMemberAddIn(data=request.data)
         data.is_valid(raise_exception=True)
-        membership = svc.pool_membership_add(pool=pool, user=_user_named(data.validated_data["username"]), actor=request.user)
+        membership = svc.pool_membership_add(
+            pool=pool, user=_user_named(data.validated_data["username"]), actor=request.user
+        )
         return Response(ConsoleMembershipOut(membership).data, status=status.HTTP_201_CREATED)
 
 
@@ -445,7 +474,9 @@ class RoleListGrantApi(ConsoleApi):
         data.is_valid(raise_exception=True)
         user = _user_named(data.validated_data["username"])
         svc.study_role_grant(study=study, user=user, role=data.validated_data["role"], actor=request.user)
-        return Response({"username": user.get_username(), "role": data.validated_data["role"]}, status=status.HTTP_201_CREATED)
+        return Response(
+            {"username": user.get_username(), "role": data.validated_data["role"]}, status=status.HTTP_201_CREATED
+        )
 
 
 class RoleRevokeApi(ConsoleApi):
@@ -466,16 +497,24 @@ class AccountCreateApi(ConsoleApi):
         role = serializers.ChoiceField(choices=Role.values, required=False, default=Role.ANNOTATOR)
         pool = serializers.IntegerField(required=False, allow_null=True, default=None)
 
-    @extend_schema(operation_id="console_account_create", request=ConsoleAccountIn, responses={201: OpenApiTypes.OBJECT})
+    @extend_schema(
+        operation_id="console_account_create", request=ConsoleAccountIn, responses={201: OpenApiTypes.OBJECT}
+    )
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
         data = self.ConsoleAccountIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         pool = get_pool_for_researcher(request.user, slug, v["pool"]) if v["pool"] else None
-        account = svc.account_create(study=study, actor=request.user, username=v["username"], email=v["email"], role=v["role"], pool=pool)
+        account = svc.account_create(
+            study=study, actor=request.user, username=v["username"], email=v["email"], role=v["role"], pool=pool
+        )
         response = Response(
-            {"username": account.user.get_username(), "one_time_password": account.one_time_password, "must_change_password": True},
+            {
+                "username": account.user.get_username(),
+                "one_time_password": account.one_time_password,
+                "must_change_password": True,
+            },
             status=status.HTTP_201_CREATED,
         )
         response["Cache-Control"] = "no-store"
@@ -488,7 +527,9 @@ class InvitationApi(ConsoleApi):
         role = serializers.ChoiceField(choices=Role.values, required=False, default=Role.ANNOTATOR)
         pool = serializers.IntegerField(required=False, allow_null=True, default=None)
 
-    @extend_schema(operation_id="console_invitation_send", request=ConsoleInvitationIn, responses={201: OpenApiTypes.OBJECT})
+    @extend_schema(
+        operation_id="console_invitation_send", request=ConsoleInvitationIn, responses={201: OpenApiTypes.OBJECT}
+    )
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
         data = self.ConsoleInvitationIn(data=request.data)
@@ -496,9 +537,16 @@ class InvitationApi(ConsoleApi):
         v = data.validated_data
         pool = get_pool_for_researcher(request.user, slug, v["pool"]) if v["pool"] else None
         user = svc.annotator_invite(
-            study=study, actor=request.user, email=v["email"], site_url=request.build_absolute_uri("/"), role=v["role"], pool=pool,
+            study=study,
+            actor=request.user,
+            email=v["email"],
+            site_url=request.build_absolute_uri("/"),
+            role=v["role"],
+            pool=pool,
         )
-        return Response({"username": user.get_username(), "email": v["email"], "role": v["role"]}, status=status.HTTP_201_CREATED)
+        return Response(
+            {"username": user.get_username(), "email": v["email"], "role": v["role"]}, status=status.HTTP_201_CREATED
+        )
 
 
 # --- Progress ---------------------------------------------------------------------------------
@@ -509,23 +557,38 @@ class ProgressApi(ConsoleApi):
     def get(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
         chart = sel.study_completion_chart(study, timezone.now().date())
-        return Response({
-            "pools": [
-                {
-                    "pool": p.pool.name, "id": p.pool.pk, "items": p.items, "assigned": p.assigned, "done": p.done,
-                    "skipped": p.skipped, "median_active_seconds": p.median_seconds, "agreement_url": p.agreement_url or None,
-                    "agreement_reports": {key: url for key, url in p.agreement_links},
-                    "annotators": [
-                        {
-                            "username": a.membership.user.get_username(), "pseudonym": a.membership.pseudonym,
-                            "active": a.membership.active, "assigned": a.assigned, "done": a.done, "skipped": a.skipped,
-                            "median_active_seconds": a.median_seconds, "flag": a.flag or None,
-                        }
-                        for a in p.annotators
-                    ],
-                }
-                for p in sel.study_progress(study)
-            ],
-            "completion": [{"pool": line.name, "percent_submitted": line.last_percent} for line in chart.lines] if chart else [],
-        })
+        return Response(
+            {
+                "pools": [
+                    {
+                        "pool": p.pool.name,
+                        "id": p.pool.pk,
+                        "items": p.items,
+                        "assigned": p.assigned,
+                        "done": p.done,
+                        "skipped": p.skipped,
+                        "median_active_seconds": p.median_seconds,
+                        "agreement_url": p.agreement_url or None,
+                        "agreement_reports": {key: url for key, url in p.agreement_links},
+                        "annotators": [
+                            {
+                                "username": a.membership.user.get_username(),
+                                "pseudonym": a.membership.pseudonym,
+                                "active": a.membership.active,
+                                "assigned": a.assigned,
+                                "done": a.done,
+                                "skipped": a.skipped,
+                                "median_active_seconds": a.median_seconds,
+                                "flag": a.flag or None,
+                            }
+                            for a in p.annotators
+                        ],
+                    }
+                    for p in sel.study_progress(study)
+                ],
+                "completion": [{"pool": line.name, "percent_submitted": line.last_percent} for line in chart.lines]
+                if chart
+                else [],
+            }
+        )
 

@@ -64,7 +64,18 @@ from concord.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
 User = get_user_model()
 
-_QUESTION_FIELDS = ("key", "scope", "kind", "prompt", "help_text", "options", "condition", "required", "min_value", "max_value")
+_QUESTION_FIELDS = (
+    "key",
+    "scope",
+    "kind",
+    "prompt",
+    "help_text",
+    "options",
+    "condition",
+    "required",
+    "min_value",
+    "max_value",
+)
 _METADATA_KEY = re.compile(r"^[A-Za-z0-9_.\-]{1,80}$")
 _USERNAME = re.compile(r"^[\w.@+-]{3,150}$")
 # Statuses that mean the annotator has opened the item: they have seen it, and may have labels on it.
@@ -75,7 +86,12 @@ _TOUCHED = [AssignmentStatus.STARTED, AssignmentStatus.SUBMITTED, AssignmentStat
 
 
 def study_fingerprint(study: Study) -> str:
-    return _fingerprint({f: getattr(study, f) for f in ("name", "guidelines", "blind_system", "independent_pools", "hidden_metadata_fields")})
+    return _fingerprint(
+        {
+            f: getattr(study, f)
+            for f in ("name", "guidelines", "blind_system", "independent_pools", "hidden_metadata_fields")
+        }
+    )
 
 
 def question_fingerprint(question: Question) -> str:
@@ -244,7 +260,11 @@ def _clean_spec(raw: dict[str, Any]) -> Spec:
             raise ValidationFailed(f"question {spec['key']!r}: every option needs a value")
         value = str(option["value"]).strip()
         cleaned_options.append(
-            {"value": value, "label": str(option.get("label") or value).strip(), "key": str(option.get("key") or "").strip()}
+            {
+                "value": value,
+                "label": str(option.get("label") or value).strip(),
+                "key": str(option.get("key") or "").strip(),
+            }
         )
     for option in cleaned_options:
         if len(option["key"]) > 1:
@@ -343,8 +363,10 @@ def _check_label_preserving(question: Question, new: Spec) -> None:
     if question.kind == QuestionKind.NUMBER:
         lo, hi = new["min_value"], new["max_value"]
         outside = [
-            v for v in used
-            if _as_float(v) is not None and ((lo is not None and _as_float(v) < lo) or (hi is not None and _as_float(v) > hi))
+            v
+            for v in used
+            if _as_float(v) is not None
+            and ((lo is not None and _as_float(v) < lo) or (hi is not None and _as_float(v) > hi))
         ]
         if outside:
             raise Conflict(f"{why}; the new range would exclude stored values {sorted(outside)[:5]}")
@@ -396,7 +418,12 @@ def question_update(
                     other.condition = {**other.condition, "question": new["key"]}
         other_specs = [_spec_of(q) for q in others]
         _fill_keyboard_keys(new, other_specs)
-        ordered = sorted([*[(q.order, q.pk, s) for q, s in zip(others, other_specs, strict=True)], (question.order, question.pk, new)])
+        ordered = sorted(
+            [
+                *[(q.order, q.pk, s) for q, s in zip(others, other_specs, strict=True)],
+                (question.order, question.pk, new),
+            ]
+        )
         _validate_protocol([s for _, _, s in ordered])
         for other in others:
             if (other.condition or {}).get("question") == new["key"] and new["key"] != question.key:
@@ -424,7 +451,8 @@ def question_remove(*, question: Question, actor: AbstractBaseUser) -> None:
         )
         if dependants:
             raise Conflict(
-                f"{question.key!r} cannot be removed: the condition of {', '.join(repr(k) for k in dependants)} refers to it",
+                f"{question.key!r} cannot be removed: the condition of "
+                f"{', '.join(repr(k) for k in dependants)} refers to it",
                 details={"dependants": dependants},
             )
         question.delete()
@@ -557,10 +585,13 @@ def pool_update(
             _check_pool_questions(pool.study, questions)
             dropped = set(pool.questions.values_list("pk", flat=True)) - {q.pk for q in questions}
             labelled = list(
-                Question.objects.filter(pk__in=dropped, labels__assignment__pool=pool).distinct().values_list("key", flat=True)
+                Question.objects.filter(pk__in=dropped, labels__assignment__pool=pool)
+                .distinct()
+                .values_list("key", flat=True)
             )
             if labelled:
-                raise Conflict(f"{', '.join(repr(k) for k in labelled)} already has labels in this pool and stays in it")
+                keys = ", ".join(repr(k) for k in labelled)
+                raise Conflict(f"{keys} already has labels in this pool and stays in it")
             pool.questions.set(questions)
         grow = False
         if overlap is not None and overlap != pool.overlap:
@@ -610,7 +641,9 @@ def pool_membership_add(
         if current and current.active:
             raise Conflict(f"{user.get_username()} is already a member of {pool.name}")
         if study.independent_pools:
-            other = PoolMembership.objects.filter(study=study, user=user).exclude(pool=pool).select_related("pool").first()
+            other = (
+                PoolMembership.objects.filter(study=study, user=user).exclude(pool=pool).select_related("pool").first()
+            )
             if other:
                 raise Conflict(
                     f"{user.get_username()} already belongs to pool {other.pool.name!r}; this study keeps its pools "
@@ -629,7 +662,9 @@ def pool_membership_add(
                         pseudonym=pseudonym.strip() or _next_pseudonym(study, user),
                     )
             except IntegrityError:
-                raise Conflict(f"{user.get_username()} was just added to a pool of this study by someone else") from None
+                raise Conflict(
+                    f"{user.get_username()} was just added to a pool of this study by someone else"
+                ) from None
         pool_top_up(pool)
     return membership
 
@@ -638,7 +673,10 @@ def _withdraw(membership: PoolMembership) -> None:
     """Take a person out of their pool: unopened assignments go back to the pool; the membership
     itself is kept (inactive) once they have opened anything, so their labels keep a pseudonym."""
     Assignment.objects.filter(
-        pool_id=membership.pool_id, annotator_id=membership.user_id, status=AssignmentStatus.ASSIGNED, labels__isnull=True
+        pool_id=membership.pool_id,
+        annotator_id=membership.user_id,
+        status=AssignmentStatus.ASSIGNED,
+        labels__isnull=True,
     ).delete()
     touched = Assignment.objects.filter(pool_id=membership.pool_id, annotator_id=membership.user_id).exists()
     if touched:
@@ -675,7 +713,8 @@ def pool_membership_move(*, membership: PoolMembership, to_pool: Pool, actor: Ab
         opened = mine.filter(status__in=_TOUCHED).count()
         if study.independent_pools and opened:
             raise Conflict(
-                f"{user.get_username()} has already worked on {opened} item{'s' if opened != 1 else ''} of {source.name}; "
+                f"{user.get_username()} has already worked on {opened} item{'s' if opened != 1 else ''} "
+                f"of {source.name}; "
                 "this study keeps its pools independent, so they cannot join another pool"
             )
         if PoolMembership.objects.filter(pool=to_pool, user=user, active=True).exists():
@@ -726,7 +765,8 @@ def study_role_revoke(*, study: Study, user: AbstractBaseUser, role: str, actor:
         granted = StudyRole.objects.filter(study=study, user=user, role=role).first()
         if granted is None:
             raise NotFound(f"{user.get_username()} is not {role} of this study")
-        if role == Role.RESEARCHER and not StudyRole.objects.filter(study=study, role=Role.RESEARCHER).exclude(user=user).exists():
+        others = StudyRole.objects.filter(study=study, role=Role.RESEARCHER).exclude(user=user)
+        if role == Role.RESEARCHER and not others.exists():
             raise Conflict("a study keeps at least one researcher")
         if role == Role.ANNOTATOR:
             for membership in PoolMembership.objects.filter(study=study, user=user, active=True).select_related("pool"):

@@ -151,9 +151,12 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _protocol_context(study: Study, **extra: Any) -> dict[str, Any]:
     return {
-        "study": study, "section": "protocol", "questions": list(study.questions.annotate(n_labels=Count("labels"))),
+        "study": study,
+        "section": "protocol",
+        "questions": list(study.questions.annotate(n_labels=Count("labels"))),
         "presets": [(name, PRESET_DESCRIPTIONS[name]) for name in PRESET_ORDER],
-        "add_form": extra.pop("add_form", None) or QuestionForm(study=study, initial={"scope": "item", "kind": "binary", "required": True}),
+        "add_form": extra.pop("add_form", None)
+        or QuestionForm(study=study, initial={"scope": "item", "kind": "binary", "required": True}),
         **extra,
     }
 
@@ -186,7 +189,12 @@ def presets_apply(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         created = study_protocol_apply(study=study, presets=request.POST.getlist("presets"))
     except DomainError as exc:
-        return render(request, "annotation/console/protocol.html", _protocol_context(study, error=exc.message), status=exc.status_code)
+        return render(
+            request,
+            "annotation/console/protocol.html",
+            _protocol_context(study, error=exc.message),
+            status=exc.status_code,
+        )
     messages.success(request, f"{len(created)} question{'s' if len(created) != 1 else ''} added from the presets.")
     return redirect("console:protocol", slug=study.slug)
 
@@ -203,7 +211,9 @@ def question_add(request: HttpRequest, slug: str) -> HttpResponse:
         question = svc.question_add(study=study, actor=request.user, spec=form.spec())
     except DomainError as exc:
         form.add_error(None, exc.message)
-        return render(request, "annotation/console/protocol.html", _protocol_context(study, add_form=form), status=exc.status_code)
+        return render(
+            request, "annotation/console/protocol.html", _protocol_context(study, add_form=form), status=exc.status_code
+        )
     messages.success(request, f"Question {question.key!r} added.")
     return redirect("console:protocol", slug=study.slug)
 
@@ -401,7 +411,9 @@ def pools(request: HttpRequest, slug: str) -> HttpResponse:
         )
     except DomainError as exc:
         form.add_error(None, exc.message)
-        return render(request, "annotation/console/pools.html", _pools_context(study, form=form), status=exc.status_code)
+        return render(
+            request, "annotation/console/pools.html", _pools_context(study, form=form), status=exc.status_code
+        )
     messages.success(request, f"Pool “{pool.name}” created. Add its members next.")
     return redirect("console:pool", slug=study.slug, pool_id=pool.pk)
 
@@ -453,10 +465,14 @@ def member_add(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
     if not form.is_valid():
         return render(request, "annotation/console/pool.html", _pool_context(pool, add_form=form), status=400)
     try:
-        membership = svc.pool_membership_add(pool=pool, user=_user_named(form.cleaned_data["username"]), actor=request.user)
+        membership = svc.pool_membership_add(
+            pool=pool, user=_user_named(form.cleaned_data["username"]), actor=request.user
+        )
     except DomainError as exc:
         form.add_error(None, exc.message)
-        return render(request, "annotation/console/pool.html", _pool_context(pool, add_form=form), status=exc.status_code)
+        return render(
+            request, "annotation/console/pool.html", _pool_context(pool, add_form=form), status=exc.status_code
+        )
     messages.success(request, f"{membership.user.get_username()} joined {pool.name} as {membership.pseudonym}.")
     return redirect("console:pool", slug=slug, pool_id=pool.pk)
 
@@ -468,11 +484,23 @@ def member_move(request: HttpRequest, slug: str, membership_id: int) -> HttpResp
     membership = get_membership_for_researcher(request.user, slug, membership_id)
     form = MemberMoveForm(request.POST, study=membership.study, exclude=membership.pool)
     if not form.is_valid():
-        return render(request, "annotation/console/pool.html", _pool_context(membership.pool, error="Choose another pool of this study."), status=400)
+        return render(
+            request,
+            "annotation/console/pool.html",
+            _pool_context(membership.pool, error="Choose another pool of this study."),
+            status=400,
+        )
     try:
-        moved = svc.pool_membership_move(membership=membership, to_pool=form.cleaned_data["to_pool"], actor=request.user)
+        moved = svc.pool_membership_move(
+            membership=membership, to_pool=form.cleaned_data["to_pool"], actor=request.user
+        )
     except DomainError as exc:
-        return render(request, "annotation/console/pool.html", _pool_context(membership.pool, error=exc.message), status=exc.status_code)
+        return render(
+            request,
+            "annotation/console/pool.html",
+            _pool_context(membership.pool, error=exc.message),
+            status=exc.status_code,
+        )
     messages.success(request, f"{moved.user.get_username()} moved to {moved.pool.name}.")
     return redirect("console:pool", slug=slug, pool_id=moved.pool_id)
 
@@ -485,8 +513,15 @@ def member_remove(request: HttpRequest, slug: str, membership_id: int) -> HttpRe
     try:
         svc.pool_membership_remove(membership=membership, actor=request.user)
     except DomainError as exc:
-        return render(request, "annotation/console/pool.html", _pool_context(membership.pool, error=exc.message), status=exc.status_code)
-    messages.success(request, f"{membership.user.get_username()} left {membership.pool.name}; their past labels are kept.")
+        return render(
+            request,
+            "annotation/console/pool.html",
+            _pool_context(membership.pool, error=exc.message),
+            status=exc.status_code,
+        )
+    messages.success(
+        request, f"{membership.user.get_username()} left {membership.pool.name}; their past labels are kept."
+    )
     return redirect("console:pool", slug=slug, pool_id=membership.pool_id)
 
 
@@ -524,7 +559,9 @@ def role_grant(request: HttpRequest, slug: str) -> HttpResponse:
         svc.study_role_grant(study=study, user=user, role=form.cleaned_data["role"], actor=request.user)
     except DomainError as exc:
         form.add_error(None, exc.message)
-        return render(request, "annotation/console/people.html", _people_context(study, role_form=form), status=exc.status_code)
+        return render(
+            request, "annotation/console/people.html", _people_context(study, role_form=form), status=exc.status_code
+        )
     messages.success(request, f"{user.get_username()} is now {form.cleaned_data['role']} of this study.")
     return redirect("console:people", slug=slug)
 
@@ -536,13 +573,19 @@ def role_revoke(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     form = RoleForm(request.POST)
     if not form.is_valid():
-        return render(request, "annotation/console/people.html", _people_context(study, error="Unknown role."), status=400)
+        return render(
+            request, "annotation/console/people.html", _people_context(study, error="Unknown role."), status=400
+        )
     try:
         user = _user_named(form.cleaned_data["username"])
         svc.study_role_revoke(study=study, user=user, role=form.cleaned_data["role"], actor=request.user)
     except DomainError as exc:
-        return render(request, "annotation/console/people.html", _people_context(study, error=exc.message), status=exc.status_code)
-    messages.success(request, f"{user.get_username()} is no longer {form.cleaned_data['role']}; their past labels are kept.")
+        return render(
+            request, "annotation/console/people.html", _people_context(study, error=exc.message), status=exc.status_code
+        )
+    messages.success(
+        request, f"{user.get_username()} is no longer {form.cleaned_data['role']}; their past labels are kept."
+    )
     return redirect("console:people", slug=slug)
 
 
@@ -562,9 +605,13 @@ def account_create(request: HttpRequest, slug: str) -> HttpResponse:
         )
     except DomainError as exc:
         form.add_error(None, exc.message)
-        return render(request, "annotation/console/people.html", _people_context(study, account_form=form), status=exc.status_code)
+        return render(
+            request, "annotation/console/people.html", _people_context(study, account_form=form), status=exc.status_code
+        )
     # Shown once, in this response only; it is never stored in clear nor shown again.
-    response = render(request, "annotation/console/people.html", _people_context(study, new_account=account), status=201)
+    response = render(
+        request, "annotation/console/people.html", _people_context(study, new_account=account), status=201
+    )
     response["Cache-Control"] = "no-store"
     return response
 
@@ -585,7 +632,9 @@ def invite(request: HttpRequest, slug: str) -> HttpResponse:
         )
     except DomainError as exc:
         form.add_error(None, exc.message)
-        return render(request, "annotation/console/people.html", _people_context(study, invite_form=form), status=exc.status_code)
+        return render(
+            request, "annotation/console/people.html", _people_context(study, invite_form=form), status=exc.status_code
+        )
     messages.success(request, f"Invitation sent to {data['email']} (username {user.get_username()}).")
     return redirect("console:people", slug=slug)
 

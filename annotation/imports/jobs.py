@@ -80,7 +80,9 @@ def _counting_source(source: RecordSource, progress: Progress) -> RecordSource:
 
 def _refuse(job: ImportJob, exc: DomainError) -> ImportJob:
     """End the job ``invalid`` with the refusal's located errors, and drop the stored file."""
-    errors = exc.details if isinstance(exc.details, list) else [{"location": "file", "field": "", "reason": exc.message}]
+    errors = (
+        exc.details if isinstance(exc.details, list) else [{"location": "file", "field": "", "reason": exc.message}]
+    )
     job_fail(ImportJob, job.pk, exc.message, failed=ImportJobStatus.INVALID, errors=errors,
              summary={"message": exc.message}, updated_at=timezone.now())
     default_storage.delete(job.stored_name)

@@ -99,7 +99,9 @@ def _json_storable(value: Any) -> bool:
     return "\\u0000" not in text
 
 
-def _validate_value(question: Question, value: Any, sentence_counts: dict[str, int], n_answer: int | None) -> str | None:
+def _validate_value(
+    question: Question, value: Any, sentence_counts: dict[str, int], n_answer: int | None
+) -> str | None:
     """None when ``value`` is a valid answer to ``question``, else the reason."""
     kind = question.kind
     if value is None:
@@ -219,7 +221,9 @@ class Validator:
             doc_id = ctx.get("id", "")
             target = ctx.get("is_target", False)
             if not isinstance(text, str):
-                errs.add(f"{where}.text", "required string" if text is None else f"must be a string, found {type_name(text)}")
+                errs.add(
+                    f"{where}.text", "required string" if text is None else f"must be a string, found {type_name(text)}"
+                )
                 continue
             if isinstance(doc_id, int) and not isinstance(doc_id, bool):
                 doc_id = str(doc_id)
