@@ -4,7 +4,7 @@ Progress numbers come straight from assignments: ``assigned`` counts every assig
 submitted ones, ``skipped`` the skipped ones; the median active time is taken over submitted
 assignments only (time spent on a skipped item says nothing about the pace of labelling).
 
-Agreement is not computed here: annotation never imports adjudication (DESIGN.md §3). The progress
+Agreement is not computed here: annotation never imports adjudication (docs/architecture.md). The progress
 page asks adjudication's per-pool agreement fragment over htmx when that route exists.
 """
 

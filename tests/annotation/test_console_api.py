@@ -19,10 +19,10 @@ from annotation.models import (
     StudyRole,
 )
 from tests import factories
-from tests.annotation.console_helpers import ITEMS, _fast_password_hashing, allow_study_creation, eager_celery, jsonl
+from tests.annotation.console_helpers import ITEMS, allow_study_creation, eager_celery, fast_password_hashing, jsonl
 
 pytestmark = pytest.mark.django_db
-__all__ = ["_fast_password_hashing", "eager_celery"]
+__all__ = ["eager_celery", "fast_password_hashing"]
 
 
 @pytest.fixture
