@@ -3,15 +3,14 @@
 ``scan`` is the first pass of an import: it reads the whole source, writes nothing, and collects every
 problem (up to ``MAX_ERRORS``) as a ``RowError`` naming the line or row and the field. ``Validator``
 turns one raw record into a ``Record`` ready for the writer, or into its errors; the write pass runs
-it again over the same source. Label values are checked by the question kind's own rules.
+it again over the same source. Label values go through ``annotation.answers``, the rules the workspace
+applies, and are stored normalised as there; unit keys are read by ``annotation.units``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
-import re
 import struct
 from array import array
 from dataclasses import dataclass, field
@@ -19,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from annotation import answers, units
 from annotation.imports.schema import FIELDS, MAX_ERRORS, RecordSource, RowError, type_name
 from annotation.models import Chunk, Importance, Item, PoolMembership, Question, ScopeClass, Study
 from annotation.segmentation_fast import split_sentences
 
 _ID_CHECK_BATCH = 1000
-_UNIT = re.compile(r"^(item|s:(\d+)|c:(\d+)|a:(\d+))$")
 _MAX_ID = Item._meta.get_field("external_id").max_length
 _MAX_SYSTEM = Item._meta.get_field("system").max_length
 _MAX_DOC_ID = Chunk._meta.get_field("document_id").max_length
@@ -97,55 +96,6 @@ def _json_storable(value: Any) -> bool:
     except ValueError:
         return False
     return "\\u0000" not in text
-
-
-def _validate_value(
-    question: Question, value: Any, sentence_counts: dict[str, int], n_answer: int | None
-) -> str | None:
-    """None when ``value`` is a valid answer to ``question``, else the reason."""
-    kind = question.kind
-    if value is None:
-        return "value is missing"
-    if kind in ("binary", "nominal", "ordinal"):
-        if isinstance(value, bool) or not isinstance(value, str | int | float):
-            return f"must be one of {question.option_values}, found {type_name(value)}"
-        if str(value) not in question.option_values:
-            return f"{value!r} is not an option of {question.key!r} ({', '.join(question.option_values)})"
-        return None
-    if kind == "multilabel":
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            return f"must be a list of options of {question.key!r}"
-        unknown = [v for v in value if v not in question.option_values]
-        if unknown:
-            return f"{unknown} are not options of {question.key!r} ({', '.join(question.option_values)})"
-        if len(set(value)) != len(value):
-            return "repeats an option"
-        return None
-    if kind == "text":
-        if not isinstance(value, str):
-            return f"must be a string, found {type_name(value)}"
-        return _NUL_REASON if "\x00" in value else None
-    if kind == "number":
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return f"must be a number, found {type_name(value)}"
-        if not math.isfinite(value):
-            return "must be a finite number"
-        if question.min_value is not None and value < question.min_value:
-            return f"below the minimum {question.min_value}"
-        if question.max_value is not None and value > question.max_value:
-            return f"above the maximum {question.max_value}"
-        return None
-    if kind == "alignment":
-        if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            return "must be a list of sentence indices (integers)"
-        # Sentence-scoped alignments point into the source; aspect-scoped ones into the answer.
-        bound = sentence_counts.get("source") if question.scope == "sentence" else n_answer
-        if bound is not None:
-            out = [v for v in value if v < 0 or v >= bound]
-            if out:
-                return f"sentence indices {out} do not exist (there are {bound})"
-        return None
-    return f"questions of kind {kind!r} cannot be imported"
 
 
 class Validator:
@@ -306,40 +256,45 @@ class Validator:
             if question is None:
                 errs.add(f"{where}.question", f"{key!r} is not a question of study {self.study.slug!r}")
                 continue
-            match = _UNIT.match(unit) if isinstance(unit, str) else None
-            if match is None:
+            try:
+                parsed = units.parse(unit)
+            except units.InvalidUnitKey:
+                parsed = None
+            if parsed is None or parsed.kind == units.SOURCE_SENTENCE:
                 errs.add(f"{where}.unit", f"{unit!r} is not a unit (item, s:<i>, c:<rank>, a:<i>)")
                 continue
-            kind = unit.split(":")[0]
-            expected = {"item": "item", "s": "sentence", "c": "chunk", "a": "aspect"}[kind]
-            if question.scope != expected:
-                errs.add(f"{where}.unit", f"question {key!r} is asked per {question.scope}, not per {expected}")
+            unit = parsed.key
+            if question.scope != parsed.scope:
+                errs.add(f"{where}.unit", f"question {key!r} is asked per {question.scope}, not per {parsed.scope}")
                 continue
-            if kind == "s" and int(match.group(2)) >= sentence_count("answer"):
+            if parsed.kind == units.ANSWER_SENTENCE and parsed.ref >= sentence_count("answer"):
                 errs.add(f"{where}.unit", f"the answer has {sentence_count('answer')} sentences, no {unit}")
                 continue
-            if kind == "c" and not 1 <= int(match.group(3)) <= n_contexts:
+            if parsed.kind == units.CHUNK and not 1 <= parsed.ref <= n_contexts:
                 errs.add(f"{where}.unit", f"the record has {n_contexts} contexts (ranks from 1), no {unit}")
                 continue
-            if kind == "a" and int(match.group(4)) >= n_aspects:
+            if parsed.kind == units.ASPECT and parsed.ref >= n_aspects:
                 errs.add(f"{where}.unit", f"the record has {n_aspects} aspects (counted from 0), no {unit}")
                 continue
-            if question.kind == "alignment":
-                sentence_count("answer")
-                if question.scope == "sentence":
-                    sentence_count("source")
-            reason = _validate_value(question, label.get("value"), counts, counts.get("answer"))
-            if reason:
-                errs.add(f"{where}.value", reason)
+            if "value" not in label:
+                errs.add(f"{where}.value", "value is missing")
                 continue
+            # The workspace's own rules decide what is a valid answer and how it is stored. Alignments
+            # point into the same sentences as there: the source's for sentence questions, else the answer's.
+            targets = None
+            if question.kind == "alignment":
+                targets = range(sentence_count("source" if question.scope == "sentence" else "answer"))
+            try:
+                value = answers.normalise(question, label["value"], alignment_targets=targets)
+            except answers.InvalidValue as exc:
+                errs.add(f"{where}.value", str(exc))
+                continue
+            pseudonym = pseudonym.strip()
             if (pseudonym, key, unit) in seen:
                 errs.add(where, f"a second label of {pseudonym!r} for {key!r} on {unit}")
                 continue
             seen.add((pseudonym, key, unit))
-            value_ = label["value"]
-            if question.is_categorical:
-                value_ = str(value_)
-            out.append(LabelIn(pseudonym=pseudonym.strip(), question=question, unit=unit, value=value_))
+            out.append(LabelIn(pseudonym=pseudonym, question=question, unit=unit, value=value))
         return out
 
 

@@ -19,6 +19,7 @@ from django.db import connection, models
 from django.utils import timezone
 from django.utils.text import slugify
 
+from annotation import units
 from annotation.imports.schema import ExtraWriter, ImportRejected, ImportResult, RecordSource, RowError
 from annotation.imports.validation import LabelIn, Record, Scan, Validator
 from annotation.models import (
@@ -195,9 +196,10 @@ class Writer:
                         status=AssignmentStatus.SUBMITTED, started_at=self.now, submitted_at=self.now,
                     ))
                 unit = label.unit
-                if unit.startswith("a:"):
+                parsed = units.parse(unit)
+                if parsed.kind == units.ASPECT:
                     # Aspects are addressed by position in the file and by primary key in the database.
-                    unit = f"a:{aspects[a_start + int(unit[2:])].pk}"
+                    unit = units.aspect(aspects[a_start + parsed.ref].pk)
                 pending.append((by_annotator[label.pseudonym], label, unit))
         if not assignments:
             return []

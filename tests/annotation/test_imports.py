@@ -12,6 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
+from annotation.answers import MAX_TEXT_LENGTH
 from annotation.imports import MAX_ERRORS, ImportRejected, items_import, validation
 from annotation.imports.validation import IdIndex
 from annotation.models import (
@@ -333,7 +334,7 @@ def test_unknown_fields_are_rejected_not_dropped(protocol_study):
         ({"annotator": "A", "question": "aspect_covered", "unit": "a:0", "value": "yes"}, "labels[0].unit", "has 0 aspects"),
         ({"annotator": "", "question": "refused", "unit": "item", "value": "no"}, "labels[0].annotator", "pseudonym"),
         ({"annotator": "A", "question": "aspect_evidence", "unit": "a:0", "value": "1"}, "labels[0].unit", "has 0 aspects"),
-        ({"annotator": "A", "question": "missing_aspects", "unit": "item", "value": 3}, "labels[0].value", "must be a string"),
+        ({"annotator": "A", "question": "missing_aspects", "unit": "item", "value": 3}, "labels[0].value", "expected text"),
     ],
 )
 def test_labels_are_checked_against_the_studys_questions(protocol_study, label, field, reason):
@@ -344,7 +345,27 @@ def test_labels_are_checked_against_the_studys_questions(protocol_study, label, 
 def test_an_alignment_label_must_point_at_existing_sentences(protocol_study):
     label = {"annotator": "A", "question": "aspect_evidence", "unit": "a:0", "value": [0, 5]}
     errors = _rejected(protocol_study, _jsonl(_record(aspects=["x"], labels=[label])))
-    assert errors[0]["field"] == "labels[0].value" and "[5] do not exist" in errors[0]["reason"]
+    assert errors[0]["field"] == "labels[0].value" and "no sentence 5" in errors[0]["reason"]
+
+
+def test_label_values_are_stored_normalised_as_the_workspace_stores_them(protocol_study):
+    labels = [
+        {"annotator": "A", "question": "missing_aspects", "unit": "item", "value": "  two missing  "},
+        {"annotator": "A", "question": "aspect_evidence", "unit": "a:0", "value": [1, 0, 1]},
+        {"annotator": "B", "question": "missing_aspects", "unit": "item", "value": "   "},
+    ]
+    _import(protocol_study, _jsonl(_record(aspects=["x"], labels=labels)))
+    pseudonyms = dict(PoolMembership.objects.values_list("user_id", "pseudonym"))
+    stored = {(pseudonyms[lab.assignment.annotator_id], lab.question.key): lab.value
+              for lab in Label.objects.select_related("assignment", "question")}
+    assert stored == {("A", "missing_aspects"): "two missing", ("A", "aspect_evidence"): [0, 1],
+                      ("B", "missing_aspects"): None}
+
+
+def test_label_text_longer_than_the_workspace_allows_is_refused(protocol_study):
+    label = {"annotator": "A", "question": "missing_aspects", "unit": "item", "value": "x" * (MAX_TEXT_LENGTH + 1)}
+    errors = _rejected(protocol_study, _jsonl(_record(labels=[label])))
+    assert errors[0]["field"] == "labels[0].value" and "longer than" in errors[0]["reason"]
 
 
 def test_gold_without_an_extra_writer_points_to_the_export_importer(protocol_study):
