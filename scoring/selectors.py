@@ -26,9 +26,9 @@ from annotation.models import (
     Role,
     Sentence,
     Study,
-    StudyRole,
 )
-from concord.errors import Forbidden, NotFound
+from concord.access import require_role
+from concord.errors import NotFound
 from scoring.models import KnowledgeBase, Score, ScoreRun, ScoreState
 from scoring.registry import AspectInput, ChunkInput, ItemInput
 
@@ -45,14 +45,11 @@ User = AbstractBaseUser | AnonymousUser
 # --- Access -----------------------------------------------------------------------------------------
 
 
-def _researcher_study(user: User, study: Study | None) -> Study:
-    if study is None or not user.is_authenticated:
-        raise NotFound("No such study.")
-    roles = set(StudyRole.objects.filter(study=study, user=user).values_list("role", flat=True))
-    if not roles:
-        raise NotFound("No such study.")
-    if Role.RESEARCHER not in roles:
-        raise Forbidden("Scores and score runs are for the study's researchers only.")
+def _researcher_study(user: User, study: Study | None, *, what: str = "study") -> Study:
+    """The study, once ``user`` is one of its researchers (strangers 404 naming ``what``, members 403)."""
+    if study is None:
+        raise NotFound(f"no such {what}")  # the words require_role uses: absent and not yours read alike
+    require_role(user, study, Role.RESEARCHER, what=what)
     return study
 
 
@@ -63,16 +60,16 @@ def get_study_for_researcher(user: User, slug: str) -> Study:
 def get_run_for_researcher(user: User, run_id: int) -> ScoreRun:
     run = ScoreRun.objects.select_related("study", "knowledge_base", "created_by").filter(pk=run_id).first()
     if run is None:
-        raise NotFound("No such score run.")
-    _researcher_study(user, run.study)
+        raise NotFound("no such score run")
+    _researcher_study(user, run.study, what="score run")
     return run
 
 
 def get_knowledge_base_for_researcher(user: User, kb_id: int) -> KnowledgeBase:
     kb = KnowledgeBase.objects.select_related("study").filter(pk=kb_id).first()
-    if kb is None or kb.study is None:
-        raise NotFound("No such knowledge base.")
-    _researcher_study(user, kb.study)
+    if kb is None:
+        raise NotFound("no such knowledge base")
+    _researcher_study(user, kb.study, what="knowledge base")
     return kb
 
 
@@ -80,7 +77,7 @@ def get_item_for_researcher(user: User, slug: str, external_id: str) -> Item:
     study = get_study_for_researcher(user, slug)
     item = Item.objects.filter(study=study, external_id=external_id).first()
     if item is None:
-        raise NotFound("No such item.")
+        raise NotFound("no such item")
     return item
 
 
