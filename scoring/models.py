@@ -1,4 +1,4 @@
-"""Score runs and scores (DESIGN.md §4). Scores are never stored as human labels."""
+"""Score runs and scores (docs/architecture.md). Scores are never stored as human labels."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
+from annotation import units
 from annotation.models import (
     Aspect,
     AspectStatus,
@@ -29,8 +30,8 @@ from annotation.models import (
 )
 from concord.access import require_role
 from concord.errors import NotFound
+from scoring.metrics import AspectInput, ChunkInput, ItemInput
 from scoring.models import KnowledgeBase, Score, ScoreRun, ScoreState
-from scoring.registry import AspectInput, ChunkInput, ItemInput
 
 # The protocol questions whose human answers metrics may read (annotation/presets.py): every chunk
 # annotators marked as supporting the answer (multi-label relevance, PubHealthBench critics' point),
@@ -105,16 +106,24 @@ def _human_labels(item_ids: list[int], question_key: str, scope: str) -> dict[in
     return out
 
 
+def _units_of_kind(votes: dict[str, list[Any]], kind: str) -> list[tuple[int, list[Any]]]:
+    """The votes on units of one kind (``units.CHUNK``, ``units.ANSWER_SENTENCE``), by unit number."""
+    out = []
+    for unit_key, values in votes.items():
+        unit = units.parse(unit_key)
+        if unit.kind == kind and unit.ref is not None:
+            out.append((unit.ref, values))
+    return out
+
+
 def _human_relevant_ranks(votes: dict[str, list[Any]]) -> list[int] | None:
     """Chunks that a strict majority of the labels on that chunk mark as supporting the answer."""
     if not votes:
         return None
     ranks = []
-    for unit_key, values in votes.items():
-        if not unit_key.startswith("c:"):
-            continue
+    for rank, values in _units_of_kind(votes, units.CHUNK):
         if sum(_is_yes(v) for v in values) * 2 > len(values):
-            ranks.append(int(unit_key[2:]))
+            ranks.append(rank)
     return sorted(ranks)
 
 
@@ -123,12 +132,10 @@ def _sentence_kinds(votes: dict[str, list[Any]]) -> dict[int, str] | None:
     if not votes:
         return None
     kinds: dict[int, str] = {}
-    for unit_key, values in votes.items():
-        if not unit_key.startswith("s:"):
-            continue
+    for index, values in _units_of_kind(votes, units.ANSWER_SENTENCE):
         counts = Counter(str(v) for v in values).most_common()
         if len(counts) == 1 or counts[0][1] > counts[1][1]:
-            kinds[int(unit_key[2:])] = counts[0][0]
+            kinds[index] = counts[0][0]
     return kinds or None
 
 
@@ -157,12 +164,18 @@ def item_inputs(item_ids: Iterable[int]) -> dict[int, ItemInput]:
             answer=item.answer,
             sentences=[s.text for s in sentences if s.part == "answer"],
             contexts=[
-                ChunkInput(rank=c.rank, text=c.text, document_id=c.document_id, is_target=c.is_labelled_target)
+                ChunkInput(
+                    rank=c.rank,
+                    text=c.text,
+                    document_id=c.document_id,
+                    is_target=c.is_labelled_target,
+                    unit_key=units.chunk(c.rank),
+                )
                 for c in item.chunks.all()
             ],
             source=item.source,
             source_sentences=[s.text for s in sentences if s.part == "source"],
-            aspects=[AspectInput(key=a.unit_key, text=a.text, importance=a.importance) for a in item.aspects.all()],
+            aspects=[AspectInput(ref=a.pk, text=a.text, importance=a.importance) for a in item.aspects.all()],
             scope_class=item.scope_class,
             human_relevant_ranks=_human_relevant_ranks(supports.get(item.pk, {})),
             sentence_kinds=_sentence_kinds(kinds.get(item.pk, {})),

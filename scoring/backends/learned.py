@@ -36,7 +36,7 @@ import numpy as np
 from scoring.backends.base import Backend, Judgement
 from scoring.backends.embedding import EmbeddingBackend, get_embedding_backend
 from scoring.backends.text import sentences_of
-from scoring.registry import BackendUnavailable, MetricError
+from scoring.metrics.base import BackendUnavailable, MetricError
 
 TASKS = ("supports", "informative", "relevance")
 PAIR_TASKS = ("supports", "relevance")

@@ -33,7 +33,7 @@ from typing import ClassVar
 
 from scoring.backends.base import Backend, Behaviour, Judgement, Statements
 from scoring.backends.text import content_tokens, conversational_rule, sentences_of, tokens
-from scoring.registry import MetricError
+from scoring.metrics.base import MetricError
 
 MEASURES = ("unigram_precision", "rouge_l", "bleu")
 

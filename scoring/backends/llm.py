@@ -51,7 +51,7 @@ from scoring.backends.base import (
     Statements,
 )
 from scoring.backends.prompts import PROMPTS, PromptTemplate, numbered
-from scoring.registry import BackendResponseError, BackendUnavailable, TransientBackendError
+from scoring.metrics.base import BackendResponseError, BackendUnavailable, TransientBackendError
 
 _LOCK = threading.Lock()
 _BACKENDS: dict[str, LLMBackend] = {}

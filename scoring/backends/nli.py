@@ -31,7 +31,7 @@ import numpy as np
 from scoring.backends.base import Backend, Judgement, Statements
 from scoring.backends.embedding import weights_digest
 from scoring.backends.lexical import rule_statements
-from scoring.registry import BackendUnavailable
+from scoring.metrics.base import BackendUnavailable
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 _LOCK = threading.Lock()

@@ -9,7 +9,7 @@ import pytest
 
 from scoring.backends import get_backend
 from scoring.backends.lexical import bleu, rouge_l, unigram_precision_recall
-from scoring.registry import MetricError
+from scoring.metrics import MetricError
 
 BEGIN_DEV = Path(__file__).resolve().parents[2] / "data" / "demo" / "begin_cmudog" / "begin_dev_cmu.tsv"  # = ../shared copy
 

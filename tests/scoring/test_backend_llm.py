@@ -9,7 +9,7 @@ import pytest
 from scoring.backends import get_backend
 from scoring.backends.llm import LLMBackend
 from scoring.backends.prompts import PROMPTS
-from scoring.registry import (
+from scoring.metrics import (
     BackendResponseError,
     BackendUnavailable,
     ChunkInput,
@@ -19,6 +19,7 @@ from scoring.registry import (
     get_metric,
     score_item,
 )
+from scoring.services import unit_key
 from tests.scoring.llm_stub import content, stall, status, verdicts
 
 
@@ -69,7 +70,7 @@ def test_malformed_json_is_retried_then_recorded_as_a_failed_score(llm_stub):
 
     llm_stub.queue(*[content("not json at all")] * 3)
     (failed,) = score_item(rf, ITEM, backend, rf.resolve_params({}))
-    assert (failed.state, failed.value, failed.unit_key) == ("failed", None, "item")
+    assert (failed.state, failed.value, unit_key(failed.unit)) == ("failed", None, "item")
     assert "no valid answer to prompt statements" in failed.details["error"]
     assert failed.details["raw"] == ["not json at all"] * 3
 

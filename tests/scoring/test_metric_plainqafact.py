@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.registry import ChunkInput, ItemInput, MetricError, get_metric
+from scoring.metrics import ChunkInput, ItemInput, MetricError, get_metric
+from scoring.services import unit_key
 from tests.scoring.backend_double import BackendDouble
 
 SOURCE = ["Drug X lowered blood pressure in 200 adults.", "Side effects were mild."]
@@ -41,7 +42,7 @@ KB = _Retriever()
 
 def _scores(params, backend=None, retriever=KB, item=None):
     metric = get_metric("plainqafact")
-    return {s.unit_key: s for s in metric.score(item or _item(), backend or _backend(), metric.resolve_params(params),
+    return {unit_key(s.unit): s for s in metric.score(item or _item(), backend or _backend(), metric.resolve_params(params),
                                                 retriever=retriever)}
 
 

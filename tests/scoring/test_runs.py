@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from concord.errors import Conflict, ValidationFailed
 from scoring import services
+from scoring.metrics import ITEM, UnitScore
 from scoring.models import BatchStatus, RunStatus, Score, ScoreBatch, ScoreRun
-from scoring.registry import UnitScore
 from tests import factories
 from tests.scoring.runs_support import BOOM, FLAKY, FLAKY_FAILURES, eager_celery
 
@@ -186,7 +186,7 @@ def test_a_delivery_whose_lease_was_taken_over_writes_nothing(study, researcher)
     ScoreBatch.objects.filter(pk=batch_id).update(status=BatchStatus.RUNNING, leased_by="new-owner")
     with pytest.raises(services.LeaseLost):
         services._flush(
-            batch_id=batch_id, run_id=run.pk, token="old-owner", results=[(item.pk, [UnitScore("item", 1.0, "ok")])],
+            batch_id=batch_id, run_id=run.pk, token="old-owner", results=[(item.pk, [UnitScore(ITEM, 1.0, "ok")])],
             finish=True,
         )
     run.refresh_from_db()

@@ -40,8 +40,10 @@ def test_item_inputs_carry_sentences_chunks_source_and_only_current_accepted_asp
     got = selectors.item_inputs([item.pk])[item.pk]
     assert got.id == "i1" and got.sentences == ["Take 0.5 mg daily.", "Hello!"]
     assert got.source_sentences == ["Dr. Smith wrote it."] and got.scope_class == "in_scope"
-    assert [(c.rank, c.text, c.document_id, c.is_target) for c in got.contexts] == [(1, "first", "doc-1", True), (2, "second", "", False)]
-    assert [(a.key, a.text, a.importance) for a in got.aspects] == [(f"a:{kept.pk}", "dose", "nice_to_have")]
+    assert [(c.rank, c.text, c.document_id, c.is_target, c.unit_key) for c in got.contexts] == [
+        (1, "first", "doc-1", True, "c:1"), (2, "second", "", False, "c:2")
+    ]
+    assert [(a.ref, a.text, a.importance) for a in got.aspects] == [(kept.pk, "dose", "nice_to_have")]
     assert got.human_relevant_ranks is None and got.sentence_kinds is None
 
 
