@@ -78,7 +78,8 @@ def main() -> None:
     warm_study = make_study(f"bench-warm-{stamp}", 8)
     study = make_study(f"bench-begin-{stamp}", None)
     n_items = study.items.count()
-    print(f"database: {django.db.connection.vendor}; broker: {django.conf.settings.CELERY_BROKER_URL}; items: {n_items}")
+    broker = django.conf.settings.CELERY_BROKER_URL
+    print(f"database: {django.db.connection.vendor}; broker: {broker}; items: {n_items}")
 
     from tests.worker import celery_worker
 
@@ -135,7 +136,8 @@ def main() -> None:
     print(f"pipeline (cf/embedding, Celery worker x{args.concurrency}, batch {args.batch_size}): "
           f"{pipeline_seconds:.2f} s = {pipeline_rate:.1f} items/s ({len(unique) / pipeline_seconds:.0f} texts/s)")
     print(f"bare model (one process, one encode call):      {bare_seconds:.2f} s = {bare_rate:.1f} items/s "
-          f"({len(unique) / bare_seconds:.0f} texts/s; {bare_before:.2f} s before the pipeline, {bare_after:.2f} s after)")
+          f"({len(unique) / bare_seconds:.0f} texts/s; {bare_before:.2f} s before the pipeline, "
+          f"{bare_after:.2f} s after)")
     print(f"ratio pipeline / bare: {pipeline_rate / bare_rate:.2f} (target >= 0.80)")
     print(f"pipeline (cf/lexical): {lexical_seconds:.2f} s = {n_items / lexical_seconds:.1f} items/s")
 

@@ -162,13 +162,13 @@ _CACHE_LOCK = threading.Lock()
 
 
 def _tokenize(texts: list[str]) -> list[list[str]]:
-    import bm25s
+    import bm25s  # lazy: loaded only where a knowledge base is searched
 
     return bm25s.tokenize(texts, return_ids=False, show_progress=False)
 
 
 def _load_index(knowledge_base_id: int) -> _Index:
-    import bm25s
+    import bm25s  # lazy: loaded only where a knowledge base is searched
 
     kb = KnowledgeBase.objects.get(pk=knowledge_base_id)
     count = Passage.objects.filter(knowledge_base=kb).count()

@@ -150,7 +150,9 @@ def item_inputs(item_ids: Iterable[int]) -> dict[int, ItemInput]:
         Prefetch("chunks", queryset=Chunk.objects.order_by("rank")),
         Prefetch(
             "aspects",
-            queryset=Aspect.objects.filter(status=AspectStatus.ACCEPTED, retired_in_version__isnull=True).order_by("id"),
+            queryset=Aspect.objects.filter(status=AspectStatus.ACCEPTED, retired_in_version__isnull=True).order_by(
+                "id"
+            ),
         ),
     )
     supports = _human_labels(ids, SUPPORTS_QUESTION, "chunk")
@@ -215,7 +217,8 @@ def run_progress(run: ScoreRun) -> Progress:
 
 
 def run_failed_scores(run: ScoreRun, limit: int = 50) -> QuerySet[Score]:
-    return Score.objects.filter(run=run, state=ScoreState.FAILED).select_related("item").order_by("item_id", "unit_key")[:limit]
+    failed = Score.objects.filter(run=run, state=ScoreState.FAILED).select_related("item")
+    return failed.order_by("item_id", "unit_key")[:limit]
 
 
 def run_scores(run: ScoreRun) -> QuerySet[Score]:

@@ -130,7 +130,9 @@ def score_run_start(
         raise ValidationFailed("backend options must be an object")
     if backend_options and "base_url" in backend_options:
         # Where the server sends study text is the administrator's choice (LLM_BASE_URL), never a run's.
-        raise ValidationFailed("backend option 'base_url' is not allowed: the LLM endpoint is set by an administrator (LLM_BASE_URL)")
+        raise ValidationFailed(
+            "backend option 'base_url' is not allowed: the LLM endpoint is set by an administrator (LLM_BASE_URL)"
+        )
 
     with transaction.atomic():
         run = ScoreRun.objects.create(
@@ -156,12 +158,16 @@ def score_run_cancel(*, run: ScoreRun, actor: AbstractBaseUser | None) -> ScoreR
     now = timezone.now()
     with transaction.atomic():
         changed = ScoreRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
-            status=RunStatus.CANCELLED, finished_at=now, error=f"Cancelled by {actor.get_username() if actor else 'the system'}."
+            status=RunStatus.CANCELLED,
+            finished_at=now,
+            error=f"Cancelled by {actor.get_username() if actor else 'the system'}.",
         )
         if not changed:
             run.refresh_from_db()
             raise Conflict(f"The run is already {run.get_status_display().lower()}.")
-        ScoreBatch.objects.filter(run=run, status=BatchStatus.PENDING).update(status=BatchStatus.SKIPPED, finished_at=now)
+        ScoreBatch.objects.filter(run=run, status=BatchStatus.PENDING).update(
+            status=BatchStatus.SKIPPED, finished_at=now
+        )
     run.refresh_from_db()
     return run
 
@@ -439,7 +445,8 @@ def _score_claimed(claimed: ScoreBatch, *, token: str, final_attempt: bool) -> B
         retriever = _retriever_for(run)
     except MetricError as exc:
         _release(batch_id, token)
-        _run_fail(run.pk, f"The {run.backend} backend is unavailable: {exc}" if isinstance(exc, BackendUnavailable) else str(exc))
+        unavailable = isinstance(exc, BackendUnavailable)
+        _run_fail(run.pk, f"The {run.backend} backend is unavailable: {exc}" if unavailable else str(exc))
         return BatchOutcome("run_failed")
 
     already = set(
@@ -525,16 +532,21 @@ def knowledge_base_add_documents(
         raise ValidationFailed(str(exc)) from None
     doc_ids = [doc_id[:200] for doc_id, _ in documents]
     existing = set(
-        Passage.objects.filter(knowledge_base=knowledge_base, document_id__in=doc_ids).values_list("document_id", flat=True)
+        Passage.objects.filter(knowledge_base=knowledge_base, document_id__in=doc_ids).values_list(
+            "document_id", flat=True
+        )
     )
     if existing:
         raise Conflict(
-            f"Already in this knowledge base: {', '.join(sorted(existing)[:10])}", details={"document_ids": sorted(existing)}
+            f"Already in this knowledge base: {', '.join(sorted(existing)[:10])}",
+            details={"document_ids": sorted(existing)},
         )
     passages = [
         Passage(knowledge_base=knowledge_base, document_id=doc_id, index=i, text=passage)
         for doc_id, (_, body) in zip(doc_ids, documents, strict=True)
-        for i, passage in enumerate(chunk_words(body, size=knowledge_base.chunk_size, overlap=knowledge_base.chunk_overlap))
+        for i, passage in enumerate(
+            chunk_words(body, size=knowledge_base.chunk_size, overlap=knowledge_base.chunk_overlap)
+        )
     ]
     with transaction.atomic():
         Passage.objects.bulk_create(passages, batch_size=1000)
@@ -548,4 +560,6 @@ def knowledge_base_embed(*, knowledge_base_id: int) -> int:
     if not KnowledgeBase.objects.filter(pk=knowledge_base_id).exists():
         return 0
     embedder = get_backend("embedding")
-    return passage_embeddings_ensure(knowledge_base_id=knowledge_base_id, encode=embedder.encode, identity=embedder.identity)
+    return passage_embeddings_ensure(
+        knowledge_base_id=knowledge_base_id, encode=embedder.encode, identity=embedder.identity
+    )

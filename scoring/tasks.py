@@ -53,7 +53,9 @@ def score_run_fan_out(run_id: int) -> None:
 def score_batch(self, batch_id: int) -> str:
     final_attempt = self.request.retries >= (self.max_retries or 0)
     try:
-        outcome = services.score_batch_process(batch_id=batch_id, worker=_worker_name(self), final_attempt=final_attempt)
+        outcome = services.score_batch_process(
+            batch_id=batch_id, worker=_worker_name(self), final_attempt=final_attempt
+        )
     except services.LeaseHeld as held:
         # Not a failure: wait for the twin to finish or its lease to run out. Does not use up the
         # transient-error retries, which count only backend failures.

@@ -101,7 +101,9 @@ class ConversationalFaithfulness(Metric):
         else:
             value = 1.0
             details["reason"] = (
-                "the answer has no sentences" if not sentences else "no information-bearing sentence: CF = 1 by definition"
+                "the answer has no sentences"
+                if not sentences
+                else "no information-bearing sentence: CF = 1 by definition"
             )
         if bearing and not context:
             details["note"] = "the item has no context chunks; information-bearing sentences are ungrounded"

@@ -52,7 +52,8 @@ class ContextRelevance(Metric):
         for chunk, j in zip(chunks, judged, strict=True):
             value = float(j.score) if j.score is not None else (1.0 if j.verdict else 0.0)
             values.append(value)
-            units.append(UnitScore(chunk_unit(chunk.rank), value, "ok", {"relevant": bool(j.verdict), **j.as_details()}))
+            details = {"relevant": bool(j.verdict), **j.as_details()}
+            units.append(UnitScore(chunk_unit(chunk.rank), value, "ok", details))
         aggregate = statistics.fmean(values) if params["aggregate"] == "mean" else max(values)
         relevant = sum(1 for j in judged if j.verdict)
         return [UnitScore(ITEM, aggregate, "ok", {

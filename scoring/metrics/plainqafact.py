@@ -21,7 +21,9 @@ from scoring.metrics.common import fraction, require_backend
 KINDS = ("simplification", "elaboration")
 
 
-def weighted_mean(scores: dict[str, float | None], counts: dict[str, int], weights: dict[str, float | None]) -> float | None:
+def weighted_mean(
+    scores: dict[str, float | None], counts: dict[str, int], weights: dict[str, float | None]
+) -> float | None:
     """Mean of the kinds' scores, weighted by the given weights or, where none is given, by sentence counts.
     Kinds without sentences are left out of the mean; None when no kind has sentences."""
     present = [k for k in KINDS if counts[k] > 0 and scores[k] is not None]
@@ -127,7 +129,8 @@ class PlainQAFact(Metric):
         for i in sorted(kinds):
             if kinds[i] != "elaboration":
                 continue
-            passages = retriever.retrieve(sentences[i], params["k"]) if retriever is not None and params["knowledge"] == "kb" else []
+            kb = retriever if params["knowledge"] == "kb" else None
+            passages = kb.retrieve(sentences[i], params["k"]) if kb is not None else []
             evidence = [*source_passage, *(p.text for p in passages)]
             verdicts[i] = (backend.supports([sentences[i]], evidence, threshold=threshold)[0],
                            [p.document_id or f"rank {p.rank}" for p in passages])

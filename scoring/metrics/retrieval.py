@@ -90,7 +90,8 @@ class RetrievalQuality(Metric):
                 why = "no chunk is labelled as target" if name == "target" else "annotators marked no chunk relevant"
                 details[name] = {"state": "undetermined", "reason": why}
             else:
-                details[name] = {"state": "ok", "relevant": sorted(relevant), **retrieval_measures(ranking, relevant, k)}
+                measures = retrieval_measures(ranking, relevant, k)
+                details[name] = {"state": "ok", "relevant": sorted(relevant), **measures}
         chosen = details[params["relevance"]]
         details["value_is"] = f"{params['measure']} against {params['relevance']}"
         if chosen["state"] != "ok":

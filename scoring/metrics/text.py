@@ -15,7 +15,17 @@ _TOKEN = re.compile(r"\w+")
 # A deliberately small English stop list: only words that carry no content on their own. Used for
 # "content tokens" (relevance recall, the information-bearing length rule), never for precision.
 STOPWORDS = frozenset(
-    ["a", "an", "the", "and", "or", "but", "if", "then", "so", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "was", "were", "be", "been", "being", "am", "it", "its", "this", "that", "these", "those", "there", "here", "i", "you", "he", "she", "we", "they", "me", "him", "her", "us", "them", "my", "your", "his", "our", "their", "do", "does", "did", "done", "have", "has", "had", "having", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "not", "no", "nor", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "only", "own", "same", "than", "too", "very", "just", "also", "about", "into", "over", "under", "again", "further", "once", "up", "down", "out", "off", "s", "t", "don", "ll", "ve", "re", "d", "m", "o", "y", "yes", "ok", "okay", "oh"]
+    [
+        "a", "an", "the", "and", "or", "but", "if", "then", "so", "of", "to", "in", "on", "at", "by", "for",
+        "with", "from", "as", "is", "are", "was", "were", "be", "been", "being", "am", "it", "its", "this",
+        "that", "these", "those", "there", "here", "i", "you", "he", "she", "we", "they", "me", "him", "her",
+        "us", "them", "my", "your", "his", "our", "their", "do", "does", "did", "done", "have", "has", "had",
+        "having", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "not", "no",
+        "nor", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "all", "any", "both",
+        "each", "few", "more", "most", "other", "some", "such", "only", "own", "same", "than", "too", "very",
+        "just", "also", "about", "into", "over", "under", "again", "further", "once", "up", "down", "out",
+        "off", "s", "t", "don", "ll", "ve", "re", "d", "m", "o", "y", "yes", "ok", "okay", "oh",
+    ]
 )
 
 
@@ -58,7 +68,10 @@ CONVERSATIONAL_PATTERNS: dict[str, str] = {
 # Words that stay behind when a formula is removed ("sorry to *hear* you are *feeling* unwell") and
 # carry no information of their own; ignored when counting what remains.
 CONVERSATIONAL_FILLERS = frozenset(
-    ["hear", "heard", "feel", "feeling", "feels", "going", "through", "know", "ask", "asking", "question", "questions", "help", "helps", "glad", "sorry", "happy", "hope", "unwell", "today", "time", "day"]
+    [
+        "hear", "heard", "feel", "feeling", "feels", "going", "through", "know", "ask", "asking", "question",
+        "questions", "help", "helps", "glad", "sorry", "happy", "hope", "unwell", "today", "time", "day",
+    ]
 )
 _COMPILED = {kind: re.compile(p, re.IGNORECASE) for kind, p in CONVERSATIONAL_PATTERNS.items()}
 

@@ -100,7 +100,8 @@ def test_self_consistency_keeps_every_sample_and_the_spread(llm_stub):
                    verdicts("covered", [True, False]))
     first, second = _backend(llm_stub, samples=3).covers(["dose", "timing"], ["Take 500 mg twice daily."])
     assert (first.verdict, first.details["agreement"]) == (True, 1.0)
-    assert (second.verdict, second.score, second.details["votes"]) == (False, pytest.approx(1 / 3), [False, True, False])
+    expected = (False, pytest.approx(1 / 3), [False, True, False])
+    assert (second.verdict, second.score, second.details["votes"]) == expected
     assert second.details["agreement"] == pytest.approx(2 / 3)
     assert len(first.details["raw"]) == 3
     assert all(r["json"]["temperature"] == 0.7 for r in llm_stub.requests)

@@ -135,7 +135,9 @@ def item_row(item_id: str, metric: str, backend: str, scores: list[UnitScore]) -
     if top is None:
         return {"id": item_id, "metric": metric, "backend": backend, "value": None, "state": "undetermined",
                 "details": {**details, "reason": "the metric scores no item-level unit"}}
-    return {"id": item_id, "metric": metric, "backend": backend, "value": top.value, "state": top.state, "details": details}
+    return {
+        "id": item_id, "metric": metric, "backend": backend, "value": top.value, "state": top.state, "details": details
+    }
 
 
 class Command(BaseCommand):
@@ -176,7 +178,10 @@ class Command(BaseCommand):
                     raw[key] = value.lower() in _TRUE
             params = metric.resolve_params(raw)
             if options["backend"] not in metric.backends:
-                raise MetricError(f"{metric.name} cannot use the {options['backend']!r} backend; allowed: {', '.join(metric.backends)}")
+                raise MetricError(
+                    f"{metric.name} cannot use the {options['backend']!r} backend; "
+                    f"allowed: {', '.join(metric.backends)}"
+                )
         except MetricError as exc:
             raise CommandError(str(exc)) from None
         inputs = read_inputs(path)
@@ -198,13 +203,16 @@ class Command(BaseCommand):
                     try:
                         scores = score_item(metric, item, backend, params, retriever=retriever, final_attempt=True)
                     except MetricError as exc:
-                        raise CommandError(f"{metric.name} with the {options['backend']} backend cannot run: {exc}") from None
+                        raise CommandError(
+                            f"{metric.name} with the {options['backend']} backend cannot run: {exc}"
+                        ) from None
                     except Exception as exc:
                         scores = [UnitScore(ITEM, None, "failed", {"error": f"{type(exc).__name__}: {exc}"})]
                     row = item_row(item.id, metric.name, options["backend"], scores)
                     counts[row["state"]] += 1
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")
         self.stdout.write(
-            f"scored {len(inputs)} items with {metric.name} v{metric.version} / {getattr(backend, 'identity', options['backend'])}: "
+            f"scored {len(inputs)} items with {metric.name} v{metric.version} / "
+            f"{getattr(backend, 'identity', options['backend'])}: "
             f"{counts['ok']} ok, {counts['undetermined']} undetermined, {counts['failed']} failed → {options['out']}"
         )
