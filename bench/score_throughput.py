@@ -45,6 +45,7 @@ def main() -> None:
     import django
 
     django.setup()
+    # The project's modules below need django.setup() first, so they are imported here, not at the top.
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
@@ -56,6 +57,8 @@ def main() -> None:
     from annotation.models import Label
     from annotation.study_services import study_create
     from scoring import services
+    from scoring.backends.embedding import NON_INFORMATIVE_PROTOTYPES, resolve_model_dir
+    from scoring.backends.text import sentences_of
     from scoring.models import RunStatus, ScoreRun
 
     stamp = str(int(time.time()))
@@ -102,8 +105,6 @@ def main() -> None:
     # --- The bare model, in this process, on the same texts ----------------------------------------
     from sentence_transformers import SentenceTransformer
 
-    from scoring.backends.embedding import NON_INFORMATIVE_PROTOTYPES, resolve_model_dir
-    from scoring.backends.text import sentences_of
 
     texts: list[str] = list(NON_INFORMATIVE_PROTOTYPES)
     for item in study.items.prefetch_related("sentences", "chunks"):
