@@ -436,8 +436,8 @@ class _Tally:
 
     def agreement(self) -> list[dict[str, Any]]:
         """Per pool and question: percent agreement, Fleiss' κ and Krippendorff's α over submitted
-        labels, before any consensus, from the answer patterns (adjudication.pattern_agreement)."""
-        from adjudication import pattern_agreement as pa
+        labels, before any consensus, from the answer patterns (adjudication.stats.pattern_agreement)."""
+        from adjudication.stats import pattern_agreement as pa
 
         rows: list[dict[str, Any]] = []
         for pool in sorted(self.ctx.pools.values(), key=lambda p: p.name):

@@ -203,7 +203,7 @@ class ValidationStatus(models.TextChoices):
 
 class ValidationStudy(models.Model):
     """A metric (a score run, or a measure derived from pool A's labels) against a target (a question
-    answered by pool B), with pool B's independence and blinding checked (adjudication.validation_checks).
+    answered by pool B), with pool B's independence and blinding checked (adjudication.validation.checks).
 
     ``checks`` are recorded at creation and again at each run. A study whose blocking checks fail is
     only created when the researcher explicitly chose to run it anyway: ``not_independent`` is then

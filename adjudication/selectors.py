@@ -15,8 +15,8 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 
-from adjudication import measures
 from adjudication.models import AdjudicationCase, CaseStatus, ExportJob, GoldLabel
+from adjudication.stats import measures
 from annotation.models import (
     Aspect,
     AspectStatus,
@@ -382,7 +382,7 @@ def _answers_by_item(
 
 
 def human_measure_values(*, pool_id: int, measure: str, rater: str = GOLD) -> PerItemMeasure:
-    """Per-item values of a human measure (see adjudication.measures) for D's reports.
+    """Per-item values of a human measure (see adjudication.stats.measures) for D's reports.
 
     ``measure`` is one of MEASURES; ``rater`` is an annotator's pool pseudonym (their submitted
     labels only) or ``"gold"`` (the current gold labels of the pool; units still in adjudication, or

@@ -20,7 +20,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from adjudication import tasks
 from adjudication.consensus import canonical, consensus
+from adjudication.exports import write_export
 from adjudication.models import (
     AdjudicationCase,
     CaseStatus,
@@ -302,15 +304,13 @@ def export_dir() -> Path:
 
 def export_request(*, study_id: int, fmt: str, actor: AbstractBaseUser) -> ExportJob:
     """Queue an export of a study; the worker writes it (tasks.export_study_task)."""
-    from adjudication.tasks import export_study_task
-
     if fmt not in ExportFormat.values:
         raise ValidationFailed(f"unknown export format {fmt!r}; use one of {ExportFormat.values}")
     study = Study.objects.get(pk=study_id)
     if not _is_researcher(actor, study):
         raise Forbidden("only researchers of the study export it")
     job = ExportJob.objects.create(study=study, format=fmt, requested_by=actor)
-    export_study_task.delay_on_commit(job.pk)
+    tasks.exports.export_study_task.delay_on_commit(job.pk)
     return job
 
 
@@ -318,8 +318,6 @@ def export_run(*, job_id: int, out: Path | None = None, on_progress: Callable[[i
     """Write the export of a job (claimed with a conditional UPDATE, so a redelivered task that
     finds it running or done does nothing). The file is written under a temporary name and moved
     into place at the end: a crash never leaves a half-written file behind a ``done`` job."""
-    from adjudication.exports import write_export
-
     now = timezone.now()
     # A job left "running" by a worker that died long ago may be taken over; a live one may not.
     stale = Q(status=ExportStatus.RUNNING, started_at__lt=now - timedelta(seconds=EXPORT_LEASE_SECONDS))

@@ -7,7 +7,7 @@ Builds (once; reused when present) a study whose one pool has RATERS annotators 
 UNITS sentence units (UNITS/5 items × 5 sentences) on one nominal question with CATEGORIES options,
 in a dedicated PostgreSQL database. Then times, REPEAT times each:
 
-* end to end: ``adjudication.reports.agreement_report`` — read the labels from the database, build
+* end to end: ``adjudication.agreement_report`` — read the labels from the database, build
   the units × raters matrix, and compute every point estimate the report shows (percent agreement,
   Fleiss' κ, Krippendorff's α, Cohen's κ for every pair, each annotator against the rest, per-label κ);
 * bare: the libraries alone on the same, already built arrays — statsmodels ``aggregate_raters`` +
@@ -27,6 +27,9 @@ import sys
 import time
 from itertools import combinations
 from pathlib import Path
+
+from adjudication.analysis.agreement import agreement_report
+from adjudication.analysis.loading import ratings_load
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -172,12 +175,11 @@ def main() -> None:
 
     import numpy as np
 
-    from adjudication import agreement as ag
-    from adjudication import reports
+    from adjudication.stats import agreement as ag
 
     pool, question = build(args.units, args.raters, args.categories)
 
-    ratings = reports.ratings_load(pool=pool, question=question)
+    ratings = ratings_load(pool=pool, question=question)
     codes = ratings.codes.astype(int)
     k = len(ratings.scale)
     rests = []
@@ -190,10 +192,10 @@ def main() -> None:
     e2e, lib, read, report = [], [], [], None
     for _ in range(args.repeat):
         t0 = time.perf_counter()
-        report = reports.agreement_report(pool=pool, question=question)
+        report = agreement_report(pool=pool, question=question)
         e2e.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        reports.ratings_load(pool=pool, question=question)
+        ratings_load(pool=pool, question=question)
         read.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         bare(codes, k)

@@ -172,7 +172,8 @@ def export_child(slug: str, fmt: str, out: str) -> None:
     import krippendorff  # noqa: F401
     import numpy  # noqa: F401
 
-    from adjudication import agreement, exports  # noqa: F401
+    from adjudication import exports
+    from adjudication.stats import agreement  # noqa: F401
     from annotation.models import Study
     from scoring.models import Score  # noqa: F401
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from adjudication import agreement as ag
+from adjudication.stats import agreement as ag
 
 NAN = np.nan
 # The copy shipped with the demo (data/demo/kqa, checksummed against ../shared/datasets/kqa/MANIFEST.md).

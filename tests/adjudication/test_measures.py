@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from adjudication import measures
 from adjudication.models import AdjudicationCase
 from adjudication.selectors import human_measure_raters, human_measure_values, human_measures_available
 from adjudication.services import case_resolve, item_disagreements_detect
+from adjudication.stats import measures
 from annotation.models import Aspect
 from concord.errors import NotFound
 from tests import factories

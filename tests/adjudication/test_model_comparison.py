@@ -9,8 +9,9 @@ import pytest
 from django.urls import reverse
 from scipy import stats
 
-from adjudication import model_comparison, rater_stats
-from adjudication import validity as va
+from adjudication.analysis import model_comparison
+from adjudication.stats import rater_stats
+from adjudication.stats import validity as va
 from scoring.models import RunStatus, Score, ScoreRun, ScoreState
 from tests.adjudication.test_raters import MODEL, fast_password_hashing, rated  # noqa: F401
 

@@ -13,8 +13,10 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 from django.utils import timezone
 
-from adjudication import outcome_cv, outcomes
+from adjudication.analysis import outcomes
+from adjudication.analysis.jobs import job_run
 from adjudication.models import ReportJobStatus
+from adjudication.stats import outcome_cv
 from annotation.models import AssignmentStatus, Label
 from concord.errors import ValidationFailed
 from scoring.models import RunStatus, Score, ScoreRun, ScoreState
@@ -132,7 +134,7 @@ def test_outcome_job_runs_with_progress_and_the_page_shows_it(client, harm_study
                                {"kind": "outcome", **_query(harm_study)})
     assert response.status_code == 302 and len(callbacks) == 1
     job = harm_study["study"].report_jobs.get()
-    outcomes.analysis_job_run(job_id=job.pk)
+    job_run(job_id=job.pk)
     job.refresh_from_db()
     assert job.status == ReportJobStatus.DONE and job.n_done == job.n_total == 3
     page = client.get(response["Location"])

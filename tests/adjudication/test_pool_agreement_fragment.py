@@ -10,7 +10,7 @@ from django.template.defaultfilters import floatformat
 from django.urls import reverse
 from django.utils import timezone
 
-from adjudication import reports
+from adjudication.analysis.agreement import agreement_report
 from annotation.models import Assignment, AssignmentStatus, Label
 from tests import factories
 
@@ -69,7 +69,7 @@ def test_researcher_sees_the_pools_agreement_and_the_contrarian_flagged(client, 
     response = client.get(_url(study, pool.pk), HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     page = response.content.decode()
-    expected = reports.agreement_report(pool=pool, question=pf)
+    expected = agreement_report(pool=pool, question=pf)
     for stat in ("percent_agreement", "fleiss_kappa", "krippendorff_alpha"):
         assert f"<strong>{floatformat(expected[stat]['value'], 3)}</strong>" in page
     assert f"agreeing pairs {floatformat(expected['percent_agreement']['mean_pairwise'], 3)}" in page

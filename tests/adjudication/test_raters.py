@@ -10,7 +10,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from adjudication import rater_stats, raters
+from adjudication.analysis import raters
+from adjudication.analysis.jobs import analysis_job_start, job_run
+from adjudication.stats import rater_stats
 from annotation.models import AssignmentStatus, Label
 from concord.errors import ValidationFailed
 from scoring.models import RunStatus, Score, ScoreRun, ScoreState
@@ -149,15 +151,14 @@ def test_annotators_get_403_and_strangers_404_on_rater_pages(client, rated, anno
 
 
 def test_rater_bootstrap_job_runs_once_per_parameters_and_gives_alpha_intervals(rated, researcher, django_capture_on_commit_callbacks):
-    from adjudication import outcomes
     from adjudication.models import ReportJobStatus
 
     params = {**_params(rated).as_dict(), "n_boot": 200, "seed": 3}
     with django_capture_on_commit_callbacks(execute=False):
-        job = outcomes.analysis_job_start(study=rated["study"], kind="raters", params=params, user=researcher)
-        again = outcomes.analysis_job_start(study=rated["study"], kind="raters", params=params, user=researcher)
+        job = analysis_job_start(study=rated["study"], kind="raters", params=params, user=researcher)
+        again = analysis_job_start(study=rated["study"], kind="raters", params=params, user=researcher)
     assert again.pk == job.pk
-    outcomes.analysis_job_run(job_id=job.pk)
+    job_run(job_id=job.pk)
     job.refresh_from_db()
     assert job.status == ReportJobStatus.DONE and job.n_done == job.n_total > 0
     assert job.result["alpha_with_model"]["ci95"] is not None

@@ -7,10 +7,10 @@ import statistics
 import pytest
 from scipy import stats
 
-from adjudication import validation
 from adjudication.models import ValidationStudy
 from adjudication.services import aspect_decide
-from adjudication.validation_stats import mean_ci, paired_difference
+from adjudication.stats.validation_stats import mean_ci, paired_difference
+from adjudication.validation import studies as validation
 from annotation.models import Aspect, Assignment, Exposure, ExposureKind, Role, Visibility
 from annotation.protocols import study_protocol_apply
 from annotation.services import aspect_propose, pool_assign_items

@@ -12,8 +12,8 @@ import itertools
 import pytest
 from django.core.management import CommandError, call_command
 
-from adjudication import validation
 from adjudication.models import ValidationStudy
+from adjudication.validation import studies as validation
 from annotation.adapters import ADAPTERS
 from annotation.imports import records_from, records_import
 from annotation.management.commands.load_demo import KQA_FILE, LIVE_POOL, LIVE_QUESTIONS

@@ -132,7 +132,7 @@ def test_the_api_creates_refuses_and_runs_with_the_same_services(client, researc
 def test_annotators_are_refused_and_strangers_learn_nothing(client, researcher, stranger, labelled):
     vs_body = {"template": "astrid", "target_pool": labelled["pool_b"].pk, "target_question": "perceived_faithfulness",
                "metric_run": labelled["cf"].pk}
-    from adjudication import validation
+    from adjudication.validation import studies as validation
 
     vs = validation.validation_study_create(
         study=labelled["study"], actor=researcher,
@@ -150,7 +150,7 @@ def test_annotators_are_refused_and_strangers_learn_nothing(client, researcher, 
 
 
 def test_the_pages_pool_b_opens_while_labelling_are_the_audit_trail_the_check_reads(client, researcher):
-    from adjudication import validation
+    from adjudication.validation import studies as validation
     from annotation.models import Assignment
 
     s = vs_support.build(researcher)

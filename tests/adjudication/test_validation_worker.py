@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from adjudication import validation
+from adjudication.validation import studies as validation
 from scoring import services as scoring_services
 from scoring.models import RunStatus, Score, ScoreRun
 from tests.adjudication import validation_support as vs_support

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from adjudication import agreement as ag
-from adjudication.reports import format_agreement_text
+from adjudication.management.report_text import format_agreement_text
+from adjudication.stats import agreement as ag
 
 
 def read_ratings(path: Path) -> tuple[list[str], list[str], dict[tuple[int, int], str]]:

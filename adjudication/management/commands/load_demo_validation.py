@@ -26,8 +26,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from adjudication import validation
 from adjudication.models import ValidationStudy
+from adjudication.validation import studies as validation
 from annotation.models import Pool, Study
 from scoring.models import ScoreRun
 from scoring.services import score_run_start

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from adjudication import validity as va
-from adjudication.reports import format_validity_text
+from adjudication.management.report_text import format_validity_text
+from adjudication.stats import validity as va
 
 SINGLE = ["unit", "score", "label"]
 PAIRED = ["unit", "score_a", "score_b", "label"]
