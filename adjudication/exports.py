@@ -57,6 +57,7 @@ from django.utils import timezone
 
 from adjudication.consensus import canonical
 from adjudication.models import AdjudicationCase, GoldLabel, GoldSource
+from adjudication.stats import pattern_agreement as pa
 from annotation.models import (
     Aspect,
     Assignment,
@@ -69,6 +70,7 @@ from annotation.models import (
     Sentence,
     Study,
 )
+from scoring.models import Score, ScoreRun
 
 CHUNK = 1000
 FORMAT_VERSION = 1
@@ -100,8 +102,6 @@ class _Context:
     """Small, study-sized lookups (pools, questions, pseudonyms, runs) loaded once per export."""
 
     def __init__(self, study: Study) -> None:
-        from scoring.models import ScoreRun
-
         self.study = study
         self.pools = {p.pk: p for p in Pool.objects.filter(study=study).prefetch_related("questions", "consensus_rules")}
         self.questions = {q.pk: q for q in Question.objects.filter(study=study).order_by("order", "pk")}
@@ -254,8 +254,6 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
     conversions cost more than the database), and the lists in a record are sorted by stable keys
     (pool, pseudonym, question, unit) so that two exports of equal studies are equal line by line.
     """
-    from scoring.models import Score
-
     ctx = ctx or _Context(study)
     qkey = {pk: q.key for pk, q in ctx.questions.items()}
     pool_name = {pk: p.name for pk, p in ctx.pools.items()}
@@ -437,8 +435,6 @@ class _Tally:
     def agreement(self) -> list[dict[str, Any]]:
         """Per pool and question: percent agreement, Fleiss' κ and Krippendorff's α over submitted
         labels, before any consensus, from the answer patterns (adjudication.stats.pattern_agreement)."""
-        from adjudication.stats import pattern_agreement as pa
-
         rows: list[dict[str, Any]] = []
         for pool in sorted(self.ctx.pools.values(), key=lambda p: p.name):
             for question in sorted(pool.questions.all(), key=lambda q: (q.order, q.pk)):

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from annotation.models import Item, Label, Pool, Question, Study
+from concord.jobs import Job, JobStatus
 
 
 class CaseStatus(models.TextChoices):
@@ -96,40 +97,16 @@ class ExportFormat(models.TextChoices):
     HF = "hf", "Hugging Face datasets folder"
 
 
-class JobStatus(models.TextChoices):
-    """The one lifecycle of adjudication's background jobs (exports, report bootstraps)."""
-
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-
-
 ExportStatus = JobStatus
 
 
-class ExportJob(models.Model):
+class ExportJob(Job):
     """One export of a study. ``path`` is the file written (for ``hf``, a zip of the folder)."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="export_jobs")
     format = models.CharField(max_length=5, choices=ExportFormat.choices)
-    status = models.CharField(max_length=8, choices=ExportStatus.choices, default=ExportStatus.QUEUED)
-    n_total = models.PositiveIntegerField(default=0)
-    n_done = models.PositiveIntegerField(default=0)
     path = models.CharField(max_length=500, blank=True)
     size_bytes = models.BigIntegerField(default=0)
-    error = models.TextField(blank=True)
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    @property
-    def progress(self) -> float:
-        return (self.n_done / self.n_total) if self.n_total else (1.0 if self.status == ExportStatus.DONE else 0.0)
 
 
 class ExportDownload(models.Model):
@@ -150,8 +127,9 @@ class ReportJobKind(models.TextChoices):
 ReportJobStatus = JobStatus
 
 
-class ReportJob(models.Model):
-    """A bootstrap of one report (agreement or metric vs human), computed by a worker.
+class ReportJob(Job):
+    """A slow report computed by a worker: a bootstrap (agreement, metric vs human, model as rater) or an
+    outcome cross-validation (see adjudication.analysis.jobs).
 
     Unique on (study, params_hash): the same report with the same resample count and seed is computed
     once; asking again returns the existing job, and a redelivered task overwrites its own result.
@@ -161,25 +139,10 @@ class ReportJob(models.Model):
     kind = models.CharField(max_length=10, choices=ReportJobKind.choices)
     params = models.JSONField(default=dict)
     params_hash = models.CharField(max_length=40)
-    status = models.CharField(max_length=8, choices=ReportJobStatus.choices, default=ReportJobStatus.QUEUED)
-    n_done = models.PositiveIntegerField(default=0)
-    n_total = models.PositiveIntegerField(default=0)
     result = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at"]
+    class Meta(Job.Meta):
         constraints = [models.UniqueConstraint(fields=["study", "params_hash"], name="unique_report_job_params")]
-
-    @property
-    def progress(self) -> float:
-        if self.status == ReportJobStatus.DONE:
-            return 1.0
-        return (self.n_done / self.n_total) if self.n_total else 0.0
 
 
 class ValidationTemplate(models.TextChoices):

@@ -46,6 +46,7 @@ from annotation.models import (
     StudyRole,
 )
 from concord.errors import Conflict, ValidationFailed
+from scoring.models import Score, ScoreRun
 
 BUFFER = 8 * imports.BATCH_SIZE
 
@@ -73,8 +74,6 @@ def _when(text: str | None) -> datetime | None:
 
 class _Importer:
     def __init__(self, *, study: Study, header: dict[str, Any], path: Path) -> None:
-        from scoring.models import ScoreRun
-
         self.study = study
         self.path = path
         self.now = timezone.now()
@@ -240,8 +239,6 @@ class _Importer:
         for row, spec in zip(gold, raw.get("gold", []), strict=True):
             row.created_at = _when(spec.get("created_at")) or self.now
         GoldLabel.objects.bulk_update(gold, ["created_at"])
-        from scoring.models import Score
-
         Score.objects.bulk_create(
             Score(run=self.runs[spec["run"]], item=item, unit_key=unit(spec["unit"]), value=spec["value"],
                   state=spec["state"], details=spec.get("details") or {})
@@ -277,8 +274,6 @@ def study_canonical(study: Study) -> dict[str, dict]:
     """Labels, gold, cases, aspects and scores of a study keyed by stable ids (item external id,
     pool name, pseudonym, question key, unit with aspects by position), never by database ids —
     so two studies can be compared after a round trip."""
-    from scoring.models import Score
-
     positions: dict[int, str] = {}
     aspects: dict[tuple, tuple] = {}
     for item in Item.objects.filter(study=study).prefetch_related("aspects"):

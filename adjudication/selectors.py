@@ -15,7 +15,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 
-from adjudication.models import AdjudicationCase, CaseStatus, ExportJob, GoldLabel
+from adjudication.models import AdjudicationCase, CaseStatus, ConsensusRule, ExportJob, GoldLabel
 from adjudication.stats import measures
 from annotation.models import (
     Aspect,
@@ -31,9 +31,10 @@ from annotation.models import (
     Role,
     Sentence,
     Study,
-    StudyRole,
 )
-from concord.errors import Forbidden, NotFound
+from concord.access import require_role, study_roles
+from concord.errors import NotFound
+from scoring.models import Score
 
 ADJUDICATING_ROLES = {Role.ADJUDICATOR, Role.RESEARCHER}
 
@@ -41,29 +42,15 @@ ADJUDICATING_ROLES = {Role.ADJUDICATOR, Role.RESEARCHER}
 # --- Access helpers -----------------------------------------------------------------------------
 
 
-def _roles(user: AbstractBaseUser, study_id: int) -> set[str]:
-    if not user.is_authenticated:
-        return set()
-    return set(StudyRole.objects.filter(study_id=study_id, user=user).values_list("role", flat=True))
-
-
-def _require(user: AbstractBaseUser, study_id: int, allowed: set[str], what: str) -> None:
-    roles = _roles(user, study_id)
-    if not roles:
-        raise NotFound(f"no such {what}")
-    if not roles & allowed:
-        raise Forbidden(f"your role in this study does not allow this ({', '.join(sorted(allowed))} only)")
-
-
 def is_researcher(*, user: AbstractBaseUser, study: Study) -> bool:
-    return Role.RESEARCHER in _roles(user, study.pk)
+    return Role.RESEARCHER in study_roles(user, study.pk)
 
 
 def study_get_for_adjudicator(*, user: AbstractBaseUser, slug: str) -> Study:
     study = Study.objects.filter(slug=slug).first()
     if study is None:
         raise NotFound("no such study")
-    _require(user, study.pk, ADJUDICATING_ROLES, "study")
+    require_role(user, study.pk, *ADJUDICATING_ROLES, what="study")
     return study
 
 
@@ -71,7 +58,7 @@ def study_get_for_researcher(*, user: AbstractBaseUser, slug: str) -> Study:
     study = Study.objects.filter(slug=slug).first()
     if study is None:
         raise NotFound("no such study")
-    _require(user, study.pk, {Role.RESEARCHER}, "study")
+    require_role(user, study.pk, Role.RESEARCHER, what="study")
     return study
 
 
@@ -81,7 +68,7 @@ def case_get_for_adjudicator(*, user: AbstractBaseUser, case_id: int) -> Adjudic
     )
     if case is None:
         raise NotFound("no such case")
-    _require(user, case.pool.study_id, ADJUDICATING_ROLES, "case")
+    require_role(user, case.pool.study_id, *ADJUDICATING_ROLES, what="case")
     return case
 
 
@@ -89,7 +76,7 @@ def aspect_get_for_adjudicator(*, user: AbstractBaseUser, aspect_id: int) -> Asp
     aspect = Aspect.objects.select_related("item__study").filter(pk=aspect_id).first()
     if aspect is None:
         raise NotFound("no such aspect")
-    _require(user, aspect.item.study_id, ADJUDICATING_ROLES, "aspect")
+    require_role(user, aspect.item.study_id, *ADJUDICATING_ROLES, what="aspect")
     return aspect
 
 
@@ -97,14 +84,12 @@ def pool_get_for_researcher(*, user: AbstractBaseUser, pool_id: int) -> Pool:
     pool = Pool.objects.select_related("study").filter(pk=pool_id).first()
     if pool is None:
         raise NotFound("no such pool")
-    _require(user, pool.study_id, {Role.RESEARCHER}, "pool")
+    require_role(user, pool.study_id, Role.RESEARCHER, what="pool")
     return pool
 
 
 def consensus_rules(*, study: Study) -> list[dict[str, Any]]:
     """Per pool and question: whether a strict majority makes gold (only offered when k ≥ 3)."""
-    from adjudication.models import ConsensusRule
-
     majority = set(
         ConsensusRule.objects.filter(pool__study=study, majority=True).values_list("pool_id", "question_id")
     )
@@ -118,7 +103,7 @@ def export_get_for_researcher(*, user: AbstractBaseUser, job_id: int) -> ExportJ
     job = ExportJob.objects.select_related("study").filter(pk=job_id).first()
     if job is None:
         raise NotFound("no such export")
-    _require(user, job.study_id, {Role.RESEARCHER}, "export")
+    require_role(user, job.study_id, Role.RESEARCHER, what="export")
     return job
 
 
@@ -289,8 +274,6 @@ def case_detail(*, case: AdjudicationCase) -> CaseDetail:
         gold_history=gold_history,
     )
     if pool.study.show_scores_to_adjudicators:
-        from scoring.models import Score
-
         detail.scores_shown = True
         detail.scores = list(
             Score.objects.filter(item=item, unit_key__in={case.unit_key, "item"})

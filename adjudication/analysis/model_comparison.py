@@ -28,6 +28,7 @@ from adjudication.stats import rater_stats
 from adjudication.stats import validity as va
 from annotation.models import Study
 from concord.errors import ValidationFailed
+from scoring.models import Score, ScoreState
 
 MAX_RUNS = 8
 CHART_WIDTH, CHART_ROW, CHART_LEFT = 640, 34, 230
@@ -80,8 +81,6 @@ def comparison_params_parse(*, study: Study, query: Any) -> ComparisonParams:
 
 
 def _run_values(run: Any, scope: str) -> tuple[dict[tuple[int, str], float], int, list[dict[str, Any]]]:
-    from scoring.models import Score, ScoreState
-
     values: dict[tuple[int, str], float] = {}
     not_ok = 0
     costs: list[dict[str, Any]] = []

@@ -37,6 +37,7 @@ from adjudication.stats import agreement as ag
 from adjudication.stats import outcome_cv
 from annotation.models import Item, QuestionKind, Study
 from concord.errors import ValidationFailed
+from scoring.models import RunStatus, Score, ScoreRun, ScoreState
 
 MAX_REPEATS = 50
 MAX_SPLITS = 20
@@ -130,8 +131,6 @@ def outcome_params_parse(*, study: Study, query: Any) -> OutcomeParams:
 
 
 def _run_for_feature(study: Study, name: str) -> Any:
-    from scoring.models import RunStatus, ScoreRun
-
     if name.startswith("run:"):
         try:
             return raters.run_get_for_study(study=study, run_id=int(name.split(":", 1)[1]))
@@ -166,8 +165,6 @@ def feature_matrix(
 ) -> tuple[np.ndarray, list[str], np.ndarray, dict[str, int], dict[str, Any]]:
     """Columns for the named features on the units, a mask of usable rows, exclusion counts by feature,
     and what each feature resolved to (the run behind a metric name)."""
-    from scoring.models import Score, ScoreState
-
     items = Item.objects.in_bulk([i for i, _ in units])
     columns: list[np.ndarray] = []
     names: list[str] = []

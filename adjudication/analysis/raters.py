@@ -28,14 +28,17 @@ from dataclasses import field as dc_field
 from typing import Any
 
 import numpy as np
+from django.db.models import Count
 
 from adjudication.analysis.access import CATEGORICAL, pool_get_for_report, question_get_for_report
 from adjudication.analysis.loading import compatible_questions, human_target, level_for, ratings_load, unit_scope
 from adjudication.analysis.validity import default_target
+from adjudication.models import GoldLabel
 from adjudication.stats import agreement as ag
 from adjudication.stats import rater_stats
 from annotation.models import Pool, Question, QuestionKind, Study
 from concord.errors import NotFound, ValidationFailed
+from scoring.models import Score, ScoreRun, ScoreState
 
 AT_OR_ABOVE, BELOW = "at_or_above", "below"
 # The categorical outputs each metric keeps, offered on the index page (any details path works).
@@ -54,8 +57,6 @@ POSITIVE_FIRST = ({"1", "0"}, "1"), ({"true", "false"}, "true"), ({AT_OR_ABOVE, 
 
 
 def run_get_for_study(*, study: Study, run_id: int) -> Any:
-    from scoring.models import ScoreRun
-
     run = ScoreRun.objects.filter(study=study, pk=run_id).first()
     if run is None:
         raise NotFound("no such score run in this study")
@@ -182,8 +183,6 @@ class ModelLabels:
 
 
 def model_labels_load(*, run: Any, scope: str, fld: str, threshold: float | None) -> ModelLabels:
-    from scoring.models import Score, ScoreState
-
     rows = Score.objects.filter(run=run).exclude(state=ScoreState.FAILED) if fld != "value" else Score.objects.filter(run=run)
     out: dict[tuple[int, str], str] = {}
     excluded: dict[str, int] = {}
@@ -352,18 +351,12 @@ def rater_report(*, study: Study, params: RaterParams, n_boot: int = 0, seed: in
 
 
 def _gold_sources(pool: Pool, question: Question) -> dict[str, int]:
-    from django.db.models import Count
-
-    from adjudication.models import GoldLabel
-
     rows = GoldLabel.objects.filter(pool=pool, question=question, is_current=True).values("source").annotate(n=Count("pk"))
     return {r["source"]: r["n"] for r in rows.order_by("source")}
 
 
 def rater_choices(*, study: Study) -> list[dict[str, Any]]:
     """Score runs and the questions of the same unit scope they could rate, for the index page."""
-    from scoring.models import Score, ScoreRun
-
     out = []
     for run in ScoreRun.objects.filter(study=study).order_by("-created_at", "-id"):
         scopes = {unit_scope(k) for k in
