@@ -34,7 +34,7 @@ from adjudication.models import (
     GoldLabel,
     GoldSource,
 )
-from annotation import conditions
+from annotation import answers
 from annotation.models import (
     Aspect,
     AspectStatus,
@@ -142,10 +142,10 @@ def case_resolve(
         else:
             units = assignment_units(item_id=case.item_id)
             try:
-                decided = conditions.validate_value(
+                decided = answers.normalise(
                     question, value, alignment_targets=units.alignment_targets(question.scope)
                 )
-            except conditions.InvalidValue as exc:
+            except answers.InvalidValue as exc:
                 raise ValidationFailed(f"{question.prompt}: {exc}", details={"field": "value"}) from None
             if decided is None:
                 raise ValidationFailed("choose a value, or mark the case unresolved", details={"field": "value"})

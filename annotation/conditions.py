@@ -7,22 +7,20 @@ asks the question unconditionally): a pool answering only ``grounded`` must stil
 Conditions chain: a question whose condition depends on a question that is itself not asked is not
 asked either.
 
-Answers are stored as JSON: categorical kinds as the option's ``value`` string, ``multilabel`` as a
-list of option values, ``alignment`` as a sorted list of sentence indexes, ``text`` as a string,
-``number`` as a number. ``None`` means "no answer" (a cleared label).
+What a valid answer is, per question kind, lives in ``annotation.answers``; unit keys in
+``annotation.units``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-ITEM_UNIT = "item"
-MAX_TEXT_LENGTH = 10_000
-CATEGORICAL = {"binary", "nominal", "ordinal"}
-LIST_KINDS = {"multilabel", "alignment"}
+from annotation import units
+from annotation.answers import is_answered
+
+ITEM_UNIT = units.ITEM
 
 
 class QuestionLike(Protocol):
@@ -39,10 +37,6 @@ class QuestionLike(Protocol):
 
 
 Answers = Mapping[tuple[str, str], Any]
-
-
-class InvalidValue(ValueError):
-    """The value does not fit the question; the message says why in words an annotator understands."""
 
 
 def condition_unit(question: QuestionLike, unit_key: str, scope_of: Mapping[str, str]) -> str | None:
@@ -79,82 +73,6 @@ def is_applicable(
     if isinstance(value, list):
         return any(str(v) in allowed for v in value)
     return str(value) in allowed
-
-
-def is_answered(value: Any) -> bool:
-    return value is not None
-
-
-def validate_value(question: QuestionLike, value: Any, *, alignment_targets: Iterable[int] = ()) -> Any:
-    """Return the value normalised for storage, or raise InvalidValue. ``None`` clears an answer."""
-    if value is None:
-        return None
-    kind = question.kind
-    if kind in CATEGORICAL:
-        return _one_option(question, value)
-    if kind == "multilabel":
-        if not isinstance(value, list):
-            raise InvalidValue("expected a list of options")
-        chosen = {_one_option(question, v) for v in value}
-        return [v for v in question.option_values if v in chosen]
-    if kind == "alignment":
-        if not isinstance(value, list):
-            raise InvalidValue("expected a list of sentence numbers")
-        targets = set(alignment_targets)
-        indexes = set()
-        for v in value:
-            index = _as_int(v)
-            if index not in targets:
-                raise InvalidValue(f"there is no sentence {v!r} to align to")
-            indexes.add(index)
-        return sorted(indexes)
-    if kind == "text":
-        if not isinstance(value, str):
-            raise InvalidValue("expected text")
-        text = value.strip()
-        if len(text) > MAX_TEXT_LENGTH:
-            raise InvalidValue(f"text longer than {MAX_TEXT_LENGTH} characters")
-        return text or None
-    if kind == "number":
-        number = _as_number(value)
-        if question.min_value is not None and number < question.min_value:
-            raise InvalidValue(f"must be at least {question.min_value:g}")
-        if question.max_value is not None and number > question.max_value:
-            raise InvalidValue(f"must be at most {question.max_value:g}")
-        return number
-    raise InvalidValue(f"unknown question kind {kind!r}")
-
-
-def _one_option(question: QuestionLike, value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        raise InvalidValue(f"expected one of {', '.join(question.option_values)}")
-    text = str(value)
-    if text not in question.option_values:
-        raise InvalidValue(f"{text!r} is not an option; expected one of {', '.join(question.option_values)}")
-    return text
-
-
-def _as_int(value: Any) -> int:
-    if isinstance(value, bool):
-        raise InvalidValue("expected a sentence number")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    raise InvalidValue(f"{value!r} is not a sentence number")
-
-
-def _as_number(value: Any) -> float | int:
-    if isinstance(value, bool):
-        raise InvalidValue("expected a number")
-    if isinstance(value, str):
-        try:
-            value = float(value.strip()) if any(c in value for c in ".eE") else int(value.strip())
-        except ValueError as exc:
-            raise InvalidValue(f"{value!r} is not a number") from exc
-    if not isinstance(value, int | float) or not math.isfinite(value):
-        raise InvalidValue("expected a finite number")
-    return value
 
 
 @dataclass(frozen=True)

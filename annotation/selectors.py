@@ -19,7 +19,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, prefetch_related_objects
 
-from annotation import conditions
+from annotation import answers, conditions
 from annotation.models import (
     Aspect,
     AspectStatus,
@@ -151,15 +151,8 @@ def label_conflict_details(current: Label | None, attempted: Any, question: Ques
 
 
 def value_display(question: Question, value: Any) -> str:
-    """An answer in words: option labels rather than stored values, sentence numbers from 1."""
-    if value is None:
-        return "no answer"
-    labels = {str(o["value"]): str(o.get("label", o["value"])) for o in question.options}
-    if question.kind == "alignment" and isinstance(value, list):
-        return ", ".join(f"sentence {int(v) + 1}" for v in value) or "none"
-    if isinstance(value, list):
-        return ", ".join(labels.get(str(v), str(v)) for v in value) or "none"
-    return labels.get(str(value), str(value))
+    """An answer in words (``annotation.answers.display``)."""
+    return answers.display(question, value)
 
 
 def conflict_view(question: Question, details: dict[str, Any]) -> dict[str, Any]:
@@ -286,7 +279,7 @@ class QuestionState:
 
     @property
     def answered(self) -> bool:
-        return conditions.is_answered(self.value)
+        return answers.is_answered(self.value)
 
     @property
     def dom_id(self) -> str:

@@ -28,7 +28,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from annotation import conditions
+from annotation import answers, conditions
 from annotation.models import (
     Aspect,
     AspectOrigin,
@@ -217,18 +217,18 @@ def label_save(
             raise ValidationFailed(f"There is no {question.scope} {unit_key!r} in this item.")
         targets = units.alignment_targets(question.scope) if question.kind == "alignment" else ()
         try:
-            clean = conditions.validate_value(question, value, alignment_targets=targets)
-        except conditions.InvalidValue as exc:
+            clean = answers.normalise(question, value, alignment_targets=targets)
+        except answers.InvalidValue as exc:
             raise ValidationFailed(f"{question.prompt}: {exc}", details={"question": question.key, "unit_key": unit_key}) from exc
         # Other answers matter only when a condition involves this question (the common case needs none).
         involved = bool(question.condition) or any(q.condition.get("question") == question.key for q in pool_questions if q.condition)
-        answers = {(q.key, u): v for q, u, v in _answers(assignment, by_key)} if involved else {}
-        if involved and clean is not None and not conditions.is_applicable(question, unit_key, answers, by_key):
+        given = {(q.key, u): v for q, u, v in _answers(assignment, by_key)} if involved else {}
+        if involved and clean is not None and not conditions.is_applicable(question, unit_key, given, by_key):
             raise ValidationFailed(f"{question.prompt}: not asked here given the other answers.")
         label = _write_label(assignment, question, unit_key, clean, base_version, actor, now)
         if involved:
-            answers[(question.key, unit_key)] = clean
-            for dep_key, dep_unit in conditions.dependents_to_clear(question.key, unit_key, answers, by_key):
+            given[(question.key, unit_key)] = clean
+            for dep_key, dep_unit in conditions.dependents_to_clear(question.key, unit_key, given, by_key):
                 dep = Label.objects.select_for_update().get(assignment=assignment, question=by_key[dep_key], unit_key=dep_unit)
                 _write_label(assignment, by_key[dep_key], dep_unit, None, dep.version, actor, now)
         if reserved_until is not None and reserved_until < now + timedelta(minutes=5):

@@ -1,4 +1,4 @@
-"""Pure rules of answers: value validation and conditional questions (annotation/conditions.py)."""
+"""Pure rules of answers: value validation and conditional questions (annotation/answers.py, annotation/conditions.py)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,12 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from annotation.answers import InvalidValue, normalise
 from annotation.conditions import (
-    InvalidValue,
     Missing,
     dependents_to_clear,
     is_applicable,
     missing_answers,
-    validate_value,
 )
 
 
@@ -38,40 +37,40 @@ BY_KEY = {q.key: q for q in (IB, GROUNDED)}
 
 
 def test_categorical_values_must_be_options():
-    assert validate_value(IB, "yes") == "yes"
+    assert normalise(IB, "yes") == "yes"
     with pytest.raises(InvalidValue):
-        validate_value(IB, "maybe")
+        normalise(IB, "maybe")
     with pytest.raises(InvalidValue):
-        validate_value(IB, True)
+        normalise(IB, True)
 
 
 def test_multilabel_values_are_deduplicated_in_option_order():
     roles = Q("roles", kind="multilabel", options=["background", "definition", "example"])
-    assert validate_value(roles, ["example", "background", "example"]) == ["background", "example"]
-    assert validate_value(roles, []) == []
+    assert normalise(roles, ["example", "background", "example"]) == ["background", "example"]
+    assert normalise(roles, []) == []
     with pytest.raises(InvalidValue):
-        validate_value(roles, "background")
+        normalise(roles, "background")
 
 
 def test_alignment_values_must_point_at_existing_sentences():
     align = Q("align", kind="alignment", options=[])
-    assert validate_value(align, ["2", 0, 2], alignment_targets=[0, 1, 2]) == [0, 2]
+    assert normalise(align, ["2", 0, 2], alignment_targets=[0, 1, 2]) == [0, 2]
     with pytest.raises(InvalidValue, match="no sentence"):
-        validate_value(align, [5], alignment_targets=[0, 1, 2])
+        normalise(align, [5], alignment_targets=[0, 1, 2])
 
 
 def test_numbers_respect_bounds_and_refuse_nan():
     n = Q("n", kind="number", options=[], min_value=1, max_value=5)
-    assert validate_value(n, "3.5") == 3.5
+    assert normalise(n, "3.5") == 3.5
     for bad in (0, 6, "abc", float("nan"), float("inf")):
         with pytest.raises(InvalidValue):
-            validate_value(n, bad)
+            normalise(n, bad)
 
 
 def test_empty_text_clears_the_answer():
     t = Q("t", kind="text", options=[])
-    assert validate_value(t, "  ") is None
-    assert validate_value(t, " ok ") == "ok"
+    assert normalise(t, "  ") is None
+    assert normalise(t, " ok ") == "ok"
 
 
 def test_a_conditional_question_applies_only_when_its_condition_holds():

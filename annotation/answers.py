@@ -1,0 +1,176 @@
+"""The answer vocabulary: per question kind, what a valid answer is, how it is stored, how it is read
+from a form and how it is shown. The workspace, the importer, adjudication, exports and the API all use
+these functions, so that a value one accepts the others accept too, stored the same way.
+
+Storage (JSON): categorical kinds (``binary``, ``nominal``, ``ordinal``) as the option's ``value`` string;
+``multilabel`` as the chosen option values in the protocol's option order, each once; ``alignment`` as the
+sorted list of distinct sentence indexes (from 0); ``text`` as a stripped string of at most
+``MAX_TEXT_LENGTH`` characters; ``number`` as a finite int or float within the question's bounds.
+``None`` means "no answer" (a cleared label); blank text normalises to ``None``.
+
+Pure Python over plain data (anything with the attributes of :class:`QuestionLike`): no ORM.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+MAX_TEXT_LENGTH = 10_000
+CATEGORICAL = frozenset({"binary", "nominal", "ordinal"})
+LIST_KINDS = frozenset({"multilabel", "alignment"})
+KINDS = ("binary", "nominal", "ordinal", "multilabel", "alignment", "text", "number")
+NO_ANSWER = "no answer"
+
+
+class QuestionLike(Protocol):
+    key: str
+    scope: str
+    kind: str
+    condition: dict
+    required: bool
+    min_value: float | None
+    max_value: float | None
+    options: list
+
+    @property
+    def option_values(self) -> list[str]: ...
+
+
+class InvalidValue(ValueError):
+    """The value does not fit the question; the message says why in words an annotator understands."""
+
+
+def normalise(question: QuestionLike, value: Any, *, alignment_targets: Iterable[int] | None = ()) -> Any:
+    """The value as stored, or raise :class:`InvalidValue`. ``None`` (and blank text) is "no answer".
+
+    ``alignment_targets`` are the sentence indexes an alignment may point to; ``None`` means they are not
+    known yet (an import validating before its sentences exist) and only the form of the list is checked.
+    """
+    if value is None:
+        return None
+    kind = question.kind
+    if kind in CATEGORICAL:
+        return _one_option(question, value)
+    if kind == "multilabel":
+        if not isinstance(value, list):
+            raise InvalidValue("expected a list of options")
+        chosen = {_one_option(question, v) for v in value}
+        return [v for v in question.option_values if v in chosen]
+    if kind == "alignment":
+        if not isinstance(value, list):
+            raise InvalidValue("expected a list of sentence numbers")
+        indexes = {_as_index(v) for v in value}
+        if alignment_targets is not None:
+            targets = set(alignment_targets)
+            outside = sorted(i for i in indexes if i not in targets)
+            if outside:
+                raise InvalidValue(f"there is no sentence {outside[0]!r} to align to")
+        return sorted(indexes)
+    if kind == "text":
+        if not isinstance(value, str):
+            raise InvalidValue("expected text")
+        if "\x00" in value:
+            raise InvalidValue("text contains a NUL character")
+        text = value.strip()
+        if len(text) > MAX_TEXT_LENGTH:
+            raise InvalidValue(f"text longer than {MAX_TEXT_LENGTH} characters")
+        return text or None
+    if kind == "number":
+        number = _as_number(value)
+        if question.min_value is not None and number < question.min_value:
+            raise InvalidValue(f"must be at least {question.min_value:g}")
+        if question.max_value is not None and number > question.max_value:
+            raise InvalidValue(f"must be at most {question.max_value:g}")
+        return number
+    raise InvalidValue(f"unknown question kind {kind!r}")
+
+
+def is_answered(value: Any) -> bool:
+    return value is not None
+
+
+def from_form(question: QuestionLike, data: Any, *, field: str = "value") -> Any:
+    """The raw value a form posted for ``question`` (a QueryDict or a plain mapping), before
+    :func:`normalise`: lists for list kinds (repeated fields, or one JSON list), the text for the others;
+    an empty or absent field is ``None``."""
+    if question.kind in LIST_KINDS:
+        if hasattr(data, "getlist"):
+            values = [v for v in data.getlist(field) if v != ""]
+            if len(values) == 1 and values[0].lstrip().startswith("["):
+                return _json_list(values[0])
+            return values
+        raw = data.get(field)
+        if isinstance(raw, str):
+            return _json_list(raw) if raw.strip() else []
+        return raw
+    raw = data.get(field)
+    if isinstance(raw, str) and not raw.strip() and question.kind != "text":
+        return None
+    return raw
+
+
+def display(question: QuestionLike, value: Any, *, empty: str = NO_ANSWER) -> str:
+    """An answer in words: option labels rather than stored values, sentence numbers from 1."""
+    if value is None:
+        return empty
+    if question.kind == "alignment" and isinstance(value, list):
+        return ", ".join(f"sentence {int(v) + 1}" for v in value) or "none"
+    labels = {str(o["value"]): str(o.get("label") or o["value"]) for o in (question.options or [])}
+    if isinstance(value, list):
+        return ", ".join(labels.get(str(v), str(v)) for v in value) or "none"
+    if question.kind == "number" and isinstance(value, float) and value.is_integer():
+        return f"{value:g}"
+    return labels.get(str(value), str(value))
+
+
+def _json_list(text: str) -> list[Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise InvalidValue("expected a JSON list") from None
+    if not isinstance(value, list):
+        raise InvalidValue("expected a JSON list")
+    return value
+
+
+def _one_option(question: QuestionLike, value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise InvalidValue(f"expected one of {', '.join(question.option_values)}")
+    text = str(value)
+    if text not in question.option_values:
+        raise InvalidValue(f"{text!r} is not an option; expected one of {', '.join(question.option_values)}")
+    return text
+
+
+def _as_index(value: Any) -> int:
+    if isinstance(value, bool):
+        raise InvalidValue("expected a sentence number")
+    if isinstance(value, int):
+        if value < 0:
+            raise InvalidValue(f"{value!r} is not a sentence number")
+        return value
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        return int(value.strip())
+    raise InvalidValue(f"{value!r} is not a sentence number")
+
+
+def _as_number(value: Any) -> float | int:
+    if isinstance(value, bool):
+        raise InvalidValue("expected a number")
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = float(text) if any(c in text for c in ".eE") or text.lower() in ("nan", "inf", "-inf") else int(text)
+        except ValueError as exc:
+            raise InvalidValue(f"{value!r} is not a number") from exc
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidValue("expected a finite number")
+    return value
+
+
+def options_map(question: QuestionLike) -> Mapping[str, str]:
+    """Option value → label, in protocol order."""
+    return {str(o["value"]): str(o.get("label") or o["value"]) for o in (question.options or [])}
