@@ -32,6 +32,8 @@ from annotation.models import (
     Sentence,
     Study,
 )
+from annotation import answers as answer_vocabulary
+from annotation import units as unit_keys
 from concord.access import require_role, study_roles
 from concord.errors import NotFound
 from scoring.models import Score
@@ -194,24 +196,15 @@ class CaseDetail:
         return max((g.version for g in self.gold_history), default=0)
 
 
-def value_display(question: Question, value: Any) -> str:
-    """A label value as a person reads it: option labels instead of stored values."""
-    if value is None:
-        return "—"
-    names = {str(o["value"]): o.get("label") or str(o["value"]) for o in question.options}
-    if isinstance(value, list):
-        if question.kind == "alignment":
-            return ", ".join(f"sentence {int(v) + 1}" for v in value) if value else "none"
-        return ", ".join(names.get(str(v), str(v)) for v in value) if value else "none"
-    return names.get(str(value), str(value))
-
-
 def _unit_context(item: Item, unit_key: str, sentences: list[Sentence], aspects: list[Aspect]) -> UnitContext:
-    kind, _, rest = unit_key.partition(":")
-    if unit_key == "item":
+    if not unit_keys.is_valid(unit_key):
+        return UnitContext("item", unit_key, answer_before=item.answer)
+    unit = unit_keys.parse(unit_key)
+    kind, rest = unit.kind, str(unit.ref)
+    if kind == unit_keys.ITEM:
         return UnitContext("item", "the answer as a whole", answer_before=item.answer)
-    if kind in ("s", "src"):
-        part = "answer" if kind == "s" else "source"
+    if kind in (unit_keys.ANSWER_SENTENCE, unit_keys.SOURCE_SENTENCE):
+        part = "answer" if kind == unit_keys.ANSWER_SENTENCE else "source"
         sentence = next((s for s in sentences if s.part == part and str(s.index) == rest), None)
         text = item.answer if part == "answer" else item.source
         if sentence is None:
@@ -223,9 +216,9 @@ def _unit_context(item: Item, unit_key: str, sentences: list[Sentence], aspects:
             "source", f"source sentence {sentence.index + 1}", answer_before=item.answer,
             source_before=before, source_marked=marked, source_after=after,
         )
-    if kind == "c":
+    if kind == unit_keys.CHUNK:
         return UnitContext("chunk", f"retrieved chunk {rest}", answer_before=item.answer, chunk_rank=int(rest))
-    if kind == "a":
+    if kind == unit_keys.ASPECT:
         aspect = next((a for a in aspects if str(a.pk) == rest), None)
         return UnitContext("aspect", "expected aspect", answer_before=item.answer, aspect=aspect)
     return UnitContext("item", unit_key, answer_before=item.answer)
@@ -254,7 +247,7 @@ def case_detail(*, case: AdjudicationCase) -> CaseDetail:
             AnnotatorAnswer(
                 pseudonym=pseudonyms.get(assignment.annotator_id, "unknown annotator"),
                 value=value,
-                display=value_display(question, value) if label else "no answer (not asked or left empty)",
+                display=answer_vocabulary.display(question, value) if label else "no answer (not asked or left empty)",
                 active_seconds=round(assignment.active_seconds),
                 answered=value is not None,
             )
@@ -276,7 +269,7 @@ def case_detail(*, case: AdjudicationCase) -> CaseDetail:
     if pool.study.show_scores_to_adjudicators:
         detail.scores_shown = True
         detail.scores = list(
-            Score.objects.filter(item=item, unit_key__in={case.unit_key, "item"})
+            Score.objects.filter(item=item, unit_key__in={case.unit_key, unit_keys.ITEM})
             .select_related("run")
             .order_by("run__metric", "unit_key")
         )
@@ -392,7 +385,7 @@ def human_measure_values(*, pool_id: int, measure: str, rater: str = GOLD) -> Pe
             units[item_id].append(index)
         compute = {
             item_id: measures.conversational_faithfulness(
-                [(answers[item_id].get((ib, f"s:{i}")), answers[item_id].get((gr, f"s:{i}"))) for i in units[item_id]]
+                [(answers[item_id].get((ib, unit_keys.sentence(i))), answers[item_id].get((gr, unit_keys.sentence(i)))) for i in units[item_id]]
             )
             for item_id in judged
         }
@@ -409,7 +402,7 @@ def human_measure_values(*, pool_id: int, measure: str, rater: str = GOLD) -> Pe
                 item_id__in=judged, status=AspectStatus.ACCEPTED, retired_in_version__isnull=True
             ).order_by("pk").values_list("item_id", "pk")
             for item_id, pk in rows:
-                units[item_id].append(f"a:{pk}")
+                units[item_id].append(unit_keys.aspect(pk))
             fn = measures.aspect_coverage
             compute = {
                 item_id: fn([answers[item_id].get((question.pk, u)) for u in units[item_id]], covered=table[key])
@@ -417,7 +410,7 @@ def human_measure_values(*, pool_id: int, measure: str, rater: str = GOLD) -> Pe
             }
         else:
             for item_id, rank in Chunk.objects.filter(item_id__in=judged).order_by("rank").values_list("item_id", "rank"):
-                units[item_id].append(f"c:{rank}")
+                units[item_id].append(unit_keys.chunk(rank))
             compute = {
                 item_id: measures.chunk_relevance(
                     [answers[item_id].get((question.pk, u)) for u in units[item_id]], relevant=table[key]
