@@ -49,8 +49,12 @@ class GoldLabel(models.Model):
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="gold_labels")
     value = models.JSONField(null=True)
     source = models.CharField(max_length=12, choices=GoldSource.choices)
-    case = models.ForeignKey(AdjudicationCase, null=True, blank=True, on_delete=models.SET_NULL, related_name="gold_labels")
-    adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    case = models.ForeignKey(
+        AdjudicationCase, null=True, blank=True, on_delete=models.SET_NULL, related_name="gold_labels"
+    )
+    adjudicator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     rationale = models.TextField(blank=True)
     adjudicator_name = models.CharField(
         max_length=150, blank=True, help_text="Adjudicator as recorded by an imported export (no account here)."
@@ -64,7 +68,9 @@ class GoldLabel(models.Model):
     class Meta:
         ordering = ["item", "unit_key", "question", "version"]
         constraints = [
-            models.UniqueConstraint(fields=["pool", "item", "unit_key", "question", "version"], name="unique_gold_version"),
+            models.UniqueConstraint(
+                fields=["pool", "item", "unit_key", "question", "version"], name="unique_gold_version"
+            ),
             models.UniqueConstraint(
                 fields=["pool", "item", "unit_key", "question"],
                 condition=models.Q(is_current=True),
@@ -177,22 +183,40 @@ class ValidationStudy(models.Model):
     name = models.CharField(max_length=200)
     template = models.CharField(max_length=12, choices=ValidationTemplate.choices)
     metric_run = models.ForeignKey(
-        "scoring.ScoreRun", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        "scoring.ScoreRun",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
         help_text="The automated metric (e.g. a cf, icat, rubric or plainqafact run).",
     )
     compare_run = models.ForeignKey(
-        "scoring.ScoreRun", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        "scoring.ScoreRun",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
         help_text="The metric it is compared with, paired (rf for ASTRID, a source-only run for PlainQAFact).",
     )
     metric_pool = models.ForeignKey(
-        Pool, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        Pool,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
         help_text="Pool A, whose labels give a human-derived measure (human CF, human aspect coverage).",
     )
-    metric_rater = models.CharField(max_length=60, blank=True, default="gold",
-                                    help_text="Pool A's rater for the measure: gold, majority or a pseudonym.")
+    metric_rater = models.CharField(
+        max_length=60,
+        blank=True,
+        default="gold",
+        help_text="Pool A's rater for the measure: gold, majority or a pseudonym.",
+    )
     target_pool = models.ForeignKey(Pool, on_delete=models.PROTECT, related_name="+", help_text="Pool B.")
     target_question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="+")
-    target_mode = models.CharField(max_length=14, choices=ValidationTargetMode.choices, default=ValidationTargetMode.MAJORITY)
+    target_mode = models.CharField(
+        max_length=14, choices=ValidationTargetMode.choices, default=ValidationTargetMode.MAJORITY
+    )
     positive = models.CharField(max_length=60, blank=True)
     parameters = models.JSONField(default=dict, blank=True, help_text="n_boot, seed, k (retrieval cut-off).")
     checks = models.JSONField(default=list, blank=True)

@@ -17,6 +17,8 @@ from django.db.models import Count, Q, QuerySet
 
 from adjudication.models import AdjudicationCase, CaseStatus, ConsensusRule, ExportJob, GoldLabel
 from adjudication.stats import measures
+from annotation import answers as answer_vocabulary
+from annotation import units as unit_keys
 from annotation.models import (
     Aspect,
     AspectStatus,
@@ -32,8 +34,6 @@ from annotation.models import (
     Sentence,
     Study,
 )
-from annotation import answers as answer_vocabulary
-from annotation import units as unit_keys
 from concord.access import require_role, study_roles
 from concord.errors import NotFound
 from scoring.models import Score
@@ -65,9 +65,7 @@ def study_get_for_researcher(*, user: AbstractBaseUser, slug: str) -> Study:
 
 
 def case_get_for_adjudicator(*, user: AbstractBaseUser, case_id: int) -> AdjudicationCase:
-    case = (
-        AdjudicationCase.objects.select_related("pool__study", "item", "question").filter(pk=case_id).first()
-    )
+    case = AdjudicationCase.objects.select_related("pool__study", "item", "question").filter(pk=case_id).first()
     if case is None:
         raise NotFound("no such case")
     require_role(user, case.pool.study_id, *ADJUDICATING_ROLES, what="case")
@@ -92,9 +90,7 @@ def pool_get_for_researcher(*, user: AbstractBaseUser, pool_id: int) -> Pool:
 
 def consensus_rules(*, study: Study) -> list[dict[str, Any]]:
     """Per pool and question: whether a strict majority makes gold (only offered when k ≥ 3)."""
-    majority = set(
-        ConsensusRule.objects.filter(pool__study=study, majority=True).values_list("pool_id", "question_id")
-    )
+    majority = set(ConsensusRule.objects.filter(pool__study=study, majority=True).values_list("pool_id", "question_id"))
     return [
         {"pool": pool, "questions": [(q, (pool.pk, q.pk) in majority) for q in pool.questions.all()]}
         for pool in Pool.objects.filter(study=study).prefetch_related("questions").order_by("name")
@@ -117,9 +113,7 @@ def case_queue(*, study: Study, status: str = CaseStatus.OPEN) -> QuerySet[Adjud
     if status:
         cases = cases.filter(status=status)
     return (
-        cases.select_related("pool", "item", "question")
-        .annotate(n_labels=Count("labels"))
-        .order_by("opened_at", "pk")
+        cases.select_related("pool", "item", "question").annotate(n_labels=Count("labels")).order_by("opened_at", "pk")
     )
 
 
@@ -213,8 +207,12 @@ def _unit_context(item: Item, unit_key: str, sentences: list[Sentence], aspects:
         if part == "answer":
             return UnitContext("sentence", f"sentence {sentence.index + 1}", before, marked, after)
         return UnitContext(
-            "source", f"source sentence {sentence.index + 1}", answer_before=item.answer,
-            source_before=before, source_marked=marked, source_after=after,
+            "source",
+            f"source sentence {sentence.index + 1}",
+            answer_before=item.answer,
+            source_before=before,
+            source_marked=marked,
+            source_after=after,
         )
     if kind == unit_keys.CHUNK:
         return UnitContext("chunk", f"retrieved chunk {rest}", answer_before=item.answer, chunk_rank=int(rest))
@@ -259,9 +257,12 @@ def case_detail(*, case: AdjudicationCase) -> CaseDetail:
         .order_by("-version")
     )
     detail = CaseDetail(
-        case=case, item=item, question=question,
+        case=case,
+        item=item,
+        question=question,
         unit=_unit_context(item, case.unit_key, sentences, aspects),
-        answers=answers, chunks=chunks,
+        answers=answers,
+        chunks=chunks,
         aspects=[a for a in aspects if a.status == AspectStatus.ACCEPTED],
         proposed=[a for a in aspects if a.status == AspectStatus.PROPOSED],
         gold_history=gold_history,
@@ -311,7 +312,10 @@ CF_QUESTIONS = ("information_bearing", "grounded")
 
 def human_measure_raters(*, pool_id: int) -> list[str]:
     """The raters a measure can be computed for: every member's pseudonym, then ``"gold"``."""
-    return [*PoolMembership.objects.filter(pool_id=pool_id).order_by("pseudonym").values_list("pseudonym", flat=True), GOLD]
+    return [
+        *PoolMembership.objects.filter(pool_id=pool_id).order_by("pseudonym").values_list("pseudonym", flat=True),
+        GOLD,
+    ]
 
 
 def human_measures_available(*, pool_id: int) -> list[str]:
@@ -349,7 +353,9 @@ def _answers_by_item(
         )
     )
     rows = Label.objects.filter(
-        assignment__pool=pool, assignment__annotator_id=user_id, assignment__status=AssignmentStatus.SUBMITTED,
+        assignment__pool=pool,
+        assignment__annotator_id=user_id,
+        assignment__status=AssignmentStatus.SUBMITTED,
         question_id__in=question_ids,
     ).values_list("assignment__item_id", "question_id", "unit_key", "value")
     for item_id, question_id, unit_key, value in rows.iterator(chunk_size=5000):
@@ -379,13 +385,19 @@ def human_measure_values(*, pool_id: int, measure: str, rater: str = GOLD) -> Pe
         ib, gr = questions["information_bearing"].pk, questions["grounded"].pk
         answers, judged = _answers_by_item(pool=pool, rater=rater, question_ids=[ib, gr])
         units: dict[int, list[int]] = defaultdict(list)
-        for item_id, index in Sentence.objects.filter(item_id__in=judged, part="answer").order_by("index").values_list(
-            "item_id", "index"
+        for item_id, index in (
+            Sentence.objects.filter(item_id__in=judged, part="answer").order_by("index").values_list("item_id", "index")
         ):
             units[item_id].append(index)
         compute = {
             item_id: measures.conversational_faithfulness(
-                [(answers[item_id].get((ib, unit_keys.sentence(i))), answers[item_id].get((gr, unit_keys.sentence(i)))) for i in units[item_id]]
+                [
+                    (
+                        answers[item_id].get((ib, unit_keys.sentence(i))),
+                        answers[item_id].get((gr, unit_keys.sentence(i))),
+                    )
+                    for i in units[item_id]
+                ]
             )
             for item_id in judged
         }
@@ -398,9 +410,11 @@ def human_measure_values(*, pool_id: int, measure: str, rater: str = GOLD) -> Pe
         answers, judged = _answers_by_item(pool=pool, rater=rater, question_ids=[question.pk])
         units = defaultdict(list)
         if measure == "human_aspect_coverage":
-            rows = Aspect.objects.filter(
-                item_id__in=judged, status=AspectStatus.ACCEPTED, retired_in_version__isnull=True
-            ).order_by("pk").values_list("item_id", "pk")
+            rows = (
+                Aspect.objects.filter(item_id__in=judged, status=AspectStatus.ACCEPTED, retired_in_version__isnull=True)
+                .order_by("pk")
+                .values_list("item_id", "pk")
+            )
             for item_id, pk in rows:
                 units[item_id].append(unit_keys.aspect(pk))
             fn = measures.aspect_coverage
@@ -409,7 +423,9 @@ def human_measure_values(*, pool_id: int, measure: str, rater: str = GOLD) -> Pe
                 for item_id in judged
             }
         else:
-            for item_id, rank in Chunk.objects.filter(item_id__in=judged).order_by("rank").values_list("item_id", "rank"):
+            for item_id, rank in (
+                Chunk.objects.filter(item_id__in=judged).order_by("rank").values_list("item_id", "rank")
+            ):
                 units[item_id].append(unit_keys.chunk(rank))
             compute = {
                 item_id: measures.chunk_relevance(
@@ -435,7 +451,10 @@ def pool_labels_overview(*, study: Study) -> list[dict[str, Any]]:
     out = []
     for pool in pools:
         gold = dict(
-            GoldLabel.objects.filter(pool=pool, is_current=True).values("source").annotate(n=Count("pk")).values_list("source", "n")
+            GoldLabel.objects.filter(pool=pool, is_current=True)
+            .values("source")
+            .annotate(n=Count("pk"))
+            .values_list("source", "n")
         )
         out.append({"pool": pool, "gold": gold, "open_cases": pool.cases.filter(status=CaseStatus.OPEN).count()})
     return out

@@ -105,12 +105,22 @@ def gold_set(
                 )
             GoldLabel.objects.filter(**key, is_current=True).update(is_current=False)
             return GoldLabel.objects.create(
-                **key, value=value, source=source, case=case, adjudicator=adjudicator, adjudicator_name=adjudicator_name,
-                rationale=rationale, confidence=confidence, guideline_gap=guideline_gap, version=latest + 1,
+                **key,
+                value=value,
+                source=source,
+                case=case,
+                adjudicator=adjudicator,
+                adjudicator_name=adjudicator_name,
+                rationale=rationale,
+                confidence=confidence,
+                guideline_gap=guideline_gap,
+                version=latest + 1,
                 is_current=True,
             )
     except IntegrityError as exc:
-        raise Conflict("another gold decision for this unit was saved at the same time; reload and decide again") from exc
+        raise Conflict(
+            "another gold decision for this unit was saved at the same time; reload and decide again"
+        ) from exc
 
 
 def case_resolve(
@@ -131,7 +141,9 @@ def case_resolve(
     """
     with transaction.atomic():
         try:
-            case = AdjudicationCase.objects.select_for_update().select_related("pool__study", "question").get(pk=case_id)
+            case = (
+                AdjudicationCase.objects.select_for_update().select_related("pool__study", "question").get(pk=case_id)
+            )
         except AdjudicationCase.DoesNotExist:
             raise NotFound("no such case") from None
         if not _can_adjudicate(actor, case.pool.study):
@@ -142,18 +154,25 @@ def case_resolve(
         else:
             units = assignment_units(item_id=case.item_id)
             try:
-                decided = answers.normalise(
-                    question, value, alignment_targets=units.alignment_targets(question.scope)
-                )
+                decided = answers.normalise(question, value, alignment_targets=units.alignment_targets(question.scope))
             except answers.InvalidValue as exc:
                 raise ValidationFailed(f"{question.prompt}: {exc}", details={"field": "value"}) from None
             if decided is None:
                 raise ValidationFailed("choose a value, or mark the case unresolved", details={"field": "value"})
             source, status = GoldSource.ADJUDICATED, CaseStatus.RESOLVED
         gold = gold_set(
-            pool_id=case.pool_id, item_id=case.item_id, unit_key=case.unit_key, question_id=case.question_id,
-            value=decided, source=source, adjudicator=actor, rationale=rationale.strip(), confidence=confidence,
-            guideline_gap=guideline_gap, case=case, expected_version=expected_version,
+            pool_id=case.pool_id,
+            item_id=case.item_id,
+            unit_key=case.unit_key,
+            question_id=case.question_id,
+            value=decided,
+            source=source,
+            adjudicator=actor,
+            rationale=rationale.strip(),
+            confidence=confidence,
+            guideline_gap=guideline_gap,
+            case=case,
+            expected_version=expected_version,
         )
         case.status = status
         case.save(update_fields=["status"])
@@ -183,7 +202,9 @@ def item_disagreements_detect(*, pool_id: int, item_id: int) -> Detection:
     a person (adjudicated, unresolved, imported) is never replaced here.
     """
     assignments = list(
-        Assignment.objects.filter(pool_id=pool_id, item_id=item_id).exclude(status=AssignmentStatus.SKIPPED).order_by("pk")
+        Assignment.objects.filter(pool_id=pool_id, item_id=item_id)
+        .exclude(status=AssignmentStatus.SKIPPED)
+        .order_by("pk")
     )
     submitted = [a for a in assignments if a.status == AssignmentStatus.SUBMITTED]
     if len(submitted) != len(assignments) or len(submitted) < 2:
@@ -216,12 +237,19 @@ def item_disagreements_detect(*, pool_id: int, item_id: int) -> Detection:
             gold = current_gold.get((question_id, unit_key))
             if gold is not None and (
                 gold.source in HUMAN_SOURCES
-                or (gold.source == result.outcome and canonical(question.kind, gold.value) == canonical(question.kind, result.value))
+                or (
+                    gold.source == result.outcome
+                    and canonical(question.kind, gold.value) == canonical(question.kind, result.value)
+                )
             ):
                 continue
             gold_set(
-                pool_id=pool_id, item_id=item_id, unit_key=unit_key, question_id=question_id,
-                value=result.value, source=result.outcome,
+                pool_id=pool_id,
+                item_id=item_id,
+                unit_key=unit_key,
+                question_id=question_id,
+                value=result.value,
+                source=result.outcome,
                 rationale=f"{result.support} of {result.n} annotators agreed",
             )
             gold_written += 1
@@ -229,7 +257,10 @@ def item_disagreements_detect(*, pool_id: int, item_id: int) -> Detection:
         case = existing_cases.get((question_id, unit_key))
         if case is None:
             case = AdjudicationCase.objects.create(
-                pool_id=pool_id, item_id=item_id, unit_key=unit_key, question_id=question_id,
+                pool_id=pool_id,
+                item_id=item_id,
+                unit_key=unit_key,
+                question_id=question_id,
                 shuffle_seed=secrets.randbits(62),
             )
             cases_opened += 1
@@ -245,7 +276,9 @@ def consensus_rule_set(*, pool_id: int, question_id: int, majority: bool, actor:
     if not pool.questions.filter(pk=question_id).exists():
         raise ValidationFailed("the question is not answered by this pool")
     if majority and pool.overlap < 3:
-        raise ValidationFailed(f"a majority needs at least three annotators per item; the pool's overlap is {pool.overlap}")
+        raise ValidationFailed(
+            f"a majority needs at least three annotators per item; the pool's overlap is {pool.overlap}"
+        )
     rule, _ = ConsensusRule.objects.update_or_create(
         pool=pool, question_id=question_id, defaults={"majority": majority, "updated_by": actor}
     )
@@ -314,16 +347,18 @@ def export_request(*, study_id: int, fmt: str, actor: AbstractBaseUser) -> Expor
     return job
 
 
-def export_run(*, job_id: int, out: Path | None = None, on_progress: Callable[[int, int], None] | None = None) -> ExportJob:
+def export_run(
+    *, job_id: int, out: Path | None = None, on_progress: Callable[[int, int], None] | None = None
+) -> ExportJob:
     """Write the export of a job (claimed with a conditional UPDATE, so a redelivered task that
     finds it running or done does nothing). The file is written under a temporary name and moved
     into place at the end: a crash never leaves a half-written file behind a ``done`` job."""
     now = timezone.now()
     # A job left "running" by a worker that died long ago may be taken over; a live one may not.
     stale = Q(status=ExportStatus.RUNNING, started_at__lt=now - timedelta(seconds=EXPORT_LEASE_SECONDS))
-    claimed = ExportJob.objects.filter(Q(pk=job_id) & (Q(status__in=[ExportStatus.QUEUED, ExportStatus.FAILED]) | stale)).update(
-        status=ExportStatus.RUNNING, started_at=now, error="", n_done=0
-    )
+    claimed = ExportJob.objects.filter(
+        Q(pk=job_id) & (Q(status__in=[ExportStatus.QUEUED, ExportStatus.FAILED]) | stale)
+    ).update(status=ExportStatus.RUNNING, started_at=now, error="", n_done=0)
     job = ExportJob.objects.select_related("study").get(pk=job_id)
     if not claimed:
         return job
@@ -339,7 +374,9 @@ def export_run(*, job_id: int, out: Path | None = None, on_progress: Callable[[i
     try:
         write_export(study=job.study, fmt=job.format, out=target, progress=progress)
     except Exception as exc:
-        ExportJob.objects.filter(pk=job_id).update(status=ExportStatus.FAILED, error=str(exc)[:2000], finished_at=timezone.now())
+        ExportJob.objects.filter(pk=job_id).update(
+            status=ExportStatus.FAILED, error=str(exc)[:2000], finished_at=timezone.now()
+        )
         raise
     ExportJob.objects.filter(pk=job_id).update(
         status=ExportStatus.DONE, path=str(target), size_bytes=target.stat().st_size, finished_at=timezone.now()
@@ -353,4 +390,3 @@ def export_download_record(*, job: ExportJob, actor: AbstractBaseUser) -> Export
     if job.status != ExportStatus.DONE or not job.path or not Path(job.path).exists():
         raise Conflict("this export is not ready to download")
     return ExportDownload.objects.create(job=job, user=actor)
-

@@ -29,5 +29,7 @@ def question_get_for_report(*, pool: Pool, key: str) -> Question:
     if question is None:
         raise NotFound("this pool answers no such question")
     if question.kind not in RATEABLE:
-        raise ValidationFailed(f"agreement needs a categorical, multi-label or number question; {key!r} is {question.kind}")
+        raise ValidationFailed(
+            f"agreement needs a categorical, multi-label or number question; {key!r} is {question.kind}"
+        )
     return question

@@ -29,19 +29,32 @@ def agreement_report(
     if weights is None:
         weights = "linear" if ratings.level == "ordinal" else "none"
     head = {
-        "study": pool.study.slug, "pool": {"id": pool.pk, "name": pool.name},
+        "study": pool.study.slug,
+        "pool": {"id": pool.pk, "name": pool.name},
         "question": {"key": question.key, "kind": question.kind, "scope": question.scope, "prompt": question.prompt},
         "n_off_scale_ratings": ratings.n_off_scale_ratings,
     }
     if not ratings.units:
-        return {**head, "n_units": 0, "n_raters": 0, "n_excluded_units": 0, "empty": True,
-                "reason": "no submitted labels for this question in this pool"}
+        return {
+            **head,
+            "n_units": 0,
+            "n_raters": 0,
+            "n_excluded_units": 0,
+            "empty": True,
+            "reason": "no submitted labels for this question in this pool",
+        }
     if ratings.per_option is not None:
         summary = _multilabel_summary(ratings, ratings.per_option, n_boot=n_boot, seed=seed, progress=progress)
         return {**head, **summary, "empty": False}
     summary = ag.agreement_summary(
-        ratings.codes, level=ratings.level, scale=ratings.scale, rater_names=ratings.rater_names,
-        weights=weights, n_boot=n_boot, seed=seed, progress=progress,
+        ratings.codes,
+        level=ratings.level,
+        scale=ratings.scale,
+        rater_names=ratings.rater_names,
+        weights=weights,
+        n_boot=n_boot,
+        seed=seed,
+        progress=progress,
     )
     return {**head, **summary, "multilabel": False, "empty": False}
 
@@ -59,14 +72,29 @@ def _multilabel_summary(
             if progress is not None:
                 progress(i * total + done, len(options) * total)
 
-        per_option.append({"option": option, **ag.agreement_summary(
-            matrices[option], level="nominal", scale=OPTION_SCALE, rater_names=ratings.rater_names,
-            n_boot=n_boot, seed=seed, progress=step,
-        )})
+        per_option.append(
+            {
+                "option": option,
+                **ag.agreement_summary(
+                    matrices[option],
+                    level="nominal",
+                    scale=OPTION_SCALE,
+                    rater_names=ratings.rater_names,
+                    n_boot=n_boot,
+                    seed=seed,
+                    progress=step,
+                ),
+            }
+        )
     return {
-        "multilabel": True, "level": "nominal", "scale": OPTION_SCALE, "raters": ratings.rater_names,
-        "n_units": int((n_ratings > 0).sum()), "n_raters": len(ratings.rater_names),
-        "n_excluded_units": int(((n_ratings > 0) & (n_ratings < 2)).sum()), "per_option": per_option,
+        "multilabel": True,
+        "level": "nominal",
+        "scale": OPTION_SCALE,
+        "raters": ratings.rater_names,
+        "n_units": int((n_ratings > 0).sum()),
+        "n_raters": len(ratings.rater_names),
+        "n_excluded_units": int(((n_ratings > 0) & (n_ratings < 2)).sum()),
+        "per_option": per_option,
         "bootstrap": {"n": n_boot, "seed": seed} if n_boot > 0 else None,
     }
 

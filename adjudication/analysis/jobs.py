@@ -66,22 +66,39 @@ def _agreement_result(job: ReportJob, progress: Progress) -> dict[str, Any]:
     params = job.params
     pool = pool_get_for_report(study=job.study, pool_id=int(params["pool"]))
     question = question_get_for_report(pool=pool, key=params["question"])
-    return agreement_report(pool=pool, question=question, weights=params.get("weights"),
-                            n_boot=int(params["n_boot"]), seed=int(params["seed"]), progress=progress)
+    return agreement_report(
+        pool=pool,
+        question=question,
+        weights=params.get("weights"),
+        n_boot=int(params["n_boot"]),
+        seed=int(params["seed"]),
+        progress=progress,
+    )
 
 
 def _validity_result(job: ReportJob, progress: Progress) -> dict[str, Any]:
     params = job.params
-    vp = ValidityParams(source=params["source"], pool_id=int(params["pool"]), question=params["question"],
-                        target=params.get("target") or "gold", positive=params.get("positive"),
-                        compare=params.get("compare"))
-    return validity_report(study=job.study, params=vp, n_boot=int(params["n_boot"]), seed=int(params["seed"]),
-                           progress=progress)
+    vp = ValidityParams(
+        source=params["source"],
+        pool_id=int(params["pool"]),
+        question=params["question"],
+        target=params.get("target") or "gold",
+        positive=params.get("positive"),
+        compare=params.get("compare"),
+    )
+    return validity_report(
+        study=job.study, params=vp, n_boot=int(params["n_boot"]), seed=int(params["seed"]), progress=progress
+    )
 
 
 def _raters_result(job: ReportJob, progress: Progress) -> dict[str, Any]:
-    return raters.rater_report(study=job.study, params=rater_params_from_job(job.params),
-                               n_boot=int(job.params["n_boot"]), seed=int(job.params["seed"]), progress=progress)
+    return raters.rater_report(
+        study=job.study,
+        params=rater_params_from_job(job.params),
+        n_boot=int(job.params["n_boot"]),
+        seed=int(job.params["seed"]),
+        progress=progress,
+    )
 
 
 def _outcome_result(job: ReportJob, progress: Progress) -> dict[str, Any]:
@@ -115,8 +132,17 @@ def job_get(*, study: Study, job_id: int, kinds: tuple[str, ...] = (), what: str
 
 
 def job_as_dict(job: ReportJob) -> dict[str, Any]:
-    return {"id": job.pk, "kind": job.kind, "status": job.status, "params": job.params, "n_done": job.n_done,
-            "n_total": job.n_total, "progress": job.progress, "error": job.error or None, "result": job.result}
+    return {
+        "id": job.pk,
+        "kind": job.kind,
+        "status": job.status,
+        "params": job.params,
+        "n_done": job.n_done,
+        "n_total": job.n_total,
+        "progress": job.progress,
+        "error": job.error or None,
+        "result": job.result,
+    }
 
 
 def _latest(*, study: Study, kind: str, keyed: dict[str, Any]) -> ReportJob | None:
@@ -162,8 +188,12 @@ def validity_report_with_bootstrap(
 ) -> tuple[dict[str, Any], ReportJob | None]:
     pool = pool_get_for_report(study=study, pool_id=params.pool_id)
     question = question_get_for_report(pool=pool, key=params.question)
-    keyed = {**params.as_dict(), "n_boot": n_boot, "seed": seed,
-             "data_version": data_version(pool=pool, question=question, source=params.source)}
+    keyed = {
+        **params.as_dict(),
+        "n_boot": n_boot,
+        "seed": seed,
+        "data_version": data_version(pool=pool, question=question, source=params.source),
+    }
     job = _latest(study=study, kind=ReportJobKind.VALIDITY, keyed=keyed)
     return _current(job, lambda: validity_report(study=study, params=params)), job
 
@@ -175,16 +205,26 @@ def job_params_parse(*, study: Study, data: Any) -> tuple[str, dict[str, Any]]:
     if kind == ReportJobKind.AGREEMENT:
         pool = pool_get_for_report(study=study, pool_id=parse_int(data.get("pool"), "pool"))
         question = question_get_for_report(pool=pool, key=(data.get("question") or "").strip())
-        params = {"pool": pool.pk, "question": question.key, "weights": None, "n_boot": n_boot, "seed": seed,
-                  "data_version": data_version(pool=pool, question=question)}
+        params = {
+            "pool": pool.pk,
+            "question": question.key,
+            "weights": None,
+            "n_boot": n_boot,
+            "seed": seed,
+            "data_version": data_version(pool=pool, question=question),
+        }
         return kind, params
     if kind == ReportJobKind.VALIDITY:
         vp = validity_params_parse(study=study, query=data)
         metric_source_get(study=study, key=vp.source)
         pool = pool_get_for_report(study=study, pool_id=vp.pool_id)
         question = question_get_for_report(pool=pool, key=vp.question)
-        params = {**vp.as_dict(), "n_boot": n_boot, "seed": seed,
-                  "data_version": data_version(pool=pool, question=question, source=vp.source)}
+        params = {
+            **vp.as_dict(),
+            "n_boot": n_boot,
+            "seed": seed,
+            "data_version": data_version(pool=pool, question=question, source=vp.source),
+        }
         return kind, params
     raise ValidationFailed("kind must be agreement or validity")
 
@@ -211,8 +251,9 @@ def analysis_job_start(*, study: Study, kind: str, params: dict[str, Any], user:
     has (or is computing) this result. Keyed on (study, parameters, data version)."""
     if kind not in ANALYSIS_KINDS:
         raise ValidationFailed("kind must be raters or outcome")
-    return job_start(study=study, kind=kind, params=analysis_job_params(study=study, kind=kind, params=params),
-                     user=user)
+    return job_start(
+        study=study, kind=kind, params=analysis_job_params(study=study, kind=kind, params=params), user=user
+    )
 
 
 def analysis_job_latest(*, study: Study, kind: str, params: dict[str, Any]) -> ReportJob | None:
@@ -224,17 +265,30 @@ def analysis_job_get(*, study: Study, job_id: int) -> ReportJob:
 
 
 def rater_params_from_job(params: dict[str, Any]) -> raters.RaterParams:
-    return raters.RaterParams(run_id=int(params["run"]), pool_id=int(params["pool"]), question=params["question"],
-                              field=params["field"], threshold=params.get("threshold"),
-                              mapping=dict(params.get("mapping") or {}), target=params["target"])
+    return raters.RaterParams(
+        run_id=int(params["run"]),
+        pool_id=int(params["pool"]),
+        question=params["question"],
+        field=params["field"],
+        threshold=params.get("threshold"),
+        mapping=dict(params.get("mapping") or {}),
+        target=params["target"],
+    )
 
 
 def outcome_params_from_job(params: dict[str, Any]) -> outcomes.OutcomeParams:
     return outcomes.OutcomeParams(
-        pool_id=int(params["pool"]), question=params["question"], features=list(params["features"]),
-        target=params["target"], models=list(params["models"]), n_splits=int(params["n_splits"]),
-        n_repeats=int(params["n_repeats"]), seed=int(params["seed"]), n_boot=int(params["n_boot"]),
-        subgroup=params.get("subgroup"), positive=params.get("positive"),
+        pool_id=int(params["pool"]),
+        question=params["question"],
+        features=list(params["features"]),
+        target=params["target"],
+        models=list(params["models"]),
+        n_splits=int(params["n_splits"]),
+        n_repeats=int(params["n_repeats"]),
+        seed=int(params["seed"]),
+        n_boot=int(params["n_boot"]),
+        subgroup=params.get("subgroup"),
+        positive=params.get("positive"),
     )
 
 

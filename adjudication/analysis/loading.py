@@ -131,8 +131,13 @@ def _label_rows(pool_id: int, question_id: int) -> LabelRows:
         keyed.append(h)
     value_codes, uniques = pd.factorize(pd.Series(keyed, dtype=object))
     decoded = [original[u] for u in uniques]
-    return (np.fromiter(items, np.int64, len(items)), np.array(keys, dtype=object),
-            np.fromiter(raters, np.int64, len(raters)), value_codes, decoded)
+    return (
+        np.fromiter(items, np.int64, len(items)),
+        np.array(keys, dtype=object),
+        np.fromiter(raters, np.int64, len(raters)),
+        value_codes,
+        decoded,
+    )
 
 
 _LABELS_AS_TEXT = """
@@ -157,13 +162,25 @@ def _label_rows_pg(pool_id: int, question_id: int) -> LabelRows:
         text = cursor.fetchone()[0]
     if not text:
         return _no_rows()
-    frame = pd.read_csv(io.StringIO(text), sep="\t", header=None, names=["item", "unit", "rater", "value"],
-                        dtype={"item": np.int64, "unit": object, "rater": np.int64, "value": object},
-                        keep_default_na=False, quoting=csv.QUOTE_NONE, engine="c")
+    frame = pd.read_csv(
+        io.StringIO(text),
+        sep="\t",
+        header=None,
+        names=["item", "unit", "rater", "value"],
+        dtype={"item": np.int64, "unit": object, "rater": np.int64, "value": object},
+        keep_default_na=False,
+        quoting=csv.QUOTE_NONE,
+        engine="c",
+    )
     value_codes, uniques = pd.factorize(frame["value"].to_numpy(dtype=object))
     decoded = [json.loads(u) for u in uniques]  # a handful of distinct values, each decoded once
-    return (frame["item"].to_numpy(), frame["unit"].to_numpy(dtype=object), frame["rater"].to_numpy(),
-            value_codes, decoded)
+    return (
+        frame["item"].to_numpy(),
+        frame["unit"].to_numpy(dtype=object),
+        frame["rater"].to_numpy(),
+        value_codes,
+        decoded,
+    )
 
 
 def _hashable(value: Any) -> Any:
@@ -190,15 +207,22 @@ def ratings_load(*, pool: Pool, question: Question) -> Ratings:
         rated = np.array([lst is not None and all(str(x) in options for x in lst) for lst in lists], dtype=bool)
         per_option = {}
         for option in options:
-            mapped = np.array([float(option in [str(x) for x in lst]) if ok else np.nan
-                               for lst, ok in zip(lists, rated, strict=True)], dtype=float)
+            mapped = np.array(
+                [
+                    float(option in [str(x) for x in lst]) if ok else np.nan
+                    for lst, ok in zip(lists, rated, strict=True)
+                ],
+                dtype=float,
+            )
             per_option[option] = np.full(shape, np.nan)
             per_option[option][unit_codes, rater_codes] = mapped[value_codes]
         coded = np.where(rated[value_codes], 0.0, np.nan)
     elif scale is not None:
         position = {v: float(i) for i, v in enumerate(scale)}
-        mapped = np.array([position.get(str(v), np.nan) if not isinstance(v, list | dict) else np.nan
-                           for v in value_uniques], dtype=float)
+        mapped = np.array(
+            [position.get(str(v), np.nan) if not isinstance(v, list | dict) else np.nan for v in value_uniques],
+            dtype=float,
+        )
         coded = mapped[value_codes]
     else:
         mapped = np.array([_number_or_nan(v) for v in value_uniques], dtype=float)
@@ -269,9 +293,18 @@ def score_run_sources(study: Study) -> list[MetricSource]:
                     not_ok += 1
             return MetricValues(values, not_ok, "scores that are undetermined or failed are excluded")
 
-        label = f"{run.metric} v{run.metric_version} · {run.backend}" + (f" · {run.model_identity}" if run.model_identity else "")
-        sources.append(MetricSource(key=f"run:{run.pk}", label=f"run #{run.pk}: {label}", scope=unit_scope(first),
-                                    load=load, origin="score_run"))
+        label = f"{run.metric} v{run.metric_version} · {run.backend}" + (
+            f" · {run.model_identity}" if run.model_identity else ""
+        )
+        sources.append(
+            MetricSource(
+                key=f"run:{run.pk}",
+                label=f"run #{run.pk}: {label}",
+                scope=unit_scope(first),
+                load=load,
+                origin="score_run",
+            )
+        )
     return sources
 
 
@@ -289,15 +322,27 @@ def human_measure_sources(study: Study) -> list[MetricSource]:
 
                 def load(pool_id: int = pool.pk, measure: str = measure, rater: str = rater) -> MetricValues:
                     per_item = selectors.human_measure_values(pool_id=pool_id, measure=measure, rater=rater)
-                    ids = dict(Item.objects.filter(study=study, external_id__in=per_item.values).values_list("external_id", "pk"))
+                    ids = dict(
+                        Item.objects.filter(study=study, external_id__in=per_item.values).values_list(
+                            "external_id", "pk"
+                        )
+                    )
                     values = {(ids[ext], "item"): float(v) for ext, v in per_item.values.items() if ext in ids}
-                    return MetricValues(values, len(per_item.undefined), "items where the measure is undefined are excluded")
+                    return MetricValues(
+                        values, len(per_item.undefined), "items where the measure is undefined are excluded"
+                    )
 
                 who = "gold" if rater == selectors.GOLD else rater
-                sources.append(MetricSource(
-                    key=f"measure:{pool.pk}:{measure}:{rater}", label=f"{measure} ({pool.name}, {who})", scope="item",
-                    load=load, origin="human_measure", pool_id=pool.pk,
-                ))
+                sources.append(
+                    MetricSource(
+                        key=f"measure:{pool.pk}:{measure}:{rater}",
+                        label=f"{measure} ({pool.name}, {who})",
+                        scope="item",
+                        load=load,
+                        origin="human_measure",
+                        pool_id=pool.pk,
+                    )
+                )
     return sources
 
 
@@ -325,13 +370,17 @@ def target_choices(*, pool: Pool) -> list[tuple[str, str]]:
     return [("gold", "gold labels"), ("majority", "majority of the pool"), *[(f"rater:{n}", n) for n in names]]
 
 
-def human_target(*, pool: Pool, question: Question, target: str, ratings: Ratings) -> tuple[dict[tuple[int, str], float], dict[str, int]]:
+def human_target(
+    *, pool: Pool, question: Question, target: str, ratings: Ratings
+) -> tuple[dict[tuple[int, str], float], dict[str, int]]:
     """Scale positions (or numbers) of the human target per unit, and what was left out and why."""
     excluded: dict[str, int] = {}
     if target == "gold":
-        rows = GoldLabel.objects.filter(pool=pool, question=question, is_current=True).exclude(
-            source=GoldSource.UNRESOLVED
-        ).values_list("item_id", "unit_key", "value")
+        rows = (
+            GoldLabel.objects.filter(pool=pool, question=question, is_current=True)
+            .exclude(source=GoldSource.UNRESOLVED)
+            .values_list("item_id", "unit_key", "value")
+        )
         out: dict[tuple[int, str], float] = {}
         off = 0
         for item_id, key, value in rows:
@@ -409,7 +458,9 @@ def compatible_questions(*, study: Study, scope: str) -> list[tuple[Pool, Questi
 def data_version(*, pool: Pool, question: Question, source: str | None = None) -> str:
     """A fingerprint of the data a report reads, kept in a job's parameters so that a bootstrap
     computed before labels, gold or scores changed is never shown as the current one."""
-    labels = Label.objects.filter(assignment__pool=pool, question=question).aggregate(n=Count("pk"), at=Max("updated_at"))
+    labels = Label.objects.filter(assignment__pool=pool, question=question).aggregate(
+        n=Count("pk"), at=Max("updated_at")
+    )
     gold = GoldLabel.objects.filter(pool=pool, question=question).aggregate(n=Count("pk"), at=Max("created_at"))
     parts = [labels["n"], labels["at"], gold["n"], gold["at"]]
     if source and source.startswith("run:"):
@@ -419,5 +470,3 @@ def data_version(*, pool: Pool, question: Question, source: str | None = None) -
 
 
 # --- text for the CLI ------------------------------------------------------------------------------
-
-

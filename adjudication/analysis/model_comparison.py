@@ -44,8 +44,14 @@ class ComparisonParams:
     threshold: float = 0.5
 
     def as_dict(self) -> dict[str, Any]:
-        return {"runs": list(self.runs), "pool": self.pool_id, "question": self.question, "target": self.target,
-                "positive": self.positive, "threshold": self.threshold}
+        return {
+            "runs": list(self.runs),
+            "pool": self.pool_id,
+            "question": self.question,
+            "target": self.target,
+            "positive": self.positive,
+            "threshold": self.threshold,
+        }
 
 
 def comparison_params_parse(*, study: Study, query: Any) -> ComparisonParams:
@@ -76,8 +82,14 @@ def comparison_params_parse(*, study: Study, query: Any) -> ComparisonParams:
     if positive not in question.option_values:
         raise ValidationFailed(f"positive must be one of {', '.join(question.option_values)}")
     threshold = raters.parse_threshold(query.get("threshold"))
-    return ComparisonParams(runs=runs, pool_id=pool.pk, question=key, target=target, positive=positive,
-                            threshold=0.5 if threshold is None else threshold)
+    return ComparisonParams(
+        runs=runs,
+        pool_id=pool.pk,
+        question=key,
+        target=target,
+        positive=positive,
+        threshold=0.5 if threshold is None else threshold,
+    )
 
 
 def _run_values(run: Any, scope: str) -> tuple[dict[tuple[int, str], float], int, list[dict[str, Any]]]:
@@ -85,7 +97,8 @@ def _run_values(run: Any, scope: str) -> tuple[dict[tuple[int, str], float], int
     not_ok = 0
     costs: list[dict[str, Any]] = []
     for item_id, key, value, state, details in Score.objects.filter(run=run).values_list(
-            "item_id", "unit_key", "value", "state", "details"):
+        "item_id", "unit_key", "value", "state", "details"
+    ):
         cost = (details or {}).get("cost")
         if isinstance(cost, dict):
             costs.append(cost)
@@ -114,17 +127,32 @@ def comparison_report(*, study: Study, params: ComparisonParams) -> dict[str, An
         prf = va.precision_recall_f1(s, y, params.threshold)
         correct = int(((s >= params.threshold) == (y == 1)).sum())
         loaded.append((run, values))
-        rows.append({
-            "run": {"id": run.pk, "metric": run.metric, "backend": run.backend, "model_identity": run.model_identity,
-                    "status": run.status},
-            "label": f"#{run.pk} {run.backend}" + (f" · {run.model_identity[:40]}" if run.model_identity else ""),
-            "n_units_scored": len(values), "n_not_ok": not_ok, "n_units": len(units),
-            "auc": va.roc_auc(s, y).as_dict(),
-            "accuracy": {"value": correct / len(units) if units else None, "n_units": len(units),
-                         "ci95": list(ci) if (ci := rater_stats.wilson_interval(correct, len(units))) else None,
-                         "ci_method": "Wilson"} if units else {"value": None, "reason": "no unit in common with the human target"},
-            "at_threshold": prf, "cost": rater_stats.cost_summary(costs),
-        })
+        rows.append(
+            {
+                "run": {
+                    "id": run.pk,
+                    "metric": run.metric,
+                    "backend": run.backend,
+                    "model_identity": run.model_identity,
+                    "status": run.status,
+                },
+                "label": f"#{run.pk} {run.backend}" + (f" · {run.model_identity[:40]}" if run.model_identity else ""),
+                "n_units_scored": len(values),
+                "n_not_ok": not_ok,
+                "n_units": len(units),
+                "auc": va.roc_auc(s, y).as_dict(),
+                "accuracy": {
+                    "value": correct / len(units) if units else None,
+                    "n_units": len(units),
+                    "ci95": list(ci) if (ci := rater_stats.wilson_interval(correct, len(units))) else None,
+                    "ci_method": "Wilson",
+                }
+                if units
+                else {"value": None, "reason": "no unit in common with the human target"},
+                "at_threshold": prf,
+                "cost": rater_stats.cost_summary(costs),
+            }
+        )
     pairs = []
     for (ra, va_), (rb, vb) in combinations(loaded, 2):
         units = sorted(set(va_) & set(vb) & set(human))
@@ -135,16 +163,34 @@ def comparison_report(*, study: Study, params: ComparisonParams) -> dict[str, An
         d = delong.as_dict()
         d.setdefault("p_value", delong.extra.get("p_value"))
         table = rater_stats.mcnemar_table((a >= params.threshold) == (y == 1), (b >= params.threshold) == (y == 1))
-        pairs.append({"run_a": ra.pk, "run_b": rb.pk, "n_units": len(units), "delong": d,
-                      "mcnemar": rater_stats.mcnemar_paired(table),
-                      "mcnemar_reads": "table rows: run a right / wrong; columns: run b right / wrong"})
+        pairs.append(
+            {
+                "run_a": ra.pk,
+                "run_b": rb.pk,
+                "n_units": len(units),
+                "delong": d,
+                "mcnemar": rater_stats.mcnemar_paired(table),
+                "mcnemar_reads": "table rows: run a right / wrong; columns: run b right / wrong",
+            }
+        )
     return {
-        "study": study.slug, "metric": loaded[0][0].metric if loaded else None,
+        "study": study.slug,
+        "metric": loaded[0][0].metric if loaded else None,
         "pool": {"id": pool.pk, "name": pool.name},
-        "question": {"key": question.key, "kind": question.kind, "scope": question.scope, "options": question.option_values},
-        "target": params.target, "positive": params.positive, "threshold": params.threshold,
+        "question": {
+            "key": question.key,
+            "kind": question.kind,
+            "scope": question.scope,
+            "options": question.option_values,
+        },
+        "target": params.target,
+        "positive": params.positive,
+        "threshold": params.threshold,
         "threshold_rule": f"a run's verdict is positive when its score ≥ {params.threshold}",
-        "n_units_human": len(human), "human_excluded": excluded, "runs": rows, "pairs": pairs,
+        "n_units_human": len(human),
+        "human_excluded": excluded,
+        "runs": rows,
+        "pairs": pairs,
     }
 
 
@@ -159,16 +205,27 @@ def chart(report: dict[str, Any]) -> dict[str, Any]:
         y = 30 + i * CHART_ROW
         auc = r["auc"].get("value")
         ci = r["auc"].get("ci95")
-        rows.append({
-            "y": y, "text_y": y + 14, "label": r["label"],
-            "auc_w": round(auc * bar_w, 1) if auc is not None else 0, "auc_text": f"{auc:.3f}" if auc is not None else "undefined",
-            "ci_x1": round(CHART_LEFT + ci[0] * bar_w, 1) if ci else None,
-            "ci_x2": round(CHART_LEFT + ci[1] * bar_w, 1) if ci else None, "ci_y": y + 10,
-            "sec_x": round(CHART_LEFT + bar_w + 10, 1), "sec_w": round((s or 0) / max_s * (bar_w - 10), 1),
-            "sec_text": f"{s * 1000:.1f} ms" if s is not None else "not recorded",
-        })
-    return {"width": CHART_WIDTH, "height": 40 + CHART_ROW * len(rows), "left": CHART_LEFT,
-            "auc_half": round(CHART_LEFT + 0.5 * bar_w, 1), "sec_left": round(CHART_LEFT + bar_w + 10, 1),
-            "auc_right": round(CHART_LEFT + bar_w, 1), "rows": rows}
-
-
+        rows.append(
+            {
+                "y": y,
+                "text_y": y + 14,
+                "label": r["label"],
+                "auc_w": round(auc * bar_w, 1) if auc is not None else 0,
+                "auc_text": f"{auc:.3f}" if auc is not None else "undefined",
+                "ci_x1": round(CHART_LEFT + ci[0] * bar_w, 1) if ci else None,
+                "ci_x2": round(CHART_LEFT + ci[1] * bar_w, 1) if ci else None,
+                "ci_y": y + 10,
+                "sec_x": round(CHART_LEFT + bar_w + 10, 1),
+                "sec_w": round((s or 0) / max_s * (bar_w - 10), 1),
+                "sec_text": f"{s * 1000:.1f} ms" if s is not None else "not recorded",
+            }
+        )
+    return {
+        "width": CHART_WIDTH,
+        "height": 40 + CHART_ROW * len(rows),
+        "left": CHART_LEFT,
+        "auc_half": round(CHART_LEFT + 0.5 * bar_w, 1),
+        "sec_left": round(CHART_LEFT + bar_w + 10, 1),
+        "auc_right": round(CHART_LEFT + bar_w, 1),
+        "rows": rows,
+    }

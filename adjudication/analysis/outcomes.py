@@ -60,10 +60,19 @@ class OutcomeParams:
     positive: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"pool": self.pool_id, "question": self.question, "features": list(self.features),
-                "target": self.target, "models": list(self.models), "n_splits": self.n_splits,
-                "n_repeats": self.n_repeats, "seed": self.seed, "n_boot": self.n_boot, "subgroup": self.subgroup,
-                "positive": self.positive}
+        return {
+            "pool": self.pool_id,
+            "question": self.question,
+            "features": list(self.features),
+            "target": self.target,
+            "models": list(self.models),
+            "n_splits": self.n_splits,
+            "n_repeats": self.n_repeats,
+            "seed": self.seed,
+            "n_boot": self.n_boot,
+            "subgroup": self.subgroup,
+            "positive": self.positive,
+        }
 
 
 def _int_in(raw: Any, name: str, default: int, low: int, high: int) -> int:
@@ -118,7 +127,12 @@ def outcome_params_parse(*, study: Study, query: Any) -> OutcomeParams:
     if positive is not None and positive not in question.option_values:
         raise ValidationFailed(f"positive must be one of {', '.join(question.option_values)}")
     return OutcomeParams(
-        pool_id=pool.pk, positive=positive, question=key, features=features, target=target, models=models,
+        pool_id=pool.pk,
+        positive=positive,
+        question=key,
+        features=features,
+        target=target,
+        models=models,
         n_splits=_int_in(query.get("n_splits"), "n_splits", 5, 2, MAX_SPLITS),
         n_repeats=_int_in(query.get("n_repeats"), "n_repeats", 10, 1, MAX_REPEATS),
         seed=_int_in(query.get("seed"), "seed", 0, 0, 2**31 - 1),
@@ -143,7 +157,8 @@ def _run_for_feature(study: Study, name: str) -> Any:
     run = runs.order_by("-created_at", "-id").first()
     if run is None:
         raise ValidationFailed(
-            f"feature {name!r}: no finished score run of {metric}" + (f" with the {backend} backend" if backend else "")
+            f"feature {name!r}: no finished score run of {metric}"
+            + (f" with the {backend} backend" if backend else "")
             + " in this study (attributes are scope_class, system, metadata.<key>)"
         )
     return run
@@ -195,11 +210,10 @@ def feature_matrix(
         resolved[name] = {"run": run.pk, "metric": run.metric, "backend": run.backend, "model": run.model_identity}
         wanted_keys = {k for _, k in units} | {"item"}
         rows = Score.objects.filter(run=run, item_id__in=items.keys(), unit_key__in=wanted_keys).values_list(
-            "item_id", "unit_key", "value", "state")
+            "item_id", "unit_key", "value", "state"
+        )
         own = {(i, k): (v if s == ScoreState.OK else None) for i, k, v, s in rows}
-        col = np.array([
-            np.nan if (val := own.get(u, own.get((u[0], "item")))) is None else float(val) for u in units
-        ])
+        col = np.array([np.nan if (val := own.get(u, own.get((u[0], "item")))) is None else float(val) for u in units])
         miss = np.isnan(col)
         excluded[name] = int((miss & usable).sum())
         usable &= ~miss
@@ -224,18 +238,31 @@ def outcome_report(*, study: Study, params: OutcomeParams, progress: ag.Progress
         # One class against the rest (ordinal: at least that option), as in the validity report.
         hit = binary_target(question, positions, params.positive)
         ordinal = question.kind == QuestionKind.ORDINAL
-        classes = [f"below {params.positive}", f"at least {params.positive}"] if ordinal else \
-            [f"not {params.positive}", params.positive]
+        classes = (
+            [f"below {params.positive}", f"at least {params.positive}"]
+            if ordinal
+            else [f"not {params.positive}", params.positive]
+        )
         positions = hit
     head: dict[str, Any] = {
-        "study": study.slug, "pool": {"id": pool.pk, "name": pool.name},
+        "study": study.slug,
+        "pool": {"id": pool.pk, "name": pool.name},
         "outcome": {"key": question.key, "kind": question.kind, "scope": question.scope, "options": classes},
-        "target": params.target, "target_excluded": target_excluded, "params": params.as_dict(), "classes_as_fitted": classes,
+        "target": params.target,
+        "target_excluded": target_excluded,
+        "params": params.as_dict(),
+        "classes_as_fitted": classes,
         "n_units_with_outcome": len(units),
     }
     x, names, usable, excluded, resolved = feature_matrix(study=study, features=params.features, units=units)
-    head.update({"feature_columns": names, "features_resolved": resolved, "excluded_by_feature": excluded,
-                 "n_units_excluded": int((~usable).sum())})
+    head.update(
+        {
+            "feature_columns": names,
+            "features_resolved": resolved,
+            "excluded_by_feature": excluded,
+            "n_units_excluded": int((~usable).sum()),
+        }
+    )
     y = positions.astype(np.int64)
     x, y = x[usable], y[usable]
     kept = [u for u, ok in zip(units, usable, strict=True) if ok]
@@ -246,15 +273,32 @@ def outcome_report(*, study: Study, params: OutcomeParams, progress: ag.Progress
         head["subgroup"] = params.subgroup
     try:
         result = outcome_cv.cross_validate(
-            x, y, classes, feature_names=names, models=params.models, n_splits=params.n_splits,
-            n_repeats=params.n_repeats, seed=params.seed, n_boot=params.n_boot, subgroups=groups, progress=progress,
+            x,
+            y,
+            classes,
+            feature_names=names,
+            models=params.models,
+            n_splits=params.n_splits,
+            n_repeats=params.n_repeats,
+            seed=params.seed,
+            n_boot=params.n_boot,
+            subgroups=groups,
+            progress=progress,
         )
     except outcome_cv.OutcomeRefused as exc:
-        return {**head, "refused": True, "reason": str(exc), "n_items": int(y.size),
-                "class_counts": {c: int((y == i).sum()) for i, c in enumerate(classes)}}
-    return {**head, "refused": False, **result, "method": outcome_cv.__doc__.split("Method (stated in every result):")[1].strip()}
+        return {
+            **head,
+            "refused": True,
+            "reason": str(exc),
+            "n_items": int(y.size),
+            "class_counts": {c: int((y == i).sum()) for i, c in enumerate(classes)},
+        }
+    return {
+        **head,
+        "refused": False,
+        **result,
+        "method": outcome_cv.__doc__.split("Method (stated in every result):")[1].strip(),
+    }
 
 
 # --- jobs --------------------------------------------------------------------------------------------
-
-

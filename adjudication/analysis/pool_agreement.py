@@ -65,8 +65,13 @@ def pool_agreement_so_far(*, study: Study, pool_id: int) -> PoolAgreement:
     for question in questions:
         ratings = ratings_load(pool=pool, question=question)
         report = agreement_report(pool=pool, question=question, ratings=ratings)
-        out.append(QuestionAgreement(question=question, report=report,
-                                     annotators=_annotators(pool, ratings, report.get("each_against_rest") or [])))
+        out.append(
+            QuestionAgreement(
+                question=question,
+                report=report,
+                annotators=_annotators(pool, ratings, report.get("each_against_rest") or []),
+            )
+        )
     return PoolAgreement(pool=pool, questions=out)
 
 
@@ -82,11 +87,18 @@ def _annotators(pool: Pool, ratings: Ratings, rows: list[dict[str, Any]]) -> lis
     out = []
     for user_id, row in zip(ratings.rater_ids, rows, strict=True):
         member = members.get(user_id)
-        out.append(AnnotatorAgreement(
-            username=member.user.get_username() if member else "",
-            pseudonym=row["rater"], active=member.active if member else False,
-            kappa=row.get("value"), ci95=row.get("ci95"), agreement_with_rest=row.get("agreement_with_rest"),
-            n_units=row.get("n_units", 0), n_excluded_units=row.get("n_excluded_units", 0),
-            reason=row.get("reason"), outlier=bool(row.get("outlier")),
-        ))
+        out.append(
+            AnnotatorAgreement(
+                username=member.user.get_username() if member else "",
+                pseudonym=row["rater"],
+                active=member.active if member else False,
+                kappa=row.get("value"),
+                ci95=row.get("ci95"),
+                agreement_with_rest=row.get("agreement_with_rest"),
+                n_units=row.get("n_units", 0),
+                n_excluded_units=row.get("n_excluded_units", 0),
+                reason=row.get("reason"),
+                outlier=bool(row.get("outlier")),
+            )
+        )
     return out

@@ -43,15 +43,22 @@ from scoring.models import Score, ScoreRun, ScoreState
 AT_OR_ABOVE, BELOW = "at_or_above", "below"
 # The categorical outputs each metric keeps, offered on the index page (any details path works).
 SUGGESTED_FIELDS: dict[str, list[tuple[str, str]]] = {
-    "ra": [("value", "correct behaviour for the scope class (1/0)"), ("details.behaviour", "answer / refuse / escalate")],
-    "cf": [("value", "sentence grounded (1/0; information-bearing sentences only)"),
-           ("details.information_bearing", "sentence information-bearing (true/false)"),
-           ("details.grounded", "sentence grounded (true/false)")],
+    "ra": [
+        ("value", "correct behaviour for the scope class (1/0)"),
+        ("details.behaviour", "answer / refuse / escalate"),
+    ],
+    "cf": [
+        ("value", "sentence grounded (1/0; information-bearing sentences only)"),
+        ("details.information_bearing", "sentence information-bearing (true/false)"),
+        ("details.grounded", "sentence grounded (true/false)"),
+    ],
     "cr": [("details.relevant", "chunk relevant (true/false)"), ("value", "graded relevance: give a threshold")],
     "icat": [("value", "aspect covered (1/0)")],
-    "rubric": [(f"details.ratings.{c}", f"{c} 1–5 (mean over samples: a threshold when samples > 1)")
-               for c in ("faithfulness", "completeness", "factual_consistency", "clarity")]
-              + [("details.samples.0.clarity", "one sample's rating (samples.<i>.<criterion>)")],
+    "rubric": [
+        (f"details.ratings.{c}", f"{c} 1–5 (mean over samples: a threshold when samples > 1)")
+        for c in ("faithfulness", "completeness", "factual_consistency", "clarity")
+    ]
+    + [("details.samples.0.clarity", "one sample's rating (samples.<i>.<criterion>)")],
 }
 POSITIVE_FIRST = ({"1", "0"}, "1"), ({"true", "false"}, "true"), ({AT_OR_ABOVE, BELOW}, AT_OR_ABOVE)
 
@@ -74,8 +81,15 @@ class RaterParams:
     target: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"run": self.run_id, "pool": self.pool_id, "question": self.question, "field": self.field,
-                "threshold": self.threshold, "mapping": dict(sorted(self.mapping.items())), "target": self.target}
+        return {
+            "run": self.run_id,
+            "pool": self.pool_id,
+            "question": self.question,
+            "field": self.field,
+            "threshold": self.threshold,
+            "mapping": dict(sorted(self.mapping.items())),
+            "target": self.target,
+        }
 
 
 def parse_mapping(text: str | dict[str, str] | None) -> dict[str, str]:
@@ -131,13 +145,21 @@ def rater_params_parse(*, study: Study, query: Any) -> RaterParams:
     mapping = parse_mapping(query.get("mapping"))
     bad = sorted(v for v in mapping.values() if v not in question.option_values)
     if bad:
-        raise ValidationFailed(f"mapping targets must be options of {key}: {', '.join(question.option_values)}; "
-                               f"not {', '.join(bad)}")
+        raise ValidationFailed(
+            f"mapping targets must be options of {key}: {', '.join(question.option_values)}; not {', '.join(bad)}"
+        )
     target = (query.get("target") or "").strip() or default_target(pool=pool, question=question)
     if target not in ("gold", "majority"):
         raise ValidationFailed("target must be gold or majority")
-    return RaterParams(run_id=run_id, pool_id=pool_id, question=key, field=fld,
-                       threshold=parse_threshold(query.get("threshold")), mapping=mapping, target=target)
+    return RaterParams(
+        run_id=run_id,
+        pool_id=pool_id,
+        question=key,
+        field=fld,
+        threshold=parse_threshold(query.get("threshold")),
+        mapping=mapping,
+        target=target,
+    )
 
 
 # --- model categories ------------------------------------------------------------------------------
@@ -183,7 +205,11 @@ class ModelLabels:
 
 
 def model_labels_load(*, run: Any, scope: str, fld: str, threshold: float | None) -> ModelLabels:
-    rows = Score.objects.filter(run=run).exclude(state=ScoreState.FAILED) if fld != "value" else Score.objects.filter(run=run)
+    rows = (
+        Score.objects.filter(run=run).exclude(state=ScoreState.FAILED)
+        if fld != "value"
+        else Score.objects.filter(run=run)
+    )
     out: dict[tuple[int, str], str] = {}
     excluded: dict[str, int] = {}
     n_scope = 0
@@ -227,8 +253,9 @@ def _est(d: ag.Estimate) -> dict[str, Any]:
     return d.as_dict()
 
 
-def rater_report(*, study: Study, params: RaterParams, n_boot: int = 0, seed: int = 0,
-                 progress: ag.Progress | None = None) -> dict[str, Any]:
+def rater_report(
+    *, study: Study, params: RaterParams, n_boot: int = 0, seed: int = 0, progress: ag.Progress | None = None
+) -> dict[str, Any]:
     """The model beside the humans on one question: κ with each human, gold and majority; α with and
     without the model; per-class P/R/F1 against the target."""
     run = run_get_for_study(study=study, run_id=params.run_id)
@@ -253,17 +280,30 @@ def rater_report(*, study: Study, params: RaterParams, n_boot: int = 0, seed: in
     weights: ag.Weights = "linear" if question.kind == QuestionKind.ORDINAL else "none"
     head = {
         "study": study.slug,
-        "run": {"id": run.pk, "metric": run.metric, "metric_version": run.metric_version, "backend": run.backend,
-                "model_identity": run.model_identity},
+        "run": {
+            "id": run.pk,
+            "metric": run.metric,
+            "metric_version": run.metric_version,
+            "backend": run.backend,
+            "model_identity": run.model_identity,
+        },
         "pool": {"id": pool.pk, "name": pool.name},
         "question": {"key": question.key, "kind": question.kind, "scope": question.scope, "options": options},
-        "field": params.field, "threshold": params.threshold,
-        "threshold_rule": f"{params.field} ≥ {params.threshold} is at_or_above" if params.threshold is not None else None,
-        "mapping": dict(sorted(mapping.items())), "mapping_source": mapping_source,
+        "field": params.field,
+        "threshold": params.threshold,
+        "threshold_rule": f"{params.field} ≥ {params.threshold} is at_or_above"
+        if params.threshold is not None
+        else None,
+        "mapping": dict(sorted(mapping.items())),
+        "mapping_source": mapping_source,
         "model_categories": sorted(set(labels.categories.values())),
-        "n_model_units_in_scope": labels.n_units_in_scope, "n_model_units_rated": len(model),
-        "model_excluded": labels.excluded, "model_unmapped": unmapped, "target": params.target,
-        "weights": weights, "n_human_raters": len(ratings.rater_names),
+        "n_model_units_in_scope": labels.n_units_in_scope,
+        "n_model_units_rated": len(model),
+        "model_excluded": labels.excluded,
+        "model_unmapped": unmapped,
+        "target": params.target,
+        "weights": weights,
+        "n_human_raters": len(ratings.rater_names),
     }
     unit_index = {u: i for i, u in enumerate(ratings.units)}
     model_col = np.full(len(ratings.units), np.nan)
@@ -286,11 +326,26 @@ def rater_report(*, study: Study, params: RaterParams, n_boot: int = 0, seed: in
 
     vs_humans = []
     for r, name in enumerate(ratings.rater_names):
-        vs_humans.append({"rater": name, **_est(ag.cohen_kappa(model_col, ratings.codes[:, r], k, weights)),
-                          "alpha": pair_alpha(model_col, ratings.codes[:, r])})
-    human_pairs = [{"rater_a": ratings.rater_names[i], "rater_b": ratings.rater_names[j], **_est(e),
-                    "alpha": pair_alpha(ratings.codes[:, i], ratings.codes[:, j])}
-                   for (i, j), e in ag.pairwise_matrix(ratings.codes, k, weights).items()] if ratings.units else []
+        vs_humans.append(
+            {
+                "rater": name,
+                **_est(ag.cohen_kappa(model_col, ratings.codes[:, r], k, weights)),
+                "alpha": pair_alpha(model_col, ratings.codes[:, r]),
+            }
+        )
+    human_pairs = (
+        [
+            {
+                "rater_a": ratings.rater_names[i],
+                "rater_b": ratings.rater_names[j],
+                **_est(e),
+                "alpha": pair_alpha(ratings.codes[:, i], ratings.codes[:, j]),
+            }
+            for (i, j), e in ag.pairwise_matrix(ratings.codes, k, weights).items()
+        ]
+        if ratings.units
+        else []
+    )
     defined = [p["value"] for p in human_pairs if p["value"] is not None]
     model_defined = [p["value"] for p in vs_humans if p["value"] is not None]
     references: dict[str, Any] = {}
@@ -305,20 +360,33 @@ def rater_report(*, study: Study, params: RaterParams, n_boot: int = 0, seed: in
         ref = np.array([values.get(u, np.nan) for u in ratings.units] + [values[u] for u in extra_units], dtype=float)
         col = np.concatenate([model_col, np.array([model[u] for u in extra_units], dtype=float)])
         humans_vs_ref = [
-            {"rater": n, **_est(ag.cohen_kappa(np.concatenate([ratings.codes[:, r], np.full(len(extra_units), np.nan)]),
-                                               ref, k, weights))}
+            {
+                "rater": n,
+                **_est(
+                    ag.cohen_kappa(
+                        np.concatenate([ratings.codes[:, r], np.full(len(extra_units), np.nan)]), ref, k, weights
+                    )
+                ),
+            }
             for r, n in enumerate(ratings.rater_names)
         ]
         references[name] = {
-            "available": bool(values), "n_units": len(values), "excluded": excluded,
+            "available": bool(values),
+            "n_units": len(values),
+            "excluded": excluded,
             "gold_sources": _gold_sources(pool, question) if name == "gold" else None,
             "model_kappa": _est(ag.cohen_kappa(col, ref, k, weights)),
             "humans_kappa": humans_vs_ref,
-            "note": ("majority of the pool including the human being compared: a human's κ against it is "
-                     "flattered by their own vote; the model has no vote") if name == "majority" else
-                    ("current gold labels (unresolved excluded); gold decided from these humans' own labels "
-                     "(unanimous or majority) flatters their κ against it — only adjudicated or independent gold "
-                     "compares them fairly with the model"),
+            "note": (
+                "majority of the pool including the human being compared: a human's κ against it is "
+                "flattered by their own vote; the model has no vote"
+            )
+            if name == "majority"
+            else (
+                "current gold labels (unresolved excluded); gold decided from these humans' own labels "
+                "(unanimous or majority) flatters their κ against it — only adjudicated or independent gold "
+                "compares them fairly with the model"
+            ),
         }
         if name == params.target:
             head["per_class"] = rater_stats.per_class_prf(col, ref, options, n_boot=n_boot, seed=seed)
@@ -330,10 +398,16 @@ def rater_report(*, study: Study, params: RaterParams, n_boot: int = 0, seed: in
     if "per_class" not in head:
         head["per_class"] = None
     both = np.column_stack([ratings.codes, model_col]) if ratings.units else np.empty((0, 0))
-    alpha_humans = (ag.krippendorff_alpha(ratings.codes, level, k, n_boot=n_boot, seed=seed, progress=sub(1))
-                    if ratings.units else ag.Estimate.undefined("no human labels"))
-    alpha_with = (ag.krippendorff_alpha(both, level, k, n_boot=n_boot, seed=seed, progress=sub(2))
-                  if ratings.units else ag.Estimate.undefined("no human labels"))
+    alpha_humans = (
+        ag.krippendorff_alpha(ratings.codes, level, k, n_boot=n_boot, seed=seed, progress=sub(1))
+        if ratings.units
+        else ag.Estimate.undefined("no human labels")
+    )
+    alpha_with = (
+        ag.krippendorff_alpha(both, level, k, n_boot=n_boot, seed=seed, progress=sub(2))
+        if ratings.units
+        else ag.Estimate.undefined("no human labels")
+    )
     if progress is not None and steps:
         progress(steps * max(n_boot, 1), steps * max(n_boot, 1))
     return {
@@ -343,15 +417,20 @@ def rater_report(*, study: Study, params: RaterParams, n_boot: int = 0, seed: in
         "human_pairs": human_pairs,
         "mean_human_pair_kappa": float(np.mean(defined)) if defined else None,
         "references": references,
-        "alpha_humans": _est(alpha_humans), "alpha_with_model": _est(alpha_with),
-        "level": level, "bootstrap": {"n": n_boot, "seed": seed} if n_boot > 0 else None,
-        "note": "κ weights: " + ("linear (ordinal question)" if weights == "linear" else "none") +
-                "; κ intervals are asymptotic (Fleiss, Cohen & Everitt 1969); α and F1 intervals need the bootstrap",
+        "alpha_humans": _est(alpha_humans),
+        "alpha_with_model": _est(alpha_with),
+        "level": level,
+        "bootstrap": {"n": n_boot, "seed": seed} if n_boot > 0 else None,
+        "note": "κ weights: "
+        + ("linear (ordinal question)" if weights == "linear" else "none")
+        + "; κ intervals are asymptotic (Fleiss, Cohen & Everitt 1969); α and F1 intervals need the bootstrap",
     }
 
 
 def _gold_sources(pool: Pool, question: Question) -> dict[str, int]:
-    rows = GoldLabel.objects.filter(pool=pool, question=question, is_current=True).values("source").annotate(n=Count("pk"))
+    rows = (
+        GoldLabel.objects.filter(pool=pool, question=question, is_current=True).values("source").annotate(n=Count("pk"))
+    )
     return {r["source"]: r["n"] for r in rows.order_by("source")}
 
 
@@ -359,11 +438,12 @@ def rater_choices(*, study: Study) -> list[dict[str, Any]]:
     """Score runs and the questions of the same unit scope they could rate, for the index page."""
     out = []
     for run in ScoreRun.objects.filter(study=study).order_by("-created_at", "-id"):
-        scopes = {unit_scope(k) for k in
-                  Score.objects.filter(run=run).values_list("unit_key", flat=True).distinct()[:50]}
+        scopes = {
+            unit_scope(k) for k in Score.objects.filter(run=run).values_list("unit_key", flat=True).distinct()[:50]
+        }
         pairs = [(pool, q) for scope in sorted(scopes) for pool, q in compatible_questions(study=study, scope=scope)]
         if pairs:
-            out.append({"run": run, "pairs": pairs, "fields": SUGGESTED_FIELDS.get(run.metric, [("value", "the score")])})
+            out.append(
+                {"run": run, "pairs": pairs, "fields": SUGGESTED_FIELDS.get(run.metric, [("value", "the score")])}
+            )
     return out
-
-

@@ -12,14 +12,36 @@ from typing import Any
 
 import numpy as np
 
-AGREEMENT_CSV_HEADER = ["statistic", "rater_a", "rater_b", "label", "value", "ci_low", "ci_high", "ci_method",
-                        "n_units", "n_excluded_units", "reason"]
+AGREEMENT_CSV_HEADER = [
+    "statistic",
+    "rater_a",
+    "rater_b",
+    "label",
+    "value",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "n_units",
+    "n_excluded_units",
+    "reason",
+]
 
 
 def _csv_row(stat: str, d: dict[str, Any], *, rater_a: str = "", rater_b: str = "", label: str = "") -> list[Any]:
     ci = d.get("ci95") or [None, None]
-    return [stat, rater_a, rater_b, label, d.get("value"), ci[0], ci[1], d.get("ci_method") or "",
-            d.get("n_units"), d.get("n_excluded_units"), d.get("reason") or ""]
+    return [
+        stat,
+        rater_a,
+        rater_b,
+        label,
+        d.get("value"),
+        ci[0],
+        ci[1],
+        d.get("ci_method") or "",
+        d.get("n_units"),
+        d.get("n_excluded_units"),
+        d.get("reason") or "",
+    ]
 
 
 def agreement_csv(report: dict[str, Any]) -> str:
@@ -59,8 +81,18 @@ def validity_csv(report: dict[str, Any]) -> str:
         if d is None:
             return
         ci = d.get(ci_key) or [None, None]
-        w.writerow([name, d.get("value"), ci[0], ci[1], method or d.get("ci_method") or "", d.get("n_units"),
-                    d.get("n_excluded_units"), d.get("reason") or ""])
+        w.writerow(
+            [
+                name,
+                d.get("value"),
+                ci[0],
+                ci[1],
+                method or d.get("ci_method") or "",
+                d.get("n_units"),
+                d.get("n_excluded_units"),
+                d.get("reason") or "",
+            ]
+        )
 
     row("auc", report["auc"])
     if report["auc"].get("ci95_bootstrap"):
@@ -93,8 +125,19 @@ def roc_svg_points(roc: dict[str, list[float]] | None, size: int = 300) -> str:
     return " ".join(f"{x * size:.1f},{(1 - y) * size:.1f}" for x, y in zip(fpr, tpr, strict=True))
 
 
-OUTCOME_CSV_HEADER = ["model", "subgroup", "n_items", "class", "support", "f1", "ci_low", "ci_high", "repeat_min", "repeat_max",
-              "chance_f1"]
+OUTCOME_CSV_HEADER = [
+    "model",
+    "subgroup",
+    "n_items",
+    "class",
+    "support",
+    "f1",
+    "ci_low",
+    "ci_high",
+    "repeat_min",
+    "repeat_max",
+    "chance_f1",
+]
 
 
 def outcome_csv(report: dict[str, Any]) -> str:
@@ -110,18 +153,56 @@ def outcome_csv(report: dict[str, Any]) -> str:
                 f1 = row["f1"]
                 ci = f1.get("ci95") or [None, None]
                 rng = f1.get("repeat_range") or [None, None]
-                w.writerow([m["model"], name, block["n_items"], row["class"], row["support"], f1.get("value"),
-                            ci[0], ci[1], rng[0], rng[1], row["chance_f1"]])
+                w.writerow(
+                    [
+                        m["model"],
+                        name,
+                        block["n_items"],
+                        row["class"],
+                        row["support"],
+                        f1.get("value"),
+                        ci[0],
+                        ci[1],
+                        rng[0],
+                        rng[1],
+                        row["chance_f1"],
+                    ]
+                )
             macro = block.get("macro_f1") or {}
             ci = macro.get("ci95") or [None, None]
             rng = macro.get("repeat_range") or [None, None]
-            w.writerow([m["model"], name, block["n_items"], "macro", "", macro.get("value"), ci[0], ci[1], rng[0],
-                        rng[1], block.get("chance_macro_f1")])
+            w.writerow(
+                [
+                    m["model"],
+                    name,
+                    block["n_items"],
+                    "macro",
+                    "",
+                    macro.get("value"),
+                    ci[0],
+                    ci[1],
+                    rng[0],
+                    rng[1],
+                    block.get("chance_macro_f1"),
+                ]
+            )
     return buf.getvalue()
 
 
-RATER_CSV_HEADER = ["section", "rater_a", "rater_b", "class", "statistic", "value", "ci_low", "ci_high", "ci_method",
-              "n_units", "n_excluded_units", "reason"]
+RATER_CSV_HEADER = [
+    "section",
+    "rater_a",
+    "rater_b",
+    "class",
+    "statistic",
+    "value",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "n_units",
+    "n_excluded_units",
+    "reason",
+]
 
 
 def rater_csv(report: dict[str, Any]) -> str:
@@ -134,8 +215,22 @@ def rater_csv(report: dict[str, Any]) -> str:
         if d is None:
             return
         ci = d.get("ci95") or [None, None]
-        w.writerow([section, a, b, cls, stat, d.get("value"), ci[0], ci[1], d.get("ci_method") or "",
-                    d.get("n_units"), d.get("n_excluded_units"), d.get("reason") or ""])
+        w.writerow(
+            [
+                section,
+                a,
+                b,
+                cls,
+                stat,
+                d.get("value"),
+                ci[0],
+                ci[1],
+                d.get("ci_method") or "",
+                d.get("n_units"),
+                d.get("n_excluded_units"),
+                d.get("reason") or "",
+            ]
+        )
 
     for d in report["model_vs_humans"]:
         row("model_vs_human", model, d["rater"], "", "cohen_kappa", d)
@@ -160,8 +255,19 @@ def rater_csv(report: dict[str, Any]) -> str:
     return buf.getvalue()
 
 
-COMPARISON_CSV_HEADER = ["run", "backend", "model", "n_units", "auc", "auc_ci_low", "auc_ci_high", "accuracy", "f1_at_threshold",
-              "mean_seconds_per_item", "mean_tokens_per_item"]
+COMPARISON_CSV_HEADER = [
+    "run",
+    "backend",
+    "model",
+    "n_units",
+    "auc",
+    "auc_ci_low",
+    "auc_ci_high",
+    "accuracy",
+    "f1_at_threshold",
+    "mean_seconds_per_item",
+    "mean_tokens_per_item",
+]
 
 
 def comparison_csv(report: dict[str, Any]) -> str:
@@ -174,14 +280,37 @@ def comparison_csv(report: dict[str, Any]) -> str:
         tokens = None
         if cost["prompt_tokens"] and cost["completion_tokens"]:
             tokens = cost["prompt_tokens"]["mean"] + cost["completion_tokens"]["mean"]
-        w.writerow([r["run"]["id"], r["run"]["backend"], r["run"]["model_identity"], r["n_units"], r["auc"].get("value"),
-                    ci[0], ci[1], r["accuracy"].get("value"), r["at_threshold"]["f1"].get("value"),
-                    (cost["seconds"] or {}).get("mean"), tokens])
+        w.writerow(
+            [
+                r["run"]["id"],
+                r["run"]["backend"],
+                r["run"]["model_identity"],
+                r["n_units"],
+                r["auc"].get("value"),
+                ci[0],
+                ci[1],
+                r["accuracy"].get("value"),
+                r["at_threshold"]["f1"].get("value"),
+                (cost["seconds"] or {}).get("mean"),
+                tokens,
+            ]
+        )
     w.writerow([])
-    w.writerow(["run_a", "run_b", "n_units", "delong_diff", "delong_p", "mcnemar_chi2", "mcnemar_p_chi2",
-                "mcnemar_p_exact"])
+    w.writerow(
+        ["run_a", "run_b", "n_units", "delong_diff", "delong_p", "mcnemar_chi2", "mcnemar_p_chi2", "mcnemar_p_exact"]
+    )
     for p in report["pairs"]:
         m = p["mcnemar"]
-        w.writerow([p["run_a"], p["run_b"], p["n_units"], p["delong"].get("value"), p["delong"].get("p_value"),
-                    m.get("chi2"), m.get("p_chi2"), m.get("p_exact")])
+        w.writerow(
+            [
+                p["run_a"],
+                p["run_b"],
+                p["n_units"],
+                p["delong"].get("value"),
+                p["delong"].get("p_value"),
+                m.get("chi2"),
+                m.get("p_chi2"),
+                m.get("p_exact"),
+            ]
+        )
     return buf.getvalue()

@@ -52,8 +52,13 @@ class ValidityParams:
     compare: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        out = {"source": self.source, "pool": self.pool_id, "question": self.question, "target": self.target,
-               "positive": self.positive}
+        out = {
+            "source": self.source,
+            "pool": self.pool_id,
+            "question": self.question,
+            "target": self.target,
+            "positive": self.positive,
+        }
         if self.compare:
             out["compare"] = self.compare
         return out
@@ -79,6 +84,7 @@ def validity_report(
     scores = np.array([metric.values[u] for u in units], dtype=float)
     labels = binary_target(question, positions, positive)
     ordinal = positions if question.kind == QuestionKind.ORDINAL else None
+
     # A bootstrap covers the AUC (n_boot) and the humans' κ and α beside it (2 × n_boot): one progress bar.
     def auc_progress(done: int, total: int) -> None:
         if progress is not None:
@@ -88,40 +94,64 @@ def validity_report(
         if progress is not None:
             progress(total // 2 + done, total // 2 * 3)
 
-    summary = va.validity_summary(scores, labels, ordinal_target=ordinal, n_boot=n_boot, seed=seed,
-                                  progress=auc_progress)
-    ceiling = agreement_report(pool=pool, question=question, ratings=ratings, n_boot=n_boot, seed=seed,
-                               progress=ceiling_progress)
+    summary = va.validity_summary(
+        scores, labels, ordinal_target=ordinal, n_boot=n_boot, seed=seed, progress=auc_progress
+    )
+    ceiling = agreement_report(
+        pool=pool, question=question, ratings=ratings, n_boot=n_boot, seed=seed, progress=ceiling_progress
+    )
     binary_codes = np.where(np.isnan(ratings.codes), np.nan, binary_target(question, ratings.codes, positive))
-    binary_fleiss = (ag.fleiss_kappa(binary_codes, 2, n_boot=n_boot, seed=seed).as_dict()
-                     if ratings.units else None)
-    comparison = _paired_comparison(study=study, params=params, source=source, human=human, question=question,
-                                    positive=positive, metric=metric) if params.compare else None
+    binary_fleiss = ag.fleiss_kappa(binary_codes, 2, n_boot=n_boot, seed=seed).as_dict() if ratings.units else None
+    comparison = (
+        _paired_comparison(
+            study=study, params=params, source=source, human=human, question=question, positive=positive, metric=metric
+        )
+        if params.compare
+        else None
+    )
     return {
         "study": study.slug,
         "source": {"key": source.key, "label": source.label, "scope": source.scope, "origin": source.origin},
         "pool": {"id": pool.pk, "name": pool.name},
-        "question": {"key": question.key, "kind": question.kind, "scope": question.scope, "options": question.option_values},
-        "target": params.target, "positive": positive,
-        "positive_rule": "at or after this option in the declared order" if question.kind == QuestionKind.ORDINAL
+        "question": {
+            "key": question.key,
+            "kind": question.kind,
+            "scope": question.scope,
+            "options": question.option_values,
+        },
+        "target": params.target,
+        "positive": positive,
+        "positive_rule": "at or after this option in the declared order"
+        if question.kind == QuestionKind.ORDINAL
         else "equal to this option",
-        "n_units_metric": len(metric.values), "n_metric_not_ok": metric.n_not_ok, "n_units_human": len(human),
-        "n_units_both": len(units), "human_excluded": excluded,
+        "n_units_metric": len(metric.values),
+        "n_metric_not_ok": metric.n_not_ok,
+        "n_units_human": len(human),
+        "n_units_both": len(units),
+        "human_excluded": excluded,
         **summary,
         "comparison": comparison,
         "human_ceiling": {
-            "fleiss_kappa": ceiling.get("fleiss_kappa"), "krippendorff_alpha": ceiling.get("krippendorff_alpha"),
+            "fleiss_kappa": ceiling.get("fleiss_kappa"),
+            "krippendorff_alpha": ceiling.get("krippendorff_alpha"),
             "mean_pairwise_cohen_kappa": ceiling.get("mean_pairwise_cohen_kappa"),
-            "binary_fleiss_kappa": binary_fleiss, "n_raters": ceiling.get("n_raters"),
+            "binary_fleiss_kappa": binary_fleiss,
+            "n_raters": ceiling.get("n_raters"),
             "note": "the humans' own agreement on this question: a metric cannot be expected to agree with "
-                    "a human better than humans agree with each other",
+            "a human better than humans agree with each other",
         },
     }
 
 
 def _paired_comparison(
-    *, study: Study, params: ValidityParams, source: MetricSource, human: dict[tuple[int, str], float],
-    question: Question, positive: str, metric: MetricValues,
+    *,
+    study: Study,
+    params: ValidityParams,
+    source: MetricSource,
+    human: dict[tuple[int, str], float],
+    question: Question,
+    positive: str,
+    metric: MetricValues,
 ) -> dict[str, Any]:
     """The paired DeLong test of this metric against another one on the units both scored."""
     other = metric_source_get(study=study, key=params.compare or "")
@@ -138,8 +168,12 @@ def _paired_comparison(
         "n_units": len(units),
         "auc_a": va.roc_auc(a, labels).as_dict(),
         "auc_b": va.roc_auc(b, labels).as_dict(),
-        "delong_paired": {"diff": paired.extra.get("diff"), "z": paired.extra.get("z"),
-                          "p_value": paired.extra.get("p_value"), **paired.as_dict()},
+        "delong_paired": {
+            "diff": paired.extra.get("diff"),
+            "z": paired.extra.get("z"),
+            "p_value": paired.extra.get("p_value"),
+            **paired.as_dict(),
+        },
     }
 
 
@@ -157,14 +191,19 @@ def default_target(*, pool: Pool, question: Question) -> str:
     without adjudication only where everyone agreed): scoring a metric on it alone would keep the
     easy units and flatter the metric, so it is used only when chosen explicitly.
     """
-    gold = GoldLabel.objects.filter(pool=pool, question=question, is_current=True).exclude(
-        source=GoldSource.UNRESOLVED
-    ).count()
+    gold = (
+        GoldLabel.objects.filter(pool=pool, question=question, is_current=True)
+        .exclude(source=GoldSource.UNRESOLVED)
+        .count()
+    )
     if gold == 0:
         return "majority"
-    labelled = Label.objects.filter(
-        assignment__pool=pool, question=question, assignment__status=AssignmentStatus.SUBMITTED
-    ).values("assignment__item_id", "unit_key").distinct().count()
+    labelled = (
+        Label.objects.filter(assignment__pool=pool, question=question, assignment__status=AssignmentStatus.SUBMITTED)
+        .values("assignment__item_id", "unit_key")
+        .distinct()
+        .count()
+    )
     return "gold" if gold >= labelled else "majority"
 
 
@@ -186,5 +225,6 @@ def validity_params_parse(*, study: Study, query: Any) -> ValidityParams:
     compare = (query.get("compare") or "").strip() or None
     if compare == source:
         raise ValidationFailed("compare the metric with a different one")
-    return ValidityParams(source=source, pool_id=pool.pk, question=key, target=target, positive=positive,
-                          compare=compare)
+    return ValidityParams(
+        source=source, pool_id=pool.pk, question=key, target=target, positive=positive, compare=compare
+    )

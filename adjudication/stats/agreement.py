@@ -189,8 +189,11 @@ def percent_agreement(codes: np.ndarray, *, counts: np.ndarray | None = None) ->
             agreeing_pairs += sub[:, i] == sub[:, j]  # NaN never equals anything: absent ratings never agree
     pairwise = float(np.mean(agreeing_pairs / (m * (m - 1) / 2.0)))
     return Estimate(
-        value=agree / n_used, n_units=n_used, n_excluded=n_excluded,
-        ci95=wilson_interval(agree, n_used), ci_method="Wilson",
+        value=agree / n_used,
+        n_units=n_used,
+        n_excluded=n_excluded,
+        ci95=wilson_interval(agree, n_used),
+        ci_method="Wilson",
         extra={"n_agreeing_units": agree, "mean_pairwise": pairwise},
     )
 
@@ -215,9 +218,11 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, n_categories: int, weights: Weight
         return Estimate.undefined("the two raters have no unit in common", n_excluded=n_excluded)
     ia = a[both].astype(np.int64)
     ib = b[both].astype(np.int64)
-    table = np.bincount(ia * n_categories + ib, minlength=n_categories * n_categories).reshape(
-        n_categories, n_categories
-    ).astype(float)
+    table = (
+        np.bincount(ia * n_categories + ib, minlength=n_categories * n_categories)
+        .reshape(n_categories, n_categories)
+        .astype(float)
+    )
     p = table / n
     row, col = p.sum(axis=1), p.sum(axis=0)
     positions = np.arange(n_categories, dtype=float)
@@ -240,7 +245,11 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, n_categories: int, weights: Weight
     ci = (max(-1.0, kappa - Z95 * se), min(1.0, kappa + Z95 * se)) if se is not None else None
     observed = float(np.trace(p))
     return Estimate(
-        value=kappa, n_units=n, n_excluded=n_excluded, se=se, ci95=ci,
+        value=kappa,
+        n_units=n,
+        n_excluded=n_excluded,
+        se=se,
+        ci95=ci,
         ci_method="asymptotic (Fleiss, Cohen & Everitt 1969)" if ci else None,
         extra={"weights": weights, "observed_agreement": observed},
     )
@@ -310,7 +319,9 @@ def fleiss_kappa_from_counts(
     kappa = _fleiss_from_counts(sub, m)
     if kappa is None:
         return Estimate.undefined(
-            "every rating is the same category, so chance agreement is 1", n_units=n_used, n_excluded=n_excluded,
+            "every rating is the same category, so chance agreement is 1",
+            n_units=n_used,
+            n_excluded=n_excluded,
             raters_per_unit=m,
         )
     est = Estimate(value=kappa, n_units=n_used, n_excluded=n_excluded, extra={"raters_per_unit": m})
@@ -422,7 +433,8 @@ def krippendorff_alpha(
     if distinct.size < 2:
         return Estimate.undefined(
             "every pairable rating has the same value, so expected disagreement is 0",
-            n_units=n_used, n_excluded=n_excluded,
+            n_units=n_used,
+            n_excluded=n_excluded,
         )
     if level in ("nominal", "ordinal"):
         if n_categories is None:
@@ -495,9 +507,7 @@ def pairwise_matrix(codes: np.ndarray, n_categories: int, weights: Weights = "no
     }
 
 
-def rest_majority(
-    codes: np.ndarray, rater: int, n_categories: int, *, counts: np.ndarray | None = None
-) -> np.ndarray:
+def rest_majority(codes: np.ndarray, rater: int, n_categories: int, *, counts: np.ndarray | None = None) -> np.ndarray:
     """The modal value of the other raters on each unit; NaN where they tie or did not rate.
 
     ``counts`` is the table of all raters; the rater's own rating is taken out of it.
@@ -623,8 +633,10 @@ def agreement_summary(
         )
         # A list, not a mapping: the declared order must survive storage as jsonb, which sorts keys.
         out["per_label"] = (
-            [{"label": label, **est.as_dict()}
-             for label, est in per_label_agreement(codes, [str(s) for s in scale], counts=counts).items()]
+            [
+                {"label": label, **est.as_dict()}
+                for label, est in per_label_agreement(codes, [str(s) for s in scale], counts=counts).items()
+            ]
             if k > 2
             else []
         )

@@ -50,8 +50,9 @@ def _model(name: str, seed: int) -> Any:
     if name == "logistic":
         return make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000, class_weight="balanced"))
     if name == "forest":
-        return RandomForestClassifier(n_estimators=100, class_weight="balanced", random_state=seed, n_jobs=1,
-                                      min_samples_leaf=2)
+        return RandomForestClassifier(
+            n_estimators=100, class_weight="balanced", random_state=seed, n_jobs=1, min_samples_leaf=2
+        )
     raise ValueError(f"unknown model {name!r}; choose {', '.join(MODELS)}")
 
 
@@ -103,7 +104,7 @@ def _figures(y: np.ndarray, preds: np.ndarray, classes: Sequence[str], n_boot: i
             f = _f1_per_class(np.broadcast_to(y[idx], pb.shape), pb, k)  # repeats × batch × k
             with np.errstate(invalid="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices stay NaN: counted below
-                boot[start:start + idx.shape[0]] = np.nanmean(f, axis=0)
+                boot[start : start + idx.shape[0]] = np.nanmean(f, axis=0)
         with np.errstate(invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             boot_macro = np.nanmean(boot[:, present], axis=1) if present else np.full(n_boot, np.nan)
@@ -113,12 +114,18 @@ def _figures(y: np.ndarray, preds: np.ndarray, classes: Sequence[str], n_boot: i
         support = int((y == c).sum())
         row: dict[str, Any] = {"class": name, "support": support, "chance_f1": support / n}
         if not np.isfinite(col).any():
-            row["f1"] = {"value": None, "reason": f"{name} is absent from these items and never predicted",
-                         "n_units": n}
+            row["f1"] = {
+                "value": None,
+                "reason": f"{name} is absent from these items and never predicted",
+                "n_units": n,
+            }
         else:
             with np.errstate(invalid="ignore"):
-                f1: dict[str, Any] = {"value": float(np.nanmean(col)), "n_units": n,
-                                      "repeat_range": [float(np.nanmin(col)), float(np.nanmax(col))]}
+                f1: dict[str, Any] = {
+                    "value": float(np.nanmean(col)),
+                    "n_units": n,
+                    "repeat_range": [float(np.nanmin(col)), float(np.nanmax(col))],
+                }
             if boot is not None:
                 ci, undefined = percentile_ci(boot[:, c])
                 f1["ci95"] = list(ci) if ci else None
@@ -126,8 +133,11 @@ def _figures(y: np.ndarray, preds: np.ndarray, classes: Sequence[str], n_boot: i
                 f1["n_boot_undefined"] = undefined
             row["f1"] = f1
         rows.append(row)
-    macro: dict[str, Any] = {"value": float(np.nanmean(macro_repeat)) if np.isfinite(macro_repeat).any() else None,
-                             "n_units": n, "over_classes": [classes[c] for c in present]}
+    macro: dict[str, Any] = {
+        "value": float(np.nanmean(macro_repeat)) if np.isfinite(macro_repeat).any() else None,
+        "n_units": n,
+        "over_classes": [classes[c] for c in present],
+    }
     if macro["value"] is not None:
         macro["repeat_range"] = [float(np.nanmin(macro_repeat)), float(np.nanmax(macro_repeat))]
     if boot is not None:
@@ -138,10 +148,15 @@ def _figures(y: np.ndarray, preds: np.ndarray, classes: Sequence[str], n_boot: i
         confusion += np.bincount(y * k + preds[r], minlength=k * k).reshape(k, k)
     confusion /= preds.shape[0]
     chance_macro = float(np.mean([(y == c).mean() for c in present])) if present else None
-    return {"n_items": n, "per_class": rows, "macro_f1": macro, "chance_macro_f1": chance_macro,
-            "accuracy": float((preds == y).mean()),
-            "confusion": [[round(float(x), 3) for x in row] for row in confusion],
-            "confusion_axes": "rows: clinicians' outcome, columns: predicted; mean counts per repeat"}
+    return {
+        "n_items": n,
+        "per_class": rows,
+        "macro_f1": macro,
+        "chance_macro_f1": chance_macro,
+        "accuracy": float((preds == y).mean()),
+        "confusion": [[round(float(x), 3) for x in row] for row in confusion],
+        "confusion_axes": "rows: clinicians' outcome, columns: predicted; mean counts per repeat",
+    }
 
 
 def cross_validate(
@@ -192,16 +207,31 @@ def cross_validate(
                 mask = groups == g
                 by_group.append({"subgroup": g, **_figures(y[mask], preds[:, mask], classes, n_boot, seed)})
         imp = np.mean(importances, axis=0)
-        results.append({
-            "model": name, **overall, "subgroups": by_group,
-            "feature_importance": [{"feature": f, "value": float(v)} for f, v in zip(feature_names, imp, strict=True)],
-            "importance_kind": "mean |standardised coefficient| over classes and folds" if name == "logistic"
-            else "mean impurity decrease over folds",
-        })
+        results.append(
+            {
+                "model": name,
+                **overall,
+                "subgroups": by_group,
+                "feature_importance": [
+                    {"feature": f, "value": float(v)} for f, v in zip(feature_names, imp, strict=True)
+                ],
+                "importance_kind": "mean |standardised coefficient| over classes and folds"
+                if name == "logistic"
+                else "mean impurity decrease over folds",
+            }
+        )
     return {
-        "n_items": int(y.size), "class_counts": counts, "classes": list(classes), "features": list(feature_names),
-        "cv": {"method": "RepeatedStratifiedKFold", "n_splits": n_splits, "n_repeats": n_repeats, "seed": seed,
-               "n_fits_per_model": len(splits)},
+        "n_items": int(y.size),
+        "class_counts": counts,
+        "classes": list(classes),
+        "features": list(feature_names),
+        "cv": {
+            "method": "RepeatedStratifiedKFold",
+            "n_splits": n_splits,
+            "n_repeats": n_repeats,
+            "seed": seed,
+            "n_fits_per_model": len(splits),
+        },
         "bootstrap": {"n": n_boot, "seed": seed, "over": "items"} if n_boot > 0 else None,
         "models": results,
     }

@@ -95,7 +95,9 @@ def krippendorff_alpha(patterns: Iterable[Pattern], level: str, n_categories: in
         values, index, k = list(range(n_categories)), {v: int(v) for codes, _ in pairable for v in codes}, n_categories
     distinct = {v for codes, _ in pairable for v in codes}
     if len(distinct) < 2:
-        return PatternStat(None, used, excluded, "every pairable rating has the same value, so expected disagreement is 0")
+        return PatternStat(
+            None, used, excluded, "every pairable rating has the same value, so expected disagreement is 0"
+        )
     o = np.zeros((k, k))
     for codes, count in pairable:
         n_u = np.bincount([index[v] for v in codes], minlength=k).astype(float)

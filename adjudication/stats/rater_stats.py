@@ -71,12 +71,28 @@ def per_class_prf(
         tp = int(confusion[c, c])
         fp = int(confusion[:, c].sum() - tp)
         fn = int(confusion[c, :].sum() - tp)
-        precision = (Estimate(tp / (tp + fp), n_units=tp + fp, n_excluded=n_excluded,
-                              ci95=wilson_interval(tp, tp + fp), ci_method="Wilson")
-                     if tp + fp else Estimate.undefined(f"the rater never said {name}", n_excluded=n_excluded))
-        recall = (Estimate(tp / (tp + fn), n_units=tp + fn, n_excluded=n_excluded,
-                           ci95=wilson_interval(tp, tp + fn), ci_method="Wilson")
-                  if tp + fn else Estimate.undefined(f"the reference never says {name}", n_excluded=n_excluded))
+        precision = (
+            Estimate(
+                tp / (tp + fp),
+                n_units=tp + fp,
+                n_excluded=n_excluded,
+                ci95=wilson_interval(tp, tp + fp),
+                ci_method="Wilson",
+            )
+            if tp + fp
+            else Estimate.undefined(f"the rater never said {name}", n_excluded=n_excluded)
+        )
+        recall = (
+            Estimate(
+                tp / (tp + fn),
+                n_units=tp + fn,
+                n_excluded=n_excluded,
+                ci95=wilson_interval(tp, tp + fn),
+                ci_method="Wilson",
+            )
+            if tp + fn
+            else Estimate.undefined(f"the reference never says {name}", n_excluded=n_excluded)
+        )
         if 2 * tp + fp + fn:
             f1 = Estimate(2 * tp / (2 * tp + fp + fn), n_units=n, n_excluded=n_excluded)
             if boot_f1 is not None:
@@ -84,13 +100,27 @@ def per_class_prf(
                 f1.ci_method = f"percentile bootstrap over units, {n_boot} resamples, seed {seed}"
                 f1.extra["n_boot_undefined"] = undefined
         else:
-            f1 = Estimate.undefined(f"{name} occurs in neither the rater's nor the reference's labels",
-                                    n_units=n, n_excluded=n_excluded)
-        rows.append({"class": name, "tp": tp, "fp": fp, "fn": fn, "support": tp + fn,
-                     "precision": precision.as_dict(), "recall": recall.as_dict(), "f1": f1.as_dict()})
+            f1 = Estimate.undefined(
+                f"{name} occurs in neither the rater's nor the reference's labels", n_units=n, n_excluded=n_excluded
+            )
+        rows.append(
+            {
+                "class": name,
+                "tp": tp,
+                "fp": fp,
+                "fn": fn,
+                "support": tp + fn,
+                "precision": precision.as_dict(),
+                "recall": recall.as_dict(),
+                "f1": f1.as_dict(),
+            }
+        )
     defined = [row["f1"]["value"] for row in rows if row["f1"]["value"] is not None]
-    macro: dict[str, Any] = {"value": float(np.mean(defined)) if defined else None, "n_units": n,
-                             "classes_left_out": [row["class"] for row in rows if row["f1"]["value"] is None]}
+    macro: dict[str, Any] = {
+        "value": float(np.mean(defined)) if defined else None,
+        "n_units": n,
+        "classes_left_out": [row["class"] for row in rows if row["f1"]["value"] is None],
+    }
     if not defined:
         macro["reason"] = "no class has a defined F1"
     if boot_f1 is not None and defined:
@@ -99,13 +129,28 @@ def per_class_prf(
             macro_boot = np.nanmean(boot_f1[:, keep], axis=1) if keep else np.full(n_boot, np.nan)
         ci, _ = percentile_ci(macro_boot)
         macro["ci95"] = list(ci) if ci else None
-    accuracy = (Estimate(float(np.trace(confusion)) / n, n_units=n, n_excluded=n_excluded,
-                         ci95=wilson_interval(int(np.trace(confusion)), n), ci_method="Wilson")
-                if n else Estimate.undefined("no unit has both labels", n_excluded=n_excluded))
-    return {"classes": list(classes), "n_units": n, "n_excluded_units": n_excluded,
-            "confusion": confusion.tolist(), "confusion_axes": "rows: reference, columns: rater",
-            "per_class": rows, "macro_f1": macro, "accuracy": accuracy.as_dict(),
-            "bootstrap": {"n": n_boot, "seed": seed} if n_boot > 0 else None}
+    accuracy = (
+        Estimate(
+            float(np.trace(confusion)) / n,
+            n_units=n,
+            n_excluded=n_excluded,
+            ci95=wilson_interval(int(np.trace(confusion)), n),
+            ci_method="Wilson",
+        )
+        if n
+        else Estimate.undefined("no unit has both labels", n_excluded=n_excluded)
+    )
+    return {
+        "classes": list(classes),
+        "n_units": n,
+        "n_excluded_units": n_excluded,
+        "confusion": confusion.tolist(),
+        "confusion_axes": "rows: reference, columns: rater",
+        "per_class": rows,
+        "macro_f1": macro,
+        "accuracy": accuracy.as_dict(),
+        "bootstrap": {"n": n_boot, "seed": seed} if n_boot > 0 else None,
+    }
 
 
 def mcnemar_table(a_right: np.ndarray, b_right: np.ndarray) -> np.ndarray:
@@ -128,23 +173,31 @@ def mcnemar_paired(table: np.ndarray) -> dict[str, Any]:
     if t.shape != (2, 2) or (t < 0).any():
         raise ValueError("McNemar needs a 2 × 2 table of counts")
     n10, n01 = int(t[0, 1]), int(t[1, 0])
-    out: dict[str, Any] = {"table": t.tolist(), "n_units": int(t.sum()), "discordant_a_only": n10,
-                           "discordant_b_only": n01}
+    out: dict[str, Any] = {
+        "table": t.tolist(),
+        "n_units": int(t.sum()),
+        "discordant_a_only": n10,
+        "discordant_b_only": n01,
+    }
     if n10 + n01 == 0:
         out.update({"value": None, "reason": "no discordant pair: the two never differ on these units"})
         return out
     exact = mcnemar(t, exact=True)
     chi2 = mcnemar(t, exact=False, correction=False)
     chi2_cc = mcnemar(t, exact=False, correction=True)
-    out.update({
-        "value": float(chi2.statistic),
-        "chi2": float(chi2.statistic), "p_chi2": float(chi2.pvalue),
-        "chi2_corrected": float(chi2_cc.statistic), "p_chi2_corrected": float(chi2_cc.pvalue),
-        "p_exact": float(exact.pvalue),
-        "difference": (n10 - n01) / int(t.sum()) if t.sum() else None,
-        "note": "exact: two-sided binomial test on the discordant pairs; chi2: (b − c)² / (b + c); "
-                "corrected: (|b − c| − 1)² / (b + c)",
-    })
+    out.update(
+        {
+            "value": float(chi2.statistic),
+            "chi2": float(chi2.statistic),
+            "p_chi2": float(chi2.pvalue),
+            "chi2_corrected": float(chi2_cc.statistic),
+            "p_chi2_corrected": float(chi2_cc.pvalue),
+            "p_exact": float(exact.pvalue),
+            "difference": (n10 - n01) / int(t.sum()) if t.sum() else None,
+            "note": "exact: two-sided binomial test on the discordant pairs; chi2: (b − c)² / (b + c); "
+            "corrected: (|b − c| − 1)² / (b + c)",
+        }
+    )
     return out
 
 
@@ -152,7 +205,12 @@ def _spread(values: list[float]) -> dict[str, Any] | None:
     if not values:
         return None
     arr = np.asarray(values, dtype=float)
-    return {"mean": float(arr.mean()), "median": float(np.median(arr)), "total": float(arr.sum()), "n_items": int(arr.size)}
+    return {
+        "mean": float(arr.mean()),
+        "median": float(np.median(arr)),
+        "total": float(arr.sum()),
+        "n_items": int(arr.size),
+    }
 
 
 def cost_summary(records: list[dict[str, Any]]) -> dict[str, Any]:

@@ -28,16 +28,26 @@ def mean_ci(values: Sequence[float], *, n_excluded: int = 0, what: str = "value"
         raise ValueError("mean_ci takes finite values only; leave undefined ones out and count them")
     mean = float(x.mean())
     if x.size < 2:
-        return Estimate(value=mean, n_units=1, n_excluded=n_excluded,
-                        extra={"ci_note": "one value: no interval"})
+        return Estimate(value=mean, n_units=1, n_excluded=n_excluded, extra={"ci_note": "one value: no interval"})
     sd = float(x.std(ddof=1))
     se = sd / math.sqrt(x.size)
     if se == 0.0:
-        return Estimate(value=mean, n_units=int(x.size), n_excluded=n_excluded, se=0.0,
-                        extra={"ci_note": "every value is the same: no interval"})
+        return Estimate(
+            value=mean,
+            n_units=int(x.size),
+            n_excluded=n_excluded,
+            se=0.0,
+            extra={"ci_note": "every value is the same: no interval"},
+        )
     half = float(stats.t.ppf(0.975, x.size - 1)) * se
-    return Estimate(value=mean, n_units=int(x.size), n_excluded=n_excluded, se=se,
-                    ci95=(mean - half, mean + half), ci_method=T_METHOD)
+    return Estimate(
+        value=mean,
+        n_units=int(x.size),
+        n_excluded=n_excluded,
+        se=se,
+        ci95=(mean - half, mean + half),
+        ci_method=T_METHOD,
+    )
 
 
 def paired_difference(a: Sequence[float], b: Sequence[float], *, n_excluded: int = 0) -> Estimate:

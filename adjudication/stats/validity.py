@@ -74,8 +74,11 @@ def _class_check(y: np.ndarray, n_excluded: int) -> Estimate | None:
     if n_pos == 0 or n_neg == 0:
         which = "positive" if n_pos == 0 else "negative"
         return Estimate.undefined(
-            f"AUC needs both classes; there is no {which} unit", n_units=int(y.size), n_excluded=n_excluded,
-            n_pos=n_pos, n_neg=n_neg,
+            f"AUC needs both classes; there is no {which} unit",
+            n_units=int(y.size),
+            n_excluded=n_excluded,
+            n_pos=n_pos,
+            n_neg=n_neg,
         )
     return None
 
@@ -92,8 +95,12 @@ def roc_auc(scores: np.ndarray, labels: np.ndarray) -> Estimate:
     auc = float(aucs[0])
     se = math.sqrt(max(var, 0.0))
     return Estimate(
-        value=auc, n_units=int(y.size), n_excluded=n_excluded, se=se,
-        ci95=(max(0.0, auc - Z95 * se), min(1.0, auc + Z95 * se)), ci_method="DeLong",
+        value=auc,
+        n_units=int(y.size),
+        n_excluded=n_excluded,
+        se=se,
+        ci95=(max(0.0, auc - Z95 * se), min(1.0, auc + Z95 * se)),
+        ci_method="DeLong",
         extra={"n_pos": int(y.sum()), "n_neg": int((~y).sum())},
     )
 
@@ -116,20 +123,32 @@ def delong_paired(scores_a: np.ndarray, scores_b: np.ndarray, labels: np.ndarray
     cov = _delong_cov(v10, v01)
     diff = float(aucs[0] - aucs[1])
     var = float(cov[0, 0] + cov[1, 1] - 2.0 * cov[0, 1])
-    extra: dict[str, Any] = {"auc_a": float(aucs[0]), "auc_b": float(aucs[1]), "n_pos": int(y.sum()),
-                             "n_neg": int((~y).sum()), "diff": diff}
+    extra: dict[str, Any] = {
+        "auc_a": float(aucs[0]),
+        "auc_b": float(aucs[1]),
+        "n_pos": int(y.sum()),
+        "n_neg": int((~y).sum()),
+        "diff": diff,
+    }
     if var <= 1e-15:
         est = Estimate.undefined(
             "the two metrics rank the units identically, so the difference has no variance",
-            n_units=int(y.size), n_excluded=n_excluded, **extra,
+            n_units=int(y.size),
+            n_excluded=n_excluded,
+            **extra,
         )
         return est
     se = math.sqrt(var)
     z = diff / se
     extra.update({"z": z, "p_value": float(2.0 * stats.norm.sf(abs(z)))})
     return Estimate(
-        value=diff, n_units=int(y.size), n_excluded=n_excluded, se=se,
-        ci95=(diff - Z95 * se, diff + Z95 * se), ci_method="DeLong (paired)", extra=extra,
+        value=diff,
+        n_units=int(y.size),
+        n_excluded=n_excluded,
+        se=se,
+        ci95=(diff - Z95 * se, diff + Z95 * se),
+        ci_method="DeLong (paired)",
+        extra=extra,
     )
 
 
@@ -159,7 +178,11 @@ def roc_points(scores: np.ndarray, labels: np.ndarray) -> dict[str, list[float]]
     if y.all() or not y.any():
         return None
     fpr, tpr, thresholds = roc_curve(y.astype(int), s)
-    return {"fpr": fpr.tolist(), "tpr": tpr.tolist(), "thresholds": [float(t) if np.isfinite(t) else None for t in thresholds]}
+    return {
+        "fpr": fpr.tolist(),
+        "tpr": tpr.tolist(),
+        "thresholds": [float(t) if np.isfinite(t) else None for t in thresholds],
+    }
 
 
 # --- correlations ----------------------------------------------------------------------------
@@ -181,13 +204,19 @@ def _pair_clean(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, i
 
 def _variance_check(x: np.ndarray, y: np.ndarray, n_excluded: int, minimum: int) -> Estimate | None:
     if x.size < minimum:
-        return Estimate.undefined(f"needs at least {minimum} units with both values; there are {x.size}",
-                                  n_units=int(x.size), n_excluded=n_excluded)
+        return Estimate.undefined(
+            f"needs at least {minimum} units with both values; there are {x.size}",
+            n_units=int(x.size),
+            n_excluded=n_excluded,
+        )
     if np.ptp(x) == 0:
-        return Estimate.undefined("the metric has no variance on these units", n_units=int(x.size), n_excluded=n_excluded)
+        return Estimate.undefined(
+            "the metric has no variance on these units", n_units=int(x.size), n_excluded=n_excluded
+        )
     if np.ptp(y) == 0:
-        return Estimate.undefined("the human judgement has no variance on these units",
-                                  n_units=int(x.size), n_excluded=n_excluded)
+        return Estimate.undefined(
+            "the human judgement has no variance on these units", n_units=int(x.size), n_excluded=n_excluded
+        )
     return None
 
 
@@ -199,9 +228,14 @@ def pearson(x: np.ndarray, y: np.ndarray) -> Estimate:
         return bad
     res = stats.pearsonr(x, y)
     ci = res.confidence_interval(0.95)
-    return Estimate(value=float(res.statistic), n_units=int(x.size), n_excluded=n_excluded,
-                    ci95=(float(ci.low), float(ci.high)), ci_method="Fisher z",
-                    extra={"p_value": float(res.pvalue)})
+    return Estimate(
+        value=float(res.statistic),
+        n_units=int(x.size),
+        n_excluded=n_excluded,
+        ci95=(float(ci.low), float(ci.high)),
+        ci_method="Fisher z",
+        extra={"p_value": float(res.pvalue)},
+    )
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> Estimate:
@@ -213,8 +247,14 @@ def spearman(x: np.ndarray, y: np.ndarray) -> Estimate:
     res = stats.spearmanr(x, y)
     r = float(res.statistic)
     se = math.sqrt((1.0 + r * r / 2.0) / (x.size - 3))
-    return Estimate(value=r, n_units=int(x.size), n_excluded=n_excluded, ci95=_fisher_ci(r, se),
-                    ci_method="Fisher z, Bonett–Wright SE", extra={"p_value": float(res.pvalue)})
+    return Estimate(
+        value=r,
+        n_units=int(x.size),
+        n_excluded=n_excluded,
+        ci95=_fisher_ci(r, se),
+        ci_method="Fisher z, Bonett–Wright SE",
+        extra={"p_value": float(res.pvalue)},
+    )
 
 
 def kendall(x: np.ndarray, y: np.ndarray) -> Estimate:
@@ -226,8 +266,14 @@ def kendall(x: np.ndarray, y: np.ndarray) -> Estimate:
     res = stats.kendalltau(x, y)
     t = float(res.statistic)
     se = math.sqrt(0.437 / (x.size - 4))
-    return Estimate(value=t, n_units=int(x.size), n_excluded=n_excluded, ci95=_fisher_ci(t, se),
-                    ci_method="Fisher z, Fieller–Hartley–Pearson SE", extra={"p_value": float(res.pvalue)})
+    return Estimate(
+        value=t,
+        n_units=int(x.size),
+        n_excluded=n_excluded,
+        ci95=_fisher_ci(t, se),
+        ci_method="Fisher z, Fieller–Hartley–Pearson SE",
+        extra={"p_value": float(res.pvalue)},
+    )
 
 
 # --- thresholds ------------------------------------------------------------------------------
@@ -249,8 +295,9 @@ def precision_recall_f1(scores: np.ndarray, labels: np.ndarray, threshold: float
     def share(k: int, total: int, what: str) -> Estimate:
         if total == 0:
             return Estimate.undefined(f"no {what}", n_units=n, n_excluded=n_excluded)
-        return Estimate(value=k / total, n_units=total, n_excluded=n_excluded,
-                        ci95=wilson_interval(k, total), ci_method="Wilson")
+        return Estimate(
+            value=k / total, n_units=total, n_excluded=n_excluded, ci95=wilson_interval(k, total), ci_method="Wilson"
+        )
 
     precision = share(tp, tp + fp, "unit scored at or above the threshold")
     recall = share(tp, tp + fn, "positive unit")
@@ -259,8 +306,14 @@ def precision_recall_f1(scores: np.ndarray, labels: np.ndarray, threshold: float
     else:
         f1 = Estimate.undefined("precision or recall is undefined or both are 0", n_units=n, n_excluded=n_excluded)
     return {
-        "threshold": float(threshold), "tp": tp, "fp": fp, "fn": fn, "tn": tn,
-        "precision": precision.as_dict(), "recall": recall.as_dict(), "f1": f1.as_dict(),
+        "threshold": float(threshold),
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "tn": tn,
+        "precision": precision.as_dict(),
+        "recall": recall.as_dict(),
+        "f1": f1.as_dict(),
     }
 
 
@@ -275,8 +328,11 @@ def youden_threshold(scores: np.ndarray, labels: np.ndarray) -> dict[str, Any] |
     j[~finite] = -np.inf
     best = int(np.argmax(j))
     return {
-        "threshold": float(thresholds[best]), "sensitivity": float(tpr[best]),
-        "specificity": float(1.0 - fpr[best]), "youden_j": float(j[best]), "warning": YOUDEN_WARNING,
+        "threshold": float(thresholds[best]),
+        "sensitivity": float(tpr[best]),
+        "specificity": float(1.0 - fpr[best]),
+        "youden_j": float(j[best]),
+        "warning": YOUDEN_WARNING,
     }
 
 
@@ -301,7 +357,10 @@ def validity_summary(
     _s, y, n_excluded = _clean(scores, labels)
     target = np.asarray(labels, dtype=float) if ordinal_target is None else np.asarray(ordinal_target, dtype=float)
     out: dict[str, Any] = {
-        "n": int(y.size), "n_pos": int(y.sum()), "n_neg": int((~y).sum()), "n_excluded_units": n_excluded,
+        "n": int(y.size),
+        "n_pos": int(y.sum()),
+        "n_neg": int((~y).sum()),
+        "n_excluded_units": n_excluded,
     }
     auc = roc_auc(scores, labels)
     auc_dict = auc.as_dict()

@@ -10,8 +10,13 @@ from adjudication import services
 
 @shared_task(
     name="adjudication.export_study_task",
-    bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True,
-    autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3,
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=3,
 )
 def export_study_task(self, job_id: int) -> None:
     services.export_run(job_id=job_id)

@@ -15,8 +15,13 @@ from adjudication.analysis import jobs
 
 @shared_task(
     name="adjudication.report_job_run",
-    bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True,
-    autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3,
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=3,
 )
 def report_job_run(self, job_id: int) -> None:
     jobs.job_run(job_id=job_id)

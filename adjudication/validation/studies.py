@@ -59,22 +59,30 @@ NOT_INDEPENDENT = "NOT INDEPENDENT"
 TEMPLATE_INFO: dict[str, dict[str, Any]] = {
     ValidationTemplate.ASTRID: {
         "title": "ASTRID: conversational faithfulness against an independent, blinded judgement",
-        "metric_run": ("cf",), "compare_run": ("rf",), "measure": "human_cf",
+        "metric_run": ("cf",),
+        "compare_run": ("rf",),
+        "measure": "human_cf",
         "target_hint": "an item-level question of pool B, e.g. perceived_faithfulness",
     },
     ValidationTemplate.ICAT: {
         "title": "ICAT: coverage under the original and the expanded aspect set",
-        "metric_run": ("icat",), "compare_run": (), "measure": "human_aspect_coverage",
+        "metric_run": ("icat",),
+        "compare_run": (),
+        "measure": "human_aspect_coverage",
         "target_hint": "an aspect-level question of pool B, e.g. aspect_covered or aspect_entailment",
     },
     ValidationTemplate.PUBHEALTH: {
         "title": "PubHealthBench: single-target against multi-label relevance",
-        "metric_run": ("rubric",), "compare_run": (), "measure": None,
+        "metric_run": ("rubric",),
+        "compare_run": (),
+        "measure": None,
         "target_hint": "a chunk-level question of pool B, e.g. supports_answer",
     },
     ValidationTemplate.PLAINQAFACT: {
         "title": "PlainQAFact: explanation-only AUC, kind-aware against source-only",
-        "metric_run": ("plainqafact",), "compare_run": None, "measure": None,
+        "metric_run": ("plainqafact",),
+        "compare_run": None,
+        "measure": None,
         "target_hint": "an item- or sentence-level question of pool B judging factuality",
     },
 }
@@ -148,15 +156,24 @@ def validation_inputs_parse(*, study: Study, data: Any) -> dict[str, Any]:
     if metric_run is None and metric_pool is None:
         raise ValidationFailed("choose a metric side: a score run (metric_run) or pool A (metric_pool), or both")
     rater = (data.get("metric_rater") or "gold").strip()
-    if metric_pool is not None and rater not in ("gold", "majority") and not metric_pool.memberships.filter(
-        pseudonym=rater
-    ).exists():
+    if (
+        metric_pool is not None
+        and rater not in ("gold", "majority")
+        and not metric_pool.memberships.filter(pseudonym=rater).exists()
+    ):
         raise ValidationFailed(f"metric_rater must be gold, majority or a pseudonym of pool A ({metric_pool.name})")
     name = (data.get("name") or "").strip() or f"{template} validation: {question.key} ({target_pool.name})"
     return {
-        "name": name[:200], "template": template, "target_pool": target_pool, "target_question": question,
-        "target_mode": mode, "positive": positive, "metric_run": metric_run, "compare_run": compare_run,
-        "metric_pool": metric_pool, "metric_rater": rater,
+        "name": name[:200],
+        "template": template,
+        "target_pool": target_pool,
+        "target_question": question,
+        "target_mode": mode,
+        "positive": positive,
+        "metric_run": metric_run,
+        "compare_run": compare_run,
+        "metric_pool": metric_pool,
+        "metric_rater": rater,
         "parameters": validation_parameters(n_boot=data.get("n_boot"), seed=data.get("seed"), k=data.get("k")),
     }
 
@@ -165,8 +182,11 @@ def validation_checks_preview(*, inputs: dict[str, Any]) -> list[dict[str, Any]]
     """The checks a study with these inputs would record (the wizard shows them before creating)."""
     p = inputs["parameters"]
     return vc.validation_checks_compute(
-        metric_pool=inputs["metric_pool"], target_pool=inputs["target_pool"], target_question=inputs["target_question"],
-        n_boot=p["n_boot"], seed=p["seed"],
+        metric_pool=inputs["metric_pool"],
+        target_pool=inputs["target_pool"],
+        target_question=inputs["target_question"],
+        n_boot=p["n_boot"],
+        seed=p["seed"],
     )
 
 
@@ -175,7 +195,12 @@ def _refusal(failures: list[dict[str, Any]]) -> str:
 
 
 def validation_study_create(
-    *, study: Study, actor: AbstractBaseUser, inputs: dict[str, Any], run_anyway: bool = False, override_reason: str = ""
+    *,
+    study: Study,
+    actor: AbstractBaseUser,
+    inputs: dict[str, Any],
+    run_anyway: bool = False,
+    override_reason: str = "",
 ) -> ValidationStudy:
     """Record a validation study with its checks.
 
@@ -186,21 +211,30 @@ def validation_study_create(
     checks = validation_checks_preview(inputs=inputs)
     failures = vc.blocking_failures(checks)
     if failures and not run_anyway:
-        raise ValidationFailed(f"refused: this study is not independent. {_refusal(failures)}",
-                               details={"checks": checks})
+        raise ValidationFailed(
+            f"refused: this study is not independent. {_refusal(failures)}", details={"checks": checks}
+        )
     with transaction.atomic():
         return ValidationStudy.objects.create(
-            study=study, created_by=actor, checks=checks, checks_passed=not failures,
-            not_independent=bool(failures), override_reason=override_reason.strip() if failures else "",
+            study=study,
+            created_by=actor,
+            checks=checks,
+            checks_passed=not failures,
+            not_independent=bool(failures),
+            override_reason=override_reason.strip() if failures else "",
             **inputs,
         )
 
 
 def validation_study_get_for_researcher(*, user: AbstractBaseUser, pk: int) -> ValidationStudy:
     """The study if the user is a researcher of its study (annotators 403, anyone else 404)."""
-    vs = ValidationStudy.objects.select_related(
-        "study", "metric_run", "compare_run", "metric_pool", "target_pool", "target_question"
-    ).filter(pk=pk).first()
+    vs = (
+        ValidationStudy.objects.select_related(
+            "study", "metric_run", "compare_run", "metric_pool", "target_pool", "target_question"
+        )
+        .filter(pk=pk)
+        .first()
+    )
     if vs is None:
         raise NotFound("no such validation study")
     selectors.study_get_for_researcher(user=user, slug=vs.study.slug)
@@ -219,18 +253,25 @@ def validation_study_run(*, validation_study: ValidationStudy, actor: AbstractBa
     vs = validation_study
     p = vs.parameters or validation_parameters()
     checks = vc.validation_checks_compute(
-        metric_pool=vs.metric_pool, target_pool=vs.target_pool, target_question=vs.target_question,
-        n_boot=p.get("n_boot", DEFAULT_N_BOOT), seed=p.get("seed", 0),
+        metric_pool=vs.metric_pool,
+        target_pool=vs.target_pool,
+        target_question=vs.target_question,
+        n_boot=p.get("n_boot", DEFAULT_N_BOOT),
+        seed=p.get("seed", 0),
     )
     failures = vc.blocking_failures(checks)
     if failures and not vs.not_independent:
-        raise ValidationFailed(f"refused: a check now fails. {_refusal(failures)} Create a new study and choose "
-                               "to run it anyway if you must.", details={"checks": checks})
+        raise ValidationFailed(
+            f"refused: a check now fails. {_refusal(failures)} Create a new study and choose "
+            "to run it anyway if you must.",
+            details={"checks": checks},
+        )
     try:
         results = validation_results(vs=vs, checks=checks)
     except Exception as exc:
-        ValidationStudy.objects.filter(pk=vs.pk).update(status=ValidationStatus.FAILED, error=str(exc)[:2000],
-                                                         run_at=timezone.now())
+        ValidationStudy.objects.filter(pk=vs.pk).update(
+            status=ValidationStatus.FAILED, error=str(exc)[:2000], run_at=timezone.now()
+        )
         raise
     ValidationStudy.objects.filter(pk=vs.pk).update(
         status=ValidationStatus.DONE, results=results, checks=checks, error="", run_at=timezone.now()
@@ -245,15 +286,24 @@ def stamp(vs: ValidationStudy) -> str | None:
     failed = [c["title"] for c in vs.checks if c.get("blocking") and c.get("status") == vc.FAIL]
     why = f" Failed: {'; '.join(failed)}." if failed else ""
     reason = f" Researcher's reason: {vs.override_reason}" if vs.override_reason else ""
-    return (f"{NOT_INDEPENDENT}: run at the researcher's explicit choice although the independence and blinding "
-            f"checks failed; these figures are not an independent validation.{why}{reason}")
+    return (
+        f"{NOT_INDEPENDENT}: run at the researcher's explicit choice although the independence and blinding "
+        f"checks failed; these figures are not an independent validation.{why}{reason}"
+    )
 
 
 def _describe_run(run: ScoreRun | None) -> dict[str, Any] | None:
     if run is None:
         return None
-    return {"id": run.pk, "metric": run.metric, "metric_version": run.metric_version, "backend": run.backend,
-            "model_identity": run.model_identity, "parameters": run.parameters, "status": run.status}
+    return {
+        "id": run.pk,
+        "metric": run.metric,
+        "metric_version": run.metric_version,
+        "backend": run.backend,
+        "model_identity": run.model_identity,
+        "parameters": run.parameters,
+        "status": run.status,
+    }
 
 
 def validation_results(*, vs: ValidationStudy, checks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -263,22 +313,37 @@ def validation_results(*, vs: ValidationStudy, checks: list[dict[str, Any]]) -> 
     analyses = TEMPLATE_RUNNERS[vs.template](ctx)
     ceiling = next((c["data"] for c in checks if c["key"] == "human_ceiling"), None)
     return {
-        "validation_study": {"id": vs.pk, "name": vs.name, "study": vs.study.slug, "template": vs.template,
-                             "template_title": TEMPLATE_INFO[vs.template]["title"]},
+        "validation_study": {
+            "id": vs.pk,
+            "name": vs.name,
+            "study": vs.study.slug,
+            "template": vs.template,
+            "template_title": TEMPLATE_INFO[vs.template]["title"],
+        },
         "not_independent": vs.not_independent,
         "stamp": stamp(vs),
         "override_reason": vs.override_reason or None,
         "inputs": {
-            "metric_run": _describe_run(vs.metric_run), "compare_run": _describe_run(vs.compare_run),
+            "metric_run": _describe_run(vs.metric_run),
+            "compare_run": _describe_run(vs.compare_run),
             "metric_pool": {"id": vs.metric_pool_id, "name": vs.metric_pool.name, "rater": vs.metric_rater}
-            if vs.metric_pool else None,
+            if vs.metric_pool
+            else None,
             "target_pool": {"id": vs.target_pool_id, "name": vs.target_pool.name, "overlap": vs.target_pool.overlap},
-            "target_question": {"key": question.key, "kind": question.kind, "scope": question.scope,
-                                "options": question.option_values},
-            "target_mode": vs.target_mode, "positive": vs.positive,
-            "positive_rule": "at or after this option in the declared order" if question.kind == QuestionKind.ORDINAL
+            "target_question": {
+                "key": question.key,
+                "kind": question.kind,
+                "scope": question.scope,
+                "options": question.option_values,
+            },
+            "target_mode": vs.target_mode,
+            "positive": vs.positive,
+            "positive_rule": "at or after this option in the declared order"
+            if question.kind == QuestionKind.ORDINAL
             else "equal to this option",
-            "n_boot": ctx.n_boot, "seed": ctx.seed, "k": ctx.k,
+            "n_boot": ctx.n_boot,
+            "seed": ctx.seed,
+            "k": ctx.k,
         },
         "checks": checks,
         "human_ceiling": ceiling,
@@ -309,8 +374,9 @@ class _Context:
                 modes = [("majority", "pool B majority")]
             self._targets = []
             for mode, label in modes:
-                values, excluded = human_target(pool=vs.target_pool, question=self.question, target=mode,
-                                                        ratings=ratings)
+                values, excluded = human_target(
+                    pool=vs.target_pool, question=self.question, target=mode, ratings=ratings
+                )
                 self._targets.append((label, values, {k: n for k, n in excluded.items() if n}))
         return self._targets
 
@@ -347,8 +413,10 @@ def _run_missing(run: ScoreRun | None, allowed: tuple[str, ...] | None, role: st
         return [f"no {role}: choose a completed {wanted + ' ' if wanted else ''}score run of this study"]
     problems = []
     if allowed and run.metric not in allowed:
-        problems.append(f"the {role} is run #{run.pk}, {_a(run.metric)} {run.metric} run; this analysis needs "
-                        f"{_a(wanted)} {wanted} run")
+        problems.append(
+            f"the {role} is run #{run.pk}, {_a(run.metric)} {run.metric} run; this analysis needs "
+            f"{_a(wanted)} {wanted} run"
+        )
     if run.status != RunStatus.DONE:
         problems.append(f"the {role} (run #{run.pk}, {run.metric}) is {run.status}, not done")
     return problems
@@ -357,19 +425,24 @@ def _run_missing(run: ScoreRun | None, allowed: tuple[str, ...] | None, role: st
 def _scope_missing(question: Question, scopes: tuple[str, ...], what: str) -> list[str]:
     if question.scope in scopes:
         return []
-    return [f"the target question {question.key!r} is about {question.scope} units; {what} needs "
-            f"{' or '.join(scopes)} units"]
+    return [
+        f"the target question {question.key!r} is about {question.scope} units; {what} needs "
+        f"{' or '.join(scopes)} units"
+    ]
 
 
 def _target_missing(ctx: _Context) -> list[str]:
     if any(values for _, values, _ in ctx.targets()):
         return []
-    return [f"pool B ({ctx.vs.target_pool.name}) has no {ctx.vs.target_mode} target on {ctx.question.key} yet "
-            "(no submitted labels, or no gold)"]
+    return [
+        f"pool B ({ctx.vs.target_pool.name}) has no {ctx.vs.target_mode} target on {ctx.question.key} yet "
+        "(no submitted labels, or no gold)"
+    ]
 
 
-def run_values(run: ScoreRun, *, unit: str = "item",
-               extract: Callable[[dict[str, Any]], Any] | None = None) -> tuple[dict[Unit, float], int]:
+def run_values(
+    run: ScoreRun, *, unit: str = "item", extract: Callable[[dict[str, Any]], Any] | None = None
+) -> tuple[dict[Unit, float], int]:
     """A run's ok values per unit (``unit``: ``item``, or a prefix ``s:`` / ``a:``), or a number taken
     from each score's details by ``extract``; and how many scores were not ok or had no such number."""
     rows = Score.objects.filter(run=run)
@@ -381,7 +454,12 @@ def run_values(run: ScoreRun, *, unit: str = "item",
         item_id, key, value, state = row[:4]
         if extract is not None:
             value = extract(row[4] or {})
-        if state == ScoreState.OK and isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value):
+        if (
+            state == ScoreState.OK
+            and isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and np.isfinite(value)
+        ):
             values[(item_id, key)] = float(value)
         else:
             not_ok += 1
@@ -389,7 +467,12 @@ def run_values(run: ScoreRun, *, unit: str = "item",
 
 
 def _validity_figures(
-    analysis: dict[str, Any], *, name: str, scores: dict[Unit, float], target: dict[Unit, float], ctx: _Context,
+    analysis: dict[str, Any],
+    *,
+    name: str,
+    scores: dict[Unit, float],
+    target: dict[Unit, float],
+    ctx: _Context,
     ordinal: dict[Unit, float] | None = None,
 ) -> None:
     """AUC (DeLong and bootstrap), Spearman and Pearson of ``scores`` against a 0/1 ``target``."""
@@ -401,20 +484,33 @@ def _validity_figures(
     auc = summary["auc"]
     analysis["figures"].append(_figure(f"{name}: ROC AUC", auc))
     if auc.get("ci95_bootstrap"):
-        analysis["figures"].append(_figure(f"{name}: ROC AUC, bootstrap interval", {
-            "value": auc["value"], "ci95": auc["ci95_bootstrap"], "n_units": auc["n_units"],
-            "n_excluded_units": auc["n_excluded_units"],
-            "ci_method": f"percentile bootstrap, stratified, {ctx.n_boot} resamples, seed {ctx.seed}",
-        }))
+        analysis["figures"].append(
+            _figure(
+                f"{name}: ROC AUC, bootstrap interval",
+                {
+                    "value": auc["value"],
+                    "ci95": auc["ci95_bootstrap"],
+                    "n_units": auc["n_units"],
+                    "n_excluded_units": auc["n_excluded_units"],
+                    "ci_method": f"percentile bootstrap, stratified, {ctx.n_boot} resamples, seed {ctx.seed}",
+                },
+            )
+        )
     analysis["figures"].append(_figure(f"{name}: Spearman ρ", summary["spearman"]))
     analysis["figures"].append(_figure(f"{name}: Pearson r", summary["pearson"]))
-    analysis["notes"].append(f"{name}: {summary['n']} units with both a value and a target "
-                             f"({summary['n_pos']} positive, {summary['n_neg']} negative; {len(scores)} with a value, "
-                             f"{len(target)} with a target).")
+    analysis["notes"].append(
+        f"{name}: {summary['n']} units with both a value and a target "
+        f"({summary['n_pos']} positive, {summary['n_neg']} negative; {len(scores)} with a value, "
+        f"{len(target)} with a target)."
+    )
 
 
 def _paired_figures(
-    analysis: dict[str, Any], *, names: tuple[str, str], a: dict[Unit, float], b: dict[Unit, float],
+    analysis: dict[str, Any],
+    *,
+    names: tuple[str, str],
+    a: dict[Unit, float],
+    b: dict[Unit, float],
     target: dict[Unit, float],
 ) -> None:
     """Both AUCs and the paired DeLong difference on the units both metrics scored and pool B judged."""
@@ -427,8 +523,10 @@ def _paired_figures(
     paired = va.delong_paired(sa, sb, y)
     analysis["figures"].append(_figure(f"{names[0]} − {names[1]}: AUC difference (paired DeLong)", paired))
     if paired.defined:
-        analysis["notes"].append(f"Paired DeLong test: z = {paired.extra['z']:.3f}, two-sided p = "
-                                 f"{paired.extra['p_value']:.4g}, on {len(units)} units.")
+        analysis["notes"].append(
+            f"Paired DeLong test: z = {paired.extra['z']:.3f}, two-sided p = "
+            f"{paired.extra['p_value']:.4g}, on {len(units)} units."
+        )
     else:
         analysis["notes"].append(f"Paired DeLong test on {len(units)} units: {paired.reason}.")
 
@@ -454,7 +552,9 @@ def run_astrid(ctx: _Context) -> list[dict[str, Any]]:
     human_cf: dict[Unit, float] = {}
     human_missing: list[str] = []
     if vs.metric_pool is None:
-        human_missing = ["no pool A: choose the pool whose sentence labels (information_bearing, grounded) give human CF"]
+        human_missing = [
+            "no pool A: choose the pool whose sentence labels (information_bearing, grounded) give human CF"
+        ]
     else:
         try:
             human_cf, undefined = _measure_values(vs.metric_pool, "human_cf", vs.metric_rater, vs.study)
@@ -462,8 +562,10 @@ def run_astrid(ctx: _Context) -> list[dict[str, Any]]:
             human_missing = [f"pool A ({vs.metric_pool.name}): {exc.message}"]
         else:
             if not human_cf:
-                human_missing = [f"pool A ({vs.metric_pool.name}) gives no human CF from {vs.metric_rater} yet "
-                                 f"({len(undefined)} items undefined)"]
+                human_missing = [
+                    f"pool A ({vs.metric_pool.name}) gives no human CF from {vs.metric_rater} yet "
+                    f"({len(undefined)} items undefined)"
+                ]
     targets = ctx.targets() if not scope_missing else []
     for label, positions, excluded in targets or [(None, {}, {})]:
         y = ctx.binary(positions) if positions else {}
@@ -473,24 +575,37 @@ def run_astrid(ctx: _Context) -> list[dict[str, Any]]:
         if missing:
             out.append(_missing(a, missing))
         else:
-            _validity_figures(a, name=f"CF (run #{vs.metric_run.pk}, {vs.metric_run.backend})", scores=cf, target=y,
-                              ctx=ctx, ordinal=ordinal)
+            _validity_figures(
+                a,
+                name=f"CF (run #{vs.metric_run.pk}, {vs.metric_run.backend})",
+                scores=cf,
+                target=y,
+                ctx=ctx,
+                ordinal=ordinal,
+            )
             out.append(a)
         b = _analysis("human_cf", f"Human CF from pool A against {ctx.question.key} from pool B", target=label)
         missing = scope_missing + target_missing + human_missing
         if missing:
             out.append(_missing(b, missing))
         else:
-            _validity_figures(b, name=f"human CF ({vs.metric_pool.name}, {vs.metric_rater})", scores=human_cf, target=y,
-                              ctx=ctx, ordinal=ordinal)
+            _validity_figures(
+                b,
+                name=f"human CF ({vs.metric_pool.name}, {vs.metric_rater})",
+                scores=human_cf,
+                target=y,
+                ctx=ctx,
+                ordinal=ordinal,
+            )
             out.append(b)
         c = _analysis("cf_vs_rf", f"CF against RF on {ctx.question.key}, paired (DeLong)", target=label)
         missing = scope_missing + target_missing + cf_missing + rf_missing
         if missing:
             out.append(_missing(c, missing))
         else:
-            _paired_figures(c, names=(f"CF (run #{vs.metric_run.pk})", f"RF (run #{vs.compare_run.pk})"), a=cf, b=rf,
-                            target=y)
+            _paired_figures(
+                c, names=(f"CF (run #{vs.metric_run.pk})", f"RF (run #{vs.compare_run.pk})"), a=cf, b=rf, target=y
+            )
             out.append(c)
         for analysis in out[-3:]:
             if excluded and analysis["status"] == "ok":
@@ -515,7 +630,9 @@ def aspect_sets(study: Study) -> tuple[dict[int, list[str]], dict[int, list[str]
         "original_aspects": sum(len(v) for v in original.values()),
         "expanded_aspects": sum(len(v) for v in expanded.values()),
         "accepted_proposals": current.filter(origin=AspectOrigin.PROPOSED).count(),
-        "items_changed": sum(1 for i in set(original) | set(expanded) if set(original.get(i, ())) != set(expanded.get(i, ()))),
+        "items_changed": sum(
+            1 for i in set(original) | set(expanded) if set(original.get(i, ())) != set(expanded.get(i, ()))
+        ),
     }
     return original, expanded, counts
 
@@ -555,8 +672,9 @@ def _pool_a_aspect_judgements(ctx: _Context) -> tuple[dict[Unit, float], list[st
     if not positions:
         return {}, [f"pool A ({vs.metric_pool.name}) has no {vs.metric_rater} labels on {key} yet"]
     units = list(positions)
-    covered = binary_target(question, np.array([positions[u] for u in units], dtype=float),
-                                    selectors.ASPECT_QUESTIONS[key][0])
+    covered = binary_target(
+        question, np.array([positions[u] for u in units], dtype=float), selectors.ASPECT_QUESTIONS[key][0]
+    )
     return {u: float(c) for u, c in zip(units, covered, strict=True)}, []
 
 
@@ -567,29 +685,43 @@ def run_icat(ctx: _Context) -> list[dict[str, Any]]:
     target_missing = _target_missing(ctx) if not scope_missing else []
     run_missing = _run_missing(vs.metric_run, ("icat",), "metric run (ICAT)")
     original, expanded, counts = aspect_sets(vs.study)
-    set_note = (f"Original set: {counts['original_aspects']} aspects (version 1); expanded set: "
-                f"{counts['expanded_aspects']} aspects, {counts['accepted_proposals']} of them accepted proposals "
-                f"({counts['items_changed']} items changed).")
+    set_note = (
+        f"Original set: {counts['original_aspects']} aspects (version 1); expanded set: "
+        f"{counts['expanded_aspects']} aspects, {counts['accepted_proposals']} of them accepted proposals "
+        f"({counts['items_changed']} items changed)."
+    )
     if not counts["accepted_proposals"] and not counts["items_changed"]:
         set_note += " No proposal has been accepted yet, so the two sets are the same."
     icat_aspects = run_values(vs.metric_run, unit="a:")[0] if not run_missing else {}
-    icat_cov = {name: coverage_per_item(sets, icat_aspects) for name, sets in (("original", original), ("expanded", expanded))}
+    icat_cov = {
+        name: coverage_per_item(sets, icat_aspects) for name, sets in (("original", original), ("expanded", expanded))
+    }
     pool_a, pool_a_missing = _pool_a_aspect_judgements(ctx) if not scope_missing else ({}, [])
     for label, positions, excluded in (ctx.targets() if not scope_missing else []) or [(None, {}, {})]:
         y = ctx.binary(positions) if positions else {}
-        human_cov = {name: coverage_per_item(sets, y) for name, sets in (("original", original), ("expanded", expanded))}
+        human_cov = {
+            name: coverage_per_item(sets, y) for name, sets in (("original", original), ("expanded", expanded))
+        }
         a = _analysis("coverage_by_aspect_set", "Coverage under the original and the expanded aspect set", target=label)
         a["notes"].append(set_note)
         if scope_missing or target_missing:
             out.append(_missing(a, scope_missing + target_missing))
         else:
-            _coverage_figures(a, "human coverage (pool B)", human_cov,
-                              unjudged="an aspect pool B did not judge (accepted after it labelled the item?)")
+            _coverage_figures(
+                a,
+                "human coverage (pool B)",
+                human_cov,
+                unjudged="an aspect pool B did not judge (accepted after it labelled the item?)",
+            )
             if run_missing:
                 a["notes"].append("ICAT coverage not computed: " + "; ".join(run_missing) + ".")
             else:
-                _coverage_figures(a, f"ICAT coverage (run #{vs.metric_run.pk})", icat_cov,
-                                  unjudged="an aspect the run did not score (accepted after the run, or aspects=must_have)")
+                _coverage_figures(
+                    a,
+                    f"ICAT coverage (run #{vs.metric_run.pk})",
+                    icat_cov,
+                    unjudged="an aspect the run did not score (accepted after the run, or aspects=must_have)",
+                )
             out.append(a)
         b = _analysis("icat_vs_human", "ICAT coverage against human coverage, under both aspect sets", target=label)
         missing = scope_missing + target_missing + run_missing
@@ -597,8 +729,9 @@ def run_icat(ctx: _Context) -> list[dict[str, Any]]:
             out.append(_missing(b, missing))
         else:
             for name, sets in (("original", original), ("expanded", expanded)):
-                _agreement_figures(b, f"ICAT vs pool B, {name} set", icat_cov[name][0], human_cov[name][0],
-                                   icat_aspects, y, sets, ctx)
+                _agreement_figures(
+                    b, f"ICAT vs pool B, {name} set", icat_cov[name][0], human_cov[name][0], icat_aspects, y, sets, ctx
+                )
             out.append(b)
         c = _analysis("pool_a_vs_pool_b", "Pool A's coverage against pool B's, under both aspect sets", target=label)
         missing = scope_missing + target_missing + pool_a_missing
@@ -616,24 +749,46 @@ def run_icat(ctx: _Context) -> list[dict[str, Any]]:
     return out
 
 
-def _coverage_figures(analysis: dict[str, Any], name: str, cov: dict[str, tuple[dict[Unit, float], int]],
-                      *, unjudged: str = "an aspect nobody judged") -> None:
+def _coverage_figures(
+    analysis: dict[str, Any],
+    name: str,
+    cov: dict[str, tuple[dict[Unit, float], int]],
+    *,
+    unjudged: str = "an aspect nobody judged",
+) -> None:
     (orig, orig_partial), (exp, exp_partial) = cov["original"], cov["expanded"]
-    analysis["figures"].append(_figure(f"{name}, original set: mean per item",
-                                       mean_ci(list(orig.values()), n_excluded=orig_partial, what="item")))
-    analysis["figures"].append(_figure(f"{name}, expanded set: mean per item",
-                                       mean_ci(list(exp.values()), n_excluded=exp_partial, what="item")))
+    analysis["figures"].append(
+        _figure(
+            f"{name}, original set: mean per item", mean_ci(list(orig.values()), n_excluded=orig_partial, what="item")
+        )
+    )
+    analysis["figures"].append(
+        _figure(
+            f"{name}, expanded set: mean per item", mean_ci(list(exp.values()), n_excluded=exp_partial, what="item")
+        )
+    )
     both = sorted(set(orig) & set(exp))
-    analysis["figures"].append(_figure(f"{name}: expanded − original, paired per item", paired_difference(
-        [exp[u] for u in both], [orig[u] for u in both])))
+    analysis["figures"].append(
+        _figure(
+            f"{name}: expanded − original, paired per item",
+            paired_difference([exp[u] for u in both], [orig[u] for u in both]),
+        )
+    )
     if orig_partial or exp_partial:
-        analysis["notes"].append(f"{name}: items with {unjudged} are left out (original set {orig_partial}, "
-                                 f"expanded set {exp_partial}).")
+        analysis["notes"].append(
+            f"{name}: items with {unjudged} are left out (original set {orig_partial}, expanded set {exp_partial})."
+        )
 
 
 def _agreement_figures(
-    analysis: dict[str, Any], name: str, metric_cov: dict[Unit, float], human_cov: dict[Unit, float],
-    metric_aspects: dict[Unit, float], human_aspects: dict[Unit, float], sets: dict[int, list[str]], ctx: _Context,
+    analysis: dict[str, Any],
+    name: str,
+    metric_cov: dict[Unit, float],
+    human_cov: dict[Unit, float],
+    metric_aspects: dict[Unit, float],
+    human_aspects: dict[Unit, float],
+    sets: dict[int, list[str]],
+    ctx: _Context,
 ) -> None:
     items = sorted(set(metric_cov) & set(human_cov))
     x = np.array([metric_cov[u] for u in items], dtype=float)
@@ -642,8 +797,15 @@ def _agreement_figures(
     analysis["figures"].append(_figure(f"{name}: Pearson r of item coverage", va.pearson(x, h)))
     in_set = {(item_id, key) for item_id, keys in sets.items() for key in keys}
     units = sorted(in_set & set(metric_aspects) & set(human_aspects))
-    analysis["figures"].append(_figure(f"{name}: ROC AUC of the per-aspect verdicts", va.roc_auc(
-        np.array([metric_aspects[u] for u in units], dtype=float), np.array([human_aspects[u] for u in units], dtype=float))))
+    analysis["figures"].append(
+        _figure(
+            f"{name}: ROC AUC of the per-aspect verdicts",
+            va.roc_auc(
+                np.array([metric_aspects[u] for u in units], dtype=float),
+                np.array([human_aspects[u] for u in units], dtype=float),
+            ),
+        )
+    )
 
 
 # --- PubHealthBench -----------------------------------------------------------------------------------
@@ -651,8 +813,10 @@ def _agreement_figures(
 
 def _chunks(study: Study) -> dict[int, list[tuple[int, bool]]]:
     out: dict[int, list[tuple[int, bool]]] = defaultdict(list)
-    for item_id, rank, target in Chunk.objects.filter(item__study=study).order_by("item_id", "rank").values_list(
-        "item_id", "rank", "is_labelled_target"
+    for item_id, rank, target in (
+        Chunk.objects.filter(item__study=study)
+        .order_by("item_id", "rank")
+        .values_list("item_id", "rank", "is_labelled_target")
     ):
         out[item_id].append((rank, target))
     return out
@@ -680,16 +844,25 @@ def run_pubhealth(ctx: _Context) -> list[dict[str, Any]]:
     target_missing = _target_missing(ctx) if not scope_missing else []
     chunks = _chunks(vs.study)
     no_chunks = [] if chunks else ["the study's items have no retrieved chunks"]
-    no_targets = [] if any(t for rows in chunks.values() for _, t in rows) else [
-        "no chunk of the study is labelled as the target (is_labelled_target): there is no single-target relevance"]
+    no_targets = (
+        []
+        if any(t for rows in chunks.values() for _, t in rows)
+        else [
+            "no chunk of the study is labelled as the target (is_labelled_target): there is no single-target relevance"
+        ]
+    )
     run_missing = _run_missing(vs.metric_run, ("rubric",), "metric run (judge rubric)")
-    faithfulness = run_values(vs.metric_run, extract=lambda d: (d.get("ratings") or {}).get("faithfulness"))[0] \
-        if not run_missing else {}
+    faithfulness = (
+        run_values(vs.metric_run, extract=lambda d: (d.get("ratings") or {}).get("faithfulness"))[0]
+        if not run_missing
+        else {}
+    )
     for label, positions, excluded in (ctx.targets() if not scope_missing else []) or [(None, {}, {})]:
         y = ctx.binary(positions) if positions else {}
         sets = relevance_sets(chunks, y)
-        a = _analysis("retrieval", f"Retrieval quality (k = {ctx.k}) under single-target and multi-label relevance",
-                      target=label)
+        a = _analysis(
+            "retrieval", f"Retrieval quality (k = {ctx.k}) under single-target and multi-label relevance", target=label
+        )
         missing = scope_missing + no_chunks + no_targets + target_missing
         if missing:
             out.append(_missing(a, missing))
@@ -703,23 +876,39 @@ def run_pubhealth(ctx: _Context) -> list[dict[str, Any]]:
         if missing:
             out.append(_missing(b, missing))
         else:
-            supported_single = {(i, "item"): float(any(y[(i, f"c:{r}")] == 1.0 for r in s))
-                                for i, s in sets["single"].items() if s and all((i, f"c:{r}") in y for r in s)}
+            supported_single = {
+                (i, "item"): float(any(y[(i, f"c:{r}")] == 1.0 for r in s))
+                for i, s in sets["single"].items()
+                if s and all((i, f"c:{r}") in y for r in s)
+            }
             supported_multi = {(i, "item"): float(bool(s)) for i, s in sets["multi"].items()}
-            b["notes"].append("Single-target: the answer counts as supported when pool B marked its labelled target "
-                              "chunk as supporting it. Multi-label: when pool B marked any retrieved chunk.")
+            b["notes"].append(
+                "Single-target: the answer counts as supported when pool B marked its labelled target "
+                "chunk as supporting it. Multi-label: when pool B marked any retrieved chunk."
+            )
             if no_targets:
                 b["notes"].append("Single-target figures undefined: " + no_targets[0] + ".")
-            _validity_figures(b, name="rubric faithfulness vs single-target support", scores=faithfulness,
-                              target=supported_single, ctx=ctx)
-            _validity_figures(b, name="rubric faithfulness vs multi-label support", scores=faithfulness,
-                              target=supported_multi, ctx=ctx)
+            _validity_figures(
+                b,
+                name="rubric faithfulness vs single-target support",
+                scores=faithfulness,
+                target=supported_single,
+                ctx=ctx,
+            )
+            _validity_figures(
+                b,
+                name="rubric faithfulness vs multi-label support",
+                scores=faithfulness,
+                target=supported_multi,
+                ctx=ctx,
+            )
             out.append(b)
     return out
 
 
-def _retrieval_figures(analysis: dict[str, Any], chunks: dict[int, list[tuple[int, bool]]], sets: dict[str, Any],
-                       k: int) -> None:
+def _retrieval_figures(
+    analysis: dict[str, Any], chunks: dict[int, list[tuple[int, bool]]], sets: dict[str, Any], k: int
+) -> None:
     per: dict[str, dict[int, dict[str, float]]] = {"single": {}, "multi": {}}
     empty = {"single": 0, "multi": 0}
     for name in ("single", "multi"):
@@ -731,16 +920,29 @@ def _retrieval_figures(analysis: dict[str, Any], chunks: dict[int, list[tuple[in
             per[name][item_id] = retrieval_measures(ranking, relevant, k)
     both = sorted(set(per["single"]) & set(per["multi"]))
     for measure in RETRIEVAL_MEASURES:
-        analysis["figures"].append(_figure(f"{measure}, single target: mean", mean_ci(
-            [m[measure] for m in per["single"].values()], n_excluded=empty["single"], what="item")))
-        analysis["figures"].append(_figure(f"{measure}, multi-label (pool B): mean", mean_ci(
-            [m[measure] for m in per["multi"].values()], n_excluded=empty["multi"], what="item")))
-        analysis["figures"].append(_figure(f"{measure}: multi-label − single target, paired", paired_difference(
-            [per["multi"][i][measure] for i in both], [per["single"][i][measure] for i in both])))
+        analysis["figures"].append(
+            _figure(
+                f"{measure}, single target: mean",
+                mean_ci([m[measure] for m in per["single"].values()], n_excluded=empty["single"], what="item"),
+            )
+        )
+        analysis["figures"].append(
+            _figure(
+                f"{measure}, multi-label (pool B): mean",
+                mean_ci([m[measure] for m in per["multi"].values()], n_excluded=empty["multi"], what="item"),
+            )
+        )
+        analysis["figures"].append(
+            _figure(
+                f"{measure}: multi-label − single target, paired",
+                paired_difference([per["multi"][i][measure] for i in both], [per["single"][i][measure] for i in both]),
+            )
+        )
     analysis["notes"].append(
         f"Items left out: {empty['single']} with no labelled target chunk, {empty['multi']} where pool B marked no "
         f"chunk as supporting, {sets['not_all_judged']} where pool B judged only some chunks. Relevant chunks are "
-        "those among the retrieved ones, so Recall@k with k ≥ the number of chunks is 1.")
+        "those among the retrieved ones, so Recall@k with k ≥ the number of chunks is 1."
+    )
 
 
 # --- PlainQAFact -------------------------------------------------------------------------------------
@@ -763,11 +965,18 @@ def run_plainqafact(ctx: _Context) -> list[dict[str, Any]]:
     sentence = ctx.question.scope == "sentence"
     if not run_missing:
         if (vs.metric_run.parameters or {}).get("knowledge") == "none":
-            notes.append(f"Run #{vs.metric_run.pk} verifies explanations against the source only (knowledge=none): "
-                         "it is not kind-aware beyond the source.")
+            notes.append(
+                f"Run #{vs.metric_run.pk} verifies explanations against the source only (knowledge=none): "
+                "it is not kind-aware beyond the source."
+            )
         if sentence:
-            elaborations = {(i, k) for i, k, d in Score.objects.filter(run=vs.metric_run, unit_key__startswith="s:")
-                            .values_list("item_id", "unit_key", "details") if (d or {}).get("kind") == "elaboration"}
+            elaborations = {
+                (i, k)
+                for i, k, d in Score.objects.filter(run=vs.metric_run, unit_key__startswith="s:").values_list(
+                    "item_id", "unit_key", "details"
+                )
+                if (d or {}).get("kind") == "elaboration"
+            }
             a_vals = {u: v for u, v in run_values(vs.metric_run, unit="s:")[0].items() if u in elaborations}
         else:
             a_vals = run_values(vs.metric_run, extract=_explanation_score)[0]
@@ -790,11 +999,19 @@ def run_plainqafact(ctx: _Context) -> list[dict[str, Any]]:
         if missing:
             out.append(_missing(a, missing))
             continue
-        what = "elaboration sentences (as the kind-aware run classified them)" if sentence else \
-            "items, by the explanation score (supported elaborations / elaborations)"
+        what = (
+            "elaboration sentences (as the kind-aware run classified them)"
+            if sentence
+            else "items, by the explanation score (supported elaborations / elaborations)"
+        )
         a["notes"].append(f"Units: {what}.")
-        _paired_figures(a, names=(f"kind-aware (run #{vs.metric_run.pk})", f"source-only (run #{vs.compare_run.pk})"),
-                        a=a_vals, b={u: v for u, v in b_vals.items() if u in a_vals}, target=y)
+        _paired_figures(
+            a,
+            names=(f"kind-aware (run #{vs.metric_run.pk})", f"source-only (run #{vs.compare_run.pk})"),
+            a=a_vals,
+            b={u: v for u, v in b_vals.items() if u in a_vals},
+            target=y,
+        )
         if excluded:
             a["notes"].append(f"Left out of the target: {excluded}.")
         out.append(a)
@@ -812,12 +1029,27 @@ TEMPLATE_RUNNERS: dict[str, Callable[[_Context], list[dict[str, Any]]]] = {
 def validation_study_as_dict(vs: ValidationStudy) -> dict[str, Any]:
     """The study as the API and the JSON download give it; ``not_independent`` and ``stamp`` at the top."""
     return {
-        "id": vs.pk, "name": vs.name, "study": vs.study.slug, "template": vs.template,
-        "not_independent": vs.not_independent, "stamp": stamp(vs), "override_reason": vs.override_reason or None,
-        "status": vs.status, "checks_passed": vs.checks_passed,
-        "metric_run": vs.metric_run_id, "compare_run": vs.compare_run_id, "metric_pool": vs.metric_pool_id,
-        "metric_rater": vs.metric_rater, "target_pool": vs.target_pool_id, "target_question": vs.target_question.key,
-        "target_mode": vs.target_mode, "positive": vs.positive, "parameters": vs.parameters,
-        "checks": (vs.results or {}).get("checks") or vs.checks, "results": vs.results, "error": vs.error or None,
-        "created_at": vs.created_at.isoformat(), "run_at": vs.run_at.isoformat() if vs.run_at else None,
+        "id": vs.pk,
+        "name": vs.name,
+        "study": vs.study.slug,
+        "template": vs.template,
+        "not_independent": vs.not_independent,
+        "stamp": stamp(vs),
+        "override_reason": vs.override_reason or None,
+        "status": vs.status,
+        "checks_passed": vs.checks_passed,
+        "metric_run": vs.metric_run_id,
+        "compare_run": vs.compare_run_id,
+        "metric_pool": vs.metric_pool_id,
+        "metric_rater": vs.metric_rater,
+        "target_pool": vs.target_pool_id,
+        "target_question": vs.target_question.key,
+        "target_mode": vs.target_mode,
+        "positive": vs.positive,
+        "parameters": vs.parameters,
+        "checks": (vs.results or {}).get("checks") or vs.checks,
+        "results": vs.results,
+        "error": vs.error or None,
+        "created_at": vs.created_at.isoformat(),
+        "run_at": vs.run_at.isoformat() if vs.run_at else None,
     }

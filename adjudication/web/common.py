@@ -51,8 +51,9 @@ def csv_download(body: str, name: str) -> HttpResponse:
 
 
 def json_download(report: Any, name: str) -> HttpResponse:
-    return attachment(json.dumps(report, ensure_ascii=False, indent=1), content_type="application/json",
-                      filename=f"{name}.json")
+    return attachment(
+        json.dumps(report, ensure_ascii=False, indent=1), content_type="application/json", filename=f"{name}.json"
+    )
 
 
 class ResearcherApi(APIView):

@@ -31,7 +31,9 @@ def _patterns(codes: np.ndarray) -> list[tuple[list[float], int]]:
 def _ratings(seed: int, units: int = 300, raters: int = 4, k: int = 4, missing: float = 0.2) -> np.ndarray:
     rng = np.random.default_rng(seed)
     truth = rng.integers(0, k, size=units)
-    codes = np.where(rng.random((units, raters)) < 0.6, truth[:, None], rng.integers(0, k, size=(units, raters))).astype(float)
+    codes = np.where(
+        rng.random((units, raters)) < 0.6, truth[:, None], rng.integers(0, k, size=(units, raters))
+    ).astype(float)
     codes[rng.random((units, raters)) < missing] = np.nan
     return codes
 

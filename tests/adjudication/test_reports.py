@@ -23,19 +23,40 @@ from annotation.models import AssignmentStatus, Label
 from scoring.models import RunStatus, Score, ScoreRun, ScoreState
 from tests import factories
 
-HARM = [{"value": "none", "label": "None", "key": "1"}, {"value": "slight", "label": "Slight", "key": "2"},
-        {"value": "severe", "label": "Severe", "key": "3"}]
+HARM = [
+    {"value": "none", "label": "None", "key": "1"},
+    {"value": "slight", "label": "Slight", "key": "2"},
+    {"value": "severe", "label": "Severe", "key": "3"},
+]
 
 # Twelve items rated by three annotators on "pf" (yes/no). Rows are items, columns annotators A1..A3.
 PF = [
-    ["yes", "yes", "yes"], ["yes", "yes", "no"], ["no", "no", "no"], ["no", "no", "no"],
-    ["yes", "yes", "yes"], ["yes", "no", "yes"], ["no", "no", "yes"], ["yes", "yes", "yes"],
-    ["no", "no", "no"], ["yes", "yes", None], ["no", None, None], ["yes", "yes", "yes"],
+    ["yes", "yes", "yes"],
+    ["yes", "yes", "no"],
+    ["no", "no", "no"],
+    ["no", "no", "no"],
+    ["yes", "yes", "yes"],
+    ["yes", "no", "yes"],
+    ["no", "no", "yes"],
+    ["yes", "yes", "yes"],
+    ["no", "no", "no"],
+    ["yes", "yes", None],
+    ["no", None, None],
+    ["yes", "yes", "yes"],
 ]
 HARM_RATINGS = [
-    ["none", "none", "slight"], ["slight", "slight", "slight"], ["severe", "severe", "slight"], ["none", "none", "none"],
-    ["slight", "none", "slight"], ["severe", "severe", "severe"], ["none", "slight", "none"], ["none", "none", "none"],
-    ["slight", "slight", "severe"], ["none", "none", None], ["none", None, None], ["severe", "severe", "severe"],
+    ["none", "none", "slight"],
+    ["slight", "slight", "slight"],
+    ["severe", "severe", "slight"],
+    ["none", "none", "none"],
+    ["slight", "none", "slight"],
+    ["severe", "severe", "severe"],
+    ["none", "slight", "none"],
+    ["none", "none", "none"],
+    ["slight", "slight", "severe"],
+    ["none", "none", None],
+    ["none", None, None],
+    ["severe", "severe", "severe"],
 ]
 METRIC = [0.9, 0.7, 0.2, 0.1, 0.8, 0.6, 0.4, 0.95, 0.3, 0.65, 0.15, 0.85]
 
@@ -47,8 +68,15 @@ def fast_password_hashing(settings):
 
 
 def _label(assignment, question, value, unit_key="item"):
-    return Label(assignment=assignment, question=question, unit_key=unit_key, value=value, version=1,
-                 updated_by=assignment.annotator, updated_at=timezone.now())
+    return Label(
+        assignment=assignment,
+        question=question,
+        unit_key=unit_key,
+        value=value,
+        version=1,
+        updated_by=assignment.annotator,
+        updated_at=timezone.now(),
+    )
 
 
 @pytest.fixture
@@ -66,7 +94,9 @@ def fixture_study(study, researcher):
         for j, user in enumerate(members):
             if PF[i][j] is None:
                 continue
-            a = factories.make_assignment(pool, item, user, status=AssignmentStatus.SUBMITTED, submitted_at=timezone.now())
+            a = factories.make_assignment(
+                pool, item, user, status=AssignmentStatus.SUBMITTED, submitted_at=timezone.now()
+            )
             labels += [_label(a, pf, PF[i][j]), _label(a, harm, HARM_RATINGS[i][j])]
     # A draft (not submitted) assignment must not count.
     draft_user = factories.make_user("late")
@@ -80,11 +110,14 @@ def fixture_study(study, researcher):
 @pytest.fixture
 def score_run(fixture_study, researcher):
     study = fixture_study["study"]
-    run = ScoreRun.objects.create(study=study, metric="cf", metric_version="1", backend="lexical",
-                                  status=RunStatus.DONE, created_by=researcher)
+    run = ScoreRun.objects.create(
+        study=study, metric="cf", metric_version="1", backend="lexical", status=RunStatus.DONE, created_by=researcher
+    )
     Score.objects.bulk_create(
-        [Score(run=run, item=item, unit_key="item", value=v, state=ScoreState.OK)
-         for item, v in zip(fixture_study["items"], METRIC, strict=True)]
+        [
+            Score(run=run, item=item, unit_key="item", value=v, state=ScoreState.OK)
+            for item, v in zip(fixture_study["items"], METRIC, strict=True)
+        ]
         + []
     )
     Score.objects.filter(run=run, item=fixture_study["items"][11]).update(state=ScoreState.UNDETERMINED, value=None)
@@ -127,8 +160,10 @@ def test_a_stored_value_off_the_scale_is_excluded_and_counted(fixture_study):
 
 
 def test_validity_report_aligns_scores_and_the_majority_on_the_same_units(fixture_study, score_run):
-    vp = validity_params_parse(study=fixture_study["study"], query={
-        "source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf"})
+    vp = validity_params_parse(
+        study=fixture_study["study"],
+        query={"source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf"},
+    )
     assert vp.target == "majority" and vp.positive == "yes"  # no gold yet; first option is positive
     rep = validity_report(study=fixture_study["study"], params=vp)
     # Majority of PF per row (ties excluded: row 10 has one rating only → its own value).
@@ -138,7 +173,8 @@ def test_validity_report_aligns_scores_and_the_majority_on_the_same_units(fixtur
     assert rep["auc"]["value"] == pytest.approx(expected.value)
     assert rep["auc"]["ci95"] == pytest.approx(list(expected.ci95))
     assert rep["human_ceiling"]["fleiss_kappa"]["value"] == pytest.approx(
-        ag.fleiss_kappa(_codes(PF, ["yes", "no"]), 2).value)
+        ag.fleiss_kappa(_codes(PF, ["yes", "no"]), 2).value
+    )
     assert rep["roc"]["fpr"][0] == 0.0
 
 
@@ -149,24 +185,33 @@ def test_gold_is_the_default_target_only_when_it_covers_every_unit(fixture_study
     pool, pf, study = fixture_study["pool"], fixture_study["pf"], fixture_study["study"]
     query = {"source": f"run:{score_run.pk}", "pool": pool.pk, "question": "pf"}
     for item, value in zip(fixture_study["items"][:6], GOLD_PF[:6], strict=True):
-        GoldLabel.objects.create(pool=pool, item=item, unit_key="item", question=pf, value=value,
-                                 source=GoldSource.UNANIMOUS)
+        GoldLabel.objects.create(
+            pool=pool, item=item, unit_key="item", question=pf, value=value, source=GoldSource.UNANIMOUS
+        )
     # Partial gold (typically the unanimous units) would keep only the easy units: majority instead.
     assert validity_params_parse(study=study, query=query).target == "majority"
-    explicit = validity_report(study=study, params=validity_params_parse(
-        study=study, query={**query, "target": "gold"}))
+    explicit = validity_report(
+        study=study, params=validity_params_parse(study=study, query={**query, "target": "gold"})
+    )
     assert explicit["n_units_both"] == 6
     assert explicit["auc"]["value"] == pytest.approx(
-        va.roc_auc(np.array(METRIC[:6]), np.array([1, 1, 0, 0, 1, 0], float)).value)
+        va.roc_auc(np.array(METRIC[:6]), np.array([1, 1, 0, 0, 1, 0], float)).value
+    )
     for item, value in zip(fixture_study["items"][6:], GOLD_PF[6:], strict=True):
-        GoldLabel.objects.create(pool=pool, item=item, unit_key="item", question=pf, value=value,
-                                 source=GoldSource.ADJUDICATED)
+        GoldLabel.objects.create(
+            pool=pool, item=item, unit_key="item", question=pf, value=value, source=GoldSource.ADJUDICATED
+        )
     assert validity_params_parse(study=study, query=query).target == "gold"
 
 
 def test_an_ordinal_positive_class_means_that_option_or_worse(fixture_study, score_run):
-    vp = ValidityParams(source=f"run:{score_run.pk}", pool_id=fixture_study["pool"].pk, question="harm",
-                                target="rater:A1", positive="slight")
+    vp = ValidityParams(
+        source=f"run:{score_run.pk}",
+        pool_id=fixture_study["pool"].pk,
+        question="harm",
+        target="rater:A1",
+        positive="slight",
+    )
     rep = validity_report(study=fixture_study["study"], params=vp)
     a1 = [r[0] for r in HARM_RATINGS[:11]]
     assert rep["n_pos"] == sum(v in ("slight", "severe") for v in a1)
@@ -176,8 +221,10 @@ def test_a_metric_source_list_includes_every_score_run(fixture_study, score_run)
     keys = [s.key for s in metric_sources(fixture_study["study"])]
     assert f"run:{score_run.pk}" in keys
     pairs = validity_pairs(study=fixture_study["study"])
-    assert {(p["source"].key, p["question"].key) for p in pairs} >= {(f"run:{score_run.pk}", "pf"),
-                                                                     (f"run:{score_run.pk}", "harm")}
+    assert {(p["source"].key, p["question"].key) for p in pairs} >= {
+        (f"run:{score_run.pk}", "pf"),
+        (f"run:{score_run.pk}", "harm"),
+    }
 
 
 def test_agreement_csv_has_one_row_per_statistic(fixture_study):
@@ -196,8 +243,9 @@ def _agreement_url(fx, key="pf"):
     return reverse("adjudication:report-agreement", args=[fx["study"].slug, fx["pool"].pk, key])
 
 
-def test_researcher_sees_the_agreement_page_with_the_matrix_and_outlier_table(client, researcher, fixture_study,
-                                                                            django_assert_max_num_queries):
+def test_researcher_sees_the_agreement_page_with_the_matrix_and_outlier_table(
+    client, researcher, fixture_study, django_assert_max_num_queries
+):
     client.force_login(researcher)
     with django_assert_max_num_queries(25):
         response = client.get(_agreement_url(fixture_study))
@@ -214,8 +262,13 @@ def test_annotator_is_refused_and_stranger_learns_nothing(client, annotator, str
     urls = [
         reverse("adjudication:report-index", args=[fixture_study["study"].slug]),
         _agreement_url(fixture_study),
-        reverse("adjudication:report-agreement-download", args=[fixture_study["study"].slug, fixture_study["pool"].pk, "pf", "csv"]),
-        reverse("adjudication-api-report-agreement", args=[fixture_study["study"].slug, fixture_study["pool"].pk, "pf"]),
+        reverse(
+            "adjudication:report-agreement-download",
+            args=[fixture_study["study"].slug, fixture_study["pool"].pk, "pf", "csv"],
+        ),
+        reverse(
+            "adjudication-api-report-agreement", args=[fixture_study["study"].slug, fixture_study["pool"].pk, "pf"]
+        ),
     ]
     client.force_login(annotator)
     assert [client.get(u).status_code for u in urls] == [403, 403, 403, 403]
@@ -254,7 +307,9 @@ def test_validity_page_renders_the_roc_svg_and_the_ceiling(client, researcher, f
 def test_validity_with_an_unknown_source_is_not_found(client, researcher, fixture_study):
     client.force_login(researcher)
     url = reverse("adjudication:report-validity", args=[fixture_study["study"].slug])
-    assert client.get(url, {"source": "run:999999", "pool": fixture_study["pool"].pk, "question": "pf"}).status_code == 404
+    assert (
+        client.get(url, {"source": "run:999999", "pool": fixture_study["pool"].pk, "question": "pf"}).status_code == 404
+    )
 
 
 def test_downloads_carry_the_same_numbers_as_the_api(client, researcher, fixture_study):
@@ -271,8 +326,10 @@ def test_downloads_carry_the_same_numbers_as_the_api(client, researcher, fixture
 
 def test_validity_api_answers_the_documented_keys(client, researcher, fixture_study, score_run):
     client.force_login(researcher)
-    response = client.get(reverse("adjudication-api-report-validity", args=[fixture_study["study"].slug]),
-                          {"source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf"})
+    response = client.get(
+        reverse("adjudication-api-report-validity", args=[fixture_study["study"].slug]),
+        {"source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf"},
+    )
     assert response.status_code == 200
     body = response.json()
     assert {"n", "n_pos", "n_neg", "auc", "pearson", "spearman", "kendall", "human_ceiling"} <= set(body)
@@ -305,8 +362,10 @@ def test_bootstrap_job_is_queued_once_and_its_intervals_reach_the_page(client, r
 
 def test_bootstrap_intervals_are_not_shown_once_the_labels_changed(researcher, fixture_study):
     study = fixture_study["study"]
-    kind, params = job_params_parse(study=study, data={
-        "kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": "200", "seed": "1"})
+    kind, params = job_params_parse(
+        study=study,
+        data={"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": "200", "seed": "1"},
+    )
     job = report_job_start(study=study, kind=kind, params=params, user=researcher)
     job_run(job_id=job.pk)
     view_params = {"pool": fixture_study["pool"].pk, "question": "pf", "weights": None, "n_boot": 200, "seed": 1}
@@ -321,7 +380,9 @@ def test_bootstrap_intervals_are_not_shown_once_the_labels_changed(researcher, f
 def test_bootstrap_request_with_a_bad_size_is_refused(client, researcher, fixture_study):
     client.force_login(researcher)
     start = reverse("adjudication:report-job-start", args=[fixture_study["study"].slug])
-    response = client.post(start, {"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": 5})
+    response = client.post(
+        start, {"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": 5}
+    )
     assert response.status_code == 400
     assert not ReportJob.objects.exists()
 
@@ -329,9 +390,18 @@ def test_bootstrap_request_with_a_bad_size_is_refused(client, researcher, fixtur
 def test_api_starts_a_validity_job_and_reports_its_progress(client, researcher, fixture_study, score_run):
     client.force_login(researcher)
     study = fixture_study["study"]
-    response = client.post(reverse("adjudication-api-report-job-start", args=[study.slug]), {
-        "kind": "validity", "source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf",
-        "n_boot": 300, "seed": 2}, content_type="application/json")
+    response = client.post(
+        reverse("adjudication-api-report-job-start", args=[study.slug]),
+        {
+            "kind": "validity",
+            "source": f"run:{score_run.pk}",
+            "pool": fixture_study["pool"].pk,
+            "question": "pf",
+            "n_boot": 300,
+            "seed": 2,
+        },
+        content_type="application/json",
+    )
     assert response.status_code == 202
     job_id = response.json()["id"]
     job_run(job_id=job_id)
@@ -343,8 +413,9 @@ def test_api_starts_a_validity_job_and_reports_its_progress(client, researcher, 
     assert body["n_done"] == body["n_total"] == 900
 
 
-def test_starting_a_bootstrap_enqueues_the_task_once_after_commit(researcher, fixture_study, monkeypatch,
-                                                                 django_capture_on_commit_callbacks):
+def test_starting_a_bootstrap_enqueues_the_task_once_after_commit(
+    researcher, fixture_study, monkeypatch, django_capture_on_commit_callbacks
+):
     from adjudication.tasks import reports as report_tasks
 
     sent = []
@@ -360,15 +431,23 @@ def test_starting_a_bootstrap_enqueues_the_task_once_after_commit(researcher, fi
 
 
 def test_two_metrics_are_compared_with_the_paired_delong_test(client, researcher, fixture_study, score_run):
-    other = ScoreRun.objects.create(study=fixture_study["study"], metric="rf", metric_version="1", backend="lexical",
-                                    status=RunStatus.DONE)
+    other = ScoreRun.objects.create(
+        study=fixture_study["study"], metric="rf", metric_version="1", backend="lexical", status=RunStatus.DONE
+    )
     noisy = [0.2, 0.9, 0.4, 0.3, 0.5, 0.1, 0.8, 0.6, 0.7, 0.2, 0.3, 0.9]
-    Score.objects.bulk_create(Score(run=other, item=item, unit_key="item", value=v, state=ScoreState.OK)
-                              for item, v in zip(fixture_study["items"], noisy, strict=True))
-    query = {"source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf",
-             "compare": f"run:{other.pk}"}
-    rep = validity_report(study=fixture_study["study"],
-                                  params=validity_params_parse(study=fixture_study["study"], query=query))
+    Score.objects.bulk_create(
+        Score(run=other, item=item, unit_key="item", value=v, state=ScoreState.OK)
+        for item, v in zip(fixture_study["items"], noisy, strict=True)
+    )
+    query = {
+        "source": f"run:{score_run.pk}",
+        "pool": fixture_study["pool"].pk,
+        "question": "pf",
+        "compare": f"run:{other.pk}",
+    }
+    rep = validity_report(
+        study=fixture_study["study"], params=validity_params_parse(study=fixture_study["study"], query=query)
+    )
     majority = np.array([1, 1, 0, 0, 1, 1, 0, 1, 0, 1, 0], float)
     expected = va.delong_paired(np.array(METRIC[:11]), np.array(noisy[:11]), majority)
     assert rep["comparison"]["n_units"] == 11
@@ -423,8 +502,10 @@ def test_a_human_measure_from_one_pool_is_a_metric_against_another_pools_questio
     assert not any(p["source"].key == key and p["pool"].pk == pool.pk for p in pairs)
     source = metric_source_get(study=study, key=key)
     assert source.load().values == {(item_id, "item"): v for item_id, v in expected.items()}
-    rep = validity_report(study=study, params=ValidityParams(
-        source=key, pool_id=fixture_study["pool"].pk, question="pf", target="rater:A1"))
+    rep = validity_report(
+        study=study,
+        params=ValidityParams(source=key, pool_id=fixture_study["pool"].pk, question="pf", target="rater:A1"),
+    )
     assert rep["n_units_both"] == 8 and rep["source"]["origin"] == "human_measure"
 
 
@@ -435,8 +516,13 @@ def test_a_multilabel_question_is_rated_option_by_option(client, researcher, stu
     users = [factories.make_user(f"role{i}") for i in range(2)]
     for i, u in enumerate(users):
         factories.add_member(pool, u, pseudonym=f"R{i + 1}")
-    answers = [(["background"], ["background"]), (["definition", "example"], ["definition"]),
-               ([], ["example"]), (["background", "example"], ["background", "example"]), (["nonsense"], ["example"])]
+    answers = [
+        (["background"], ["background"]),
+        (["definition", "example"], ["definition"]),
+        ([], ["example"]),
+        (["background", "example"], ["background", "example"]),
+        (["nonsense"], ["example"]),
+    ]
     labels = []
     for item, pair in zip(fixture_study["items"], answers, strict=False):
         for u, v in zip(users, pair, strict=True):
@@ -462,7 +548,9 @@ def test_a_multilabel_question_is_rated_option_by_option(client, researcher, stu
 def test_without_htmx_starting_a_bootstrap_returns_to_the_report(client, researcher, fixture_study):
     client.force_login(researcher)
     study = fixture_study["study"]
-    response = client.post(reverse("adjudication:report-job-start", args=[study.slug]),
-                           {"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": 300, "seed": 4})
+    response = client.post(
+        reverse("adjudication:report-job-start", args=[study.slug]),
+        {"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": 300, "seed": 4},
+    )
     assert response.status_code == 302
     assert response["Location"] == _agreement_url(fixture_study) + "?n_boot=300&seed=4"

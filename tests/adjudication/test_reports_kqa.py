@@ -13,16 +13,30 @@ from annotation.models import Pool, Study
 from tests import factories
 
 ROOT = Path(__file__).resolve().parents[2]
-CANDIDATES = [ROOT / "data" / "demo" / "kqa" / "NLI_medical_annotator.csv",
-              ROOT.parent / "shared" / "datasets" / "kqa" / "NLI_medical_annotator.csv"]
+CANDIDATES = [
+    ROOT / "data" / "demo" / "kqa" / "NLI_medical_annotator.csv",
+    ROOT.parent / "shared" / "datasets" / "kqa" / "NLI_medical_annotator.csv",
+]
 KQA = next((p for p in CANDIDATES if p.exists()), CANDIDATES[0])
 
 
 @pytest.fixture
 def kqa_study(researcher, settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    call_command("import_items", str(KQA), "--study", "kqa-test", "--create", "--protocol", "kqa",
-                 "--adapter", "kqa-nli", "--owner", researcher.get_username(), verbosity=0)
+    call_command(
+        "import_items",
+        str(KQA),
+        "--study",
+        "kqa-test",
+        "--create",
+        "--protocol",
+        "kqa",
+        "--adapter",
+        "kqa-nli",
+        "--owner",
+        researcher.get_username(),
+        verbosity=0,
+    )
     study = Study.objects.get(slug="kqa-test")
     return study, Pool.objects.get(study=study, name="K-QA physicians")
 

@@ -47,10 +47,19 @@ class Command(BaseCommand):
             if len(pools) != 1:
                 raise CommandError(f"{len(pools)} pools answer {opts['outcome']!r}; choose one with --pool")
             pool_id = pools[0]
-        query = {"pool": pool_id, "question": opts["outcome"], "features": opts["features"],
-                 "target": opts["target"] or "", "models": opts["models"], "n_splits": opts["folds"],
-                 "n_repeats": opts["repeats"], "seed": opts["seed"], "n_boot": opts["n_boot"],
-                 "subgroup": opts["subgroup"] or "", "positive": opts["positive"] or ""}
+        query = {
+            "pool": pool_id,
+            "question": opts["outcome"],
+            "features": opts["features"],
+            "target": opts["target"] or "",
+            "models": opts["models"],
+            "n_splits": opts["folds"],
+            "n_repeats": opts["repeats"],
+            "seed": opts["seed"],
+            "n_boot": opts["n_boot"],
+            "subgroup": opts["subgroup"] or "",
+            "positive": opts["positive"] or "",
+        }
 
         def progress(done: int, total: int) -> None:
             if not opts["json"]:

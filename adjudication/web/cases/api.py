@@ -20,9 +20,14 @@ from concord.errors import NotFound
 
 def _gold(g: GoldLabel) -> dict[str, Any]:
     return {
-        "version": g.version, "is_current": g.is_current, "value": g.value, "source": g.source,
+        "version": g.version,
+        "is_current": g.is_current,
+        "value": g.value,
+        "source": g.source,
         "adjudicator": g.adjudicator.get_username() if g.adjudicator else (g.adjudicator_name or None),
-        "rationale": g.rationale, "confidence": g.confidence, "guideline_gap": g.guideline_gap,
+        "rationale": g.rationale,
+        "confidence": g.confidence,
+        "guideline_gap": g.guideline_gap,
         "created_at": g.created_at.isoformat(),
     }
 
@@ -45,21 +50,40 @@ class CaseListApi(APIView):
     @extend_schema(
         operation_id="adjudication_cases_list",
         parameters=[OpenApiParameter("status", str, required=False, enum=[*CaseStatus.values, "all"])],
-        responses=inline_serializer("CaseRowOut", {
-            "id": serializers.IntegerField(), "item": serializers.CharField(), "pool": serializers.CharField(),
-            "question": serializers.CharField(), "unit": serializers.CharField(), "status": serializers.CharField(),
-            "n_labels": serializers.IntegerField(), "opened_at": serializers.DateTimeField(),
-        }, many=True),
+        responses=inline_serializer(
+            "CaseRowOut",
+            {
+                "id": serializers.IntegerField(),
+                "item": serializers.CharField(),
+                "pool": serializers.CharField(),
+                "question": serializers.CharField(),
+                "unit": serializers.CharField(),
+                "status": serializers.CharField(),
+                "n_labels": serializers.IntegerField(),
+                "opened_at": serializers.DateTimeField(),
+            },
+            many=True,
+        ),
     )
     def get(self, request: Request, slug: str) -> Response:
         study = selectors.study_get_for_adjudicator(user=request.user, slug=slug)
         wanted = request.query_params.get("status", CaseStatus.OPEN)
         cases = selectors.case_queue(study=study, status="" if wanted == "all" else wanted)[:1000]
-        return Response([
-            {"id": c.pk, "item": c.item.external_id, "pool": c.pool.name, "question": c.question.key,
-             "unit": c.unit_key, "status": c.status, "n_labels": c.n_labels, "opened_at": c.opened_at.isoformat()}
-            for c in cases
-        ])
+        return Response(
+            [
+                {
+                    "id": c.pk,
+                    "item": c.item.external_id,
+                    "pool": c.pool.name,
+                    "question": c.question.key,
+                    "unit": c.unit_key,
+                    "status": c.status,
+                    "n_labels": c.n_labels,
+                    "opened_at": c.opened_at.isoformat(),
+                }
+                for c in cases
+            ]
+        )
 
 
 class CaseDetailApi(APIView):
@@ -67,30 +91,56 @@ class CaseDetailApi(APIView):
 
     @extend_schema(
         operation_id="adjudication_case_read",
-        responses=inline_serializer("CaseDetailOut", {
-            "id": serializers.IntegerField(), "status": serializers.CharField(), "item": serializers.CharField(),
-            "pool": serializers.CharField(), "question": serializers.CharField(), "unit": serializers.CharField(),
-            "unit_description": serializers.CharField(allow_blank=True),
-            "answers": inline_serializer("CaseAnswerOut", {
-                "annotator": serializers.CharField(), "value": serializers.JSONField(allow_null=True),
-                "answered": serializers.BooleanField(), "active_seconds": serializers.FloatField(),
-            }, many=True),
-            "gold_history": _GoldOut(many=True),
-            "current_version": serializers.IntegerField(allow_null=True),
-            # Only where the study shows adjudicators the system scores.
-            "scores": inline_serializer("CaseScoreOut", {
-                "metric": serializers.CharField(), "metric_version": serializers.CharField(),
-                "backend": serializers.CharField(), "unit": serializers.CharField(),
-                "value": serializers.FloatField(allow_null=True), "state": serializers.CharField(),
-            }, many=True, required=False),
-        }),
+        responses=inline_serializer(
+            "CaseDetailOut",
+            {
+                "id": serializers.IntegerField(),
+                "status": serializers.CharField(),
+                "item": serializers.CharField(),
+                "pool": serializers.CharField(),
+                "question": serializers.CharField(),
+                "unit": serializers.CharField(),
+                "unit_description": serializers.CharField(allow_blank=True),
+                "answers": inline_serializer(
+                    "CaseAnswerOut",
+                    {
+                        "annotator": serializers.CharField(),
+                        "value": serializers.JSONField(allow_null=True),
+                        "answered": serializers.BooleanField(),
+                        "active_seconds": serializers.FloatField(),
+                    },
+                    many=True,
+                ),
+                "gold_history": _GoldOut(many=True),
+                "current_version": serializers.IntegerField(allow_null=True),
+                # Only where the study shows adjudicators the system scores.
+                "scores": inline_serializer(
+                    "CaseScoreOut",
+                    {
+                        "metric": serializers.CharField(),
+                        "metric_version": serializers.CharField(),
+                        "backend": serializers.CharField(),
+                        "unit": serializers.CharField(),
+                        "value": serializers.FloatField(allow_null=True),
+                        "state": serializers.CharField(),
+                    },
+                    many=True,
+                    required=False,
+                ),
+            },
+        ),
     )
     def get(self, request: Request, pk: int) -> Response:
         case = selectors.case_get_for_adjudicator(user=request.user, case_id=pk)
         d = selectors.case_detail(case=case)
         body: dict[str, Any] = {
-            "id": case.pk, "status": case.status, "item": d.item.external_id, "pool": case.pool.name,
-            "question": d.question.key, "unit": case.unit_key, "unit_description": d.unit.description,
+            "id": case.pk,
+            "status": case.status,
+            "item": d.item.external_id,
+            "pool": case.pool.name,
+            "question": d.question.key,
+            "unit": case.unit_key,
+            "unit_description": d.unit.description,
             "answers": [
                 {"annotator": a.pseudonym, "value": a.value, "answered": a.answered, "active_seconds": a.active_seconds}
                 for a in d.answers
@@ -100,8 +150,14 @@ class CaseDetailApi(APIView):
         }
         if d.scores_shown:
             body["scores"] = [
-                {"metric": s.run.metric, "metric_version": s.run.metric_version, "backend": s.run.backend,
-                 "unit": s.unit_key, "value": s.value, "state": s.state}
+                {
+                    "metric": s.run.metric,
+                    "metric_version": s.run.metric_version,
+                    "backend": s.run.backend,
+                    "unit": s.unit_key,
+                    "value": s.value,
+                    "state": s.state,
+                }
                 for s in d.scores
             ]
         return Response(body)
@@ -115,19 +171,24 @@ class CaseDecideApi(APIView):
 
     @extend_schema(
         operation_id="adjudication_case_decide",
-        request=inline_serializer("CaseDecisionIn", {
-            "value": serializers.JSONField(required=False, allow_null=True),
-            "rationale": serializers.CharField(required=False, allow_blank=True),
-            "confidence": serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=5),
-            "guideline_gap": serializers.BooleanField(required=False),
-            "unresolved": serializers.BooleanField(required=False),
-            "expected_version": serializers.IntegerField(required=False, allow_null=True),
-        }),
+        request=inline_serializer(
+            "CaseDecisionIn",
+            {
+                "value": serializers.JSONField(required=False, allow_null=True),
+                "rationale": serializers.CharField(required=False, allow_blank=True),
+                "confidence": serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=5),
+                "guideline_gap": serializers.BooleanField(required=False),
+                "unresolved": serializers.BooleanField(required=False),
+                "expected_version": serializers.IntegerField(required=False, allow_null=True),
+            },
+        ),
         responses={201: _GoldOut},
     )
     def post(self, request: Request, pk: int) -> Response:
         case = selectors.case_get_for_adjudicator(user=request.user, case_id=pk)
-        gold = services.case_resolve(case_id=case.pk, actor=request.user, **parse_decision(request.data, case.question.kind))
+        gold = services.case_resolve(
+            case_id=case.pk, actor=request.user, **parse_decision(request.data, case.question.kind)
+        )
         return Response(_gold(gold), status=status.HTTP_201_CREATED)
 
 
@@ -143,15 +204,22 @@ class AspectDecideApi(APIView):
     @extend_schema(
         operation_id="adjudication_aspect_decide",
         request=Input,
-        responses=inline_serializer("AspectDecisionOut", {
-            "id": serializers.IntegerField(), "status": serializers.CharField(), "version": serializers.IntegerField(),
-        }),
+        responses=inline_serializer(
+            "AspectDecisionOut",
+            {
+                "id": serializers.IntegerField(),
+                "status": serializers.CharField(),
+                "version": serializers.IntegerField(),
+            },
+        ),
     )
     def post(self, request: Request, pk: int) -> Response:
         aspect = selectors.aspect_get_for_adjudicator(user=request.user, aspect_id=pk)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
-        aspect = services.aspect_decide(aspect_id=aspect.pk, actor=request.user, accept=data.validated_data["decision"] == "accept")
+        aspect = services.aspect_decide(
+            aspect_id=aspect.pk, actor=request.user, accept=data.validated_data["decision"] == "accept"
+        )
         return Response({"id": aspect.pk, "status": aspect.status, "version": aspect.version})
 
 
@@ -162,20 +230,30 @@ class HumanMeasureApi(APIView):
 
     @extend_schema(
         operation_id="adjudication_human_measure",
-        parameters=[OpenApiParameter("rater", str, required=False, description="a pool pseudonym, or gold (the default)")],
-        responses=inline_serializer("HumanMeasureOut", {
-            "measure": serializers.CharField(), "rater": serializers.CharField(),
-            "values": serializers.DictField(child=serializers.FloatField()),
-            "undefined": serializers.DictField(child=serializers.CharField()),
-        }),
+        parameters=[
+            OpenApiParameter("rater", str, required=False, description="a pool pseudonym, or gold (the default)")
+        ],
+        responses=inline_serializer(
+            "HumanMeasureOut",
+            {
+                "measure": serializers.CharField(),
+                "rater": serializers.CharField(),
+                "values": serializers.DictField(child=serializers.FloatField()),
+                "undefined": serializers.DictField(child=serializers.CharField()),
+            },
+        ),
     )
     def get(self, request: Request, pk: int, measure: str) -> Response:
         pool = Pool.objects.select_related("study").filter(pk=pk).first()
         if pool is None:
             raise NotFound("no such pool")
         selectors.study_get_for_researcher(user=request.user, slug=pool.study.slug)
-        result = selectors.human_measure_values(pool_id=pool.pk, measure=measure, rater=request.query_params.get("rater", "gold"))
-        return Response({"measure": result.measure, "rater": result.rater, "values": result.values, "undefined": result.undefined})
+        result = selectors.human_measure_values(
+            pool_id=pool.pk, measure=measure, rater=request.query_params.get("rater", "gold")
+        )
+        return Response(
+            {"measure": result.measure, "rater": result.rater, "values": result.values, "undefined": result.undefined}
+        )
 
 
 class ConsensusRuleApi(APIView):
@@ -193,9 +271,14 @@ class ConsensusRuleApi(APIView):
     @extend_schema(
         operation_id="adjudication_consensus_rule_set",
         request=Input,
-        responses=inline_serializer("ConsensusRuleOut", {
-            "pool": serializers.CharField(), "question": serializers.CharField(), "majority": serializers.BooleanField(),
-        }),
+        responses=inline_serializer(
+            "ConsensusRuleOut",
+            {
+                "pool": serializers.CharField(),
+                "question": serializers.CharField(),
+                "majority": serializers.BooleanField(),
+            },
+        ),
     )
     def post(self, request: Request, pk: int) -> Response:
         pool = selectors.pool_get_for_researcher(user=request.user, pool_id=pk)

@@ -17,6 +17,9 @@ api_urlpatterns = [
     path("cases/<int:pk>/decision/", api.CaseDecideApi.as_view(), name="adjudication-api-case-decide"),
     path("aspects/<int:pk>/decision/", api.AspectDecideApi.as_view(), name="adjudication-api-aspect-decide"),
     path("pools/<int:pk>/consensus-rules/", api.ConsensusRuleApi.as_view(), name="adjudication-api-consensus-rule"),
-    path("pools/<int:pk>/human-measures/<slug:measure>/", api.HumanMeasureApi.as_view(),
-         name="adjudication-api-human-measure"),
+    path(
+        "pools/<int:pk>/human-measures/<slug:measure>/",
+        api.HumanMeasureApi.as_view(),
+        name="adjudication-api-human-measure",
+    ),
 ]

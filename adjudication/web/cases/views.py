@@ -29,7 +29,9 @@ def parse_decision(data: Any, question_kind: str) -> dict[str, Any]:
         try:
             confidence = int(raw_confidence)
         except (TypeError, ValueError):
-            raise ValidationFailed("confidence must be a whole number from 1 to 5", details={"field": "confidence"}) from None
+            raise ValidationFailed(
+                "confidence must be a whole number from 1 to 5", details={"field": "confidence"}
+            ) from None
     raw_version = data.get("expected_version")
     try:
         expected_version = int(raw_version) if raw_version not in (None, "") else None
@@ -88,7 +90,12 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
 def _case_context(request: HttpRequest, case_id: int, **extra: Any) -> dict[str, Any]:
     case = selectors.case_get_for_adjudicator(user=request.user, case_id=case_id)
     detail = selectors.case_detail(case=case)
-    return {"d": detail, "study": case.pool.study, "next_case": selectors.case_next_open(study=case.pool.study, after_case_id=case.pk), **extra}
+    return {
+        "d": detail,
+        "study": case.pool.study,
+        "next_case": selectors.case_next_open(study=case.pool.study, after_case_id=case.pk),
+        **extra,
+    }
 
 
 @access_policy("adjudicator")

@@ -33,9 +33,16 @@ class _JobOut(serializers.Serializer):
 
 def _job(job: ExportJob) -> dict[str, Any]:
     return {
-        "id": job.pk, "study": job.study.slug, "format": job.format, "status": job.status,
-        "n_done": job.n_done, "n_total": job.n_total, "progress": job.progress, "error": job.error,
-        "size_bytes": job.size_bytes, "created_at": job.created_at.isoformat(),
+        "id": job.pk,
+        "study": job.study.slug,
+        "format": job.format,
+        "status": job.status,
+        "n_done": job.n_done,
+        "n_total": job.n_total,
+        "progress": job.progress,
+        "error": job.error,
+        "size_bytes": job.size_bytes,
+        "created_at": job.created_at.isoformat(),
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,
         "download": reverse("adjudication:export-download", args=[job.pk]) if job.status == "done" else None,
     }

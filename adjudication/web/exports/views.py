@@ -29,7 +29,9 @@ def exports(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect("adjudication:exports", slug=study.slug)
     jobs = list(study.export_jobs.select_related("requested_by")[:50])
     context = {
-        "study": study, "jobs": jobs, "formats": ExportFormat.choices,
+        "study": study,
+        "jobs": jobs,
+        "formats": ExportFormat.choices,
         "polling": any(j.status in (ExportStatus.QUEUED, ExportStatus.RUNNING) for j in jobs),
     }
     return htmx_render(request, "adjudication/exports.html", context, fragment="adjudication/_export_jobs.html")

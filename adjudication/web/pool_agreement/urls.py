@@ -6,6 +6,9 @@ from adjudication.web.pool_agreement import views
 
 urlpatterns = [
     # The researcher console's progress page hx-gets this per pool (annotation.console_selectors).
-    path("studies/<slug:slug>/pools/<int:pool_id>/agreement/", views.pool_agreement_fragment,
-         name="pool_agreement_fragment"),
+    path(
+        "studies/<slug:slug>/pools/<int:pool_id>/agreement/",
+        views.pool_agreement_fragment,
+        name="pool_agreement_fragment",
+    ),
 ]

@@ -23,5 +23,9 @@ from concord.http import htmx_render
 def pool_agreement_fragment(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
     study = study_get_for_researcher(user=request.user, slug=slug)
     agreement = pool_agreement_so_far(study=study, pool_id=pool_id)
-    return htmx_render(request, "adjudication/pool_agreement.html", {"study": study, "agreement": agreement},
-                       fragment="adjudication/_pool_agreement.html")
+    return htmx_render(
+        request,
+        "adjudication/pool_agreement.html",
+        {"study": study, "agreement": agreement},
+        fragment="adjudication/_pool_agreement.html",
+    )

@@ -22,10 +22,20 @@ class RaterChoicesApi(ResearcherApi):
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str) -> Response:
         study = study_get_for_researcher(user=request.user, slug=slug)
-        return Response({"study": study.slug, "runs": [
-            {"run": c["run"].pk, "metric": c["run"].metric, "backend": c["run"].backend,
-             "questions": [{"pool": p.pk, "question": q.key, "scope": q.scope} for p, q in c["pairs"]]}
-            for c in raters.rater_choices(study=study)]})
+        return Response(
+            {
+                "study": study.slug,
+                "runs": [
+                    {
+                        "run": c["run"].pk,
+                        "metric": c["run"].metric,
+                        "backend": c["run"].backend,
+                        "questions": [{"pool": p.pk, "question": q.key, "scope": q.scope} for p, q in c["pairs"]],
+                    }
+                    for c in raters.rater_choices(study=study)
+                ],
+            }
+        )
 
 
 class RaterReportApi(ResearcherApi):
@@ -59,8 +69,13 @@ class OutcomeApi(ResearcherApi):
         study = study_get_for_researcher(user=request.user, slug=slug)
         params, job = jobs.outcome_current(study=study, query=request.query_params)
         done = job is not None and job.status == ReportJobStatus.DONE
-        return Response({"params": params.as_dict(), "job": jobs.job_as_dict(job) if job else None,
-                         "result": job.result if done else None})
+        return Response(
+            {
+                "params": params.as_dict(),
+                "job": jobs.job_as_dict(job) if job else None,
+                "result": job.result if done else None,
+            }
+        )
 
 
 class AnalysisJobStartApi(ResearcherApi):

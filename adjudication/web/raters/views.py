@@ -32,10 +32,15 @@ from concord.http import vary_on_htmx
 @report_errors
 def raters_index(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get_for_researcher(user=request.user, slug=slug)
-    return render(request, "adjudication/raters_index.html", {
-        "study": study, "choices": raters.rater_choices(study=study),
-        "pools": study.pools.prefetch_related("questions").order_by("name"),
-    })
+    return render(
+        request,
+        "adjudication/raters_index.html",
+        {
+            "study": study,
+            "choices": raters.rater_choices(study=study),
+            "pools": study.pools.prefetch_related("questions").order_by("name"),
+        },
+    )
 
 
 @access_policy("researcher")
@@ -48,10 +53,20 @@ def rater_report(request: HttpRequest, slug: str) -> HttpResponse:
     hidden.append(("mapping", ",".join(f"{k}={v}" for k, v in job_params["mapping"].items())))
     if job_params["threshold"] is not None:
         hidden.append(("threshold", job_params["threshold"]))
-    return render(request, "adjudication/raters.html", {
-        "study": study, "report": report, "job": job, "hidden": hidden, "kind": ReportJobKind.RATERS,
-        "n_boot": job_params["n_boot"], "seed": job_params["seed"], "query": request.GET.urlencode(),
-    })
+    return render(
+        request,
+        "adjudication/raters.html",
+        {
+            "study": study,
+            "report": report,
+            "job": job,
+            "hidden": hidden,
+            "kind": ReportJobKind.RATERS,
+            "n_boot": job_params["n_boot"],
+            "seed": job_params["seed"],
+            "query": request.GET.urlencode(),
+        },
+    )
 
 
 @access_policy("researcher")
@@ -74,9 +89,16 @@ def comparison(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get_for_researcher(user=request.user, slug=slug)
     params = model_comparison.comparison_params_parse(study=study, query=request.GET)
     report = model_comparison.comparison_report(study=study, params=params)
-    return render(request, "adjudication/comparison.html", {
-        "study": study, "report": report, "chart": model_comparison.chart(report), "query": request.GET.urlencode(),
-    })
+    return render(
+        request,
+        "adjudication/comparison.html",
+        {
+            "study": study,
+            "report": report,
+            "chart": model_comparison.chart(report),
+            "query": request.GET.urlencode(),
+        },
+    )
 
 
 @access_policy("researcher")
@@ -101,10 +123,19 @@ def outcome(request: HttpRequest, slug: str) -> HttpResponse:
     params, job = jobs.outcome_current(study=study, query=request.GET)
     report = job.result if job is not None and job.status == ReportJobStatus.DONE else None
     hidden = [(k, ",".join(v) if isinstance(v, list) else v) for k, v in params.as_dict().items() if v is not None]
-    return render(request, "adjudication/outcome.html", {
-        "study": study, "params": params, "job": job, "report": report, "hidden": hidden,
-        "kind": ReportJobKind.OUTCOME, "query": request.GET.urlencode(),
-    })
+    return render(
+        request,
+        "adjudication/outcome.html",
+        {
+            "study": study,
+            "params": params,
+            "job": job,
+            "report": report,
+            "hidden": hidden,
+            "kind": ReportJobKind.OUTCOME,
+            "query": request.GET.urlencode(),
+        },
+    )
 
 
 @access_policy("researcher")
@@ -130,8 +161,11 @@ def _fragment(request: HttpRequest, study: Study, job: Any) -> HttpResponse:
 
 
 def _page_url(study: Study, kind: str, params: dict[str, Any]) -> str:
-    query = {k: (",".join(v) if isinstance(v, list) else v) for k, v in params.items()
-             if v not in (None, "") and k not in ("mapping", "data_version")}
+    query = {
+        k: (",".join(v) if isinstance(v, list) else v)
+        for k, v in params.items()
+        if v not in (None, "") and k not in ("mapping", "data_version")
+    }
     if kind == ReportJobKind.RATERS:
         query["mapping"] = ",".join(f"{k}={v}" for k, v in (params.get("mapping") or {}).items())
         return reverse("adjudication:rater-report", args=[study.slug]) + "?" + urlencode(query)

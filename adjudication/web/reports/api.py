@@ -24,10 +24,14 @@ BOOTSTRAP_PARAMETERS = [
     OpenApiParameter("seed", int, description="bootstrap seed (default 0)"),
 ]
 VALIDITY_PARAMETERS = [
-    OpenApiParameter("source", str, required=True, description="metric source: run:<id> or measure:<pool>:<measure>:<rater>"),
+    OpenApiParameter(
+        "source", str, required=True, description="metric source: run:<id> or measure:<pool>:<measure>:<rater>"
+    ),
     OpenApiParameter("pool", int, required=True, description="the pool whose human labels are the target"),
     OpenApiParameter("question", str, required=True, description="key of a categorical question of that pool"),
-    OpenApiParameter("target", str, description="gold, majority or rater:<pseudonym> (default: gold if any, else majority)"),
+    OpenApiParameter(
+        "target", str, description="gold, majority or rater:<pseudonym> (default: gold if any, else majority)"
+    ),
     OpenApiParameter("positive", str, description="the option counted as positive (default: see default_positive)"),
 ]
 
@@ -39,8 +43,12 @@ class ReportIndexApi(ResearcherApi):
     def get(self, request: Request, slug: str) -> Response:
         study = study_get_for_researcher(user=request.user, slug=slug)
         agreement = [
-            {"pool": {"id": row["pool"].pk, "name": row["pool"].name}, "question": row["question"].key,
-             "n_units": row["report"]["n_units"], "n_raters": row["report"]["n_raters"]}
+            {
+                "pool": {"id": row["pool"].pk, "name": row["pool"].name},
+                "question": row["question"].key,
+                "n_units": row["report"]["n_units"],
+                "n_raters": row["report"]["n_raters"],
+            }
             for row in agreement_overview(study=study)
         ]
         validity = [

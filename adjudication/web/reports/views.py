@@ -38,10 +38,15 @@ from concord.http import vary_on_htmx
 @report_errors
 def report_index(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get_for_researcher(user=request.user, slug=slug)
-    return render(request, "adjudication/report_index.html", {
-        "study": study, "overview": agreement_overview(study=study),
-        "pairs": validity_pairs(study=study),
-    })
+    return render(
+        request,
+        "adjudication/report_index.html",
+        {
+            "study": study,
+            "overview": agreement_overview(study=study),
+            "pairs": validity_pairs(study=study),
+        },
+    )
 
 
 @access_policy("researcher")
@@ -52,10 +57,17 @@ def report_agreement(request: HttpRequest, slug: str, pool_id: int, question: st
     params = agreement_params_parse(pool_id=pool_id, question=question, query=request.GET)
     report, job = jobs.agreement_report_with_bootstrap(study=study, params=params)
     context = {
-        "study": study, "report": report, "job": job, "params": params, "matrix": pair_matrix(report),
-        "options": [{"name": summary["option"], "report": summary, "matrix": pair_matrix(summary)}
-                    for summary in report.get("per_option") or []],
-        "kind": ReportJobKind.AGREEMENT, "hidden_fields": [("pool", pool_id), ("question", question)],
+        "study": study,
+        "report": report,
+        "job": job,
+        "params": params,
+        "matrix": pair_matrix(report),
+        "options": [
+            {"name": summary["option"], "report": summary, "matrix": pair_matrix(summary)}
+            for summary in report.get("per_option") or []
+        ],
+        "kind": ReportJobKind.AGREEMENT,
+        "hidden_fields": [("pool", pool_id), ("question", question)],
     }
     return render(request, "adjudication/report_agreement.html", context)
 
@@ -84,10 +96,17 @@ def report_validity(request: HttpRequest, slug: str) -> HttpResponse:
     report, job = jobs.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
     pool = pool_get_for_report(study=study, pool_id=vp.pool_id)
     context = {
-        "study": study, "report": report, "job": job, "vp": vp, "n_boot": n_boot, "seed": seed,
-        "roc_points": roc_svg_points(report.get("roc")), "targets": target_choices(pool=pool),
+        "study": study,
+        "report": report,
+        "job": job,
+        "vp": vp,
+        "n_boot": n_boot,
+        "seed": seed,
+        "roc_points": roc_svg_points(report.get("roc")),
+        "targets": target_choices(pool=pool),
         "compare_choices": comparison_choices(study=study, source_key=vp.source),
-        "query": request.GET.urlencode(), "kind": ReportJobKind.VALIDITY,
+        "query": request.GET.urlencode(),
+        "kind": ReportJobKind.VALIDITY,
         "hidden_fields": [(k, v) for k, v in vp.as_dict().items() if k != "pool"] + [("pool", vp.pool_id)],
     }
     return render(request, "adjudication/report_validity.html", context)
@@ -133,8 +152,14 @@ def report_job_start(request: HttpRequest, slug: str) -> HttpResponse:
 def _report_url(study: Study, kind: str, params: dict[str, Any]) -> str:
     query = {"n_boot": params["n_boot"], "seed": params["seed"]}
     if kind == ReportJobKind.AGREEMENT:
-        return reverse("adjudication:report-agreement", args=[study.slug, params["pool"], params["question"]]) + "?" + urlencode(query)
-    query.update({k: params[k] for k in ("source", "pool", "question", "target", "positive", "compare") if params.get(k)})
+        return (
+            reverse("adjudication:report-agreement", args=[study.slug, params["pool"], params["question"]])
+            + "?"
+            + urlencode(query)
+        )
+    query.update(
+        {k: params[k] for k in ("source", "pool", "question", "target", "positive", "compare") if params.get(k)}
+    )
     return reverse("adjudication:report-validity", args=[study.slug]) + "?" + urlencode(query)
 
 

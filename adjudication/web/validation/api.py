@@ -63,8 +63,13 @@ class ValidationStudyListCreateApi(_ValidationApi):
         study = study_get_for_researcher(user=request.user, slug=slug)
         data = _parsed(request)
         inputs = validation.validation_inputs_parse(study=study, data=data)
-        vs = validation.validation_study_create(study=study, actor=request.user, inputs=inputs,
-                                                run_anyway=data["run_anyway"], override_reason=data["override_reason"])
+        vs = validation.validation_study_create(
+            study=study,
+            actor=request.user,
+            inputs=inputs,
+            run_anyway=data["run_anyway"],
+            override_reason=data["override_reason"],
+        )
         return Response(validation.validation_study_as_dict(vs), status=status.HTTP_201_CREATED)
 
 
@@ -76,7 +81,9 @@ class ValidationChecksApi(_ValidationApi):
         study = study_get_for_researcher(user=request.user, slug=slug)
         inputs = validation.validation_inputs_parse(study=study, data=_parsed(request))
         checks = validation.validation_checks_preview(inputs=inputs)
-        return Response({"checks": checks, "blocking_failures": [c["key"] for c in validation.vc.blocking_failures(checks)]})
+        return Response(
+            {"checks": checks, "blocking_failures": [c["key"] for c in validation.vc.blocking_failures(checks)]}
+        )
 
 
 class ValidationStudyDetailApi(_ValidationApi):

@@ -14,12 +14,24 @@ urlpatterns = [
 ]
 
 api_urlpatterns = [
-    path("studies/<slug:slug>/validation-studies/", validation_api.ValidationStudyListCreateApi.as_view(),
-         name="adjudication-api-validation-studies"),
-    path("studies/<slug:slug>/validation-studies/checks/", validation_api.ValidationChecksApi.as_view(),
-         name="adjudication-api-validation-checks"),
-    path("validation-studies/<int:pk>/", validation_api.ValidationStudyDetailApi.as_view(),
-         name="adjudication-api-validation-study"),
-    path("validation-studies/<int:pk>/run/", validation_api.ValidationStudyRunApi.as_view(),
-         name="adjudication-api-validation-run"),
+    path(
+        "studies/<slug:slug>/validation-studies/",
+        validation_api.ValidationStudyListCreateApi.as_view(),
+        name="adjudication-api-validation-studies",
+    ),
+    path(
+        "studies/<slug:slug>/validation-studies/checks/",
+        validation_api.ValidationChecksApi.as_view(),
+        name="adjudication-api-validation-checks",
+    ),
+    path(
+        "validation-studies/<int:pk>/",
+        validation_api.ValidationStudyDetailApi.as_view(),
+        name="adjudication-api-validation-study",
+    ),
+    path(
+        "validation-studies/<int:pk>/run/",
+        validation_api.ValidationStudyRunApi.as_view(),
+        name="adjudication-api-validation-run",
+    ),
 ]

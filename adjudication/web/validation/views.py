@@ -31,8 +31,12 @@ from scoring.models import ScoreRun
 
 def _wizard_choices(study: Study) -> dict[str, Any]:
     pools = list(Pool.objects.filter(study=study).prefetch_related("questions").order_by("name"))
-    targets = [(f"{pool.pk}|{q.key}", f"{pool.name}: {q.key} ({q.scope}, {q.kind})")
-               for pool in pools for q in pool.questions.all() if q.kind in CATEGORICAL]
+    targets = [
+        (f"{pool.pk}|{q.key}", f"{pool.name}: {q.key} ({q.scope}, {q.kind})")
+        for pool in pools
+        for q in pool.questions.all()
+        if q.kind in CATEGORICAL
+    ]
     raters = [("gold", "gold"), ("majority", "majority")] + [
         (m.pseudonym, f"{m.pseudonym} ({m.pool.name})")
         for m in PoolMembership.objects.filter(study=study).select_related("pool").order_by("pool__name", "pseudonym")
@@ -40,16 +44,32 @@ def _wizard_choices(study: Study) -> dict[str, Any]:
     runs = list(ScoreRun.objects.filter(study=study).order_by("-created_at", "-id"))
     return {
         "templates": [(value, label, validation.TEMPLATE_INFO[value]) for value, label in ValidationTemplate.choices],
-        "runs": runs, "pools": pools, "targets": targets, "raters": raters,
+        "runs": runs,
+        "pools": pools,
+        "targets": targets,
+        "raters": raters,
         "modes": ValidationTargetMode.choices,
     }
 
 
 def _form_data(post: QueryDict) -> dict[str, Any]:
-    data: dict[str, Any] = {key: post.get(key, "") for key in (
-        "name", "template", "metric_run", "compare_run", "metric_pool", "metric_rater", "target_mode", "positive",
-        "n_boot", "seed", "k", "override_reason",
-    )}
+    data: dict[str, Any] = {
+        key: post.get(key, "")
+        for key in (
+            "name",
+            "template",
+            "metric_run",
+            "compare_run",
+            "metric_pool",
+            "metric_rater",
+            "target_mode",
+            "positive",
+            "n_boot",
+            "seed",
+            "k",
+            "override_reason",
+        )
+    }
     target = post.get("target", "")
     if "|" in target:
         data["target_pool"], data["target_question"] = target.split("|", 1)
@@ -63,8 +83,9 @@ def _form_data(post: QueryDict) -> dict[str, Any]:
 @report_errors
 def validation_index(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get_for_researcher(user=request.user, slug=slug)
-    studies = ValidationStudy.objects.filter(study=study).select_related("target_pool", "target_question", "metric_run",
-                                                                         "metric_pool")
+    studies = ValidationStudy.objects.filter(study=study).select_related(
+        "target_pool", "target_question", "metric_run", "metric_pool"
+    )
     return render(request, "adjudication/validation_index.html", {"study": study, "studies": studies})
 
 
@@ -73,10 +94,18 @@ def validation_index(request: HttpRequest, slug: str) -> HttpResponse:
 @report_errors
 def validation_new(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get_for_researcher(user=request.user, slug=slug)
-    context: dict[str, Any] = {"study": study, **_wizard_choices(study), "form": {"template": request.GET.get("template", ""),
-                                                                                   "metric_rater": "gold", "n_boot": "1000",
-                                                                                   "seed": "0", "k": "5",
-                                                                                   "target_mode": "majority"}}
+    context: dict[str, Any] = {
+        "study": study,
+        **_wizard_choices(study),
+        "form": {
+            "template": request.GET.get("template", ""),
+            "metric_rater": "gold",
+            "n_boot": "1000",
+            "seed": "0",
+            "k": "5",
+            "target_mode": "majority",
+        },
+    }
     if request.method == "GET":
         return render(request, "adjudication/validation_new.html", context)
     data = _form_data(request.POST)
@@ -87,8 +116,13 @@ def validation_new(request: HttpRequest, slug: str) -> HttpResponse:
             context["checks"] = validation.validation_checks_preview(inputs=inputs)
             context["blocking"] = validation.vc.blocking_failures(context["checks"])
             return render(request, "adjudication/validation_new.html", context)
-        vs = validation.validation_study_create(study=study, actor=request.user, inputs=inputs,
-                                                run_anyway=data["run_anyway"], override_reason=data["override_reason"])
+        vs = validation.validation_study_create(
+            study=study,
+            actor=request.user,
+            inputs=inputs,
+            run_anyway=data["run_anyway"],
+            override_reason=data["override_reason"],
+        )
     except ValidationFailed as exc:
         context["error"] = exc.message
         if isinstance(exc.details, dict) and "checks" in exc.details:
@@ -99,8 +133,13 @@ def validation_new(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _report_context(vs: ValidationStudy) -> dict[str, Any]:
-    return {"vs": vs, "study": vs.study, "results": vs.results, "stamp": validation.stamp(vs),
-            "checks": (vs.results or {}).get("checks") or vs.checks}
+    return {
+        "vs": vs,
+        "study": vs.study,
+        "results": vs.results,
+        "stamp": validation.stamp(vs),
+        "checks": (vs.results or {}).get("checks") or vs.checks,
+    }
 
 
 @access_policy("researcher")
