@@ -49,6 +49,7 @@ from annotation.models import (
 )
 from annotation.selectors import assignment_units
 from concord.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from concord.jobs import Progress, run_job
 
 # Gold written by people stands until a person changes it; detection never overrides it.
 HUMAN_SOURCES = {GoldSource.ADJUDICATED, GoldSource.UNRESOLVED, GoldSource.IMPORTED}
@@ -350,39 +351,42 @@ def export_request(*, study_id: int, fmt: str, actor: AbstractBaseUser) -> Expor
 def export_run(
     *, job_id: int, out: Path | None = None, on_progress: Callable[[int, int], None] | None = None
 ) -> ExportJob:
-    """Write the export of a job (claimed with a conditional UPDATE, so a redelivered task that
-    finds it running or done does nothing). The file is written under a temporary name and moved
-    into place at the end: a crash never leaves a half-written file behind a ``done`` job."""
-    now = timezone.now()
-    # A job left "running" by a worker that died long ago may be taken over; a live one may not.
-    stale = Q(status=ExportStatus.RUNNING, started_at__lt=now - timedelta(seconds=EXPORT_LEASE_SECONDS))
-    claimed = ExportJob.objects.filter(
-        Q(pk=job_id) & (Q(status__in=[ExportStatus.QUEUED, ExportStatus.FAILED]) | stale)
-    ).update(status=ExportStatus.RUNNING, started_at=now, error="", n_done=0)
-    job = ExportJob.objects.select_related("study").get(pk=job_id)
-    if not claimed:
-        return job
+    """Write the export of a job through :func:`concord.jobs.run_job` and return the job as it stands.
+
+    A queued or failed job is claimed, and a running one only once its lease (``EXPORT_LEASE_SECONDS``)
+    has expired: a redelivered task that finds a live or finished job does nothing. A lost database
+    connection records the job failed, so that the task's retry claims it again. The file is written
+    under a temporary name and moved into place at the end: a crash never leaves a half-written file
+    behind a ``done`` job."""
+    stale = Q(
+        status=ExportStatus.RUNNING,
+        started_at__lt=timezone.now() - timedelta(seconds=EXPORT_LEASE_SECONDS),
+    )
+    run_job(
+        ExportJob,
+        job_id,
+        lambda job, progress: _export_write(job, progress, out=out, on_progress=on_progress),
+        claim_filter=Q(status__in=[ExportStatus.QUEUED, ExportStatus.FAILED]) | stale,
+        claim_fields={"error": "", "n_done": 0},
+        fail_on_operational_error=True,
+    )
+    return ExportJob.objects.select_related("study").get(pk=job_id)
+
+
+def _export_write(
+    job: ExportJob, progress: Progress, *, out: Path | None, on_progress: Callable[[int, int], None] | None
+) -> dict[str, Any]:
     suffix = {"jsonl": ".jsonl", "csv": ".csv", "hf": ".zip"}[job.format]
     target = out or export_dir() / f"{job.study.slug}-{job.pk}{suffix}"
     target.parent.mkdir(parents=True, exist_ok=True)
 
-    def progress(done: int, total: int) -> None:
-        ExportJob.objects.filter(pk=job_id).update(n_done=done, n_total=total)
+    def report(done: int, total: int) -> None:
+        progress(done, total)
         if on_progress is not None:
             on_progress(done, total)
 
-    try:
-        write_export(study=job.study, fmt=job.format, out=target, progress=progress)
-    except Exception as exc:
-        ExportJob.objects.filter(pk=job_id).update(
-            status=ExportStatus.FAILED, error=str(exc)[:2000], finished_at=timezone.now()
-        )
-        raise
-    ExportJob.objects.filter(pk=job_id).update(
-        status=ExportStatus.DONE, path=str(target), size_bytes=target.stat().st_size, finished_at=timezone.now()
-    )
-    job.refresh_from_db()
-    return job
+    write_export(study=job.study, fmt=job.format, out=target, progress=report)
+    return {"path": str(target), "size_bytes": target.stat().st_size}
 
 
 def export_download_record(*, job: ExportJob, actor: AbstractBaseUser) -> ExportDownload:
