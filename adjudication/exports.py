@@ -58,6 +58,7 @@ from django.utils import timezone
 from adjudication.consensus import canonical
 from adjudication.models import AdjudicationCase, GoldLabel, GoldSource
 from adjudication.stats import pattern_agreement as pa
+from annotation import units
 from annotation.models import (
     Aspect,
     Assignment,
@@ -371,9 +372,12 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
             position = {a[1]: i for i, a in enumerate(item_aspects)}
 
             def unit(key: str, position: dict[int, int] = position) -> str:
-                if key.startswith("a:"):
-                    aspect_id = int(key[2:])
-                    return f"a:{position[aspect_id]}" if aspect_id in position else key
+                try:
+                    parsed = units.parse(key)
+                except units.InvalidUnitKey:
+                    return key
+                if parsed.kind == units.ASPECT and parsed.ref in position:
+                    return units.aspect(position[parsed.ref])
                 return key
 
             case_status = {c[1]: c[5] for c in cases.get(pk, ())}
@@ -436,7 +440,7 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
                 "metadata": metadata,
                 "sentences": [
                     {
-                        "unit": f"s:{i}" if part == "answer" else f"src:{i}",
+                        "unit": units.of_sentence(part, i),
                         "part": part,
                         "index": i,
                         "text": text,
@@ -446,12 +450,12 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
                     for _, part, i, text, start, end in sentences.get(pk, ())
                 ],
                 "contexts": [
-                    {"unit": f"c:{rank}", "id": doc, "text": text, "is_target": bool(target)}
+                    {"unit": units.chunk(rank), "id": doc, "text": text, "is_target": bool(target)}
                     for _, rank, text, doc, target in chunks.get(pk, ())
                 ],
                 "aspects": [
                     {
-                        "unit": f"a:{i}",
+                        "unit": units.aspect(i),
                         "text": text,
                         "importance": importance,
                         "origin": origin,

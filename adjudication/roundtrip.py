@@ -31,7 +31,7 @@ from django.utils.text import slugify
 
 from adjudication.exports import FORMAT_VERSION
 from adjudication.models import AdjudicationCase, ConsensusRule, GoldLabel
-from annotation import imports
+from annotation import imports, units
 from annotation.models import (
     Aspect,
     Assignment,
@@ -203,12 +203,16 @@ class _Importer:
         Aspect.objects.bulk_update(aspects, ["origin", "status", "version", "retired_in_version", "proposed_by"])
 
         def unit(key: str) -> str:
-            if key.startswith("a:"):
-                index = int(key[2:])
-                if not 0 <= index < len(aspects):
-                    raise ValidationFailed(f"{where}: unit {key} names no aspect")
-                return f"a:{aspects[index].pk}"
-            return key
+            try:
+                parsed = units.parse(key)
+            except units.InvalidUnitKey:
+                return key
+            if parsed.kind != units.ASPECT:
+                return key
+            index = parsed.ref
+            if index is None or not 0 <= index < len(aspects):
+                raise ValidationFailed(f"{where}: unit {key} names no aspect")
+            return units.aspect(aspects[index].pk)
 
         def member(pool: str, pseudonym: str) -> AbstractBaseUser:
             try:
@@ -359,7 +363,7 @@ def study_canonical(study: Study) -> dict[str, dict]:
     aspects: dict[tuple, tuple] = {}
     for item in Item.objects.filter(study=study).prefetch_related("aspects"):
         for i, a in enumerate(sorted(item.aspects.all(), key=lambda a: a.pk)):
-            positions[a.pk] = f"a:{i}"
+            positions[a.pk] = units.aspect(i)
             proposer = (
                 PoolMembership.objects.filter(study=study, user_id=a.proposed_by_id)
                 .order_by("pool__name")
@@ -379,7 +383,10 @@ def study_canonical(study: Study) -> dict[str, dict]:
             )
 
     def unit(key: str) -> str:
-        return positions.get(int(key[2:]), key) if key.startswith("a:") else key
+        parsed = units.parse(key) if units.is_valid(key) else None
+        if parsed is not None and parsed.kind == units.ASPECT and parsed.ref is not None:
+            return positions.get(parsed.ref, key)
+        return key
 
     pseudonym = {(m.pool_id, m.user_id): m.pseudonym for m in PoolMembership.objects.filter(study=study)}
     labels = {

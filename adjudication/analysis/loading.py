@@ -47,6 +47,7 @@ from adjudication import selectors
 from adjudication.analysis.access import CATEGORICAL
 from adjudication.models import GoldLabel, GoldSource
 from adjudication.stats import agreement as ag
+from annotation import units
 from annotation.models import (
     AssignmentStatus,
     Item,
@@ -65,11 +66,12 @@ OPTION_SCALE = ["not selected", "selected"]
 
 
 def unit_scope(unit_key: str) -> str:
-    """The question scope a unit key belongs to."""
-    if unit_key == "item":
-        return "item"
-    prefix = unit_key.split(":", 1)[0]
-    return {"s": "sentence", "c": "chunk", "a": "aspect"}.get(prefix, "other")
+    """The question scope a unit key belongs to; ``other`` for a source sentence or a key that is none."""
+    try:
+        scope = units.scope_of(unit_key)
+    except units.InvalidUnitKey:
+        return "other"
+    return scope if scope in units.SCOPES else "other"
 
 
 # --- access --------------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from adjudication.stats import validity as va
 from adjudication.stats.agreement import Estimate
 from adjudication.stats.validation_stats import mean_ci, paired_difference
 from adjudication.validation import checks as vc
+from annotation import units
 from annotation.models import Aspect, AspectOrigin, AspectStatus, Chunk, Item, Pool, Question, QuestionKind, Study
 from concord.errors import NotFound, ValidationFailed
 from scoring.metrics.retrieval import MEASURES as RETRIEVAL_MEASURES
@@ -441,12 +442,13 @@ def _target_missing(ctx: _Context) -> list[str]:
 
 
 def run_values(
-    run: ScoreRun, *, unit: str = "item", extract: Callable[[dict[str, Any]], Any] | None = None
+    run: ScoreRun, *, unit: str = units.ITEM, extract: Callable[[dict[str, Any]], Any] | None = None
 ) -> tuple[dict[Unit, float], int]:
-    """A run's ok values per unit (``unit``: ``item``, or a prefix ``s:`` / ``a:``), or a number taken
-    from each score's details by ``extract``; and how many scores were not ok or had no such number."""
+    """A run's ok values per unit (``unit``: a kind of :mod:`annotation.units` — ``units.ITEM``, or every
+    unit of that kind, e.g. ``units.ASPECT``), or a number taken from each score's details by ``extract``;
+    and how many scores were not ok or had no such number."""
     rows = Score.objects.filter(run=run)
-    rows = rows.filter(unit_key="item") if unit == "item" else rows.filter(unit_key__startswith=unit)
+    rows = rows.filter(unit_key=units.ITEM) if unit == units.ITEM else rows.filter(unit_key__startswith=f"{unit}:")
     fields = ["item_id", "unit_key", "value", "state"] + (["details"] if extract else [])
     values: dict[Unit, float] = {}
     not_ok = 0
@@ -534,7 +536,7 @@ def _paired_figures(
 def _measure_values(pool: Pool, measure: str, rater: str, study: Study) -> tuple[dict[Unit, float], dict[str, str]]:
     per_item = selectors.human_measure_values(pool_id=pool.pk, measure=measure, rater=rater)
     ids = dict(Item.objects.filter(study=study, external_id__in=per_item.values).values_list("external_id", "pk"))
-    return {(ids[e], "item"): v for e, v in per_item.values.items() if e in ids}, per_item.undefined
+    return {(ids[e], units.ITEM): v for e, v in per_item.values.items() if e in ids}, per_item.undefined
 
 
 # --- ASTRID -------------------------------------------------------------------------------------------
@@ -622,10 +624,10 @@ def aspect_sets(study: Study) -> tuple[dict[int, list[str]], dict[int, list[str]
     original: dict[int, list[str]] = defaultdict(list)
     expanded: dict[int, list[str]] = defaultdict(list)
     for item_id, pk in Aspect.objects.filter(item__study=study).in_version(1).values_list("item_id", "pk"):
-        original[item_id].append(f"a:{pk}")
+        original[item_id].append(units.aspect(pk))
     current = Aspect.objects.filter(item__study=study, status=AspectStatus.ACCEPTED, retired_in_version__isnull=True)
     for item_id, pk in current.values_list("item_id", "pk"):
-        expanded[item_id].append(f"a:{pk}")
+        expanded[item_id].append(units.aspect(pk))
     counts = {
         "original_aspects": sum(len(v) for v in original.values()),
         "expanded_aspects": sum(len(v) for v in expanded.values()),
@@ -650,7 +652,7 @@ def coverage_per_item(sets: dict[int, list[str]], judged: dict[Unit, float]) -> 
             if any(v is not None for v in got):
                 partial += 1
             continue
-        out[(item_id, "item")] = sum(got) / len(got)
+        out[(item_id, units.ITEM)] = sum(got) / len(got)
     return out, partial
 
 
@@ -692,7 +694,7 @@ def run_icat(ctx: _Context) -> list[dict[str, Any]]:
     )
     if not counts["accepted_proposals"] and not counts["items_changed"]:
         set_note += " No proposal has been accepted yet, so the two sets are the same."
-    icat_aspects = run_values(vs.metric_run, unit="a:")[0] if not run_missing else {}
+    icat_aspects = run_values(vs.metric_run, unit=units.ASPECT)[0] if not run_missing else {}
     icat_cov = {
         name: coverage_per_item(sets, icat_aspects) for name, sets in (("original", original), ("expanded", expanded))
     }
@@ -829,7 +831,7 @@ def relevance_sets(chunks: dict[int, list[tuple[int, bool]]], judged: dict[Unit,
     not_judged = 0
     for item_id, rows in chunks.items():
         single[item_id] = {rank for rank, target in rows if target}
-        votes = [judged.get((item_id, f"c:{rank}")) for rank, _ in rows]
+        votes = [judged.get((item_id, units.chunk(rank))) for rank, _ in rows]
         if any(v is None for v in votes):
             not_judged += any(v is not None for v in votes)
             continue
@@ -877,11 +879,11 @@ def run_pubhealth(ctx: _Context) -> list[dict[str, Any]]:
             out.append(_missing(b, missing))
         else:
             supported_single = {
-                (i, "item"): float(any(y[(i, f"c:{r}")] == 1.0 for r in s))
+                (i, units.ITEM): float(any(y[(i, units.chunk(r))] == 1.0 for r in s))
                 for i, s in sets["single"].items()
-                if s and all((i, f"c:{r}") in y for r in s)
+                if s and all((i, units.chunk(r)) in y for r in s)
             }
-            supported_multi = {(i, "item"): float(bool(s)) for i, s in sets["multi"].items()}
+            supported_multi = {(i, units.ITEM): float(bool(s)) for i, s in sets["multi"].items()}
             b["notes"].append(
                 "Single-target: the answer counts as supported when pool B marked its labelled target "
                 "chunk as supporting it. Multi-label: when pool B marked any retrieved chunk."
@@ -972,12 +974,14 @@ def run_plainqafact(ctx: _Context) -> list[dict[str, Any]]:
         if sentence:
             elaborations = {
                 (i, k)
-                for i, k, d in Score.objects.filter(run=vs.metric_run, unit_key__startswith="s:").values_list(
-                    "item_id", "unit_key", "details"
-                )
+                for i, k, d in Score.objects.filter(
+                    run=vs.metric_run, unit_key__startswith=f"{units.ANSWER_SENTENCE}:"
+                ).values_list("item_id", "unit_key", "details")
                 if (d or {}).get("kind") == "elaboration"
             }
-            a_vals = {u: v for u, v in run_values(vs.metric_run, unit="s:")[0].items() if u in elaborations}
+            a_vals = {
+                u: v for u, v in run_values(vs.metric_run, unit=units.ANSWER_SENTENCE)[0].items() if u in elaborations
+            }
         else:
             a_vals = run_values(vs.metric_run, extract=_explanation_score)[0]
         if not a_vals:
@@ -986,7 +990,7 @@ def run_plainqafact(ctx: _Context) -> list[dict[str, Any]]:
         if vs.compare_run.metric == "plainqafact" and (vs.compare_run.parameters or {}).get("knowledge") != "none":
             notes.append(f"The comparison run #{vs.compare_run.pk} uses a knowledge base: it is not source-only.")
         if sentence:
-            b_vals = run_values(vs.compare_run, unit="s:")[0]
+            b_vals = run_values(vs.compare_run, unit=units.ANSWER_SENTENCE)[0]
         elif vs.compare_run.metric == "plainqafact":
             b_vals = run_values(vs.compare_run, extract=_explanation_score)[0]
         else:
