@@ -7,7 +7,7 @@ Builds (once; reused when present) a study whose one pool has RATERS annotators 
 UNITS sentence units (UNITS/5 items × 5 sentences) on one nominal question with CATEGORIES options,
 in a dedicated PostgreSQL database. Then times, REPEAT times each:
 
-* end to end: ``adjudication.agreement_report`` — read the labels from the database, build
+* end to end: ``adjudication.analysis.agreement.agreement_report`` — read the labels from the database, build
   the units × raters matrix, and compute every point estimate the report shows (percent agreement,
   Fleiss' κ, Krippendorff's α, Cohen's κ for every pair, each annotator against the rest, per-label κ);
 * bare: the libraries alone on the same, already built arrays — statsmodels ``aggregate_raters`` +
@@ -27,9 +27,6 @@ import sys
 import time
 from itertools import combinations
 from pathlib import Path
-
-from adjudication.analysis.agreement import agreement_report
-from adjudication.analysis.loading import ratings_load
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -63,6 +60,7 @@ def build(units: int, raters: int, categories: int) -> tuple[object, object]:
     from django.db import connection, transaction
     from django.utils import timezone
 
+    from annotation import units as unit_keys
     from annotation.models import (
         Assignment,
         AssignmentStatus,
@@ -132,12 +130,13 @@ def build(units: int, raters: int, categories: int) -> tuple[object, object]:
     with (
         connection.cursor() as cursor,
         cursor.copy(
-            "COPY annotation_label (assignment_id, question_id, unit_key, value, version, updated_by_id, updated_at) FROM STDIN"
+            "COPY annotation_label (assignment_id, question_id, unit_key, value, version, updated_by_id, updated_at) "
+            "FROM STDIN"
         ) as copy,
     ):
         for u in range(units):
             item_id = item_ids[u // 5]
-            key = f"s:{u % 5}"
+            key = unit_keys.sentence(u % 5)
             for r, user in enumerate(annotators):
                 copy.write_row(
                     (assignment[(item_id, user.pk)], question.pk, key, f'"c{values[u, r]}"', 1, user.pk, now)
@@ -187,6 +186,10 @@ def main() -> None:
 
     import numpy as np
 
+    # The project's modules are imported once the script has put the repository on the path and set
+    # Django up (see _setup_django), as the model imports of build() are.
+    from adjudication.analysis.agreement import agreement_report
+    from adjudication.analysis.loading import ratings_load
     from adjudication.stats import agreement as ag
 
     pool, question = build(args.units, args.raters, args.categories)
@@ -223,7 +226,8 @@ def main() -> None:
         f"({report['n_units'] * report['n_raters']:,} labels), PostgreSQL"
     )
     print(
-        f"report: Fleiss κ {report['fleiss_kappa']['value']:.4f}, Krippendorff α {report['krippendorff_alpha']['value']:.4f}"
+        f"report: Fleiss κ {report['fleiss_kappa']['value']:.4f}, "
+        f"Krippendorff α {report['krippendorff_alpha']['value']:.4f}"
     )
     print(f"end to end (database → report point estimates): {fmt(e2e)}")
     print(f"bare library calls on the same arrays:           {fmt(lib)}")

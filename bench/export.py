@@ -99,6 +99,7 @@ def generate(n: int, slug: str) -> None:
     from django.utils import timezone
 
     from adjudication.models import GoldLabel
+    from annotation import units
     from annotation.models import (
         Aspect,
         Assignment,
@@ -192,7 +193,7 @@ def generate(n: int, slug: str) -> None:
                 for a in assignments:
                     yield (a.pk, pf.pk, "item", json.dumps(rng.choice(("yes", "yes", "no"))), 1, a.annotator_id, now)
                     for s in range(3):
-                        yield (a.pk, ib.pk, f"s:{s}", json.dumps("yes"), 1, a.annotator_id, now)
+                        yield (a.pk, ib.pk, units.sentence(s), json.dumps("yes"), 1, a.annotator_id, now)
 
             _copy(
                 Label,
@@ -219,7 +220,7 @@ def generate(n: int, slug: str) -> None:
                     (
                         pool.pk,
                         item.pk,
-                        "s:0",
+                        units.sentence(0),
                         ib.pk,
                         json.dumps("yes"),
                         "unanimous",
@@ -331,7 +332,8 @@ def main() -> None:
                 sys.exit(result.stderr)
             figures = json.loads(result.stdout.strip().splitlines()[-1])
             print(
-                f"{fmt:>5}: {figures['items']} items in {figures['seconds']} s = {figures['items_per_second']} items/s; "
+                f"{fmt:>5}: {figures['items']} items in {figures['seconds']} s = "
+                f"{figures['items_per_second']} items/s; "
                 f"(exporter CPU {figures['cpu_seconds']} s = {figures['items_per_cpu_second']} items/CPU-s); "
                 f"peak memory {figures['peak_above_idle_mb']} MB above idle ({figures['idle_mb']} MB idle); "
                 f"{figures['bytes'] / 1e6:.0f} MB written"
