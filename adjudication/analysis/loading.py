@@ -1,7 +1,9 @@
 """What the reports read: the labels of a pool as a units × raters matrix, the metric sources (score runs,
 human measures) as values per unit, and the human targets a metric is compared with. Everything comes
 back as plain arrays and dictionaries for the report computations (:mod:`adjudication.analysis.agreement`,
-:mod:`adjudication.analysis.validity`, ...) and the pure statistics of :mod:`adjudication.stats`.
+:mod:`adjudication.analysis.validity`, ...) and the pure statistics of :mod:`adjudication.stats`; the rules
+that turn coded ratings into targets (majority vote, binary target, value coding) are
+:mod:`adjudication.stats.targets`, so this module only loads.
 
 Conventions the reports rest on:
 
@@ -47,6 +49,7 @@ from adjudication import selectors
 from adjudication.analysis.access import CATEGORICAL
 from adjudication.models import GoldLabel, GoldSource
 from adjudication.stats import agreement as ag
+from adjudication.stats import targets
 from annotation import units
 from annotation.models import (
     AssignmentStatus,
@@ -227,7 +230,7 @@ def ratings_load(*, pool: Pool, question: Question) -> Ratings:
         )
         coded = mapped[value_codes]
     else:
-        mapped = np.array([_number_or_nan(v) for v in value_uniques], dtype=float)
+        mapped = np.array([targets.number_or_nan(v) for v in value_uniques], dtype=float)
         coded = mapped[value_codes]
     n_off = int(np.isnan(coded).sum())
     matrix = np.full(shape, np.nan)
@@ -240,16 +243,6 @@ def ratings_load(*, pool: Pool, question: Question) -> Ratings:
     )
     names = [pseudonyms.get(r, f"annotator #{r}") for r in rater_ids]
     return Ratings(question, units, rater_ids, names, matrix, scale, level, n_off, per_option)
-
-
-def _number_or_nan(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return np.nan
-    try:
-        x = float(value)
-    except ValueError:
-        return np.nan
-    return x if np.isfinite(x) else np.nan
 
 
 # --- agreement report -----------------------------------------------------------------------------
@@ -386,7 +379,7 @@ def human_target(
         out: dict[tuple[int, str], float] = {}
         off = 0
         for item_id, key, value in rows:
-            pos = _position(question, value)
+            pos = targets.scale_position(value, question.option_values if question.kind in CATEGORICAL else None)
             if pos is None:
                 off += 1
             else:
@@ -396,14 +389,8 @@ def human_target(
     if target == "majority":
         if ratings.scale is None:
             raise ValidationFailed("a majority needs a categorical question")
-        k = len(ratings.scale)
-        counts = ag.category_counts(ratings.codes, k)
-        top = counts.max(axis=1)
-        winners = (counts == top[:, None]).sum(axis=1)
-        mode = counts.argmax(axis=1)
-        keep = (top > 0) & (winners == 1)
-        excluded["majority_ties"] = int(((top > 0) & (winners > 1)).sum())
-        return {ratings.units[i]: float(mode[i]) for i in np.nonzero(keep)[0]}, excluded
+        kept, winners, excluded["majority_ties"] = targets.majority(ratings.codes, len(ratings.scale))
+        return {ratings.units[i]: float(w) for i, w in zip(kept, winners, strict=True)}, excluded
     if target.startswith("rater:"):
         name = target.split(":", 1)[1]
         if name not in ratings.rater_names:
@@ -413,22 +400,11 @@ def human_target(
     raise ValidationFailed("target must be gold, majority or rater:<pseudonym>")
 
 
-def _position(question: Question, value: Any) -> float | None:
-    if question.kind in CATEGORICAL:
-        try:
-            return float(question.option_values.index(str(value)))
-        except ValueError:
-            return None
-    x = _number_or_nan(value)
-    return None if np.isnan(x) else x
-
-
 def default_positive(question: Question) -> str:
     """The first option for binary and nominal questions; for ordinal ones the middle option, so that
     "positive" is the upper half of the scale (at least ``slight`` on none / slight / severe; 3 or
     more on 1..5) rather than every unit."""
-    options = question.option_values
-    return options[len(options) // 2] if question.kind == QuestionKind.ORDINAL else options[0]
+    return targets.default_positive(question.option_values, ordinal=question.kind == QuestionKind.ORDINAL)
 
 
 def binary_target(question: Question, positions: np.ndarray, positive: str) -> np.ndarray:
@@ -440,9 +416,7 @@ def binary_target(question: Question, positions: np.ndarray, positive: str) -> n
     options = question.option_values
     if positive not in options:
         raise ValidationFailed(f"positive must be one of the question's options: {', '.join(options)}")
-    p = options.index(positive)
-    hit = positions >= p if question.kind == QuestionKind.ORDINAL else positions == p
-    return np.where(np.isnan(positions), np.nan, hit.astype(float))
+    return targets.binary(positions, options.index(positive), at_least=question.kind == QuestionKind.ORDINAL)
 
 
 def compatible_questions(*, study: Study, scope: str) -> list[tuple[Pool, Question]]:

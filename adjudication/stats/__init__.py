@@ -10,4 +10,5 @@ No module here imports Django or any app: each takes plain arrays and dictionari
 * :mod:`.pattern_agreement` — agreement from answer patterns with unit weights (export cards).
 * :mod:`.outcome_cv` — repeated stratified cross-validation of outcome prediction.
 * :mod:`.validation_stats` — mean intervals and paired differences of validation studies.
+* :mod:`.targets` — human targets from coded ratings: majority vote, binary target, value coding.
 """
