@@ -315,12 +315,14 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
         reset_queries()
         ids = [row[0] for row in items]
         sentences = _grouped(
-            f'SELECT item_id, part, "index", text, start, "end" FROM {t["Sentence"]} WHERE {{where}} ORDER BY item_id, part, "index"',  # noqa: S608 (table names from model meta)
+            f'SELECT item_id, part, "index", text, start, "end" FROM {t["Sentence"]} '  # noqa: S608 (table names from model meta)
+            'WHERE {where} ORDER BY item_id, part, "index"',
             "item_id",
             ids,
         )
         chunks = _grouped(
-            f"SELECT item_id, rank, text, document_id, is_labelled_target FROM {t['Chunk']} WHERE {{where}} ORDER BY item_id, rank",  # noqa: S608 (table names from model meta)
+            f"SELECT item_id, rank, text, document_id, is_labelled_target FROM {t['Chunk']} "  # noqa: S608 (table names from model meta)
+            "WHERE {where} ORDER BY item_id, rank",
             "item_id",
             ids,
         )
@@ -331,8 +333,8 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
             ids,
         )
         assignments = _grouped(
-            f"SELECT item_id, id, pool_id, annotator_id, status, active_seconds, {_ts('submitted_at')} FROM {t['Assignment']} "  # noqa: S608 (table names from model meta)
-            f"WHERE {{where}} ORDER BY item_id, id",
+            f"SELECT item_id, id, pool_id, annotator_id, status, active_seconds, {_ts('submitted_at')} "  # noqa: S608 (table names from model meta)
+            f"FROM {t['Assignment']} WHERE {{where}} ORDER BY item_id, id",
             "item_id",
             ids,
         )
@@ -343,7 +345,8 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
             # By assignment: the first column of the label's unique index, so a range scan of it.
             where, params = _in("assignment_id", sorted(item_of))
             for row in _sql(
-                f"SELECT assignment_id, question_id, unit_key, CAST(value AS text), version FROM {t['Label']} WHERE {where}",  # noqa: S608 (table names from model meta)
+                f"SELECT assignment_id, question_id, unit_key, CAST(value AS text), version "  # noqa: S608 (table names from model meta)
+                f"FROM {t['Label']} WHERE {where}",
                 params,
             ):
                 if row[0] in item_of:
@@ -414,9 +417,23 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
                     "case_status": case_status.get(case_id),
                     "created_at": _iso(created),
                 }
-                for _, pool_id, q, u, value, version, current, src, adj_id, adj_name, rationale, confidence, gap, case_id, created in sorted(
-                    gold.get(pk, ()), key=lambda r: (pool_rank[r[1]], qrank[r[2]], len(r[3]), r[3], r[5])
-                )
+                for (
+                    _,
+                    pool_id,
+                    q,
+                    u,
+                    value,
+                    version,
+                    current,
+                    src,
+                    adj_id,
+                    adj_name,
+                    rationale,
+                    confidence,
+                    gap,
+                    case_id,
+                    created,
+                ) in sorted(gold.get(pk, ()), key=lambda r: (pool_rank[r[1]], qrank[r[2]], len(r[3]), r[3], r[5]))
             ]
             item_cases = [
                 {
@@ -640,7 +657,8 @@ def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: _Tal
     out.write("\n## Pools\n\n| pool | overlap k | members | questions | majority rule |\n|---|---|---|---|---|\n")
     for pool in header["pools"]:
         out.write(
-            f"| {_md(pool['name'])} | {pool['overlap']} | {len(pool['members'])} | {_md(', '.join(pool['questions']))} | "
+            f"| {_md(pool['name'])} | {pool['overlap']} | {len(pool['members'])} | "
+            f"{_md(', '.join(pool['questions']))} | "
             f"{_md(', '.join(pool['majority_rule'])) or '—'} |\n"
         )
     s = header["study"]
@@ -661,7 +679,8 @@ def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: _Tal
         out.write(
             f"| {_md(row['pool'])} | {_md(row['question'])} | {row['kind']} | {row.get('n_units', '—')} | "
             f"{_fmt(row['percent_agreement']) if 'percent_agreement' in row else '—'} | "
-            f"{_fmt(row['fleiss_kappa']) if 'fleiss_kappa' in row else '—'} | {alpha_text} | {_md(row.get('note', ''))} |\n"
+            f"{_fmt(row['fleiss_kappa']) if 'fleiss_kappa' in row else '—'} | {alpha_text} | "
+            f"{_md(row.get('note', ''))} |\n"
         )
     out.write("\n## Gold provenance (current versions)\n\n| source | n |\n|---|---|\n")
     for source in GoldSource.values:
@@ -679,11 +698,12 @@ def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: _Tal
             f"{_md(run['model_identity']) or '—'} |\n"
         )
     out.write(
-        "\n## Record layout\n\nOne record per item: `id`, `question`, `answer`, `source`, `scope`, `system`, `metadata`, "
-        "`sentences`, `contexts`, `aspects` (origin, status, version), `assignments`, `labels` (pool, annotator pseudonym, "
-        "question, unit, value, version), `gold` (all versions with provenance), `cases`, `scores` (run, metric, "
-        "metric_version, backend, model_identity, unit, value, state, details). Units: `item`, `s:<i>` answer sentence, "
-        "`src:<i>` source sentence, `c:<rank>` chunk, `a:<i>` the i-th entry of `aspects`.\n"
+        "\n## Record layout\n\nOne record per item: `id`, `question`, `answer`, `source`, `scope`, `system`, "
+        "`metadata`, `sentences`, `contexts`, `aspects` (origin, status, version), `assignments`, `labels` (pool, "
+        "annotator pseudonym, question, unit, value, version), `gold` (all versions with provenance), `cases`, "
+        "`scores` (run, metric, metric_version, backend, model_identity, unit, value, state, details). "
+        "Units: `item`, `s:<i>` answer sentence, `src:<i>` source sentence, `c:<rank>` chunk, "
+        "`a:<i>` the i-th entry of `aspects`.\n"
     )
     if fmt == "hf":
         out.write(

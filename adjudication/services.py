@@ -101,7 +101,8 @@ def gold_set(
             latest = max(versions, default=0)
             if expected_version is not None and expected_version != latest:
                 raise Conflict(
-                    f"the gold label changed while you decided (now version {latest}, you saw version {expected_version})",
+                    f"the gold label changed while you decided "
+                    f"(now version {latest}, you saw version {expected_version})",
                     details={"current_version": latest},
                 )
             GoldLabel.objects.filter(**key, is_current=True).update(is_current=False)

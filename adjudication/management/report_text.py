@@ -20,7 +20,8 @@ def _stat_line(name: str, d: dict[str, Any]) -> str:
 
 def format_agreement_text(s: dict[str, Any]) -> str:
     lines = [
-        f"units {s['n_units']}  raters {s['n_raters']}  excluded units (rated fewer than twice) {s['n_excluded_units']}",
+        f"units {s['n_units']}  raters {s['n_raters']}  "
+        f"excluded units (rated fewer than twice) {s['n_excluded_units']}",
         f"level {s['level']}"
         + (f"  scale {', '.join(s['scale'])}" if s.get("scale") else "")
         + f"  weights {s['weights']}",
@@ -53,14 +54,16 @@ def format_validity_text(s: dict[str, Any]) -> str:
     if auc.get("ci95_bootstrap"):
         lo, hi = auc["ci95_bootstrap"]
         lines.append(
-            f"  {'AUC bootstrap 95% CI':<28} [{_fmt(lo)}, {_fmt(hi)}] ({auc['bootstrap']['n']} stratified resamples, seed {auc['bootstrap']['seed']})"
+            f"  {'AUC bootstrap 95% CI':<28} [{_fmt(lo)}, {_fmt(hi)}] "
+            f"({auc['bootstrap']['n']} stratified resamples, seed {auc['bootstrap']['seed']})"
         )
     for key in ("pearson", "spearman", "kendall"):
         lines.append(_stat_line(key.capitalize(), s[key]))
     if s.get("youden"):
         y = s["youden"]
         lines.append(
-            f"  Youden threshold {y['threshold']:.4g}: sensitivity {y['sensitivity']:.4f}, specificity {y['specificity']:.4f}"
+            f"  Youden threshold {y['threshold']:.4g}: "
+            f"sensitivity {y['sensitivity']:.4f}, specificity {y['specificity']:.4f}"
         )
         lines.append(f"  warning: {y['warning']}")
         at = s["at_youden_threshold"]
