@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import orjson
+from django.contrib.auth import get_user_model
 from django.db import connection, reset_queries
 from django.db.models import Count
 from django.utils import timezone
@@ -139,8 +140,6 @@ class _Context:
         if user_id is None:
             return None
         if user_id not in self._usernames:
-            from django.contrib.auth import get_user_model
-
             self._usernames[user_id] = (
                 get_user_model().objects.filter(pk=user_id).values_list("username", flat=True).first()
                 or f"user-{user_id}"
