@@ -51,12 +51,15 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import orjson
+from django.contrib.auth import get_user_model
 from django.db import connection, reset_queries
 from django.db.models import Count
 from django.utils import timezone
 
 from adjudication.consensus import canonical
 from adjudication.models import AdjudicationCase, GoldLabel, GoldSource
+from adjudication.stats import pattern_agreement as pa
+from annotation import units
 from annotation.models import (
     Aspect,
     Assignment,
@@ -69,6 +72,7 @@ from annotation.models import (
     Sentence,
     Study,
 )
+from scoring.models import Score, ScoreRun
 
 CHUNK = 1000
 FORMAT_VERSION = 1
@@ -100,23 +104,30 @@ class _Context:
     """Small, study-sized lookups (pools, questions, pseudonyms, runs) loaded once per export."""
 
     def __init__(self, study: Study) -> None:
-        from scoring.models import ScoreRun
-
         self.study = study
-        self.pools = {p.pk: p for p in Pool.objects.filter(study=study).prefetch_related("questions", "consensus_rules")}
+        self.pools = {
+            p.pk: p for p in Pool.objects.filter(study=study).prefetch_related("questions", "consensus_rules")
+        }
         self.questions = {q.pk: q for q in Question.objects.filter(study=study).order_by("order", "pk")}
         self.pseudonyms: dict[tuple[int, int], str] = {}
         self.person: dict[int, str] = {}
         for pool_id, user_id, pseudonym in (
-            PoolMembership.objects.filter(study=study).order_by("pool__name").values_list("pool_id", "user_id", "pseudonym")
+            PoolMembership.objects.filter(study=study)
+            .order_by("pool__name")
+            .values_list("pool_id", "user_id", "pseudonym")
         ):
             self.pseudonyms[(pool_id, user_id)] = pseudonym
             self.person.setdefault(user_id, pseudonym)
         self.runs = {}
         for n, run in enumerate(ScoreRun.objects.filter(study=study).order_by("created_at", "pk"), start=1):
             self.runs[run.pk] = {
-                "run": f"run-{n}", "metric": run.metric, "metric_version": run.metric_version, "backend": run.backend,
-                "model_identity": run.model_identity, "parameters": run.parameters, "status": run.status,
+                "run": f"run-{n}",
+                "metric": run.metric,
+                "metric_version": run.metric_version,
+                "backend": run.backend,
+                "model_identity": run.model_identity,
+                "parameters": run.parameters,
+                "status": run.status,
                 "created_at": run.created_at.isoformat() if run.created_at else None,
             }
         self.run_fields = {
@@ -129,10 +140,9 @@ class _Context:
         if user_id is None:
             return None
         if user_id not in self._usernames:
-            from django.contrib.auth import get_user_model
-
             self._usernames[user_id] = (
-                get_user_model().objects.filter(pk=user_id).values_list("username", flat=True).first() or f"user-{user_id}"
+                get_user_model().objects.filter(pk=user_id).values_list("username", flat=True).first()
+                or f"user-{user_id}"
             )
         return self._usernames[user_id]
 
@@ -142,22 +152,38 @@ class _Context:
             "concord_export": FORMAT_VERSION,
             "exported_at": timezone.now().isoformat(),
             "study": {
-                "name": study.name, "slug": study.slug, "guidelines": study.guidelines,
-                "protocol_presets": study.protocol_presets, "blind_system": study.blind_system,
-                "hidden_metadata_fields": study.hidden_metadata_fields, "independent_pools": study.independent_pools,
-                "show_scores_to_adjudicators": study.show_scores_to_adjudicators, "licence": study.licence,
+                "name": study.name,
+                "slug": study.slug,
+                "guidelines": study.guidelines,
+                "protocol_presets": study.protocol_presets,
+                "blind_system": study.blind_system,
+                "hidden_metadata_fields": study.hidden_metadata_fields,
+                "independent_pools": study.independent_pools,
+                "show_scores_to_adjudicators": study.show_scores_to_adjudicators,
+                "licence": study.licence,
             },
             "questions": [
                 {
-                    "key": q.key, "order": q.order, "scope": q.scope, "kind": q.kind, "prompt": q.prompt,
-                    "help_text": q.help_text, "options": q.options, "condition": q.condition, "required": q.required,
-                    "min_value": q.min_value, "max_value": q.max_value,
+                    "key": q.key,
+                    "order": q.order,
+                    "scope": q.scope,
+                    "kind": q.kind,
+                    "prompt": q.prompt,
+                    "help_text": q.help_text,
+                    "options": q.options,
+                    "condition": q.condition,
+                    "required": q.required,
+                    "min_value": q.min_value,
+                    "max_value": q.max_value,
                 }
                 for q in self.questions.values()
             ],
             "pools": [
                 {
-                    "name": p.name, "overlap": p.overlap, "visibility": p.visibility, "seed": p.seed,
+                    "name": p.name,
+                    "overlap": p.overlap,
+                    "visibility": p.visibility,
+                    "seed": p.seed,
                     "reservation_minutes": p.reservation_minutes,
                     "questions": sorted(q.key for q in p.questions.all()),
                     "majority_rule": sorted(r.question.key for r in p.consensus_rules.all() if r.majority),
@@ -177,7 +203,8 @@ def _item_chunks(study: Study, chunk: int) -> Iterator[list[tuple]]:
     a server-side cursor on PostgreSQL (``iterator``): memory holds one chunk, and no page of the
     scan is read twice however large the study."""
     rows = (
-        Item.objects.filter(study=study).order_by("pk")
+        Item.objects.filter(study=study)
+        .order_by("pk")
         .values_list("pk", "external_id", "question", "answer", "source", "scope_class", "system", "metadata")
         .iterator(chunk_size=chunk)
     )
@@ -254,17 +281,32 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
     conversions cost more than the database), and the lists in a record are sorted by stable keys
     (pool, pseudonym, question, unit) so that two exports of equal studies are equal line by line.
     """
-    from scoring.models import Score
-
     ctx = ctx or _Context(study)
     qkey = {pk: q.key for pk, q in ctx.questions.items()}
     pool_name = {pk: p.name for pk, p in ctx.pools.items()}
     pool_rank = {pk: i for i, pk in enumerate(sorted(ctx.pools, key=lambda pk: ctx.pools[pk].name))}
-    member_rank = {key: i for i, key in enumerate(sorted(ctx.pseudonyms, key=lambda k: (pool_name[k[0]], ctx.pseudonyms[k])))}
-    qrank = {pk: i for i, pk in enumerate(sorted(ctx.questions, key=lambda pk: (ctx.questions[pk].order, ctx.questions[pk].key)))}
+    member_rank = {
+        key: i for i, key in enumerate(sorted(ctx.pseudonyms, key=lambda k: (pool_name[k[0]], ctx.pseudonyms[k])))
+    }
+    qrank = {
+        pk: i
+        for i, pk in enumerate(sorted(ctx.questions, key=lambda pk: (ctx.questions[pk].order, ctx.questions[pk].key)))
+    }
     t = {
         m.__name__: m._meta.db_table
-        for m in (Sentence, Chunk, Aspect, Assignment, Label, GoldLabel, AdjudicationCase, Score, Pool, Question, PoolMembership)
+        for m in (
+            Sentence,
+            Chunk,
+            Aspect,
+            Assignment,
+            Label,
+            GoldLabel,
+            AdjudicationCase,
+            Score,
+            Pool,
+            Question,
+            PoolMembership,
+        )
     }
     for items in _item_chunks(study, chunk):
         # With DEBUG on, Django keeps the last 9,000 queries with their parameters inlined; a chunk's
@@ -272,22 +314,28 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
         reset_queries()
         ids = [row[0] for row in items]
         sentences = _grouped(
-            f'SELECT item_id, part, "index", text, start, "end" FROM {t["Sentence"]} WHERE {{where}} ORDER BY item_id, part, "index"',  # noqa: S608 (table names from model meta)
-            "item_id", ids,
+            f'SELECT item_id, part, "index", text, start, "end" FROM {t["Sentence"]} '  # noqa: S608 (table names from model meta)
+            'WHERE {where} ORDER BY item_id, part, "index"',
+            "item_id",
+            ids,
         )
         chunks = _grouped(
-            f"SELECT item_id, rank, text, document_id, is_labelled_target FROM {t['Chunk']} WHERE {{where}} ORDER BY item_id, rank",  # noqa: S608 (table names from model meta)
-            "item_id", ids,
+            f"SELECT item_id, rank, text, document_id, is_labelled_target FROM {t['Chunk']} "  # noqa: S608 (table names from model meta)
+            "WHERE {where} ORDER BY item_id, rank",
+            "item_id",
+            ids,
         )
         aspects = _grouped(
             f"SELECT item_id, id, text, importance, origin, status, version, retired_in_version, proposed_by_id, "  # noqa: S608 (table names from model meta)
             f"decided_by_id FROM {t['Aspect']} WHERE {{where}} ORDER BY item_id, id",
-            "item_id", ids,
+            "item_id",
+            ids,
         )
         assignments = _grouped(
-            f"SELECT item_id, id, pool_id, annotator_id, status, active_seconds, {_ts('submitted_at')} FROM {t['Assignment']} "  # noqa: S608 (table names from model meta)
-            f"WHERE {{where}} ORDER BY item_id, id",
-            "item_id", ids,
+            f"SELECT item_id, id, pool_id, annotator_id, status, active_seconds, {_ts('submitted_at')} "  # noqa: S608 (table names from model meta)
+            f"FROM {t['Assignment']} WHERE {{where}} ORDER BY item_id, id",
+            "item_id",
+            ids,
         )
         who = {row[1]: (row[2], row[3]) for rows in assignments.values() for row in rows}
         item_of = {row[1]: row[0] for rows in assignments.values() for row in rows}
@@ -296,7 +344,8 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
             # By assignment: the first column of the label's unique index, so a range scan of it.
             where, params = _in("assignment_id", sorted(item_of))
             for row in _sql(
-                f"SELECT assignment_id, question_id, unit_key, CAST(value AS text), version FROM {t['Label']} WHERE {where}",  # noqa: S608 (table names from model meta)
+                f"SELECT assignment_id, question_id, unit_key, CAST(value AS text), version "  # noqa: S608 (table names from model meta)
+                f"FROM {t['Label']} WHERE {where}",
                 params,
             ):
                 if row[0] in item_of:
@@ -305,26 +354,32 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
             f"SELECT item_id, pool_id, question_id, unit_key, CAST(value AS text), version, is_current, source, "  # noqa: S608 (table names from model meta)
             f"adjudicator_id, adjudicator_name, rationale, confidence, guideline_gap, case_id, {_ts('created_at')} "
             f"FROM {t['GoldLabel']} WHERE {{where}}",
-            "item_id", ids,
+            "item_id",
+            ids,
         )
         cases = _grouped(
             f"SELECT item_id, id, pool_id, question_id, unit_key, status, {_ts('opened_at')} "  # noqa: S608 (table names from model meta)
             f"FROM {t['AdjudicationCase']} WHERE {{where}}",
-            "item_id", ids,
+            "item_id",
+            ids,
         )
         scores = _grouped(
             f"SELECT item_id, run_id, unit_key, value, state, CAST(details AS text) FROM {t['Score']} WHERE {{where}} "  # noqa: S608 (table names from model meta)
             f"ORDER BY item_id, run_id, unit_key",
-            "item_id", ids,
+            "item_id",
+            ids,
         )
         for pk, external_id, question, answer, source, scope, system, metadata in items:
             item_aspects = aspects.get(pk, ())
             position = {a[1]: i for i, a in enumerate(item_aspects)}
 
             def unit(key: str, position: dict[int, int] = position) -> str:
-                if key.startswith("a:"):
-                    aspect_id = int(key[2:])
-                    return f"a:{position[aspect_id]}" if aspect_id in position else key
+                try:
+                    parsed = units.parse(key)
+                except units.InvalidUnitKey:
+                    return key
+                if parsed.kind == units.ASPECT and parsed.ref in position:
+                    return units.aspect(position[parsed.ref])
                 return key
 
             case_status = {c[1]: c[5] for c in cases.get(pk, ())}
@@ -336,19 +391,57 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
             ):
                 pool_id, user_id = who[a]
                 item_labels.append(
-                    {"pool": pool_name[pool_id], "annotator": ctx.pseudonyms.get((pool_id, user_id), f"unlisted-{user_id}"),
-                     "question": qkey[q], "unit": unit(u), "value": _json(value), "version": version}
+                    {
+                        "pool": pool_name[pool_id],
+                        "annotator": ctx.pseudonyms.get((pool_id, user_id), f"unlisted-{user_id}"),
+                        "question": qkey[q],
+                        "unit": unit(u),
+                        "value": _json(value),
+                        "version": version,
+                    }
                 )
             item_gold = [
-                {"pool": pool_name[pool_id], "question": qkey[q], "unit": unit(u), "value": _json(value), "version": version,
-                 "is_current": bool(current), "source": src, "adjudicator": adj_name or ctx.username(adj_id),
-                 "rationale": rationale, "confidence": confidence, "guideline_gap": bool(gap),
-                 "case_status": case_status.get(case_id), "created_at": _iso(created)}
-                for _, pool_id, q, u, value, version, current, src, adj_id, adj_name, rationale, confidence, gap, case_id, created
-                in sorted(gold.get(pk, ()), key=lambda r: (pool_rank[r[1]], qrank[r[2]], len(r[3]), r[3], r[5]))
+                {
+                    "pool": pool_name[pool_id],
+                    "question": qkey[q],
+                    "unit": unit(u),
+                    "value": _json(value),
+                    "version": version,
+                    "is_current": bool(current),
+                    "source": src,
+                    "adjudicator": adj_name or ctx.username(adj_id),
+                    "rationale": rationale,
+                    "confidence": confidence,
+                    "guideline_gap": bool(gap),
+                    "case_status": case_status.get(case_id),
+                    "created_at": _iso(created),
+                }
+                for (
+                    _,
+                    pool_id,
+                    q,
+                    u,
+                    value,
+                    version,
+                    current,
+                    src,
+                    adj_id,
+                    adj_name,
+                    rationale,
+                    confidence,
+                    gap,
+                    case_id,
+                    created,
+                ) in sorted(gold.get(pk, ()), key=lambda r: (pool_rank[r[1]], qrank[r[2]], len(r[3]), r[3], r[5]))
             ]
             item_cases = [
-                {"pool": pool_name[pool_id], "question": qkey[q], "unit": unit(u), "status": status, "opened_at": _iso(opened)}
+                {
+                    "pool": pool_name[pool_id],
+                    "question": qkey[q],
+                    "unit": unit(u),
+                    "status": status,
+                    "opened_at": _iso(opened),
+                }
                 for _, _, pool_id, q, u, status, opened in sorted(
                     cases.get(pk, ()), key=lambda r: (pool_rank[r[2]], qrank[r[3]], len(r[4]), r[4])
                 )
@@ -362,24 +455,45 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
                 "system": system,
                 "metadata": metadata,
                 "sentences": [
-                    {"unit": f"s:{i}" if part == "answer" else f"src:{i}", "part": part, "index": i, "text": text,
-                     "start": start, "end": end}
+                    {
+                        "unit": units.of_sentence(part, i),
+                        "part": part,
+                        "index": i,
+                        "text": text,
+                        "start": start,
+                        "end": end,
+                    }
                     for _, part, i, text, start, end in sentences.get(pk, ())
                 ],
                 "contexts": [
-                    {"unit": f"c:{rank}", "id": doc, "text": text, "is_target": bool(target)}
+                    {"unit": units.chunk(rank), "id": doc, "text": text, "is_target": bool(target)}
                     for _, rank, text, doc, target in chunks.get(pk, ())
                 ],
                 "aspects": [
-                    {"unit": f"a:{i}", "text": text, "importance": importance, "origin": origin, "status": status,
-                     "version": version, "retired_in_version": retired,
-                     "proposed_by": ctx.person.get(proposer) if proposer else None, "decided_by": ctx.username(decider)}
-                    for i, (_, _, text, importance, origin, status, version, retired, proposer, decider) in enumerate(item_aspects)
+                    {
+                        "unit": units.aspect(i),
+                        "text": text,
+                        "importance": importance,
+                        "origin": origin,
+                        "status": status,
+                        "version": version,
+                        "retired_in_version": retired,
+                        "proposed_by": ctx.person.get(proposer) if proposer else None,
+                        "decided_by": ctx.username(decider),
+                    }
+                    for i, (_, _, text, importance, origin, status, version, retired, proposer, decider) in enumerate(
+                        item_aspects
+                    )
                 ],
                 "assignments": sorted(
                     (
-                        {"pool": pool_name[pool_id], "annotator": ctx.pseudonyms.get((pool_id, user_id), f"unlisted-{user_id}"),
-                         "status": status, "active_seconds": seconds, "submitted_at": _iso(submitted)}
+                        {
+                            "pool": pool_name[pool_id],
+                            "annotator": ctx.pseudonyms.get((pool_id, user_id), f"unlisted-{user_id}"),
+                            "status": status,
+                            "active_seconds": seconds,
+                            "submitted_at": _iso(submitted),
+                        }
                         for _, _, pool_id, user_id, status, seconds, submitted in assignments.get(pk, ())
                     ),
                     key=lambda a: (a["pool"], a["annotator"]),
@@ -388,7 +502,13 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: _Context | None = Non
                 "gold": item_gold,
                 "cases": item_cases,
                 "scores": [
-                    {**ctx.run_fields[run_id], "unit": unit(u), "value": value, "state": state, "details": _json(details)}
+                    {
+                        **ctx.run_fields[run_id],
+                        "unit": unit(u),
+                        "value": value,
+                        "state": state,
+                        "details": _json(details),
+                    }
                     for _, run_id, u, value, state, details in scores.get(pk, ())
                 ],
             }
@@ -436,9 +556,7 @@ class _Tally:
 
     def agreement(self) -> list[dict[str, Any]]:
         """Per pool and question: percent agreement, Fleiss' κ and Krippendorff's α over submitted
-        labels, before any consensus, from the answer patterns (adjudication.pattern_agreement)."""
-        from adjudication import pattern_agreement as pa
-
+        labels, before any consensus, from the answer patterns (adjudication.stats.pattern_agreement)."""
         rows: list[dict[str, Any]] = []
         for pool in sorted(self.ctx.pools.values(), key=lambda p: p.name):
             for question in sorted(pool.questions.all(), key=lambda q: (q.order, q.pk)):
@@ -468,7 +586,9 @@ class _Tally:
         return rows
 
 
-def _pattern_codes(patterns: Counter[tuple], question: Question, scale: list[str] | None) -> list[tuple[list[float], int]]:
+def _pattern_codes(
+    patterns: Counter[tuple], question: Question, scale: list[str] | None
+) -> list[tuple[list[float], int]]:
     """Answer patterns as codes: scale positions (categorical), numbers, or one id per distinct set."""
     position = {v: i for i, v in enumerate(scale)} if scale is not None else None
     seen_sets: dict[Any, int] = {}
@@ -502,7 +622,10 @@ def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: _Tal
     counts = tally.summary()
     agreement_rows = tally.agreement()
     gold_sources = dict(
-        GoldLabel.objects.filter(item__study=study, is_current=True).values("source").annotate(n=Count("pk")).values_list("source", "n")
+        GoldLabel.objects.filter(item__study=study, is_current=True)
+        .values("source")
+        .annotate(n=Count("pk"))
+        .values_list("source", "n")
     )
     out = io.StringIO()
     if yaml_header:
@@ -516,16 +639,25 @@ def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: _Tal
         out.write("configs:\n- config_name: default\n  data_files:\n  - split: train\n    path: data/train.jsonl\n")
         out.write("---\n\n")
     out.write(f"# {_md(study.name)} — Concord export\n\n")
-    out.write(f"Exported {header['exported_at']} from study `{study.slug}` as `{fmt}` (format version {FORMAT_VERSION}).\n\n")
+    out.write(
+        f"Exported {header['exported_at']} from study `{study.slug}` as `{fmt}` (format version {FORMAT_VERSION}).\n\n"
+    )
     out.write("## Licence and attribution\n\n")
-    out.write((html.escape(study.licence.strip(), quote=False) or "No licence was recorded for the imported data; ask the study owner before reuse.") + "\n\n")
+    out.write(
+        (
+            html.escape(study.licence.strip(), quote=False)
+            or "No licence was recorded for the imported data; ask the study owner before reuse."
+        )
+        + "\n\n"
+    )
     out.write("## Counts\n\n| what | n |\n|---|---|\n")
     for key, value in counts.items():
         out.write(f"| {key.replace('_', ' ')} | {value} |\n")
     out.write("\n## Pools\n\n| pool | overlap k | members | questions | majority rule |\n|---|---|---|---|---|\n")
     for pool in header["pools"]:
         out.write(
-            f"| {_md(pool['name'])} | {pool['overlap']} | {len(pool['members'])} | {_md(', '.join(pool['questions']))} | "
+            f"| {_md(pool['name'])} | {pool['overlap']} | {len(pool['members'])} | "
+            f"{_md(', '.join(pool['questions']))} | "
             f"{_md(', '.join(pool['majority_rule'])) or '—'} |\n"
         )
     s = header["study"]
@@ -546,7 +678,8 @@ def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: _Tal
         out.write(
             f"| {_md(row['pool'])} | {_md(row['question'])} | {row['kind']} | {row.get('n_units', '—')} | "
             f"{_fmt(row['percent_agreement']) if 'percent_agreement' in row else '—'} | "
-            f"{_fmt(row['fleiss_kappa']) if 'fleiss_kappa' in row else '—'} | {alpha_text} | {_md(row.get('note', ''))} |\n"
+            f"{_fmt(row['fleiss_kappa']) if 'fleiss_kappa' in row else '—'} | {alpha_text} | "
+            f"{_md(row.get('note', ''))} |\n"
         )
     out.write("\n## Gold provenance (current versions)\n\n| source | n |\n|---|---|\n")
     for source in GoldSource.values:
@@ -559,14 +692,17 @@ def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: _Tal
     )
     out.write("\n## Score runs\n\n| run | metric | version | backend | model |\n|---|---|---|---|---|\n")
     for run in header["score_runs"]:
-        out.write(f"| {run['run']} | {_md(run['metric'])} | {_md(run['metric_version'])} | {_md(run['backend'])} | "
-                  f"{_md(run['model_identity']) or '—'} |\n")
+        out.write(
+            f"| {run['run']} | {_md(run['metric'])} | {_md(run['metric_version'])} | {_md(run['backend'])} | "
+            f"{_md(run['model_identity']) or '—'} |\n"
+        )
     out.write(
-        "\n## Record layout\n\nOne record per item: `id`, `question`, `answer`, `source`, `scope`, `system`, `metadata`, "
-        "`sentences`, `contexts`, `aspects` (origin, status, version), `assignments`, `labels` (pool, annotator pseudonym, "
-        "question, unit, value, version), `gold` (all versions with provenance), `cases`, `scores` (run, metric, "
-        "metric_version, backend, model_identity, unit, value, state, details). Units: `item`, `s:<i>` answer sentence, "
-        "`src:<i>` source sentence, `c:<rank>` chunk, `a:<i>` the i-th entry of `aspects`.\n"
+        "\n## Record layout\n\nOne record per item: `id`, `question`, `answer`, `source`, `scope`, `system`, "
+        "`metadata`, `sentences`, `contexts`, `aspects` (origin, status, version), `assignments`, `labels` (pool, "
+        "annotator pseudonym, question, unit, value, version), `gold` (all versions with provenance), `cases`, "
+        "`scores` (run, metric, metric_version, backend, model_identity, unit, value, state, details). "
+        "Units: `item`, `s:<i>` answer sentence, `src:<i>` source sentence, `c:<rank>` chunk, "
+        "`a:<i>` the i-th entry of `aspects`.\n"
     )
     if fmt == "hf":
         out.write(
@@ -604,20 +740,52 @@ def _cell(value: Any) -> str:
 
 def _write_csv_rows(record: dict[str, Any], writer: Any) -> None:
     for lab in record["labels"]:
-        writer.writerow([csv_safe(c) for c in (
-            "label", record["id"], lab["unit"], lab["pool"], lab["question"], lab["annotator"], _cell(lab["value"]),
-            str(lab["version"]), "annotator",
-        )])
+        writer.writerow(
+            [
+                csv_safe(c)
+                for c in (
+                    "label",
+                    record["id"],
+                    lab["unit"],
+                    lab["pool"],
+                    lab["question"],
+                    lab["annotator"],
+                    _cell(lab["value"]),
+                    str(lab["version"]),
+                    "annotator",
+                )
+            ]
+        )
     for g in record["gold"]:
-        writer.writerow([csv_safe(c) for c in (
-            "gold" if g["is_current"] else "gold_superseded", record["id"], g["unit"], g["pool"], g["question"],
-            g["adjudicator"] or "", _cell(g["value"]), str(g["version"]), g["source"],
-        )])
+        writer.writerow(
+            [
+                csv_safe(c)
+                for c in (
+                    "gold" if g["is_current"] else "gold_superseded",
+                    record["id"],
+                    g["unit"],
+                    g["pool"],
+                    g["question"],
+                    g["adjudicator"] or "",
+                    _cell(g["value"]),
+                    str(g["version"]),
+                    g["source"],
+                )
+            ]
+        )
 
 
-def write_stream(study: Study, fmt: str, stream: BinaryIO, *, progress: Progress | None = None,
-                 chunk: int = CHUNK, total: int | None = None, ctx: _Context | None = None,
-                 tally: _Tally | None = None) -> int:
+def write_stream(
+    study: Study,
+    fmt: str,
+    stream: BinaryIO,
+    *,
+    progress: Progress | None = None,
+    chunk: int = CHUNK,
+    total: int | None = None,
+    ctx: _Context | None = None,
+    tally: _Tally | None = None,
+) -> int:
     """Write the records of ``study`` to an open binary stream (UTF-8); returns the items written.
     ``tally``, when given, sees every record (for the card)."""
     ctx = ctx or _Context(study)

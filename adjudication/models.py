@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from annotation.models import Item, Label, Pool, Question, Study
+from concord.jobs import Job, JobStatus
 
 
 class CaseStatus(models.TextChoices):
@@ -48,8 +49,12 @@ class GoldLabel(models.Model):
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="gold_labels")
     value = models.JSONField(null=True)
     source = models.CharField(max_length=12, choices=GoldSource.choices)
-    case = models.ForeignKey(AdjudicationCase, null=True, blank=True, on_delete=models.SET_NULL, related_name="gold_labels")
-    adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    case = models.ForeignKey(
+        AdjudicationCase, null=True, blank=True, on_delete=models.SET_NULL, related_name="gold_labels"
+    )
+    adjudicator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     rationale = models.TextField(blank=True)
     adjudicator_name = models.CharField(
         max_length=150, blank=True, help_text="Adjudicator as recorded by an imported export (no account here)."
@@ -63,7 +68,9 @@ class GoldLabel(models.Model):
     class Meta:
         ordering = ["item", "unit_key", "question", "version"]
         constraints = [
-            models.UniqueConstraint(fields=["pool", "item", "unit_key", "question", "version"], name="unique_gold_version"),
+            models.UniqueConstraint(
+                fields=["pool", "item", "unit_key", "question", "version"], name="unique_gold_version"
+            ),
             models.UniqueConstraint(
                 fields=["pool", "item", "unit_key", "question"],
                 condition=models.Q(is_current=True),
@@ -96,40 +103,16 @@ class ExportFormat(models.TextChoices):
     HF = "hf", "Hugging Face datasets folder"
 
 
-class JobStatus(models.TextChoices):
-    """The one lifecycle of adjudication's background jobs (exports, report bootstraps)."""
-
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-
-
 ExportStatus = JobStatus
 
 
-class ExportJob(models.Model):
+class ExportJob(Job):
     """One export of a study. ``path`` is the file written (for ``hf``, a zip of the folder)."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="export_jobs")
     format = models.CharField(max_length=5, choices=ExportFormat.choices)
-    status = models.CharField(max_length=8, choices=ExportStatus.choices, default=ExportStatus.QUEUED)
-    n_total = models.PositiveIntegerField(default=0)
-    n_done = models.PositiveIntegerField(default=0)
     path = models.CharField(max_length=500, blank=True)
     size_bytes = models.BigIntegerField(default=0)
-    error = models.TextField(blank=True)
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    @property
-    def progress(self) -> float:
-        return (self.n_done / self.n_total) if self.n_total else (1.0 if self.status == ExportStatus.DONE else 0.0)
 
 
 class ExportDownload(models.Model):
@@ -150,8 +133,9 @@ class ReportJobKind(models.TextChoices):
 ReportJobStatus = JobStatus
 
 
-class ReportJob(models.Model):
-    """A bootstrap of one report (agreement or metric vs human), computed by a worker.
+class ReportJob(Job):
+    """A slow report computed by a worker: a bootstrap (agreement, metric vs human, model as rater) or an
+    outcome cross-validation (see adjudication.analysis.jobs).
 
     Unique on (study, params_hash): the same report with the same resample count and seed is computed
     once; asking again returns the existing job, and a redelivered task overwrites its own result.
@@ -161,25 +145,10 @@ class ReportJob(models.Model):
     kind = models.CharField(max_length=10, choices=ReportJobKind.choices)
     params = models.JSONField(default=dict)
     params_hash = models.CharField(max_length=40)
-    status = models.CharField(max_length=8, choices=ReportJobStatus.choices, default=ReportJobStatus.QUEUED)
-    n_done = models.PositiveIntegerField(default=0)
-    n_total = models.PositiveIntegerField(default=0)
     result = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at"]
+    class Meta(Job.Meta):
         constraints = [models.UniqueConstraint(fields=["study", "params_hash"], name="unique_report_job_params")]
-
-    @property
-    def progress(self) -> float:
-        if self.status == ReportJobStatus.DONE:
-            return 1.0
-        return (self.n_done / self.n_total) if self.n_total else 0.0
 
 
 class ValidationTemplate(models.TextChoices):
@@ -203,7 +172,7 @@ class ValidationStatus(models.TextChoices):
 
 class ValidationStudy(models.Model):
     """A metric (a score run, or a measure derived from pool A's labels) against a target (a question
-    answered by pool B), with pool B's independence and blinding checked (adjudication.validation_checks).
+    answered by pool B), with pool B's independence and blinding checked (adjudication.validation.checks).
 
     ``checks`` are recorded at creation and again at each run. A study whose blocking checks fail is
     only created when the researcher explicitly chose to run it anyway: ``not_independent`` is then
@@ -214,22 +183,40 @@ class ValidationStudy(models.Model):
     name = models.CharField(max_length=200)
     template = models.CharField(max_length=12, choices=ValidationTemplate.choices)
     metric_run = models.ForeignKey(
-        "scoring.ScoreRun", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        "scoring.ScoreRun",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
         help_text="The automated metric (e.g. a cf, icat, rubric or plainqafact run).",
     )
     compare_run = models.ForeignKey(
-        "scoring.ScoreRun", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        "scoring.ScoreRun",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
         help_text="The metric it is compared with, paired (rf for ASTRID, a source-only run for PlainQAFact).",
     )
     metric_pool = models.ForeignKey(
-        Pool, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        Pool,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
         help_text="Pool A, whose labels give a human-derived measure (human CF, human aspect coverage).",
     )
-    metric_rater = models.CharField(max_length=60, blank=True, default="gold",
-                                    help_text="Pool A's rater for the measure: gold, majority or a pseudonym.")
+    metric_rater = models.CharField(
+        max_length=60,
+        blank=True,
+        default="gold",
+        help_text="Pool A's rater for the measure: gold, majority or a pseudonym.",
+    )
     target_pool = models.ForeignKey(Pool, on_delete=models.PROTECT, related_name="+", help_text="Pool B.")
     target_question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="+")
-    target_mode = models.CharField(max_length=14, choices=ValidationTargetMode.choices, default=ValidationTargetMode.MAJORITY)
+    target_mode = models.CharField(
+        max_length=14, choices=ValidationTargetMode.choices, default=ValidationTargetMode.MAJORITY
+    )
     positive = models.CharField(max_length=60, blank=True)
     parameters = models.JSONField(default=dict, blank=True, help_text="n_boot, seed, k (retrieval cut-off).")
     checks = models.JSONField(default=list, blank=True)

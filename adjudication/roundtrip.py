@@ -31,7 +31,7 @@ from django.utils.text import slugify
 
 from adjudication.exports import FORMAT_VERSION
 from adjudication.models import AdjudicationCase, ConsensusRule, GoldLabel
-from annotation import imports
+from annotation import imports, units
 from annotation.models import (
     Aspect,
     Assignment,
@@ -46,6 +46,7 @@ from annotation.models import (
     StudyRole,
 )
 from concord.errors import Conflict, ValidationFailed
+from scoring.models import Score, ScoreRun
 
 BUFFER = 8 * imports.BATCH_SIZE
 
@@ -73,16 +74,28 @@ def _when(text: str | None) -> datetime | None:
 
 class _Importer:
     def __init__(self, *, study: Study, header: dict[str, Any], path: Path) -> None:
-        from scoring.models import ScoreRun
-
         self.study = study
         self.path = path
         self.now = timezone.now()
         self.buffer: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self.questions: dict[str, Question] = {}
         for n, spec in enumerate(header["questions"]):
-            fields = {k: spec[k] for k in ("key", "scope", "kind", "prompt", "help_text", "options", "condition",
-                                           "required", "min_value", "max_value") if k in spec}
+            fields = {
+                k: spec[k]
+                for k in (
+                    "key",
+                    "scope",
+                    "kind",
+                    "prompt",
+                    "help_text",
+                    "options",
+                    "condition",
+                    "required",
+                    "min_value",
+                    "max_value",
+                )
+                if k in spec
+            }
             self.questions[spec["key"]] = Question.objects.create(study=study, order=spec.get("order", n), **fields)
         self.pools: dict[str, Pool] = {}
         self.members: dict[tuple[str, str], AbstractBaseUser] = {}
@@ -90,8 +103,12 @@ class _Importer:
         User = get_user_model()
         for spec in header["pools"]:
             pool = Pool.objects.create(
-                study=study, name=spec["name"], overlap=spec.get("overlap", 1), visibility=spec.get("visibility", "nothing"),
-                seed=spec.get("seed", 0), reservation_minutes=spec.get("reservation_minutes", 30),
+                study=study,
+                name=spec["name"],
+                overlap=spec.get("overlap", 1),
+                visibility=spec.get("visibility", "nothing"),
+                seed=spec.get("seed", 0),
+                reservation_minutes=spec.get("reservation_minutes", 30),
             )
             pool.questions.set([self.questions[k] for k in spec.get("questions", [])])
             for key in spec.get("majority_rule", []):
@@ -116,8 +133,12 @@ class _Importer:
         self.runs: dict[str, Any] = {}
         for spec in header["score_runs"]:
             run = ScoreRun.objects.create(
-                study=study, metric=spec["metric"], metric_version=spec["metric_version"], backend=spec["backend"],
-                model_identity=spec.get("model_identity", ""), parameters=spec.get("parameters") or {},
+                study=study,
+                metric=spec["metric"],
+                metric_version=spec["metric_version"],
+                backend=spec["backend"],
+                model_identity=spec.get("model_identity", ""),
+                parameters=spec.get("parameters") or {},
                 status=spec.get("status", "done"),
             )
             self.runs[spec["run"]] = run
@@ -145,12 +166,16 @@ class _Importer:
 
     @staticmethod
     def _reduced(record: dict[str, Any]) -> dict[str, Any]:
-        out = {k: record[k] for k in ("id", "question", "answer", "source", "scope", "system", "metadata") if k in record}
+        out = {
+            k: record[k] for k in ("id", "question", "answer", "source", "scope", "system", "metadata") if k in record
+        }
         out["contexts"] = [
             {"id": c.get("id", ""), "text": c.get("text"), "is_target": bool(c.get("is_target", False))}
             for c in record.get("contexts", [])
         ]
-        out["aspects"] = [{"text": a.get("text"), "importance": a.get("importance", "must_have")} for a in record.get("aspects", [])]
+        out["aspects"] = [
+            {"text": a.get("text"), "importance": a.get("importance", "must_have")} for a in record.get("aspects", [])
+        ]
         # Always present, so the callback runs for every item (annotation.imports calls it when a
         # record has gold or scores).
         out["gold"] = list(record.get("gold", []))
@@ -162,7 +187,9 @@ class _Importer:
     def write(self, item: Item, raw: dict[str, Any]) -> None:
         record = self.buffer.pop(item.external_id, None)
         if record is None:
-            raise ValidationFailed(f"item {item.external_id!r}: its record left the import buffer; nothing was imported")
+            raise ValidationFailed(
+                f"item {item.external_id!r}: its record left the import buffer; nothing was imported"
+            )
         where = f"item {item.external_id!r}"
         aspects = list(Aspect.objects.filter(item=item).order_by("pk"))
         if len(aspects) != len(record.get("aspects", [])):
@@ -176,12 +203,16 @@ class _Importer:
         Aspect.objects.bulk_update(aspects, ["origin", "status", "version", "retired_in_version", "proposed_by"])
 
         def unit(key: str) -> str:
-            if key.startswith("a:"):
-                index = int(key[2:])
-                if not 0 <= index < len(aspects):
-                    raise ValidationFailed(f"{where}: unit {key} names no aspect")
-                return f"a:{aspects[index].pk}"
-            return key
+            try:
+                parsed = units.parse(key)
+            except units.InvalidUnitKey:
+                return key
+            if parsed.kind != units.ASPECT:
+                return key
+            index = parsed.ref
+            if index is None or not 0 <= index < len(aspects):
+                raise ValidationFailed(f"{where}: unit {key} names no aspect")
+            return units.aspect(aspects[index].pk)
 
         def member(pool: str, pseudonym: str) -> AbstractBaseUser:
             try:
@@ -192,8 +223,11 @@ class _Importer:
         assignments: dict[tuple[str, str], Assignment] = {}
         for spec in record.get("assignments", []):
             assignments[(spec["pool"], spec["annotator"])] = Assignment(
-                pool=self.pools[spec["pool"]], item=item, annotator=member(spec["pool"], spec["annotator"]),
-                status=spec["status"], active_seconds=spec.get("active_seconds", 0.0),
+                pool=self.pools[spec["pool"]],
+                item=item,
+                annotator=member(spec["pool"], spec["annotator"]),
+                status=spec["status"],
+                active_seconds=spec.get("active_seconds", 0.0),
                 submitted_at=_when(spec.get("submitted_at")),
             )
         Assignment.objects.bulk_create(assignments.values())
@@ -202,49 +236,87 @@ class _Importer:
             assignment = assignments.get((spec["pool"], spec["annotator"]))
             if assignment is None:
                 raise ValidationFailed(f"{where}: a label of {spec['annotator']!r} has no assignment")
-            labels.append(Label(
-                assignment=assignment, question=self.questions[spec["question"]], unit_key=unit(spec["unit"]),
-                value=spec["value"], version=spec.get("version", 1), updated_by=assignment.annotator, updated_at=self.now,
-            ))
+            labels.append(
+                Label(
+                    assignment=assignment,
+                    question=self.questions[spec["question"]],
+                    unit_key=unit(spec["unit"]),
+                    value=spec["value"],
+                    version=spec.get("version", 1),
+                    updated_by=assignment.annotator,
+                    updated_at=self.now,
+                )
+            )
         Label.objects.bulk_create(labels)
         LabelHistory.objects.bulk_create(
-            LabelHistory(label=lab, old_value=None, new_value=lab.value, old_version=None, new_version=lab.version,
-                         actor=lab.updated_by, at=self.now)
+            LabelHistory(
+                label=lab,
+                old_value=None,
+                new_value=lab.value,
+                old_version=None,
+                new_version=lab.version,
+                actor=lab.updated_by,
+                at=self.now,
+            )
             for lab in labels
         )
         cases = {}
         for spec in record.get("cases", []):
             cases[(spec["pool"], spec["question"], unit(spec["unit"]))] = AdjudicationCase(
-                pool=self.pools[spec["pool"]], item=item, question=self.questions[spec["question"]],
-                unit_key=unit(spec["unit"]), status=spec["status"],
+                pool=self.pools[spec["pool"]],
+                item=item,
+                question=self.questions[spec["question"]],
+                unit_key=unit(spec["unit"]),
+                status=spec["status"],
             )
         AdjudicationCase.objects.bulk_create(cases.values())
         for case, spec in zip(cases.values(), record.get("cases", []), strict=True):
             case.opened_at = _when(spec.get("opened_at")) or self.now
         AdjudicationCase.objects.bulk_update(cases.values(), ["opened_at"])
         for case in cases.values():
-            case.labels.add(*(lab for lab in labels if lab.assignment.pool_id == case.pool_id
-                              and lab.question_id == case.question_id and lab.unit_key == case.unit_key))
+            case.labels.add(
+                *(
+                    lab
+                    for lab in labels
+                    if lab.assignment.pool_id == case.pool_id
+                    and lab.question_id == case.question_id
+                    and lab.unit_key == case.unit_key
+                )
+            )
         gold = []
         for spec in raw.get("gold", []):
             key = (spec["pool"], spec["question"], unit(spec["unit"]))
-            gold.append(GoldLabel(
-                pool=self.pools[spec["pool"]], item=item, question=self.questions[spec["question"]], unit_key=key[2],
-                value=spec["value"], version=spec["version"], is_current=spec["is_current"], source=spec["source"],
-                adjudicator_name=spec.get("adjudicator") or "", rationale=spec.get("rationale", ""),
-                confidence=spec.get("confidence"), guideline_gap=bool(spec.get("guideline_gap")),
-                case=cases.get(key) if spec.get("case_status") else None,
-            ))
+            gold.append(
+                GoldLabel(
+                    pool=self.pools[spec["pool"]],
+                    item=item,
+                    question=self.questions[spec["question"]],
+                    unit_key=key[2],
+                    value=spec["value"],
+                    version=spec["version"],
+                    is_current=spec["is_current"],
+                    source=spec["source"],
+                    adjudicator_name=spec.get("adjudicator") or "",
+                    rationale=spec.get("rationale", ""),
+                    confidence=spec.get("confidence"),
+                    guideline_gap=bool(spec.get("guideline_gap")),
+                    case=cases.get(key) if spec.get("case_status") else None,
+                )
+            )
         GoldLabel.objects.bulk_create(gold)
         # auto_now_add stamped the import time; the decision's own time is the provenance.
         for row, spec in zip(gold, raw.get("gold", []), strict=True):
             row.created_at = _when(spec.get("created_at")) or self.now
         GoldLabel.objects.bulk_update(gold, ["created_at"])
-        from scoring.models import Score
-
         Score.objects.bulk_create(
-            Score(run=self.runs[spec["run"]], item=item, unit_key=unit(spec["unit"]), value=spec["value"],
-                  state=spec["state"], details=spec.get("details") or {})
+            Score(
+                run=self.runs[spec["run"]],
+                item=item,
+                unit_key=unit(spec["unit"]),
+                value=spec["value"],
+                state=spec["state"],
+                details=spec.get("details") or {},
+            )
             for spec in raw.get("scores", [])
         )
 
@@ -258,17 +330,27 @@ def study_import_export(*, path: Path, slug: str, owner: AbstractBaseUser, name:
     spec = header["study"]
     with transaction.atomic():
         study = Study.objects.create(
-            name=name or f"{spec['name']} (imported)", slug=slug, owner=owner, guidelines=spec.get("guidelines", ""),
-            protocol_presets=spec.get("protocol_presets", []), blind_system=spec.get("blind_system", True),
+            name=name or f"{spec['name']} (imported)",
+            slug=slug,
+            owner=owner,
+            guidelines=spec.get("guidelines", ""),
+            protocol_presets=spec.get("protocol_presets", []),
+            blind_system=spec.get("blind_system", True),
             hidden_metadata_fields=spec.get("hidden_metadata_fields", []),
             independent_pools=spec.get("independent_pools", True),
-            show_scores_to_adjudicators=spec.get("show_scores_to_adjudicators", False), licence=spec.get("licence", ""),
+            show_scores_to_adjudicators=spec.get("show_scores_to_adjudicators", False),
+            licence=spec.get("licence", ""),
         )
         StudyRole.objects.create(study=study, user=owner, role=Role.RESEARCHER)
         importer = _Importer(study=study, header=header, path=path)
         imports.records_import(
-            study=study, source=importer.source, filename=path.name, actor=owner, where="line",
-            adapter="concord-export", extra_writer=importer.write,
+            study=study,
+            source=importer.source,
+            filename=path.name,
+            actor=owner,
+            where="line",
+            adapter="concord-export",
+            extra_writer=importer.write,
         )
     return study
 
@@ -277,27 +359,47 @@ def study_canonical(study: Study) -> dict[str, dict]:
     """Labels, gold, cases, aspects and scores of a study keyed by stable ids (item external id,
     pool name, pseudonym, question key, unit with aspects by position), never by database ids —
     so two studies can be compared after a round trip."""
-    from scoring.models import Score
-
     positions: dict[int, str] = {}
     aspects: dict[tuple, tuple] = {}
     for item in Item.objects.filter(study=study).prefetch_related("aspects"):
         for i, a in enumerate(sorted(item.aspects.all(), key=lambda a: a.pk)):
-            positions[a.pk] = f"a:{i}"
+            positions[a.pk] = units.aspect(i)
             proposer = (
-                PoolMembership.objects.filter(study=study, user_id=a.proposed_by_id).order_by("pool__name")
-                .values_list("pseudonym", flat=True).first() if a.proposed_by_id else None
+                PoolMembership.objects.filter(study=study, user_id=a.proposed_by_id)
+                .order_by("pool__name")
+                .values_list("pseudonym", flat=True)
+                .first()
+                if a.proposed_by_id
+                else None
             )
-            aspects[(item.external_id, i)] = (a.text, a.importance, a.origin, a.status, a.version, a.retired_in_version, proposer)
+            aspects[(item.external_id, i)] = (
+                a.text,
+                a.importance,
+                a.origin,
+                a.status,
+                a.version,
+                a.retired_in_version,
+                proposer,
+            )
 
     def unit(key: str) -> str:
-        return positions.get(int(key[2:]), key) if key.startswith("a:") else key
+        parsed = units.parse(key) if units.is_valid(key) else None
+        if parsed is not None and parsed.kind == units.ASPECT and parsed.ref is not None:
+            return positions.get(parsed.ref, key)
+        return key
 
     pseudonym = {(m.pool_id, m.user_id): m.pseudonym for m in PoolMembership.objects.filter(study=study)}
     labels = {
-        (lab.assignment.item.external_id, lab.assignment.pool.name, pseudonym[(lab.assignment.pool_id, lab.assignment.annotator_id)],
-         lab.question.key, unit(lab.unit_key)): (json.dumps(lab.value, sort_keys=True), lab.version)
-        for lab in Label.objects.filter(assignment__pool__study=study).select_related("assignment__item", "assignment__pool", "question")
+        (
+            lab.assignment.item.external_id,
+            lab.assignment.pool.name,
+            pseudonym[(lab.assignment.pool_id, lab.assignment.annotator_id)],
+            lab.question.key,
+            unit(lab.unit_key),
+        ): (json.dumps(lab.value, sort_keys=True), lab.version)
+        for lab in Label.objects.filter(assignment__pool__study=study).select_related(
+            "assignment__item", "assignment__pool", "question"
+        )
     }
     assignments = {
         (a.item.external_id, a.pool.name, pseudonym[(a.pool_id, a.annotator_id)]): (a.status, a.active_seconds)
@@ -305,20 +407,44 @@ def study_canonical(study: Study) -> dict[str, dict]:
     }
     gold = {
         (g.item.external_id, g.pool.name, g.question.key, unit(g.unit_key), g.version): (
-            json.dumps(g.value, sort_keys=True), g.is_current, g.source,
-            g.adjudicator_name or (g.adjudicator.get_username() if g.adjudicator else ""), g.rationale, g.confidence,
-            g.guideline_gap, g.case.status if g.case else None, g.created_at.isoformat(),
+            json.dumps(g.value, sort_keys=True),
+            g.is_current,
+            g.source,
+            g.adjudicator_name or (g.adjudicator.get_username() if g.adjudicator else ""),
+            g.rationale,
+            g.confidence,
+            g.guideline_gap,
+            g.case.status if g.case else None,
+            g.created_at.isoformat(),
         )
-        for g in GoldLabel.objects.filter(item__study=study).select_related("item", "pool", "question", "adjudicator", "case")
+        for g in GoldLabel.objects.filter(item__study=study).select_related(
+            "item", "pool", "question", "adjudicator", "case"
+        )
     }
     cases = {
         (c.item.external_id, c.pool.name, c.question.key, unit(c.unit_key)): (c.status, c.labels.count())
         for c in AdjudicationCase.objects.filter(item__study=study).select_related("item", "pool", "question")
     }
     scores = {
-        (s.item.external_id, s.run.metric, s.run.metric_version, s.run.backend, s.run.model_identity, unit(s.unit_key)): (
-            s.value, s.state, json.dumps(s.details, sort_keys=True),
+        (
+            s.item.external_id,
+            s.run.metric,
+            s.run.metric_version,
+            s.run.backend,
+            s.run.model_identity,
+            unit(s.unit_key),
+        ): (
+            s.value,
+            s.state,
+            json.dumps(s.details, sort_keys=True),
         )
         for s in Score.objects.filter(item__study=study).select_related("item", "run")
     }
-    return {"aspects": aspects, "assignments": assignments, "labels": labels, "gold": gold, "cases": cases, "scores": scores}
+    return {
+        "aspects": aspects,
+        "assignments": assignments,
+        "labels": labels,
+        "gold": gold,
+        "cases": cases,
+        "scores": scores,
+    }

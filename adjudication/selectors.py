@@ -15,8 +15,10 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 
-from adjudication import measures
-from adjudication.models import AdjudicationCase, CaseStatus, ExportJob, GoldLabel
+from adjudication.models import AdjudicationCase, CaseStatus, ConsensusRule, ExportJob, GoldLabel
+from adjudication.stats import measures
+from annotation import answers as answer_vocabulary
+from annotation import units as unit_keys
 from annotation.models import (
     Aspect,
     AspectStatus,
@@ -31,9 +33,10 @@ from annotation.models import (
     Role,
     Sentence,
     Study,
-    StudyRole,
 )
-from concord.errors import Forbidden, NotFound
+from concord.access import require_role, study_roles
+from concord.errors import NotFound
+from scoring.models import Score
 
 ADJUDICATING_ROLES = {Role.ADJUDICATOR, Role.RESEARCHER}
 
@@ -41,29 +44,15 @@ ADJUDICATING_ROLES = {Role.ADJUDICATOR, Role.RESEARCHER}
 # --- Access helpers -----------------------------------------------------------------------------
 
 
-def _roles(user: AbstractBaseUser, study_id: int) -> set[str]:
-    if not user.is_authenticated:
-        return set()
-    return set(StudyRole.objects.filter(study_id=study_id, user=user).values_list("role", flat=True))
-
-
-def _require(user: AbstractBaseUser, study_id: int, allowed: set[str], what: str) -> None:
-    roles = _roles(user, study_id)
-    if not roles:
-        raise NotFound(f"no such {what}")
-    if not roles & allowed:
-        raise Forbidden(f"your role in this study does not allow this ({', '.join(sorted(allowed))} only)")
-
-
 def is_researcher(*, user: AbstractBaseUser, study: Study) -> bool:
-    return Role.RESEARCHER in _roles(user, study.pk)
+    return Role.RESEARCHER in study_roles(user, study.pk)
 
 
 def study_get_for_adjudicator(*, user: AbstractBaseUser, slug: str) -> Study:
     study = Study.objects.filter(slug=slug).first()
     if study is None:
         raise NotFound("no such study")
-    _require(user, study.pk, ADJUDICATING_ROLES, "study")
+    require_role(user, study.pk, *ADJUDICATING_ROLES, what="study")
     return study
 
 
@@ -71,17 +60,15 @@ def study_get_for_researcher(*, user: AbstractBaseUser, slug: str) -> Study:
     study = Study.objects.filter(slug=slug).first()
     if study is None:
         raise NotFound("no such study")
-    _require(user, study.pk, {Role.RESEARCHER}, "study")
+    require_role(user, study.pk, Role.RESEARCHER, what="study")
     return study
 
 
 def case_get_for_adjudicator(*, user: AbstractBaseUser, case_id: int) -> AdjudicationCase:
-    case = (
-        AdjudicationCase.objects.select_related("pool__study", "item", "question").filter(pk=case_id).first()
-    )
+    case = AdjudicationCase.objects.select_related("pool__study", "item", "question").filter(pk=case_id).first()
     if case is None:
         raise NotFound("no such case")
-    _require(user, case.pool.study_id, ADJUDICATING_ROLES, "case")
+    require_role(user, case.pool.study_id, *ADJUDICATING_ROLES, what="case")
     return case
 
 
@@ -89,7 +76,7 @@ def aspect_get_for_adjudicator(*, user: AbstractBaseUser, aspect_id: int) -> Asp
     aspect = Aspect.objects.select_related("item__study").filter(pk=aspect_id).first()
     if aspect is None:
         raise NotFound("no such aspect")
-    _require(user, aspect.item.study_id, ADJUDICATING_ROLES, "aspect")
+    require_role(user, aspect.item.study_id, *ADJUDICATING_ROLES, what="aspect")
     return aspect
 
 
@@ -97,17 +84,13 @@ def pool_get_for_researcher(*, user: AbstractBaseUser, pool_id: int) -> Pool:
     pool = Pool.objects.select_related("study").filter(pk=pool_id).first()
     if pool is None:
         raise NotFound("no such pool")
-    _require(user, pool.study_id, {Role.RESEARCHER}, "pool")
+    require_role(user, pool.study_id, Role.RESEARCHER, what="pool")
     return pool
 
 
 def consensus_rules(*, study: Study) -> list[dict[str, Any]]:
     """Per pool and question: whether a strict majority makes gold (only offered when k ≥ 3)."""
-    from adjudication.models import ConsensusRule
-
-    majority = set(
-        ConsensusRule.objects.filter(pool__study=study, majority=True).values_list("pool_id", "question_id")
-    )
+    majority = set(ConsensusRule.objects.filter(pool__study=study, majority=True).values_list("pool_id", "question_id"))
     return [
         {"pool": pool, "questions": [(q, (pool.pk, q.pk) in majority) for q in pool.questions.all()]}
         for pool in Pool.objects.filter(study=study).prefetch_related("questions").order_by("name")
@@ -118,7 +101,7 @@ def export_get_for_researcher(*, user: AbstractBaseUser, job_id: int) -> ExportJ
     job = ExportJob.objects.select_related("study").filter(pk=job_id).first()
     if job is None:
         raise NotFound("no such export")
-    _require(user, job.study_id, {Role.RESEARCHER}, "export")
+    require_role(user, job.study_id, Role.RESEARCHER, what="export")
     return job
 
 
@@ -130,9 +113,7 @@ def case_queue(*, study: Study, status: str = CaseStatus.OPEN) -> QuerySet[Adjud
     if status:
         cases = cases.filter(status=status)
     return (
-        cases.select_related("pool", "item", "question")
-        .annotate(n_labels=Count("labels"))
-        .order_by("opened_at", "pk")
+        cases.select_related("pool", "item", "question").annotate(n_labels=Count("labels")).order_by("opened_at", "pk")
     )
 
 
@@ -209,24 +190,15 @@ class CaseDetail:
         return max((g.version for g in self.gold_history), default=0)
 
 
-def value_display(question: Question, value: Any) -> str:
-    """A label value as a person reads it: option labels instead of stored values."""
-    if value is None:
-        return "—"
-    names = {str(o["value"]): o.get("label") or str(o["value"]) for o in question.options}
-    if isinstance(value, list):
-        if question.kind == "alignment":
-            return ", ".join(f"sentence {int(v) + 1}" for v in value) if value else "none"
-        return ", ".join(names.get(str(v), str(v)) for v in value) if value else "none"
-    return names.get(str(value), str(value))
-
-
 def _unit_context(item: Item, unit_key: str, sentences: list[Sentence], aspects: list[Aspect]) -> UnitContext:
-    kind, _, rest = unit_key.partition(":")
-    if unit_key == "item":
+    if not unit_keys.is_valid(unit_key):
+        return UnitContext("item", unit_key, answer_before=item.answer)
+    unit = unit_keys.parse(unit_key)
+    kind, rest = unit.kind, str(unit.ref)
+    if kind == unit_keys.ITEM:
         return UnitContext("item", "the answer as a whole", answer_before=item.answer)
-    if kind in ("s", "src"):
-        part = "answer" if kind == "s" else "source"
+    if kind in (unit_keys.ANSWER_SENTENCE, unit_keys.SOURCE_SENTENCE):
+        part = "answer" if kind == unit_keys.ANSWER_SENTENCE else "source"
         sentence = next((s for s in sentences if s.part == part and str(s.index) == rest), None)
         text = item.answer if part == "answer" else item.source
         if sentence is None:
@@ -235,12 +207,16 @@ def _unit_context(item: Item, unit_key: str, sentences: list[Sentence], aspects:
         if part == "answer":
             return UnitContext("sentence", f"sentence {sentence.index + 1}", before, marked, after)
         return UnitContext(
-            "source", f"source sentence {sentence.index + 1}", answer_before=item.answer,
-            source_before=before, source_marked=marked, source_after=after,
+            "source",
+            f"source sentence {sentence.index + 1}",
+            answer_before=item.answer,
+            source_before=before,
+            source_marked=marked,
+            source_after=after,
         )
-    if kind == "c":
+    if kind == unit_keys.CHUNK:
         return UnitContext("chunk", f"retrieved chunk {rest}", answer_before=item.answer, chunk_rank=int(rest))
-    if kind == "a":
+    if kind == unit_keys.ASPECT:
         aspect = next((a for a in aspects if str(a.pk) == rest), None)
         return UnitContext("aspect", "expected aspect", answer_before=item.answer, aspect=aspect)
     return UnitContext("item", unit_key, answer_before=item.answer)
@@ -269,7 +245,7 @@ def case_detail(*, case: AdjudicationCase) -> CaseDetail:
             AnnotatorAnswer(
                 pseudonym=pseudonyms.get(assignment.annotator_id, "unknown annotator"),
                 value=value,
-                display=value_display(question, value) if label else "no answer (not asked or left empty)",
+                display=answer_vocabulary.display(question, value) if label else "no answer (not asked or left empty)",
                 active_seconds=round(assignment.active_seconds),
                 answered=value is not None,
             )
@@ -281,19 +257,20 @@ def case_detail(*, case: AdjudicationCase) -> CaseDetail:
         .order_by("-version")
     )
     detail = CaseDetail(
-        case=case, item=item, question=question,
+        case=case,
+        item=item,
+        question=question,
         unit=_unit_context(item, case.unit_key, sentences, aspects),
-        answers=answers, chunks=chunks,
+        answers=answers,
+        chunks=chunks,
         aspects=[a for a in aspects if a.status == AspectStatus.ACCEPTED],
         proposed=[a for a in aspects if a.status == AspectStatus.PROPOSED],
         gold_history=gold_history,
     )
     if pool.study.show_scores_to_adjudicators:
-        from scoring.models import Score
-
         detail.scores_shown = True
         detail.scores = list(
-            Score.objects.filter(item=item, unit_key__in={case.unit_key, "item"})
+            Score.objects.filter(item=item, unit_key__in={case.unit_key, unit_keys.ITEM})
             .select_related("run")
             .order_by("run__metric", "unit_key")
         )
@@ -335,7 +312,10 @@ CF_QUESTIONS = ("information_bearing", "grounded")
 
 def human_measure_raters(*, pool_id: int) -> list[str]:
     """The raters a measure can be computed for: every member's pseudonym, then ``"gold"``."""
-    return [*PoolMembership.objects.filter(pool_id=pool_id).order_by("pseudonym").values_list("pseudonym", flat=True), GOLD]
+    return [
+        *PoolMembership.objects.filter(pool_id=pool_id).order_by("pseudonym").values_list("pseudonym", flat=True),
+        GOLD,
+    ]
 
 
 def human_measures_available(*, pool_id: int) -> list[str]:
@@ -373,7 +353,9 @@ def _answers_by_item(
         )
     )
     rows = Label.objects.filter(
-        assignment__pool=pool, assignment__annotator_id=user_id, assignment__status=AssignmentStatus.SUBMITTED,
+        assignment__pool=pool,
+        assignment__annotator_id=user_id,
+        assignment__status=AssignmentStatus.SUBMITTED,
         question_id__in=question_ids,
     ).values_list("assignment__item_id", "question_id", "unit_key", "value")
     for item_id, question_id, unit_key, value in rows.iterator(chunk_size=5000):
@@ -382,7 +364,7 @@ def _answers_by_item(
 
 
 def human_measure_values(*, pool_id: int, measure: str, rater: str = GOLD) -> PerItemMeasure:
-    """Per-item values of a human measure (see adjudication.measures) for D's reports.
+    """Per-item values of a human measure (see adjudication.stats.measures) for D's reports.
 
     ``measure`` is one of MEASURES; ``rater`` is an annotator's pool pseudonym (their submitted
     labels only) or ``"gold"`` (the current gold labels of the pool; units still in adjudication, or
@@ -403,13 +385,19 @@ def human_measure_values(*, pool_id: int, measure: str, rater: str = GOLD) -> Pe
         ib, gr = questions["information_bearing"].pk, questions["grounded"].pk
         answers, judged = _answers_by_item(pool=pool, rater=rater, question_ids=[ib, gr])
         units: dict[int, list[int]] = defaultdict(list)
-        for item_id, index in Sentence.objects.filter(item_id__in=judged, part="answer").order_by("index").values_list(
-            "item_id", "index"
+        for item_id, index in (
+            Sentence.objects.filter(item_id__in=judged, part="answer").order_by("index").values_list("item_id", "index")
         ):
             units[item_id].append(index)
         compute = {
             item_id: measures.conversational_faithfulness(
-                [(answers[item_id].get((ib, f"s:{i}")), answers[item_id].get((gr, f"s:{i}"))) for i in units[item_id]]
+                [
+                    (
+                        answers[item_id].get((ib, unit_keys.sentence(i))),
+                        answers[item_id].get((gr, unit_keys.sentence(i))),
+                    )
+                    for i in units[item_id]
+                ]
             )
             for item_id in judged
         }
@@ -422,19 +410,23 @@ def human_measure_values(*, pool_id: int, measure: str, rater: str = GOLD) -> Pe
         answers, judged = _answers_by_item(pool=pool, rater=rater, question_ids=[question.pk])
         units = defaultdict(list)
         if measure == "human_aspect_coverage":
-            rows = Aspect.objects.filter(
-                item_id__in=judged, status=AspectStatus.ACCEPTED, retired_in_version__isnull=True
-            ).order_by("pk").values_list("item_id", "pk")
+            rows = (
+                Aspect.objects.filter(item_id__in=judged, status=AspectStatus.ACCEPTED, retired_in_version__isnull=True)
+                .order_by("pk")
+                .values_list("item_id", "pk")
+            )
             for item_id, pk in rows:
-                units[item_id].append(f"a:{pk}")
+                units[item_id].append(unit_keys.aspect(pk))
             fn = measures.aspect_coverage
             compute = {
                 item_id: fn([answers[item_id].get((question.pk, u)) for u in units[item_id]], covered=table[key])
                 for item_id in judged
             }
         else:
-            for item_id, rank in Chunk.objects.filter(item_id__in=judged).order_by("rank").values_list("item_id", "rank"):
-                units[item_id].append(f"c:{rank}")
+            for item_id, rank in (
+                Chunk.objects.filter(item_id__in=judged).order_by("rank").values_list("item_id", "rank")
+            ):
+                units[item_id].append(unit_keys.chunk(rank))
             compute = {
                 item_id: measures.chunk_relevance(
                     [answers[item_id].get((question.pk, u)) for u in units[item_id]], relevant=table[key]
@@ -459,7 +451,10 @@ def pool_labels_overview(*, study: Study) -> list[dict[str, Any]]:
     out = []
     for pool in pools:
         gold = dict(
-            GoldLabel.objects.filter(pool=pool, is_current=True).values("source").annotate(n=Count("pk")).values_list("source", "n")
+            GoldLabel.objects.filter(pool=pool, is_current=True)
+            .values("source")
+            .annotate(n=Count("pk"))
+            .values_list("source", "n")
         )
         out.append({"pool": pool, "gold": gold, "open_cases": pool.cases.filter(status=CaseStatus.OPEN).count()})
     return out

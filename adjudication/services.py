@@ -20,7 +20,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from adjudication import tasks
 from adjudication.consensus import canonical, consensus
+from adjudication.exports import write_export
 from adjudication.models import (
     AdjudicationCase,
     CaseStatus,
@@ -47,6 +49,7 @@ from annotation.models import (
 )
 from annotation.selectors import assignment_units
 from concord.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from concord.jobs import Progress, run_job
 
 # Gold written by people stands until a person changes it; detection never overrides it.
 HUMAN_SOURCES = {GoldSource.ADJUDICATED, GoldSource.UNRESOLVED, GoldSource.IMPORTED}
@@ -98,17 +101,28 @@ def gold_set(
             latest = max(versions, default=0)
             if expected_version is not None and expected_version != latest:
                 raise Conflict(
-                    f"the gold label changed while you decided (now version {latest}, you saw version {expected_version})",
+                    f"the gold label changed while you decided "
+                    f"(now version {latest}, you saw version {expected_version})",
                     details={"current_version": latest},
                 )
             GoldLabel.objects.filter(**key, is_current=True).update(is_current=False)
             return GoldLabel.objects.create(
-                **key, value=value, source=source, case=case, adjudicator=adjudicator, adjudicator_name=adjudicator_name,
-                rationale=rationale, confidence=confidence, guideline_gap=guideline_gap, version=latest + 1,
+                **key,
+                value=value,
+                source=source,
+                case=case,
+                adjudicator=adjudicator,
+                adjudicator_name=adjudicator_name,
+                rationale=rationale,
+                confidence=confidence,
+                guideline_gap=guideline_gap,
+                version=latest + 1,
                 is_current=True,
             )
     except IntegrityError as exc:
-        raise Conflict("another gold decision for this unit was saved at the same time; reload and decide again") from exc
+        raise Conflict(
+            "another gold decision for this unit was saved at the same time; reload and decide again"
+        ) from exc
 
 
 def case_resolve(
@@ -129,7 +143,9 @@ def case_resolve(
     """
     with transaction.atomic():
         try:
-            case = AdjudicationCase.objects.select_for_update().select_related("pool__study", "question").get(pk=case_id)
+            case = (
+                AdjudicationCase.objects.select_for_update().select_related("pool__study", "question").get(pk=case_id)
+            )
         except AdjudicationCase.DoesNotExist:
             raise NotFound("no such case") from None
         if not _can_adjudicate(actor, case.pool.study):
@@ -140,18 +156,25 @@ def case_resolve(
         else:
             units = assignment_units(item_id=case.item_id)
             try:
-                decided = answers.normalise(
-                    question, value, alignment_targets=units.alignment_targets(question.scope)
-                )
+                decided = answers.normalise(question, value, alignment_targets=units.alignment_targets(question.scope))
             except answers.InvalidValue as exc:
                 raise ValidationFailed(f"{question.prompt}: {exc}", details={"field": "value"}) from None
             if decided is None:
                 raise ValidationFailed("choose a value, or mark the case unresolved", details={"field": "value"})
             source, status = GoldSource.ADJUDICATED, CaseStatus.RESOLVED
         gold = gold_set(
-            pool_id=case.pool_id, item_id=case.item_id, unit_key=case.unit_key, question_id=case.question_id,
-            value=decided, source=source, adjudicator=actor, rationale=rationale.strip(), confidence=confidence,
-            guideline_gap=guideline_gap, case=case, expected_version=expected_version,
+            pool_id=case.pool_id,
+            item_id=case.item_id,
+            unit_key=case.unit_key,
+            question_id=case.question_id,
+            value=decided,
+            source=source,
+            adjudicator=actor,
+            rationale=rationale.strip(),
+            confidence=confidence,
+            guideline_gap=guideline_gap,
+            case=case,
+            expected_version=expected_version,
         )
         case.status = status
         case.save(update_fields=["status"])
@@ -181,7 +204,9 @@ def item_disagreements_detect(*, pool_id: int, item_id: int) -> Detection:
     a person (adjudicated, unresolved, imported) is never replaced here.
     """
     assignments = list(
-        Assignment.objects.filter(pool_id=pool_id, item_id=item_id).exclude(status=AssignmentStatus.SKIPPED).order_by("pk")
+        Assignment.objects.filter(pool_id=pool_id, item_id=item_id)
+        .exclude(status=AssignmentStatus.SKIPPED)
+        .order_by("pk")
     )
     submitted = [a for a in assignments if a.status == AssignmentStatus.SUBMITTED]
     if len(submitted) != len(assignments) or len(submitted) < 2:
@@ -214,12 +239,19 @@ def item_disagreements_detect(*, pool_id: int, item_id: int) -> Detection:
             gold = current_gold.get((question_id, unit_key))
             if gold is not None and (
                 gold.source in HUMAN_SOURCES
-                or (gold.source == result.outcome and canonical(question.kind, gold.value) == canonical(question.kind, result.value))
+                or (
+                    gold.source == result.outcome
+                    and canonical(question.kind, gold.value) == canonical(question.kind, result.value)
+                )
             ):
                 continue
             gold_set(
-                pool_id=pool_id, item_id=item_id, unit_key=unit_key, question_id=question_id,
-                value=result.value, source=result.outcome,
+                pool_id=pool_id,
+                item_id=item_id,
+                unit_key=unit_key,
+                question_id=question_id,
+                value=result.value,
+                source=result.outcome,
                 rationale=f"{result.support} of {result.n} annotators agreed",
             )
             gold_written += 1
@@ -227,7 +259,10 @@ def item_disagreements_detect(*, pool_id: int, item_id: int) -> Detection:
         case = existing_cases.get((question_id, unit_key))
         if case is None:
             case = AdjudicationCase.objects.create(
-                pool_id=pool_id, item_id=item_id, unit_key=unit_key, question_id=question_id,
+                pool_id=pool_id,
+                item_id=item_id,
+                unit_key=unit_key,
+                question_id=question_id,
                 shuffle_seed=secrets.randbits(62),
             )
             cases_opened += 1
@@ -243,7 +278,9 @@ def consensus_rule_set(*, pool_id: int, question_id: int, majority: bool, actor:
     if not pool.questions.filter(pk=question_id).exists():
         raise ValidationFailed("the question is not answered by this pool")
     if majority and pool.overlap < 3:
-        raise ValidationFailed(f"a majority needs at least three annotators per item; the pool's overlap is {pool.overlap}")
+        raise ValidationFailed(
+            f"a majority needs at least three annotators per item; the pool's overlap is {pool.overlap}"
+        )
     rule, _ = ConsensusRule.objects.update_or_create(
         pool=pool, question_id=question_id, defaults={"majority": majority, "updated_by": actor}
     )
@@ -302,52 +339,55 @@ def export_dir() -> Path:
 
 def export_request(*, study_id: int, fmt: str, actor: AbstractBaseUser) -> ExportJob:
     """Queue an export of a study; the worker writes it (tasks.export_study_task)."""
-    from adjudication.tasks import export_study_task
-
     if fmt not in ExportFormat.values:
         raise ValidationFailed(f"unknown export format {fmt!r}; use one of {ExportFormat.values}")
     study = Study.objects.get(pk=study_id)
     if not _is_researcher(actor, study):
         raise Forbidden("only researchers of the study export it")
     job = ExportJob.objects.create(study=study, format=fmt, requested_by=actor)
-    export_study_task.delay_on_commit(job.pk)
+    tasks.exports.export_study_task.delay_on_commit(job.pk)
     return job
 
 
-def export_run(*, job_id: int, out: Path | None = None, on_progress: Callable[[int, int], None] | None = None) -> ExportJob:
-    """Write the export of a job (claimed with a conditional UPDATE, so a redelivered task that
-    finds it running or done does nothing). The file is written under a temporary name and moved
-    into place at the end: a crash never leaves a half-written file behind a ``done`` job."""
-    from adjudication.exports import write_export
+def export_run(
+    *, job_id: int, out: Path | None = None, on_progress: Callable[[int, int], None] | None = None
+) -> ExportJob:
+    """Write the export of a job through :func:`concord.jobs.run_job` and return the job as it stands.
 
-    now = timezone.now()
-    # A job left "running" by a worker that died long ago may be taken over; a live one may not.
-    stale = Q(status=ExportStatus.RUNNING, started_at__lt=now - timedelta(seconds=EXPORT_LEASE_SECONDS))
-    claimed = ExportJob.objects.filter(Q(pk=job_id) & (Q(status__in=[ExportStatus.QUEUED, ExportStatus.FAILED]) | stale)).update(
-        status=ExportStatus.RUNNING, started_at=now, error="", n_done=0
+    A queued or failed job is claimed, and a running one only once its lease (``EXPORT_LEASE_SECONDS``)
+    has expired: a redelivered task that finds a live or finished job does nothing. A lost database
+    connection records the job failed, so that the task's retry claims it again. The file is written
+    under a temporary name and moved into place at the end: a crash never leaves a half-written file
+    behind a ``done`` job."""
+    stale = Q(
+        status=ExportStatus.RUNNING,
+        started_at__lt=timezone.now() - timedelta(seconds=EXPORT_LEASE_SECONDS),
     )
-    job = ExportJob.objects.select_related("study").get(pk=job_id)
-    if not claimed:
-        return job
+    run_job(
+        ExportJob,
+        job_id,
+        lambda job, progress: _export_write(job, progress, out=out, on_progress=on_progress),
+        claim_filter=Q(status__in=[ExportStatus.QUEUED, ExportStatus.FAILED]) | stale,
+        claim_fields={"error": "", "n_done": 0},
+        fail_on_operational_error=True,
+    )
+    return ExportJob.objects.select_related("study").get(pk=job_id)
+
+
+def _export_write(
+    job: ExportJob, progress: Progress, *, out: Path | None, on_progress: Callable[[int, int], None] | None
+) -> dict[str, Any]:
     suffix = {"jsonl": ".jsonl", "csv": ".csv", "hf": ".zip"}[job.format]
     target = out or export_dir() / f"{job.study.slug}-{job.pk}{suffix}"
     target.parent.mkdir(parents=True, exist_ok=True)
 
-    def progress(done: int, total: int) -> None:
-        ExportJob.objects.filter(pk=job_id).update(n_done=done, n_total=total)
+    def report(done: int, total: int) -> None:
+        progress(done, total)
         if on_progress is not None:
             on_progress(done, total)
 
-    try:
-        write_export(study=job.study, fmt=job.format, out=target, progress=progress)
-    except Exception as exc:
-        ExportJob.objects.filter(pk=job_id).update(status=ExportStatus.FAILED, error=str(exc)[:2000], finished_at=timezone.now())
-        raise
-    ExportJob.objects.filter(pk=job_id).update(
-        status=ExportStatus.DONE, path=str(target), size_bytes=target.stat().st_size, finished_at=timezone.now()
-    )
-    job.refresh_from_db()
-    return job
+    write_export(study=job.study, fmt=job.format, out=target, progress=report)
+    return {"path": str(target), "size_bytes": target.stat().st_size}
 
 
 def export_download_record(*, job: ExportJob, actor: AbstractBaseUser) -> ExportDownload:
@@ -355,4 +395,3 @@ def export_download_record(*, job: ExportJob, actor: AbstractBaseUser) -> Export
     if job.status != ExportStatus.DONE or not job.path or not Path(job.path).exists():
         raise Conflict("this export is not ready to download")
     return ExportDownload.objects.create(job=job, user=actor)
-

@@ -7,7 +7,7 @@ Builds (once; reused when present) a study whose one pool has RATERS annotators 
 UNITS sentence units (UNITS/5 items × 5 sentences) on one nominal question with CATEGORIES options,
 in a dedicated PostgreSQL database. Then times, REPEAT times each:
 
-* end to end: ``adjudication.reports.agreement_report`` — read the labels from the database, build
+* end to end: ``adjudication.analysis.agreement.agreement_report`` — read the labels from the database, build
   the units × raters matrix, and compute every point estimate the report shows (percent agreement,
   Fleiss' κ, Krippendorff's α, Cohen's κ for every pair, each annotator against the rest, per-label κ);
 * bare: the libraries alone on the same, already built arrays — statsmodels ``aggregate_raters`` +
@@ -60,6 +60,7 @@ def build(units: int, raters: int, categories: int) -> tuple[object, object]:
     from django.db import connection, transaction
     from django.utils import timezone
 
+    from annotation import units as unit_keys
     from annotation.models import (
         Assignment,
         AssignmentStatus,
@@ -93,8 +94,9 @@ def build(units: int, raters: int, categories: int) -> tuple[object, object]:
     study = Study.objects.create(name="Agreement bench", slug=SLUG, owner=owner)
     StudyRole.objects.create(study=study, user=owner, role=Role.RESEARCHER)
     options = [{"value": f"c{k}", "label": f"Category {k}", "key": str(k + 1)} for k in range(categories)]
-    question = Question.objects.create(study=study, key="category", scope="sentence", kind="nominal",
-                                       prompt="Category", options=options)
+    question = Question.objects.create(
+        study=study, key="category", scope="sentence", kind="nominal", prompt="Category", options=options
+    )
     pool = Pool.objects.create(study=study, name="bench", overlap=raters)
     pool.questions.set([question])
     annotators = []
@@ -110,23 +112,35 @@ def build(units: int, raters: int, categories: int) -> tuple[object, object]:
     item_ids = list(Item.objects.filter(study=study).order_by("pk").values_list("pk", flat=True))
     now = timezone.now()
     Assignment.objects.bulk_create(
-        (Assignment(pool=pool, item_id=item_id, annotator=user, status=AssignmentStatus.SUBMITTED, submitted_at=now)
-         for item_id in item_ids for user in annotators), batch_size=5000,
+        (
+            Assignment(pool=pool, item_id=item_id, annotator=user, status=AssignmentStatus.SUBMITTED, submitted_at=now)
+            for item_id in item_ids
+            for user in annotators
+        ),
+        batch_size=5000,
     )
-    assignment = {(a, u): pk for pk, a, u in Assignment.objects.filter(pool=pool).values_list("pk", "item_id", "annotator_id")}
+    assignment = {
+        (a, u): pk for pk, a, u in Assignment.objects.filter(pool=pool).values_list("pk", "item_id", "annotator_id")
+    }
     # Ratings with realistic agreement: a true category per unit, each rater right 75% of the time.
     rng = np.random.default_rng(0)
     truth = rng.integers(0, categories, units)
     noise = rng.random((units, raters)) < 0.25
     values = np.where(noise, rng.integers(0, categories, (units, raters)), truth[:, None])
-    with connection.cursor() as cursor, cursor.copy(
-        "COPY annotation_label (assignment_id, question_id, unit_key, value, version, updated_by_id, updated_at) FROM STDIN"
-    ) as copy:
+    with (
+        connection.cursor() as cursor,
+        cursor.copy(
+            "COPY annotation_label (assignment_id, question_id, unit_key, value, version, updated_by_id, updated_at) "
+            "FROM STDIN"
+        ) as copy,
+    ):
         for u in range(units):
             item_id = item_ids[u // 5]
-            key = f"s:{u % 5}"
+            key = unit_keys.sentence(u % 5)
             for r, user in enumerate(annotators):
-                copy.write_row((assignment[(item_id, user.pk)], question.pk, key, f'"c{values[u, r]}"', 1, user.pk, now))
+                copy.write_row(
+                    (assignment[(item_id, user.pk)], question.pk, key, f'"c{values[u, r]}"', 1, user.pk, now)
+                )
     with connection.cursor() as cursor:
         # What autovacuum does after a bulk load; without statistics the planner guesses a nested loop.
         cursor.execute("ANALYZE annotation_label")
@@ -172,12 +186,15 @@ def main() -> None:
 
     import numpy as np
 
-    from adjudication import agreement as ag
-    from adjudication import reports
+    # The project's modules are imported once the script has put the repository on the path and set
+    # Django up (see _setup_django), as the model imports of build() are.
+    from adjudication.analysis.agreement import agreement_report
+    from adjudication.analysis.loading import ratings_load
+    from adjudication.stats import agreement as ag
 
     pool, question = build(args.units, args.raters, args.categories)
 
-    ratings = reports.ratings_load(pool=pool, question=question)
+    ratings = ratings_load(pool=pool, question=question)
     codes = ratings.codes.astype(int)
     k = len(ratings.scale)
     rests = []
@@ -190,10 +207,10 @@ def main() -> None:
     e2e, lib, read, report = [], [], [], None
     for _ in range(args.repeat):
         t0 = time.perf_counter()
-        report = reports.agreement_report(pool=pool, question=question)
+        report = agreement_report(pool=pool, question=question)
         e2e.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        reports.ratings_load(pool=pool, question=question)
+        ratings_load(pool=pool, question=question)
         read.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         bare(codes, k)
@@ -204,15 +221,22 @@ def main() -> None:
 
     ratio = statistics.median(e2e) / statistics.median(lib)
     print(f"command: {' '.join([sys.executable, *sys.argv])}")
-    print(f"data: {report['n_units']:,} units × {report['n_raters']} raters × {k} categories "
-          f"({report['n_units'] * report['n_raters']:,} labels), PostgreSQL")
-    print(f"report: Fleiss κ {report['fleiss_kappa']['value']:.4f}, Krippendorff α {report['krippendorff_alpha']['value']:.4f}")
+    print(
+        f"data: {report['n_units']:,} units × {report['n_raters']} raters × {k} categories "
+        f"({report['n_units'] * report['n_raters']:,} labels), PostgreSQL"
+    )
+    print(
+        f"report: Fleiss κ {report['fleiss_kappa']['value']:.4f}, "
+        f"Krippendorff α {report['krippendorff_alpha']['value']:.4f}"
+    )
     print(f"end to end (database → report point estimates): {fmt(e2e)}")
     print(f"bare library calls on the same arrays:           {fmt(lib)}")
     print(f"  of end to end, reading the matrix from the database alone: {fmt(read)}")
     print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    print(f"ratio end to end / bare: {ratio:.2f} (target ≤ 3.00); end to end under 2 s: "
-          f"{'yes' if statistics.median(e2e) < 2 else 'no'}")
+    print(
+        f"ratio end to end / bare: {ratio:.2f} (target ≤ 3.00); end to end under 2 s: "
+        f"{'yes' if statistics.median(e2e) < 2 else 'no'}"
+    )
 
 
 if __name__ == "__main__":

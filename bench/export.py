@@ -35,8 +35,28 @@ DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/concord_bench_foxtrot"
 os.environ.setdefault("DATABASE_URL", DEFAULT_DB)
 os.environ.setdefault("CONCORD_VAR_DIR", str(Path(tempfile.gettempdir()) / "concord-foxtrot-bench"))
 
-WORDS = ["patient", "dose", "tablet", "infection", "fever", "pain", "treatment", "doctor", "symptom", "kidney",
-         "liver", "blood", "pressure", "daily", "morning", "water", "risk", "benefit", "allergy", "antibiotic"]
+WORDS = [
+    "patient",
+    "dose",
+    "tablet",
+    "infection",
+    "fever",
+    "pain",
+    "treatment",
+    "doctor",
+    "symptom",
+    "kidney",
+    "liver",
+    "blood",
+    "pressure",
+    "daily",
+    "morning",
+    "water",
+    "risk",
+    "benefit",
+    "allergy",
+    "antibiotic",
+]
 
 
 def _proc_kib(field: str) -> int:
@@ -79,6 +99,7 @@ def generate(n: int, slug: str) -> None:
     from django.utils import timezone
 
     from adjudication.models import GoldLabel
+    from annotation import units
     from annotation.models import (
         Aspect,
         Assignment,
@@ -104,7 +125,9 @@ def generate(n: int, slug: str) -> None:
         StudyRole.objects.create(study=study, user=owner, role=Role.RESEARCHER)
         yes_no = [{"value": "yes", "label": "Yes", "key": "1"}, {"value": "no", "label": "No", "key": "2"}]
         pf = Question.objects.create(study=study, key="pf", scope="item", kind="binary", prompt="pf", options=yes_no)
-        ib = Question.objects.create(study=study, key="information_bearing", scope="sentence", kind="binary", prompt="ib", options=yes_no)
+        ib = Question.objects.create(
+            study=study, key="information_bearing", scope="sentence", kind="binary", prompt="ib", options=yes_no
+        )
         pool = Pool.objects.create(study=study, name="bench", overlap=3)
         pool.questions.set([pf, ib])
         annotators = []
@@ -120,8 +143,16 @@ def generate(n: int, slug: str) -> None:
             for i in range(start, min(n, start + step)):
                 sentences = [_sentence(rng) for _ in range(3)]
                 texts.append(sentences)
-                batch.append(Item(study=study, external_id=f"bench-{i}", question="What about the dose?",
-                                  answer=" ".join(sentences), system="sys", metadata={"i": i}))
+                batch.append(
+                    Item(
+                        study=study,
+                        external_id=f"bench-{i}",
+                        question="What about the dose?",
+                        answer=" ".join(sentences),
+                        system="sys",
+                        metadata={"i": i},
+                    )
+                )
             items = Item.objects.bulk_create(batch)
 
             def sentence_rows(items=items, texts=texts):
@@ -132,28 +163,85 @@ def generate(n: int, slug: str) -> None:
                         offset += len(text) + 1
 
             _copy(Sentence, ["item", "part", "index", "text", "start", "end"], sentence_rows())
-            _copy(Chunk, ["item", "rank", "text", "document_id", "is_labelled_target"],
-                  ((item.pk, rank, "The usual dose is 0.5 mg daily.", f"doc-{rank}", rank == 1) for item in items for rank in (1, 2)))
-            _copy(Aspect, ["item", "text", "importance", "origin", "status", "version", "created_at"],
-                  ((item.pk, text, "must_have", "reference", "accepted", 1, now) for item in items for text in ("Dose", "Timing")))
+            _copy(
+                Chunk,
+                ["item", "rank", "text", "document_id", "is_labelled_target"],
+                (
+                    (item.pk, rank, "The usual dose is 0.5 mg daily.", f"doc-{rank}", rank == 1)
+                    for item in items
+                    for rank in (1, 2)
+                ),
+            )
+            _copy(
+                Aspect,
+                ["item", "text", "importance", "origin", "status", "version", "created_at"],
+                (
+                    (item.pk, text, "must_have", "reference", "accepted", 1, now)
+                    for item in items
+                    for text in ("Dose", "Timing")
+                ),
+            )
             assignments = Assignment.objects.bulk_create(
-                Assignment(pool=pool, item=item, annotator=user, status="submitted", submitted_at=now, active_seconds=30.0)
-                for item in items for user in annotators
+                Assignment(
+                    pool=pool, item=item, annotator=user, status="submitted", submitted_at=now, active_seconds=30.0
+                )
+                for item in items
+                for user in annotators
             )
 
             def label_rows(assignments=assignments):
                 for a in assignments:
                     yield (a.pk, pf.pk, "item", json.dumps(rng.choice(("yes", "yes", "no"))), 1, a.annotator_id, now)
                     for s in range(3):
-                        yield (a.pk, ib.pk, f"s:{s}", json.dumps("yes"), 1, a.annotator_id, now)
+                        yield (a.pk, ib.pk, units.sentence(s), json.dumps("yes"), 1, a.annotator_id, now)
 
-            _copy(Label, ["assignment", "question", "unit_key", "value", "version", "updated_by", "updated_at"], label_rows())
-            _copy(GoldLabel, ["pool", "item", "unit_key", "question", "value", "source", "adjudicator_name", "rationale",
-                              "guideline_gap", "version", "is_current", "created_at"],
-                  ((pool.pk, item.pk, "s:0", ib.pk, json.dumps("yes"), "unanimous", "", "3 of 3 annotators agreed",
-                    False, 1, True, now) for item in items))
-            _copy(Score, ["run", "item", "unit_key", "value", "state", "details", "computed_at"],
-                  ((run.pk, item.pk, "item", rng.random(), "ok", json.dumps({"supported": 2, "total": 3}), now) for item in items))
+            _copy(
+                Label,
+                ["assignment", "question", "unit_key", "value", "version", "updated_by", "updated_at"],
+                label_rows(),
+            )
+            _copy(
+                GoldLabel,
+                [
+                    "pool",
+                    "item",
+                    "unit_key",
+                    "question",
+                    "value",
+                    "source",
+                    "adjudicator_name",
+                    "rationale",
+                    "guideline_gap",
+                    "version",
+                    "is_current",
+                    "created_at",
+                ],
+                (
+                    (
+                        pool.pk,
+                        item.pk,
+                        units.sentence(0),
+                        ib.pk,
+                        json.dumps("yes"),
+                        "unanimous",
+                        "",
+                        "3 of 3 annotators agreed",
+                        False,
+                        1,
+                        True,
+                        now,
+                    )
+                    for item in items
+                ),
+            )
+            _copy(
+                Score,
+                ["run", "item", "unit_key", "value", "state", "details", "computed_at"],
+                (
+                    (run.pk, item.pk, "item", rng.random(), "ok", json.dumps({"supported": 2, "total": 3}), now)
+                    for item in items
+                ),
+            )
             print(f"  generated {min(n, start + step)}/{n} items", file=sys.stderr, flush=True)
     # What autovacuum would do soon after a bulk load; without it the planner sees yesterday's sizes.
     from django.db import connection
@@ -172,7 +260,8 @@ def export_child(slug: str, fmt: str, out: str) -> None:
     import krippendorff  # noqa: F401
     import numpy  # noqa: F401
 
-    from adjudication import agreement, exports  # noqa: F401
+    from adjudication import exports
+    from adjudication.stats import agreement  # noqa: F401
     from annotation.models import Study
     from scoring.models import Score  # noqa: F401
 
@@ -184,11 +273,23 @@ def export_child(slug: str, fmt: str, out: str) -> None:
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     peak = _proc_kib("VmHWM")
     n = study.items.count()
-    print(json.dumps({"format": fmt, "items": n, "seconds": round(elapsed, 2), "items_per_second": round(n / elapsed),
-                      "cpu_seconds": round(cpu, 2), "items_per_cpu_second": round(n / cpu),
-                      "peak_above_idle_mb": round((peak - idle) / 1024, 1), "idle_mb": round(idle / 1024, 1),
-                      "bytes": sum(f.stat().st_size for f in Path(out).rglob("*") if f.is_file()) if Path(out).is_dir()
-                      else Path(out).stat().st_size}))
+    print(
+        json.dumps(
+            {
+                "format": fmt,
+                "items": n,
+                "seconds": round(elapsed, 2),
+                "items_per_second": round(n / elapsed),
+                "cpu_seconds": round(cpu, 2),
+                "items_per_cpu_second": round(n / cpu),
+                "peak_above_idle_mb": round((peak - idle) / 1024, 1),
+                "idle_mb": round(idle / 1024, 1),
+                "bytes": sum(f.stat().st_size for f in Path(out).rglob("*") if f.is_file())
+                if Path(out).is_dir()
+                else Path(out).stat().st_size,
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -230,10 +331,13 @@ def main() -> None:
             if result.returncode != 0:
                 sys.exit(result.stderr)
             figures = json.loads(result.stdout.strip().splitlines()[-1])
-            print(f"{fmt:>5}: {figures['items']} items in {figures['seconds']} s = {figures['items_per_second']} items/s; "
-                  f"(exporter CPU {figures['cpu_seconds']} s = {figures['items_per_cpu_second']} items/CPU-s); "
-                  f"peak memory {figures['peak_above_idle_mb']} MB above idle ({figures['idle_mb']} MB idle); "
-                  f"{figures['bytes'] / 1e6:.0f} MB written")
+            print(
+                f"{fmt:>5}: {figures['items']} items in {figures['seconds']} s = "
+                f"{figures['items_per_second']} items/s; "
+                f"(exporter CPU {figures['cpu_seconds']} s = {figures['items_per_cpu_second']} items/CPU-s); "
+                f"peak memory {figures['peak_above_idle_mb']} MB above idle ({figures['idle_mb']} MB idle); "
+                f"{figures['bytes'] / 1e6:.0f} MB written"
+            )
 
 
 if __name__ == "__main__":

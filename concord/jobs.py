@@ -4,13 +4,16 @@ exports, report bootstraps and analyses.
 A job row is created by a service (status ``queued``) and its Celery task is sent on commit. The
 task calls :func:`run_job`, which
 
-1. claims the row atomically (``queued`` or ``running`` → ``running``; a redelivered task re-claims a
-   job whose worker died, and a finished job is never run twice),
+1. claims the row atomically (by default ``queued`` or ``running`` → ``running``: a redelivered task
+   re-claims a job whose worker died, and a finished job is never run twice). A job whose retry rules
+   differ passes ``claim_filter``, a ``Q`` that replaces the status test: exports, for instance, re-claim
+   a ``failed`` job, and a ``running`` one only once its lease has expired,
 2. hands the work a throttled progress callback that writes ``n_done`` / ``n_total``,
 3. records the outcome: ``done`` with the fields the work returned, or ``failed`` with the message
    of a ``DomainError`` (a refusal the person can act on) or of any other exception (re-raised so
-   that the worker logs it). A lost database connection is re-raised untouched and leaves the job
-   claimable, so that the task's retry picks it up.
+   that the worker logs it). A lost database connection is re-raised and, by default, leaves the job
+   ``running`` so that the task's retry re-claims it; a job whose claim does not take running jobs
+   passes ``fail_on_operational_error=True`` to have it recorded ``failed`` (claimable again) first.
 
 Apps subclass :class:`Job` (abstract: no table of its own, no migration) and add their own fields; a
 model whose states differ (the console's import job) overrides ``status`` and passes its states.
@@ -23,6 +26,7 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import OperationalError, models
+from django.db.models import Q
 from django.utils import timezone
 
 from concord.errors import DomainError
@@ -73,13 +77,19 @@ def job_claim(
     *,
     claimable: Iterable[str] = (JobStatus.QUEUED, JobStatus.RUNNING),
     running: str = JobStatus.RUNNING,
+    claim_filter: Q | None = None,
     **fields: Any,
 ) -> J | None:
-    """Atomically mark the job running; None when it is finished, gone, or in no claimable state."""
+    """Atomically mark the job running; None when it is finished, gone, or in no claimable state.
+
+    ``claim_filter``, when given, replaces the test ``status in claimable``: the row is claimed when it
+    matches that ``Q``.
+    """
     updates: dict[str, Any] = {"status": running, **fields}
     if hasattr(model, "started_at"):
         updates.setdefault("started_at", timezone.now())
-    claimed = model._default_manager.filter(pk=job_id, status__in=list(claimable)).update(**updates)
+    condition = claim_filter if claim_filter is not None else Q(status__in=list(claimable))
+    claimed = model._default_manager.filter(Q(pk=job_id) & condition).update(**updates)
     if not claimed:
         return None
     return model._default_manager.get(pk=job_id)
@@ -123,13 +133,23 @@ def run_job(
     done: str = JobStatus.DONE,
     failed: str = JobStatus.FAILED,
     claim_fields: dict[str, Any] | None = None,
+    claim_filter: Q | None = None,
+    fail_on_operational_error: bool = False,
 ) -> J | None:
     """Claim the job, run ``work(job, progress)`` and record its outcome (see the module docstring).
 
     ``work`` returns the fields to store with the ``done`` status (or None). Returns the claimed job,
-    or None when there was nothing to claim.
+    or None when there was nothing to claim. ``claim_filter`` is passed to :func:`job_claim`; with
+    ``fail_on_operational_error`` a lost database connection records the job failed before re-raising.
     """
-    job = job_claim(model, job_id, claimable=claimable, running=running, **(claim_fields or {"n_done": 0}))
+    job = job_claim(
+        model,
+        job_id,
+        claimable=claimable,
+        running=running,
+        claim_filter=claim_filter,
+        **(claim_fields or {"n_done": 0}),
+    )
     if job is None:
         return None
     progress = job_progress(model, job_id)
@@ -138,8 +158,10 @@ def run_job(
     except DomainError as exc:
         job_fail(model, job_id, exc.message, failed=failed)
         return job
-    except OperationalError:
-        raise  # the task retries; the job stays claimable (running) for that retry
+    except OperationalError as exc:
+        if fail_on_operational_error:
+            job_fail(model, job_id, str(exc) or type(exc).__name__, failed=failed)
+        raise  # the task retries; the job stays claimable (running, or failed here) for that retry
     except Exception as exc:
         job_fail(model, job_id, str(exc) or type(exc).__name__, failed=failed)
         raise

@@ -26,10 +26,10 @@ urlpatterns = [
     path("", include("annotation.imports.urls")),
     path("console/", include("annotation.console.urls")),
     path("scoring/", include("scoring.urls")),
-    path("adjudication/", include("adjudication.urls")),
+    path("adjudication/", include("adjudication.web.urls")),
     path("api/", include("annotation.api_urls")),
     path("api/", include("annotation.imports.api_urls")),
     path("api/console/", include("annotation.console.api_urls")),
     path("api/scoring/", include("scoring.api_urls")),
-    path("api/adjudication/", include("adjudication.api_urls")),
+    path("api/adjudication/", include("adjudication.web.api_urls")),
 ]

@@ -345,7 +345,7 @@ def _record_cost(
     """Keep what scoring this item cost in the details of its item-level score (else its first unit),
     once per item: wall seconds of the metric call, and for backends that count them (llm) the
     requests and tokens it used. Encoding done ahead for the whole batch (``prepare_backend``) is not
-    in the seconds. Read by adjudication.model_comparison."""
+    in the seconds. Read by adjudication.analysis.model_comparison."""
     if not scores:
         return
     cost: dict[str, Any] = {"seconds": round(seconds, 6)}

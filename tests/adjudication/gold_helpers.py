@@ -29,18 +29,32 @@ def pool_with_members(study, questions: list[Question], n: int = 2, *, overlap: 
 
 
 def submit_labels(
-    pool: Pool, item: Item, annotator, answers: dict[tuple[str, str], Any], *, status: str = AssignmentStatus.SUBMITTED,
+    pool: Pool,
+    item: Item,
+    annotator,
+    answers: dict[tuple[str, str], Any],
+    *,
+    status: str = AssignmentStatus.SUBMITTED,
     active_seconds: float = 0.0,
 ) -> Assignment:
     now = timezone.now()
     assignment = Assignment.objects.create(
-        pool=pool, item=item, annotator=annotator, status=status, active_seconds=active_seconds,
+        pool=pool,
+        item=item,
+        annotator=annotator,
+        status=status,
+        active_seconds=active_seconds,
         submitted_at=now if status == AssignmentStatus.SUBMITTED else None,
     )
     questions = {q.key: q for q in pool.questions.all()}
     for (key, unit), value in answers.items():
         label = Label.objects.create(
-            assignment=assignment, question=questions[key], unit_key=unit, value=value, updated_by=annotator, updated_at=now
+            assignment=assignment,
+            question=questions[key],
+            unit_key=unit,
+            value=value,
+            updated_by=annotator,
+            updated_at=now,
         )
         LabelHistory.objects.create(label=label, new_value=value, new_version=1, actor=annotator, at=now)
     return assignment

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from adjudication import agreement as ag
+from adjudication.stats import agreement as ag
 
 NAN = np.nan
 # The copy shipped with the demo (data/demo/kqa, checksummed against ../shared/datasets/kqa/MANIFEST.md).
@@ -20,30 +20,70 @@ KQA = Path(__file__).resolve().parents[2] / "data" / "demo" / "kqa" / "NLI_medic
 # Fleiss (1971), "Measuring nominal scale agreement among many raters", Psychological Bulletin 76(5):
 # 30 patients, 6 psychiatrists each, 5 diagnoses (1 depression, 2 personality disorder,
 # 3 schizophrenia, 4 neurosis, 5 other). Raw ratings as shipped with R's irr package (`diagnoses`).
-DIAGNOSES = np.array([
-    [4, 4, 4, 4, 4, 4], [2, 2, 2, 5, 5, 5], [2, 3, 3, 3, 3, 5], [5, 5, 5, 5, 5, 5], [2, 2, 2, 4, 4, 4],
-    [1, 1, 3, 3, 3, 3], [3, 3, 3, 3, 5, 5], [1, 1, 3, 3, 3, 4], [1, 1, 4, 4, 4, 4], [5, 5, 5, 5, 5, 5],
-    [1, 4, 4, 4, 4, 4], [1, 2, 4, 4, 4, 4], [2, 2, 2, 3, 3, 3], [1, 4, 4, 4, 4, 4], [2, 2, 4, 4, 4, 5],
-    [3, 3, 3, 3, 3, 5], [1, 1, 1, 4, 5, 5], [1, 1, 1, 1, 1, 2], [2, 2, 4, 4, 4, 4], [1, 3, 3, 5, 5, 5],
-    [5, 5, 5, 5, 5, 5], [2, 4, 4, 4, 4, 4], [2, 2, 4, 5, 5, 5], [1, 1, 4, 4, 4, 4], [1, 4, 4, 4, 4, 5],
-    [2, 2, 2, 2, 2, 4], [1, 1, 1, 1, 5, 5], [2, 2, 4, 4, 4, 4], [1, 3, 3, 3, 3, 3], [5, 5, 5, 5, 5, 5],
-], dtype=float) - 1
+DIAGNOSES = (
+    np.array(
+        [
+            [4, 4, 4, 4, 4, 4],
+            [2, 2, 2, 5, 5, 5],
+            [2, 3, 3, 3, 3, 5],
+            [5, 5, 5, 5, 5, 5],
+            [2, 2, 2, 4, 4, 4],
+            [1, 1, 3, 3, 3, 3],
+            [3, 3, 3, 3, 5, 5],
+            [1, 1, 3, 3, 3, 4],
+            [1, 1, 4, 4, 4, 4],
+            [5, 5, 5, 5, 5, 5],
+            [1, 4, 4, 4, 4, 4],
+            [1, 2, 4, 4, 4, 4],
+            [2, 2, 2, 3, 3, 3],
+            [1, 4, 4, 4, 4, 4],
+            [2, 2, 4, 4, 4, 5],
+            [3, 3, 3, 3, 3, 5],
+            [1, 1, 1, 4, 5, 5],
+            [1, 1, 1, 1, 1, 2],
+            [2, 2, 4, 4, 4, 4],
+            [1, 3, 3, 5, 5, 5],
+            [5, 5, 5, 5, 5, 5],
+            [2, 4, 4, 4, 4, 4],
+            [2, 2, 4, 5, 5, 5],
+            [1, 1, 4, 4, 4, 4],
+            [1, 4, 4, 4, 4, 5],
+            [2, 2, 2, 2, 2, 4],
+            [1, 1, 1, 1, 5, 5],
+            [2, 2, 4, 4, 4, 4],
+            [1, 3, 3, 3, 3, 3],
+            [5, 5, 5, 5, 5, 5],
+        ],
+        dtype=float,
+    )
+    - 1
+)
 
 # Wikipedia, "Fleiss' kappa", worked example: 10 subjects × 14 raters × 5 categories, counts per cell.
 WIKI_FLEISS_COUNTS = [
-    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
 ]
 
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: 4 observers × 12
 # units, values 1..5, with missing data. Published: nominal α = 0.743, interval α = 0.849; the
 # ordinal value 0.815 is the one the `krippendorff` package's documentation gives for this matrix.
-KRIPP_2011 = np.array([
-    [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
-    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, NAN, 3],
-    [NAN, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, NAN],
-    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, NAN],
-]).T
+KRIPP_2011 = np.array(
+    [
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, NAN, 3],
+        [NAN, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, NAN],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, NAN],
+    ]
+).T
 
 
 def _from_table(table: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -83,7 +123,11 @@ def test_per_category_kappas_reproduce_fleiss_1971_table():
     # depression .245, personality disorder .245, schizophrenia .520, neurosis .471, other .566.
     per = ag.per_label_agreement(DIAGNOSES, ["dep", "pd", "sch", "neu", "oth"])
     assert {k: round(v.value, 3) for k, v in per.items()} == {
-        "dep": 0.245, "pd": 0.245, "sch": 0.520, "neu": 0.471, "oth": 0.566,
+        "dep": 0.245,
+        "pd": 0.245,
+        "sch": 0.520,
+        "neu": 0.471,
+        "oth": 0.566,
     }
 
 
@@ -171,8 +215,9 @@ def test_weighted_kappa_is_built_over_the_declared_scale_not_the_observed_values
     b = np.array([1, 3, 4, 4, 0, 1], float)
     ours = ag.cohen_kappa(a, b, 5, "quadratic").value
     assert ours == pytest.approx(cohen_kappa_score(a, b, labels=[0, 1, 2, 3, 4], weights="quadratic"))
-    observed_only = cohen_kappa_score(np.searchsorted([0, 1, 3, 4], a), np.searchsorted([0, 1, 3, 4], b),
-                                      weights="quadratic")
+    observed_only = cohen_kappa_score(
+        np.searchsorted([0, 1, 3, 4], a), np.searchsorted([0, 1, 3, 4], b), weights="quadratic"
+    )
     assert ours != pytest.approx(observed_only)
 
 
@@ -270,8 +315,9 @@ def test_kqa_physicians_reproduce_the_manifest_figures():
     # 0.6696 / 0.7612 / 0.7317, full agreement 312/399, Entailment-vs-not κ 0.7149,
     # Contradiction-vs-not 0.6697.
     codes = kqa_codes()
-    s = ag.agreement_summary(codes, level="nominal", scale=["Entailment", "Neutral", "Contradiction"],
-                             rater_names=["p0", "p1", "p2"])
+    s = ag.agreement_summary(
+        codes, level="nominal", scale=["Entailment", "Neutral", "Contradiction"], rater_names=["p0", "p1", "p2"]
+    )
     assert round(s["fleiss_kappa"]["value"], 4) == 0.7189
     assert round(s["krippendorff_alpha"]["value"], 4) == 0.7191
     assert [round(p["value"], 4) for p in s["cohen_kappa_pairs"]] == [0.6696, 0.7612, 0.7317]

@@ -96,7 +96,13 @@ def test_scores_are_shown_only_when_the_study_allows_it(client, case, adjudicato
 def test_htmx_decision_saves_gold_and_answers_the_fragment_with_the_history(client, case, adjudicator):
     response = _login(client, adjudicator).post(
         reverse("adjudication:case", args=[case.pk]),
-        {"value": "yes", "rationale": "States a dose.", "confidence": "4", "guideline_gap": "1", "expected_version": "0"},
+        {
+            "value": "yes",
+            "rationale": "States a dose.",
+            "confidence": "4",
+            "guideline_gap": "1",
+            "expected_version": "0",
+        },
         HTTP_HX_REQUEST="true",
     )
     assert response.status_code == 200
@@ -104,7 +110,13 @@ def test_htmx_decision_saves_gold_and_answers_the_fragment_with_the_history(clie
     assert body.lstrip().startswith('<div id="decision">')
     assert "States a dose." in body and "(current)" in body
     gold = GoldLabel.objects.get()
-    assert (gold.value, gold.source, gold.confidence, gold.guideline_gap, gold.adjudicator) == ("yes", "adjudicated", 4, True, adjudicator)
+    assert (gold.value, gold.source, gold.confidence, gold.guideline_gap, gold.adjudicator) == (
+        "yes",
+        "adjudicated",
+        4,
+        True,
+        adjudicator,
+    )
     assert response["Vary"].count("HX-Request") == 1
 
 
@@ -119,7 +131,9 @@ def test_a_stale_decision_from_the_page_is_a_409_and_keeps_the_first(client, cas
 
 def test_unresolved_from_the_page(client, case, adjudicator):
     _login(client, adjudicator).post(
-        reverse("adjudication:case", args=[case.pk]), {"unresolved": "1", "rationale": "unclear"}, HTTP_HX_REQUEST="true"
+        reverse("adjudication:case", args=[case.pk]),
+        {"unresolved": "1", "rationale": "unclear"},
+        HTTP_HX_REQUEST="true",
     )
     assert GoldLabel.objects.get().source == "unresolved"
 
@@ -141,12 +155,17 @@ def test_the_api_decides_with_the_same_service_and_returns_the_new_version(clien
 def test_a_second_person_accepts_a_proposed_aspect_on_the_case_page(client, case, adjudicator, annotator):
     Aspect.objects.create(item=case.item, text="Dose", version=1)
     proposed = Aspect.objects.create(
-        item=case.item, text="Kidney function", origin=AspectOrigin.PROPOSED, status=AspectStatus.PROPOSED,
+        item=case.item,
+        text="Kidney function",
+        origin=AspectOrigin.PROPOSED,
+        status=AspectStatus.PROPOSED,
         proposed_by=annotator,
     )
     _login(client, adjudicator)
     assert "Kidney function" in client.get(reverse("adjudication:case", args=[case.pk])).content.decode()
-    response = client.post(reverse("adjudication:aspect-decide", args=[proposed.pk]), {"decision": "accept"}, HTTP_HX_REQUEST="true")
+    response = client.post(
+        reverse("adjudication:aspect-decide", args=[proposed.pk]), {"decision": "accept"}, HTTP_HX_REQUEST="true"
+    )
     assert response.status_code == 200
     proposed.refresh_from_db()
     assert (proposed.status, proposed.version, proposed.decided_by) == ("accepted", 2, adjudicator)
@@ -155,10 +174,17 @@ def test_a_second_person_accepts_a_proposed_aspect_on_the_case_page(client, case
 def test_the_proposer_cannot_accept_through_the_api(client, case, annotator):
     factories.grant(case.pool.study, annotator, "adjudicator")
     proposed = Aspect.objects.create(
-        item=case.item, text="Mine", origin=AspectOrigin.PROPOSED, status=AspectStatus.PROPOSED, proposed_by=annotator,
-        decided_at=None, created_at=timezone.now(),
+        item=case.item,
+        text="Mine",
+        origin=AspectOrigin.PROPOSED,
+        status=AspectStatus.PROPOSED,
+        proposed_by=annotator,
+        decided_at=None,
+        created_at=timezone.now(),
     )
     response = _login(client, annotator).post(
-        reverse("adjudication-api-aspect-decide", args=[proposed.pk]), {"decision": "accept"}, content_type="application/json"
+        reverse("adjudication-api-aspect-decide", args=[proposed.pk]),
+        {"decision": "accept"},
+        content_type="application/json",
     )
     assert response.status_code == 403

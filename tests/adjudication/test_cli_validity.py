@@ -23,7 +23,9 @@ def _run(*args: str) -> str:
 
 @pytest.fixture
 def single(tmp_path: Path) -> Path:
-    lines = ["unit,score,label"] + [f"p{i},{s},1" for i, s in enumerate(POS)] + [f"n{i},{s},0" for i, s in enumerate(NEG)]
+    lines = (
+        ["unit,score,label"] + [f"p{i},{s},1" for i, s in enumerate(POS)] + [f"n{i},{s},0" for i, s in enumerate(NEG)]
+    )
     path = tmp_path / "single.csv"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -44,7 +46,9 @@ def test_paired_input_adds_the_delong_test(tmp_path):
     scores = np.r_[POS, NEG].astype(float)
     other = scores + rng.normal(size=scores.size)
     labels = np.r_[np.ones(51), np.zeros(58)].astype(int)
-    lines = ["unit,score_a,score_b,label"] + [f"u{i},{a},{b:.6f},{y}" for i, (a, b, y) in enumerate(zip(scores, other, labels, strict=True))]
+    lines = ["unit,score_a,score_b,label"] + [
+        f"u{i},{a},{b:.6f},{y}" for i, (a, b, y) in enumerate(zip(scores, other, labels, strict=True))
+    ]
     path = tmp_path / "paired.csv"
     path.write_text("\n".join(lines) + "\n")
     out = json.loads(_run(str(path), "--bootstrap", "0", "--json"))

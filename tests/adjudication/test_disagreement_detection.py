@@ -81,12 +81,25 @@ def test_nothing_happens_until_every_assignment_is_submitted(setup):
 
 def test_unanimous_units_become_gold_and_disagreements_open_one_case_each(setup):
     pool, (a, b), item = setup
-    submit_labels(pool, item, a, {("pf", "item"): "yes", ("information_bearing", "s:0"): "yes", ("information_bearing", "s:1"): "no"})
-    submit_labels(pool, item, b, {("pf", "item"): "no", ("information_bearing", "s:0"): "yes", ("information_bearing", "s:1"): "no"})
+    submit_labels(
+        pool,
+        item,
+        a,
+        {("pf", "item"): "yes", ("information_bearing", "s:0"): "yes", ("information_bearing", "s:1"): "no"},
+    )
+    submit_labels(
+        pool,
+        item,
+        b,
+        {("pf", "item"): "no", ("information_bearing", "s:0"): "yes", ("information_bearing", "s:1"): "no"},
+    )
     result = item_disagreements_detect(pool_id=pool.pk, item_id=item.pk)
     assert (result.ready, result.gold_written, result.cases_opened) == (True, 2, 1)
     gold = {(g.question.key, g.unit_key): (g.value, g.source) for g in GoldLabel.objects.select_related("question")}
-    assert gold == {("information_bearing", "s:0"): ("yes", "unanimous"), ("information_bearing", "s:1"): ("no", "unanimous")}
+    assert gold == {
+        ("information_bearing", "s:0"): ("yes", "unanimous"),
+        ("information_bearing", "s:1"): ("no", "unanimous"),
+    }
     case = AdjudicationCase.objects.get()
     assert (case.question.key, case.unit_key, case.status) == ("pf", "item", "open")
     assert case.labels.count() == 2
@@ -182,8 +195,11 @@ def test_a_researcher_allows_a_majority_from_the_queue_page_and_the_api(client, 
     assert "Allow majority" in page
     client.post(reverse("adjudication:consensus-rule", args=[pool.pk]), {"question": pf.pk, "majority": "1"})
     assert ConsensusRule.objects.get(pool=pool, question=pf).majority is True
-    response = client.post(reverse("adjudication-api-consensus-rule", args=[pool.pk]), {"question": "pf", "majority": False},
-                           content_type="application/json")
+    response = client.post(
+        reverse("adjudication-api-consensus-rule", args=[pool.pk]),
+        {"question": "pf", "majority": False},
+        content_type="application/json",
+    )
     assert response.json() == {"pool": "P", "question": "pf", "majority": False}
 
 
@@ -194,6 +210,9 @@ def test_an_adjudicator_cannot_change_the_rule(client, study, adjudicator):
     pf = yes_no(study, "pf")
     pool, _ = pool_with_members(study, [pf], n=3)
     client.force_login(adjudicator)
-    response = client.post(reverse("adjudication-api-consensus-rule", args=[pool.pk]), {"question": "pf", "majority": True},
-                           content_type="application/json")
+    response = client.post(
+        reverse("adjudication-api-consensus-rule", args=[pool.pk]),
+        {"question": "pf", "majority": True},
+        content_type="application/json",
+    )
     assert response.status_code == 403

@@ -27,28 +27,50 @@ FORMULA = '=HYPERLINK("http://evil.example","click")'
 def exported_study(study, adjudicator):
     """Two items, two annotators, a text question carrying a formula, one adjudicated case with two
     gold versions, a proposed aspect and a score run."""
-    Study.objects.filter(pk=study.pk).update(licence="MIT — K-QA (Manes et al. 2024)", hidden_metadata_fields=["hospital"])
+    Study.objects.filter(pk=study.pk).update(
+        licence="MIT — K-QA (Manes et al. 2024)", hidden_metadata_fields=["hospital"]
+    )
     study.refresh_from_db()
     factories.grant(study, adjudicator, "adjudicator")
     pf = yes_no(study, "pf")
     note = factories.make_question(study, "note", kind="text", options=[], required=False)
     covered = yes_no(study, "aspect_covered", scope="aspect")
     pool, (a, b) = pool_with_members(study, [pf, note, covered], n=2)
-    one = factories.make_item(study, "q-1", answer="Take 0.5 mg daily. Hello!", system="sys-A", metadata={"hospital": "X"})
+    one = factories.make_item(
+        study, "q-1", answer="Take 0.5 mg daily. Hello!", system="sys-A", metadata={"hospital": "X"}
+    )
     factories.make_chunk(one, 1, "The usual dose is 0.5 mg daily.", document_id="doc-7", is_labelled_target=True)
     first = Aspect.objects.create(item=one, text="Dose", version=1)
-    Aspect.objects.create(item=one, text="Renal", origin=AspectOrigin.PROPOSED, status=AspectStatus.PROPOSED, proposed_by=a)
+    Aspect.objects.create(
+        item=one, text="Renal", origin=AspectOrigin.PROPOSED, status=AspectStatus.PROPOSED, proposed_by=a
+    )
     two = factories.make_item(study, "q-2", answer="Call 911 now.")
-    submit_labels(pool, one, a, {("pf", "item"): "yes", ("note", "item"): FORMULA, (covered.key, f"a:{first.pk}"): "yes"}, active_seconds=30)
-    submit_labels(pool, one, b, {("pf", "item"): "no", ("note", "item"): "-1.5", (covered.key, f"a:{first.pk}"): "yes"}, active_seconds=12)
+    submit_labels(
+        pool,
+        one,
+        a,
+        {("pf", "item"): "yes", ("note", "item"): FORMULA, (covered.key, f"a:{first.pk}"): "yes"},
+        active_seconds=30,
+    )
+    submit_labels(
+        pool,
+        one,
+        b,
+        {("pf", "item"): "no", ("note", "item"): "-1.5", (covered.key, f"a:{first.pk}"): "yes"},
+        active_seconds=12,
+    )
     submit_labels(pool, two, a, {("pf", "item"): "yes"})
     submit_labels(pool, two, b, {("pf", "item"): "yes"})
     for item in (one, two):
         item_disagreements_detect(pool_id=pool.pk, item_id=item.pk)
     case = AdjudicationCase.objects.get(question=pf)
     case_resolve(case_id=case.pk, actor=adjudicator, value="yes", rationale="chunk 1", confidence=3, expected_version=0)
-    case_resolve(case_id=case.pk, actor=adjudicator, value="no", rationale="re-read", guideline_gap=True, expected_version=1)
-    run = ScoreRun.objects.create(study=study, metric="cf", metric_version="2", backend="nli", model_identity="tiny-nli@abc")
+    case_resolve(
+        case_id=case.pk, actor=adjudicator, value="no", rationale="re-read", guideline_gap=True, expected_version=1
+    )
+    run = ScoreRun.objects.create(
+        study=study, metric="cf", metric_version="2", backend="nli", model_identity="tiny-nli@abc"
+    )
     Score.objects.create(run=run, item=one, unit_key="item", value=0.5, state="ok", details={"verdicts": [1, 0]})
     Score.objects.create(run=run, item=two, unit_key="item", value=None, state="undetermined", details={})
     return study
@@ -66,22 +88,36 @@ def test_jsonl_has_a_header_and_one_record_per_item_with_everything(exported_stu
     assert [r["id"] for r in records] == ["q-1", "q-2"]
     one = records[0]
     assert [s["unit"] for s in one["sentences"]] == ["s:0", "s:1"]
-    assert one["contexts"] == [{"unit": "c:1", "id": "doc-7", "text": "The usual dose is 0.5 mg daily.", "is_target": True}]
+    assert one["contexts"] == [
+        {"unit": "c:1", "id": "doc-7", "text": "The usual dose is 0.5 mg daily.", "is_target": True}
+    ]
     assert [(a["unit"], a["status"], a["origin"], a["version"]) for a in one["aspects"]] == [
-        ("a:0", "accepted", "reference", 1), ("a:1", "proposed", "proposed", 1),
+        ("a:0", "accepted", "reference", 1),
+        ("a:1", "proposed", "proposed", 1),
     ]
     assert one["aspects"][1]["proposed_by"] == "P-A1"
     labels = {(lab["annotator"], lab["question"], lab["unit"]): lab["value"] for lab in one["labels"]}
     assert labels[("P-A1", "pf", "item")] == "yes" and labels[("P-A2", "aspect_covered", "a:0")] == "yes"
     gold_pf = [g for g in one["gold"] if g["question"] == "pf"]
     assert [(g["version"], g["value"], g["is_current"], g["source"]) for g in gold_pf] == [
-        (1, "yes", False, "adjudicated"), (2, "no", True, "adjudicated"),
+        (1, "yes", False, "adjudicated"),
+        (2, "no", True, "adjudicated"),
     ]
     assert gold_pf[1]["adjudicator"] == "adam-adjudicator" and gold_pf[1]["guideline_gap"] is True
     assert gold_pf[0]["rationale"] == "chunk 1" and gold_pf[0]["confidence"] == 3
-    assert one["scores"] == [{"run": "run-1", "metric": "cf", "metric_version": "2", "backend": "nli",
-                              "model_identity": "tiny-nli@abc", "unit": "item", "value": 0.5, "state": "ok",
-                              "details": {"verdicts": [1, 0]}}]
+    assert one["scores"] == [
+        {
+            "run": "run-1",
+            "metric": "cf",
+            "metric_version": "2",
+            "backend": "nli",
+            "model_identity": "tiny-nli@abc",
+            "unit": "item",
+            "value": 0.5,
+            "state": "ok",
+            "details": {"verdicts": [1, 0]},
+        }
+    ]
     assert records[1]["scores"][0]["state"] == "undetermined" and records[1]["scores"][0]["value"] is None
     assert {g["source"] for g in records[1]["gold"]} == {"unanimous"}
     assert [x["active_seconds"] for x in one["assignments"]] == [30, 12]
@@ -133,8 +169,9 @@ def test_the_hf_folder_loads_with_the_datasets_library(exported_study, tmp_path,
     assert json.loads(ds[0]["labels"][0]["value"]) in ("yes", "no", FORMULA, "-1.5")
 
 
-def test_a_requested_export_runs_in_the_background_with_progress(exported_study, researcher, settings, tmp_path,
-                                                               django_capture_on_commit_callbacks):
+def test_a_requested_export_runs_in_the_background_with_progress(
+    exported_study, researcher, settings, tmp_path, django_capture_on_commit_callbacks
+):
     settings.MEDIA_ROOT = tmp_path
     with django_capture_on_commit_callbacks() as callbacks:
         job = export_request(study_id=exported_study.pk, fmt="jsonl", actor=researcher)
@@ -165,7 +202,9 @@ def test_only_researchers_export_and_download(client, exported_study, adjudicato
     export_run(job_id=job.pk)
     client.force_login(adjudicator)
     assert client.get(reverse("adjudication:export-download", args=[job.pk])).status_code == 403
-    assert client.post(reverse("adjudication:exports", args=[exported_study.slug]), {"format": "jsonl"}).status_code == 403
+    assert (
+        client.post(reverse("adjudication:exports", args=[exported_study.slug]), {"format": "jsonl"}).status_code == 403
+    )
     client.force_login(stranger)
     assert client.get(reverse("adjudication:export-download", args=[job.pk])).status_code == 404
     assert client.get(reverse("adjudication-api-export", args=[job.pk])).status_code == 404
@@ -174,10 +213,16 @@ def test_only_researchers_export_and_download(client, exported_study, adjudicato
 
 def test_the_exports_page_requests_an_export_and_shows_progress(client, exported_study, researcher):
     client.force_login(researcher)
-    response = client.post(reverse("adjudication:exports", args=[exported_study.slug]), {"format": "hf"}, HTTP_HX_REQUEST="true")
+    response = client.post(
+        reverse("adjudication:exports", args=[exported_study.slug]), {"format": "hf"}, HTTP_HX_REQUEST="true"
+    )
     assert response.status_code == 200 and 'hx-trigger="every 2s"' in response.content.decode()
     assert ExportJob.objects.get().format == "hf"
-    api = client.post(reverse("adjudication-api-exports", args=[exported_study.slug]), {"format": "nope"}, content_type="application/json")
+    api = client.post(
+        reverse("adjudication-api-exports", args=[exported_study.slug]),
+        {"format": "nope"},
+        content_type="application/json",
+    )
     assert api.status_code == 400
 
 

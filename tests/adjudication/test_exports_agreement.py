@@ -1,6 +1,6 @@
-"""The export card's agreement statistics, computed from answer patterns (adjudication.pattern_agreement).
+"""The export card's agreement statistics, computed from answer patterns (adjudication.stats.pattern_agreement).
 
-Checked two ways: equal to adjudication.agreement (tested there against published values) on the
+Checked two ways: equal to adjudication.stats.agreement (tested there against published values) on the
 same random ratings, and against K-QA's three physicians — Fleiss' κ 0.7189 and Krippendorff's α
 (nominal) 0.7191 over 399 statements, as computed in ../shared/datasets/kqa/MANIFEST.md.
 """
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from django.conf import settings
 
-from adjudication import agreement
-from adjudication import pattern_agreement as pa
+from adjudication.stats import agreement
+from adjudication.stats import pattern_agreement as pa
 
 
 def _patterns(codes: np.ndarray) -> list[tuple[list[float], int]]:
@@ -31,7 +31,9 @@ def _patterns(codes: np.ndarray) -> list[tuple[list[float], int]]:
 def _ratings(seed: int, units: int = 300, raters: int = 4, k: int = 4, missing: float = 0.2) -> np.ndarray:
     rng = np.random.default_rng(seed)
     truth = rng.integers(0, k, size=units)
-    codes = np.where(rng.random((units, raters)) < 0.6, truth[:, None], rng.integers(0, k, size=(units, raters))).astype(float)
+    codes = np.where(
+        rng.random((units, raters)) < 0.6, truth[:, None], rng.integers(0, k, size=(units, raters))
+    ).astype(float)
     codes[rng.random((units, raters)) < missing] = np.nan
     return codes
 

@@ -26,11 +26,21 @@ def case(study, adjudicator):
 
 def test_a_decision_records_value_rationale_confidence_and_gap_flag(case, adjudicator):
     gold = case_resolve(
-        case_id=case.pk, actor=adjudicator, value="yes", rationale="Chunk 1 states the dose.", confidence=4,
-        guideline_gap=True, expected_version=0,
+        case_id=case.pk,
+        actor=adjudicator,
+        value="yes",
+        rationale="Chunk 1 states the dose.",
+        confidence=4,
+        guideline_gap=True,
+        expected_version=0,
     )
     assert (gold.value, gold.source, gold.adjudicator, gold.rationale, gold.confidence, gold.guideline_gap) == (
-        "yes", "adjudicated", adjudicator, "Chunk 1 states the dose.", 4, True,
+        "yes",
+        "adjudicated",
+        adjudicator,
+        "Chunk 1 states the dose.",
+        4,
+        True,
     )
     case.refresh_from_db()
     assert case.status == "resolved"
@@ -51,7 +61,9 @@ def test_a_decision_based_on_a_stale_version_is_a_conflict_and_writes_nothing(ca
 
 
 def test_unresolved_is_recorded_as_gold_without_a_value(case, adjudicator):
-    gold = case_resolve(case_id=case.pk, actor=adjudicator, unresolved=True, rationale="guideline silent", guideline_gap=True)
+    gold = case_resolve(
+        case_id=case.pk, actor=adjudicator, unresolved=True, rationale="guideline silent", guideline_gap=True
+    )
     assert (gold.value, gold.source, gold.guideline_gap) == (None, "unresolved", True)
     case.refresh_from_db()
     assert case.status == "unresolved"
@@ -78,8 +90,14 @@ def test_an_annotator_cannot_decide_a_case(case):
 
 def test_exactly_one_gold_version_is_current_after_many_writes(case):
     for i in range(4):
-        gold_set(pool_id=case.pool_id, item_id=case.item_id, unit_key="item", question_id=case.question_id,
-                 value="yes" if i % 2 else "no", source="adjudicated")
+        gold_set(
+            pool_id=case.pool_id,
+            item_id=case.item_id,
+            unit_key="item",
+            question_id=case.question_id,
+            value="yes" if i % 2 else "no",
+            source="adjudicated",
+        )
     assert GoldLabel.objects.filter(is_current=True).count() == 1
     assert GoldLabel.objects.get(is_current=True).version == 4
 
@@ -93,7 +111,11 @@ def proposed(study, annotator):
     Aspect.objects.create(item=item, text="Dose", version=1)
     Aspect.objects.create(item=item, text="Timing", version=2)
     return Aspect.objects.create(
-        item=item, text="Renal adjustment", origin=AspectOrigin.PROPOSED, status=AspectStatus.PROPOSED, proposed_by=annotator
+        item=item,
+        text="Renal adjustment",
+        origin=AspectOrigin.PROPOSED,
+        status=AspectStatus.PROPOSED,
+        proposed_by=annotator,
     )
 
 
@@ -102,7 +124,10 @@ def test_accepting_a_proposed_aspect_adds_it_at_the_next_aspect_set_version(prop
     aspect = aspect_decide(aspect_id=proposed.pk, actor=adjudicator, accept=True)
     assert (aspect.status, aspect.version, aspect.decided_by) == ("accepted", 3, adjudicator)
     assert Aspect.objects.filter(item=proposed.item).count() == 3
-    assert list(Aspect.objects.in_version(2).filter(item=proposed.item).values_list("text", flat=True)) == ["Dose", "Timing"]
+    assert list(Aspect.objects.in_version(2).filter(item=proposed.item).values_list("text", flat=True)) == [
+        "Dose",
+        "Timing",
+    ]
 
 
 def test_rejecting_keeps_the_aspect_marked_rejected(proposed, study, adjudicator):

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from adjudication import measures
 from adjudication.models import AdjudicationCase
 from adjudication.selectors import human_measure_raters, human_measure_values, human_measures_available
 from adjudication.services import case_resolve, item_disagreements_detect
+from adjudication.stats import measures
 from annotation.models import Aspect
 from concord.errors import NotFound
 from tests import factories
@@ -68,7 +68,10 @@ def astrid_pool(study, adjudicator):
     factories.grant(study, adjudicator, "adjudicator")
     ib = yes_no(study, "information_bearing", scope="sentence")
     grounded = factories.make_question(
-        study, "grounded", scope="sentence", kind="nominal",
+        study,
+        "grounded",
+        scope="sentence",
+        kind="nominal",
         options=[{"value": v, "label": v, "key": ""} for v in ("supported", "unsupported", "contradicted")],
     )
     relevant = yes_no(study, "context_relevant", scope="chunk")
@@ -80,12 +83,20 @@ def astrid_pool(study, adjudicator):
     dose = Aspect.objects.create(item=item, text="Dose")
     alcohol = Aspect.objects.create(item=item, text="Alcohol")
     common = {
-        ("information_bearing", "s:0"): "no", ("information_bearing", "s:1"): "yes", ("information_bearing", "s:2"): "yes",
-        ("grounded", "s:1"): "supported", ("context_relevant", "c:1"): "yes", ("context_relevant", "c:2"): "no",
+        ("information_bearing", "s:0"): "no",
+        ("information_bearing", "s:1"): "yes",
+        ("information_bearing", "s:2"): "yes",
+        ("grounded", "s:1"): "supported",
+        ("context_relevant", "c:1"): "yes",
+        ("context_relevant", "c:2"): "no",
         ("aspect_covered", f"a:{dose.pk}"): "yes",
     }
-    submit_labels(pool, item, a, {**common, ("grounded", "s:2"): "supported", ("aspect_covered", f"a:{alcohol.pk}"): "yes"})
-    submit_labels(pool, item, b, {**common, ("grounded", "s:2"): "unsupported", ("aspect_covered", f"a:{alcohol.pk}"): "no"})
+    submit_labels(
+        pool, item, a, {**common, ("grounded", "s:2"): "supported", ("aspect_covered", f"a:{alcohol.pk}"): "yes"}
+    )
+    submit_labels(
+        pool, item, b, {**common, ("grounded", "s:2"): "unsupported", ("aspect_covered", f"a:{alcohol.pk}"): "no"}
+    )
     item_disagreements_detect(pool_id=pool.pk, item_id=item.pk)
     return pool
 
@@ -104,14 +115,24 @@ def test_human_cf_from_gold_is_undefined_until_the_disagreement_is_adjudicated(a
 
 
 def test_human_aspect_coverage_and_chunk_relevance(astrid_pool):
-    assert human_measure_values(pool_id=astrid_pool.pk, measure="human_aspect_coverage", rater="P-A1").values == {"q-1": 1.0}
-    assert human_measure_values(pool_id=astrid_pool.pk, measure="human_aspect_coverage", rater="P-A2").values == {"q-1": 0.5}
-    assert human_measure_values(pool_id=astrid_pool.pk, measure="human_chunk_relevance", rater="gold").values == {"q-1": 0.5}
+    assert human_measure_values(pool_id=astrid_pool.pk, measure="human_aspect_coverage", rater="P-A1").values == {
+        "q-1": 1.0
+    }
+    assert human_measure_values(pool_id=astrid_pool.pk, measure="human_aspect_coverage", rater="P-A2").values == {
+        "q-1": 0.5
+    }
+    assert human_measure_values(pool_id=astrid_pool.pk, measure="human_chunk_relevance", rater="gold").values == {
+        "q-1": 0.5
+    }
 
 
 def test_the_raters_and_measures_a_pool_offers(astrid_pool):
     assert human_measure_raters(pool_id=astrid_pool.pk) == ["P-A1", "P-A2", "gold"]
-    assert human_measures_available(pool_id=astrid_pool.pk) == ["human_cf", "human_aspect_coverage", "human_chunk_relevance"]
+    assert human_measures_available(pool_id=astrid_pool.pk) == [
+        "human_cf",
+        "human_aspect_coverage",
+        "human_chunk_relevance",
+    ]
 
 
 def test_an_unknown_rater_or_measure_is_not_found(astrid_pool):

@@ -9,8 +9,9 @@ import pytest
 from django.urls import reverse
 from scipy import stats
 
-from adjudication import model_comparison, rater_stats
-from adjudication import validity as va
+from adjudication.analysis import model_comparison
+from adjudication.stats import rater_stats
+from adjudication.stats import validity as va
 from scoring.models import RunStatus, Score, ScoreRun, ScoreState
 from tests.adjudication.test_raters import MODEL, fast_password_hashing, rated  # noqa: F401
 
@@ -48,28 +49,55 @@ def test_cost_summary_leaves_tokens_undefined_when_no_answer_reported_usage():
     out = rater_stats.cost_summary([{"seconds": 1.0, "requests": 1}, {"seconds": 3.0, "requests": 2}])
     assert out["seconds"]["mean"] == 2.0 and out["requests"]["total"] == 3.0
     assert out["prompt_tokens"] is None and out["tokens_note"]
-    out = rater_stats.cost_summary([{"seconds": 1, "requests": 1, "prompt_tokens": 100, "completion_tokens": 10,
-                                     "answers_with_usage": 1}])
+    out = rater_stats.cost_summary(
+        [{"seconds": 1, "requests": 1, "prompt_tokens": 100, "completion_tokens": 10, "answers_with_usage": 1}]
+    )
     assert out["prompt_tokens"]["mean"] == 100.0
 
 
 @pytest.fixture
 def two_runs(rated, researcher):  # noqa: F811 (the fixture imported above)
-    other = ScoreRun.objects.create(study=rated["study"], metric="ra", metric_version="1.0", backend="llm",
-                                    model_identity="llm:stub", status=RunStatus.DONE, created_by=researcher)
+    other = ScoreRun.objects.create(
+        study=rated["study"],
+        metric="ra",
+        metric_version="1.0",
+        backend="llm",
+        model_identity="llm:stub",
+        status=RunStatus.DONE,
+        created_by=researcher,
+    )
     values = [1.0, 1.0, 0.0, 1.0, 1.0, 0.0]  # agrees with clinician A's yes/no on 5 of 6 items
-    Score.objects.bulk_create([
-        Score(run=other, item=item, unit_key="item", value=values[i], state=ScoreState.OK,
-              details={"cost": {"seconds": 0.5, "requests": 1, "prompt_tokens": 200, "completion_tokens": 20,
-                                "answers_with_usage": 1}})
-        for i, item in enumerate(rated["items"])
-    ])
+    Score.objects.bulk_create(
+        [
+            Score(
+                run=other,
+                item=item,
+                unit_key="item",
+                value=values[i],
+                state=ScoreState.OK,
+                details={
+                    "cost": {
+                        "seconds": 0.5,
+                        "requests": 1,
+                        "prompt_tokens": 200,
+                        "completion_tokens": 20,
+                        "answers_with_usage": 1,
+                    }
+                },
+            )
+            for i, item in enumerate(rated["items"])
+        ]
+    )
     return {**rated, "other": other}
 
 
 def test_comparison_table_has_mcnemar_delong_and_cost_per_run(two_runs):
-    query = {"runs": f"{two_runs['run'].pk},{two_runs['other'].pk}", "pool": two_runs["pool"].pk,
-             "question": "pf", "target": "rater:A"}
+    query = {
+        "runs": f"{two_runs['run'].pk},{two_runs['other'].pk}",
+        "pool": two_runs["pool"].pk,
+        "question": "pf",
+        "target": "rater:A",
+    }
     params = model_comparison.comparison_params_parse(study=two_runs["study"], query=query)
     report = model_comparison.comparison_report(study=two_runs["study"], params=params)
     first, second = report["runs"]
@@ -90,8 +118,14 @@ def test_runs_of_different_metrics_are_not_compared(two_runs):
     two_runs["other"].metric = "cf"
     two_runs["other"].save()
     with pytest.raises(ValidationFailed, match="one metric"):
-        model_comparison.comparison_params_parse(study=two_runs["study"], query={
-            "runs": f"{two_runs['run'].pk},{two_runs['other'].pk}", "pool": two_runs["pool"].pk, "question": "pf"})
+        model_comparison.comparison_params_parse(
+            study=two_runs["study"],
+            query={
+                "runs": f"{two_runs['run'].pk},{two_runs['other'].pk}",
+                "pool": two_runs["pool"].pk,
+                "question": "pf",
+            },
+        )
 
 
 def test_comparison_page_renders_the_chart_and_is_researcher_only(client, two_runs, researcher, stranger):
@@ -112,10 +146,17 @@ def test_llm_backend_counts_requests_and_reported_tokens():
     from scoring.backends.llm import LLMBackend
 
     def answer(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json={"choices": [{"message": {"content": '{"behaviour": "answer"}'}}],
-                                         "usage": {"prompt_tokens": 120, "completion_tokens": 7}})
+        return httpx.Response(
+            200,
+            json={
+                "choices": [{"message": {"content": '{"behaviour": "answer"}'}}],
+                "usage": {"prompt_tokens": 120, "completion_tokens": 7},
+            },
+        )
 
-    backend = LLMBackend(base_url="http://judge.test/v1", model="stub", samples=2, transport=httpx.MockTransport(answer))
+    backend = LLMBackend(
+        base_url="http://judge.test/v1", model="stub", samples=2, transport=httpx.MockTransport(answer)
+    )
     backend.behaviour("What dose?", "Take 0.5 mg.")
     assert backend.usage == {"requests": 2, "prompt_tokens": 240, "completion_tokens": 14, "answers_with_usage": 2}
 

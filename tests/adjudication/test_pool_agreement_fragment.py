@@ -10,14 +10,29 @@ from django.template.defaultfilters import floatformat
 from django.urls import reverse
 from django.utils import timezone
 
-from adjudication import reports
+from adjudication.analysis.agreement import agreement_report
 from annotation.models import Assignment, AssignmentStatus, Label
 from tests import factories
 
 # 16 items, five annotators on a yes/no question. Four agree with each other on nearly everything;
 # "contrarian" answers the opposite of the first annotator on every item.
 GOOD = [
-    "yes", "no", "yes", "yes", "no", "no", "yes", "no", "yes", "yes", "no", "yes", "no", "no", "yes", "no",
+    "yes",
+    "no",
+    "yes",
+    "yes",
+    "no",
+    "no",
+    "yes",
+    "no",
+    "yes",
+    "yes",
+    "no",
+    "yes",
+    "no",
+    "no",
+    "yes",
+    "no",
 ]
 SLIPS = {("good2", 3), ("good3", 8), ("good4", 12)}  # a few honest disagreements among the four
 NAMES = ["good1", "good2", "good3", "good4", "contrarian"]
@@ -53,8 +68,17 @@ def pool_with_contrarian(study):
         item = factories.make_item(study, f"i{i:02d}")
         for name, user in users.items():
             a = factories.make_assignment(pool, item, user, status=AssignmentStatus.SUBMITTED, submitted_at=now)
-            labels.append(Label(assignment=a, question=pf, unit_key="item", value=_answer(name, i), version=1,
-                                updated_by=user, updated_at=now))
+            labels.append(
+                Label(
+                    assignment=a,
+                    question=pf,
+                    unit_key="item",
+                    value=_answer(name, i),
+                    version=1,
+                    updated_by=user,
+                    updated_at=now,
+                )
+            )
     Label.objects.bulk_create(labels)
     return {"pool": pool, "pf": pf, "users": users}
 
@@ -63,13 +87,15 @@ def _url(study, pool_id: int) -> str:
     return reverse("adjudication:pool_agreement_fragment", kwargs={"slug": study.slug, "pool_id": pool_id})
 
 
-def test_researcher_sees_the_pools_agreement_and_the_contrarian_flagged(client, researcher, study, pool_with_contrarian):
+def test_researcher_sees_the_pools_agreement_and_the_contrarian_flagged(
+    client, researcher, study, pool_with_contrarian
+):
     pool, pf = pool_with_contrarian["pool"], pool_with_contrarian["pf"]
     client.force_login(researcher)
     response = client.get(_url(study, pool.pk), HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     page = response.content.decode()
-    expected = reports.agreement_report(pool=pool, question=pf)
+    expected = agreement_report(pool=pool, question=pf)
     for stat in ("percent_agreement", "fleiss_kappa", "krippendorff_alpha"):
         assert f"<strong>{floatformat(expected[stat]['value'], 3)}</strong>" in page
     assert f"agreeing pairs {floatformat(expected['percent_agreement']['mean_pairwise'], 3)}" in page
@@ -89,7 +115,9 @@ def test_researcher_sees_the_pools_agreement_and_the_contrarian_flagged(client, 
 def test_nobody_is_flagged_when_the_annotators_agree(client, researcher, study, pool_with_contrarian):
     pool = pool_with_contrarian["pool"]
     # The contrarian's work back to drafts: only submitted labels count.
-    Assignment.objects.filter(annotator=pool_with_contrarian["users"]["contrarian"]).update(status=AssignmentStatus.STARTED)
+    Assignment.objects.filter(annotator=pool_with_contrarian["users"]["contrarian"]).update(
+        status=AssignmentStatus.STARTED
+    )
     client.force_login(researcher)
     page = client.get(_url(study, pool.pk), HTTP_HX_REQUEST="true").content.decode()
     assert 'class="flagged"' not in page
@@ -97,7 +125,9 @@ def test_nobody_is_flagged_when_the_annotators_agree(client, researcher, study, 
     assert "4 annotators" in page
 
 
-def test_htmx_request_gets_only_the_fragment_and_a_plain_request_the_page(client, researcher, study, pool_with_contrarian):
+def test_htmx_request_gets_only_the_fragment_and_a_plain_request_the_page(
+    client, researcher, study, pool_with_contrarian
+):
     pool = pool_with_contrarian["pool"]
     client.force_login(researcher)
     fragment = client.get(_url(study, pool.pk), HTTP_HX_REQUEST="true")
@@ -124,7 +154,9 @@ def test_an_annotator_of_the_pool_is_refused(client, study, pool_with_contrarian
     assert "0." not in response.content.decode()
 
 
-def test_a_stranger_and_an_unknown_or_foreign_pool_are_not_found(client, researcher, stranger, study, pool_with_contrarian):
+def test_a_stranger_and_an_unknown_or_foreign_pool_are_not_found(
+    client, researcher, stranger, study, pool_with_contrarian
+):
     client.force_login(stranger)
     assert client.get(_url(study, pool_with_contrarian["pool"].pk)).status_code == 404
     client.logout()

@@ -10,7 +10,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from adjudication import rater_stats, raters
+from adjudication.analysis import raters
+from adjudication.analysis.jobs import analysis_job_start, job_run
+from adjudication.stats import rater_stats
 from annotation.models import AssignmentStatus, Label
 from concord.errors import ValidationFailed
 from scoring.models import RunStatus, Score, ScoreRun, ScoreState
@@ -38,17 +40,37 @@ def rated(study, researcher):
     labels = []
     for i, item in enumerate(items):
         for user, values in zip(users, [HUMAN_A, HUMAN_B], strict=True):
-            a = factories.make_assignment(pool, item, user, status=AssignmentStatus.SUBMITTED, submitted_at=timezone.now())
-            labels.append(Label(assignment=a, question=pf, unit_key="item", value=values[i], version=1,
-                                updated_by=user, updated_at=timezone.now()))
+            a = factories.make_assignment(
+                pool, item, user, status=AssignmentStatus.SUBMITTED, submitted_at=timezone.now()
+            )
+            labels.append(
+                Label(
+                    assignment=a,
+                    question=pf,
+                    unit_key="item",
+                    value=values[i],
+                    version=1,
+                    updated_by=user,
+                    updated_at=timezone.now(),
+                )
+            )
     Label.objects.bulk_create(labels)
-    run = ScoreRun.objects.create(study=study, metric="ra", metric_version="1.0", backend="lexical",
-                                  status=RunStatus.DONE, created_by=researcher)
-    Score.objects.bulk_create([
-        Score(run=run, item=item, unit_key="item", value=MODEL[i], state=ScoreState.OK,
-              details={"behaviour": "answer" if MODEL[i] else "refuse", "cost": {"seconds": 0.01}})
-        for i, item in enumerate(items)
-    ])
+    run = ScoreRun.objects.create(
+        study=study, metric="ra", metric_version="1.0", backend="lexical", status=RunStatus.DONE, created_by=researcher
+    )
+    Score.objects.bulk_create(
+        [
+            Score(
+                run=run,
+                item=item,
+                unit_key="item",
+                value=MODEL[i],
+                state=ScoreState.OK,
+                details={"behaviour": "answer" if MODEL[i] else "refuse", "cost": {"seconds": 0.01}},
+            )
+            for i, item in enumerate(items)
+        ]
+    )
     return {"study": study, "pool": pool, "run": run, "items": items}
 
 
@@ -81,8 +103,9 @@ def test_default_mapping_sends_the_positive_category_to_the_first_option_and_say
 
 
 def test_a_details_verdict_can_be_the_rater_with_its_own_mapping(rated):
-    report = raters.rater_report(study=rated["study"],
-                                 params=_params(rated, field="details.behaviour", mapping="answer=yes,refuse=no"))
+    report = raters.rater_report(
+        study=rated["study"], params=_params(rated, field="details.behaviour", mapping="answer=yes,refuse=no")
+    )
     assert report["model_categories"] == ["answer", "refuse"]
     assert {d["rater"]: d["value"] for d in report["model_vs_humans"]}["A"] == pytest.approx(1 / 3)
 
@@ -109,8 +132,9 @@ def test_mapping_to_an_option_the_question_lacks_is_refused(rated):
 
 def test_per_class_precision_recall_f1_against_a_reference_by_hand():
     # reference: yes yes no no; rater: yes no no yes → yes: tp 1, fp 1, fn 1 → P = R = F1 = 1/2.
-    out = rater_stats.per_class_prf(np.array([0, 1, 1, 0.0]), np.array([0, 0, 1, 1.0]), ["yes", "no"],
-                                    n_boot=200, seed=1)
+    out = rater_stats.per_class_prf(
+        np.array([0, 1, 1, 0.0]), np.array([0, 0, 1, 1.0]), ["yes", "no"], n_boot=200, seed=1
+    )
     yes = out["per_class"][0]
     assert (yes["precision"]["value"], yes["recall"]["value"], yes["f1"]["value"]) == (0.5, 0.5, 0.5)
     assert yes["precision"]["ci_method"] == "Wilson" and yes["f1"]["ci95"] is not None
@@ -148,16 +172,17 @@ def test_annotators_get_403_and_strangers_404_on_rater_pages(client, rated, anno
         assert client.get(reverse("adjudication:raters-index", args=[slug])).status_code == code
 
 
-def test_rater_bootstrap_job_runs_once_per_parameters_and_gives_alpha_intervals(rated, researcher, django_capture_on_commit_callbacks):
-    from adjudication import outcomes
+def test_rater_bootstrap_job_runs_once_per_parameters_and_gives_alpha_intervals(
+    rated, researcher, django_capture_on_commit_callbacks
+):
     from adjudication.models import ReportJobStatus
 
     params = {**_params(rated).as_dict(), "n_boot": 200, "seed": 3}
     with django_capture_on_commit_callbacks(execute=False):
-        job = outcomes.analysis_job_start(study=rated["study"], kind="raters", params=params, user=researcher)
-        again = outcomes.analysis_job_start(study=rated["study"], kind="raters", params=params, user=researcher)
+        job = analysis_job_start(study=rated["study"], kind="raters", params=params, user=researcher)
+        again = analysis_job_start(study=rated["study"], kind="raters", params=params, user=researcher)
     assert again.pk == job.pk
-    outcomes.analysis_job_run(job_id=job.pk)
+    job_run(job_id=job.pk)
     job.refresh_from_db()
     assert job.status == ReportJobStatus.DONE and job.n_done == job.n_total > 0
     assert job.result["alpha_with_model"]["ci95"] is not None

@@ -11,27 +11,52 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from adjudication import agreement as ag
-from adjudication import reports
-from adjudication import validity as va
+from adjudication.analysis.agreement import agreement_report
+from adjudication.analysis.jobs import agreement_report_with_bootstrap, job_params_parse, job_run, report_job_start
+from adjudication.analysis.loading import metric_source_get, metric_sources
+from adjudication.analysis.rendering import AGREEMENT_CSV_HEADER, agreement_csv
+from adjudication.analysis.validity import ValidityParams, validity_pairs, validity_params_parse, validity_report
 from adjudication.models import GoldLabel, GoldSource, ReportJob, ReportJobStatus
+from adjudication.stats import agreement as ag
+from adjudication.stats import validity as va
 from annotation.models import AssignmentStatus, Label
 from scoring.models import RunStatus, Score, ScoreRun, ScoreState
 from tests import factories
 
-HARM = [{"value": "none", "label": "None", "key": "1"}, {"value": "slight", "label": "Slight", "key": "2"},
-        {"value": "severe", "label": "Severe", "key": "3"}]
+HARM = [
+    {"value": "none", "label": "None", "key": "1"},
+    {"value": "slight", "label": "Slight", "key": "2"},
+    {"value": "severe", "label": "Severe", "key": "3"},
+]
 
 # Twelve items rated by three annotators on "pf" (yes/no). Rows are items, columns annotators A1..A3.
 PF = [
-    ["yes", "yes", "yes"], ["yes", "yes", "no"], ["no", "no", "no"], ["no", "no", "no"],
-    ["yes", "yes", "yes"], ["yes", "no", "yes"], ["no", "no", "yes"], ["yes", "yes", "yes"],
-    ["no", "no", "no"], ["yes", "yes", None], ["no", None, None], ["yes", "yes", "yes"],
+    ["yes", "yes", "yes"],
+    ["yes", "yes", "no"],
+    ["no", "no", "no"],
+    ["no", "no", "no"],
+    ["yes", "yes", "yes"],
+    ["yes", "no", "yes"],
+    ["no", "no", "yes"],
+    ["yes", "yes", "yes"],
+    ["no", "no", "no"],
+    ["yes", "yes", None],
+    ["no", None, None],
+    ["yes", "yes", "yes"],
 ]
 HARM_RATINGS = [
-    ["none", "none", "slight"], ["slight", "slight", "slight"], ["severe", "severe", "slight"], ["none", "none", "none"],
-    ["slight", "none", "slight"], ["severe", "severe", "severe"], ["none", "slight", "none"], ["none", "none", "none"],
-    ["slight", "slight", "severe"], ["none", "none", None], ["none", None, None], ["severe", "severe", "severe"],
+    ["none", "none", "slight"],
+    ["slight", "slight", "slight"],
+    ["severe", "severe", "slight"],
+    ["none", "none", "none"],
+    ["slight", "none", "slight"],
+    ["severe", "severe", "severe"],
+    ["none", "slight", "none"],
+    ["none", "none", "none"],
+    ["slight", "slight", "severe"],
+    ["none", "none", None],
+    ["none", None, None],
+    ["severe", "severe", "severe"],
 ]
 METRIC = [0.9, 0.7, 0.2, 0.1, 0.8, 0.6, 0.4, 0.95, 0.3, 0.65, 0.15, 0.85]
 
@@ -43,8 +68,15 @@ def fast_password_hashing(settings):
 
 
 def _label(assignment, question, value, unit_key="item"):
-    return Label(assignment=assignment, question=question, unit_key=unit_key, value=value, version=1,
-                 updated_by=assignment.annotator, updated_at=timezone.now())
+    return Label(
+        assignment=assignment,
+        question=question,
+        unit_key=unit_key,
+        value=value,
+        version=1,
+        updated_by=assignment.annotator,
+        updated_at=timezone.now(),
+    )
 
 
 @pytest.fixture
@@ -62,7 +94,9 @@ def fixture_study(study, researcher):
         for j, user in enumerate(members):
             if PF[i][j] is None:
                 continue
-            a = factories.make_assignment(pool, item, user, status=AssignmentStatus.SUBMITTED, submitted_at=timezone.now())
+            a = factories.make_assignment(
+                pool, item, user, status=AssignmentStatus.SUBMITTED, submitted_at=timezone.now()
+            )
             labels += [_label(a, pf, PF[i][j]), _label(a, harm, HARM_RATINGS[i][j])]
     # A draft (not submitted) assignment must not count.
     draft_user = factories.make_user("late")
@@ -76,11 +110,14 @@ def fixture_study(study, researcher):
 @pytest.fixture
 def score_run(fixture_study, researcher):
     study = fixture_study["study"]
-    run = ScoreRun.objects.create(study=study, metric="cf", metric_version="1", backend="lexical",
-                                  status=RunStatus.DONE, created_by=researcher)
+    run = ScoreRun.objects.create(
+        study=study, metric="cf", metric_version="1", backend="lexical", status=RunStatus.DONE, created_by=researcher
+    )
     Score.objects.bulk_create(
-        [Score(run=run, item=item, unit_key="item", value=v, state=ScoreState.OK)
-         for item, v in zip(fixture_study["items"], METRIC, strict=True)]
+        [
+            Score(run=run, item=item, unit_key="item", value=v, state=ScoreState.OK)
+            for item, v in zip(fixture_study["items"], METRIC, strict=True)
+        ]
         + []
     )
     Score.objects.filter(run=run, item=fixture_study["items"][11]).update(state=ScoreState.UNDETERMINED, value=None)
@@ -95,7 +132,7 @@ def _codes(rows, scale):
 
 
 def test_agreement_report_matches_the_pure_statistics_on_the_same_ratings(fixture_study):
-    rep = reports.agreement_report(pool=fixture_study["pool"], question=fixture_study["pf"])
+    rep = agreement_report(pool=fixture_study["pool"], question=fixture_study["pf"])
     codes = _codes(PF, ["yes", "no"])
     assert rep["n_units"] == 12 and rep["n_raters"] == 3 and rep["n_excluded_units"] == 1
     assert rep["raters"] == ["A1", "A2", "A3"]
@@ -107,7 +144,7 @@ def test_agreement_report_matches_the_pure_statistics_on_the_same_ratings(fixtur
 
 
 def test_ordinal_questions_use_the_declared_order_and_linear_weights(fixture_study):
-    rep = reports.agreement_report(pool=fixture_study["pool"], question=fixture_study["harm"])
+    rep = agreement_report(pool=fixture_study["pool"], question=fixture_study["harm"])
     codes = _codes(HARM_RATINGS, ["none", "slight", "severe"])
     assert rep["level"] == "ordinal" and rep["weights"] == "linear"
     assert rep["krippendorff_alpha"]["value"] == pytest.approx(ag.krippendorff_alpha(codes, "ordinal", 3).value)
@@ -118,15 +155,17 @@ def test_ordinal_questions_use_the_declared_order_and_linear_weights(fixture_stu
 def test_a_stored_value_off_the_scale_is_excluded_and_counted(fixture_study):
     label = Label.objects.filter(question=fixture_study["pf"], assignment__status=AssignmentStatus.SUBMITTED).first()
     Label.objects.filter(pk=label.pk).update(value="maybe")
-    rep = reports.agreement_report(pool=fixture_study["pool"], question=fixture_study["pf"])
+    rep = agreement_report(pool=fixture_study["pool"], question=fixture_study["pf"])
     assert rep["n_off_scale_ratings"] == 1
 
 
 def test_validity_report_aligns_scores_and_the_majority_on_the_same_units(fixture_study, score_run):
-    vp = reports.validity_params_parse(study=fixture_study["study"], query={
-        "source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf"})
+    vp = validity_params_parse(
+        study=fixture_study["study"],
+        query={"source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf"},
+    )
     assert vp.target == "majority" and vp.positive == "yes"  # no gold yet; first option is positive
-    rep = reports.validity_report(study=fixture_study["study"], params=vp)
+    rep = validity_report(study=fixture_study["study"], params=vp)
     # Majority of PF per row (ties excluded: row 10 has one rating only → its own value).
     majority = [1, 1, 0, 0, 1, 1, 0, 1, 0, 1, 0]  # item 11 is undetermined in the run
     expected = va.roc_auc(np.array(METRIC[:11]), np.array(majority, float))
@@ -134,7 +173,8 @@ def test_validity_report_aligns_scores_and_the_majority_on_the_same_units(fixtur
     assert rep["auc"]["value"] == pytest.approx(expected.value)
     assert rep["auc"]["ci95"] == pytest.approx(list(expected.ci95))
     assert rep["human_ceiling"]["fleiss_kappa"]["value"] == pytest.approx(
-        ag.fleiss_kappa(_codes(PF, ["yes", "no"]), 2).value)
+        ag.fleiss_kappa(_codes(PF, ["yes", "no"]), 2).value
+    )
     assert rep["roc"]["fpr"][0] == 0.0
 
 
@@ -145,41 +185,52 @@ def test_gold_is_the_default_target_only_when_it_covers_every_unit(fixture_study
     pool, pf, study = fixture_study["pool"], fixture_study["pf"], fixture_study["study"]
     query = {"source": f"run:{score_run.pk}", "pool": pool.pk, "question": "pf"}
     for item, value in zip(fixture_study["items"][:6], GOLD_PF[:6], strict=True):
-        GoldLabel.objects.create(pool=pool, item=item, unit_key="item", question=pf, value=value,
-                                 source=GoldSource.UNANIMOUS)
+        GoldLabel.objects.create(
+            pool=pool, item=item, unit_key="item", question=pf, value=value, source=GoldSource.UNANIMOUS
+        )
     # Partial gold (typically the unanimous units) would keep only the easy units: majority instead.
-    assert reports.validity_params_parse(study=study, query=query).target == "majority"
-    explicit = reports.validity_report(study=study, params=reports.validity_params_parse(
-        study=study, query={**query, "target": "gold"}))
+    assert validity_params_parse(study=study, query=query).target == "majority"
+    explicit = validity_report(
+        study=study, params=validity_params_parse(study=study, query={**query, "target": "gold"})
+    )
     assert explicit["n_units_both"] == 6
     assert explicit["auc"]["value"] == pytest.approx(
-        va.roc_auc(np.array(METRIC[:6]), np.array([1, 1, 0, 0, 1, 0], float)).value)
+        va.roc_auc(np.array(METRIC[:6]), np.array([1, 1, 0, 0, 1, 0], float)).value
+    )
     for item, value in zip(fixture_study["items"][6:], GOLD_PF[6:], strict=True):
-        GoldLabel.objects.create(pool=pool, item=item, unit_key="item", question=pf, value=value,
-                                 source=GoldSource.ADJUDICATED)
-    assert reports.validity_params_parse(study=study, query=query).target == "gold"
+        GoldLabel.objects.create(
+            pool=pool, item=item, unit_key="item", question=pf, value=value, source=GoldSource.ADJUDICATED
+        )
+    assert validity_params_parse(study=study, query=query).target == "gold"
 
 
 def test_an_ordinal_positive_class_means_that_option_or_worse(fixture_study, score_run):
-    vp = reports.ValidityParams(source=f"run:{score_run.pk}", pool_id=fixture_study["pool"].pk, question="harm",
-                                target="rater:A1", positive="slight")
-    rep = reports.validity_report(study=fixture_study["study"], params=vp)
+    vp = ValidityParams(
+        source=f"run:{score_run.pk}",
+        pool_id=fixture_study["pool"].pk,
+        question="harm",
+        target="rater:A1",
+        positive="slight",
+    )
+    rep = validity_report(study=fixture_study["study"], params=vp)
     a1 = [r[0] for r in HARM_RATINGS[:11]]
     assert rep["n_pos"] == sum(v in ("slight", "severe") for v in a1)
 
 
 def test_a_metric_source_list_includes_every_score_run(fixture_study, score_run):
-    keys = [s.key for s in reports.metric_sources(fixture_study["study"])]
+    keys = [s.key for s in metric_sources(fixture_study["study"])]
     assert f"run:{score_run.pk}" in keys
-    pairs = reports.validity_pairs(study=fixture_study["study"])
-    assert {(p["source"].key, p["question"].key) for p in pairs} >= {(f"run:{score_run.pk}", "pf"),
-                                                                     (f"run:{score_run.pk}", "harm")}
+    pairs = validity_pairs(study=fixture_study["study"])
+    assert {(p["source"].key, p["question"].key) for p in pairs} >= {
+        (f"run:{score_run.pk}", "pf"),
+        (f"run:{score_run.pk}", "harm"),
+    }
 
 
 def test_agreement_csv_has_one_row_per_statistic(fixture_study):
-    rep = reports.agreement_report(pool=fixture_study["pool"], question=fixture_study["harm"])
-    rows = list(csv.reader(io.StringIO(reports.agreement_csv(rep))))
-    assert rows[0] == reports.AGREEMENT_CSV_HEADER
+    rep = agreement_report(pool=fixture_study["pool"], question=fixture_study["harm"])
+    rows = list(csv.reader(io.StringIO(agreement_csv(rep))))
+    assert rows[0] == AGREEMENT_CSV_HEADER
     stats = [r[0] for r in rows[1:]]
     assert stats.count("cohen_kappa_pair") == 3 and stats.count("cohen_kappa_vs_rest") == 3
     assert stats.count("fleiss_kappa_one_vs_rest") == 3
@@ -192,8 +243,9 @@ def _agreement_url(fx, key="pf"):
     return reverse("adjudication:report-agreement", args=[fx["study"].slug, fx["pool"].pk, key])
 
 
-def test_researcher_sees_the_agreement_page_with_the_matrix_and_outlier_table(client, researcher, fixture_study,
-                                                                            django_assert_max_num_queries):
+def test_researcher_sees_the_agreement_page_with_the_matrix_and_outlier_table(
+    client, researcher, fixture_study, django_assert_max_num_queries
+):
     client.force_login(researcher)
     with django_assert_max_num_queries(25):
         response = client.get(_agreement_url(fixture_study))
@@ -210,8 +262,13 @@ def test_annotator_is_refused_and_stranger_learns_nothing(client, annotator, str
     urls = [
         reverse("adjudication:report-index", args=[fixture_study["study"].slug]),
         _agreement_url(fixture_study),
-        reverse("adjudication:report-agreement-download", args=[fixture_study["study"].slug, fixture_study["pool"].pk, "pf", "csv"]),
-        reverse("adjudication-api-report-agreement", args=[fixture_study["study"].slug, fixture_study["pool"].pk, "pf"]),
+        reverse(
+            "adjudication:report-agreement-download",
+            args=[fixture_study["study"].slug, fixture_study["pool"].pk, "pf", "csv"],
+        ),
+        reverse(
+            "adjudication-api-report-agreement", args=[fixture_study["study"].slug, fixture_study["pool"].pk, "pf"]
+        ),
     ]
     client.force_login(annotator)
     assert [client.get(u).status_code for u in urls] == [403, 403, 403, 403]
@@ -250,7 +307,9 @@ def test_validity_page_renders_the_roc_svg_and_the_ceiling(client, researcher, f
 def test_validity_with_an_unknown_source_is_not_found(client, researcher, fixture_study):
     client.force_login(researcher)
     url = reverse("adjudication:report-validity", args=[fixture_study["study"].slug])
-    assert client.get(url, {"source": "run:999999", "pool": fixture_study["pool"].pk, "question": "pf"}).status_code == 404
+    assert (
+        client.get(url, {"source": "run:999999", "pool": fixture_study["pool"].pk, "question": "pf"}).status_code == 404
+    )
 
 
 def test_downloads_carry_the_same_numbers_as_the_api(client, researcher, fixture_study):
@@ -267,8 +326,10 @@ def test_downloads_carry_the_same_numbers_as_the_api(client, researcher, fixture
 
 def test_validity_api_answers_the_documented_keys(client, researcher, fixture_study, score_run):
     client.force_login(researcher)
-    response = client.get(reverse("adjudication-api-report-validity", args=[fixture_study["study"].slug]),
-                          {"source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf"})
+    response = client.get(
+        reverse("adjudication-api-report-validity", args=[fixture_study["study"].slug]),
+        {"source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf"},
+    )
     assert response.status_code == 200
     body = response.json()
     assert {"n", "n_pos", "n_neg", "auc", "pearson", "spearman", "kendall", "human_ceiling"} <= set(body)
@@ -289,7 +350,7 @@ def test_bootstrap_job_is_queued_once_and_its_intervals_reach_the_page(client, r
     job = ReportJob.objects.get(study=study)
     assert job.status == ReportJobStatus.QUEUED
 
-    reports.report_job_run(job_id=job.pk)  # what the worker's task does
+    job_run(job_id=job.pk)  # what the worker's task does
     job.refresh_from_db()
     assert job.status == ReportJobStatus.DONE and job.n_done == job.n_total == 400
     poll = client.get(reverse("adjudication:report-job", args=[study.slug, job.pk]), HTTP_HX_REQUEST="true")
@@ -301,23 +362,27 @@ def test_bootstrap_job_is_queued_once_and_its_intervals_reach_the_page(client, r
 
 def test_bootstrap_intervals_are_not_shown_once_the_labels_changed(researcher, fixture_study):
     study = fixture_study["study"]
-    kind, params = reports.job_params_parse(study=study, data={
-        "kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": "200", "seed": "1"})
-    job = reports.report_job_start(study=study, kind=kind, params=params, user=researcher)
-    reports.report_job_run(job_id=job.pk)
+    kind, params = job_params_parse(
+        study=study,
+        data={"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": "200", "seed": "1"},
+    )
+    job = report_job_start(study=study, kind=kind, params=params, user=researcher)
+    job_run(job_id=job.pk)
     view_params = {"pool": fixture_study["pool"].pk, "question": "pf", "weights": None, "n_boot": 200, "seed": 1}
-    rep, _ = reports.agreement_report_with_bootstrap(study=study, params=view_params)
+    rep, _ = agreement_report_with_bootstrap(study=study, params=view_params)
     assert rep["bootstrap_status"] == "done"
     label = Label.objects.filter(question=fixture_study["pf"]).first()
     Label.objects.filter(pk=label.pk).update(value="no", updated_at=timezone.now())
-    rep, _ = reports.agreement_report_with_bootstrap(study=study, params=view_params)
+    rep, _ = agreement_report_with_bootstrap(study=study, params=view_params)
     assert rep["bootstrap_status"] == "not requested" and "ci95" not in rep["fleiss_kappa"]
 
 
 def test_bootstrap_request_with_a_bad_size_is_refused(client, researcher, fixture_study):
     client.force_login(researcher)
     start = reverse("adjudication:report-job-start", args=[fixture_study["study"].slug])
-    response = client.post(start, {"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": 5})
+    response = client.post(
+        start, {"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": 5}
+    )
     assert response.status_code == 400
     assert not ReportJob.objects.exists()
 
@@ -325,12 +390,21 @@ def test_bootstrap_request_with_a_bad_size_is_refused(client, researcher, fixtur
 def test_api_starts_a_validity_job_and_reports_its_progress(client, researcher, fixture_study, score_run):
     client.force_login(researcher)
     study = fixture_study["study"]
-    response = client.post(reverse("adjudication-api-report-job-start", args=[study.slug]), {
-        "kind": "validity", "source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf",
-        "n_boot": 300, "seed": 2}, content_type="application/json")
+    response = client.post(
+        reverse("adjudication-api-report-job-start", args=[study.slug]),
+        {
+            "kind": "validity",
+            "source": f"run:{score_run.pk}",
+            "pool": fixture_study["pool"].pk,
+            "question": "pf",
+            "n_boot": 300,
+            "seed": 2,
+        },
+        content_type="application/json",
+    )
     assert response.status_code == 202
     job_id = response.json()["id"]
-    reports.report_job_run(job_id=job_id)
+    job_run(job_id=job_id)
     body = client.get(reverse("adjudication-api-report-job", args=[study.slug, job_id])).json()
     assert body["status"] == "done" and body["progress"] == 1.0
     assert len(body["result"]["auc"]["ci95_bootstrap"]) == 2
@@ -339,32 +413,41 @@ def test_api_starts_a_validity_job_and_reports_its_progress(client, researcher, 
     assert body["n_done"] == body["n_total"] == 900
 
 
-def test_starting_a_bootstrap_enqueues_the_task_once_after_commit(researcher, fixture_study, monkeypatch,
-                                                                 django_capture_on_commit_callbacks):
-    from adjudication import report_tasks
+def test_starting_a_bootstrap_enqueues_the_task_once_after_commit(
+    researcher, fixture_study, monkeypatch, django_capture_on_commit_callbacks
+):
+    from adjudication.tasks import reports as report_tasks
 
     sent = []
-    monkeypatch.setattr(report_tasks.report_bootstrap_run, "delay", lambda job_id: sent.append(job_id))
+    monkeypatch.setattr(report_tasks.report_job_run, "delay", lambda job_id: sent.append(job_id))
     study = fixture_study["study"]
     data = {"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "harm", "n_boot": "150", "seed": "0"}
-    kind, params = reports.job_params_parse(study=study, data=data)
+    kind, params = job_params_parse(study=study, data=data)
     with django_capture_on_commit_callbacks(execute=True):
-        job = reports.report_job_start(study=study, kind=kind, params=params, user=researcher)
+        job = report_job_start(study=study, kind=kind, params=params, user=researcher)
     with django_capture_on_commit_callbacks(execute=True):
-        again = reports.report_job_start(study=study, kind=kind, params=params, user=researcher)
+        again = report_job_start(study=study, kind=kind, params=params, user=researcher)
     assert sent == [job.pk] and again.pk == job.pk
 
 
 def test_two_metrics_are_compared_with_the_paired_delong_test(client, researcher, fixture_study, score_run):
-    other = ScoreRun.objects.create(study=fixture_study["study"], metric="rf", metric_version="1", backend="lexical",
-                                    status=RunStatus.DONE)
+    other = ScoreRun.objects.create(
+        study=fixture_study["study"], metric="rf", metric_version="1", backend="lexical", status=RunStatus.DONE
+    )
     noisy = [0.2, 0.9, 0.4, 0.3, 0.5, 0.1, 0.8, 0.6, 0.7, 0.2, 0.3, 0.9]
-    Score.objects.bulk_create(Score(run=other, item=item, unit_key="item", value=v, state=ScoreState.OK)
-                              for item, v in zip(fixture_study["items"], noisy, strict=True))
-    query = {"source": f"run:{score_run.pk}", "pool": fixture_study["pool"].pk, "question": "pf",
-             "compare": f"run:{other.pk}"}
-    rep = reports.validity_report(study=fixture_study["study"],
-                                  params=reports.validity_params_parse(study=fixture_study["study"], query=query))
+    Score.objects.bulk_create(
+        Score(run=other, item=item, unit_key="item", value=v, state=ScoreState.OK)
+        for item, v in zip(fixture_study["items"], noisy, strict=True)
+    )
+    query = {
+        "source": f"run:{score_run.pk}",
+        "pool": fixture_study["pool"].pk,
+        "question": "pf",
+        "compare": f"run:{other.pk}",
+    }
+    rep = validity_report(
+        study=fixture_study["study"], params=validity_params_parse(study=fixture_study["study"], query=query)
+    )
     majority = np.array([1, 1, 0, 0, 1, 1, 0, 1, 0, 1, 0], float)
     expected = va.delong_paired(np.array(METRIC[:11]), np.array(noisy[:11]), majority)
     assert rep["comparison"]["n_units"] == 11
@@ -389,7 +472,7 @@ def test_a_number_question_is_rated_at_the_interval_level(study, fixture_study):
                 a = factories.make_assignment(pool, item, u, status=AssignmentStatus.SUBMITTED)
                 labels.append(_label(a, score, v))
     Label.objects.bulk_create(labels)
-    rep = reports.agreement_report(pool=pool, question=score)
+    rep = agreement_report(pool=pool, question=score)
     codes = np.array([[1.0, 1.5], [2.0, 2.0], [3.5, 3.0], [4.0, 5.0], [2.5, np.nan]])
     assert rep["level"] == "interval" and rep["n_excluded_units"] == 1
     assert rep["krippendorff_alpha"]["value"] == pytest.approx(ag.krippendorff_alpha(codes, "interval").value)
@@ -414,13 +497,15 @@ def test_a_human_measure_from_one_pool_is_a_metric_against_another_pools_questio
         expected[item.pk] = answers.count("yes") / 2
     Label.objects.bulk_create(labels)
     key = f"measure:{pool.pk}:human_aspect_coverage:C1"
-    pairs = reports.validity_pairs(study=study)
+    pairs = validity_pairs(study=study)
     assert (key, "pf", fixture_study["pool"].pk) in {(p["source"].key, p["question"].key, p["pool"].pk) for p in pairs}
     assert not any(p["source"].key == key and p["pool"].pk == pool.pk for p in pairs)
-    source = reports.metric_source_get(study=study, key=key)
+    source = metric_source_get(study=study, key=key)
     assert source.load().values == {(item_id, "item"): v for item_id, v in expected.items()}
-    rep = reports.validity_report(study=study, params=reports.ValidityParams(
-        source=key, pool_id=fixture_study["pool"].pk, question="pf", target="rater:A1"))
+    rep = validity_report(
+        study=study,
+        params=ValidityParams(source=key, pool_id=fixture_study["pool"].pk, question="pf", target="rater:A1"),
+    )
     assert rep["n_units_both"] == 8 and rep["source"]["origin"] == "human_measure"
 
 
@@ -431,14 +516,19 @@ def test_a_multilabel_question_is_rated_option_by_option(client, researcher, stu
     users = [factories.make_user(f"role{i}") for i in range(2)]
     for i, u in enumerate(users):
         factories.add_member(pool, u, pseudonym=f"R{i + 1}")
-    answers = [(["background"], ["background"]), (["definition", "example"], ["definition"]),
-               ([], ["example"]), (["background", "example"], ["background", "example"]), (["nonsense"], ["example"])]
+    answers = [
+        (["background"], ["background"]),
+        (["definition", "example"], ["definition"]),
+        ([], ["example"]),
+        (["background", "example"], ["background", "example"]),
+        (["nonsense"], ["example"]),
+    ]
     labels = []
     for item, pair in zip(fixture_study["items"], answers, strict=False):
         for u, v in zip(users, pair, strict=True):
             labels.append(_label(factories.make_assignment(pool, item, u, status=AssignmentStatus.SUBMITTED), role, v))
     Label.objects.bulk_create(labels)
-    rep = reports.agreement_report(pool=pool, question=role)
+    rep = agreement_report(pool=pool, question=role)
     assert rep["multilabel"] and rep["n_off_scale_ratings"] == 1  # "nonsense" is not an option
     assert [o["option"] for o in rep["per_option"]] == ["background", "definition", "example"]
     example = rep["per_option"][2]
@@ -458,7 +548,9 @@ def test_a_multilabel_question_is_rated_option_by_option(client, researcher, stu
 def test_without_htmx_starting_a_bootstrap_returns_to_the_report(client, researcher, fixture_study):
     client.force_login(researcher)
     study = fixture_study["study"]
-    response = client.post(reverse("adjudication:report-job-start", args=[study.slug]),
-                           {"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": 300, "seed": 4})
+    response = client.post(
+        reverse("adjudication:report-job-start", args=[study.slug]),
+        {"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": 300, "seed": 4},
+    )
     assert response.status_code == 302
     assert response["Location"] == _agreement_url(fixture_study) + "?n_boot=300&seed=4"

@@ -8,21 +8,35 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from adjudication import reports
+from adjudication.analysis.agreement import agreement_report
 from annotation.models import Pool, Study
 from tests import factories
 
 ROOT = Path(__file__).resolve().parents[2]
-CANDIDATES = [ROOT / "data" / "demo" / "kqa" / "NLI_medical_annotator.csv",
-              ROOT.parent / "shared" / "datasets" / "kqa" / "NLI_medical_annotator.csv"]
+CANDIDATES = [
+    ROOT / "data" / "demo" / "kqa" / "NLI_medical_annotator.csv",
+    ROOT.parent / "shared" / "datasets" / "kqa" / "NLI_medical_annotator.csv",
+]
 KQA = next((p for p in CANDIDATES if p.exists()), CANDIDATES[0])
 
 
 @pytest.fixture
 def kqa_study(researcher, settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    call_command("import_items", str(KQA), "--study", "kqa-test", "--create", "--protocol", "kqa",
-                 "--adapter", "kqa-nli", "--owner", researcher.get_username(), verbosity=0)
+    call_command(
+        "import_items",
+        str(KQA),
+        "--study",
+        "kqa-test",
+        "--create",
+        "--protocol",
+        "kqa",
+        "--adapter",
+        "kqa-nli",
+        "--owner",
+        researcher.get_username(),
+        verbosity=0,
+    )
     study = Study.objects.get(slug="kqa-test")
     return study, Pool.objects.get(study=study, name="K-QA physicians")
 
@@ -31,7 +45,7 @@ def kqa_study(researcher, settings):
 def test_physicians_agreement_reproduces_the_manifest_on_the_pages_too(client, researcher, annotator, kqa_study):
     # ../shared/datasets/kqa/MANIFEST.md: Fleiss κ 0.7189, α 0.7191, pairwise κ 0.6696 / 0.7612 / 0.7317.
     study, pool = kqa_study
-    rep = reports.agreement_report(pool=pool, question=pool.questions.get(key="aspect_entailment"))
+    rep = agreement_report(pool=pool, question=pool.questions.get(key="aspect_entailment"))
     assert (rep["n_units"], rep["n_raters"], rep["n_excluded_units"], rep["n_off_scale_ratings"]) == (399, 3, 0, 0)
     assert round(rep["fleiss_kappa"]["value"], 4) == 0.7189
     assert round(rep["krippendorff_alpha"]["value"], 4) == 0.7191

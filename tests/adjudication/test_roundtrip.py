@@ -31,26 +31,54 @@ def kqa_demo(db):
     for item_id in Item.objects.filter(study=study).values_list("pk", flat=True):
         item_disagreements_detect(pool_id=physicians.pk, item_id=item_id)
     first, second = AdjudicationCase.objects.filter(pool=physicians).order_by("pk")[:2]
-    case_resolve(case_id=first.pk, actor=adjudicator, value="entailment", rationale="states it", confidence=4, expected_version=0)
-    case_resolve(case_id=first.pk, actor=adjudicator, value="neutral", rationale="on reflection", guideline_gap=True, expected_version=1)
+    case_resolve(
+        case_id=first.pk, actor=adjudicator, value="entailment", rationale="states it", confidence=4, expected_version=0
+    )
+    case_resolve(
+        case_id=first.pk,
+        actor=adjudicator,
+        value="neutral",
+        rationale="on reflection",
+        guideline_gap=True,
+        expected_version=1,
+    )
     case_resolve(case_id=second.pk, actor=adjudicator, unresolved=True, rationale="ambiguous")
     item = Item.objects.filter(study=study).order_by("pk").first()
     for text, accept in (("Ask about kidney function", True), ("Mention the weather", False)):
-        aspect = Aspect.objects.create(item=item, text=text, origin=AspectOrigin.PROPOSED, status=AspectStatus.PROPOSED, proposed_by=annotator)
+        aspect = Aspect.objects.create(
+            item=item, text=text, origin=AspectOrigin.PROPOSED, status=AspectStatus.PROPOSED, proposed_by=annotator
+        )
         aspect_decide(aspect_id=aspect.pk, actor=adjudicator, accept=accept)
-    run = ScoreRun.objects.create(study=study, metric="icat_coverage", metric_version="1.2", backend="embedding",
-                                  model_identity="all-MiniLM-L6-v2@gt-0.1.0", parameters={"beta": 1}, status="done")
+    run = ScoreRun.objects.create(
+        study=study,
+        metric="icat_coverage",
+        metric_version="1.2",
+        backend="embedding",
+        model_identity="all-MiniLM-L6-v2@gt-0.1.0",
+        parameters={"beta": 1},
+        status="done",
+    )
     for n, one in enumerate(Item.objects.filter(study=study).order_by("pk")[:10]):
         Score.objects.create(run=run, item=one, unit_key="item", value=n / 10, state="ok", details={"claims": [n]})
         aspect = one.aspects.order_by("pk").first()
-        Score.objects.create(run=run, item=one, unit_key=f"a:{aspect.pk}", value=None, state="undetermined", details={"why": "no claims"})
+        Score.objects.create(
+            run=run, item=one, unit_key=f"a:{aspect.pk}", value=None, state="undetermined", details={"why": "no claims"}
+        )
     return study
 
 
 def test_the_kqa_demo_survives_an_export_and_import_unchanged(kqa_demo, tmp_path):
     out = write_export(study=kqa_demo, fmt="jsonl", out=tmp_path / "kqa.jsonl")
-    call_command("import_study_export", str(out), "--study", "kqa-roundtrip", "--create", "--owner", "demo-researcher",
-                 stdout=io.StringIO())
+    call_command(
+        "import_study_export",
+        str(out),
+        "--study",
+        "kqa-roundtrip",
+        "--create",
+        "--owner",
+        "demo-researcher",
+        stdout=io.StringIO(),
+    )
     copy = Study.objects.get(slug="kqa-roundtrip")
     before, after = study_canonical(kqa_demo), study_canonical(copy)
     assert len(before["labels"]) == Label.objects.filter(assignment__pool__study=kqa_demo).count() >= 399 * 3

@@ -7,10 +7,10 @@ import statistics
 import pytest
 from scipy import stats
 
-from adjudication import validation
 from adjudication.models import ValidationStudy
 from adjudication.services import aspect_decide
-from adjudication.validation_stats import mean_ci, paired_difference
+from adjudication.stats.validation_stats import mean_ci, paired_difference
+from adjudication.validation import studies as validation
 from annotation.models import Aspect, Assignment, Exposure, ExposureKind, Role, Visibility
 from annotation.protocols import study_protocol_apply
 from annotation.services import aspect_propose, pool_assign_items
@@ -33,8 +33,10 @@ def _figure(results, key, name, target=None):
             for f in analysis["figures"]:
                 if f["name"] == name:
                     return f
-    raise AssertionError(f"no figure {name!r} in {key}: " + repr([
-        (a["key"], a["target"], [f["name"] for f in a["figures"]]) for a in results["analyses"]]))
+    raise AssertionError(
+        f"no figure {name!r} in {key}: "
+        + repr([(a["key"], a["target"], [f["name"] for f in a["figures"]]) for a in results["analyses"]])
+    )
 
 
 def _analysis(results, key, target=None):
@@ -72,8 +74,13 @@ def test_a_mean_of_nothing_is_undefined_and_one_value_has_no_interval():
 def test_a_study_whose_pools_share_an_annotator_is_refused_with_the_reason(researcher):
     s = vs_support.build(researcher, independent=False)
     factories.add_member(s["pool_b"], s["a_user"], "B3")
-    inputs = _inputs(s["study"], template="astrid", target_pool=s["pool_b"].pk,
-                     target_question="perceived_faithfulness", metric_pool=s["pool_a"].pk)
+    inputs = _inputs(
+        s["study"],
+        template="astrid",
+        target_pool=s["pool_b"].pk,
+        target_question="perceived_faithfulness",
+        metric_pool=s["pool_a"].pk,
+    )
     with pytest.raises(ValidationFailed) as refused:
         validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
     assert "belong to both pools" in refused.value.message and "A1 (A) = B3 (B)" in refused.value.message
@@ -83,10 +90,20 @@ def test_a_study_whose_pools_share_an_annotator_is_refused_with_the_reason(resea
 def test_running_anyway_is_recorded_and_stamps_not_independent_on_the_results(researcher):
     s = vs_support.build(researcher, independent=False)
     factories.add_member(s["pool_b"], s["a_user"], "B3")
-    inputs = _inputs(s["study"], template="astrid", target_pool=s["pool_b"].pk,
-                     target_question="perceived_faithfulness", metric_pool=s["pool_a"].pk)
-    vs = validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs, run_anyway=True,
-                                            override_reason="pilot: only three clinicians available")
+    inputs = _inputs(
+        s["study"],
+        template="astrid",
+        target_pool=s["pool_b"].pk,
+        target_question="perceived_faithfulness",
+        metric_pool=s["pool_a"].pk,
+    )
+    vs = validation.validation_study_create(
+        study=s["study"],
+        actor=researcher,
+        inputs=inputs,
+        run_anyway=True,
+        override_reason="pilot: only three clinicians available",
+    )
     assert vs.not_independent and not vs.checks_passed
     vs = validation.validation_study_run(validation_study=vs, actor=researcher)
     assert vs.results["not_independent"] is True
@@ -96,8 +113,13 @@ def test_running_anyway_is_recorded_and_stamps_not_independent_on_the_results(re
 def test_independent_blinded_pools_pass_every_blocking_check(researcher):
     s = vs_support.build(researcher)
     vs_support.label_pool_b(s)
-    inputs = _inputs(s["study"], template="astrid", target_pool=s["pool_b"].pk,
-                     target_question="perceived_faithfulness", metric_pool=s["pool_a"].pk)
+    inputs = _inputs(
+        s["study"],
+        template="astrid",
+        target_pool=s["pool_b"].pk,
+        target_question="perceived_faithfulness",
+        metric_pool=s["pool_a"].pk,
+    )
     checks = {c["key"]: c for c in validation.validation_checks_preview(inputs=inputs)}
     assert checks["pools_disjoint"]["status"] == "pass"
     assert checks["roles_blind"]["status"] == "pass"
@@ -112,13 +134,26 @@ def test_a_pool_b_member_shown_scores_or_pool_a_labels_fails_blinding_with_the_r
     bob, item = s["b_users"][0], s["items"][0]
     Exposure.objects.create(user=bob, pool=s["pool_b"], item=item, kind=ExposureKind.ITEM_PAGE)
     Exposure.objects.create(user=bob, pool=s["pool_b"], item=item, kind=ExposureKind.API, showed_scores=True)
-    Exposure.objects.create(user=bob, pool=s["pool_a"], item=item, kind=ExposureKind.CALIBRATION, showed_other_labels=True)
-    Exposure.objects.create(user=bob, pool=s["pool_a"], item=item, kind=ExposureKind.CALIBRATION, showed_other_labels=True)
-    inputs = _inputs(s["study"], template="astrid", target_pool=s["pool_b"].pk,
-                     target_question="perceived_faithfulness", metric_pool=s["pool_a"].pk)
+    Exposure.objects.create(
+        user=bob, pool=s["pool_a"], item=item, kind=ExposureKind.CALIBRATION, showed_other_labels=True
+    )
+    Exposure.objects.create(
+        user=bob, pool=s["pool_a"], item=item, kind=ExposureKind.CALIBRATION, showed_other_labels=True
+    )
+    inputs = _inputs(
+        s["study"],
+        template="astrid",
+        target_pool=s["pool_b"].pk,
+        target_question="perceived_faithfulness",
+        metric_pool=s["pool_a"].pk,
+    )
     trail = next(c for c in validation.validation_checks_preview(inputs=inputs) if c["key"] == "exposure_trail")
     assert trail["status"] == "fail"
-    assert (trail["data"]["showed_scores"], trail["data"]["showed_pool_a_labels"], trail["data"]["exposures_audited"]) == (1, 2, 4)
+    assert (
+        trail["data"]["showed_scores"],
+        trail["data"]["showed_pool_a_labels"],
+        trail["data"]["exposures_audited"],
+    ) == (1, 2, 4)
     assert "3 of 4" in trail["detail"]
     with pytest.raises(ValidationFailed, match="showed scores"):
         validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
@@ -127,10 +162,16 @@ def test_a_pool_b_member_shown_scores_or_pool_a_labels_fails_blinding_with_the_r
 def test_a_read_after_pool_b_finished_collecting_is_outside_the_audited_period(researcher):
     s = vs_support.build(researcher)
     vs_support.label_pool_b(s)
-    Exposure.objects.create(user=s["b_users"][0], pool=s["pool_b"], item=s["items"][0], kind=ExposureKind.API,
-                            showed_scores=True)
-    inputs = _inputs(s["study"], template="astrid", target_pool=s["pool_b"].pk,
-                     target_question="perceived_faithfulness", metric_pool=s["pool_a"].pk)
+    Exposure.objects.create(
+        user=s["b_users"][0], pool=s["pool_b"], item=s["items"][0], kind=ExposureKind.API, showed_scores=True
+    )
+    inputs = _inputs(
+        s["study"],
+        template="astrid",
+        target_pool=s["pool_b"].pk,
+        target_question="perceived_faithfulness",
+        metric_pool=s["pool_a"].pk,
+    )
     trail = next(c for c in validation.validation_checks_preview(inputs=inputs) if c["key"] == "exposure_trail")
     assert trail["data"]["showed_scores"] == 0 and trail["data"]["period_open"] is False
 
@@ -138,8 +179,13 @@ def test_a_read_after_pool_b_finished_collecting_is_outside_the_audited_period(r
 def test_a_pool_b_member_who_adjudicates_the_study_fails_the_access_rule_check(researcher):
     s = vs_support.build(researcher)
     factories.grant(s["study"], s["b_users"][1], Role.ADJUDICATOR)
-    inputs = _inputs(s["study"], template="astrid", target_pool=s["pool_b"].pk,
-                     target_question="perceived_faithfulness", metric_pool=s["pool_a"].pk)
+    inputs = _inputs(
+        s["study"],
+        template="astrid",
+        target_pool=s["pool_b"].pk,
+        target_question="perceived_faithfulness",
+        metric_pool=s["pool_a"].pk,
+    )
     with pytest.raises(ValidationFailed, match="B2 \\(adjudicator\\)"):
         validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
 
@@ -148,10 +194,20 @@ def test_calibration_within_pool_b_is_a_warning_not_a_refusal(researcher):
     s = vs_support.build(researcher)
     s["pool_b"].visibility = Visibility.AFTER_SUBMIT
     s["pool_b"].save()
-    Exposure.objects.create(user=s["b_users"][0], pool=s["pool_b"], item=s["items"][0], kind=ExposureKind.CALIBRATION,
-                            showed_other_labels=True)
-    inputs = _inputs(s["study"], template="astrid", target_pool=s["pool_b"].pk,
-                     target_question="perceived_faithfulness", metric_pool=s["pool_a"].pk)
+    Exposure.objects.create(
+        user=s["b_users"][0],
+        pool=s["pool_b"],
+        item=s["items"][0],
+        kind=ExposureKind.CALIBRATION,
+        showed_other_labels=True,
+    )
+    inputs = _inputs(
+        s["study"],
+        template="astrid",
+        target_pool=s["pool_b"].pk,
+        target_question="perceived_faithfulness",
+        metric_pool=s["pool_a"].pk,
+    )
     checks = {c["key"]: c for c in validation.validation_checks_preview(inputs=inputs)}
     assert checks["pool_visibility"]["status"] == "warn" and checks["exposure_trail"]["status"] == "pass"
     assert validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs).checks_passed
@@ -159,11 +215,17 @@ def test_calibration_within_pool_b_is_a_warning_not_a_refusal(researcher):
 
 def test_a_study_that_later_fails_a_check_is_refused_at_run_time(researcher):
     s = vs_support.build(researcher)
-    inputs = _inputs(s["study"], template="astrid", target_pool=s["pool_b"].pk,
-                     target_question="perceived_faithfulness", metric_pool=s["pool_a"].pk)
+    inputs = _inputs(
+        s["study"],
+        template="astrid",
+        target_pool=s["pool_b"].pk,
+        target_question="perceived_faithfulness",
+        metric_pool=s["pool_a"].pk,
+    )
     vs = validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
-    Exposure.objects.create(user=s["b_users"][0], pool=s["pool_b"], item=s["items"][0], kind=ExposureKind.API,
-                            showed_scores=True)
+    Exposure.objects.create(
+        user=s["b_users"][0], pool=s["pool_b"], item=s["items"][0], kind=ExposureKind.API, showed_scores=True
+    )
     with pytest.raises(ValidationFailed, match="now fails"):
         validation.validation_study_run(validation_study=vs, actor=researcher)
     vs.refresh_from_db()
@@ -174,8 +236,13 @@ def test_pool_b_with_one_annotator_per_item_has_no_ceiling_and_says_so(researche
     s = vs_support.build(researcher)
     s["pool_b"].overlap = 1
     s["pool_b"].save()
-    inputs = _inputs(s["study"], template="astrid", target_pool=s["pool_b"].pk,
-                     target_question="perceived_faithfulness", metric_pool=s["pool_a"].pk)
+    inputs = _inputs(
+        s["study"],
+        template="astrid",
+        target_pool=s["pool_b"].pk,
+        target_question="perceived_faithfulness",
+        metric_pool=s["pool_a"].pk,
+    )
     ceiling = next(c for c in validation.validation_checks_preview(inputs=inputs) if c["key"] == "human_ceiling")
     assert ceiling["status"] == "warn" and "k=1" in ceiling["detail"] and not ceiling["blocking"]
 
@@ -193,21 +260,33 @@ def test_astrid_figures_match_aucs_counted_by_hand(researcher):
     study, items = s["study"], s["items"]
     cf = make_run(study, "cf", {i.pk: v for i, v in zip(items, CF, strict=True)})
     rf = make_run(study, "rf", {i.pk: v for i, v in zip(items, RF, strict=True)})
-    inputs = _inputs(study, template="astrid", target_pool=s["pool_b"].pk, target_question="perceived_faithfulness",
-                     target_mode="per_annotator", metric_run=cf.pk, compare_run=rf.pk, metric_pool=s["pool_a"].pk,
-                     metric_rater="A1")
+    inputs = _inputs(
+        study,
+        template="astrid",
+        target_pool=s["pool_b"].pk,
+        target_question="perceived_faithfulness",
+        target_mode="per_annotator",
+        metric_run=cf.pk,
+        compare_run=rf.pk,
+        metric_pool=s["pool_a"].pk,
+        metric_rater="A1",
+    )
     vs = validation.validation_study_create(study=study, actor=researcher, inputs=inputs)
     results = validation.validation_study_run(validation_study=vs, actor=researcher).results
     # Positive = "3" or more (the middle of 1..5, in the declared order).
     b1 = [1 if int(a) >= 3 else 0 for a, _ in vs_support.PF]
     target = "pool B annotator B1"
-    assert _figure(results, "automated_cf", f"CF (run #{cf.pk}, lexical): ROC AUC", target)["value"] == \
-        pytest.approx(auc_by_counting(CF, b1))
+    assert _figure(results, "automated_cf", f"CF (run #{cf.pk}, lexical): ROC AUC", target)["value"] == pytest.approx(
+        auc_by_counting(CF, b1)
+    )
     auc = _figure(results, "automated_cf", f"CF (run #{cf.pk}, lexical): ROC AUC", target)
     assert auc["n_units"] == 6 and auc["ci95"][0] <= auc["value"] <= auc["ci95"][1]
-    assert _figure(results, "human_cf", "human CF (A, A1): ROC AUC", target)["value"] == \
-        pytest.approx(auc_by_counting(vs_support.HUMAN_CF, b1))
-    diff = _figure(results, "cf_vs_rf", f"CF (run #{cf.pk}) − RF (run #{rf.pk}): AUC difference (paired DeLong)", target)
+    assert _figure(results, "human_cf", "human CF (A, A1): ROC AUC", target)["value"] == pytest.approx(
+        auc_by_counting(vs_support.HUMAN_CF, b1)
+    )
+    diff = _figure(
+        results, "cf_vs_rf", f"CF (run #{cf.pk}) − RF (run #{rf.pk}): AUC difference (paired DeLong)", target
+    )
     assert diff["value"] == pytest.approx(auc_by_counting(CF, b1) - auc_by_counting(RF, b1))
     assert diff["n_units"] == 6
     # The human ceiling: pool B's two annotators, linear-weighted κ on the 5-point scale, with n.
@@ -219,13 +298,19 @@ def test_astrid_without_an_rf_run_or_pool_a_names_each_missing_input(researcher)
     s = vs_support.build(researcher)
     vs_support.label_pool_b(s)
     cf = make_run(s["study"], "cf", {i.pk: v for i, v in zip(s["items"], CF, strict=True)})
-    inputs = _inputs(s["study"], template="astrid", target_pool=s["pool_b"].pk,
-                     target_question="perceived_faithfulness", metric_run=cf.pk)
+    inputs = _inputs(
+        s["study"],
+        template="astrid",
+        target_pool=s["pool_b"].pk,
+        target_question="perceived_faithfulness",
+        metric_run=cf.pk,
+    )
     vs = validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
     results = validation.validation_study_run(validation_study=vs, actor=researcher).results
     assert _analysis(results, "automated_cf")["status"] == "ok"
     assert _analysis(results, "cf_vs_rf")["missing"] == [
-        "no comparison run (RF): choose a completed rf score run of this study"]
+        "no comparison run (RF): choose a completed rf score run of this study"
+    ]
     assert _analysis(results, "human_cf")["missing"][0].startswith("no pool A")
     # The majority of two raters keeps only the items they agree on (one here: 4 and 4); the AUC
     # says it is undefined and why, with its n, rather than inventing a value.
@@ -236,22 +321,42 @@ def test_astrid_without_an_rf_run_or_pool_a_names_each_missing_input(researcher)
 def test_a_run_that_is_not_done_is_named_as_not_done(researcher):
     s = vs_support.build(researcher)
     vs_support.label_pool_b(s)
-    cf = make_run(s["study"], "cf", {}, )
+    cf = make_run(
+        s["study"],
+        "cf",
+        {},
+    )
     cf.status = "running"
     cf.save()
-    inputs = _inputs(s["study"], template="astrid", target_pool=s["pool_b"].pk,
-                     target_question="perceived_faithfulness", metric_run=cf.pk)
+    inputs = _inputs(
+        s["study"],
+        template="astrid",
+        target_pool=s["pool_b"].pk,
+        target_question="perceived_faithfulness",
+        metric_run=cf.pk,
+    )
     vs = validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
     results = validation.validation_study_run(validation_study=vs, actor=researcher).results
-    assert f"the metric run (automated CF) (run #{cf.pk}, cf) is running, not done" in _analysis(results, "automated_cf")["missing"]
+    assert (
+        f"the metric run (automated CF) (run #{cf.pk}, cf) is running, not done"
+        in _analysis(results, "automated_cf")["missing"]
+    )
 
 
 # --- ICAT ------------------------------------------------------------------------------------------
 
-B1 = {0: {"a": "yes", "b": "no", "c": "yes"}, 1: {"a": "yes", "b": "yes", "c": "no"}, 2: {"a": "no", "b": "no"},
-      3: {"a": "yes", "b": "no"}}
-B2 = {0: {"a": "yes", "b": "yes", "c": "yes"}, 1: {"a": "yes", "b": "no", "c": "no"}, 2: {"a": "no", "b": "no"},
-      3: {"a": "yes", "b": "no"}}
+B1 = {
+    0: {"a": "yes", "b": "no", "c": "yes"},
+    1: {"a": "yes", "b": "yes", "c": "no"},
+    2: {"a": "no", "b": "no"},
+    3: {"a": "yes", "b": "no"},
+}
+B2 = {
+    0: {"a": "yes", "b": "yes", "c": "yes"},
+    1: {"a": "yes", "b": "no", "c": "no"},
+    2: {"a": "no", "b": "no"},
+    3: {"a": "yes", "b": "no"},
+}
 ICAT_ASPECTS = {0: {"a": 1, "b": 0, "c": 1}, 1: {"a": 1, "b": 0, "c": 0}, 2: {"a": 0, "b": 0}, 3: {"a": 1, "b": 1}}
 
 
@@ -275,7 +380,9 @@ def _icat_study(researcher):
     for n in (0, 1):
         # An annotator of pool A proposes a missing aspect; the researcher accepts it (version 2).
         assignment = Assignment.objects.get(pool=pool_a, item=items[n])
-        proposed = aspect_propose(assignment=assignment, actor=proposer, text=f"missing aspect of {n}", importance="must_have")
+        proposed = aspect_propose(
+            assignment=assignment, actor=proposer, text=f"missing aspect of {n}", importance="must_have"
+        )
         aspects[n]["c"] = aspect_decide(aspect_id=proposed.pk, actor=researcher, accept=True)
     pool_assign_items(pool=pool_b)
     for user, table in zip(b_users, (B1, B2), strict=True):
@@ -285,15 +392,25 @@ def _icat_study(researcher):
     run = make_run(study, "icat", {})
     from scoring.models import Score
 
-    Score.objects.bulk_create(Score(run=run, item=items[n], unit_key=f"a:{aspects[n][k].pk}", value=float(v), state="ok")
-                              for n, row in ICAT_ASPECTS.items() for k, v in row.items())
+    Score.objects.bulk_create(
+        Score(run=run, item=items[n], unit_key=f"a:{aspects[n][k].pk}", value=float(v), state="ok")
+        for n, row in ICAT_ASPECTS.items()
+        for k, v in row.items()
+    )
     return study, items, aspects, pool_a, pool_b, run
 
 
 def test_icat_reports_coverage_under_the_original_and_the_expanded_aspect_set_as_worked_by_hand(researcher):
     study, _items, _aspects, pool_a, pool_b, run = _icat_study(researcher)
-    inputs = _inputs(study, template="icat", target_pool=pool_b.pk, target_question="aspect_covered",
-                     target_mode="per_annotator", metric_run=run.pk, metric_pool=pool_a.pk)
+    inputs = _inputs(
+        study,
+        template="icat",
+        target_pool=pool_b.pk,
+        target_question="aspect_covered",
+        target_mode="per_annotator",
+        metric_run=run.pk,
+        metric_pool=pool_a.pk,
+    )
     vs = validation.validation_study_create(study=study, actor=researcher, inputs=inputs)
     results = validation.validation_study_run(validation_study=vs, actor=researcher).results
     target = "pool B annotator B1"
@@ -310,13 +427,16 @@ def test_icat_reports_coverage_under_the_original_and_the_expanded_aspect_set_as
     assert orig["ci95"] == pytest.approx([statistics.fmean(b1_orig) - half, statistics.fmean(b1_orig) + half])
     exp = _figure(results, "coverage_by_aspect_set", "human coverage (pool B), expanded set: mean per item", target)
     assert exp["value"] == pytest.approx(statistics.fmean(b1_exp))
-    icat_exp = _figure(results, "coverage_by_aspect_set", f"ICAT coverage (run #{run.pk}), expanded set: mean per item", target)
+    icat_exp = _figure(
+        results, "coverage_by_aspect_set", f"ICAT coverage (run #{run.pk}), expanded set: mean per item", target
+    )
     assert icat_exp["value"] == pytest.approx(statistics.fmean(cov(ICAT_ASPECTS, expanded)))
     # Per-aspect AUC of ICAT's verdicts against B1 on the original set, counted pair by pair.
     units = [(n, k) for n in range(4) for k in ("a", "b")]
     auc = _figure(results, "icat_vs_human", "ICAT vs pool B, original set: ROC AUC of the per-aspect verdicts", target)
-    assert auc["value"] == pytest.approx(auc_by_counting(
-        [ICAT_ASPECTS[n][k] for n, k in units], [1 if B1[n][k] == "yes" else 0 for n, k in units]))
+    assert auc["value"] == pytest.approx(
+        auc_by_counting([ICAT_ASPECTS[n][k] for n, k in units], [1 if B1[n][k] == "yes" else 0 for n, k in units])
+    )
     assert auc["n_units"] == 8
     note = _analysis(results, "coverage_by_aspect_set", target)["notes"][0]
     assert "original set: 8 aspects" in note.lower() and "10 aspects, 2 of them accepted proposals" in note
@@ -326,7 +446,9 @@ def test_icat_reports_coverage_under_the_original_and_the_expanded_aspect_set_as
     assert results["human_ceiling"]["cohen_kappa"]["value"] == pytest.approx(kappa)
     assert results["human_ceiling"]["cohen_kappa"]["n_units"] == 10
     # Pool A only proposed aspects; it has submitted no coverage labels, and the analysis says so.
-    assert _analysis(results, "pool_a_vs_pool_b", target)["missing"] == ["pool A (A) has no gold labels on aspect_covered yet"]
+    assert _analysis(results, "pool_a_vs_pool_b", target)["missing"] == [
+        "pool A (A) has no gold labels on aspect_covered yet"
+    ]
 
 
 # --- PubHealthBench ----------------------------------------------------------------------------------
@@ -352,10 +474,20 @@ def test_pubhealth_retrieval_and_rubric_under_single_target_and_multi_label_rele
         assignment = Assignment.objects.get(pool=pool_b, item=item)
         label_all(assignment, {("supports_answer", f"c:{r}"): "yes" if r in supporting else "no" for r in (1, 2, 3)}, q)
     faith = [5, 4, 2, 3]
-    rubric = make_run(study, "rubric", {i.pk: 3.0 for i in items},
-                      details={i.pk: {"ratings": {"faithfulness": f}} for i, f in zip(items, faith, strict=True)})
-    inputs = _inputs(study, template="pubhealth", target_pool=pool_b.pk, target_question="supports_answer",
-                     metric_run=rubric.pk, k="1")
+    rubric = make_run(
+        study,
+        "rubric",
+        {i.pk: 3.0 for i in items},
+        details={i.pk: {"ratings": {"faithfulness": f}} for i, f in zip(items, faith, strict=True)},
+    )
+    inputs = _inputs(
+        study,
+        template="pubhealth",
+        target_pool=pool_b.pk,
+        target_question="supports_answer",
+        metric_run=rubric.pk,
+        k="1",
+    )
     vs = validation.validation_study_create(study=study, actor=researcher, inputs=inputs)
     results = validation.validation_study_run(validation_study=vs, actor=researcher).results
     # MRR by hand: single target at ranks 1, 2, 3, 1 → 1, 1/2, 1/3, 1; multi-label first hits 1, 1, 1, 2 → 1, 1, 1, 1/2.
@@ -389,23 +521,44 @@ def test_plainqafact_explanation_only_auc_kind_aware_against_source_only_paired(
     pool_assign_items(pool=pool_b)
     truth = [1, 1, 0, 1, 0, 0]
     for item, t in zip(items, truth, strict=True):
-        label_all(Assignment.objects.get(pool=pool_b, item=item), {("explanation_faithful", "item"): "yes" if t else "no"},
-                  {"explanation_faithful": judged})
+        label_all(
+            Assignment.objects.get(pool=pool_b, item=item),
+            {("explanation_faithful", "item"): "yes" if t else "no"},
+            {"explanation_faithful": judged},
+        )
     kind_aware = [0.9, 0.7, 0.2, 0.6, 0.3, 0.1]
     source_only = [0.5, 0.2, 0.4, 0.6, 0.1, 0.3]
-    a = make_run(study, "plainqafact", {i.pk: 0.5 for i in items}, parameters={"knowledge": "kb"},
-                 details={i.pk: {"explanation_score": v} for i, v in zip(items, kind_aware, strict=True)})
-    b = make_run(study, "plainqafact", {i.pk: 0.5 for i in items}, parameters={"knowledge": "none"},
-                 details={i.pk: {"explanation_score": v} for i, v in zip(items, source_only, strict=True)})
-    inputs = _inputs(study, template="plainqafact", target_pool=pool_b.pk, target_question="explanation_faithful",
-                     metric_run=a.pk, compare_run=b.pk)
+    a = make_run(
+        study,
+        "plainqafact",
+        {i.pk: 0.5 for i in items},
+        parameters={"knowledge": "kb"},
+        details={i.pk: {"explanation_score": v} for i, v in zip(items, kind_aware, strict=True)},
+    )
+    b = make_run(
+        study,
+        "plainqafact",
+        {i.pk: 0.5 for i in items},
+        parameters={"knowledge": "none"},
+        details={i.pk: {"explanation_score": v} for i, v in zip(items, source_only, strict=True)},
+    )
+    inputs = _inputs(
+        study,
+        template="plainqafact",
+        target_pool=pool_b.pk,
+        target_question="explanation_faithful",
+        metric_run=a.pk,
+        compare_run=b.pk,
+    )
     vs = validation.validation_study_create(study=study, actor=researcher, inputs=inputs)
     results = validation.validation_study_run(validation_study=vs, actor=researcher).results
     name_a, name_b = f"kind-aware (run #{a.pk})", f"source-only (run #{b.pk})"
-    assert _figure(results, "explanation_only_auc", f"{name_a}: ROC AUC (paired units)")["value"] == \
-        pytest.approx(auc_by_counting(kind_aware, truth))
-    assert _figure(results, "explanation_only_auc", f"{name_b}: ROC AUC (paired units)")["value"] == \
-        pytest.approx(auc_by_counting(source_only, truth))
+    assert _figure(results, "explanation_only_auc", f"{name_a}: ROC AUC (paired units)")["value"] == pytest.approx(
+        auc_by_counting(kind_aware, truth)
+    )
+    assert _figure(results, "explanation_only_auc", f"{name_b}: ROC AUC (paired units)")["value"] == pytest.approx(
+        auc_by_counting(source_only, truth)
+    )
     diff = _figure(results, "explanation_only_auc", f"{name_a} − {name_b}: AUC difference (paired DeLong)")
     assert diff["value"] == pytest.approx(auc_by_counting(kind_aware, truth) - auc_by_counting(source_only, truth))
 
@@ -414,8 +567,13 @@ def test_plainqafact_on_a_study_without_its_runs_says_which_input_is_missing(res
     s = vs_support.build(researcher)
     vs_support.label_pool_b(s)
     cf = make_run(s["study"], "cf", {i.pk: v for i, v in zip(s["items"], CF, strict=True)})
-    inputs = _inputs(s["study"], template="plainqafact", target_pool=s["pool_b"].pk,
-                     target_question="perceived_faithfulness", metric_run=cf.pk)
+    inputs = _inputs(
+        s["study"],
+        template="plainqafact",
+        target_pool=s["pool_b"].pk,
+        target_question="perceived_faithfulness",
+        metric_run=cf.pk,
+    )
     vs = validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
     results = validation.validation_study_run(validation_study=vs, actor=researcher).results
     missing = _analysis(results, "explanation_only_auc")["missing"]
@@ -433,11 +591,21 @@ def test_bad_inputs_are_refused_before_anything_is_written(researcher, stranger)
     with pytest.raises(ValidationFailed, match="template"):
         _inputs(s["study"], template="nope", target_pool=s["pool_b"].pk, target_question="perceived_faithfulness")
     with pytest.raises(ValidationFailed, match="answers no question"):
-        _inputs(s["study"], template="astrid", target_pool=s["pool_b"].pk, target_question="grounded",
-                metric_pool=s["pool_a"].pk)
+        _inputs(
+            s["study"],
+            template="astrid",
+            target_pool=s["pool_b"].pk,
+            target_question="grounded",
+            metric_pool=s["pool_a"].pk,
+        )
     other = factories.make_study(owner=stranger)
     foreign = make_run(other, "cf", {})
     with pytest.raises(Exception, match="no such score run"):
-        _inputs(s["study"], template="astrid", target_pool=s["pool_b"].pk, target_question="perceived_faithfulness",
-                metric_run=foreign.pk)
+        _inputs(
+            s["study"],
+            template="astrid",
+            target_pool=s["pool_b"].pk,
+            target_question="perceived_faithfulness",
+            metric_run=foreign.pk,
+        )
     assert not ValidationStudy.objects.exists()

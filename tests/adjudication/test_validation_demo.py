@@ -12,8 +12,8 @@ import itertools
 import pytest
 from django.core.management import CommandError, call_command
 
-from adjudication import validation
 from adjudication.models import ValidationStudy
+from adjudication.validation import studies as validation
 from annotation.adapters import ADAPTERS
 from annotation.imports import records_from, records_import
 from annotation.management.commands.load_demo import KQA_FILE, LIVE_POOL, LIVE_QUESTIONS
@@ -37,10 +37,22 @@ def _kqa_demo_slice(n_records: int = 4):
     study = factories.make_study(owner=researcher, slug="kqa-demo")
     study_protocol_apply(study=study, presets=["astrid", "icat", "kqa"])
     adapter = ADAPTERS["kqa-nli"]
-    records_import(study=study, source=records_from(lambda: itertools.islice(adapter.records(KQA_FILE), n_records)),
-                   filename=KQA_FILE.name, where="record", adapter=adapter.name, pool_name=adapter.pool_name)
-    pool_create(study=study, actor=researcher, name=LIVE_POOL,
-                questions=list(Question.objects.filter(study=study, key__in=LIVE_QUESTIONS)), overlap=2, seed=2024)
+    records_import(
+        study=study,
+        source=records_from(lambda: itertools.islice(adapter.records(KQA_FILE), n_records)),
+        filename=KQA_FILE.name,
+        where="record",
+        adapter=adapter.name,
+        pool_name=adapter.pool_name,
+    )
+    pool_create(
+        study=study,
+        actor=researcher,
+        name=LIVE_POOL,
+        questions=list(Question.objects.filter(study=study, key__in=LIVE_QUESTIONS)),
+        overlap=2,
+        seed=2024,
+    )
     return study, researcher
 
 
@@ -64,22 +76,34 @@ def test_the_demo_gets_validation_studies_ready_to_run_on_the_kqa_items(capsys):
 
     before = validation.validation_study_run(validation_study=icat_study, actor=researcher).results
     icat_run = icat_study.metric_run
-    assert any(f"(run #{icat_run.pk}, icat) is queued, not done" in m
-               for a in before["analyses"] if a["key"] == "icat_vs_human" for m in a["missing"])
+    assert any(
+        f"(run #{icat_run.pk}, icat) is queued, not done" in m
+        for a in before["analyses"]
+        if a["key"] == "icat_vs_human"
+        for m in a["missing"]
+    )
 
     _compute(icat_run)
     assert icat_run.status == RunStatus.DONE
     after = validation.validation_study_run(validation_study=icat_study, actor=researcher).results
     by_key = {a["key"]: a for a in after["analyses"]}
     assert by_key["icat_vs_human"]["status"] == "ok"
-    auc = next(f for f in by_key["icat_vs_human"]["figures"] if f["name"].endswith("original set: ROC AUC of the per-aspect verdicts"))
+    auc = next(
+        f
+        for f in by_key["icat_vs_human"]["figures"]
+        if f["name"].endswith("original set: ROC AUC of the per-aspect verdicts")
+    )
     assert auc["n_units"] > 0
-    assert by_key["pool_a_vs_pool_b"]["missing"] == ["pool A (Demo annotators) has no gold labels on aspect_covered yet"]
+    assert by_key["pool_a_vs_pool_b"]["missing"] == [
+        "pool A (Demo annotators) has no gold labels on aspect_covered yet"
+    ]
 
     astrid = validation.validation_study_run(validation_study=astrid_study, actor=researcher).results
     assert all(a["status"] == "missing" for a in astrid["analyses"])
-    assert "pool B (Demo annotators) has no majority target on perceived_faithfulness yet" in \
-        astrid["analyses"][0]["missing"][0]
+    assert (
+        "pool B (Demo annotators) has no majority target on perceived_faithfulness yet"
+        in astrid["analyses"][0]["missing"][0]
+    )
 
     call_command("load_demo_validation")
     assert ValidationStudy.objects.count() == 2 and ScoreRun.objects.filter(study=study).count() == 3

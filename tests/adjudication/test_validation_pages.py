@@ -28,8 +28,9 @@ def _labelled(researcher, *, shown_scores: bool = False):
     s = vs_support.build(researcher)
     if shown_scores:
         # While pool B is still collecting, one of its members is shown scores (an API read).
-        Exposure.objects.create(user=s["b_users"][0], pool=s["pool_b"], item=s["items"][0], kind=ExposureKind.API,
-                                showed_scores=True)
+        Exposure.objects.create(
+            user=s["b_users"][0], pool=s["pool_b"], item=s["items"][0], kind=ExposureKind.API, showed_scores=True
+        )
     vs_support.label_pool_a(s)
     vs_support.label_pool_b(s)
     s["cf"] = make_run(s["study"], "cf", {i.pk: v for i, v in zip(s["items"], CF, strict=True)})
@@ -42,9 +43,18 @@ def labelled(researcher):
 
 
 def _form(s, **extra):
-    return {"template": "astrid", "metric_run": s["cf"].pk, "metric_pool": s["pool_a"].pk, "metric_rater": "A1",
-            "target": f"{s['pool_b'].pk}|perceived_faithfulness", "target_mode": "per_annotator", "n_boot": "200",
-            "seed": "0", "k": "5", **extra}
+    return {
+        "template": "astrid",
+        "metric_run": s["cf"].pk,
+        "metric_pool": s["pool_a"].pk,
+        "metric_rater": "A1",
+        "target": f"{s['pool_b'].pk}|perceived_faithfulness",
+        "target_mode": "per_annotator",
+        "n_boot": "200",
+        "seed": "0",
+        "k": "5",
+        **extra,
+    }
 
 
 def _no_inline_code(response):
@@ -109,12 +119,23 @@ def test_a_refused_study_shows_the_reason_and_running_anyway_stamps_every_output
 def test_the_api_creates_refuses_and_runs_with_the_same_services(client, researcher, labelled):
     client.force_login(researcher)
     slug = labelled["study"].slug
-    body = {"template": "astrid", "target_pool": labelled["pool_b"].pk, "target_question": "perceived_faithfulness",
-            "target_mode": "per_annotator", "metric_run": labelled["cf"].pk, "metric_pool": labelled["pool_a"].pk,
-            "metric_rater": "A1", "n_boot": 200}
-    checks = client.post(reverse("adjudication-api-validation-checks", args=[slug]), body, content_type="application/json")
+    body = {
+        "template": "astrid",
+        "target_pool": labelled["pool_b"].pk,
+        "target_question": "perceived_faithfulness",
+        "target_mode": "per_annotator",
+        "metric_run": labelled["cf"].pk,
+        "metric_pool": labelled["pool_a"].pk,
+        "metric_rater": "A1",
+        "n_boot": 200,
+    }
+    checks = client.post(
+        reverse("adjudication-api-validation-checks", args=[slug]), body, content_type="application/json"
+    )
     assert checks.status_code == 200 and checks.json()["blocking_failures"] == []
-    created = client.post(reverse("adjudication-api-validation-studies", args=[slug]), body, content_type="application/json")
+    created = client.post(
+        reverse("adjudication-api-validation-studies", args=[slug]), body, content_type="application/json"
+    )
     assert created.status_code == 201 and created.json()["not_independent"] is False
     pk = created.json()["id"]
     ran = client.post(reverse("adjudication-api-validation-run", args=[pk]))
@@ -122,7 +143,9 @@ def test_the_api_creates_refuses_and_runs_with_the_same_services(client, researc
     analyses = ran.json()["results"]["analyses"]
     assert {a["key"] for a in analyses} == {"automated_cf", "human_cf", "cf_vs_rf"}
     factories.grant(labelled["study"], labelled["b_users"][0], "adjudicator")
-    refused = client.post(reverse("adjudication-api-validation-studies", args=[slug]), body, content_type="application/json")
+    refused = client.post(
+        reverse("adjudication-api-validation-studies", args=[slug]), body, content_type="application/json"
+    )
     assert refused.status_code == 400 and "adjudicator" in refused.json()["detail"]
     assert any(c["key"] == "roles_blind" and c["status"] == "fail" for c in refused.json()["details"]["checks"])
     listed = client.get(reverse("adjudication-api-validation-studies", args=[slug])).json()
@@ -130,12 +153,17 @@ def test_the_api_creates_refuses_and_runs_with_the_same_services(client, researc
 
 
 def test_annotators_are_refused_and_strangers_learn_nothing(client, researcher, stranger, labelled):
-    vs_body = {"template": "astrid", "target_pool": labelled["pool_b"].pk, "target_question": "perceived_faithfulness",
-               "metric_run": labelled["cf"].pk}
-    from adjudication import validation
+    vs_body = {
+        "template": "astrid",
+        "target_pool": labelled["pool_b"].pk,
+        "target_question": "perceived_faithfulness",
+        "metric_run": labelled["cf"].pk,
+    }
+    from adjudication.validation import studies as validation
 
     vs = validation.validation_study_create(
-        study=labelled["study"], actor=researcher,
+        study=labelled["study"],
+        actor=researcher,
         inputs=validation.validation_inputs_parse(study=labelled["study"], data=vs_body),
     )
     annotator = labelled["b_users"][0]
@@ -150,7 +178,7 @@ def test_annotators_are_refused_and_strangers_learn_nothing(client, researcher, 
 
 
 def test_the_pages_pool_b_opens_while_labelling_are_the_audit_trail_the_check_reads(client, researcher):
-    from adjudication import validation
+    from adjudication.validation import studies as validation
     from annotation.models import Assignment
 
     s = vs_support.build(researcher)
@@ -158,9 +186,15 @@ def test_the_pages_pool_b_opens_while_labelling_are_the_audit_trail_the_check_re
     client.force_login(bob)
     for assignment in Assignment.objects.filter(pool=s["pool_b"], annotator=bob)[:2]:
         assert client.get(reverse("annotation:item", args=[assignment.pk])).status_code == 200
-    inputs = validation.validation_inputs_parse(study=s["study"], data={
-        "template": "astrid", "target_pool": s["pool_b"].pk, "target_question": "perceived_faithfulness",
-        "metric_pool": s["pool_a"].pk})
+    inputs = validation.validation_inputs_parse(
+        study=s["study"],
+        data={
+            "template": "astrid",
+            "target_pool": s["pool_b"].pk,
+            "target_question": "perceived_faithfulness",
+            "metric_pool": s["pool_a"].pk,
+        },
+    )
     trail = next(c for c in validation.validation_checks_preview(inputs=inputs) if c["key"] == "exposure_trail")
     assert trail["status"] == "pass" and trail["data"]["exposures_audited"] == 2
     assert Exposure.objects.filter(user=bob, showed_scores=False, showed_other_labels=False).count() == 2

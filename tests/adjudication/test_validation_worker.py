@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from adjudication import validation
+from adjudication.validation import studies as validation
 from scoring import services as scoring_services
 from scoring.models import RunStatus, Score, ScoreRun
 from tests.adjudication import validation_support as vs_support
@@ -31,8 +31,12 @@ def test_a_blinded_validation_study_runs_end_to_end_and_matches_hand_counted_val
     vs_support.label_pool_b(s)
     study = s["study"]
     with celery_worker() as worker:
-        cf = scoring_services.score_run_start(study=study, metric="cf", backend="lexical", parameters={}, actor=researcher)
-        rf = scoring_services.score_run_start(study=study, metric="rf", backend="lexical", parameters={}, actor=researcher)
+        cf = scoring_services.score_run_start(
+            study=study, metric="cf", backend="lexical", parameters={}, actor=researcher
+        )
+        rf = scoring_services.score_run_start(
+            study=study, metric="rf", backend="lexical", parameters={}, actor=researcher
+        )
         wait_for(lambda: _done(cf.pk) and _done(rf.pk), timeout=40, worker=worker, what="the cf and rf runs")
         # Both runs are finished and stored: no need to wait for a warm shutdown.
         worker.kill()
@@ -40,11 +44,20 @@ def test_a_blinded_validation_study_runs_end_to_end_and_matches_hand_counted_val
     rf.refresh_from_db()
     assert (cf.status, rf.status) == (RunStatus.DONE, RunStatus.DONE), (cf.error, rf.error)
 
-    inputs = validation.validation_inputs_parse(study=study, data={
-        "template": "astrid", "target_pool": s["pool_b"].pk, "target_question": "perceived_faithfulness",
-        "target_mode": "per_annotator", "metric_run": cf.pk, "compare_run": rf.pk, "metric_pool": s["pool_a"].pk,
-        "metric_rater": "A1", "n_boot": 200,
-    })
+    inputs = validation.validation_inputs_parse(
+        study=study,
+        data={
+            "template": "astrid",
+            "target_pool": s["pool_b"].pk,
+            "target_question": "perceived_faithfulness",
+            "target_mode": "per_annotator",
+            "metric_run": cf.pk,
+            "compare_run": rf.pk,
+            "metric_pool": s["pool_a"].pk,
+            "metric_rater": "A1",
+            "n_boot": 200,
+        },
+    )
     vs = validation.validation_study_create(study=study, actor=researcher, inputs=inputs)
     assert vs.checks_passed and not vs.not_independent
     results = validation.validation_study_run(validation_study=vs, actor=researcher).results
@@ -64,7 +77,8 @@ def test_a_blinded_validation_study_runs_end_to_end_and_matches_hand_counted_val
         assert auc["value"] == pytest.approx(auc_by_counting(cf_scores, positive))
         assert auc["n_units"] == 6 and auc["ci_method"] == "DeLong"
         assert by_name["human CF (A, A1): ROC AUC"]["value"] == pytest.approx(
-            auc_by_counting(vs_support.HUMAN_CF, positive))
+            auc_by_counting(vs_support.HUMAN_CF, positive)
+        )
         diff = by_name[f"CF (run #{cf.pk}) − RF (run #{rf.pk}): AUC difference (paired DeLong)"]
         expected = auc_by_counting(cf_scores, positive) - auc_by_counting(rf_scores, positive)
         if diff["value"] is None:

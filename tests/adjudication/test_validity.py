@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
-from adjudication import validity as v
+from adjudication.stats import validity as v
 
 # Hanley & McNeil (1982), Radiology 143:29, Table 1: 109 CT images rated 1–5 by one radiologist;
 # 58 normal (33, 6, 6, 11, 2 per rating) and 51 abnormal (3, 2, 2, 11, 33).

@@ -19,8 +19,14 @@ from tests import factories
 ANSWER = "Take 0.5 mg daily. Avoid alcohol while on it. Hello there!"
 CONTEXT = "The usual dose is 0.5 mg daily; alcohol should be avoided."
 # Per item: pool A's grounded answers for s:0 and s:1 (human CF = supported share).
-GROUNDED = [("supported", "supported"), ("supported", "unsupported"), ("unsupported", "unsupported"),
-            ("supported", "supported"), ("unsupported", "contradicted"), ("supported", "unsupported")]
+GROUNDED = [
+    ("supported", "supported"),
+    ("supported", "unsupported"),
+    ("unsupported", "unsupported"),
+    ("supported", "supported"),
+    ("unsupported", "contradicted"),
+    ("supported", "unsupported"),
+]
 HUMAN_CF = [1.0, 0.5, 0.0, 1.0, 0.0, 0.5]
 # Pool B's perceived faithfulness (1–5) per item from its two annotators.
 PF = [("5", "4"), ("3", "2"), ("1", "2"), ("4", "4"), ("2", "1"), ("2", "3")]
@@ -30,8 +36,9 @@ def label_all(assignment: Assignment, answers: dict[tuple[str, str], Any], quest
     """Save every answer through label_save, then submit."""
     user = assignment.annotator
     for (key, unit), value in answers.items():
-        label_save(assignment=assignment, question=questions[key], unit_key=unit, value=value, base_version=None,
-                   actor=user)
+        label_save(
+            assignment=assignment, question=questions[key], unit_key=unit, value=value, base_version=None, actor=user
+        )
     assignment_submit(assignment=assignment, actor=user)
 
 
@@ -46,7 +53,9 @@ VARIED_ANSWERS = [
 ]
 
 
-def build(researcher, *, independent: bool = True, n_items: int = 6, answers: list[str] | None = None) -> dict[str, Any]:
+def build(
+    researcher, *, independent: bool = True, n_items: int = 6, answers: list[str] | None = None
+) -> dict[str, Any]:
     study: Study = factories.make_study(owner=researcher, slug="validation-study", independent_pools=independent)
     study_protocol_apply(study=study, presets=["astrid"])
     q = {question.key: question for question in study.questions.all()}
@@ -64,18 +73,31 @@ def build(researcher, *, independent: bool = True, n_items: int = 6, answers: li
         factories.add_member(pool_b, user, f"B{n}")
     pool_assign_items(pool=pool_a)
     pool_assign_items(pool=pool_b)
-    return {"study": study, "questions": q, "items": items, "pool_a": pool_a, "pool_b": pool_b,
-            "a_user": a_user, "b_users": b_users}
+    return {
+        "study": study,
+        "questions": q,
+        "items": items,
+        "pool_a": pool_a,
+        "pool_b": pool_b,
+        "a_user": a_user,
+        "b_users": b_users,
+    }
 
 
 def label_pool_a(s: dict[str, Any]) -> None:
     for item, (g0, g1) in zip(s["items"], GROUNDED, strict=False):
         assignment = Assignment.objects.get(pool=s["pool_a"], item=item)
-        label_all(assignment, {
-            ("information_bearing", "s:0"): "yes", ("grounded", "s:0"): g0,
-            ("information_bearing", "s:1"): "yes", ("grounded", "s:1"): g1,
-            ("information_bearing", "s:2"): "no",
-        }, s["questions"])
+        label_all(
+            assignment,
+            {
+                ("information_bearing", "s:0"): "yes",
+                ("grounded", "s:0"): g0,
+                ("information_bearing", "s:1"): "yes",
+                ("grounded", "s:1"): g1,
+                ("information_bearing", "s:2"): "no",
+            },
+            s["questions"],
+        )
 
 
 def label_pool_b(s: dict[str, Any]) -> None:
@@ -85,16 +107,29 @@ def label_pool_b(s: dict[str, Any]) -> None:
             label_all(assignment, {("perceived_faithfulness", "item"): value}, s["questions"])
 
 
-def make_run(study: Study, metric: str, values: dict[int, float | None], *, unit: str = "item",
-             details: dict[int, dict[str, Any]] | None = None, **extra: Any) -> ScoreRun:
+def make_run(
+    study: Study,
+    metric: str,
+    values: dict[int, float | None],
+    *,
+    unit: str = "item",
+    details: dict[int, dict[str, Any]] | None = None,
+    **extra: Any,
+) -> ScoreRun:
     """A finished run with the given item scores (for tests of the reading side; the worker test
     makes its run through a real worker)."""
-    run = ScoreRun.objects.create(study=study, metric=metric, metric_version="1.0", backend="lexical",
-                                  status=RunStatus.DONE, **extra)
+    run = ScoreRun.objects.create(
+        study=study, metric=metric, metric_version="1.0", backend="lexical", status=RunStatus.DONE, **extra
+    )
     Score.objects.bulk_create(
-        Score(run=run, item_id=item_id, unit_key=unit, value=value,
-              state=ScoreState.OK if value is not None else ScoreState.UNDETERMINED,
-              details=(details or {}).get(item_id, {}))
+        Score(
+            run=run,
+            item_id=item_id,
+            unit_key=unit,
+            value=value,
+            state=ScoreState.OK if value is not None else ScoreState.UNDETERMINED,
+            details=(details or {}).get(item_id, {}),
+        )
         for item_id, value in values.items()
     )
     return run
@@ -115,4 +150,3 @@ def cohen_kappa_by_hand(a: list[str], b: list[str], categories: list[str]) -> fl
     p_o = sum(x == y for x, y in zip(a, b, strict=True)) / n
     p_e = sum((a.count(c) / n) * (b.count(c) / n) for c in categories)
     return (p_o - p_e) / (1 - p_e)
-

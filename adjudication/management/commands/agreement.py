@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from adjudication import agreement as ag
-from adjudication.reports import format_agreement_text
+from adjudication.management.report_text import format_agreement_text
+from adjudication.stats import agreement as ag
 
 
 def read_ratings(path: Path) -> tuple[list[str], list[str], dict[tuple[int, int], str]]:
@@ -86,10 +86,19 @@ class Command(BaseCommand):
         parser.add_argument("file", type=Path)
         parser.add_argument("--level", choices=["nominal", "ordinal", "interval"], default="nominal")
         parser.add_argument("--scale", help="the declared scale, comma-separated, in order")
-        parser.add_argument("--weights", choices=["none", "linear", "quadratic"], default="none",
-                            help="Cohen's κ weights (needs an ordered --scale)")
-        parser.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                            help="bootstrap resamples for Fleiss κ and Krippendorff α intervals (0: none)")
+        parser.add_argument(
+            "--weights",
+            choices=["none", "linear", "quadratic"],
+            default="none",
+            help="Cohen's κ weights (needs an ordered --scale)",
+        )
+        parser.add_argument(
+            "--bootstrap",
+            type=int,
+            default=1000,
+            metavar="N",
+            help="bootstrap resamples for Fleiss κ and Krippendorff α intervals (0: none)",
+        )
         parser.add_argument("--seed", type=int, default=0, metavar="S")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -110,14 +119,28 @@ class Command(BaseCommand):
             nums = [float(s) for s in scale]
             for i, x in enumerate(nums):
                 cat_codes[codes == x] = i
-            summary = ag.agreement_summary(cat_codes, level="ordinal", scale=cat_scale, rater_names=raters,
-                                           weights=opts["weights"], n_boot=opts["bootstrap"], seed=opts["seed"])
+            summary = ag.agreement_summary(
+                cat_codes,
+                level="ordinal",
+                scale=cat_scale,
+                rater_names=raters,
+                weights=opts["weights"],
+                n_boot=opts["bootstrap"],
+                seed=opts["seed"],
+            )
             alpha = ag.krippendorff_alpha(codes, "interval", n_boot=opts["bootstrap"], seed=opts["seed"])
             summary["krippendorff_alpha"] = alpha.as_dict()
             summary["level"] = "interval"
         else:
-            summary = ag.agreement_summary(codes, level=opts["level"], scale=cat_scale, rater_names=raters,
-                                           weights=opts["weights"], n_boot=opts["bootstrap"], seed=opts["seed"])
+            summary = ag.agreement_summary(
+                codes,
+                level=opts["level"],
+                scale=cat_scale,
+                rater_names=raters,
+                weights=opts["weights"],
+                n_boot=opts["bootstrap"],
+                seed=opts["seed"],
+            )
         summary["notes"] = notes
         if opts["json"]:
             self.stdout.write(json.dumps(summary, ensure_ascii=False))

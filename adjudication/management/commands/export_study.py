@@ -12,7 +12,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from adjudication.models import ExportFormat, ExportJob
+from adjudication.models import ExportFormat, ExportJob, ExportStatus
 from adjudication.services import export_run
 from annotation.models import Study
 
@@ -42,6 +42,8 @@ class Command(BaseCommand):
             job = export_run(job_id=job.pk, out=target, on_progress=report)
         except Exception as exc:
             raise CommandError(f"export failed: {exc}") from exc
+        if job.status != ExportStatus.DONE:
+            raise CommandError(f"export failed: {job.error}")
         sys.stderr.write("\n")
         elapsed = time.perf_counter() - started
         self.stdout.write(

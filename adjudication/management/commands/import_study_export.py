@@ -23,9 +23,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file")
         parser.add_argument("--study", required=True, help="slug of the new study")
-        parser.add_argument("--create", action="store_true", help="create the study (required: an export never merges into an existing one)")
+        parser.add_argument(
+            "--create",
+            action="store_true",
+            help="create the study (required: an export never merges into an existing one)",
+        )
         parser.add_argument("--owner", help="username of the new study's owner (default: the first active superuser)")
-        parser.add_argument("--name", default="", help="name of the new study (default: the exported name + ' (imported)')")
+        parser.add_argument(
+            "--name", default="", help="name of the new study (default: the exported name + ' (imported)')"
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if not opts["create"]:

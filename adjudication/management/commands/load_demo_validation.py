@@ -26,8 +26,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from adjudication import validation
 from adjudication.models import ValidationStudy
+from adjudication.validation import studies as validation
 from annotation.models import Pool, Study
 from scoring.models import ScoreRun
 from scoring.services import score_run_start
@@ -60,21 +60,43 @@ class Command(BaseCommand):
         icat = self._run(study, researcher, "icat")
         cf = self._run(study, researcher, "cf")
         rf = self._run(study, researcher, "rf")
-        self._study(study, researcher, ICAT_NAME, {
-            "template": "icat", "metric_run": icat.pk, "metric_pool": annotators.pk, "metric_rater": "gold",
-            "target_pool": physicians.pk, "target_question": "aspect_entailment", "target_mode": "majority",
-            "positive": "entailment",
-        })
-        self._study(study, researcher, ASTRID_NAME, {
-            "template": "astrid", "metric_run": cf.pk, "compare_run": rf.pk, "target_pool": annotators.pk,
-            "target_question": "perceived_faithfulness", "target_mode": "majority", "positive": "3",
-        })
+        self._study(
+            study,
+            researcher,
+            ICAT_NAME,
+            {
+                "template": "icat",
+                "metric_run": icat.pk,
+                "metric_pool": annotators.pk,
+                "metric_rater": "gold",
+                "target_pool": physicians.pk,
+                "target_question": "aspect_entailment",
+                "target_mode": "majority",
+                "positive": "entailment",
+            },
+        )
+        self._study(
+            study,
+            researcher,
+            ASTRID_NAME,
+            {
+                "template": "astrid",
+                "metric_run": cf.pk,
+                "compare_run": rf.pk,
+                "target_pool": annotators.pk,
+                "target_question": "perceived_faithfulness",
+                "target_mode": "majority",
+                "positive": "3",
+            },
+        )
 
     def _run(self, study: Study, researcher: Any, metric: str) -> ScoreRun:
         run = ScoreRun.objects.filter(study=study, metric=metric, backend="lexical").order_by("-id").first()
         if run is None:
             run = score_run_start(study=study, metric=metric, backend="lexical", parameters={}, actor=researcher)
-            self.stdout.write(f"Queued score run #{run.pk} ({metric}, lexical) on {study.slug}; the worker computes it.")
+            self.stdout.write(
+                f"Queued score run #{run.pk} ({metric}, lexical) on {study.slug}; the worker computes it."
+            )
         return run
 
     def _study(self, study: Study, researcher: Any, name: str, data: dict[str, Any]) -> None:

@@ -1,7 +1,7 @@
 """``python manage.py predict_outcome STUDY --outcome QUESTION --features a,b,c [--json]``
 
 Cross-validated prediction of a clinicians' outcome question from metric scores and item attributes
-(adjudication.outcomes; feature names are documented there: ``<metric>[:<backend>]``, ``run:<id>``,
+(adjudication.analysis.outcomes; feature names are documented there: ``<metric>[:<backend>]``, ``run:<id>``,
 ``scope_class``, ``system``, ``metadata.<key>``). Runs in this process (no worker needed). The pool is
 the one that answers the outcome question; ``--pool`` chooses when several do.
 """
@@ -13,7 +13,8 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from adjudication import outcomes
+from adjudication.analysis import outcomes
+from adjudication.management.report_text import format_outcome_text
 from annotation.models import Pool, Study
 from concord.errors import DomainError
 
@@ -46,10 +47,19 @@ class Command(BaseCommand):
             if len(pools) != 1:
                 raise CommandError(f"{len(pools)} pools answer {opts['outcome']!r}; choose one with --pool")
             pool_id = pools[0]
-        query = {"pool": pool_id, "question": opts["outcome"], "features": opts["features"],
-                 "target": opts["target"] or "", "models": opts["models"], "n_splits": opts["folds"],
-                 "n_repeats": opts["repeats"], "seed": opts["seed"], "n_boot": opts["n_boot"],
-                 "subgroup": opts["subgroup"] or "", "positive": opts["positive"] or ""}
+        query = {
+            "pool": pool_id,
+            "question": opts["outcome"],
+            "features": opts["features"],
+            "target": opts["target"] or "",
+            "models": opts["models"],
+            "n_splits": opts["folds"],
+            "n_repeats": opts["repeats"],
+            "seed": opts["seed"],
+            "n_boot": opts["n_boot"],
+            "subgroup": opts["subgroup"] or "",
+            "positive": opts["positive"] or "",
+        }
 
         def progress(done: int, total: int) -> None:
             if not opts["json"]:
@@ -65,6 +75,6 @@ class Command(BaseCommand):
         if opts["json"]:
             self.stdout.write(json.dumps(report, ensure_ascii=False, indent=1))
         else:
-            self.stdout.write(outcomes.format_outcome_text(report))
+            self.stdout.write(format_outcome_text(report))
         if report.get("refused"):
             raise CommandError(report["reason"])

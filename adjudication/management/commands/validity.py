@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from adjudication import validity as va
-from adjudication.reports import format_validity_text
+from adjudication.management.report_text import format_validity_text
+from adjudication.stats import validity as va
 
 SINGLE = ["unit", "score", "label"]
 PAIRED = ["unit", "score_a", "score_b", "label"]
@@ -40,7 +40,9 @@ def read_scores(path: Path) -> tuple[list[str], dict[str, np.ndarray]]:
         reader = csv.DictReader(fh)
         header = [f.strip() for f in reader.fieldnames or []]
         if header not in (SINGLE, PAIRED):
-            raise CommandError(f"{path}: the header must be unit,score,label or unit,score_a,score_b,label (got {header})")
+            raise CommandError(
+                f"{path}: the header must be unit,score,label or unit,score_a,score_b,label (got {header})"
+            )
         columns: dict[str, list[float]] = {c: [] for c in header[1:]}
         seen: set[str] = set()
         for line, raw in enumerate(reader, start=2):
@@ -65,8 +67,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path)
-        parser.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                            help="stratified bootstrap resamples for the AUC interval (0: none)")
+        parser.add_argument(
+            "--bootstrap",
+            type=int,
+            default=1000,
+            metavar="N",
+            help="stratified bootstrap resamples for the AUC interval (0: none)",
+        )
         parser.add_argument("--seed", type=int, default=0, metavar="S")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -77,8 +84,11 @@ class Command(BaseCommand):
         paired = header == PAIRED
         scores = cols["score_a"] if paired else cols["score"]
         summary = va.validity_summary(
-            scores, cols["label"], scores_b=cols["score_b"] if paired else None,
-            n_boot=opts["bootstrap"], seed=opts["seed"],
+            scores,
+            cols["label"],
+            scores_b=cols["score_b"] if paired else None,
+            n_boot=opts["bootstrap"],
+            seed=opts["seed"],
         )
         summary.pop("roc", None)
         if opts["json"]:

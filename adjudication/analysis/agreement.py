@@ -1,0 +1,128 @@
+"""The agreement report: every agreement statistic of one pool on one question, as plain data for pages,
+downloads, the REST API and the CLI (statistics in :mod:`adjudication.stats.agreement`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from adjudication.analysis.access import RATEABLE
+from adjudication.analysis.loading import OPTION_SCALE, Ratings, ratings_load
+from adjudication.analysis.params import bootstrap_params
+from adjudication.stats import agreement as ag
+from annotation.models import Pool, Question, Study
+
+
+def agreement_report(
+    *,
+    pool: Pool,
+    question: Question,
+    weights: ag.Weights | None = None,
+    n_boot: int = 0,
+    seed: int = 0,
+    progress: ag.Progress | None = None,
+    ratings: Ratings | None = None,
+) -> dict[str, Any]:
+    """Every agreement statistic of one pool on one question (point estimates unless ``n_boot``)."""
+    ratings = ratings or ratings_load(pool=pool, question=question)
+    if weights is None:
+        weights = "linear" if ratings.level == "ordinal" else "none"
+    head = {
+        "study": pool.study.slug,
+        "pool": {"id": pool.pk, "name": pool.name},
+        "question": {"key": question.key, "kind": question.kind, "scope": question.scope, "prompt": question.prompt},
+        "n_off_scale_ratings": ratings.n_off_scale_ratings,
+    }
+    if not ratings.units:
+        return {
+            **head,
+            "n_units": 0,
+            "n_raters": 0,
+            "n_excluded_units": 0,
+            "empty": True,
+            "reason": "no submitted labels for this question in this pool",
+        }
+    if ratings.per_option is not None:
+        summary = _multilabel_summary(ratings, ratings.per_option, n_boot=n_boot, seed=seed, progress=progress)
+        return {**head, **summary, "empty": False}
+    summary = ag.agreement_summary(
+        ratings.codes,
+        level=ratings.level,
+        scale=ratings.scale,
+        rater_names=ratings.rater_names,
+        weights=weights,
+        n_boot=n_boot,
+        seed=seed,
+        progress=progress,
+    )
+    return {**head, **summary, "multilabel": False, "empty": False}
+
+
+def _multilabel_summary(
+    ratings: Ratings, matrices: dict[str, np.ndarray], *, n_boot: int, seed: int, progress: ag.Progress | None
+) -> dict[str, Any]:
+    """Agreement on each option of a multi-label question, as a selected / not selected rating."""
+    n_ratings = (~np.isnan(ratings.codes)).sum(axis=1)
+    options = list(matrices)
+    per_option = []
+    for i, option in enumerate(options):
+
+        def step(done: int, total: int, i: int = i) -> None:
+            if progress is not None:
+                progress(i * total + done, len(options) * total)
+
+        per_option.append(
+            {
+                "option": option,
+                **ag.agreement_summary(
+                    matrices[option],
+                    level="nominal",
+                    scale=OPTION_SCALE,
+                    rater_names=ratings.rater_names,
+                    n_boot=n_boot,
+                    seed=seed,
+                    progress=step,
+                ),
+            }
+        )
+    return {
+        "multilabel": True,
+        "level": "nominal",
+        "scale": OPTION_SCALE,
+        "raters": ratings.rater_names,
+        "n_units": int((n_ratings > 0).sum()),
+        "n_raters": len(ratings.rater_names),
+        "n_excluded_units": int(((n_ratings > 0) & (n_ratings < 2)).sum()),
+        "per_option": per_option,
+        "bootstrap": {"n": n_boot, "seed": seed} if n_boot > 0 else None,
+    }
+
+
+def agreement_overview(*, study: Study) -> list[dict[str, Any]]:
+    """Point estimates for every (pool, rateable question) of the study, for the report index."""
+    out = []
+    for pool in Pool.objects.filter(study=study).prefetch_related("questions").order_by("name"):
+        for question in pool.questions.all():
+            if question.kind not in RATEABLE:
+                continue
+            rep = agreement_report(pool=pool, question=question)
+            out.append({"pool": pool, "question": question, "report": rep})
+    return out
+
+
+def pair_matrix(report: dict[str, Any]) -> dict[str, Any]:
+    """The annotator × annotator κ matrix as rows for a template (diagonal empty)."""
+    names = report.get("raters") or []
+    by_pair = {}
+    for p in report.get("cohen_kappa_pairs") or []:
+        by_pair[(p["rater_a"], p["rater_b"])] = p
+        by_pair[(p["rater_b"], p["rater_a"])] = p
+    rows = [{"rater": a, "cells": [None if a == b else by_pair.get((a, b)) for b in names]} for a in names]
+    return {"names": names, "rows": rows}
+
+
+def agreement_params_parse(*, pool_id: int, question: str, query: Any) -> dict[str, Any]:
+    """The parameters that key an agreement report and its bootstrap (weights follow the question)."""
+    n_boot, seed = bootstrap_params(query.get("n_boot"), query.get("seed"))
+    return {"pool": pool_id, "question": question, "weights": None, "n_boot": n_boot, "seed": seed}

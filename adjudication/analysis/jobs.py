@@ -1,0 +1,321 @@
+"""The report-jobs service: the slow parts of the reports (bootstrap intervals, model-as-rater
+bootstraps, outcome cross-validations) run as a ``ReportJob`` in a worker.
+
+A job is keyed on (study, a hash of its kind and parameters); the parameters carry a fingerprint of the
+data they read (:func:`adjudication.analysis.loading.data_version`), so a result computed before labels,
+gold or scores changed is never shown as the current one, and asking twice (or a redelivered task)
+never duplicates work. :func:`job_start` queues ``adjudication.tasks.reports.report_job_run`` on commit;
+the task calls :func:`job_run`, which runs the job's computation through ``concord.jobs.run_job``
+(claim, throttled progress, done or failed). The ``*_current`` helpers answer a page or the API with
+the finished job's result for exactly these parameters, else with point estimates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from adjudication import tasks
+from adjudication.analysis import outcomes, raters
+from adjudication.analysis.access import pool_get_for_report, question_get_for_report
+from adjudication.analysis.agreement import agreement_report
+from adjudication.analysis.loading import data_version, metric_source_get
+from adjudication.analysis.params import bootstrap_params, parse_int
+from adjudication.analysis.validity import ValidityParams, validity_params_parse, validity_report
+from adjudication.models import ReportJob, ReportJobKind, ReportJobStatus
+from annotation.models import Item, Study
+from concord.errors import NotFound, ValidationFailed
+from concord.jobs import Progress, run_job
+from scoring.models import ScoreRun
+
+REPORT_KINDS = (ReportJobKind.AGREEMENT, ReportJobKind.VALIDITY)
+ANALYSIS_KINDS = (ReportJobKind.RATERS, ReportJobKind.OUTCOME)
+
+
+def params_hash(kind: str, params: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps({"kind": kind, **params}, sort_keys=True).encode()).hexdigest()[:40]
+
+
+# --- lifecycle -----------------------------------------------------------------------------------------
+
+
+def job_start(*, study: Study, kind: str, params: dict[str, Any], user: AbstractBaseUser) -> ReportJob:
+    """Queue the job for these (already keyed) parameters, or return the one that already has (or is
+    computing) this result; a failed job is queued again."""
+    key = params_hash(kind, params)
+    with transaction.atomic():
+        job, created = ReportJob.objects.select_for_update().get_or_create(
+            study=study, params_hash=key, defaults={"kind": kind, "params": params, "requested_by": user}
+        )
+        if not created and job.status != ReportJobStatus.FAILED:
+            return job
+        if not created:
+            job.status, job.error, job.n_done, job.result = ReportJobStatus.QUEUED, "", 0, None
+            job.requested_by = user
+            job.save(update_fields=["status", "error", "n_done", "result", "requested_by"])
+        tasks.reports.report_job_run.delay_on_commit(job.pk)
+    return job
+
+
+def _agreement_result(job: ReportJob, progress: Progress) -> dict[str, Any]:
+    params = job.params
+    pool = pool_get_for_report(study=job.study, pool_id=int(params["pool"]))
+    question = question_get_for_report(pool=pool, key=params["question"])
+    return agreement_report(
+        pool=pool,
+        question=question,
+        weights=params.get("weights"),
+        n_boot=int(params["n_boot"]),
+        seed=int(params["seed"]),
+        progress=progress,
+    )
+
+
+def _validity_result(job: ReportJob, progress: Progress) -> dict[str, Any]:
+    params = job.params
+    vp = ValidityParams(
+        source=params["source"],
+        pool_id=int(params["pool"]),
+        question=params["question"],
+        target=params.get("target") or "gold",
+        positive=params.get("positive"),
+        compare=params.get("compare"),
+    )
+    return validity_report(
+        study=job.study, params=vp, n_boot=int(params["n_boot"]), seed=int(params["seed"]), progress=progress
+    )
+
+
+def _raters_result(job: ReportJob, progress: Progress) -> dict[str, Any]:
+    return raters.rater_report(
+        study=job.study,
+        params=rater_params_from_job(job.params),
+        n_boot=int(job.params["n_boot"]),
+        seed=int(job.params["seed"]),
+        progress=progress,
+    )
+
+
+def _outcome_result(job: ReportJob, progress: Progress) -> dict[str, Any]:
+    return outcomes.outcome_report(study=job.study, params=outcome_params_from_job(job.params), progress=progress)
+
+
+COMPUTE: dict[str, Callable[[ReportJob, Progress], dict[str, Any]]] = {
+    ReportJobKind.AGREEMENT: _agreement_result,
+    ReportJobKind.VALIDITY: _validity_result,
+    ReportJobKind.RATERS: _raters_result,
+    ReportJobKind.OUTCOME: _outcome_result,
+}
+
+
+def job_run(*, job_id: int) -> None:
+    """Compute a queued job, writing progress as it goes; the result replaces, never appends."""
+
+    def work(job: ReportJob, progress: Progress) -> dict[str, Any]:
+        return {"result": COMPUTE[job.kind](job, progress)}
+
+    run_job(ReportJob, job_id, work)
+
+
+def job_get(*, study: Study, job_id: int, kinds: tuple[str, ...] = (), what: str = "report job") -> ReportJob:
+    """The study's job (of one of ``kinds`` when given); 404 for another study's or an unknown job."""
+    jobs = ReportJob.objects.filter(study=study, pk=job_id)
+    job = (jobs.filter(kind__in=list(kinds)) if kinds else jobs).first()
+    if job is None:
+        raise NotFound(f"no such {what}")
+    return job
+
+
+def job_as_dict(job: ReportJob) -> dict[str, Any]:
+    return {
+        "id": job.pk,
+        "kind": job.kind,
+        "status": job.status,
+        "params": job.params,
+        "n_done": job.n_done,
+        "n_total": job.n_total,
+        "progress": job.progress,
+        "error": job.error or None,
+        "result": job.result,
+    }
+
+
+def _latest(*, study: Study, kind: str, keyed: dict[str, Any]) -> ReportJob | None:
+    """The job for exactly these parameters (bootstrap size and seed included), if one was asked for."""
+    return ReportJob.objects.filter(study=study, params_hash=params_hash(kind, keyed)).first()
+
+
+def _current(job: ReportJob | None, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    if job is not None and job.status == ReportJobStatus.DONE and job.result:
+        return {**job.result, "bootstrap_status": "done"}
+    return {**compute(), "bootstrap_status": job.status if job else "not requested"}
+
+
+# --- agreement and validity bootstraps ------------------------------------------------------------------
+
+
+def report_job_start(*, study: Study, kind: str, params: dict[str, Any], user: AbstractBaseUser) -> ReportJob:
+    """Queue a bootstrap of an agreement or validity report (parameters from :func:`job_params_parse`)."""
+    if kind not in REPORT_KINDS:
+        raise ValidationFailed("unknown report kind")
+    pool = pool_get_for_report(study=study, pool_id=int(params["pool"]))
+    question_get_for_report(pool=pool, key=params["question"])
+    if kind == ReportJobKind.VALIDITY:
+        metric_source_get(study=study, key=params["source"])
+    return job_start(study=study, kind=kind, params=params, user=user)
+
+
+def report_job_get(*, study: Study, job_id: int) -> ReportJob:
+    return job_get(study=study, job_id=job_id)
+
+
+def agreement_report_with_bootstrap(*, study: Study, params: dict[str, Any]) -> tuple[dict[str, Any], ReportJob | None]:
+    """Point estimates, or the finished bootstrap for exactly these parameters and the current data."""
+    pool = pool_get_for_report(study=study, pool_id=int(params["pool"]))
+    question = question_get_for_report(pool=pool, key=params["question"])
+    keyed = {**params, "data_version": data_version(pool=pool, question=question)}
+    job = _latest(study=study, kind=ReportJobKind.AGREEMENT, keyed=keyed)
+    return _current(job, lambda: agreement_report(pool=pool, question=question, weights=params.get("weights"))), job
+
+
+def validity_report_with_bootstrap(
+    *, study: Study, params: ValidityParams, n_boot: int, seed: int
+) -> tuple[dict[str, Any], ReportJob | None]:
+    pool = pool_get_for_report(study=study, pool_id=params.pool_id)
+    question = question_get_for_report(pool=pool, key=params.question)
+    keyed = {
+        **params.as_dict(),
+        "n_boot": n_boot,
+        "seed": seed,
+        "data_version": data_version(pool=pool, question=question, source=params.source),
+    }
+    job = _latest(study=study, kind=ReportJobKind.VALIDITY, keyed=keyed)
+    return _current(job, lambda: validity_report(study=study, params=params)), job
+
+
+def job_params_parse(*, study: Study, data: Any) -> tuple[str, dict[str, Any]]:
+    """The kind and the normalised, data-versioned parameters of a bootstrap request."""
+    kind = (data.get("kind") or "").strip()
+    n_boot, seed = bootstrap_params(data.get("n_boot"), data.get("seed"))
+    if kind == ReportJobKind.AGREEMENT:
+        pool = pool_get_for_report(study=study, pool_id=parse_int(data.get("pool"), "pool"))
+        question = question_get_for_report(pool=pool, key=(data.get("question") or "").strip())
+        params = {
+            "pool": pool.pk,
+            "question": question.key,
+            "weights": None,
+            "n_boot": n_boot,
+            "seed": seed,
+            "data_version": data_version(pool=pool, question=question),
+        }
+        return kind, params
+    if kind == ReportJobKind.VALIDITY:
+        vp = validity_params_parse(study=study, query=data)
+        metric_source_get(study=study, key=vp.source)
+        pool = pool_get_for_report(study=study, pool_id=vp.pool_id)
+        question = question_get_for_report(pool=pool, key=vp.question)
+        params = {
+            **vp.as_dict(),
+            "n_boot": n_boot,
+            "seed": seed,
+            "data_version": data_version(pool=pool, question=question, source=vp.source),
+        }
+        return kind, params
+    raise ValidationFailed("kind must be agreement or validity")
+
+
+# --- model-as-rater bootstraps and outcome cross-validations ---------------------------------------------
+
+
+def analysis_job_params(*, study: Study, kind: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Parameters keyed with a fingerprint of the data, so a result computed on older labels or scores is
+    never shown as current."""
+    pool = pool_get_for_report(study=study, pool_id=int(params["pool"]))
+    question = question_get_for_report(pool=pool, key=params["question"])
+    source = f"run:{params['run']}" if kind == ReportJobKind.RATERS else None
+    version = data_version(pool=pool, question=question, source=source)
+    if kind == ReportJobKind.OUTCOME:
+        latest = ScoreRun.objects.filter(study=study).order_by("-id").values_list("pk", "finished_at").first()
+        items = Item.objects.filter(study=study).count()
+        version = hashlib.sha256(f"{version}|{latest}|{items}".encode()).hexdigest()[:16]
+    return {**params, "data_version": version}
+
+
+def analysis_job_start(*, study: Study, kind: str, params: dict[str, Any], user: AbstractBaseUser) -> ReportJob:
+    """Queue a model-as-rater bootstrap or an outcome cross-validation, or return the job that already
+    has (or is computing) this result. Keyed on (study, parameters, data version)."""
+    if kind not in ANALYSIS_KINDS:
+        raise ValidationFailed("kind must be raters or outcome")
+    return job_start(
+        study=study, kind=kind, params=analysis_job_params(study=study, kind=kind, params=params), user=user
+    )
+
+
+def analysis_job_latest(*, study: Study, kind: str, params: dict[str, Any]) -> ReportJob | None:
+    return _latest(study=study, kind=kind, keyed=analysis_job_params(study=study, kind=kind, params=params))
+
+
+def analysis_job_get(*, study: Study, job_id: int) -> ReportJob:
+    return job_get(study=study, job_id=job_id, kinds=ANALYSIS_KINDS, what="analysis job")
+
+
+def rater_params_from_job(params: dict[str, Any]) -> raters.RaterParams:
+    return raters.RaterParams(
+        run_id=int(params["run"]),
+        pool_id=int(params["pool"]),
+        question=params["question"],
+        field=params["field"],
+        threshold=params.get("threshold"),
+        mapping=dict(params.get("mapping") or {}),
+        target=params["target"],
+    )
+
+
+def outcome_params_from_job(params: dict[str, Any]) -> outcomes.OutcomeParams:
+    return outcomes.OutcomeParams(
+        pool_id=int(params["pool"]),
+        question=params["question"],
+        features=list(params["features"]),
+        target=params["target"],
+        models=list(params["models"]),
+        n_splits=int(params["n_splits"]),
+        n_repeats=int(params["n_repeats"]),
+        seed=int(params["seed"]),
+        n_boot=int(params["n_boot"]),
+        subgroup=params.get("subgroup"),
+        positive=params.get("positive"),
+    )
+
+
+def rater_job_params(params: raters.RaterParams, n_boot: int, seed: int) -> dict[str, Any]:
+    return {**params.as_dict(), "n_boot": n_boot, "seed": seed}
+
+
+def rater_report_current(*, study: Study, query: Any) -> tuple[dict[str, Any], ReportJob | None, dict[str, Any]]:
+    """Point estimates, or the finished bootstrap for these parameters on the current data."""
+    params = raters.rater_params_parse(study=study, query=query)
+    n_boot, seed = bootstrap_params(query.get("n_boot"), query.get("seed"))
+    job_params = rater_job_params(params, n_boot, seed)
+    job = analysis_job_latest(study=study, kind=ReportJobKind.RATERS, params=job_params)
+    return _current(job, lambda: raters.rater_report(study=study, params=params)), job, job_params
+
+
+def outcome_current(*, study: Study, query: Any) -> tuple[outcomes.OutcomeParams, ReportJob | None]:
+    params = outcomes.outcome_params_parse(study=study, query=query)
+    return params, analysis_job_latest(study=study, kind=ReportJobKind.OUTCOME, params=params.as_dict())
+
+
+def analysis_params_parse(*, study: Study, data: Any) -> tuple[str, dict[str, Any]]:
+    """The kind and the parameters of a model-as-rater bootstrap or outcome cross-validation request."""
+    kind = (data.get("kind") or "").strip()
+    if kind == ReportJobKind.RATERS:
+        n_boot, seed = bootstrap_params(data.get("n_boot"), data.get("seed"))
+        return kind, rater_job_params(raters.rater_params_parse(study=study, query=data), n_boot, seed)
+    if kind == ReportJobKind.OUTCOME:
+        return kind, outcomes.outcome_params_parse(study=study, query=data).as_dict()
+    raise ValidationFailed("kind must be raters or outcome")

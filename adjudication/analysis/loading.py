@@ -1,0 +1,448 @@
+"""What the reports read: the labels of a pool as a units × raters matrix, the metric sources (score runs,
+human measures) as values per unit, and the human targets a metric is compared with. Everything comes
+back as plain arrays and dictionaries for the report computations (:mod:`adjudication.analysis.agreement`,
+:mod:`adjudication.analysis.validity`, ...) and the pure statistics of :mod:`adjudication.stats`; the rules
+that turn coded ratings into targets (majority vote, binary target, value coding) are
+:mod:`adjudication.stats.targets`, so this module only loads.
+
+Conventions the reports rest on:
+
+* A unit is (item, unit key) — ``item``, ``s:<i>``, ``c:<rank>``, ``a:<aspect id>`` — never text.
+  Exports name it ``<external id>/<unit key>``.
+* Only labels of *submitted* assignments count: a draft may still change.
+* Categorical questions (binary, nominal, ordinal) are coded as positions on the question's declared
+  options; a stored value that is not among the options is not silently dropped into a category: the
+  rating is excluded and counted (``n_off_scale_ratings``). ``number`` questions are rated at the
+  interval level.
+* Metric vs human needs a binary target. The **positive class** is a declared option of the human
+  question, the one the researcher picks on the report (``positive``); by default the first option of
+  a binary or nominal question (the presets put the "yes" answer first: ``yes``, ``supported``,
+  ``entailment``) and the middle option of an ordinal one (see :func:`default_positive`).
+  For ordinal questions "positive" means the chosen option *or any later one* in the declared
+  order (choose ``slight`` on none / slight / severe for "at least slight"). Correlations use the ordinal
+  position (ordinal questions) or the 0/1 target (binary, nominal).
+* Human targets: ``gold`` (current gold labels of the pool, except ``unresolved``), ``majority``
+  (the strict plurality of the pool's submitted labels; ties excluded and counted) or one annotator
+  (``rater:<pseudonym>``). Gold is the default only where it covers every labelled unit (see
+  :func:`default_target`).
+* Metric sources are pluggable: :data:`METRIC_SOURCE_PROVIDERS` lists functions that return the
+  study's :class:`MetricSource` objects; score runs and the human measures of adjudication.stats.measures
+  (through adjudication.selectors.human_measure_values) are the two providers.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from django.db import connection
+from django.db.models import Count, Max
+
+from adjudication import selectors
+from adjudication.analysis.access import CATEGORICAL
+from adjudication.models import GoldLabel, GoldSource
+from adjudication.stats import agreement as ag
+from adjudication.stats import targets
+from annotation import units
+from annotation.models import (
+    AssignmentStatus,
+    Item,
+    Label,
+    Pool,
+    PoolMembership,
+    Question,
+    QuestionKind,
+    Study,
+)
+from concord.errors import NotFound, ValidationFailed
+from scoring.models import Score, ScoreRun, ScoreState
+
+# A multi-label answer is rated per option: did the annotator select it or not.
+OPTION_SCALE = ["not selected", "selected"]
+
+
+def unit_scope(unit_key: str) -> str:
+    """The question scope a unit key belongs to; ``other`` for a source sentence or a key that is none."""
+    try:
+        scope = units.scope_of(unit_key)
+    except units.InvalidUnitKey:
+        return "other"
+    return scope if scope in units.SCOPES else "other"
+
+
+# --- access --------------------------------------------------------------------------------------
+
+
+# --- ratings from the database -----------------------------------------------------------------------
+
+
+@dataclass
+class Ratings:
+    """One pool's submitted labels on one question as a units × raters matrix."""
+
+    question: Question
+    units: list[tuple[int, str]]
+    rater_ids: list[int]
+    rater_names: list[str]
+    codes: np.ndarray
+    scale: list[str] | None
+    level: ag.Level
+    n_off_scale_ratings: int = 0
+    per_option: dict[str, np.ndarray] | None = None
+
+
+def level_for(question: Question) -> ag.Level:
+    if question.kind == QuestionKind.ORDINAL:
+        return "ordinal"
+    if question.kind == QuestionKind.NUMBER:
+        return "interval"
+    return "nominal"
+
+
+LabelRows = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Any]]
+
+
+def _no_rows() -> LabelRows:
+    return np.empty(0, np.int64), np.empty(0, object), np.empty(0, np.int64), np.empty(0, np.int64), []
+
+
+def _label_rows(pool_id: int, question_id: int) -> LabelRows:
+    """The pool's submitted, non-empty labels: item ids, unit keys, annotator ids, and the values as
+    codes into a list of the distinct decoded values (a handful, so each is decoded once)."""
+    if connection.vendor == "postgresql":
+        return _label_rows_pg(pool_id, question_id)
+    rows = [
+        row
+        for row in Label.objects.filter(
+            assignment__pool_id=pool_id, question_id=question_id, assignment__status=AssignmentStatus.SUBMITTED
+        ).values_list("assignment__item_id", "unit_key", "assignment__annotator_id", "value")
+        if row[3] is not None  # a cleared answer is no rating
+    ]
+    if not rows:
+        return _no_rows()
+    items, keys, raters, values = zip(*rows, strict=True)
+    original = {}
+    keyed = []
+    for v in values:
+        h = _hashable(v)
+        original.setdefault(h, v)
+        keyed.append(h)
+    value_codes, uniques = pd.factorize(pd.Series(keyed, dtype=object))
+    decoded = [original[u] for u in uniques]
+    return (
+        np.fromiter(items, np.int64, len(items)),
+        np.array(keys, dtype=object),
+        np.fromiter(raters, np.int64, len(raters)),
+        value_codes,
+        decoded,
+    )
+
+
+_LABELS_AS_TEXT = """
+SELECT string_agg(
+    a.item_id::text || E'\\t' || l.unit_key || E'\\t' || a.annotator_id::text || E'\\t' || l.value::text, E'\\n'
+)
+FROM annotation_label l JOIN annotation_assignment a ON a.id = l.assignment_id
+WHERE a.pool_id = %s AND l.question_id = %s AND a.status = 'submitted'
+  AND l.value IS NOT NULL AND l.value <> 'null'::jsonb
+"""
+
+
+def _label_rows_pg(pool_id: int, question_id: int) -> LabelRows:
+    """The same rows as one tab-separated text built by PostgreSQL and parsed by pandas' C parser.
+
+    Row by row, even through COPY, a 500,000-label pool costs several seconds of Python per read;
+    as one string it is one round trip. The value comes last and is jsonb text, in which a tab or a
+    newline is always escaped, and unit keys are generated keys without either, so the split is exact.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(_LABELS_AS_TEXT, [pool_id, question_id])
+        text = cursor.fetchone()[0]
+    if not text:
+        return _no_rows()
+    frame = pd.read_csv(
+        io.StringIO(text),
+        sep="\t",
+        header=None,
+        names=["item", "unit", "rater", "value"],
+        dtype={"item": np.int64, "unit": object, "rater": np.int64, "value": object},
+        keep_default_na=False,
+        quoting=csv.QUOTE_NONE,
+        engine="c",
+    )
+    value_codes, uniques = pd.factorize(frame["value"].to_numpy(dtype=object))
+    decoded = [json.loads(u) for u in uniques]  # a handful of distinct values, each decoded once
+    return (
+        frame["item"].to_numpy(),
+        frame["unit"].to_numpy(dtype=object),
+        frame["rater"].to_numpy(),
+        value_codes,
+        decoded,
+    )
+
+
+def _hashable(value: Any) -> Any:
+    # Lists (multi-label answers) cannot be dictionary keys; a tagged tuple cannot collide with a string.
+    return ("json", json.dumps(value, sort_keys=True)) if isinstance(value, list | dict) else value
+
+
+def ratings_load(*, pool: Pool, question: Question) -> Ratings:
+    """The pool's submitted labels on the question, coded on the declared scale."""
+    items, keys, raters, value_codes, value_uniques = _label_rows(pool.pk, question.pk)
+    level = level_for(question)
+    scale = question.option_values if question.kind in CATEGORICAL else None
+    if items.size == 0:
+        return Ratings(question, [], [], [], np.empty((0, 0)), scale, level)
+    key_codes, key_uniques = pd.factorize(keys)
+    combined = items * max(len(key_uniques), 1) + key_codes
+    unit_codes, unit_uniques = pd.factorize(combined, sort=True)
+    rater_codes, rater_uniques = pd.factorize(raters, sort=True)
+    shape = (len(unit_uniques), len(rater_uniques))
+    per_option = None
+    if question.kind == QuestionKind.MULTILABEL:
+        options = question.option_values
+        lists = [v if isinstance(v, list) else None for v in value_uniques]
+        rated = np.array([lst is not None and all(str(x) in options for x in lst) for lst in lists], dtype=bool)
+        per_option = {}
+        for option in options:
+            mapped = np.array(
+                [
+                    float(option in [str(x) for x in lst]) if ok else np.nan
+                    for lst, ok in zip(lists, rated, strict=True)
+                ],
+                dtype=float,
+            )
+            per_option[option] = np.full(shape, np.nan)
+            per_option[option][unit_codes, rater_codes] = mapped[value_codes]
+        coded = np.where(rated[value_codes], 0.0, np.nan)
+    elif scale is not None:
+        position = {v: float(i) for i, v in enumerate(scale)}
+        mapped = np.array(
+            [position.get(str(v), np.nan) if not isinstance(v, list | dict) else np.nan for v in value_uniques],
+            dtype=float,
+        )
+        coded = mapped[value_codes]
+    else:
+        mapped = np.array([targets.number_or_nan(v) for v in value_uniques], dtype=float)
+        coded = mapped[value_codes]
+    n_off = int(np.isnan(coded).sum())
+    matrix = np.full(shape, np.nan)
+    matrix[unit_codes, rater_codes] = coded
+    n_keys = max(len(key_uniques), 1)
+    units = [(int(c // n_keys), str(key_uniques[int(c % n_keys)])) for c in unit_uniques]
+    rater_ids = [int(r) for r in rater_uniques]
+    pseudonyms = dict(
+        PoolMembership.objects.filter(pool=pool, user_id__in=rater_ids).values_list("user_id", "pseudonym")
+    )
+    names = [pseudonyms.get(r, f"annotator #{r}") for r in rater_ids]
+    return Ratings(question, units, rater_ids, names, matrix, scale, level, n_off, per_option)
+
+
+# --- agreement report -----------------------------------------------------------------------------
+
+
+# --- metric sources ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MetricValues:
+    values: dict[tuple[int, str], float]
+    n_not_ok: int = 0
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class MetricSource:
+    """Something that gives a number per unit: a score run, or a measure derived from human labels."""
+
+    key: str
+    label: str
+    scope: str
+    load: Callable[[], MetricValues] = field(compare=False)
+    origin: str = "score_run"
+    pool_id: int | None = None
+
+
+def score_run_sources(study: Study) -> list[MetricSource]:
+    sources = []
+    for run in ScoreRun.objects.filter(study=study).order_by("-created_at", "-id"):
+        first = Score.objects.filter(run=run).values_list("unit_key", flat=True).first()
+        if first is None:
+            continue
+
+        def load(run_id: int = run.pk) -> MetricValues:
+            rows = Score.objects.filter(run_id=run_id).values_list("item_id", "unit_key", "value", "state")
+            values: dict[tuple[int, str], float] = {}
+            not_ok = 0
+            for item_id, key, value, state in rows:
+                if state == ScoreState.OK and value is not None:
+                    values[(item_id, key)] = float(value)
+                else:
+                    not_ok += 1
+            return MetricValues(values, not_ok, "scores that are undetermined or failed are excluded")
+
+        label = f"{run.metric} v{run.metric_version} · {run.backend}" + (
+            f" · {run.model_identity}" if run.model_identity else ""
+        )
+        sources.append(
+            MetricSource(
+                key=f"run:{run.pk}",
+                label=f"run #{run.pk}: {label}",
+                scope=unit_scope(first),
+                load=load,
+                origin="score_run",
+            )
+        )
+    return sources
+
+
+def human_measure_sources(study: Study) -> list[MetricSource]:
+    """adjudication.stats.measures through E's selector: one source per pool × measure × rater (gold first)."""
+    sources = []
+    for pool in Pool.objects.filter(study=study).order_by("name"):
+        available = selectors.human_measures_available(pool_id=pool.pk)
+        if not available:
+            continue
+        raters = selectors.human_measure_raters(pool_id=pool.pk)
+        raters = [selectors.GOLD] + [r for r in raters if r != selectors.GOLD]
+        for measure in available:
+            for rater in raters:
+
+                def load(pool_id: int = pool.pk, measure: str = measure, rater: str = rater) -> MetricValues:
+                    per_item = selectors.human_measure_values(pool_id=pool_id, measure=measure, rater=rater)
+                    ids = dict(
+                        Item.objects.filter(study=study, external_id__in=per_item.values).values_list(
+                            "external_id", "pk"
+                        )
+                    )
+                    values = {(ids[ext], "item"): float(v) for ext, v in per_item.values.items() if ext in ids}
+                    return MetricValues(
+                        values, len(per_item.undefined), "items where the measure is undefined are excluded"
+                    )
+
+                who = "gold" if rater == selectors.GOLD else rater
+                sources.append(
+                    MetricSource(
+                        key=f"measure:{pool.pk}:{measure}:{rater}",
+                        label=f"{measure} ({pool.name}, {who})",
+                        scope="item",
+                        load=load,
+                        origin="human_measure",
+                        pool_id=pool.pk,
+                    )
+                )
+    return sources
+
+
+# The providers of metric sources, in display order. A new kind of metric (e.g. an LLM judge's
+# verdicts stored elsewhere) is added here as one function Study -> list[MetricSource].
+METRIC_SOURCE_PROVIDERS: list[Callable[[Study], list[MetricSource]]] = [score_run_sources, human_measure_sources]
+
+
+def metric_sources(study: Study) -> list[MetricSource]:
+    return [s for provider in METRIC_SOURCE_PROVIDERS for s in provider(study)]
+
+
+def metric_source_get(*, study: Study, key: str) -> MetricSource:
+    for source in metric_sources(study):
+        if source.key == key:
+            return source
+    raise NotFound("no such metric source in this study")
+
+
+# --- human targets ---------------------------------------------------------------------------------
+
+
+def target_choices(*, pool: Pool) -> list[tuple[str, str]]:
+    names = PoolMembership.objects.filter(pool=pool).order_by("pseudonym").values_list("pseudonym", flat=True)
+    return [("gold", "gold labels"), ("majority", "majority of the pool"), *[(f"rater:{n}", n) for n in names]]
+
+
+def human_target(
+    *, pool: Pool, question: Question, target: str, ratings: Ratings
+) -> tuple[dict[tuple[int, str], float], dict[str, int]]:
+    """Scale positions (or numbers) of the human target per unit, and what was left out and why."""
+    excluded: dict[str, int] = {}
+    if target == "gold":
+        rows = (
+            GoldLabel.objects.filter(pool=pool, question=question, is_current=True)
+            .exclude(source=GoldSource.UNRESOLVED)
+            .values_list("item_id", "unit_key", "value")
+        )
+        out: dict[tuple[int, str], float] = {}
+        off = 0
+        for item_id, key, value in rows:
+            pos = targets.scale_position(value, question.option_values if question.kind in CATEGORICAL else None)
+            if pos is None:
+                off += 1
+            else:
+                out[(item_id, key)] = pos
+        excluded["gold_off_scale"] = off
+        return out, excluded
+    if target == "majority":
+        if ratings.scale is None:
+            raise ValidationFailed("a majority needs a categorical question")
+        kept, winners, excluded["majority_ties"] = targets.majority(ratings.codes, len(ratings.scale))
+        return {ratings.units[i]: float(w) for i, w in zip(kept, winners, strict=True)}, excluded
+    if target.startswith("rater:"):
+        name = target.split(":", 1)[1]
+        if name not in ratings.rater_names:
+            raise NotFound("no such annotator with labels on this question in this pool")
+        col = ratings.codes[:, ratings.rater_names.index(name)]
+        return {ratings.units[i]: float(col[i]) for i in np.nonzero(~np.isnan(col))[0]}, excluded
+    raise ValidationFailed("target must be gold, majority or rater:<pseudonym>")
+
+
+def default_positive(question: Question) -> str:
+    """The first option for binary and nominal questions; for ordinal ones the middle option, so that
+    "positive" is the upper half of the scale (at least ``slight`` on none / slight / severe; 3 or
+    more on 1..5) rather than every unit."""
+    return targets.default_positive(question.option_values, ordinal=question.kind == QuestionKind.ORDINAL)
+
+
+def binary_target(question: Question, positions: np.ndarray, positive: str) -> np.ndarray:
+    """1 where the human said the positive class, else 0 (NaN stays NaN).
+
+    Binary and nominal: positive = that option. Ordinal: positive = that option *or any later one in
+    the declared order* (choose ``slight`` on none / slight / severe for "at least slight").
+    """
+    options = question.option_values
+    if positive not in options:
+        raise ValidationFailed(f"positive must be one of the question's options: {', '.join(options)}")
+    return targets.binary(positions, options.index(positive), at_least=question.kind == QuestionKind.ORDINAL)
+
+
+def compatible_questions(*, study: Study, scope: str) -> list[tuple[Pool, Question]]:
+    out = []
+    for pool in Pool.objects.filter(study=study).prefetch_related("questions").order_by("name"):
+        for q in pool.questions.all():
+            if q.kind in CATEGORICAL and q.scope == scope:
+                out.append((pool, q))
+    return out
+
+
+# --- bootstrap jobs ---------------------------------------------------------------------------------
+
+
+def data_version(*, pool: Pool, question: Question, source: str | None = None) -> str:
+    """A fingerprint of the data a report reads, kept in a job's parameters so that a bootstrap
+    computed before labels, gold or scores changed is never shown as the current one."""
+    labels = Label.objects.filter(assignment__pool=pool, question=question).aggregate(
+        n=Count("pk"), at=Max("updated_at")
+    )
+    gold = GoldLabel.objects.filter(pool=pool, question=question).aggregate(n=Count("pk"), at=Max("created_at"))
+    parts = [labels["n"], labels["at"], gold["n"], gold["at"]]
+    if source and source.startswith("run:"):
+        scores = Score.objects.filter(run_id=int(source.split(":")[1])).aggregate(n=Count("pk"), at=Max("computed_at"))
+        parts += [scores["n"], scores["at"]]
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+
+# --- text for the CLI ------------------------------------------------------------------------------

@@ -1,0 +1,230 @@
+"""The validity report: one metric source (a score run or a human measure) against one human question of
+one pool, with the pool's own agreement beside it as the ceiling (statistics in
+:mod:`adjudication.stats.validity`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from adjudication.analysis.access import CATEGORICAL, pool_get_for_report, question_get_for_report
+from adjudication.analysis.agreement import agreement_report
+from adjudication.analysis.loading import (
+    MetricSource,
+    MetricValues,
+    binary_target,
+    compatible_questions,
+    default_positive,
+    human_target,
+    metric_source_get,
+    metric_sources,
+    ratings_load,
+)
+from adjudication.analysis.params import parse_int
+from adjudication.models import GoldLabel, GoldSource
+from adjudication.stats import agreement as ag
+from adjudication.stats import validity as va
+from annotation.models import AssignmentStatus, Label, Pool, Question, QuestionKind, Study
+from concord.errors import ValidationFailed
+
+
+def validity_pairs(*, study: Study) -> list[dict[str, Any]]:
+    """Every (metric source, pool, question) that can be compared, without computing anything."""
+    out = []
+    for source in metric_sources(study):
+        for pool, question in compatible_questions(study=study, scope=source.scope):
+            if source.pool_id == pool.pk:
+                # A measure from a pool's own labels against the same pool is circular (DESIGN.md §2).
+                continue
+            out.append({"source": source, "pool": pool, "question": question})
+    return out
+
+
+@dataclass
+class ValidityParams:
+    source: str
+    pool_id: int
+    question: str
+    target: str = "gold"
+    positive: str | None = None
+    compare: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {
+            "source": self.source,
+            "pool": self.pool_id,
+            "question": self.question,
+            "target": self.target,
+            "positive": self.positive,
+        }
+        if self.compare:
+            out["compare"] = self.compare
+        return out
+
+
+def validity_report(
+    *, study: Study, params: ValidityParams, n_boot: int = 0, seed: int = 0, progress: ag.Progress | None = None
+) -> dict[str, Any]:
+    """One metric source against one human question of one pool, with the pool's agreement beside it."""
+    source = metric_source_get(study=study, key=params.source)
+    pool = pool_get_for_report(study=study, pool_id=params.pool_id)
+    question = question_get_for_report(pool=pool, key=params.question)
+    if question.kind not in CATEGORICAL:
+        raise ValidationFailed("metric vs human needs a categorical human question")
+    if question.scope != source.scope:
+        raise ValidationFailed(f"the metric scores {source.scope} units; the question is about {question.scope} units")
+    positive = params.positive or default_positive(question)
+    ratings = ratings_load(pool=pool, question=question)
+    human, excluded = human_target(pool=pool, question=question, target=params.target, ratings=ratings)
+    metric = source.load()
+    units = sorted(set(human) & set(metric.values))
+    positions = np.array([human[u] for u in units], dtype=float)
+    scores = np.array([metric.values[u] for u in units], dtype=float)
+    labels = binary_target(question, positions, positive)
+    ordinal = positions if question.kind == QuestionKind.ORDINAL else None
+
+    # A bootstrap covers the AUC (n_boot) and the humans' κ and α beside it (2 × n_boot): one progress bar.
+    def auc_progress(done: int, total: int) -> None:
+        if progress is not None:
+            progress(done, 3 * total)
+
+    def ceiling_progress(done: int, total: int) -> None:
+        if progress is not None:
+            progress(total // 2 + done, total // 2 * 3)
+
+    summary = va.validity_summary(
+        scores, labels, ordinal_target=ordinal, n_boot=n_boot, seed=seed, progress=auc_progress
+    )
+    ceiling = agreement_report(
+        pool=pool, question=question, ratings=ratings, n_boot=n_boot, seed=seed, progress=ceiling_progress
+    )
+    binary_codes = np.where(np.isnan(ratings.codes), np.nan, binary_target(question, ratings.codes, positive))
+    binary_fleiss = ag.fleiss_kappa(binary_codes, 2, n_boot=n_boot, seed=seed).as_dict() if ratings.units else None
+    comparison = (
+        _paired_comparison(
+            study=study, params=params, source=source, human=human, question=question, positive=positive, metric=metric
+        )
+        if params.compare
+        else None
+    )
+    return {
+        "study": study.slug,
+        "source": {"key": source.key, "label": source.label, "scope": source.scope, "origin": source.origin},
+        "pool": {"id": pool.pk, "name": pool.name},
+        "question": {
+            "key": question.key,
+            "kind": question.kind,
+            "scope": question.scope,
+            "options": question.option_values,
+        },
+        "target": params.target,
+        "positive": positive,
+        "positive_rule": "at or after this option in the declared order"
+        if question.kind == QuestionKind.ORDINAL
+        else "equal to this option",
+        "n_units_metric": len(metric.values),
+        "n_metric_not_ok": metric.n_not_ok,
+        "n_units_human": len(human),
+        "n_units_both": len(units),
+        "human_excluded": excluded,
+        **summary,
+        "comparison": comparison,
+        "human_ceiling": {
+            "fleiss_kappa": ceiling.get("fleiss_kappa"),
+            "krippendorff_alpha": ceiling.get("krippendorff_alpha"),
+            "mean_pairwise_cohen_kappa": ceiling.get("mean_pairwise_cohen_kappa"),
+            "binary_fleiss_kappa": binary_fleiss,
+            "n_raters": ceiling.get("n_raters"),
+            "note": "the humans' own agreement on this question: a metric cannot be expected to agree with "
+            "a human better than humans agree with each other",
+        },
+    }
+
+
+def _paired_comparison(
+    *,
+    study: Study,
+    params: ValidityParams,
+    source: MetricSource,
+    human: dict[tuple[int, str], float],
+    question: Question,
+    positive: str,
+    metric: MetricValues,
+) -> dict[str, Any]:
+    """The paired DeLong test of this metric against another one on the units both scored."""
+    other = metric_source_get(study=study, key=params.compare or "")
+    if other.scope != source.scope:
+        raise ValidationFailed(f"{other.label} scores {other.scope} units, not {source.scope} units")
+    other_values = other.load().values
+    units = sorted(set(human) & set(metric.values) & set(other_values))
+    labels = binary_target(question, np.array([human[u] for u in units], dtype=float), positive)
+    a = np.array([metric.values[u] for u in units], dtype=float)
+    b = np.array([other_values[u] for u in units], dtype=float)
+    paired = va.delong_paired(a, b, labels)
+    return {
+        "source_b": {"key": other.key, "label": other.label},
+        "n_units": len(units),
+        "auc_a": va.roc_auc(a, labels).as_dict(),
+        "auc_b": va.roc_auc(b, labels).as_dict(),
+        "delong_paired": {
+            "diff": paired.extra.get("diff"),
+            "z": paired.extra.get("z"),
+            "p_value": paired.extra.get("p_value"),
+            **paired.as_dict(),
+        },
+    }
+
+
+def comparison_choices(*, study: Study, source_key: str) -> list[MetricSource]:
+    """Other metric sources on the same kind of unit, for the paired DeLong test."""
+    sources = metric_sources(study)
+    scope = next((s.scope for s in sources if s.key == source_key), None)
+    return [s for s in sources if s.scope == scope and s.key != source_key]
+
+
+def default_target(*, pool: Pool, question: Question) -> str:
+    """Gold when every labelled unit has gold, else the majority.
+
+    Gold that covers only part of the units is usually the unanimous part (consensus makes gold
+    without adjudication only where everyone agreed): scoring a metric on it alone would keep the
+    easy units and flatter the metric, so it is used only when chosen explicitly.
+    """
+    gold = (
+        GoldLabel.objects.filter(pool=pool, question=question, is_current=True)
+        .exclude(source=GoldSource.UNRESOLVED)
+        .count()
+    )
+    if gold == 0:
+        return "majority"
+    labelled = (
+        Label.objects.filter(assignment__pool=pool, question=question, assignment__status=AssignmentStatus.SUBMITTED)
+        .values("assignment__item_id", "unit_key")
+        .distinct()
+        .count()
+    )
+    return "gold" if gold >= labelled else "majority"
+
+
+def validity_params_parse(*, study: Study, query: Any) -> ValidityParams:
+    """Validity parameters from a query, with the defaults resolved (gold when the pool has gold for
+    the question, else the majority; the question's first option as the positive class)."""
+    source = (query.get("source") or "").strip()
+    key = (query.get("question") or "").strip()
+    if not source or not key or not query.get("pool"):
+        raise ValidationFailed("choose a metric source, a pool and a question")
+    pool = pool_get_for_report(study=study, pool_id=parse_int(query.get("pool"), "pool"))
+    question = question_get_for_report(pool=pool, key=key)
+    if question.kind not in CATEGORICAL:
+        raise ValidationFailed("metric vs human needs a categorical human question")
+    target = (query.get("target") or "").strip() or default_target(pool=pool, question=question)
+    positive = (query.get("positive") or "").strip() or default_positive(question)
+    if positive not in question.option_values:
+        raise ValidationFailed(f"positive must be one of the question's options: {', '.join(question.option_values)}")
+    compare = (query.get("compare") or "").strip() or None
+    if compare == source:
+        raise ValidationFailed("compare the metric with a different one")
+    return ValidityParams(
+        source=source, pool_id=pool.pk, question=key, target=target, positive=positive, compare=compare
+    )

@@ -1,0 +1,393 @@
+"""Metric-versus-human validity over plain arrays (DESIGN.md §6). No ORM, no Django.
+
+``scores`` are a metric's values (higher = more likely positive), ``labels`` the human judgement as
+0/1. ROC AUC comes with DeLong's (1988) variance, computed with the fast midrank algorithm of Sun &
+Xu (2014, IEEE Signal Processing Letters 21(11):1389–1393), and with a stratified percentile
+bootstrap; two metrics on the same units are compared with the paired DeLong test. Correlations
+carry Fisher-z intervals, precision and recall Wilson intervals. Undefined cases (one class, no
+variance, too few units) come back as :class:`~adjudication.stats.agreement.Estimate` with ``value=None``
+and the reason.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import stats
+from sklearn.metrics import roc_curve
+
+from adjudication.stats.agreement import Z95, Estimate, Progress, percentile_ci, resample_indices, wilson_interval
+
+YOUDEN_WARNING = (
+    "The Youden threshold is chosen on these same units, so sensitivity, specificity, precision and "
+    "recall at it are optimistic (in-sample); confirm it on held-out units before using it."
+)
+
+
+def _clean(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Drop units whose score or label is missing; return what is left and how many were dropped."""
+    s = np.asarray(scores, dtype=float)
+    y = np.asarray(labels, dtype=float)
+    if s.shape != y.shape or s.ndim != 1:
+        raise ValueError("scores and labels must be 1-D arrays of the same length")
+    ok = np.isfinite(s) & np.isfinite(y)
+    y_ok = y[ok]
+    if y_ok.size and not np.isin(y_ok, (0.0, 1.0)).all():
+        raise ValueError("labels must be 0 or 1")
+    return s[ok], y_ok.astype(bool), int((~ok).sum())
+
+
+# --- DeLong ----------------------------------------------------------------------------------
+
+
+def _delong_components(scores: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fast DeLong for k score rows at once: AUCs (k,), V10 (k, m) and V01 (k, n).
+
+    Sun & Xu (2014), Algorithm 1: with T_X, T_Y the midranks within positives and negatives and
+    T_Z the midranks in the pooled sample, V10 = (T_Z[pos] − T_X)/n and V01 = 1 − (T_Z[neg] − T_Y)/m.
+    """
+    scores = np.atleast_2d(scores)
+    x = scores[:, positive]
+    y = scores[:, ~positive]
+    m, n = x.shape[1], y.shape[1]
+    tx = stats.rankdata(x, axis=1)
+    ty = stats.rankdata(y, axis=1)
+    tz = stats.rankdata(np.concatenate([x, y], axis=1), axis=1)
+    aucs = (tz[:, :m].sum(axis=1) - m * (m + 1) / 2.0) / (m * n)
+    v10 = (tz[:, :m] - tx) / n
+    v01 = 1.0 - (tz[:, m:] - ty) / m
+    return aucs, v10, v01
+
+
+def _delong_cov(v10: np.ndarray, v01: np.ndarray) -> np.ndarray:
+    m, n = v10.shape[1], v01.shape[1]
+    s10 = np.atleast_2d(np.cov(v10)) if m > 1 else np.zeros((v10.shape[0], v10.shape[0]))
+    s01 = np.atleast_2d(np.cov(v01)) if n > 1 else np.zeros((v01.shape[0], v01.shape[0]))
+    return s10 / m + s01 / n
+
+
+def _class_check(y: np.ndarray, n_excluded: int) -> Estimate | None:
+    n_pos = int(y.sum())
+    n_neg = int(y.size - n_pos)
+    if n_pos == 0 or n_neg == 0:
+        which = "positive" if n_pos == 0 else "negative"
+        return Estimate.undefined(
+            f"AUC needs both classes; there is no {which} unit",
+            n_units=int(y.size),
+            n_excluded=n_excluded,
+            n_pos=n_pos,
+            n_neg=n_neg,
+        )
+    return None
+
+
+def roc_auc(scores: np.ndarray, labels: np.ndarray) -> Estimate:
+    """ROC AUC with DeLong's standard error; the interval is AUC ± 1.96·SE clipped to [0, 1]
+    (as pROC and Stata's ``roctab`` report it)."""
+    s, y, n_excluded = _clean(scores, labels)
+    undefined = _class_check(y, n_excluded)
+    if undefined:
+        return undefined
+    aucs, v10, v01 = _delong_components(s[None, :], y)
+    var = float(_delong_cov(v10, v01)[0, 0])
+    auc = float(aucs[0])
+    se = math.sqrt(max(var, 0.0))
+    return Estimate(
+        value=auc,
+        n_units=int(y.size),
+        n_excluded=n_excluded,
+        se=se,
+        ci95=(max(0.0, auc - Z95 * se), min(1.0, auc + Z95 * se)),
+        ci_method="DeLong",
+        extra={"n_pos": int(y.sum()), "n_neg": int((~y).sum())},
+    )
+
+
+def delong_paired(scores_a: np.ndarray, scores_b: np.ndarray, labels: np.ndarray) -> Estimate:
+    """DeLong, DeLong & Clarke-Pearson (1988) test of AUC_a = AUC_b on the same units.
+
+    ``value`` is AUC_a − AUC_b; ``extra`` has z, the two-sided p-value and both AUCs.
+    """
+    a = np.asarray(scores_a, dtype=float)
+    b = np.asarray(scores_b, dtype=float)
+    y_all = np.asarray(labels, dtype=float)
+    ok = np.isfinite(a) & np.isfinite(b) & np.isfinite(y_all)
+    n_excluded = int((~ok).sum())
+    _, y, _ = _clean(a[ok], y_all[ok])
+    undefined = _class_check(y, n_excluded)
+    if undefined:
+        return undefined
+    aucs, v10, v01 = _delong_components(np.vstack([a[ok], b[ok]]), y)
+    cov = _delong_cov(v10, v01)
+    diff = float(aucs[0] - aucs[1])
+    var = float(cov[0, 0] + cov[1, 1] - 2.0 * cov[0, 1])
+    extra: dict[str, Any] = {
+        "auc_a": float(aucs[0]),
+        "auc_b": float(aucs[1]),
+        "n_pos": int(y.sum()),
+        "n_neg": int((~y).sum()),
+        "diff": diff,
+    }
+    if var <= 1e-15:
+        est = Estimate.undefined(
+            "the two metrics rank the units identically, so the difference has no variance",
+            n_units=int(y.size),
+            n_excluded=n_excluded,
+            **extra,
+        )
+        return est
+    se = math.sqrt(var)
+    z = diff / se
+    extra.update({"z": z, "p_value": float(2.0 * stats.norm.sf(abs(z)))})
+    return Estimate(
+        value=diff,
+        n_units=int(y.size),
+        n_excluded=n_excluded,
+        se=se,
+        ci95=(diff - Z95 * se, diff + Z95 * se),
+        ci_method="DeLong (paired)",
+        extra=extra,
+    )
+
+
+def auc_bootstrap_ci(
+    scores: np.ndarray, labels: np.ndarray, *, n_boot: int, seed: int, progress: Progress | None = None
+) -> tuple[tuple[float, float] | None, int]:
+    """Percentile bootstrap interval for AUC, resampling positives and negatives separately
+    (stratified, as pROC does by default), so every replicate keeps both classes."""
+    s, y, _ = _clean(scores, labels)
+    if y.all() or not y.any():
+        return None, 0
+    pos, neg = s[y], s[~y]
+    m, n = pos.size, neg.size
+    rng = np.random.default_rng(seed)
+    out: list[np.ndarray] = []
+    neg_batches = resample_indices(rng, n, n_boot, None)
+    for pos_idx in resample_indices(rng, m, n_boot, progress):
+        neg_idx = next(neg_batches)
+        pooled = np.concatenate([pos[pos_idx], neg[neg_idx]], axis=1)
+        ranks = stats.rankdata(pooled, axis=1)
+        out.append((ranks[:, :m].sum(axis=1) - m * (m + 1) / 2.0) / (m * n))
+    return percentile_ci(np.concatenate(out))
+
+
+def roc_points(scores: np.ndarray, labels: np.ndarray) -> dict[str, list[float]] | None:
+    s, y, _ = _clean(scores, labels)
+    if y.all() or not y.any():
+        return None
+    fpr, tpr, thresholds = roc_curve(y.astype(int), s)
+    return {
+        "fpr": fpr.tolist(),
+        "tpr": tpr.tolist(),
+        "thresholds": [float(t) if np.isfinite(t) else None for t in thresholds],
+    }
+
+
+# --- correlations ----------------------------------------------------------------------------
+
+
+def _fisher_ci(r: float, se: float) -> tuple[float, float]:
+    if abs(r) >= 1.0:
+        return (r, r)
+    z = math.atanh(r)
+    return (math.tanh(z - Z95 * se), math.tanh(z + Z95 * se))
+
+
+def _pair_clean(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    ok = np.isfinite(x) & np.isfinite(y)
+    return x[ok], y[ok], int((~ok).sum())
+
+
+def _variance_check(x: np.ndarray, y: np.ndarray, n_excluded: int, minimum: int) -> Estimate | None:
+    if x.size < minimum:
+        return Estimate.undefined(
+            f"needs at least {minimum} units with both values; there are {x.size}",
+            n_units=int(x.size),
+            n_excluded=n_excluded,
+        )
+    if np.ptp(x) == 0:
+        return Estimate.undefined(
+            "the metric has no variance on these units", n_units=int(x.size), n_excluded=n_excluded
+        )
+    if np.ptp(y) == 0:
+        return Estimate.undefined(
+            "the human judgement has no variance on these units", n_units=int(x.size), n_excluded=n_excluded
+        )
+    return None
+
+
+def pearson(x: np.ndarray, y: np.ndarray) -> Estimate:
+    """Pearson's r with the Fisher-z interval (SE = 1/√(n−3)), from scipy."""
+    x, y, n_excluded = _pair_clean(x, y)
+    bad = _variance_check(x, y, n_excluded, 4)
+    if bad:
+        return bad
+    res = stats.pearsonr(x, y)
+    ci = res.confidence_interval(0.95)
+    return Estimate(
+        value=float(res.statistic),
+        n_units=int(x.size),
+        n_excluded=n_excluded,
+        ci95=(float(ci.low), float(ci.high)),
+        ci_method="Fisher z",
+        extra={"p_value": float(res.pvalue)},
+    )
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> Estimate:
+    """Spearman's ρ with the Fisher-z interval using Bonett & Wright's (2000) SE √((1+ρ²/2)/(n−3))."""
+    x, y, n_excluded = _pair_clean(x, y)
+    bad = _variance_check(x, y, n_excluded, 4)
+    if bad:
+        return bad
+    res = stats.spearmanr(x, y)
+    r = float(res.statistic)
+    se = math.sqrt((1.0 + r * r / 2.0) / (x.size - 3))
+    return Estimate(
+        value=r,
+        n_units=int(x.size),
+        n_excluded=n_excluded,
+        ci95=_fisher_ci(r, se),
+        ci_method="Fisher z, Bonett–Wright SE",
+        extra={"p_value": float(res.pvalue)},
+    )
+
+
+def kendall(x: np.ndarray, y: np.ndarray) -> Estimate:
+    """Kendall's τ-b with the Fisher-z interval using Fieller, Hartley & Pearson's (1957) SE √(0.437/(n−4))."""
+    x, y, n_excluded = _pair_clean(x, y)
+    bad = _variance_check(x, y, n_excluded, 5)
+    if bad:
+        return bad
+    res = stats.kendalltau(x, y)
+    t = float(res.statistic)
+    se = math.sqrt(0.437 / (x.size - 4))
+    return Estimate(
+        value=t,
+        n_units=int(x.size),
+        n_excluded=n_excluded,
+        ci95=_fisher_ci(t, se),
+        ci_method="Fisher z, Fieller–Hartley–Pearson SE",
+        extra={"p_value": float(res.pvalue)},
+    )
+
+
+# --- thresholds ------------------------------------------------------------------------------
+
+
+def precision_recall_f1(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, Any]:
+    """Precision, recall and F1 of ``score ≥ threshold``; Wilson intervals for precision and recall.
+
+    F1 has no closed-form interval and is reported as a point value with its counts.
+    """
+    s, y, n_excluded = _clean(scores, labels)
+    predicted = s >= threshold
+    tp = int((predicted & y).sum())
+    fp = int((predicted & ~y).sum())
+    fn = int((~predicted & y).sum())
+    tn = int((~predicted & ~y).sum())
+    n = int(y.size)
+
+    def share(k: int, total: int, what: str) -> Estimate:
+        if total == 0:
+            return Estimate.undefined(f"no {what}", n_units=n, n_excluded=n_excluded)
+        return Estimate(
+            value=k / total, n_units=total, n_excluded=n_excluded, ci95=wilson_interval(k, total), ci_method="Wilson"
+        )
+
+    precision = share(tp, tp + fp, "unit scored at or above the threshold")
+    recall = share(tp, tp + fn, "positive unit")
+    if precision.defined and recall.defined and (precision.value + recall.value) > 0:  # type: ignore[operator]
+        f1 = Estimate(value=2 * tp / (2 * tp + fp + fn), n_units=n, n_excluded=n_excluded)
+    else:
+        f1 = Estimate.undefined("precision or recall is undefined or both are 0", n_units=n, n_excluded=n_excluded)
+    return {
+        "threshold": float(threshold),
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "tn": tn,
+        "precision": precision.as_dict(),
+        "recall": recall.as_dict(),
+        "f1": f1.as_dict(),
+    }
+
+
+def youden_threshold(scores: np.ndarray, labels: np.ndarray) -> dict[str, Any] | None:
+    """The threshold maximising sensitivity + specificity − 1, with the in-sample warning."""
+    s, y, _ = _clean(scores, labels)
+    if y.all() or not y.any():
+        return None
+    fpr, tpr, thresholds = roc_curve(y.astype(int), s)
+    finite = np.isfinite(thresholds)
+    j = tpr - fpr
+    j[~finite] = -np.inf
+    best = int(np.argmax(j))
+    return {
+        "threshold": float(thresholds[best]),
+        "sensitivity": float(tpr[best]),
+        "specificity": float(1.0 - fpr[best]),
+        "youden_j": float(j[best]),
+        "warning": YOUDEN_WARNING,
+    }
+
+
+# --- everything that applies -----------------------------------------------------------------
+
+
+def validity_summary(
+    scores: np.ndarray,
+    labels: np.ndarray,
+    *,
+    scores_b: np.ndarray | None = None,
+    ordinal_target: np.ndarray | None = None,
+    n_boot: int = 0,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Every validity statistic for one metric (or a pair) against one binary human target.
+
+    Correlations use ``ordinal_target`` (e.g. positions on an ordinal human scale) when given,
+    else the 0/1 labels (point-biserial / rank-biserial).
+    """
+    _s, y, n_excluded = _clean(scores, labels)
+    target = np.asarray(labels, dtype=float) if ordinal_target is None else np.asarray(ordinal_target, dtype=float)
+    out: dict[str, Any] = {
+        "n": int(y.size),
+        "n_pos": int(y.sum()),
+        "n_neg": int((~y).sum()),
+        "n_excluded_units": n_excluded,
+    }
+    auc = roc_auc(scores, labels)
+    auc_dict = auc.as_dict()
+    if n_boot > 0 and auc.defined:
+        ci, undefined = auc_bootstrap_ci(scores, labels, n_boot=n_boot, seed=seed, progress=progress)
+        auc_dict["ci95_bootstrap"] = list(ci) if ci else None
+        auc_dict["bootstrap"] = {"n": n_boot, "seed": seed, "stratified": True, "n_undefined": undefined}
+    elif auc.defined:
+        auc_dict["ci95_bootstrap"] = None
+        auc_dict["bootstrap"] = None
+    out["auc"] = auc_dict
+    out["pearson"] = pearson(scores, target).as_dict()
+    out["spearman"] = spearman(scores, target).as_dict()
+    out["kendall"] = kendall(scores, target).as_dict()
+    youden = youden_threshold(scores, labels)
+    out["youden"] = youden
+    out["at_youden_threshold"] = precision_recall_f1(scores, labels, youden["threshold"]) if youden else None
+    out["roc"] = roc_points(scores, labels)
+    if scores_b is not None:
+        out["auc_a"] = auc_dict
+        out["auc_b"] = roc_auc(scores_b, labels).as_dict()
+        paired = delong_paired(scores, scores_b, labels)
+        d = paired.as_dict()
+        d.setdefault("diff", paired.extra.get("diff"))
+        d.setdefault("z", None)
+        d.setdefault("p_value", None)
+        if "ci95" not in d:
+            d["ci95"] = None
+        out["delong_paired"] = d
+    return out

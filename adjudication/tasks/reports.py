@@ -1,0 +1,27 @@
+"""The report-job task: bootstrap intervals, model-as-rater bootstraps and outcome cross-validations,
+which are too slow for a request (see :mod:`adjudication.analysis.jobs`).
+
+A redelivered task recomputes the same seeded result and overwrites it (the job row is keyed on its
+parameters), so nothing duplicates.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import OperationalError
+
+from adjudication.analysis import jobs
+
+
+@shared_task(
+    name="adjudication.report_job_run",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=3,
+)
+def report_job_run(self, job_id: int) -> None:
+    jobs.job_run(job_id=job_id)

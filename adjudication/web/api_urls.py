@@ -1,0 +1,17 @@
+"""adjudication's REST API, gathered from each area's ``urls`` module."""
+
+from django.urls import include, path
+
+from adjudication.web.cases import urls as cases
+from adjudication.web.exports import urls as exports
+from adjudication.web.raters import urls as raters
+from adjudication.web.reports import urls as reports
+from adjudication.web.validation import urls as validation
+
+urlpatterns: list = [
+    path("", include(cases.api_urlpatterns)),
+    path("", include(exports.api_urlpatterns)),
+    path("", include(reports.api_urlpatterns)),
+    path("", include(validation.api_urlpatterns)),
+    path("", include(raters.api_urlpatterns)),
+]

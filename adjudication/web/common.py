@@ -1,0 +1,69 @@
+"""What adjudication's pages and API share on top of ``concord.http`` and ``concord.access``.
+
+* :func:`report_errors`: ``concord.http.domain_errors`` for report pages, whose generic title says
+  "Cannot compute this report" (404 and 403 still say as little as possible).
+* :func:`check_format`, :func:`csv_download`, :func:`json_download`: the downloads of every report
+  (``.csv`` or ``.json``, always as an attachment).
+* :class:`ResearcherApi` and :func:`flat`: the base of the researcher-only API classes and the
+  reading of form or JSON bodies alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+from django.http import HttpRequest, HttpResponse
+from rest_framework.views import APIView
+
+from concord.errors import DomainError, NotFound
+from concord.http import attachment, error_response
+
+REPORT_ERROR_TITLE = "Cannot compute this report"
+DOWNLOAD_FORMATS = ("csv", "json")
+
+V = TypeVar("V", bound=Callable[..., HttpResponse])
+
+
+def report_errors(view: V) -> V:
+    """Decorate a report view: a ``DomainError`` raised inside becomes the error page or fragment."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except DomainError as exc:
+            return error_response(request, exc, title=REPORT_ERROR_TITLE)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def check_format(fmt: str) -> None:
+    """Refuse (404) a download format other than csv or json."""
+    if fmt not in DOWNLOAD_FORMATS:
+        raise NotFound("downloads are .csv or .json")
+
+
+def csv_download(body: str, name: str) -> HttpResponse:
+    return attachment(body, content_type="text/csv; charset=utf-8", filename=f"{name}.csv")
+
+
+def json_download(report: Any, name: str) -> HttpResponse:
+    return attachment(
+        json.dumps(report, ensure_ascii=False, indent=1), content_type="application/json", filename=f"{name}.json"
+    )
+
+
+class ResearcherApi(APIView):
+    """Base of the API classes that only a researcher of the study may call."""
+
+    access_policy = "researcher"
+
+
+def flat(data: Any) -> dict[str, Any]:
+    """Form or JSON bodies alike as a mapping of single values."""
+    if hasattr(data, "dict"):
+        return data.dict()
+    return dict(data)

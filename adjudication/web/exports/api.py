@@ -1,0 +1,79 @@
+"""REST API of the exports: request one, list them, follow a job (the file itself is downloaded from the page
+route, ``adjudication:export-download``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from adjudication import selectors, services
+from adjudication.models import ExportJob
+
+
+class _JobOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    study = serializers.CharField()
+    format = serializers.CharField()
+    status = serializers.CharField()
+    n_done = serializers.IntegerField()
+    n_total = serializers.IntegerField()
+    progress = serializers.FloatField()
+    error = serializers.CharField(allow_blank=True)
+    size_bytes = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    download = serializers.CharField(allow_null=True)
+
+
+def _job(job: ExportJob) -> dict[str, Any]:
+    return {
+        "id": job.pk,
+        "study": job.study.slug,
+        "format": job.format,
+        "status": job.status,
+        "n_done": job.n_done,
+        "n_total": job.n_total,
+        "progress": job.progress,
+        "error": job.error,
+        "size_bytes": job.size_bytes,
+        "created_at": job.created_at.isoformat(),
+        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+        "download": reverse("adjudication:export-download", args=[job.pk]) if job.status == "done" else None,
+    }
+
+
+class ExportListCreateApi(APIView):
+    access_policy = "researcher"
+
+    class Input(serializers.Serializer):
+        format = serializers.CharField()
+
+        class Meta:
+            ref_name = "ExportRequestIn"
+
+    @extend_schema(operation_id="adjudication_exports_list", responses=_JobOut(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        study = selectors.study_get_for_researcher(user=request.user, slug=slug)
+        return Response([_job(j) for j in study.export_jobs.select_related("study")[:100]])
+
+    @extend_schema(operation_id="adjudication_export_request", request=Input, responses={202: _JobOut})
+    def post(self, request: Request, slug: str) -> Response:
+        study = selectors.study_get_for_researcher(user=request.user, slug=slug)
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        job = services.export_request(study_id=study.pk, fmt=data.validated_data["format"], actor=request.user)
+        return Response(_job(job), status=status.HTTP_202_ACCEPTED)
+
+
+class ExportDetailApi(APIView):
+    access_policy = "researcher"
+
+    @extend_schema(operation_id="adjudication_export_read", responses=_JobOut)
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(_job(selectors.export_get_for_researcher(user=request.user, job_id=pk)))

@@ -1,0 +1,52 @@
+"""Researcher export pages: request an export, follow its job, download the file.
+
+Every view authorizes with one access helper from adjudication.selectors (annotators 403, strangers
+404), calls one service and responds; for an htmx request it answers only the fragment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.http import FileResponse, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET, require_http_methods
+
+from adjudication import selectors, services
+from adjudication.models import ExportFormat, ExportStatus
+from concord.access import access_policy
+from concord.http import domain_errors, htmx_render
+
+
+@access_policy("researcher")
+@require_http_methods(["GET", "POST"])
+@domain_errors
+def exports(request: HttpRequest, slug: str) -> HttpResponse:
+    study = selectors.study_get_for_researcher(user=request.user, slug=slug)
+    if request.method == "POST":
+        services.export_request(study_id=study.pk, fmt=request.POST.get("format", ""), actor=request.user)
+        if not request.htmx:
+            return redirect("adjudication:exports", slug=study.slug)
+    jobs = list(study.export_jobs.select_related("requested_by")[:50])
+    context = {
+        "study": study,
+        "jobs": jobs,
+        "formats": ExportFormat.choices,
+        "polling": any(j.status in (ExportStatus.QUEUED, ExportStatus.RUNNING) for j in jobs),
+    }
+    return htmx_render(request, "adjudication/exports.html", context, fragment="adjudication/_export_jobs.html")
+
+
+@access_policy("researcher")
+@require_GET
+@domain_errors
+def export_download(request: HttpRequest, pk: int) -> FileResponse:
+    job = selectors.export_get_for_researcher(user=request.user, job_id=pk)
+    services.export_download_record(job=job, actor=request.user)
+    path = Path(job.path)
+    if request.GET.get("part") == "card" and job.format != ExportFormat.HF:
+        path = Path(job.path + ".card.md")
+    # Always an attachment: an export holds item text that must never render in the browser.
+    response = FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)  # noqa: SIM115
+    response["X-Content-Type-Options"] = "nosniff"
+    return response

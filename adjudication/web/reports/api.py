@@ -1,0 +1,100 @@
+"""REST API of the reports: the same services and the same JSON as the pages' downloads.
+
+One class per operation; each authorizes with ``study_get_for_researcher`` (annotators 403,
+strangers 404) and maps domain errors onto their HTTP status.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from adjudication.analysis import jobs
+from adjudication.analysis.agreement import agreement_overview, agreement_params_parse
+from adjudication.analysis.params import bootstrap_params
+from adjudication.analysis.validity import validity_pairs, validity_params_parse
+from adjudication.selectors import study_get_for_researcher
+from adjudication.web.common import ResearcherApi, flat
+
+BOOTSTRAP_PARAMETERS = [
+    OpenApiParameter("n_boot", int, description="bootstrap resamples whose finished job to return (default 2000)"),
+    OpenApiParameter("seed", int, description="bootstrap seed (default 0)"),
+]
+VALIDITY_PARAMETERS = [
+    OpenApiParameter(
+        "source", str, required=True, description="metric source: run:<id> or measure:<pool>:<measure>:<rater>"
+    ),
+    OpenApiParameter("pool", int, required=True, description="the pool whose human labels are the target"),
+    OpenApiParameter("question", str, required=True, description="key of a categorical question of that pool"),
+    OpenApiParameter(
+        "target", str, description="gold, majority or rater:<pseudonym> (default: gold if any, else majority)"
+    ),
+    OpenApiParameter("positive", str, description="the option counted as positive (default: see default_positive)"),
+]
+
+
+class ReportIndexApi(ResearcherApi):
+    """What can be reported for a study: every (pool, question) and every (metric source, question)."""
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, slug: str) -> Response:
+        study = study_get_for_researcher(user=request.user, slug=slug)
+        agreement = [
+            {
+                "pool": {"id": row["pool"].pk, "name": row["pool"].name},
+                "question": row["question"].key,
+                "n_units": row["report"]["n_units"],
+                "n_raters": row["report"]["n_raters"],
+            }
+            for row in agreement_overview(study=study)
+        ]
+        validity = [
+            {"source": p["source"].key, "label": p["source"].label, "pool": p["pool"].pk, "question": p["question"].key}
+            for p in validity_pairs(study=study)
+        ]
+        return Response({"study": study.slug, "agreement": agreement, "validity": validity})
+
+
+class AgreementReportApi(ResearcherApi):
+    """Point estimates, or the finished bootstrap for ``n_boot`` and ``seed`` when one was computed."""
+
+    @extend_schema(parameters=BOOTSTRAP_PARAMETERS, responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, slug: str, pool_id: int, question: str) -> Response:
+        study = study_get_for_researcher(user=request.user, slug=slug)
+        report, job = jobs.agreement_report_with_bootstrap(
+            study=study, params=agreement_params_parse(pool_id=pool_id, question=question, query=request.query_params)
+        )
+        return Response({**report, "bootstrap_job": job.pk if job else None})
+
+
+class ValidityReportApi(ResearcherApi):
+    """Query: source, pool, question, and optionally target, positive, n_boot, seed."""
+
+    @extend_schema(parameters=VALIDITY_PARAMETERS + BOOTSTRAP_PARAMETERS, responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, slug: str) -> Response:
+        study = study_get_for_researcher(user=request.user, slug=slug)
+        vp = validity_params_parse(study=study, query=request.query_params)
+        n_boot, seed = bootstrap_params(request.query_params.get("n_boot"), request.query_params.get("seed"))
+        report, job = jobs.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
+        return Response({**report, "bootstrap_job": job.pk if job else None})
+
+
+class ReportJobStartApi(ResearcherApi):
+    """Body: kind (agreement | validity), the report's parameters, n_boot, seed. 202 with the job."""
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={202: OpenApiTypes.OBJECT})
+    def post(self, request: Request, slug: str) -> Response:
+        study = study_get_for_researcher(user=request.user, slug=slug)
+        kind, params = jobs.job_params_parse(study=study, data=flat(request.data))
+        job = jobs.report_job_start(study=study, kind=kind, params=params, user=request.user)
+        return Response(jobs.job_as_dict(job), status=status.HTTP_202_ACCEPTED)
+
+
+class ReportJobApi(ResearcherApi):
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, slug: str, job_id: int) -> Response:
+        study = study_get_for_researcher(user=request.user, slug=slug)
+        return Response(jobs.job_as_dict(jobs.report_job_get(study=study, job_id=job_id)))

@@ -1,0 +1,176 @@
+"""Report pages for researchers: agreement per pool and question, metric vs human, downloads.
+
+Every view parses, authorizes with ``study_get_for_researcher`` (annotators 403, strangers 404),
+calls one service of adjudication.analysis and responds. Point estimates are computed in the
+request; bootstrap intervals are queued as a ReportJob and polled through the ``_report_job.html``
+fragment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from adjudication.analysis import jobs
+from adjudication.analysis.access import pool_get_for_report
+from adjudication.analysis.agreement import agreement_overview, agreement_params_parse, pair_matrix
+from adjudication.analysis.loading import target_choices
+from adjudication.analysis.params import bootstrap_params
+from adjudication.analysis.rendering import agreement_csv, roc_svg_points, validity_csv
+from adjudication.analysis.validity import comparison_choices, validity_pairs, validity_params_parse
+from adjudication.models import ReportJobKind, ReportJobStatus
+from adjudication.selectors import study_get_for_researcher
+from adjudication.web.common import check_format, csv_download, json_download, report_errors
+from annotation.models import Study
+from concord.access import access_policy
+from concord.http import vary_on_htmx
+
+# --- pages ---------------------------------------------------------------------------------------
+
+
+@access_policy("researcher")
+@require_GET
+@report_errors
+def report_index(request: HttpRequest, slug: str) -> HttpResponse:
+    study = study_get_for_researcher(user=request.user, slug=slug)
+    return render(
+        request,
+        "adjudication/report_index.html",
+        {
+            "study": study,
+            "overview": agreement_overview(study=study),
+            "pairs": validity_pairs(study=study),
+        },
+    )
+
+
+@access_policy("researcher")
+@require_GET
+@report_errors
+def report_agreement(request: HttpRequest, slug: str, pool_id: int, question: str) -> HttpResponse:
+    study = study_get_for_researcher(user=request.user, slug=slug)
+    params = agreement_params_parse(pool_id=pool_id, question=question, query=request.GET)
+    report, job = jobs.agreement_report_with_bootstrap(study=study, params=params)
+    context = {
+        "study": study,
+        "report": report,
+        "job": job,
+        "params": params,
+        "matrix": pair_matrix(report),
+        "options": [
+            {"name": summary["option"], "report": summary, "matrix": pair_matrix(summary)}
+            for summary in report.get("per_option") or []
+        ],
+        "kind": ReportJobKind.AGREEMENT,
+        "hidden_fields": [("pool", pool_id), ("question", question)],
+    }
+    return render(request, "adjudication/report_agreement.html", context)
+
+
+@access_policy("researcher")
+@require_GET
+@report_errors
+def report_agreement_download(request: HttpRequest, slug: str, pool_id: int, question: str, fmt: str) -> HttpResponse:
+    study = study_get_for_researcher(user=request.user, slug=slug)
+    check_format(fmt)
+    params = agreement_params_parse(pool_id=pool_id, question=question, query=request.GET)
+    report, _ = jobs.agreement_report_with_bootstrap(study=study, params=params)
+    name = f"{study.slug}-{report['pool']['name']}-{question}-agreement"
+    if fmt == "csv":
+        return csv_download(agreement_csv(report), name)
+    return json_download(report, name)
+
+
+@access_policy("researcher")
+@require_GET
+@report_errors
+def report_validity(request: HttpRequest, slug: str) -> HttpResponse:
+    study = study_get_for_researcher(user=request.user, slug=slug)
+    vp = validity_params_parse(study=study, query=request.GET)
+    n_boot, seed = bootstrap_params(request.GET.get("n_boot"), request.GET.get("seed"))
+    report, job = jobs.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
+    pool = pool_get_for_report(study=study, pool_id=vp.pool_id)
+    context = {
+        "study": study,
+        "report": report,
+        "job": job,
+        "vp": vp,
+        "n_boot": n_boot,
+        "seed": seed,
+        "roc_points": roc_svg_points(report.get("roc")),
+        "targets": target_choices(pool=pool),
+        "compare_choices": comparison_choices(study=study, source_key=vp.source),
+        "query": request.GET.urlencode(),
+        "kind": ReportJobKind.VALIDITY,
+        "hidden_fields": [(k, v) for k, v in vp.as_dict().items() if k != "pool"] + [("pool", vp.pool_id)],
+    }
+    return render(request, "adjudication/report_validity.html", context)
+
+
+@access_policy("researcher")
+@require_GET
+@report_errors
+def report_validity_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    study = study_get_for_researcher(user=request.user, slug=slug)
+    check_format(fmt)
+    vp = validity_params_parse(study=study, query=request.GET)
+    n_boot, seed = bootstrap_params(request.GET.get("n_boot"), request.GET.get("seed"))
+    report, _ = jobs.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
+    name = f"{study.slug}-validity-{vp.source.replace(':', '-')}-{vp.question}"
+    if fmt == "csv":
+        return csv_download(validity_csv(report), name)
+    return json_download(report, name)
+
+
+# --- bootstrap jobs (htmx) -----------------------------------------------------------------------------
+
+
+def _job_fragment(request: HttpRequest, study: Study, job: Any) -> HttpResponse:
+    return vary_on_htmx(render(request, "adjudication/_report_job.html", {"study": study, "job": job}))
+
+
+@access_policy("researcher")
+@require_POST
+@report_errors
+def report_job_start(request: HttpRequest, slug: str) -> HttpResponse:
+    study = study_get_for_researcher(user=request.user, slug=slug)
+    kind, params = jobs.job_params_parse(study=study, data=request.POST)
+    job = jobs.report_job_start(study=study, kind=kind, params=params, user=request.user)
+    if not request.htmx:
+        return redirect(_report_url(study, kind, params))
+    response = _job_fragment(request, study, job)
+    if job.status == ReportJobStatus.DONE:
+        response["HX-Refresh"] = "true"  # these intervals exist already: show them
+    return response
+
+
+def _report_url(study: Study, kind: str, params: dict[str, Any]) -> str:
+    query = {"n_boot": params["n_boot"], "seed": params["seed"]}
+    if kind == ReportJobKind.AGREEMENT:
+        return (
+            reverse("adjudication:report-agreement", args=[study.slug, params["pool"], params["question"]])
+            + "?"
+            + urlencode(query)
+        )
+    query.update(
+        {k: params[k] for k in ("source", "pool", "question", "target", "positive", "compare") if params.get(k)}
+    )
+    return reverse("adjudication:report-validity", args=[study.slug]) + "?" + urlencode(query)
+
+
+@access_policy("researcher")
+@require_GET
+@report_errors
+def report_job(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    study = study_get_for_researcher(user=request.user, slug=slug)
+    job = jobs.report_job_get(study=study, job_id=job_id)
+    response = _job_fragment(request, study, job)
+    if job.status == ReportJobStatus.DONE and request.htmx:
+        # The finished bootstrap changes the whole report: reload the page to show its intervals.
+        response["HX-Refresh"] = "true"
+    return response

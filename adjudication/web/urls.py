@@ -1,0 +1,20 @@
+"""adjudication's pages (namespace ``adjudication``), gathered from each area's ``urls`` module."""
+
+from django.urls import include, path
+
+from adjudication.web.cases import urls as cases
+from adjudication.web.exports import urls as exports
+from adjudication.web.pool_agreement import urls as pool_agreement
+from adjudication.web.raters import urls as raters
+from adjudication.web.reports import urls as reports
+from adjudication.web.validation import urls as validation
+
+app_name = "adjudication"
+urlpatterns = [
+    path("", include(cases.urlpatterns)),
+    path("", include(exports.urlpatterns)),
+    path("", include(reports.urlpatterns)),
+    path("", include(pool_agreement.urlpatterns)),
+    path("", include(validation.urlpatterns)),
+    path("", include(raters.urlpatterns)),
+]
