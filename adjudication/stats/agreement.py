@@ -26,7 +26,7 @@ their traps are guarded here:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Literal
@@ -146,7 +146,9 @@ def percentile_ci(samples: np.ndarray) -> tuple[tuple[float, float] | None, int]
     return (float(low), float(high)), n_undefined
 
 
-def resample_indices(rng: np.random.Generator, n: int, n_boot: int, progress: Progress | None):
+def resample_indices(
+    rng: np.random.Generator, n: int, n_boot: int, progress: Progress | None
+) -> Iterator[np.ndarray]:
     """Yield batches of bootstrap index rows, reporting progress after each batch."""
     done = 0
     while done < n_boot:
@@ -346,7 +348,7 @@ def _ordinal_delta(n_c: np.ndarray) -> np.ndarray:
     before = np.where(lo > 0, np.take(cum, np.maximum(lo - 1, 0), axis=-1), 0.0)
     span = np.take(cum, hi, axis=-1) - before
     half = (np.take(n_c, lo, axis=-1) + np.take(n_c, hi, axis=-1)) / 2.0
-    return (span - half) ** 2
+    return np.asarray((span - half) ** 2, dtype=float)
 
 
 def _alpha_from_coincidence(o: np.ndarray, level: Level) -> np.ndarray:
@@ -582,7 +584,6 @@ def agreement_summary(
     rated = n_ratings > 0
     used_any = n_ratings >= 2
     k = len(scale) if scale is not None else None
-    categorical = k is not None
 
     steps = 2 if n_boot > 0 else 0
 
@@ -599,9 +600,9 @@ def agreement_summary(
         "scale": [str(v) for v in scale] if scale is not None else None,
         "raters": list(rater_names),
     }
-    counts = category_counts(codes, k) if categorical else None
+    counts = category_counts(codes, k) if k is not None else None
     out["percent_agreement"] = percent_agreement(codes, counts=counts).as_dict()
-    if categorical:
+    if k is not None:
         fk = fleiss_kappa(codes, k, n_boot=n_boot, seed=seed, progress=sub_progress(0), counts=counts)
     else:
         fk = Estimate.undefined("Fleiss' κ needs a categorical scale; these ratings are interval numbers")
@@ -609,7 +610,7 @@ def agreement_summary(
     alpha = krippendorff_alpha(codes, level, k, n_boot=n_boot, seed=seed, progress=sub_progress(1), counts=counts)
     out["krippendorff_alpha"] = alpha.as_dict()
 
-    if categorical:
+    if k is not None and scale is not None:
         pairs = pairwise_matrix(codes, k, weights)
         out["cohen_kappa_pairs"] = [
             {"rater_a": rater_names[i], "rater_b": rater_names[j], **est.as_dict()} for (i, j), est in pairs.items()
@@ -651,7 +652,8 @@ def agreement_summary(
         out["mean_pairwise_cohen_kappa"] = None
     out["weights"] = weights
     out["bootstrap"] = {"n": n_boot, "seed": seed} if n_boot > 0 else None
-    return _finite(out)
+    checked: dict[str, Any] = _finite(out)
+    return checked
 
 
 def _finite(obj: Any) -> Any:

@@ -240,6 +240,6 @@ def cross_validate(
 def _importance(model: Any, name: str, n_features: int) -> np.ndarray:
     if name == "logistic":
         coef = model[-1].coef_
-        return np.abs(coef).mean(axis=0)
+        return np.asarray(np.abs(coef).mean(axis=0), dtype=float)
     imp = getattr(model, "feature_importances_", None)
     return np.asarray(imp, dtype=float) if imp is not None else np.zeros(n_features)

@@ -66,7 +66,7 @@ def per_class_prf(
             fp = ((pb == c) & (rb != c)).sum(axis=1)
             fn = ((pb != c) & (rb == c)).sum(axis=1)
             boot_f1[:, c] = _f1(tp, fp, fn)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for c, name in enumerate(classes):
         tp = int(confusion[c, c])
         fp = int(confusion[:, c].sum() - tp)

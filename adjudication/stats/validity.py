@@ -65,7 +65,7 @@ def _delong_cov(v10: np.ndarray, v01: np.ndarray) -> np.ndarray:
     m, n = v10.shape[1], v01.shape[1]
     s10 = np.atleast_2d(np.cov(v10)) if m > 1 else np.zeros((v10.shape[0], v10.shape[0]))
     s01 = np.atleast_2d(np.cov(v01)) if n > 1 else np.zeros((v01.shape[0], v01.shape[0]))
-    return s10 / m + s01 / n
+    return np.asarray(s10 / m + s01 / n, dtype=float)
 
 
 def _class_check(y: np.ndarray, n_excluded: int) -> Estimate | None:
