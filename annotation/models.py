@@ -11,6 +11,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotation import units
+
 
 class Role(models.TextChoices):
     RESEARCHER = "researcher", "Researcher"
@@ -174,7 +176,7 @@ class Sentence(models.Model):
 
     @property
     def unit_key(self) -> str:
-        return f"s:{self.index}" if self.part == "answer" else f"src:{self.index}"
+        return units.of_sentence(self.part, self.index)
 
 
 class Chunk(models.Model):
@@ -193,7 +195,7 @@ class Chunk(models.Model):
 
     @property
     def unit_key(self) -> str:
-        return f"c:{self.rank}"
+        return units.chunk(self.rank)
 
 
 class Importance(models.TextChoices):
@@ -253,7 +255,7 @@ class Aspect(models.Model):
 
     @property
     def unit_key(self) -> str:
-        return f"a:{self.pk}"
+        return units.aspect(self.pk)
 
 
 class Visibility(models.TextChoices):

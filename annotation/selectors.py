@@ -371,7 +371,7 @@ class QuestionState:
 
     @property
     def dom_id(self) -> str:
-        return f"q-{self.question.key}-{self.unit_key.replace(':', '-')}"
+        return f"q-{self.question.key}-{units.slug(self.unit_key)}"
 
 
 @dataclass
@@ -386,7 +386,7 @@ class UnitView:
 
     @property
     def dom_id(self) -> str:
-        return "unit-" + self.key.replace(":", "-")
+        return "unit-" + units.slug(self.key)
 
     @property
     def complete(self) -> bool:

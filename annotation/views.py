@@ -96,7 +96,7 @@ def _int(raw: str | None, name: str) -> int:
 
 def _anchor(unit_key: str) -> str:
     """The element id of a unit on the item page."""
-    return "unit-" + unit_key.replace(":", "-")
+    return "unit-" + units.slug(unit_key)
 
 
 def _unit_response(

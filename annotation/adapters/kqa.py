@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from annotation import units
+
 PHYSICIAN_POOL = "K-QA physicians"
 NLI_LABELS = {"Entailment": "entailment", "Neutral": "neutral", "Contradiction": "contradiction"}
 IMPORTANCE = {"Must_have": "must_have", "Nice_to_have": "nice_to_have"}
@@ -98,7 +100,7 @@ def nli_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             group["row_ids"].append(int(row[""]))
             for k in range(3):
                 group["labels"].append({
-                    "annotator": f"physician-{k + 1}", "question": "aspect_entailment", "unit": f"a:{index}",
+                    "annotator": f"physician-{k + 1}", "question": "aspect_entailment", "unit": units.aspect(index),
                     "value": NLI_LABELS[row[f"label_{k}"]],
                 })
     for (question, system, answer), group in groups.items():
