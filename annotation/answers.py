@@ -148,7 +148,8 @@ def _as_number(value: Any) -> float | int:
     if isinstance(value, str):
         text = value.strip()
         try:
-            value = float(text) if any(c in text for c in ".eE") or text.lower() in ("nan", "inf", "-inf") else int(text)
+            is_float = any(c in text for c in ".eE") or text.lower() in ("nan", "inf", "-inf")
+            value = float(text) if is_float else int(text)
         except ValueError as exc:
             raise InvalidValue(f"{value!r} is not a number") from exc
     if not isinstance(value, int | float) or not math.isfinite(value):

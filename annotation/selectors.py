@@ -150,7 +150,8 @@ def _unit_row(assignment: Assignment, unit: units.Unit | None) -> UnitRow | None
 
 def get_pool_for_annotator(user: AbstractBaseUser, pk: int) -> Pool:
     try:
-        return Pool.objects.filter(pk=pk, memberships__user=user, memberships__active=True).select_related("study").get()
+        pools = Pool.objects.filter(pk=pk, memberships__user=user, memberships__active=True)
+        return pools.select_related("study").get()
     except Pool.DoesNotExist:
         raise NotFound("No such pool.") from None
 
@@ -180,12 +181,17 @@ class ItemUnits:
     item_id: int
 
     @cached_property
+    def _sentences(self) -> list[tuple[str, int]]:
+        rows = Sentence.objects.filter(item_id=self.item_id).order_by("part", "index").values_list("part", "index")
+        return list(rows)
+
+    @cached_property
     def answer_sentences(self) -> list[int]:
-        return list(Sentence.objects.filter(item_id=self.item_id, part="answer").order_by("index").values_list("index", flat=True))
+        return [index for part, index in self._sentences if part == "answer"]
 
     @cached_property
     def source_sentences(self) -> list[int]:
-        return list(Sentence.objects.filter(item_id=self.item_id, part="source").order_by("index").values_list("index", flat=True))
+        return [index for part, index in self._sentences if part == "source"]
 
     @cached_property
     def chunk_ranks(self) -> list[int]:
@@ -226,7 +232,8 @@ def assignment_units(*, item_id: int) -> ItemUnits:
 
 
 def current_aspects(item_id: int):
-    return Aspect.objects.filter(item_id=item_id, status=AspectStatus.ACCEPTED, retired_in_version__isnull=True).order_by("id")
+    accepted = Aspect.objects.filter(item_id=item_id, status=AspectStatus.ACCEPTED, retired_in_version__isnull=True)
+    return accepted.order_by("id")
 
 
 def label_conflict_details(current: Label | None, attempted: Any, question: Question, unit_key: str) -> dict[str, Any]:
@@ -299,22 +306,29 @@ def annotator_queue(*, user: AbstractBaseUser) -> list[StudyQueue]:
         .select_related("study")
         .annotate(
             n_assigned=Count("assignments", filter=Q(assignments__annotator=user)),
-            n_submitted=Count("assignments", filter=Q(assignments__annotator=user, assignments__status=AssignmentStatus.SUBMITTED)),
-            n_skipped=Count("assignments", filter=Q(assignments__annotator=user, assignments__status=AssignmentStatus.SKIPPED)),
+            n_submitted=Count(
+                "assignments", filter=Q(assignments__annotator=user, assignments__status=AssignmentStatus.SUBMITTED)
+            ),
+            n_skipped=Count(
+                "assignments", filter=Q(assignments__annotator=user, assignments__status=AssignmentStatus.SKIPPED)
+            ),
         )
         .order_by("study__name", "name")
     )
     studies: dict[int, StudyQueue] = {}
     for pool in pools:
         queue = studies.setdefault(pool.study_id, StudyQueue(study=pool.study))
-        queue.pools.append(PoolProgress(pool=pool, assigned=pool.n_assigned, submitted=pool.n_submitted, skipped=pool.n_skipped))
+        queue.pools.append(
+            PoolProgress(pool=pool, assigned=pool.n_assigned, submitted=pool.n_submitted, skipped=pool.n_skipped)
+        )
     return list(studies.values())
 
 
 def pool_progress(*, pool: Pool, user: AbstractBaseUser) -> PoolProgress:
     counts = Counter(Assignment.objects.filter(pool=pool, annotator=user).values_list("status", flat=True))
     return PoolProgress(
-        pool=pool, assigned=sum(counts.values()), submitted=counts[AssignmentStatus.SUBMITTED], skipped=counts[AssignmentStatus.SKIPPED]
+        pool=pool, assigned=sum(counts.values()), submitted=counts[AssignmentStatus.SUBMITTED],
+        skipped=counts[AssignmentStatus.SKIPPED],
     )
 
 
@@ -329,7 +343,8 @@ def annotator_assignments(*, user: AbstractBaseUser):
 
 
 def assignment_labels(*, assignment: Assignment):
-    return Label.objects.filter(assignment=assignment).select_related("question", "updated_by").order_by("question__order", "question_id", "unit_key")
+    labels = Label.objects.filter(assignment=assignment).select_related("question", "updated_by")
+    return labels.order_by("question__order", "question_id", "unit_key")
 
 
 # --- The workspace (blinded) -------------------------------------------------------------------
@@ -514,21 +529,24 @@ def assignment_workspace(*, assignment: Assignment, user: AbstractBaseUser) -> W
     ]
     chunk_units = [
         UnitView(
-            key=units.chunk(c.rank), kind="chunk", number=c.rank, text=c.text, questions=states("chunk", units.chunk(c.rank)),
-            extra={"document_id": c.document_id},
+            key=units.chunk(c.rank), kind="chunk", number=c.rank, text=c.text,
+            questions=states("chunk", units.chunk(c.rank)), extra={"document_id": c.document_id},
         )
         for c in Chunk.objects.filter(item=item).order_by("rank").only("rank", "text", "document_id", "item_id")
     ]
     aspects = list(
         Aspect.objects.filter(item=item)
-        .filter(Q(status=AspectStatus.ACCEPTED, retired_in_version__isnull=True) | Q(proposed_by=user, status=AspectStatus.PROPOSED))
+        .filter(
+            Q(status=AspectStatus.ACCEPTED, retired_in_version__isnull=True)
+            | Q(proposed_by=user, status=AspectStatus.PROPOSED)
+        )
         .order_by("id")
     )
     accepted = [a for a in aspects if a.status == AspectStatus.ACCEPTED]
     aspect_units = [
         UnitView(
-            key=units.aspect(a.pk), kind="aspect", number=n, text=a.text, questions=states("aspect", units.aspect(a.pk)),
-            extra={"importance": a.get_importance_display()},
+            key=units.aspect(a.pk), kind="aspect", number=n, text=a.text,
+            questions=states("aspect", units.aspect(a.pk)), extra={"importance": a.get_importance_display()},
         )
         for n, a in enumerate(accepted, start=1)
     ]
@@ -561,7 +579,9 @@ class UnitPage:
         return self.assignment.status in (AssignmentStatus.ASSIGNED, AssignmentStatus.STARTED)
 
 
-def unit_redraw(*, assignment: Assignment, row: UnitRow, labels: dict[tuple[int, str], Label]) -> tuple[UnitPage, UnitView]:
+def unit_redraw(
+    *, assignment: Assignment, row: UnitRow, labels: dict[tuple[int, str], Label]
+) -> tuple[UnitPage, UnitView]:
     """One unit of the workspace, as :func:`assignment_workspace` shows it, from what a label save already
     read: the unit's row (:func:`get_assignment_and_unit`), the pool's questions and ``labels``, the
     annotator's labels of this unit and of the item (by question id and unit key). Only an alignment
@@ -571,13 +591,14 @@ def unit_redraw(*, assignment: Assignment, row: UnitRow, labels: dict[tuple[int,
     targets: list[tuple[int, str]] = []
     if any(q.kind == "alignment" and q.scope == scope for q in questions):
         part = "source" if scope == "sentence" else "answer"
-        targets = list(
-            Sentence.objects.filter(item_id=assignment.item_id, part=part).order_by("index").values_list("index", "text")
-        )
+        sentences = Sentence.objects.filter(item_id=assignment.item_id, part=part).order_by("index")
+        targets = list(sentences.values_list("index", "text"))
     states = _question_states(questions, scope, row.key, labels, targets=targets)
     if row.kind == "sentence" and not any(q.scope == "sentence" for q in questions):
         states = []
-    unit = UnitView(key=row.key, kind=row.kind, number=row.number, text=row.text, questions=states, extra=dict(row.extra))
+    unit = UnitView(
+        key=row.key, kind=row.kind, number=row.number, text=row.text, questions=states, extra=dict(row.extra)
+    )
     return UnitPage(assignment=assignment), unit
 
 
@@ -594,5 +615,6 @@ def _calibration_labels(assignment: Assignment) -> list[OtherLabel]:
     )
     grouped: dict[tuple[str, str], list[OtherLabel]] = defaultdict(list)
     for annotator_id, key, unit, value in rows:
-        grouped[(key, unit)].append(OtherLabel(pseudonym=pseudonyms.get(annotator_id, "?"), question_key=key, unit_key=unit, value=value))
+        pseudonym = pseudonyms.get(annotator_id, "?")
+        grouped[(key, unit)].append(OtherLabel(pseudonym=pseudonym, question_key=key, unit_key=unit, value=value))
     return [o for group in grouped.values() for o in group]

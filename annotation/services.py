@@ -103,7 +103,8 @@ def pool_assign_items(*, pool: Pool, items: Iterable[Item] | None = None, seed: 
         existing: dict[int, set[int]] = defaultdict(set)
         counting: dict[int, int] = defaultdict(int)
         load: dict[int, int] = dict.fromkeys(members, 0)
-        for item_id, user_id, status in Assignment.objects.filter(pool=pool).values_list("item_id", "annotator_id", "status"):
+        current = Assignment.objects.filter(pool=pool).values_list("item_id", "annotator_id", "status")
+        for item_id, user_id, status in current:
             existing[item_id].add(user_id)
             if user_id in active:
                 load[user_id] += 1
@@ -116,7 +117,9 @@ def pool_assign_items(*, pool: Pool, items: Iterable[Item] | None = None, seed: 
             if need <= 0:
                 continue
             candidates = [u for u in members if u not in existing[item.pk]]
-            candidates.sort(key=lambda u: (load[u], order_key_for(seed=seed, pool_id=pool.pk, annotator_id=u, item_id=item.pk)))
+            candidates.sort(
+                key=lambda u: (load[u], order_key_for(seed=seed, pool_id=pool.pk, annotator_id=u, item_id=item.pk))
+            )
             for user_id in candidates[:need]:
                 load[user_id] += 1
                 new.append(
@@ -129,7 +132,9 @@ def pool_assign_items(*, pool: Pool, items: Iterable[Item] | None = None, seed: 
         return len(new)
 
 
-def assignment_reserve_next(*, pool: Pool, annotator: AbstractBaseUser, now: datetime | None = None) -> Assignment | None:
+def assignment_reserve_next(
+    *, pool: Pool, annotator: AbstractBaseUser, now: datetime | None = None
+) -> Assignment | None:
     """The annotator's next item in this pool, reserved for ``pool.reservation_minutes``.
 
     A live reservation is returned again (and extended), so "continue" from two tabs opens the same
@@ -181,7 +186,8 @@ def assignment_open(*, assignment: Assignment, actor: AbstractBaseUser, now: dat
         status=AssignmentStatus.STARTED, reserved_until=until, started_at=started_at
     )
     if updated:
-        assignment.status, assignment.reserved_until, assignment.started_at = AssignmentStatus.STARTED, until, started_at
+        assignment.status, assignment.reserved_until = AssignmentStatus.STARTED, until
+        assignment.started_at = started_at
     else:  # submitted or skipped meanwhile
         assignment.refresh_from_db(fields=["status", "reserved_until", "started_at"])
     return assignment
@@ -413,16 +419,19 @@ def assignment_missing_answers(*, assignment: Assignment) -> list[dict[str, str]
     """Required, applicable answers still missing, as dicts (question, unit_key, prompt, unit)."""
     questions = list(assignment.pool.questions.all())
     by_key = {q.key: q for q in questions}
-    units = assignment_units(item_id=assignment.item_id)
-    answers = {(q.key, u): v for q, u, v in _answers(assignment, by_key)}
+    item_units = assignment_units(item_id=assignment.item_id)
+    given = {(q.key, u): v for q, u, v in _answers(assignment, by_key)}
     missing = conditions.missing_answers(
         questions,
-        {scope: units.keys_for(scope) for scope in ("item", "sentence", "chunk", "aspect")},
-        answers,
-        alignment_targets_by_scope={scope: units.alignment_targets(scope) for scope in ("item", "sentence", "chunk", "aspect")},
+        {scope: item_units.keys_for(scope) for scope in units.SCOPES},
+        given,
+        alignment_targets_by_scope={scope: item_units.alignment_targets(scope) for scope in units.SCOPES},
     )
     return [
-        {"question": m.question_key, "unit_key": m.unit_key, "prompt": by_key[m.question_key].prompt, "unit": units.describe(m.unit_key)}
+        {
+            "question": m.question_key, "unit_key": m.unit_key, "prompt": by_key[m.question_key].prompt,
+            "unit": item_units.describe(m.unit_key),
+        }
         for m in missing
     ]
 
@@ -433,11 +442,15 @@ def _submitted_handlers() -> list:
         try:
             handlers.append(import_string(path))
         except ImportError as exc:
-            raise ImproperlyConfigured(f"ASSIGNMENT_SUBMITTED_HANDLERS names {path!r}, which cannot be imported: {exc}") from exc
+            raise ImproperlyConfigured(
+                f"ASSIGNMENT_SUBMITTED_HANDLERS names {path!r}, which cannot be imported: {exc}"
+            ) from exc
     return handlers
 
 
-def assignment_skip(*, assignment: Assignment, actor: AbstractBaseUser, reason: str, now: datetime | None = None) -> Assignment:
+def assignment_skip(
+    *, assignment: Assignment, actor: AbstractBaseUser, reason: str, now: datetime | None = None
+) -> Assignment:
     """Skip an item with a reason (required). Idempotent; a submitted item cannot be skipped."""
     reason = (reason or "").strip()
     if not reason:

@@ -53,7 +53,8 @@ def question_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not line.strip():
                 continue
             row = json.loads(line)
-            statements = [(s, "must_have") for s in row["Must_have"]] + [(s, "nice_to_have") for s in row["Nice_to_have"]]
+            statements = [(s, "must_have") for s in row["Must_have"]]
+            statements += [(s, "nice_to_have") for s in row["Nice_to_have"]]
             # Three statements in the file are blank ("" or " "); they are counted, not imported.
             aspects = [{"text": s.strip(), "importance": imp} for s, imp in statements if s.strip()]
             blank = {imp: sum(1 for s, i in statements if i == imp and not s.strip()) for imp in IMPORTANCE.values()}
