@@ -2,8 +2,9 @@
 
 One class per operation, nested input/output serializers, one access helper per resource (404 for
 anything that is not the caller's own). Token authentication (``Authorization: Token …``) works
-alongside the session. Domain errors map to HTTP here once: 400 / 403 / 404 / 409 with
-``{"error", "detail", "details"}``; a 409 on a label carries the newer value, who and when.
+alongside the session. Domain errors (``concord.errors``) are left to the project's one API error handler
+(``concord.api_errors``), which answers 400 / 403 / 404 / 409 with ``{"error", "detail", "details"}``; a 409
+on a label carries the newer value, who and when.
 """
 
 from __future__ import annotations
@@ -204,7 +205,7 @@ class WorkspaceOutput(serializers.Serializer):
 class AssignmentDetailApi(WorkspaceApi):
     @extend_schema(responses={200: WorkspaceOutput, 404: ErrorSerializer}, summary="One of my items, blinded")
     def get(self, request: Request, pk: int) -> Response:
-        assignment = selectors.get_assignment_for_annotator(request.user, pk)
+        assignment = selectors.get_assignment_for_annotator(request.user, pk, with_item=True)
         workspace = selectors.assignment_workspace(assignment=assignment, user=request.user)
         services.exposure_record(
             user=request.user, assignment=assignment, kind=ExposureKind.API,

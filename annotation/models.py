@@ -1,4 +1,4 @@
-"""The annotation data model (DESIGN.md §4).
+"""The annotation data model (docs/architecture.md).
 
 Units are addressed by stable keys, never by text: ``item`` for the answer as a whole, ``s:<index>``
 for a sentence, ``c:<rank>`` for a retrieved chunk and ``a:<aspect id>`` for an expected aspect.

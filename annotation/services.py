@@ -5,9 +5,10 @@ the console, the demo loader) have already fetched the objects through an access
 functions still refuse an actor who is not the assignment's annotator, so no path can write into
 someone else's work.
 
-Locking. On PostgreSQL the queue uses ``SELECT … FOR UPDATE SKIP LOCKED`` and label writes lock
-the label row (``SELECT … FOR UPDATE``) before a conditional ``UPDATE … WHERE version = base``.
-On SQLite ``FOR UPDATE`` is a no-op, but the project opens every transaction with ``BEGIN
+Locking. On PostgreSQL the queue uses ``SELECT … FOR UPDATE SKIP LOCKED``; a label write locks its
+assignment row (``SELECT … FOR UPDATE``), reading the unit's labels in the same query, and changes a
+label only by a conditional ``UPDATE … WHERE version = base`` or an insert under the unique constraint,
+so a read made stale by waiting for the lock is caught and the label read again. On SQLite ``FOR UPDATE`` is a no-op, but the project opens every transaction with ``BEGIN
 IMMEDIATE`` (settings: ``transaction_mode``), so write transactions are serialized by the
 database lock and the same version checks give the same guarantees.
 """

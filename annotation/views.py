@@ -1,8 +1,10 @@
 """The annotator workspace pages (Django templates + htmx).
 
 Each view parses, authorizes through one access helper (404 for what the user may not know exists),
-calls one service and responds. For htmx requests the same view returns only the fragment that
-changed (``_unit.html``, ``_submit_status.html``, ``_proposals.html``) with ``Vary: HX-Request``.
+calls one service and responds; a ``concord.errors`` error becomes its page or fragment through
+``concord.http.domain_errors``. For htmx requests the same view returns only the fragment that changed
+(``_unit.html``, ``_submit_status.html``, ``_proposals.html``) with ``Vary: HX-Request``; a label save
+redraws its unit from what the save itself read, without reloading the item.
 """
 
 from __future__ import annotations
