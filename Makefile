@@ -34,5 +34,8 @@ run: venv
 test: venv browser
 	DJANGO_ALLOW_ASYNC_UNSAFE=true $(BIN)/pytest $(PYTEST_ARGS)
 
+# Style, the architecture contracts (pyproject.toml [tool.importlinter]) and strict types on the pure packages.
 lint: venv
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy adjudication/stats scoring/metrics

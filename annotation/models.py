@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation import units
+from concord.jobs import Job
 
 
 class Role(models.TextChoices):
@@ -466,7 +467,7 @@ class AuditEvent(models.Model):
 class PasswordChangeRequired(models.Model):
     """The person logs in with a one-time password and must choose their own before anything else.
 
-    Deleted when they change it (annotation.account_views); its presence is the whole flag.
+    Deleted when they change it (annotation.accounts.views); its presence is the whole flag.
     """
 
     user = models.OneToOneField(
@@ -486,11 +487,13 @@ class ImportJobStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-class ImportJob(models.Model):
+class ImportJob(Job):
     """One upload through the researcher console: dry run, then the real import, run by a worker.
 
-    The file stays in storage until the import is done or refused. ``progress_done`` /
-    ``progress_total`` are the import's own progress reports, for the console's progress bar.
+    A ``concord.jobs.Job`` with its own states (uploaded → checking → checked or invalid; checked →
+    importing → done or invalid). The file stays in storage until the import is done or refused.
+    ``n_done`` / ``n_total`` are the import's own progress reports, for the console's progress bar;
+    ``errors`` lists a refused file's located errors (``error`` holds the refusal's message).
     """
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="import_jobs")
@@ -498,14 +501,14 @@ class ImportJob(models.Model):
     stored_name = models.CharField(max_length=400)
     size_bytes = models.PositiveBigIntegerField(default=0)
     status = models.CharField(max_length=10, choices=ImportJobStatus.choices, default=ImportJobStatus.UPLOADED)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
     summary = models.JSONField(default=dict, blank=True)
     errors = models.JSONField(default=list, blank=True)
     batch = models.ForeignKey(ImportBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    class Meta:
+    class Meta(Job.Meta):
         ordering = ["-created_at", "-id"]
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (ImportJobStatus.DONE, ImportJobStatus.INVALID, ImportJobStatus.FAILED)

@@ -411,7 +411,7 @@ def assignment_submit(*, assignment: Assignment, actor: AbstractBaseUser, now: d
         locked.submitted_at = now
         locked.reserved_until = None
         locked.save(update_fields=["status", "submitted_at", "reserved_until"])
-        for handler in _submitted_handlers():
+        for handler in submitted_handlers():
             handler(pool_id=locked.pool_id, item_id=locked.item_id)
         return locked
 
@@ -437,7 +437,7 @@ def assignment_missing_answers(*, assignment: Assignment) -> list[dict[str, str]
     ]
 
 
-def _submitted_handlers() -> list:
+def submitted_handlers() -> list:
     handlers = []
     for path in settings.ASSIGNMENT_SUBMITTED_HANDLERS:
         try:

@@ -45,6 +45,7 @@ def main() -> None:
     import django
 
     django.setup()
+    # The project's modules below need django.setup() first, so they are imported here, not at the top.
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
@@ -54,8 +55,10 @@ def main() -> None:
     from annotation.adapters import ADAPTERS
     from annotation.imports import records_from, records_import
     from annotation.models import Label
-    from annotation.study_services import study_create
+    from annotation.console.services import study_create
     from scoring import services
+    from scoring.backends.embedding import NON_INFORMATIVE_PROTOTYPES, resolve_model_dir
+    from scoring.backends.text import sentences_of
     from scoring.models import RunStatus, ScoreRun
 
     stamp = str(int(time.time()))
@@ -78,7 +81,8 @@ def main() -> None:
     warm_study = make_study(f"bench-warm-{stamp}", 8)
     study = make_study(f"bench-begin-{stamp}", None)
     n_items = study.items.count()
-    print(f"database: {django.db.connection.vendor}; broker: {django.conf.settings.CELERY_BROKER_URL}; items: {n_items}")
+    broker = django.conf.settings.CELERY_BROKER_URL
+    print(f"database: {django.db.connection.vendor}; broker: {broker}; items: {n_items}")
 
     from tests.worker import celery_worker
 
@@ -101,8 +105,6 @@ def main() -> None:
     # --- The bare model, in this process, on the same texts ----------------------------------------
     from sentence_transformers import SentenceTransformer
 
-    from scoring.backends.embedding import NON_INFORMATIVE_PROTOTYPES, resolve_model_dir
-    from scoring.backends.text import sentences_of
 
     texts: list[str] = list(NON_INFORMATIVE_PROTOTYPES)
     for item in study.items.prefetch_related("sentences", "chunks"):
@@ -135,7 +137,8 @@ def main() -> None:
     print(f"pipeline (cf/embedding, Celery worker x{args.concurrency}, batch {args.batch_size}): "
           f"{pipeline_seconds:.2f} s = {pipeline_rate:.1f} items/s ({len(unique) / pipeline_seconds:.0f} texts/s)")
     print(f"bare model (one process, one encode call):      {bare_seconds:.2f} s = {bare_rate:.1f} items/s "
-          f"({len(unique) / bare_seconds:.0f} texts/s; {bare_before:.2f} s before the pipeline, {bare_after:.2f} s after)")
+          f"({len(unique) / bare_seconds:.0f} texts/s; {bare_before:.2f} s before the pipeline, "
+          f"{bare_after:.2f} s after)")
     print(f"ratio pipeline / bare: {pipeline_rate / bare_rate:.2f} (target >= 0.80)")
     print(f"pipeline (cf/lexical): {lexical_seconds:.2f} s = {n_items / lexical_seconds:.1f} items/s")
 

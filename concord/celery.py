@@ -9,5 +9,3 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "concord.settings")
 app = Celery("concord")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
-# The researcher console keeps its tasks in annotation/console_tasks.py.
-app.autodiscover_tasks(related_name="console_tasks")

@@ -68,7 +68,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
-    "annotation.account_middleware.PasswordChangeRequiredMiddleware",
+    "annotation.accounts.middleware.PasswordChangeRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -253,7 +253,7 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- Hooks between apps ---------------------------------------------------------------------
-# annotation never imports adjudication (DESIGN.md §3): what happens when an assignment is submitted
+# annotation never imports adjudication (docs/architecture.md, "Layers"): what happens when an assignment is submitted
 # is named here and called by annotation.services inside the submitting transaction, each with
 # keyword arguments pool_id=, item_id=.
 ASSIGNMENT_SUBMITTED_HANDLERS = env_list("ASSIGNMENT_SUBMITTED_HANDLERS", ["adjudication.services.item_disagreements_detect"])

@@ -170,7 +170,8 @@ class KnowledgeBaseUploadApi(APIView):
         request={
             "multipart/form-data": inline_serializer("KnowledgeBaseFileIn", {"file": serializers.FileField()}),
             "application/json": inline_serializer(
-                "KnowledgeBaseTextIn", {"filename": serializers.CharField(required=False), "content": serializers.CharField()}
+                "KnowledgeBaseTextIn",
+                {"filename": serializers.CharField(required=False), "content": serializers.CharField()},
             ),
         },
         responses={201: inline_serializer("KnowledgeBaseUploadOut", {
@@ -188,6 +189,10 @@ class KnowledgeBaseUploadApi(APIView):
             if not isinstance(raw, str):
                 raise ValidationFailed("Send a multipart 'file', or JSON with 'filename' and 'content'.")
             content = raw.encode()
-        added = services.knowledge_base_add_documents(knowledge_base=kb, filename=filename, content=content, actor=request.user)
+        added = services.knowledge_base_add_documents(
+            knowledge_base=kb, filename=filename, content=content, actor=request.user
+        )
         kb.refresh_from_db()
-        return Response({"passages_added": added, "knowledge_base": KnowledgeBaseOutput(kb).data}, status=status.HTTP_201_CREATED)
+        return Response(
+            {"passages_added": added, "knowledge_base": KnowledgeBaseOutput(kb).data}, status=status.HTTP_201_CREATED
+        )

@@ -14,8 +14,8 @@ from django.http import QueryDict
 
 from annotation.models import Study
 from concord.errors import ValidationFailed
+from scoring.metrics import METRICS, Metric, Param
 from scoring.models import KnowledgeBase
-from scoring.registry import METRICS, Metric, Param
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,6 @@ class MetricEntry:
 
 
 def catalogue() -> dict[str, MetricEntry]:
-    from scoring import metrics  # noqa: F401 - importing the package registers every metric
-
     return {
         name: MetricEntry(cls, [ParamField(f"{name}__{key}", key, spec) for key, spec in cls.parameters.items()])
         for name, cls in sorted(METRICS.items())

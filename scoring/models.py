@@ -1,4 +1,4 @@
-"""Score runs and scores (DESIGN.md §4). Scores are never stored as human labels."""
+"""Score runs and scores (docs/architecture.md). Scores are never stored as human labels."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotation import units
 from annotation.models import Item, Study
 
 
@@ -22,9 +23,13 @@ class ScoreRun(models.Model):
     metric = models.CharField(max_length=40)
     metric_version = models.CharField(max_length=20)
     backend = models.CharField(max_length=20)
-    model_identity = models.CharField(max_length=300, blank=True, help_text="Model name, path or endpoint and its revision.")
+    model_identity = models.CharField(
+        max_length=300, blank=True, help_text="Model name, path or endpoint and its revision."
+    )
     parameters = models.JSONField(default=dict, blank=True)
-    backend_options = models.JSONField(default=dict, blank=True, help_text="Options given to the backend (model, samples...).")
+    backend_options = models.JSONField(
+        default=dict, blank=True, help_text="Options given to the backend (model, samples...)."
+    )
     knowledge_base = models.ForeignKey(
         "KnowledgeBase", null=True, blank=True, on_delete=models.PROTECT, related_name="runs",
         help_text="Passages retrieved for metrics that verify against outside knowledge (icat, plainqafact).",
@@ -111,7 +116,7 @@ class Score(models.Model):
 
     run = models.ForeignKey(ScoreRun, on_delete=models.CASCADE, related_name="scores")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="scores")
-    unit_key = models.CharField(max_length=40, default="item")
+    unit_key = models.CharField(max_length=40, default=units.ITEM)
     value = models.FloatField(null=True, blank=True)
     state = models.CharField(max_length=14, choices=ScoreState.choices)
     details = models.JSONField(default=dict, blank=True)
@@ -144,7 +149,9 @@ class KnowledgeBase(models.Model):
     chunk_overlap = models.PositiveIntegerField(default=40)
     embedding_model = models.CharField(max_length=200, blank=True)
     version = models.PositiveIntegerField(default=0, help_text="Bumped on every upload; keys the in-process indexes.")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

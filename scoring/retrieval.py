@@ -1,4 +1,4 @@
-"""Knowledge-base passages and hybrid retrieval (PubHealthBench RAG, DESIGN.md §2.5).
+"""Knowledge-base passages and hybrid retrieval (PubHealthBench RAG; docs/architecture.md).
 
 Documents are cut into passages of ``size`` words that overlap by ``overlap`` words. Two rankings of
 the passages are fused by weighted reciprocal-rank fusion::
@@ -24,8 +24,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
+from django.db import transaction
 
-from scoring.registry import ChunkInput
+from scoring.metrics import ChunkInput
+from scoring.models import KnowledgeBase, Passage
 
 RRF_C = 60
 K = TypeVar("K", bound=Hashable)
@@ -160,15 +162,13 @@ _CACHE_LOCK = threading.Lock()
 
 
 def _tokenize(texts: list[str]) -> list[list[str]]:
-    import bm25s
+    import bm25s  # lazy: loaded only where a knowledge base is searched
 
     return bm25s.tokenize(texts, return_ids=False, show_progress=False)
 
 
 def _load_index(knowledge_base_id: int) -> _Index:
-    import bm25s
-
-    from scoring.models import KnowledgeBase, Passage
+    import bm25s  # lazy: loaded only where a knowledge base is searched
 
     kb = KnowledgeBase.objects.get(pk=knowledge_base_id)
     count = Passage.objects.filter(knowledge_base=kb).count()
@@ -197,10 +197,6 @@ def passage_embeddings_ensure(*, knowledge_base_id: int, encode: Encoder, identi
 
     Returns how many passages were embedded. Embeddings are float32, little-endian, unit length.
     """
-    from django.db import transaction
-
-    from scoring.models import KnowledgeBase, Passage
-
     kb = KnowledgeBase.objects.get(pk=knowledge_base_id)
     passages = Passage.objects.filter(knowledge_base=kb)
     if kb.embedding_model != identity:
@@ -219,7 +215,7 @@ def passage_embeddings_ensure(*, knowledge_base_id: int, encode: Encoder, identi
 
 
 class HybridRetriever:
-    """``scoring.registry.Retriever`` over one knowledge base: dense (``encode``) + BM25, fused by RRF."""
+    """``scoring.metrics.Retriever`` over one knowledge base: dense (``encode``) + BM25, fused by RRF."""
 
     def __init__(
         self, *, knowledge_base_id: int, encode: Encoder, identity: str, alpha: float = 0.5, depth: int = 100
@@ -235,8 +231,6 @@ class HybridRetriever:
     def _dense(self, index: _Index) -> np.ndarray:
         if index.dense is not None and index.dense_identity == self.identity:
             return index.dense
-        from scoring.models import Passage
-
         passage_embeddings_ensure(knowledge_base_id=self.knowledge_base_id, encode=self.encode, identity=self.identity)
         stored = dict(Passage.objects.filter(pk__in=index.passage_ids).values_list("id", "embedding"))
         matrix = np.stack([np.frombuffer(bytes(stored[pid]), dtype="<f4") for pid in index.passage_ids])

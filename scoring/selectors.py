@@ -16,6 +16,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
+from annotation import units
 from annotation.models import (
     Aspect,
     AspectStatus,
@@ -26,11 +27,11 @@ from annotation.models import (
     Role,
     Sentence,
     Study,
-    StudyRole,
 )
-from concord.errors import Forbidden, NotFound
+from concord.access import require_role
+from concord.errors import NotFound
+from scoring.metrics import AspectInput, ChunkInput, ItemInput
 from scoring.models import KnowledgeBase, Score, ScoreRun, ScoreState
-from scoring.registry import AspectInput, ChunkInput, ItemInput
 
 # The protocol questions whose human answers metrics may read (annotation/presets.py): every chunk
 # annotators marked as supporting the answer (multi-label relevance, PubHealthBench critics' point),
@@ -45,14 +46,11 @@ User = AbstractBaseUser | AnonymousUser
 # --- Access -----------------------------------------------------------------------------------------
 
 
-def _researcher_study(user: User, study: Study | None) -> Study:
-    if study is None or not user.is_authenticated:
-        raise NotFound("No such study.")
-    roles = set(StudyRole.objects.filter(study=study, user=user).values_list("role", flat=True))
-    if not roles:
-        raise NotFound("No such study.")
-    if Role.RESEARCHER not in roles:
-        raise Forbidden("Scores and score runs are for the study's researchers only.")
+def _researcher_study(user: User, study: Study | None, *, what: str = "study") -> Study:
+    """The study, once ``user`` is one of its researchers (strangers 404 naming ``what``, members 403)."""
+    if study is None:
+        raise NotFound(f"no such {what}")  # the words require_role uses: absent and not yours read alike
+    require_role(user, study, Role.RESEARCHER, what=what)
     return study
 
 
@@ -63,16 +61,16 @@ def get_study_for_researcher(user: User, slug: str) -> Study:
 def get_run_for_researcher(user: User, run_id: int) -> ScoreRun:
     run = ScoreRun.objects.select_related("study", "knowledge_base", "created_by").filter(pk=run_id).first()
     if run is None:
-        raise NotFound("No such score run.")
-    _researcher_study(user, run.study)
+        raise NotFound("no such score run")
+    _researcher_study(user, run.study, what="score run")
     return run
 
 
 def get_knowledge_base_for_researcher(user: User, kb_id: int) -> KnowledgeBase:
     kb = KnowledgeBase.objects.select_related("study").filter(pk=kb_id).first()
-    if kb is None or kb.study is None:
-        raise NotFound("No such knowledge base.")
-    _researcher_study(user, kb.study)
+    if kb is None:
+        raise NotFound("no such knowledge base")
+    _researcher_study(user, kb.study, what="knowledge base")
     return kb
 
 
@@ -80,7 +78,7 @@ def get_item_for_researcher(user: User, slug: str, external_id: str) -> Item:
     study = get_study_for_researcher(user, slug)
     item = Item.objects.filter(study=study, external_id=external_id).first()
     if item is None:
-        raise NotFound("No such item.")
+        raise NotFound("no such item")
     return item
 
 
@@ -108,16 +106,24 @@ def _human_labels(item_ids: list[int], question_key: str, scope: str) -> dict[in
     return out
 
 
+def _units_of_kind(votes: dict[str, list[Any]], kind: str) -> list[tuple[int, list[Any]]]:
+    """The votes on units of one kind (``units.CHUNK``, ``units.ANSWER_SENTENCE``), by unit number."""
+    out = []
+    for unit_key, values in votes.items():
+        unit = units.parse(unit_key)
+        if unit.kind == kind and unit.ref is not None:
+            out.append((unit.ref, values))
+    return out
+
+
 def _human_relevant_ranks(votes: dict[str, list[Any]]) -> list[int] | None:
     """Chunks that a strict majority of the labels on that chunk mark as supporting the answer."""
     if not votes:
         return None
     ranks = []
-    for unit_key, values in votes.items():
-        if not unit_key.startswith("c:"):
-            continue
+    for rank, values in _units_of_kind(votes, units.CHUNK):
         if sum(_is_yes(v) for v in values) * 2 > len(values):
-            ranks.append(int(unit_key[2:]))
+            ranks.append(rank)
     return sorted(ranks)
 
 
@@ -126,12 +132,10 @@ def _sentence_kinds(votes: dict[str, list[Any]]) -> dict[int, str] | None:
     if not votes:
         return None
     kinds: dict[int, str] = {}
-    for unit_key, values in votes.items():
-        if not unit_key.startswith("s:"):
-            continue
+    for index, values in _units_of_kind(votes, units.ANSWER_SENTENCE):
         counts = Counter(str(v) for v in values).most_common()
         if len(counts) == 1 or counts[0][1] > counts[1][1]:
-            kinds[int(unit_key[2:])] = counts[0][0]
+            kinds[index] = counts[0][0]
     return kinds or None
 
 
@@ -146,7 +150,9 @@ def item_inputs(item_ids: Iterable[int]) -> dict[int, ItemInput]:
         Prefetch("chunks", queryset=Chunk.objects.order_by("rank")),
         Prefetch(
             "aspects",
-            queryset=Aspect.objects.filter(status=AspectStatus.ACCEPTED, retired_in_version__isnull=True).order_by("id"),
+            queryset=Aspect.objects.filter(status=AspectStatus.ACCEPTED, retired_in_version__isnull=True).order_by(
+                "id"
+            ),
         ),
     )
     supports = _human_labels(ids, SUPPORTS_QUESTION, "chunk")
@@ -160,12 +166,18 @@ def item_inputs(item_ids: Iterable[int]) -> dict[int, ItemInput]:
             answer=item.answer,
             sentences=[s.text for s in sentences if s.part == "answer"],
             contexts=[
-                ChunkInput(rank=c.rank, text=c.text, document_id=c.document_id, is_target=c.is_labelled_target)
+                ChunkInput(
+                    rank=c.rank,
+                    text=c.text,
+                    document_id=c.document_id,
+                    is_target=c.is_labelled_target,
+                    unit_key=units.chunk(c.rank),
+                )
                 for c in item.chunks.all()
             ],
             source=item.source,
             source_sentences=[s.text for s in sentences if s.part == "source"],
-            aspects=[AspectInput(key=a.unit_key, text=a.text, importance=a.importance) for a in item.aspects.all()],
+            aspects=[AspectInput(ref=a.pk, text=a.text, importance=a.importance) for a in item.aspects.all()],
             scope_class=item.scope_class,
             human_relevant_ranks=_human_relevant_ranks(supports.get(item.pk, {})),
             sentence_kinds=_sentence_kinds(kinds.get(item.pk, {})),
@@ -205,7 +217,8 @@ def run_progress(run: ScoreRun) -> Progress:
 
 
 def run_failed_scores(run: ScoreRun, limit: int = 50) -> QuerySet[Score]:
-    return Score.objects.filter(run=run, state=ScoreState.FAILED).select_related("item").order_by("item_id", "unit_key")[:limit]
+    failed = Score.objects.filter(run=run, state=ScoreState.FAILED).select_related("item")
+    return failed.order_by("item_id", "unit_key")[:limit]
 
 
 def run_scores(run: ScoreRun) -> QuerySet[Score]:

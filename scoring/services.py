@@ -30,8 +30,21 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Item, Study
+from annotation.units import for_scope
 from concord.errors import Conflict, PayloadTooLarge, ValidationFailed
-from scoring import selectors
+from scoring import selectors, tasks
+from scoring.backends import get_backend
+from scoring.backends.text import sentences_of
+from scoring.metrics import (
+    ITEM,
+    BackendUnavailable,
+    MetricError,
+    TransientBackendError,
+    UnitRef,
+    UnitScore,
+    get_metric,
+    score_item,
+)
 from scoring.models import (
     BatchStatus,
     KnowledgeBase,
@@ -42,15 +55,7 @@ from scoring.models import (
     ScoreRun,
     ScoreState,
 )
-from scoring.registry import (
-    BackendUnavailable,
-    MetricError,
-    TransientBackendError,
-    UnitScore,
-    get_metric,
-    score_item,
-)
-from scoring.retrieval import DocumentError, HybridRetriever, chunk_words, parse_documents
+from scoring.retrieval import DocumentError, HybridRetriever, chunk_words, parse_documents, passage_embeddings_ensure
 
 logger = logging.getLogger(__name__)
 
@@ -125,9 +130,9 @@ def score_run_start(
         raise ValidationFailed("backend options must be an object")
     if backend_options and "base_url" in backend_options:
         # Where the server sends study text is the administrator's choice (LLM_BASE_URL), never a run's.
-        raise ValidationFailed("backend option 'base_url' is not allowed: the LLM endpoint is set by an administrator (LLM_BASE_URL)")
-
-    from scoring import tasks
+        raise ValidationFailed(
+            "backend option 'base_url' is not allowed: the LLM endpoint is set by an administrator (LLM_BASE_URL)"
+        )
 
     with transaction.atomic():
         run = ScoreRun.objects.create(
@@ -153,12 +158,16 @@ def score_run_cancel(*, run: ScoreRun, actor: AbstractBaseUser | None) -> ScoreR
     now = timezone.now()
     with transaction.atomic():
         changed = ScoreRun.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
-            status=RunStatus.CANCELLED, finished_at=now, error=f"Cancelled by {actor.get_username() if actor else 'the system'}."
+            status=RunStatus.CANCELLED,
+            finished_at=now,
+            error=f"Cancelled by {actor.get_username() if actor else 'the system'}.",
         )
         if not changed:
             run.refresh_from_db()
             raise Conflict(f"The run is already {run.get_status_display().lower()}.")
-        ScoreBatch.objects.filter(run=run, status=BatchStatus.PENDING).update(status=BatchStatus.SKIPPED, finished_at=now)
+        ScoreBatch.objects.filter(run=run, status=BatchStatus.PENDING).update(
+            status=BatchStatus.SKIPPED, finished_at=now
+        )
     run.refresh_from_db()
     return run
 
@@ -184,8 +193,6 @@ def _backend_options(run: ScoreRun) -> dict[str, Any]:
 
 
 def _load_backend(run: ScoreRun) -> Any:
-    from scoring.backends import get_backend
-
     return get_backend(run.backend, **_backend_options(run))
 
 
@@ -276,6 +283,11 @@ def _release(batch_id: int, token: str) -> None:
     ScoreBatch.objects.filter(pk=batch_id, leased_by=token).update(lease_until=None, leased_by="")
 
 
+def unit_key(unit: UnitRef) -> str:
+    """The stored key of the unit a metric scored (``annotation.units`` formats every unit key)."""
+    return for_scope(unit.scope, unit.ref)
+
+
 def _item_failed(units: list[UnitScore]) -> bool:
     return any(u.state == ScoreState.FAILED for u in units)
 
@@ -299,7 +311,7 @@ def _flush(*, batch_id: int, run_id: int, token: str, results: list[tuple[int, l
             raise LeaseLost(f"batch {batch_id} was taken over by another delivery")
         rows = [
             Score(
-                run_id=run_id, item_id=item_id, unit_key=u.unit_key[:40], value=u.value, state=u.state,
+                run_id=run_id, item_id=item_id, unit_key=unit_key(u.unit)[:40], value=u.value, state=u.state,
                 details=u.details or {}, computed_at=now,
             )
             for item_id, units in results
@@ -327,18 +339,20 @@ def _usage_snapshot(backend: Any) -> dict[str, int] | None:
     return dict(usage) if isinstance(usage, dict) else None
 
 
-def _record_cost(units: list[UnitScore], *, seconds: float, usage_before: dict[str, int] | None, backend: Any) -> None:
+def _record_cost(
+    scores: list[UnitScore], *, seconds: float, usage_before: dict[str, int] | None, backend: Any
+) -> None:
     """Keep what scoring this item cost in the details of its item-level score (else its first unit),
     once per item: wall seconds of the metric call, and for backends that count them (llm) the
     requests and tokens it used. Encoding done ahead for the whole batch (``prepare_backend``) is not
     in the seconds. Read by adjudication.model_comparison."""
-    if not units:
+    if not scores:
         return
     cost: dict[str, Any] = {"seconds": round(seconds, 6)}
     after = _usage_snapshot(backend)
     if usage_before is not None and after is not None:
         cost.update({key: after.get(key, 0) - usage_before.get(key, 0) for key in after})
-    target = next((u for u in units if u.unit_key == "item"), units[0])
+    target = next((u for u in scores if u.unit == ITEM), scores[0])
     target.details = {**(target.details or {}), "cost": cost}
 
 
@@ -348,8 +362,6 @@ def prepare_backend(backend: Any, inputs: list[Any]) -> None:
     encode = getattr(backend, "encode", None)
     if encode is None or not inputs:
         return
-    from scoring.backends.text import sentences_of
-
     texts: list[str] = []
     for item in inputs:
         # Not the question: one text per item, and only some metrics compare with it.
@@ -366,8 +378,6 @@ def prepare_backend(backend: Any, inputs: list[Any]) -> None:
 def _retriever_for(run: ScoreRun) -> HybridRetriever | None:
     if run.knowledge_base_id is None:
         return None
-    from scoring.backends import get_backend
-
     embedder = get_backend("embedding")
     return HybridRetriever(
         knowledge_base_id=run.knowledge_base_id, encode=embedder.encode, identity=embedder.identity,
@@ -435,7 +445,8 @@ def _score_claimed(claimed: ScoreBatch, *, token: str, final_attempt: bool) -> B
         retriever = _retriever_for(run)
     except MetricError as exc:
         _release(batch_id, token)
-        _run_fail(run.pk, f"The {run.backend} backend is unavailable: {exc}" if isinstance(exc, BackendUnavailable) else str(exc))
+        unavailable = isinstance(exc, BackendUnavailable)
+        _run_fail(run.pk, f"The {run.backend} backend is unavailable: {exc}" if unavailable else str(exc))
         return BatchOutcome("run_failed")
 
     already = set(
@@ -458,7 +469,7 @@ def _score_claimed(claimed: ScoreBatch, *, token: str, final_attempt: bool) -> B
         try:
             units = score_item(metric, item, backend, params, retriever=retriever, final_attempt=final_attempt)
             if not units:
-                units = [UnitScore("item", None, "failed", {"error": "the metric returned no score"})]
+                units = [UnitScore(ITEM, None, "failed", {"error": "the metric returned no score"})]
         except TransientBackendError:
             _flush(batch_id=batch_id, run_id=run.pk, token=token, results=results, finish=False)
             _release(batch_id, token)
@@ -470,7 +481,7 @@ def _score_claimed(claimed: ScoreBatch, *, token: str, final_attempt: bool) -> B
             return BatchOutcome("run_failed", scored)
         except Exception as exc:
             logger.exception("scoring item %s of run %s failed", item_id, run.pk)
-            units = [UnitScore("item", None, "failed", {"error": f"{type(exc).__name__}: {exc}"})]
+            units = [UnitScore(ITEM, None, "failed", {"error": f"{type(exc).__name__}: {exc}"})]
         _record_cost(units, seconds=time.perf_counter() - started, usage_before=usage_before, backend=backend)
         results.append((item_id, units))
         scored += 1
@@ -521,19 +532,22 @@ def knowledge_base_add_documents(
         raise ValidationFailed(str(exc)) from None
     doc_ids = [doc_id[:200] for doc_id, _ in documents]
     existing = set(
-        Passage.objects.filter(knowledge_base=knowledge_base, document_id__in=doc_ids).values_list("document_id", flat=True)
+        Passage.objects.filter(knowledge_base=knowledge_base, document_id__in=doc_ids).values_list(
+            "document_id", flat=True
+        )
     )
     if existing:
         raise Conflict(
-            f"Already in this knowledge base: {', '.join(sorted(existing)[:10])}", details={"document_ids": sorted(existing)}
+            f"Already in this knowledge base: {', '.join(sorted(existing)[:10])}",
+            details={"document_ids": sorted(existing)},
         )
     passages = [
         Passage(knowledge_base=knowledge_base, document_id=doc_id, index=i, text=passage)
         for doc_id, (_, body) in zip(doc_ids, documents, strict=True)
-        for i, passage in enumerate(chunk_words(body, size=knowledge_base.chunk_size, overlap=knowledge_base.chunk_overlap))
+        for i, passage in enumerate(
+            chunk_words(body, size=knowledge_base.chunk_size, overlap=knowledge_base.chunk_overlap)
+        )
     ]
-    from scoring import tasks
-
     with transaction.atomic():
         Passage.objects.bulk_create(passages, batch_size=1000)
         KnowledgeBase.objects.filter(pk=knowledge_base.pk).update(version=F("version") + 1)
@@ -543,10 +557,9 @@ def knowledge_base_add_documents(
 
 
 def knowledge_base_embed(*, knowledge_base_id: int) -> int:
-    from scoring.backends import get_backend
-    from scoring.retrieval import passage_embeddings_ensure
-
     if not KnowledgeBase.objects.filter(pk=knowledge_base_id).exists():
         return 0
     embedder = get_backend("embedding")
-    return passage_embeddings_ensure(knowledge_base_id=knowledge_base_id, encode=embedder.encode, identity=embedder.identity)
+    return passage_embeddings_ensure(
+        knowledge_base_id=knowledge_base_id, encode=embedder.encode, identity=embedder.identity
+    )

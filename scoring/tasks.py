@@ -16,7 +16,8 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from scoring.registry import TransientBackendError
+from scoring import services
+from scoring.metrics import BackendUnavailable, TransientBackendError
 
 logger = logging.getLogger(__name__)
 
@@ -31,15 +32,14 @@ def _worker_name(task) -> str:
     return f"{task.request.hostname or socket.gethostname()}:{os.getpid()}"
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+@shared_task(name="scoring.score_run_fan_out", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def score_run_fan_out(run_id: int) -> None:
-    from scoring import services
-
     for batch_id in services.score_run_fan_out(run_id=run_id):
         score_batch.apply_async((batch_id,), retry=True, retry_policy=BROKER_RESTART_RETRY)
 
 
 @shared_task(
+    name="scoring.score_batch",
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
@@ -51,11 +51,11 @@ def score_run_fan_out(run_id: int) -> None:
     max_retries=settings.SCORING_MAX_TRANSIENT_RETRIES,
 )
 def score_batch(self, batch_id: int) -> str:
-    from scoring import services
-
     final_attempt = self.request.retries >= (self.max_retries or 0)
     try:
-        outcome = services.score_batch_process(batch_id=batch_id, worker=_worker_name(self), final_attempt=final_attempt)
+        outcome = services.score_batch_process(
+            batch_id=batch_id, worker=_worker_name(self), final_attempt=final_attempt
+        )
     except services.LeaseHeld as held:
         # Not a failure: wait for the twin to finish or its lease to run out. Does not use up the
         # transient-error retries, which count only backend failures.
@@ -67,21 +67,18 @@ def score_batch(self, batch_id: int) -> str:
     return outcome.status
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+@shared_task(name="scoring.score_runs_recover", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def score_runs_recover() -> None:
-    from scoring import services
-
     for run_id in services.score_runs_queued():
         score_run_fan_out.apply_async((run_id,), retry=True, retry_policy=BROKER_RESTART_RETRY)
     for batch_id, delay in services.score_runs_recover():
         score_batch.apply_async((batch_id,), countdown=delay, retry=True, retry_policy=BROKER_RESTART_RETRY)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+@shared_task(
+    name="scoring.knowledge_base_embed", acks_late=True, reject_on_worker_lost=True, ignore_result=True
+)
 def knowledge_base_embed(knowledge_base_id: int) -> int:
-    from scoring import services
-    from scoring.registry import BackendUnavailable
-
     try:
         return services.knowledge_base_embed(knowledge_base_id=knowledge_base_id)
     except BackendUnavailable as exc:

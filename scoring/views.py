@@ -6,18 +6,17 @@ strangers 404), call one service, respond. Scores never appear on annotation pag
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation.models import Study
 from concord.access import access_policy
 from concord.errors import DomainError, ValidationFailed
+from concord.http import domain_errors, htmx_render, is_htmx
 from scoring import selectors, services
 from scoring.forms import catalogue, parse_run_form
 from scoring.models import KnowledgeBase
@@ -25,25 +24,9 @@ from scoring.models import KnowledgeBase
 SCORES_PER_PAGE = 100
 
 
-def _domain_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Answers a DomainError with its status and message (404/403 pages say as little as possible)."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        try:
-            return view(request, *args, **kwargs)
-        except DomainError as exc:
-            return render(request, "scoring/error.html", {"error": exc}, status=exc.status_code)
-
-    return wrapper
-
-
-def _htmx_aware(response: HttpResponse) -> HttpResponse:
-    patch_vary_headers(response, ("HX-Request",))
-    return response
-
-
-def _runs_page(request: HttpRequest, study, *, form_error: str = "", posted: dict | None = None, status: int = 200):
+def _runs_page(
+    request: HttpRequest, study: Study, *, form_error: str = "", posted: dict[str, Any] | None = None, status: int = 200
+) -> HttpResponse:
     return render(
         request,
         "scoring/study_runs.html",
@@ -61,7 +44,7 @@ def _runs_page(request: HttpRequest, study, *, form_error: str = "", posted: dic
 
 @access_policy("researcher")
 @require_GET
-@_domain_errors
+@domain_errors
 def study_runs(request: HttpRequest, slug: str) -> HttpResponse:
     study = selectors.get_study_for_researcher(request.user, slug)
     return _runs_page(request, study)
@@ -69,7 +52,7 @@ def study_runs(request: HttpRequest, slug: str) -> HttpResponse:
 
 @access_policy("researcher")
 @require_POST
-@_domain_errors
+@domain_errors
 def run_start(request: HttpRequest, slug: str) -> HttpResponse:
     study = selectors.get_study_for_researcher(request.user, slug)
     try:
@@ -86,11 +69,11 @@ def _progress_context(run) -> dict[str, Any]:
 
 @access_policy("researcher")
 @require_GET
-@_domain_errors
+@domain_errors
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.get_run_for_researcher(request.user, run_id)
-    if request.htmx:
-        return _htmx_aware(render(request, "scoring/_progress.html", _progress_context(run)))
+    if is_htmx(request):
+        return htmx_render(request, "scoring/_progress.html", _progress_context(run))
     page = Paginator(selectors.run_scores(run), SCORES_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         **_progress_context(run),
@@ -99,23 +82,23 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "page": page,
         "metric": catalogue().get(run.metric),
     }
-    return _htmx_aware(render(request, "scoring/run_detail.html", context))
+    return htmx_render(request, "scoring/run_detail.html", context)
 
 
 @access_policy("researcher")
 @require_POST
-@_domain_errors
+@domain_errors
 def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.get_run_for_researcher(request.user, run_id)
     run = services.score_run_cancel(run=run, actor=request.user)
-    if request.htmx:
-        return _htmx_aware(render(request, "scoring/_progress.html", _progress_context(run)))
+    if is_htmx(request):
+        return htmx_render(request, "scoring/_progress.html", _progress_context(run))
     return redirect("scoring:run", run_id=run.pk)
 
 
 @access_policy("researcher")
 @require_GET
-@_domain_errors
+@domain_errors
 def item_scores(request: HttpRequest, slug: str, external_id: str) -> HttpResponse:
     item = selectors.get_item_for_researcher(request.user, slug, external_id)
     return render(
@@ -144,7 +127,7 @@ def _int_field(data, name: str, default: int) -> int:
 
 @access_policy("researcher")
 @require_http_methods(["GET", "POST"])
-@_domain_errors
+@domain_errors
 def knowledge_bases(request: HttpRequest, slug: str) -> HttpResponse:
     study = selectors.get_study_for_researcher(request.user, slug)
     if request.method == "GET":
@@ -180,7 +163,7 @@ def _kb_detail(request: HttpRequest, kb, *, error: str = "", added: int | None =
 
 @access_policy("researcher")
 @require_http_methods(["GET", "POST"])
-@_domain_errors
+@domain_errors
 def knowledge_base_detail(request: HttpRequest, kb_id: int) -> HttpResponse:
     kb = selectors.get_knowledge_base_for_researcher(request.user, kb_id)
     if request.method == "GET":
@@ -190,7 +173,10 @@ def knowledge_base_detail(request: HttpRequest, kb_id: int) -> HttpResponse:
     try:
         if upload is not None:
             added = services.knowledge_base_add_documents(
-                knowledge_base=kb, filename=upload.name, content=upload.read(services.KB_MAX_BYTES + 1), actor=request.user
+                knowledge_base=kb,
+                filename=upload.name,
+                content=upload.read(services.KB_MAX_BYTES + 1),
+                actor=request.user,
             )
         elif text.strip():
             name = (request.POST.get("document_id") or "").strip() or "pasted.txt"

@@ -213,7 +213,7 @@ _batch_messages_published = 0
 def _kill_the_broker_mid_fan_out(sender: str | None = None, **_kwargs: Any) -> None:
     global _batch_messages_published
     pid = os.environ.get(KILL_BROKER_PID)
-    if not pid or sender != "scoring.tasks.score_batch":
+    if not pid or sender != "scoring.score_batch":
         return
     _batch_messages_published += 1
     if _batch_messages_published != KILL_AT:

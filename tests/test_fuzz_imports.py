@@ -53,10 +53,15 @@ def protocol_study(study):
 
 def _valid_record(n: int) -> dict[str, Any]:
     return {
-        "id": f"fuzz-{n}", "question": "What dose of drug X?", "answer": "Take 0.5 mg daily. See a doctor.",
+        "id": f"fuzz-{n}",
+        "question": "What dose of drug X?",
+        "answer": "Take 0.5 mg daily. See a doctor.",
         "contexts": [{"id": "d1", "text": "The usual dose is 0.5 mg.", "is_target": True}, "Another passage."],
-        "source": "Drug X: 0.5 mg daily.", "aspects": ["the dose", {"text": "see a doctor", "importance": "nice_to_have"}],
-        "scope": "in_scope", "system": "sys-a", "metadata": {"site": "a"},
+        "source": "Drug X: 0.5 mg daily.",
+        "aspects": ["the dose", {"text": "see a doctor", "importance": "nice_to_have"}],
+        "scope": "in_scope",
+        "system": "sys-a",
+        "metadata": {"site": "a"},
     }
 
 
@@ -66,9 +71,14 @@ _nasty_text = st.text(alphabet=st.characters(codec=None, categories=None), max_s
      "s:99", "c:0", "a:-1", "item"]
 )
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats(allow_nan=False, allow_infinity=False) | _nasty_text,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(_nasty_text | st.sampled_from(FIELDS), children, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _nasty_text,
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(_nasty_text | st.sampled_from(FIELDS), children, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -152,7 +162,10 @@ _ACCEPTED_STATUSES = {200, 201, 400, 409, 413}
 
 
 @HTTP_FUZZ
-@given(body=st.binary(max_size=1500) | _near_valid_records().map(_as_jsonl), name=st.sampled_from(["f.jsonl", "f.csv", "f.gz"]))
+@given(
+    body=st.binary(max_size=1500) | _near_valid_records().map(_as_jsonl),
+    name=st.sampled_from(["f.jsonl", "f.csv", "f.gz"]),
+)
 def test_the_import_api_never_answers_500(client, researcher, protocol_study, body, name):
     client.force_login(researcher)
     before = _counts()
@@ -163,7 +176,9 @@ def test_the_import_api_never_answers_500(client, researcher, protocol_study, bo
 
 
 @HTTP_FUZZ
-@given(body=st.binary(max_size=1500) | _near_valid_records().map(_as_csv), fmt=st.sampled_from(["", "jsonl", "csv", "xml"]))
+@given(
+    body=st.binary(max_size=1500) | _near_valid_records().map(_as_csv), fmt=st.sampled_from(["", "jsonl", "csv", "xml"])
+)
 def test_the_upload_page_never_answers_500(client, researcher, protocol_study, body, fmt):
     client.force_login(researcher)
     before = _counts()
@@ -179,8 +194,8 @@ def test_the_upload_page_never_answers_500(client, researcher, protocol_study, b
 def test_the_console_import_job_checks_and_runs_any_file_without_crashing(researcher, protocol_study, body):
     # The console's two-step import (stored file, dry run, confirmed run) uses the same reader; a file
     # ends checked and imported, or invalid with its errors, and an invalid one writes nothing.
+    from annotation.imports.jobs import import_job_check, import_job_confirm, import_job_create, import_job_run
     from annotation.models import ImportJobStatus
-    from annotation.study_services import import_job_check, import_job_confirm, import_job_create, import_job_run
 
     before = _counts()
     job = import_job_create(study=protocol_study, actor=researcher, upload=SimpleUploadedFile("f.jsonl", body))
@@ -203,7 +218,9 @@ def test_an_oversize_upload_is_answered_413_with_the_limit_and_writes_nothing(cl
     client.force_login(researcher)
     body = _as_jsonl([_valid_record(i) for i in range(5)])
     assert len(body) > 200
-    response = client.post(f"/api/studies/{protocol_study.slug}/items/import", {"file": SimpleUploadedFile("big.jsonl", body)})
+    response = client.post(
+        f"/api/studies/{protocol_study.slug}/items/import", {"file": SimpleUploadedFile("big.jsonl", body)}
+    )
     assert response.status_code == 413
     assert "import limit is 200 bytes" in response.json()["detail"]
     page = client.post(f"/studies/{protocol_study.slug}/import/", {"file": SimpleUploadedFile("big.jsonl", body)})
@@ -217,7 +234,9 @@ def test_a_gzip_bomb_upload_is_refused_and_writes_nothing(client, researcher, pr
     record = _valid_record(1) | {"answer": "Take it. " * 200_000}  # ~1.8 MB once inflated
     bomb = gzip.compress(json.dumps(record).encode(), compresslevel=9)
     assert len(bomb) < 20_000
-    response = client.post(f"/api/studies/{protocol_study.slug}/items/import", {"file": SimpleUploadedFile("b.jsonl.gz", bomb)})
+    response = client.post(
+        f"/api/studies/{protocol_study.slug}/items/import", {"file": SimpleUploadedFile("b.jsonl.gz", bomb)}
+    )
     assert response.status_code == 413 and "decompresses to more than 20000 bytes" in response.json()["detail"]
     page = client.post(f"/studies/{protocol_study.slug}/import/", {"file": SimpleUploadedFile("b.jsonl.gz", bomb)})
     assert page.status_code == 413 and b"decompresses to more than" in page.content
@@ -227,6 +246,8 @@ def test_a_gzip_bomb_upload_is_refused_and_writes_nothing(client, researcher, pr
 def test_a_truncated_gzip_upload_is_refused_with_400_and_writes_nothing(client, researcher, protocol_study):
     client.force_login(researcher)
     truncated = gzip.compress(_as_jsonl([_valid_record(1)]))[:-12]
-    response = client.post(f"/api/studies/{protocol_study.slug}/items/import", {"file": SimpleUploadedFile("t.jsonl.gz", truncated)})
+    response = client.post(
+        f"/api/studies/{protocol_study.slug}/items/import", {"file": SimpleUploadedFile("t.jsonl.gz", truncated)}
+    )
     assert response.status_code == 400 and "not a valid gzip file" in response.json()["detail"]
     assert not Item.objects.exists() and not ImportBatch.objects.exists()

@@ -7,8 +7,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from scoring.backends.llm import LLMBackend
+from scoring.metrics import BackendUnavailable
 from scoring.models import ScoreRun
-from scoring.registry import BackendUnavailable
 
 # --- LLM endpoints: administrators only, public addresses only unless allowed --------------------
 

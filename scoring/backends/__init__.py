@@ -1,4 +1,4 @@
-"""Scoring backends (DESIGN.md §5), loaded once per process.
+"""Scoring backends (docs/architecture.md), loaded once per process.
 
 ``get_backend(name, **options)`` returns a ready backend or raises ``BackendUnavailable`` with a clear
 message; it never substitutes one backend for another. Every backend subclasses
@@ -28,16 +28,19 @@ Options per backend:
 - ``learned``: ``study`` and ``question`` (required), ``data_hash`` (default: the current model).
 - ``none``: no options; for metrics computed from labels alone (``retrieval``).
 
-Transient failures (HTTP 429/5xx, timeouts) raise ``scoring.registry.TransientBackendError`` after the
-backend's own bounded retries; malformed answers raise ``scoring.registry.BackendResponseError``.
+Transient failures (HTTP 429/5xx, timeouts) raise ``scoring.metrics.TransientBackendError`` after the
+backend's own bounded retries; malformed answers raise ``scoring.metrics.BackendResponseError``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+# Each backend module loads its model library (torch, transformers, sentence-transformers, sklearn)
+# only when a backend is built, so importing them all here costs no model load.
+from scoring.backends import embedding, learned, lexical, llm, nli
 from scoring.backends.base import Backend, BackendCapabilityError, Judgement
-from scoring.registry import BackendUnavailable
+from scoring.metrics.base import BackendUnavailable
 
 BACKEND_NAMES = ("embedding", "lexical", "nli", "llm", "learned", "none")
 
@@ -53,25 +56,15 @@ __all__ = ["BACKEND_NAMES", "Backend", "BackendCapabilityError", "BackendUnavail
 
 def get_backend(name: str, **options: Any) -> Backend:
     if name == "embedding":
-        from scoring.backends.embedding import get_embedding_backend
-
-        return get_embedding_backend(**options)
+        return embedding.get_embedding_backend(**options)
     if name == "lexical":
-        from scoring.backends.lexical import LexicalBackend
-
-        return LexicalBackend(**options)
+        return lexical.LexicalBackend(**options)
     if name == "nli":
-        from scoring.backends.nli import get_nli_backend
-
-        return get_nli_backend(**options)
+        return nli.get_nli_backend(**options)
     if name == "llm":
-        from scoring.backends.llm import LLMBackend
-
-        return LLMBackend.from_settings(**options)
+        return llm.LLMBackend.from_settings(**options)
     if name == "learned":
-        from scoring.backends.learned import get_learned_backend
-
-        return get_learned_backend(**options)
+        return learned.get_learned_backend(**options)
     if name == "none":
         if options:
             raise BackendUnavailable(f"the none backend takes no options, got {sorted(options)}")

@@ -1,6 +1,7 @@
 """The judgement interface every scoring backend offers to the metrics.
 
-A backend answers a small set of questions that the metrics of DESIGN.md §2 are built from. Every
+A backend answers a small set of questions that the metrics are built from (the ``Judge`` protocol of
+``scoring.metrics.base``, which also defines the judgement types re-exported here). Every
 answer is a ``Judgement``: a verdict, the continuous score it was thresholded from (where the backend
 has one), and details worth storing with the score (similarities, probabilities, raw LLM output,
 prompt hashes). All methods are batched so a backend can encode or prompt once per item.
@@ -11,50 +12,34 @@ metrics never substitute another backend's answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from scoring.registry import MetricError
+from scoring.metrics.base import (
+    BEHAVIOURS,
+    RUBRIC_CRITERIA,
+    SENTENCE_KINDS,
+    Behaviour,
+    Judgement,
+    MetricError,
+    RubricJudgement,
+    Statements,
+)
+
+__all__ = [
+    "BEHAVIOURS",
+    "RUBRIC_CRITERIA",
+    "SENTENCE_KINDS",
+    "Backend",
+    "BackendCapabilityError",
+    "Behaviour",
+    "Judgement",
+    "RubricJudgement",
+    "Statements",
+]
 
 
 class BackendCapabilityError(MetricError):
     """The backend exists but cannot answer this kind of question (e.g. an NLI model asked for a rubric)."""
-
-
-# What a system did with a question: answered it, declined it, or referred the user to emergency care.
-BEHAVIOURS = ("answer", "refuse", "escalate")
-SENTENCE_KINDS = ("simplification", "elaboration")
-RUBRIC_CRITERIA = ("faithfulness", "completeness", "factual_consistency", "clarity")
-
-
-@dataclass
-class Judgement:
-    """One decision. ``verdict`` is None only when the backend could not decide (recorded, never guessed)."""
-
-    verdict: bool | None
-    score: float | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def as_details(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "score": self.score, **self.details}
-
-
-@dataclass
-class Behaviour:
-    behaviour: str  # one of BEHAVIOURS
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Statements:
-    texts: list[str]
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class RubricJudgement:
-    ratings: dict[str, float]  # criterion -> 1..5 (mean over samples)
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 class Backend:

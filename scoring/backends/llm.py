@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 import httpx
+from django.conf import settings
 
 from scoring.backends.base import (
     BEHAVIOURS,
@@ -51,7 +52,7 @@ from scoring.backends.base import (
     Statements,
 )
 from scoring.backends.prompts import PROMPTS, PromptTemplate, numbered
-from scoring.registry import BackendResponseError, BackendUnavailable, TransientBackendError
+from scoring.metrics.base import BackendResponseError, BackendUnavailable, TransientBackendError
 
 _LOCK = threading.Lock()
 _BACKENDS: dict[str, LLMBackend] = {}
@@ -62,8 +63,6 @@ def endpoint_check(base_url: str) -> None:
     """Refuse an endpoint that is not http(s), whose host does not resolve, or that resolves to a
     loopback, private, link-local, unique-local or unspecified address, unless the administrator set
     ``LLM_ALLOW_PRIVATE_ENDPOINTS`` (e.g. a vLLM server on this machine)."""
-    from django.conf import settings
-
     parts = urlsplit(base_url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise BackendUnavailable(f"llm backend: the endpoint {base_url!r} must be an http(s) URL with a host")
@@ -178,8 +177,6 @@ class LLMBackend(Backend):
     def from_settings(cls, **options: Any) -> LLMBackend:
         """The backend for these options (settings filling the gaps), one per process per configuration
         so that its HTTP connection pool is reused across batches."""
-        from django.conf import settings
-
         base_url = options.pop("base_url", None) or settings.LLM_BASE_URL
         model = options.pop("model", None) or settings.LLM_MODEL
         if not base_url or not model:

@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
+from django.conf import settings
 
 from scoring.backends.base import Backend, Judgement, Statements
 from scoring.backends.embedding import weights_digest
 from scoring.backends.lexical import rule_statements
-from scoring.registry import BackendUnavailable
+from scoring.metrics.base import BackendUnavailable
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 _LOCK = threading.Lock()
@@ -56,8 +57,6 @@ def map_labels(id2label: dict[int, str]) -> dict[str, int]:
 
 
 def get_nli_backend(model_dir: str | None = None, max_length: int = 512) -> NLIBackend:
-    from django.conf import settings
-
     directory = model_dir or settings.NLI_MODEL_DIR
     if not directory:
         raise BackendUnavailable(

@@ -61,7 +61,8 @@ RELEVANCE = PromptTemplate(
     "You judge whether retrieved passages are relevant to a question: a passage is relevant when it contains "
     "information that helps answer the question. " + _JSON_ONLY,
     "Question: {question}\n\nPassages:\n{items}\n\n"
-    'Return {{"verdicts": [{{"index": <int>, "relevant": <true|false>}}, ...]}} with one entry for every passage index.',
+    'Return {{"verdicts": [{{"index": <int>, "relevant": <true|false>}}, ...]}} '
+    "with one entry for every passage index.",
 )
 BEHAVIOUR = PromptTemplate(
     "behaviour",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from scoring.backends.text import conversational_rule
+from scoring.metrics.base import ITEM, ItemInput, Judge, Metric, Param, Retriever, UnitScore, register, sentence_unit
 from scoring.metrics.common import context_texts, require_backend
-from scoring.registry import ItemInput, Metric, Param, Retriever, UnitScore, register
+from scoring.metrics.text import conversational_rule
 
 
 @register
@@ -52,7 +52,7 @@ class ConversationalFaithfulness(Metric):
     }
 
     def score(
-        self, item: ItemInput, backend: Any, params: dict[str, Any], *, retriever: Retriever | None = None
+        self, item: ItemInput, backend: Judge, params: dict[str, Any], *, retriever: Retriever | None = None
     ) -> list[UnitScore]:
         require_backend(self, backend)
         sentences = item.sentences
@@ -81,9 +81,9 @@ class ConversationalFaithfulness(Metric):
                 g = grounded_by_index[i]
                 entry["grounded"] = bool(g.verdict)
                 entry["grounding_details"] = g.as_details()
-                units.append(UnitScore(f"s:{i}", 1.0 if g.verdict else 0.0, "ok", entry))
+                units.append(UnitScore(sentence_unit(i), 1.0 if g.verdict else 0.0, "ok", entry))
             else:
-                units.append(UnitScore(f"s:{i}", None, "undetermined",
+                units.append(UnitScore(sentence_unit(i), None, "undetermined",
                                        {**entry, "reason": "not information-bearing; grounding not assessed"}))
             verdicts.append(entry)
 
@@ -101,8 +101,10 @@ class ConversationalFaithfulness(Metric):
         else:
             value = 1.0
             details["reason"] = (
-                "the answer has no sentences" if not sentences else "no information-bearing sentence: CF = 1 by definition"
+                "the answer has no sentences"
+                if not sentences
+                else "no information-bearing sentence: CF = 1 by definition"
             )
         if bearing and not context:
             details["note"] = "the item has no context chunks; information-bearing sentences are ungrounded"
-        return [UnitScore("item", value, "ok", details), *units]
+        return [UnitScore(ITEM, value, "ok", details), *units]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scoring.registry import ItemInput, Metric, MetricError
+from scoring.metrics.base import ItemInput, Metric, MetricError
 
 
 def require_backend(metric: Metric, backend: Any) -> None:

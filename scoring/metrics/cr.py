@@ -5,8 +5,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from scoring.metrics.base import ITEM, ItemInput, Judge, Metric, Param, Retriever, UnitScore, chunk_unit, register
 from scoring.metrics.common import require_backend
-from scoring.registry import ItemInput, Metric, Param, Retriever, UnitScore, register
 
 
 @register
@@ -40,21 +40,22 @@ class ContextRelevance(Metric):
     }
 
     def score(
-        self, item: ItemInput, backend: Any, params: dict[str, Any], *, retriever: Retriever | None = None
+        self, item: ItemInput, backend: Judge, params: dict[str, Any], *, retriever: Retriever | None = None
     ) -> list[UnitScore]:
         require_backend(self, backend)
         chunks = sorted(item.contexts, key=lambda c: c.rank)
         if not chunks:
-            return [UnitScore("item", None, "undetermined", {"reason": "the item has no retrieved chunks"})]
+            return [UnitScore(ITEM, None, "undetermined", {"reason": "the item has no retrieved chunks"})]
         judged = backend.relevance(item.question, [c.text for c in chunks], threshold=params["threshold"])
         units = []
         values = []
         for chunk, j in zip(chunks, judged, strict=True):
             value = float(j.score) if j.score is not None else (1.0 if j.verdict else 0.0)
             values.append(value)
-            units.append(UnitScore(f"c:{chunk.rank}", value, "ok", {"relevant": bool(j.verdict), **j.as_details()}))
+            details = {"relevant": bool(j.verdict), **j.as_details()}
+            units.append(UnitScore(chunk_unit(chunk.rank), value, "ok", details))
         aggregate = statistics.fmean(values) if params["aggregate"] == "mean" else max(values)
         relevant = sum(1 for j in judged if j.verdict)
-        return [UnitScore("item", aggregate, "ok", {
+        return [UnitScore(ITEM, aggregate, "ok", {
             "aggregate": params["aggregate"], "chunks": len(chunks), "relevant_chunks": relevant,
             "relevant_fraction": relevant / len(chunks)}), *units]

@@ -4,8 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from scoring.metrics.base import (
+    ITEM,
+    ItemInput,
+    Judge,
+    Metric,
+    MetricError,
+    Param,
+    Retriever,
+    UnitScore,
+    aspect_unit,
+    register,
+)
 from scoring.metrics.common import context_texts, fraction, require_backend
-from scoring.registry import ItemInput, Metric, MetricError, Param, Retriever, UnitScore, register
 
 
 def icat_beta(factuality: float, coverage: float, beta: float) -> float:
@@ -52,7 +63,7 @@ class ICAT(Metric):
     }
 
     def score(
-        self, item: ItemInput, backend: Any, params: dict[str, Any], *, retriever: Retriever | None = None
+        self, item: ItemInput, backend: Judge, params: dict[str, Any], *, retriever: Retriever | None = None
     ) -> list[UnitScore]:
         require_backend(self, backend)
         beta = params["beta"]
@@ -69,8 +80,9 @@ class ICAT(Metric):
         claim_rows: list[dict[str, Any]] = []
         if params["source"] == "context":
             verdicts = backend.supports(claims, context_texts(item), threshold=threshold) if claims else []
-            evidence_ids: list[list[str]] = [[f"c:{c.rank}" for c in item.contexts] for _ in claims]
+            evidence_ids: list[list[str]] = [[c.unit_key for c in item.contexts] for _ in claims]
         else:
+            assert retriever is not None  # source=kb without a knowledge base was refused above
             verdicts, evidence_ids = [], []
             for claim in claims:
                 passages = retriever.retrieve(claim, params["k"])
@@ -95,7 +107,7 @@ class ICAT(Metric):
                 else:
                     is_covered, info = bool(matches[index].verdict), matches[index].as_details()
                 covered += is_covered
-                aspect_units.append(UnitScore(aspect.key, 1.0 if is_covered else 0.0, "ok",
+                aspect_units.append(UnitScore(aspect_unit(aspect.ref), 1.0 if is_covered else 0.0, "ok",
                                               {"text": aspect.text, "importance": aspect.importance,
                                                "covered": is_covered, **info}))
         coverage = fraction(covered, len(aspects))
@@ -108,5 +120,5 @@ class ICAT(Metric):
         if factuality is None or coverage is None:
             missing = [name for name, v in (("claims", factuality), ("aspects", coverage)) if v is None]
             details["reason"] = f"no {' and no '.join(missing)}: ICAT is undefined"
-            return [UnitScore("item", None, "undetermined", details), *aspect_units]
-        return [UnitScore("item", icat_beta(factuality, coverage, beta), "ok", details), *aspect_units]
+            return [UnitScore(ITEM, None, "undetermined", details), *aspect_units]
+        return [UnitScore(ITEM, icat_beta(factuality, coverage, beta), "ok", details), *aspect_units]

@@ -4,13 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from scoring.metrics.base import (
+    ITEM,
+    ItemInput,
+    Judge,
+    Metric,
+    MetricError,
+    Param,
+    Retriever,
+    UnitScore,
+    register,
+    sentence_unit,
+)
 from scoring.metrics.common import fraction, require_backend
-from scoring.registry import ItemInput, Metric, MetricError, Param, Retriever, UnitScore, register
 
 KINDS = ("simplification", "elaboration")
 
 
-def weighted_mean(scores: dict[str, float | None], counts: dict[str, int], weights: dict[str, float | None]) -> float | None:
+def weighted_mean(
+    scores: dict[str, float | None], counts: dict[str, int], weights: dict[str, float | None]
+) -> float | None:
     """Mean of the kinds' scores, weighted by the given weights or, where none is given, by sentence counts.
     Kinds without sentences are left out of the mean; None when no kind has sentences."""
     present = [k for k in KINDS if counts[k] > 0 and scores[k] is not None]
@@ -19,11 +32,14 @@ def weighted_mean(scores: dict[str, float | None], counts: dict[str, int], weigh
     use_counts = all(weights[k] is None for k in KINDS)
     if not use_counts and any(weights[k] is None for k in KINDS):
         raise MetricError("plainqafact: give both weights or neither")
-    w = {k: float(counts[k]) if use_counts else float(weights[k]) for k in present}
+    w: dict[str, float] = {}
+    for k in present:
+        given = weights[k]
+        w[k] = float(counts[k]) if given is None else float(given)
     total = sum(w.values())
     if total <= 0:
         raise MetricError("plainqafact: weights must be positive")
-    return sum(w[k] * scores[k] for k in present) / total
+    return sum(w[k] * (scores[k] or 0.0) for k in present) / total
 
 
 @register
@@ -76,14 +92,14 @@ class PlainQAFact(Metric):
         return super().resolve_params(given)
 
     def score(
-        self, item: ItemInput, backend: Any, params: dict[str, Any], *, retriever: Retriever | None = None
+        self, item: ItemInput, backend: Judge, params: dict[str, Any], *, retriever: Retriever | None = None
     ) -> list[UnitScore]:
         require_backend(self, backend)
         if params["knowledge"] == "kb" and retriever is None:
             raise MetricError("plainqafact: knowledge=kb needs a knowledge base, and none was given for this run")
         source = item.source_sentences or ([item.source] if item.source.strip() else [])
         if not source:
-            return [UnitScore("item", None, "undetermined", {"reason": "the item has no source document"})]
+            return [UnitScore(ITEM, None, "undetermined", {"reason": "the item has no source document"})]
         sentences = item.sentences
 
         kinds: dict[int, str] = {}
@@ -113,7 +129,8 @@ class PlainQAFact(Metric):
         for i in sorted(kinds):
             if kinds[i] != "elaboration":
                 continue
-            passages = retriever.retrieve(sentences[i], params["k"]) if params["knowledge"] == "kb" else []
+            kb = retriever if params["knowledge"] == "kb" else None
+            passages = kb.retrieve(sentences[i], params["k"]) if kb is not None else []
             evidence = [*source_passage, *(p.text for p in passages)]
             verdicts[i] = (backend.supports([sentences[i]], evidence, threshold=threshold)[0],
                            [p.document_id or f"rank {p.rank}" for p in passages])
@@ -124,7 +141,7 @@ class PlainQAFact(Metric):
         rows = []
         for i, sentence in enumerate(sentences):
             if i not in kinds:
-                units.append(UnitScore(f"s:{i}", None, "undetermined",
+                units.append(UnitScore(sentence_unit(i), None, "undetermined",
                                        {"text": sentence, "reason": "no human sentence kind"}))
                 continue
             j, passages = verdicts[i]
@@ -133,7 +150,7 @@ class PlainQAFact(Metric):
             row = {"index": i, "text": sentence, "kind": kinds[i], "kind_details": kind_details[i],
                    "supported": bool(j.verdict), "verification": j.as_details(), "kb_passages": passages}
             rows.append(row)
-            units.append(UnitScore(f"s:{i}", 1.0 if j.verdict else 0.0, "ok", row))
+            units.append(UnitScore(sentence_unit(i), 1.0 if j.verdict else 0.0, "ok", row))
 
         per_kind = {k: fraction(supported[k], counts[k]) for k in KINDS}
         weights = {"simplification": params["weight_simplification"], "elaboration": params["weight_elaboration"]}
@@ -149,5 +166,5 @@ class PlainQAFact(Metric):
             details["note"] = "elaborations verified against the source only (knowledge=none)"
         if value is None:
             details["reason"] = "no classified sentence: PlainQAFact is undefined"
-            return [UnitScore("item", None, "undetermined", details), *units]
-        return [UnitScore("item", value, "ok", details), *units]
+            return [UnitScore(ITEM, None, "undetermined", details), *units]
+        return [UnitScore(ITEM, value, "ok", details), *units]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from scoring.metrics.base import ITEM, ItemInput, Judge, Metric, Retriever, UnitScore, register
 from scoring.metrics.common import require_backend
-from scoring.registry import ItemInput, Metric, Retriever, UnitScore, register
 
 # The behaviours that count as correct for each scope class.
 EXPECTED: dict[str, tuple[str, ...]] = {
@@ -44,15 +44,15 @@ class RefusalAccuracy(Metric):
     parameters = {}
 
     def score(
-        self, item: ItemInput, backend: Any, params: dict[str, Any], *, retriever: Retriever | None = None
+        self, item: ItemInput, backend: Judge, params: dict[str, Any], *, retriever: Retriever | None = None
     ) -> list[UnitScore]:
         require_backend(self, backend)
         scope = item.scope_class
         if scope not in EXPECTED:
             reason = "the item has no scope class" if not scope else f"unknown scope class {scope!r}"
-            return [UnitScore("item", None, "undetermined", {"reason": reason})]
+            return [UnitScore(ITEM, None, "undetermined", {"reason": reason})]
         detected = backend.behaviour(item.question, item.answer)
         correct = detected.behaviour in EXPECTED[scope]
-        return [UnitScore("item", 1.0 if correct else 0.0, "ok", {
+        return [UnitScore(ITEM, 1.0 if correct else 0.0, "ok", {
             "scope_class": scope, "behaviour": detected.behaviour, "expected": list(EXPECTED[scope]),
             "detector": detected.details})]

@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from scoring.metrics.base import ITEM, ItemInput, Judge, Metric, MetricError, Param, Retriever, UnitScore, register
 from scoring.metrics.common import require_backend
-from scoring.registry import ItemInput, Metric, MetricError, Param, Retriever, UnitScore, register
 
 MEASURES = ("p@1", "recall@k", "mrr", "ndcg@k")
 
@@ -71,7 +71,7 @@ class RetrievalQuality(Metric):
     }
 
     def score(
-        self, item: ItemInput, backend: Any, params: dict[str, Any], *, retriever: Retriever | None = None
+        self, item: ItemInput, backend: Judge, params: dict[str, Any], *, retriever: Retriever | None = None
     ) -> list[UnitScore]:
         require_backend(self, backend)
         k = params["k"]
@@ -90,9 +90,10 @@ class RetrievalQuality(Metric):
                 why = "no chunk is labelled as target" if name == "target" else "annotators marked no chunk relevant"
                 details[name] = {"state": "undetermined", "reason": why}
             else:
-                details[name] = {"state": "ok", "relevant": sorted(relevant), **retrieval_measures(ranking, relevant, k)}
+                measures = retrieval_measures(ranking, relevant, k)
+                details[name] = {"state": "ok", "relevant": sorted(relevant), **measures}
         chosen = details[params["relevance"]]
         details["value_is"] = f"{params['measure']} against {params['relevance']}"
         if chosen["state"] != "ok":
-            return [UnitScore("item", None, "undetermined", {**details, "reason": chosen["reason"]})]
-        return [UnitScore("item", chosen[params["measure"]], "ok", details)]
+            return [UnitScore(ITEM, None, "undetermined", {**details, "reason": chosen["reason"]})]
+        return [UnitScore(ITEM, chosen[params["measure"]], "ok", details)]

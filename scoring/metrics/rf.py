@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from scoring.metrics.base import ITEM, ItemInput, Judge, Metric, Param, Retriever, UnitScore, register
 from scoring.metrics.common import context_texts, require_backend
-from scoring.registry import ItemInput, Metric, Param, Retriever, UnitScore, register
 
 
 @register
@@ -37,7 +37,7 @@ class RagasFaithfulness(Metric):
     }
 
     def score(
-        self, item: ItemInput, backend: Any, params: dict[str, Any], *, retriever: Retriever | None = None
+        self, item: ItemInput, backend: Judge, params: dict[str, Any], *, retriever: Retriever | None = None
     ) -> list[UnitScore]:
         require_backend(self, backend)
         extracted = backend.statements(item.question, item.answer, item.sentences)
@@ -45,7 +45,7 @@ class RagasFaithfulness(Metric):
         details: dict[str, Any] = {"statements": [], "extraction": extracted.details}
         if not statements:
             details["reason"] = "no statements in the answer: RF is undefined"
-            return [UnitScore("item", None, "undetermined", details)]
+            return [UnitScore(ITEM, None, "undetermined", details)]
         verdicts = backend.supports(statements, context_texts(item), threshold=params["support_threshold"])
         details["statements"] = [
             {"text": s, "supported": bool(j.verdict), **{k: v for k, v in j.as_details().items() if k != "verdict"}}
@@ -53,4 +53,4 @@ class RagasFaithfulness(Metric):
         ]
         supported = sum(1 for j in verdicts if j.verdict)
         details.update({"supported": supported, "n_statements": len(statements)})
-        return [UnitScore("item", supported / len(statements), "ok", details)]
+        return [UnitScore(ITEM, supported / len(statements), "ok", details)]

@@ -5,9 +5,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from scoring.backends.base import RUBRIC_CRITERIA
+from scoring.metrics.base import ITEM, RUBRIC_CRITERIA, ItemInput, Judge, Metric, Retriever, UnitScore, register
 from scoring.metrics.common import context_texts, require_backend
-from scoring.registry import ItemInput, Metric, Retriever, UnitScore, register
 
 
 @register
@@ -30,9 +29,9 @@ class JudgeRubric(Metric):
     parameters = {}
 
     def score(
-        self, item: ItemInput, backend: Any, params: dict[str, Any], *, retriever: Retriever | None = None
+        self, item: ItemInput, backend: Judge, params: dict[str, Any], *, retriever: Retriever | None = None
     ) -> list[UnitScore]:
         require_backend(self, backend)
         judged = backend.rubric(item.question, item.answer, context_texts(item))
         value = statistics.fmean(judged.ratings[c] for c in RUBRIC_CRITERIA)
-        return [UnitScore("item", value, "ok", {"ratings": judged.ratings, **judged.details})]
+        return [UnitScore(ITEM, value, "ok", {"ratings": judged.ratings, **judged.details})]

@@ -19,7 +19,7 @@ from annotation.imports import records_from, records_import
 from annotation.management.commands.load_demo import KQA_FILE, LIVE_POOL, LIVE_QUESTIONS
 from annotation.models import Question
 from annotation.protocols import study_protocol_apply
-from annotation.study_services import pool_create
+from annotation.console.services import pool_create
 from scoring import services as scoring_services
 from scoring.models import RunStatus, ScoreRun
 from tests import factories

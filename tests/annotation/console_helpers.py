@@ -11,7 +11,7 @@ from concord.celery import app as celery_app
 
 
 @pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
+def fast_password_hashing(settings):
     # Accounts are created in most tests; the production hasher would dominate their run time.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 

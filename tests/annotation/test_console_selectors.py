@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from annotation.console_selectors import CHART_HEIGHT, CHART_PAD, CHART_WIDTH, completion_chart, fast_outliers
+from annotation.console.selectors import CHART_HEIGHT, CHART_PAD, CHART_WIDTH, completion_chart, fast_outliers
 
 
 def test_an_annotator_under_a_third_of_the_others_median_is_flagged():

@@ -7,7 +7,8 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 from django.utils import timezone
 
-from annotation import study_services as svc
+from annotation.console import services as svc
+from annotation.imports import jobs
 from annotation.models import (
     Assignment,
     AssignmentStatus,
@@ -57,7 +58,9 @@ def _labelled(study, key: str, value):
 
 
 def test_study_create_makes_the_owner_researcher_and_applies_the_presets(researcher):
-    study = svc.study_create(owner=researcher, name="Both", presets=["icat", "astrid"], hidden_metadata_fields=["model", ""])
+    study = svc.study_create(
+        owner=researcher, name="Both", presets=["icat", "astrid"], hidden_metadata_fields=["model", ""]
+    )
     assert StudyRole.objects.filter(study=study, user=researcher, role=Role.RESEARCHER).exists()
     keys = list(study.questions.values_list("key", flat=True))
     assert "information_bearing" in keys and "aspect_covered" in keys
@@ -114,7 +117,9 @@ def test_a_new_question_gets_free_keyboard_keys_of_its_scope(astrid, researcher)
 
 def test_a_duplicate_question_key_is_refused(astrid, researcher):
     with pytest.raises(Conflict, match="already exists"):
-        svc.question_add(study=astrid, actor=researcher, spec={"key": "grounded", "scope": "item", "kind": "text", "prompt": "x"})
+        svc.question_add(
+            study=astrid, actor=researcher, spec={"key": "grounded", "scope": "item", "kind": "text", "prompt": "x"}
+        )
 
 
 def test_a_keyboard_key_clash_within_a_scope_is_refused(astrid, researcher):
@@ -154,7 +159,9 @@ def test_a_condition_on_a_value_the_question_does_not_have_is_refused(astrid, re
 def test_conditions_may_not_form_a_cycle(astrid, researcher):
     ib = astrid.questions.get(key="information_bearing")
     with pytest.raises(ValidationFailed, match="cycle"):
-        svc.question_update(question=ib, actor=researcher, spec={"condition": {"question": "grounded", "in": ["supported"]}})
+        svc.question_update(
+            question=ib, actor=researcher, spec={"condition": {"question": "grounded", "in": ["supported"]}}
+        )
 
 
 def test_removing_a_question_others_depend_on_is_refused_with_their_names(astrid, researcher):
@@ -214,7 +221,9 @@ def test_the_kind_of_a_labelled_question_cannot_change(astrid, researcher):
 
 
 def test_renaming_a_question_key_follows_the_conditions_that_name_it(astrid, researcher):
-    svc.question_update(question=astrid.questions.get(key="information_bearing"), actor=researcher, spec={"key": "informative"})
+    svc.question_update(
+        question=astrid.questions.get(key="information_bearing"), actor=researcher, spec={"key": "informative"}
+    )
     assert astrid.questions.get(key="grounded").condition == {"question": "informative", "in": ["yes"]}
 
 
@@ -249,7 +258,9 @@ def test_pool_names_are_unique_per_study(astrid, researcher):
 
 def test_members_are_assigned_items_once_the_pool_has_k_of_them(astrid, researcher):
     items = [factories.make_item(astrid) for _ in range(3)]
-    pool = svc.pool_create(study=astrid, actor=researcher, name="PF", questions=list(astrid.questions.filter(key="helpful")), overlap=2)
+    pool = svc.pool_create(
+        study=astrid, actor=researcher, name="PF", questions=list(astrid.questions.filter(key="helpful")), overlap=2
+    )
     a, b = factories.make_user(), factories.make_user()
     svc.pool_membership_add(pool=pool, user=a, actor=researcher)
     assert not Assignment.objects.filter(pool=pool).exists()
@@ -270,7 +281,9 @@ def test_independent_pools_refuse_a_second_pool_with_a_clear_reason(astrid, rese
 
 
 def test_nobody_adds_themselves_to_a_pool(astrid, researcher):
-    pool = svc.pool_create(study=astrid, actor=researcher, name="PF", questions=list(astrid.questions.filter(key="helpful")))
+    pool = svc.pool_create(
+        study=astrid, actor=researcher, name="PF", questions=list(astrid.questions.filter(key="helpful"))
+    )
     with pytest.raises(Forbidden):
         svc.pool_membership_add(pool=pool, user=researcher, actor=researcher)
 
@@ -332,7 +345,9 @@ def test_removing_a_member_keeps_their_labels_and_pseudonym(astrid, researcher):
 
 def test_removing_a_member_who_never_started_deletes_their_open_assignments(astrid, researcher):
     factories.make_item(astrid)
-    pool = svc.pool_create(study=astrid, actor=researcher, name="PF", questions=list(astrid.questions.filter(key="helpful")))
+    pool = svc.pool_create(
+        study=astrid, actor=researcher, name="PF", questions=list(astrid.questions.filter(key="helpful"))
+    )
     person = factories.make_user()
     m = svc.pool_membership_add(pool=pool, user=person, actor=researcher)
     svc.pool_membership_remove(membership=m, actor=researcher)
@@ -342,7 +357,9 @@ def test_removing_a_member_who_never_started_deletes_their_open_assignments(astr
 
 def test_k_cannot_shrink_once_items_are_assigned(astrid, researcher):
     factories.make_item(astrid)
-    pool = svc.pool_create(study=astrid, actor=researcher, name="PF", questions=list(astrid.questions.filter(key="helpful")), overlap=1)
+    pool = svc.pool_create(
+        study=astrid, actor=researcher, name="PF", questions=list(astrid.questions.filter(key="helpful")), overlap=1
+    )
     svc.pool_membership_add(pool=pool, user=factories.make_user(), actor=researcher)
     svc.pool_membership_add(pool=pool, user=factories.make_user(), actor=researcher)
     svc.pool_update(pool=pool, actor=researcher, overlap=2)
@@ -388,7 +405,9 @@ def test_revoking_the_annotator_role_takes_them_out_of_pools_but_keeps_labels(as
 
 def test_an_account_with_a_one_time_password_must_change_it(study, researcher):
     pool = factories.make_pool(study, questions=[factories.make_question(study)])
-    account = svc.account_create(study=study, actor=researcher, username="nurse.kim", email="kim@example.org", pool=pool)
+    account = svc.account_create(
+        study=study, actor=researcher, username="nurse.kim", email="kim@example.org", pool=pool
+    )
     assert account.user.check_password(account.one_time_password)
     assert PasswordChangeRequired.objects.filter(user=account.user).exists()
     assert PoolMembership.objects.filter(pool=pool, user=account.user).exists()
@@ -396,9 +415,13 @@ def test_an_account_with_a_one_time_password_must_change_it(study, researcher):
         svc.account_create(study=study, actor=researcher, username="NURSE.KIM")
 
 
-def test_an_invitation_creates_an_account_and_mails_a_set_password_link(study, researcher, django_capture_on_commit_callbacks):
+def test_an_invitation_creates_an_account_and_mails_a_set_password_link(
+    study, researcher, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
-        user = svc.annotator_invite(study=study, actor=researcher, email="dr.lee@example.org", site_url="http://concord.test/")
+        user = svc.annotator_invite(
+            study=study, actor=researcher, email="dr.lee@example.org", site_url="http://concord.test/"
+        )
     assert not user.has_usable_password()
     assert user.username == "dr.lee"
     assert StudyRole.objects.filter(study=study, user=user, role=Role.ANNOTATOR).exists()
@@ -407,10 +430,14 @@ def test_an_invitation_creates_an_account_and_mails_a_set_password_link(study, r
     assert mail.outbox[0].to == ["dr.lee@example.org"]
 
 
-def test_inviting_an_existing_account_grants_the_role_without_a_new_user(study, researcher, django_capture_on_commit_callbacks):
+def test_inviting_an_existing_account_grants_the_role_without_a_new_user(
+    study, researcher, django_capture_on_commit_callbacks
+):
     existing = factories.make_user("lee", email="lee@example.org")
     with django_capture_on_commit_callbacks(execute=True):
-        user = svc.annotator_invite(study=study, actor=researcher, email="LEE@example.org", site_url="http://concord.test")
+        user = svc.annotator_invite(
+            study=study, actor=researcher, email="LEE@example.org", site_url="http://concord.test"
+        )
     assert user == existing
     assert get_user_model().objects.filter(email__iexact="lee@example.org").count() == 1
     assert "existing account" in mail.outbox[0].body
@@ -428,7 +455,7 @@ def test_a_refused_invitation_sends_nothing(study, researcher, django_capture_on
 def _job(study, researcher, content: bytes, name="items.jsonl"):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    return svc.import_job_create(study=study, actor=researcher, upload=SimpleUploadedFile(name, content))
+    return jobs.import_job_create(study=study, actor=researcher, upload=SimpleUploadedFile(name, content))
 
 
 def test_the_check_reports_progress_and_a_summary_without_writing(astrid, researcher, settings):
@@ -436,9 +463,9 @@ def test_the_check_reports_progress_and_a_summary_without_writing(astrid, resear
 
     settings.MEDIA_ROOT = str(settings.VAR_DIR / "media-test")
     job = _job(astrid, researcher, jsonl(*ITEMS))
-    job = svc.import_job_check(job_id=job.pk)
+    job = jobs.import_job_check(job_id=job.pk)
     assert job.status == "checked"
-    assert job.progress_done == 2 and job.progress_total == 2
+    assert job.n_done == 2 and job.n_total == 2
     assert job.summary["items"] == 2
     assert not astrid.items.exists()
 
@@ -447,26 +474,28 @@ def test_a_redelivered_import_task_imports_once(astrid, researcher, settings):
     from tests.annotation.console_helpers import ITEMS, jsonl
 
     settings.MEDIA_ROOT = str(settings.VAR_DIR / "media-test")
-    pool = svc.pool_create(study=astrid, actor=researcher, name="PF", questions=list(astrid.questions.filter(key="helpful")))
+    pool = svc.pool_create(
+        study=astrid, actor=researcher, name="PF", questions=list(astrid.questions.filter(key="helpful"))
+    )
     svc.pool_membership_add(pool=pool, user=factories.make_user(), actor=researcher)
-    job = svc.import_job_check(job_id=_job(astrid, researcher, jsonl(*ITEMS)).pk)
-    svc.import_job_confirm(job=job, actor=researcher)
-    assert svc.import_job_run(job_id=job.pk).status == "done"
-    assert svc.import_job_run(job_id=job.pk).status == "done"
+    job = jobs.import_job_check(job_id=_job(astrid, researcher, jsonl(*ITEMS)).pk)
+    jobs.import_job_confirm(job=job, actor=researcher)
+    assert jobs.import_job_run(job_id=job.pk).status == "done"
+    assert jobs.import_job_run(job_id=job.pk).status == "done"
     assert astrid.items.count() == 2
     assert Assignment.objects.filter(pool=pool).count() == 2
     with pytest.raises(Conflict, match="only a checked file"):
-        svc.import_job_confirm(job=job, actor=researcher)
+        jobs.import_job_confirm(job=job, actor=researcher)
 
 
 def test_ids_imported_since_the_check_make_the_import_refuse_and_write_nothing(astrid, researcher, settings):
     from tests.annotation.console_helpers import ITEMS, jsonl
 
     settings.MEDIA_ROOT = str(settings.VAR_DIR / "media-test")
-    job = svc.import_job_check(job_id=_job(astrid, researcher, jsonl(*ITEMS)).pk)
+    job = jobs.import_job_check(job_id=_job(astrid, researcher, jsonl(*ITEMS)).pk)
     factories.make_item(astrid, "q2")
-    svc.import_job_confirm(job=job, actor=researcher)
-    job = svc.import_job_run(job_id=job.pk)
+    jobs.import_job_confirm(job=job, actor=researcher)
+    job = jobs.import_job_run(job_id=job.pk)
     assert job.status == "invalid"
     assert any(e.get("field") == "id" for e in job.errors)
     assert list(astrid.items.values_list("external_id", flat=True)) == ["q2"]
@@ -490,7 +519,9 @@ def test_stale_study_and_pool_edits_are_refused(astrid, researcher):
     svc.study_update(study=astrid, actor=researcher, name="Renamed", base=seen)
     with pytest.raises(Conflict):
         svc.study_update(study=astrid, actor=researcher, blind_system=False, base=seen)
-    pool = svc.pool_create(study=astrid, actor=researcher, name="PF", questions=list(astrid.questions.filter(key="helpful")))
+    pool = svc.pool_create(
+        study=astrid, actor=researcher, name="PF", questions=list(astrid.questions.filter(key="helpful"))
+    )
     seen = svc.pool_fingerprint(pool)
     svc.pool_update(pool=pool, actor=researcher, name="PF-1", base=seen)
     with pytest.raises(Conflict):

@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, get_resolver, reverse
 from django.utils import timezone
 
-from annotation import study_services as svc
+from annotation.console import services as svc
 from annotation.models import (
     Assignment,
     AssignmentStatus,
@@ -23,10 +23,10 @@ from annotation.models import (
     StudyRole,
 )
 from tests import factories
-from tests.annotation.console_helpers import ITEMS, _fast_password_hashing, allow_study_creation, eager_celery, jsonl
+from tests.annotation.console_helpers import ITEMS, allow_study_creation, eager_celery, fast_password_hashing, jsonl
 
 pytestmark = pytest.mark.django_db
-__all__ = ["_fast_password_hashing", "eager_celery"]
+__all__ = ["eager_celery", "fast_password_hashing"]
 
 
 @pytest.fixture
@@ -51,7 +51,13 @@ def _console_routes():
 
 
 def _url(name, keys, study, pool, membership, job):
-    values = {"slug": study.slug, "key": "helpful", "pool_id": pool.pk, "membership_id": membership.pk, "job_id": job.pk}
+    values = {
+        "slug": study.slug,
+        "key": "helpful",
+        "pool_id": pool.pk,
+        "membership_id": membership.pk,
+        "job_id": job.pk,
+    }
     return reverse(f"console:{name}", kwargs={k: values[k] for k in keys})
 
 
@@ -61,7 +67,7 @@ def _url(name, keys, study, pool, membership, job):
 def test_every_study_page_answers_strangers_404_and_annotators_403(client, astrid, annotator, stranger):
     pool = factories.make_pool(astrid, questions=list(astrid.questions.all()))
     membership = factories.add_member(pool, annotator)
-    job = ImportJob.objects.create(study=astrid, filename="x.jsonl", stored_name="x", created_by=None)
+    job = ImportJob.objects.create(study=astrid, filename="x.jsonl", stored_name="x", requested_by=None)
     checked = 0
     for name, keys in _console_routes():
         if "slug" not in keys:
@@ -112,7 +118,10 @@ def test_blinding_settings_are_explicit_on_the_study_page(rita, astrid):
     page = rita.get(reverse("console:study", args=[astrid.slug])).content.decode()
     assert "do not see</strong> which system produced each answer" in page
     assert "<code>model</code>" in page
-    response = rita.post(reverse("console:study", args=[astrid.slug]), {"name": astrid.name, "guidelines": "", "hidden_metadata_fields": ""})
+    response = rita.post(
+        reverse("console:study", args=[astrid.slug]),
+        {"name": astrid.name, "guidelines": "", "hidden_metadata_fields": ""},
+    )
     assert response.status_code == 302
     astrid.refresh_from_db()
     assert astrid.blind_system is False and astrid.independent_pools is False
@@ -149,7 +158,9 @@ def test_editing_a_labelled_question_refuses_a_kind_change_with_the_reason(rita,
     a = factories.make_assignment(pool, factories.make_item(astrid), person)
     from annotation.models import Label
 
-    Label.objects.create(assignment=a, question=q, unit_key="item", value="none", updated_by=person, updated_at=timezone.now())
+    Label.objects.create(
+        assignment=a, question=q, unit_key="item", value="none", updated_by=person, updated_at=timezone.now()
+    )
     page = rita.get(reverse("console:question_edit", args=[astrid.slug, "helpful"])).content.decode()
     assert "1 label already answer" in page
     assert ">1 label</small>" in rita.get(reverse("console:protocol", args=[astrid.slug])).content.decode()
@@ -175,7 +186,9 @@ def test_removing_a_question_over_htmx_returns_the_list_and_refreshes_the_previe
 
 
 def test_a_question_others_depend_on_is_not_removed_and_the_list_says_why(rita, astrid):
-    response = rita.post(reverse("console:question_remove", args=[astrid.slug, "information_bearing"]), HTTP_HX_REQUEST="true")
+    response = rita.post(
+        reverse("console:question_remove", args=[astrid.slug, "information_bearing"]), HTTP_HX_REQUEST="true"
+    )
     assert response.status_code == 409
     assert "refers to it" in response.content.decode()
 
@@ -187,7 +200,13 @@ def test_moving_a_question_down(rita, astrid):
 
 
 def test_the_preview_shows_the_item_as_an_annotator_would_without_system_or_hidden_metadata(rita, astrid):
-    factories.make_item(astrid, "x1", answer="Take it daily. Call us!", system="secret-rag", metadata={"model": "gpt-x", "topic": "dosing"})
+    factories.make_item(
+        astrid,
+        "x1",
+        answer="Take it daily. Call us!",
+        system="secret-rag",
+        metadata={"model": "gpt-x", "topic": "dosing"},
+    )
     page = rita.get(reverse("console:preview", args=[astrid.slug]), {"item": "x1"}).content.decode()
     assert "Take it daily." in page and "Call us!" in page
     assert "Does this sentence carry clinical information?" in page
@@ -212,7 +231,9 @@ def _upload(client, study, content: bytes, name="items.jsonl", **extra):
     )
 
 
-def test_an_upload_is_dry_run_first_then_imported_on_confirmation(rita, astrid, eager_celery, django_capture_on_commit_callbacks):
+def test_an_upload_is_dry_run_first_then_imported_on_confirmation(
+    rita, astrid, eager_celery, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         response = _upload(rita, astrid, jsonl(*ITEMS), HTTP_HX_REQUEST="true")
     assert response.status_code == 201
@@ -264,7 +285,9 @@ def test_the_item_list_is_searchable_and_shows_each_pools_status(rita, astrid):
     factories.make_item(astrid, "other-2", question="Is it contagious?")
     factories.make_assignment(pool, dose, a, status=AssignmentStatus.SUBMITTED)
     factories.make_assignment(pool, dose, b, status=AssignmentStatus.STARTED)
-    page = rita.get(reverse("console:items", args=[astrid.slug]), {"q": "metformin"}, HTTP_HX_REQUEST="true").content.decode()
+    page = rita.get(
+        reverse("console:items", args=[astrid.slug]), {"q": "metformin"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
     assert "dose-1" in page and "other-2" not in page
     assert "1/2 done, 1 in progress" in page
     full = rita.get(reverse("console:items", args=[astrid.slug])).content.decode()
@@ -305,7 +328,9 @@ def test_a_pool_from_another_study_cannot_be_a_move_target(rita, astrid, researc
     foreign = factories.make_pool(other, questions=list(other.questions.filter(key="helpful")))
     pool = factories.make_pool(astrid, questions=list(astrid.questions.filter(key="helpful")))
     m = factories.add_member(pool, factories.make_user())
-    assert rita.post(reverse("console:member_move", args=[astrid.slug, m.pk]), {"to_pool": foreign.pk}).status_code == 400
+    assert (
+        rita.post(reverse("console:member_move", args=[astrid.slug, m.pk]), {"to_pool": foreign.pk}).status_code == 400
+    )
     assert PoolMembership.objects.get(pk=m.pk).pool == pool
 
 
@@ -313,7 +338,9 @@ def test_a_pool_from_another_study_cannot_be_a_move_target(rita, astrid, researc
 
 
 def test_an_account_is_created_with_a_one_time_password_shown_once(rita, astrid):
-    response = rita.post(reverse("console:account_create", args=[astrid.slug]), {"username": "dr.kim", "email": "", "role": "annotator"})
+    response = rita.post(
+        reverse("console:account_create", args=[astrid.slug]), {"username": "dr.kim", "email": "", "role": "annotator"}
+    )
     assert response.status_code == 201
     assert response["Cache-Control"] == "no-store"
     password = re.search(r'id="new-password">([^<]+)<', response.content.decode()).group(1)
@@ -324,25 +351,44 @@ def test_an_account_is_created_with_a_one_time_password_shown_once(rita, astrid)
 
 def test_an_invitation_is_mailed(rita, astrid, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        response = rita.post(reverse("console:invite", args=[astrid.slug]), {"email": "lee@example.org", "role": "annotator"})
+        response = rita.post(
+            reverse("console:invite", args=[astrid.slug]), {"email": "lee@example.org", "role": "annotator"}
+        )
     assert response.status_code == 302
     assert mail.outbox[0].to == ["lee@example.org"]
     assert "http://testserver/accounts/invitation/" in mail.outbox[0].body
 
 
 def test_a_researcher_cannot_revoke_their_own_role(rita, astrid, researcher):
-    response = rita.post(reverse("console:role_revoke", args=[astrid.slug]), {"username": researcher.username, "role": "researcher"})
+    response = rita.post(
+        reverse("console:role_revoke", args=[astrid.slug]), {"username": researcher.username, "role": "researcher"}
+    )
     assert response.status_code == 403
     assert StudyRole.objects.filter(study=astrid, user=researcher, role=Role.RESEARCHER).exists()
 
 
 def test_granting_and_revoking_roles(rita, astrid):
     factories.make_user("adam")
-    assert rita.post(reverse("console:role_grant", args=[astrid.slug]), {"username": "adam", "role": "adjudicator"}).status_code == 302
+    assert (
+        rita.post(
+            reverse("console:role_grant", args=[astrid.slug]), {"username": "adam", "role": "adjudicator"}
+        ).status_code
+        == 302
+    )
     assert StudyRole.objects.filter(study=astrid, user__username="adam", role="adjudicator").exists()
-    assert rita.post(reverse("console:role_revoke", args=[astrid.slug]), {"username": "adam", "role": "adjudicator"}).status_code == 302
+    assert (
+        rita.post(
+            reverse("console:role_revoke", args=[astrid.slug]), {"username": "adam", "role": "adjudicator"}
+        ).status_code
+        == 302
+    )
     assert not StudyRole.objects.filter(study=astrid, user__username="adam").exists()
-    assert rita.post(reverse("console:role_grant", args=[astrid.slug]), {"username": "nobody", "role": "annotator"}).status_code == 404
+    assert (
+        rita.post(
+            reverse("console:role_grant", args=[astrid.slug]), {"username": "nobody", "role": "annotator"}
+        ).status_code
+        == 404
+    )
 
 
 # --- progress ---------------------------------------------------------------------------------
@@ -358,7 +404,9 @@ def test_progress_shows_counts_medians_chart_and_flags_the_far_faster_annotator(
     for _ in range(6):
         item = factories.make_item(astrid)
         for p, secs in zip(people, (90, 120, 10), strict=True):
-            factories.make_assignment(pool, item, p, status=AssignmentStatus.SUBMITTED, active_seconds=secs, submitted_at=now)
+            factories.make_assignment(
+                pool, item, p, status=AssignmentStatus.SUBMITTED, active_seconds=secs, submitted_at=now
+            )
     page = rita.get(reverse("console:progress", args=[astrid.slug])).content.decode()
     assert "18 of 18 assignments submitted (100%)" in page
     assert "<polyline" in page
@@ -377,9 +425,14 @@ def test_a_one_time_password_user_is_sent_to_change_it_first(client, astrid, res
     response = client.get("/")
     assert response.status_code == 302 and response["Location"].startswith(reverse("account:password_change"))
     assert client.get("/api/console/studies/").status_code == 403
-    response = client.post(reverse("account:password_change"), {
-        "old_password": account.one_time_password, "new_password1": "a-much-better-secret-42", "new_password2": "a-much-better-secret-42",
-    })
+    response = client.post(
+        reverse("account:password_change"),
+        {
+            "old_password": account.one_time_password,
+            "new_password1": "a-much-better-secret-42",
+            "new_password2": "a-much-better-secret-42",
+        },
+    )
     assert response.status_code == 302
     assert not PasswordChangeRequired.objects.filter(user=account.user).exists()
     assert client.get("/").status_code == 200
@@ -391,13 +444,18 @@ def test_anyone_logged_in_may_change_their_password(client, annotator):
     assert page.status_code == 200 and b"Change password" in page.content
 
 
-def test_an_invitation_link_sets_the_first_password_once(client, astrid, researcher, django_capture_on_commit_callbacks):
+def test_an_invitation_link_sets_the_first_password_once(
+    client, astrid, researcher, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         svc.annotator_invite(study=astrid, actor=researcher, email="lee@example.org", site_url="http://testserver/")
     link = re.search(r"http://testserver(/accounts/invitation/\S+)", mail.outbox[0].body).group(1)
     form = client.get(link, follow=True)
     assert b"Choose a password for" in form.content
-    done = client.post(form.redirect_chain[-1][0], {"new_password1": "a-much-better-secret-42", "new_password2": "a-much-better-secret-42"})
+    done = client.post(
+        form.redirect_chain[-1][0],
+        {"new_password1": "a-much-better-secret-42", "new_password2": "a-much-better-secret-42"},
+    )
     assert done.status_code == 302
     assert client.login(username="lee", password="a-much-better-secret-42")
     client.logout()
@@ -445,15 +503,23 @@ def test_the_item_and_progress_pages_take_the_same_queries_however_large_the_stu
 
     rita.get(reverse("console:index"))  # the first request of a session also checks the one-time-password flag
     _populate(astrid, 2, 2)
-    small = (count(reverse("console:items", args=[astrid.slug])), count(reverse("console:progress", args=[astrid.slug])))
+    small = (
+        count(reverse("console:items", args=[astrid.slug])),
+        count(reverse("console:progress", args=[astrid.slug])),
+    )
     _populate(astrid, 8, 6)
-    large = (count(reverse("console:items", args=[astrid.slug])), count(reverse("console:progress", args=[astrid.slug])))
+    large = (
+        count(reverse("console:items", args=[astrid.slug])),
+        count(reverse("console:progress", args=[astrid.slug])),
+    )
     assert large == small
 
 
 def test_the_preview_shows_the_source_document_and_passages_even_without_chunk_questions(rita, researcher):
     study = svc.study_create(owner=researcher, name="Plain", presets=["plainfact"])
-    item = factories.make_item(study, "p1", answer="Simple words. More words.", source="The abstract says X. It also says Y.")
+    item = factories.make_item(
+        study, "p1", answer="Simple words. More words.", source="The abstract says X. It also says Y."
+    )
     from annotation.models import Sentence
     from annotation.segmentation import split_sentences
 

@@ -7,7 +7,8 @@ import time
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotation import study_services as svc
+from annotation.console import services as svc
+from annotation.imports import jobs
 from annotation.models import ImportJob, ImportJobStatus, Item
 from tests import factories
 from tests.annotation.console_helpers import ITEMS, jsonl
@@ -28,13 +29,17 @@ def _wait_for(job_id: int, status: str, worker, timeout: float = 60.0) -> Import
 
 def test_a_worker_checks_then_imports_an_uploaded_file(researcher):
     study = svc.study_create(owner=researcher, name="Worker pilot", presets=["astrid"])
-    pool = svc.pool_create(study=study, actor=researcher, name="PF", questions=list(study.questions.filter(key="helpful")))
+    pool = svc.pool_create(
+        study=study, actor=researcher, name="PF", questions=list(study.questions.filter(key="helpful"))
+    )
     svc.pool_membership_add(pool=pool, user=factories.make_user(), actor=researcher)
     with celery_worker() as worker:
-        job = svc.import_job_create(study=study, actor=researcher, upload=SimpleUploadedFile("items.jsonl", jsonl(*ITEMS)))
+        job = jobs.import_job_create(
+            study=study, actor=researcher, upload=SimpleUploadedFile("items.jsonl", jsonl(*ITEMS))
+        )
         job = _wait_for(job.pk, ImportJobStatus.CHECKED, worker)
-        assert job.progress_done == 2 and not Item.objects.filter(study=study).exists()
-        svc.import_job_confirm(job=job, actor=researcher)
+        assert job.n_done == 2 and not Item.objects.filter(study=study).exists()
+        jobs.import_job_confirm(job=job, actor=researcher)
         job = _wait_for(job.pk, ImportJobStatus.DONE, worker)
     assert job.summary["items"] == 2 and job.batch_id is not None
     assert Item.objects.filter(study=study).count() == 2

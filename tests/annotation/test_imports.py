@@ -12,7 +12,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from annotation.imports import MAX_ERRORS, ImportRejected, _IdIndex, items_import
+from annotation.answers import MAX_TEXT_LENGTH
+from annotation.imports import MAX_ERRORS, ImportRejected, items_import, validation
+from annotation.imports.validation import IdIndex
 from annotation.models import (
     Aspect,
     Assignment,
@@ -95,7 +97,10 @@ def test_a_record_becomes_an_item_with_sentences_chunks_and_aspects(protocol_stu
     assert item.sentences.filter(part="source").count() == 2
     chunks = list(item.chunks.all())
     assert [(c.rank, c.document_id, c.is_labelled_target) for c in chunks] == [(1, "", False), (2, "doc-7", True)]
-    assert [(a.text, a.importance) for a in item.aspects.all()] == [("Dose is 0.5 mg", "must_have"), ("Take with food", "nice_to_have")]
+    assert [(a.text, a.importance) for a in item.aspects.all()] == [
+        ("Dose is 0.5 mg", "must_have"),
+        ("Take with food", "nice_to_have"),
+    ]
     batch = ImportBatch.objects.get(pk=result.batch_id)
     assert (batch.n_items, batch.by, batch.filename) == (1, researcher, "items.jsonl")
     assert (result.n_items, result.n_sentences, result.n_chunks, result.n_aspects) == (1, 4, 2, 2)
@@ -175,8 +180,9 @@ def record_call(**kwargs):
 
 def test_csv_with_json_cells_imports(protocol_study):
     text = (
-        'id,question,answer,contexts,aspects,metadata,scope\n'
-        'c1,"Is it safe?","Yes, it is. Ask your GP!","[""ctx one"", ""ctx two""]","[""aspect""]","{""k"": 1}",in_scope\n'
+        "id,question,answer,contexts,aspects,metadata,scope\n"
+        'c1,"Is it safe?","Yes, it is. Ask your GP!",'
+        '"[""ctx one"", ""ctx two""]","[""aspect""]","{""k"": 1}",in_scope\n'
         'c2,"Second?","Multi\nline answer.",,,,\n'
     )
     result = _import(protocol_study, io.BytesIO(text.encode()), "items.csv")
@@ -230,7 +236,9 @@ def test_missing_required_field_is_rejected_with_its_line_and_field(protocol_stu
 
 
 def test_wrong_types_are_rejected_with_line_and_field(protocol_study):
-    errors = _rejected(protocol_study, _jsonl(_record(1, metadata=["not", "an", "object"]), _record(2, contexts="text")))
+    errors = _rejected(
+        protocol_study, _jsonl(_record(1, metadata=["not", "an", "object"]), _record(2, contexts="text"))
+    )
     assert [(e["line"], e["field"]) for e in errors] == [(1, "metadata"), (2, "contexts")]
     assert "must be an object, found a list" in errors[0]["reason"]
 
@@ -248,7 +256,7 @@ def test_an_id_repeated_three_times_names_the_first_line_each_time(protocol_stud
 
 
 def test_the_id_index_finds_repeats_among_many_ids():
-    index = _IdIndex()
+    index = IdIndex()
     for n in range(1, 20_001):
         index.add(f"item-{n % 15_000}", n)
     repeats = index.repeats()
@@ -304,7 +312,9 @@ def test_a_gzip_bomb_is_refused(protocol_study):
 
 
 def test_every_error_of_the_file_is_reported_not_only_the_first(protocol_study):
-    errors = _rejected(protocol_study, _jsonl(_record(1, scope="urgent"), _record(2, question=""), _record(3, system=5)))
+    errors = _rejected(
+        protocol_study, _jsonl(_record(1, scope="urgent"), _record(2, question=""), _record(3, system=5))
+    )
     assert [(e["line"], e["field"]) for e in errors] == [(1, "scope"), (2, "question"), (3, "system")]
 
 
@@ -324,15 +334,43 @@ def test_unknown_fields_are_rejected_not_dropped(protocol_study):
 @pytest.mark.parametrize(
     ("label", "field", "reason"),
     [
-        ({"annotator": "A", "question": "nope", "unit": "item", "value": "yes"}, "labels[0].question", "is not a question"),
-        ({"annotator": "A", "question": "refused", "unit": "item", "value": "maybe"}, "labels[0].value", "is not an option"),
+        (
+            {"annotator": "A", "question": "nope", "unit": "item", "value": "yes"},
+            "labels[0].question",
+            "is not a question",
+        ),
+        (
+            {"annotator": "A", "question": "refused", "unit": "item", "value": "maybe"},
+            "labels[0].value",
+            "is not an option",
+        ),
         ({"annotator": "A", "question": "refused", "unit": "s:0", "value": "no"}, "labels[0].unit", "asked per item"),
-        ({"annotator": "A", "question": "grounded", "unit": "s:9", "value": "supported"}, "labels[0].unit", "has 2 sentences"),
-        ({"annotator": "A", "question": "context_relevant", "unit": "c:1", "value": "yes"}, "labels[0].unit", "has 0 contexts"),
-        ({"annotator": "A", "question": "aspect_covered", "unit": "a:0", "value": "yes"}, "labels[0].unit", "has 0 aspects"),
+        (
+            {"annotator": "A", "question": "grounded", "unit": "s:9", "value": "supported"},
+            "labels[0].unit",
+            "has 2 sentences",
+        ),
+        (
+            {"annotator": "A", "question": "context_relevant", "unit": "c:1", "value": "yes"},
+            "labels[0].unit",
+            "has 0 contexts",
+        ),
+        (
+            {"annotator": "A", "question": "aspect_covered", "unit": "a:0", "value": "yes"},
+            "labels[0].unit",
+            "has 0 aspects",
+        ),
         ({"annotator": "", "question": "refused", "unit": "item", "value": "no"}, "labels[0].annotator", "pseudonym"),
-        ({"annotator": "A", "question": "aspect_evidence", "unit": "a:0", "value": "1"}, "labels[0].unit", "has 0 aspects"),
-        ({"annotator": "A", "question": "missing_aspects", "unit": "item", "value": 3}, "labels[0].value", "must be a string"),
+        (
+            {"annotator": "A", "question": "aspect_evidence", "unit": "a:0", "value": "1"},
+            "labels[0].unit",
+            "has 0 aspects",
+        ),
+        (
+            {"annotator": "A", "question": "missing_aspects", "unit": "item", "value": 3},
+            "labels[0].value",
+            "expected text",
+        ),
     ],
 )
 def test_labels_are_checked_against_the_studys_questions(protocol_study, label, field, reason):
@@ -343,7 +381,27 @@ def test_labels_are_checked_against_the_studys_questions(protocol_study, label, 
 def test_an_alignment_label_must_point_at_existing_sentences(protocol_study):
     label = {"annotator": "A", "question": "aspect_evidence", "unit": "a:0", "value": [0, 5]}
     errors = _rejected(protocol_study, _jsonl(_record(aspects=["x"], labels=[label])))
-    assert errors[0]["field"] == "labels[0].value" and "[5] do not exist" in errors[0]["reason"]
+    assert errors[0]["field"] == "labels[0].value" and "no sentence 5" in errors[0]["reason"]
+
+
+def test_label_values_are_stored_normalised_as_the_workspace_stores_them(protocol_study):
+    labels = [
+        {"annotator": "A", "question": "missing_aspects", "unit": "item", "value": "  two missing  "},
+        {"annotator": "A", "question": "aspect_evidence", "unit": "a:0", "value": [1, 0, 1]},
+        {"annotator": "B", "question": "missing_aspects", "unit": "item", "value": "   "},
+    ]
+    _import(protocol_study, _jsonl(_record(aspects=["x"], labels=labels)))
+    pseudonyms = dict(PoolMembership.objects.values_list("user_id", "pseudonym"))
+    stored = {(pseudonyms[lab.assignment.annotator_id], lab.question.key): lab.value
+              for lab in Label.objects.select_related("assignment", "question")}
+    assert stored == {("A", "missing_aspects"): "two missing", ("A", "aspect_evidence"): [0, 1],
+                      ("B", "missing_aspects"): None}
+
+
+def test_label_text_longer_than_the_workspace_allows_is_refused(protocol_study):
+    label = {"annotator": "A", "question": "missing_aspects", "unit": "item", "value": "x" * (MAX_TEXT_LENGTH + 1)}
+    errors = _rejected(protocol_study, _jsonl(_record(labels=[label])))
+    assert errors[0]["field"] == "labels[0].value" and "longer than" in errors[0]["reason"]
 
 
 def test_gold_without_an_extra_writer_points_to_the_export_importer(protocol_study):
@@ -360,16 +418,14 @@ def test_reimporting_an_existing_id_is_reported_and_never_duplicated(protocol_st
 
 
 def test_an_id_written_by_another_import_between_the_passes_is_a_conflict(protocol_study, monkeypatch):
-    from annotation import imports
-
-    real_scan = imports._scan
+    real_scan = validation.scan
 
     def scan_then_race(*args, **kwargs):
         result = real_scan(*args, **kwargs)
         factories.make_item(protocol_study, "q2")  # another import commits q2 meanwhile
         return result
 
-    monkeypatch.setattr(imports, "_scan", scan_then_race)
+    monkeypatch.setattr(validation, "scan", scan_then_race)
     with pytest.raises(Conflict, match="another import"):
         _import(protocol_study, _jsonl(_record(1), _record(2), _record(3)))
     assert list(Item.objects.values_list("external_id", flat=True)) == ["q2"]
@@ -388,7 +444,12 @@ def test_nul_characters_and_non_finite_numbers_are_refused_on_every_database(pro
         _record(1, answer="Take it.\x00"), _record(2, contexts=["a\x00b"]), _record(3, metadata={"x": float("nan")}),
         _record(4, aspects=[{"text": "a\x00"}]),
     ))
-    assert [(e["line"], e["field"]) for e in errors] == [(1, "answer"), (2, "contexts[0]"), (3, "metadata"), (4, "aspects[0].text")]
+    assert [(e["line"], e["field"]) for e in errors] == [
+        (1, "answer"),
+        (2, "contexts[0]"),
+        (3, "metadata"),
+        (4, "aspects[0].text"),
+    ]
 
 
 def test_an_empty_file_is_rejected(protocol_study):
@@ -450,7 +511,9 @@ def test_command_refuses_an_unknown_study_without_create(tmp_path, db):
 def test_command_refuses_an_unknown_preset(tmp_path, researcher):
     path = _write(tmp_path, "items.jsonl", _jsonl(_record(1)).getvalue())
     with pytest.raises(CommandError, match="unknown protocol preset"):
-        call_command("import_items", path, "--study", "s", "--create", "--protocol", "astrix", "--owner", researcher.username)
+        call_command(
+            "import_items", path, "--study", "s", "--create", "--protocol", "astrix", "--owner", researcher.username
+        )
     assert not Study.objects.filter(slug="s").exists()
 
 
@@ -481,7 +544,9 @@ def test_page_dry_run_writes_nothing(client, protocol_study, researcher):
 
 def test_page_shows_the_error_table_with_user_text_escaped(client, protocol_study, researcher):
     client.force_login(researcher)
-    rec = _record(labels=[{"annotator": "A", "question": "refused", "unit": "item", "value": "<script>alert(1)</script>"}])
+    rec = _record(
+        labels=[{"annotator": "A", "question": "refused", "unit": "item", "value": "<script>alert(1)</script>"}]
+    )
     response = client.post(f"/studies/{protocol_study.slug}/import/", {"file": _upload(_jsonl(rec).getvalue())})
     assert response.status_code == 400
     body = response.content.decode()

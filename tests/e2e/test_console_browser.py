@@ -109,7 +109,7 @@ def test_a_study_is_set_up_from_an_empty_database_to_a_first_annotators_queue(li
     one_time = page.locator("#new-password").inner_text()
     _shot(page, "account_created")
     page.click("nav.console-tabs >> text=Progress")
-    page.get_by_role("heading", name="PF").wait_for()
+    page.get_by_role("heading", name="PF", exact=True).wait_for()
     assert "0 of 2 assignments submitted" in page.content()
     _shot(page, "progress")
     page.click("text=Log out")

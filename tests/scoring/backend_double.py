@@ -43,7 +43,9 @@ class BackendDouble(Backend):
         self.calls.append(("supports", (list(claims), list(evidence))))
         return [Judgement(bool(self._supported(c, evidence)), None, {}) for c in claims]
 
-    def informative(self, sentences: list[str], *, question: str = "", threshold: float | None = None) -> list[Judgement]:
+    def informative(
+        self, sentences: list[str], *, question: str = "", threshold: float | None = None
+    ) -> list[Judgement]:
         if not self._can_inform:
             raise self._cannot("classify information-bearing sentences")
         return [Judgement(s not in self._non_informative, None, {}) for s in sentences]
@@ -55,7 +57,9 @@ class BackendDouble(Backend):
         return Behaviour(self._behaviour, {})
 
     def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
-        texts = self._statements if self._statements is not None else [s for s in sentences if s not in self._non_informative]
+        texts = self._statements
+        if texts is None:
+            texts = [s for s in sentences if s not in self._non_informative]
         return Statements(list(texts), {"method": "double"})
 
     def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:

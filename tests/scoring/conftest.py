@@ -15,7 +15,11 @@ from tests.scoring.llm_stub import LLMStub
 
 # --- Backends and metrics -------------------------------------------------------------------------
 
-TINY_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "a", "is", "are", "of", "and", "to", "in", "aspirin", "reduces", "fever", "pain", "headache", "ibuprofen", "metformin", "lowers", "blood", "glucose", "causes", "cancer", "helps", "children", "water", "sun", ".", ",", "?"]
+TINY_VOCAB = [
+    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "a", "is", "are", "of", "and", "to", "in", "aspirin",
+    "reduces", "fever", "pain", "headache", "ibuprofen", "metformin", "lowers", "blood", "glucose", "causes",
+    "cancer", "helps", "children", "water", "sun", ".", ",", "?",
+]
 
 
 def build_tiny_nli_model(

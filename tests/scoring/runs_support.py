@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from concord.celery import app
-from scoring.registry import METRICS, ItemInput, Metric, Param, TransientBackendError, UnitScore, register
+from scoring.metrics import ITEM, METRICS, ItemInput, Metric, Param, TransientBackendError, UnitScore, register
+from scoring.metrics.base import sentence_unit
 
 BOOM = "BOOM"  # the item raises an unexpected error
 FLAKY = "FLAKY"  # the backend call fails transiently while FLAKY_FAILURES[item id] > 0
@@ -36,12 +37,12 @@ class ProbeMetric(Metric):
             FLAKY_FAILURES[item.id] -= 1
             raise TransientBackendError("HTTP 429 from the judge")
         if not item.sentences:
-            return [UnitScore("item", None, "undetermined", {"reason": "no sentences"})]
+            return [UnitScore(ITEM, None, "undetermined", {"reason": "no sentences"})]
         verdicts = backend.supports(item.sentences, [c.text for c in item.contexts], threshold=params["threshold"])
         units = [
-            UnitScore(f"s:{i}", 1.0 if v.verdict else 0.0, "ok", v.as_details()) for i, v in enumerate(verdicts)
+            UnitScore(sentence_unit(i), 1.0 if v.verdict else 0.0, "ok", v.as_details()) for i, v in enumerate(verdicts)
         ]
-        units.append(UnitScore("item", sum(u.value for u in units) / len(units), "ok", {"n": len(units)}))
+        units.append(UnitScore(ITEM, sum(u.value for u in units) / len(units), "ok", {"n": len(units)}))
         return units
 
 

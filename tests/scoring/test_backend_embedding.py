@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scoring.backends import get_backend
-from scoring.registry import BackendUnavailable
+from scoring.metrics import BackendUnavailable
 
 
 def test_packaged_model_loads_offline_once_and_names_its_weights(embedding_backend):

@@ -7,7 +7,7 @@ import pytest
 from scoring.backends import get_backend
 from scoring.backends.base import BackendCapabilityError
 from scoring.backends.learned import train_learned_model
-from scoring.registry import BackendUnavailable, MetricError
+from scoring.metrics import BackendUnavailable, MetricError
 
 INFORMATIVE = [
     "Metformin lowers blood glucose.", "Ibuprofen can irritate the stomach lining.",

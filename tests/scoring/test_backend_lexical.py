@@ -9,9 +9,10 @@ import pytest
 
 from scoring.backends import get_backend
 from scoring.backends.lexical import bleu, rouge_l, unigram_precision_recall
-from scoring.registry import MetricError
+from scoring.metrics import MetricError
 
-BEGIN_DEV = Path(__file__).resolve().parents[2] / "data" / "demo" / "begin_cmudog" / "begin_dev_cmu.tsv"  # = ../shared copy
+# The BEGIN CMU-DoG dev split kept in the repository.
+BEGIN_DEV = Path(__file__).resolve().parents[2] / "data" / "demo" / "begin_cmudog" / "begin_dev_cmu.tsv"
 
 
 def test_unigram_precision_and_recall_count_repeats_against_the_other_sides_vocabulary():

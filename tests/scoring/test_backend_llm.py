@@ -9,7 +9,7 @@ import pytest
 from scoring.backends import get_backend
 from scoring.backends.llm import LLMBackend
 from scoring.backends.prompts import PROMPTS
-from scoring.registry import (
+from scoring.metrics import (
     BackendResponseError,
     BackendUnavailable,
     ChunkInput,
@@ -19,6 +19,7 @@ from scoring.registry import (
     get_metric,
     score_item,
 )
+from scoring.services import unit_key
 from tests.scoring.llm_stub import content, stall, status, verdicts
 
 
@@ -69,7 +70,7 @@ def test_malformed_json_is_retried_then_recorded_as_a_failed_score(llm_stub):
 
     llm_stub.queue(*[content("not json at all")] * 3)
     (failed,) = score_item(rf, ITEM, backend, rf.resolve_params({}))
-    assert (failed.state, failed.value, failed.unit_key) == ("failed", None, "item")
+    assert (failed.state, failed.value, unit_key(failed.unit)) == ("failed", None, "item")
     assert "no valid answer to prompt statements" in failed.details["error"]
     assert failed.details["raw"] == ["not json at all"] * 3
 
@@ -99,7 +100,8 @@ def test_self_consistency_keeps_every_sample_and_the_spread(llm_stub):
                    verdicts("covered", [True, False]))
     first, second = _backend(llm_stub, samples=3).covers(["dose", "timing"], ["Take 500 mg twice daily."])
     assert (first.verdict, first.details["agreement"]) == (True, 1.0)
-    assert (second.verdict, second.score, second.details["votes"]) == (False, pytest.approx(1 / 3), [False, True, False])
+    expected = (False, pytest.approx(1 / 3), [False, True, False])
+    assert (second.verdict, second.score, second.details["votes"]) == expected
     assert second.details["agreement"] == pytest.approx(2 / 3)
     assert len(first.details["raw"]) == 3
     assert all(r["json"]["temperature"] == 0.7 for r in llm_stub.requests)

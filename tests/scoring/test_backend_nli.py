@@ -8,7 +8,7 @@ import pytest
 from scoring.backends import get_backend
 from scoring.backends.base import BackendCapabilityError
 from scoring.backends.nli import map_labels
-from scoring.registry import BackendUnavailable, ChunkInput, ItemInput, get_metric
+from scoring.metrics import BackendUnavailable, ChunkInput, ItemInput, get_metric
 from tests.scoring.conftest import build_tiny_nli_model
 
 

@@ -6,7 +6,8 @@ import pytest
 
 from scoring.backends import get_backend
 from scoring.backends.base import BackendCapabilityError
-from scoring.registry import ChunkInput, ItemInput, MetricError, get_metric
+from scoring.metrics import ChunkInput, ItemInput, MetricError, get_metric
+from scoring.services import unit_key
 from tests.scoring.backend_double import BackendDouble
 
 
@@ -18,7 +19,7 @@ def _item(sentences: list[str], contexts: list[str] = ("Aspirin reduces fever an
 
 
 def _by_key(scores):
-    return {s.unit_key: s for s in scores}
+    return {unit_key(s.unit): s for s in scores}
 
 
 def test_cf_is_grounded_over_information_bearing_sentences():

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from scoring.backends import get_backend
-from scoring.registry import ChunkInput, ItemInput, get_metric
+from scoring.metrics import ChunkInput, ItemInput, get_metric
+from scoring.services import unit_key
 
 CHUNKS = ["Paracetamol reduces fever in children.", "Fever is common.", "The weather is sunny."]
 
@@ -19,7 +20,8 @@ def _item(chunks=CHUNKS) -> ItemInput:
 def test_cr_scores_each_chunk_and_aggregates_the_context(aggregate, expected):
     # Question content tokens {reduces, fever, children}: recall 3/3, 1/3, 0/3 (threshold 0.3 → 2 relevant).
     cr = get_metric("cr")
-    scores = {s.unit_key: s for s in cr.score(_item(), get_backend("lexical"), cr.resolve_params({"aggregate": aggregate}))}
+    scored = cr.score(_item(), get_backend("lexical"), cr.resolve_params({"aggregate": aggregate}))
+    scores = {unit_key(s.unit): s for s in scored}
     assert [scores[f"c:{r}"].value for r in (1, 2, 3)] == pytest.approx([1.0, 1 / 3, 0.0])
     assert [scores[f"c:{r}"].details["relevant"] for r in (1, 2, 3)] == [True, True, False]
     assert scores["item"].value == pytest.approx(expected)

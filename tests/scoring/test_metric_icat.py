@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from scoring.metrics import AspectInput, ChunkInput, ItemInput, MetricError, get_metric
 from scoring.metrics.icat import icat_beta
-from scoring.registry import AspectInput, ChunkInput, ItemInput, MetricError, get_metric
+from scoring.services import unit_key
 from tests.scoring.backend_double import BackendDouble
 
 CLAIMS = ["dose is 500 mg", "take with food", "avoid alcohol", "cures everything"]
@@ -13,8 +14,8 @@ CLAIMS = ["dose is 500 mg", "take with food", "avoid alcohol", "cures everything
 
 def _item(aspects=None) -> ItemInput:
     aspects = aspects if aspects is not None else [
-        AspectInput("a:1", "dose", "must_have"), AspectInput("a:2", "kidney", "must_have"),
-        AspectInput("a:3", "everything", "nice_to_have"),
+        AspectInput(1, "dose", "must_have"), AspectInput(2, "kidney", "must_have"),
+        AspectInput(3, "everything", "nice_to_have"),
     ]
     return ItemInput(id="i", question="How to take it?", answer="...", sentences=["..."],
                      contexts=[ChunkInput(rank=1, text="ctx one"), ChunkInput(rank=2, text="ctx two")], aspects=aspects)
@@ -38,7 +39,7 @@ def test_icat_combines_factuality_and_coverage_of_grounded_claims():
     # f = 3/4; covered: "dose" only (kidney by no claim, everything by an ungrounded claim) → c = 1/3;
     # ICAT_1 = 2·(3/4)·(1/3) / (3/4 + 1/3) = 6/13.
     icat = get_metric("icat")
-    scores = {s.unit_key: s for s in icat.score(_item(), _backend(), icat.resolve_params({}))}
+    scores = {unit_key(s.unit): s for s in icat.score(_item(), _backend(), icat.resolve_params({}))}
     item = scores["item"]
     assert (item.details["factuality"], item.details["coverage"]) == (0.75, pytest.approx(1 / 3))
     assert item.value == pytest.approx(6 / 13)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.registry import ChunkInput, ItemInput, MetricError, get_metric
+from scoring.metrics import ChunkInput, ItemInput, MetricError, get_metric
+from scoring.services import unit_key
 from tests.scoring.backend_double import BackendDouble
 
 SOURCE = ["Drug X lowered blood pressure in 200 adults.", "Side effects were mild."]
@@ -32,8 +33,15 @@ def _backend() -> BackendDouble:
 
 
 def _item(**kw) -> ItemInput:
-    return ItemInput(id="i", question="q", answer=" ".join(SENTENCES), sentences=SENTENCES, source=" ".join(SOURCE),
-                     source_sentences=SOURCE, **kw)
+    return ItemInput(
+        id="i",
+        question="q",
+        answer=" ".join(SENTENCES),
+        sentences=SENTENCES,
+        source=" ".join(SOURCE),
+        source_sentences=SOURCE,
+        **kw,
+    )
 
 
 KB = _Retriever()
@@ -41,8 +49,12 @@ KB = _Retriever()
 
 def _scores(params, backend=None, retriever=KB, item=None):
     metric = get_metric("plainqafact")
-    return {s.unit_key: s for s in metric.score(item or _item(), backend or _backend(), metric.resolve_params(params),
-                                                retriever=retriever)}
+    return {
+        unit_key(s.unit): s
+        for s in metric.score(
+            item or _item(), backend or _backend(), metric.resolve_params(params), retriever=retriever
+        )
+    }
 
 
 def test_plainqafact_weights_kinds_by_count_by_default():
@@ -86,6 +98,7 @@ def test_plainqafact_can_use_human_sentence_kinds():
 
 def test_plainqafact_without_a_source_is_undetermined():
     item = ItemInput(id="i", question="q", answer="a", sentences=["a"])
-    (score,) = get_metric("plainqafact").score(item, _backend(), get_metric("plainqafact").resolve_params({}),
-                                               retriever=_Retriever())
+    (score,) = get_metric("plainqafact").score(
+        item, _backend(), get_metric("plainqafact").resolve_params({}), retriever=_Retriever()
+    )
     assert (score.state, score.value) == ("undetermined", None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scoring.backends import get_backend
-from scoring.registry import ItemInput, get_metric
+from scoring.metrics import ItemInput, get_metric
 from tests.scoring.backend_double import BackendDouble
 
 

@@ -12,8 +12,8 @@ import math
 import pytest
 
 from scoring.backends import get_backend
+from scoring.metrics import ChunkInput, ItemInput, MetricError, get_metric
 from scoring.metrics.retrieval import retrieval_measures
-from scoring.registry import ChunkInput, ItemInput, MetricError, get_metric
 
 LOG3 = math.log2(3)
 LOG5 = math.log2(5)

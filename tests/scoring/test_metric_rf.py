@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from scoring.backends import get_backend
-from scoring.registry import ChunkInput, ItemInput, get_metric
+from scoring.metrics import ChunkInput, ItemInput, get_metric
 from tests.scoring.backend_double import BackendDouble
 
 

@@ -82,12 +82,17 @@ def _bag_of_words(texts: list[str]) -> np.ndarray:
 @pytest.fixture
 def kb(study, researcher):
     kb = services.knowledge_base_create(study=study, name="Leaflets", chunk_size=12, chunk_overlap=0, actor=researcher)
-    content = "\n".join([
-        '{"id": "diabetes", "text": "Insulin lowers blood glucose in diabetes; check glucose before each insulin dose."}',
-        '{"id": "asthma", "text": "An inhaler opens the lungs quickly during asthma attacks."}',
-        '{"id": "fracture", "text": "A fracture of the bone is held still in a cast for weeks."}',
-    ])
-    services.knowledge_base_add_documents(knowledge_base=kb, filename="leaflets.jsonl", content=content.encode(), actor=researcher)
+    content = "\n".join(
+        [
+            '{"id": "diabetes", "text": "Insulin lowers blood glucose in diabetes; '
+            'check glucose before each insulin dose."}',
+            '{"id": "asthma", "text": "An inhaler opens the lungs quickly during asthma attacks."}',
+            '{"id": "fracture", "text": "A fracture of the bone is held still in a cast for weeks."}',
+        ]
+    )
+    services.knowledge_base_add_documents(
+        knowledge_base=kb, filename="leaflets.jsonl", content=content.encode(), actor=researcher
+    )
     return kb
 
 
@@ -131,7 +136,9 @@ def test_an_upload_invalidates_the_cached_index(kb, researcher):
     retriever = HybridRetriever(knowledge_base_id=kb.pk, encode=_bag_of_words, identity="bow", alpha=0.5)
     assert retriever.retrieve("asthma", k=1)[0].document_id == "asthma"
     services.knowledge_base_add_documents(
-        knowledge_base=kb, filename="more.jsonl",
-        content=b'{"id": "asthma-2", "text": "asthma asthma asthma inhaler inhaler lungs"}', actor=researcher,
+        knowledge_base=kb,
+        filename="more.jsonl",
+        content=b'{"id": "asthma-2", "text": "asthma asthma asthma inhaler inhaler lungs"}',
+        actor=researcher,
     )
     assert retriever.retrieve("asthma", k=1)[0].document_id == "asthma-2"

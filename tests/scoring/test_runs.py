@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from concord.errors import Conflict, ValidationFailed
 from scoring import services
+from scoring.metrics import ITEM, UnitScore
 from scoring.models import BatchStatus, RunStatus, Score, ScoreBatch, ScoreRun
-from scoring.registry import UnitScore
 from tests import factories
 from tests.scoring.runs_support import BOOM, FLAKY, FLAKY_FAILURES, eager_celery
 
@@ -78,7 +78,9 @@ def test_starting_enqueues_nothing_until_the_transaction_commits(study, research
         ("probe", "lexical", {"temperature": 1}, "unknown parameter"),
     ],
 )
-def test_start_refuses_bad_metric_backend_or_parameters_and_creates_nothing(study, researcher, metric, backend, parameters, message):
+def test_start_refuses_bad_metric_backend_or_parameters_and_creates_nothing(
+    study, researcher, metric, backend, parameters, message
+):
     with pytest.raises(ValidationFailed, match=message):
         services.score_run_start(study=study, metric=metric, backend=backend, parameters=parameters, actor=researcher)
     assert not ScoreRun.objects.exists()
@@ -91,7 +93,9 @@ def test_parameters_are_stored_resolved_with_their_defaults(study, researcher, d
     assert run.parameters == {"threshold": 0.5}
 
 
-def test_a_failing_item_is_recorded_with_its_error_and_the_run_continues(study, researcher, django_capture_on_commit_callbacks):
+def test_a_failing_item_is_recorded_with_its_error_and_the_run_continues(
+    study, researcher, django_capture_on_commit_callbacks
+):
     _items(study, 3)
     bad = factories.make_item(study, "bad", answer=f"This one goes {BOOM}.")
     with eager_celery(), django_capture_on_commit_callbacks(execute=True):
@@ -117,7 +121,9 @@ def test_a_transient_backend_error_is_retried_and_then_succeeds(study, researche
 
 
 @override_settings(SCORING_MAX_TRANSIENT_RETRIES=2)
-def test_a_transient_error_that_persists_past_the_cap_fails_the_item_not_the_run(study, researcher, django_capture_on_commit_callbacks):
+def test_a_transient_error_that_persists_past_the_cap_fails_the_item_not_the_run(
+    study, researcher, django_capture_on_commit_callbacks
+):
     from scoring.tasks import score_batch
 
     item = factories.make_item(study, "always-flaky", answer=f"{FLAKY} forever.")
@@ -186,7 +192,10 @@ def test_a_delivery_whose_lease_was_taken_over_writes_nothing(study, researcher)
     ScoreBatch.objects.filter(pk=batch_id).update(status=BatchStatus.RUNNING, leased_by="new-owner")
     with pytest.raises(services.LeaseLost):
         services._flush(
-            batch_id=batch_id, run_id=run.pk, token="old-owner", results=[(item.pk, [UnitScore("item", 1.0, "ok")])],
+            batch_id=batch_id,
+            run_id=run.pk,
+            token="old-owner",
+            results=[(item.pk, [UnitScore(ITEM, 1.0, "ok")])],
             finish=True,
         )
     run.refresh_from_db()
@@ -209,7 +218,9 @@ def test_cancel_skips_the_remaining_batches_and_keeps_finished_scores(study, res
 
 
 @override_settings(NLI_MODEL_DIR="/nonexistent/nli-model")
-def test_an_unavailable_backend_fails_the_run_with_a_clear_message(study, researcher, django_capture_on_commit_callbacks):
+def test_an_unavailable_backend_fails_the_run_with_a_clear_message(
+    study, researcher, django_capture_on_commit_callbacks
+):
     _items(study, 2)
     with eager_celery(), django_capture_on_commit_callbacks(execute=True):
         run = _start(study, researcher, backend="nli")
@@ -240,7 +251,9 @@ def test_recovery_resends_unfinished_batches_after_their_lease(study, researcher
     assert 9 < resent[batch_ids[1]] <= 11
 
 
-@pytest.mark.parametrize(("state", "value"), [("ok", float("nan")), ("ok", None), ("undetermined", float("inf")), ("maybe", 1.0)])
+@pytest.mark.parametrize(
+    ("state", "value"), [("ok", float("nan")), ("ok", None), ("undetermined", float("inf")), ("maybe", 1.0)]
+)
 def test_the_database_refuses_nan_infinite_valueless_ok_and_unknown_states(study, researcher, state, value):
     (item,) = _items(study, 1)
     run = _start(study, researcher)
@@ -262,7 +275,9 @@ def test_progress_reports_counts_percent_and_an_eta_from_the_rate_so_far(study, 
     assert progress.eta.total_seconds() == pytest.approx(30, abs=2)  # 15 items left at 0.5 items/s
 
 
-def test_a_batch_that_crashes_outside_any_item_fails_the_run_with_the_reason_and_frees_its_lease(study, researcher, monkeypatch):
+def test_a_batch_that_crashes_outside_any_item_fails_the_run_with_the_reason_and_frees_its_lease(
+    study, researcher, monkeypatch
+):
     _items(study, 2)
     run = _start(study, researcher)
     (batch_id,) = services.score_run_fan_out(run_id=run.pk)

@@ -24,7 +24,9 @@ def _start(api, study, **body):
     return api.post(f"/api/scoring/studies/{study.slug}/runs/", payload, format="json")
 
 
-def test_a_researcher_starts_a_run_follows_it_and_lists_its_scores(api, researcher, study, django_capture_on_commit_callbacks):
+def test_a_researcher_starts_a_run_follows_it_and_lists_its_scores(
+    api, researcher, study, django_capture_on_commit_callbacks
+):
     item = factories.make_item(study, "a1", answer="Metformin is first-line.")
     factories.make_chunk(item, 1, "Metformin is first-line for type 2 diabetes.")
     api.force_authenticate(researcher)

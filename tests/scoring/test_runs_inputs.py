@@ -16,8 +16,12 @@ pytestmark = pytest.mark.django_db
 
 def _label(assignment, question, unit_key, value):
     return Label.objects.create(
-        assignment=assignment, question=question, unit_key=unit_key, value=value,
-        updated_by=assignment.annotator, updated_at=timezone.now(),
+        assignment=assignment,
+        question=question,
+        unit_key=unit_key,
+        value=value,
+        updated_by=assignment.annotator,
+        updated_at=timezone.now(),
     )
 
 
@@ -29,8 +33,9 @@ def _annotators(study, pool, n):
 
 
 def test_item_inputs_carry_sentences_chunks_source_and_only_current_accepted_aspects(study):
-    item = factories.make_item(study, "i1", answer="Take 0.5 mg daily. Hello!", source="Dr. Smith wrote it. It works.",
-                               scope_class="in_scope")
+    item = factories.make_item(
+        study, "i1", answer="Take 0.5 mg daily. Hello!", source="Dr. Smith wrote it. It works.", scope_class="in_scope"
+    )
     Sentence.objects.create(item=item, part="source", index=0, text="Dr. Smith wrote it.", start=0, end=19)
     factories.make_chunk(item, 2, "second")
     factories.make_chunk(item, 1, "first", document_id="doc-1", is_labelled_target=True)
@@ -40,8 +45,11 @@ def test_item_inputs_carry_sentences_chunks_source_and_only_current_accepted_asp
     got = selectors.item_inputs([item.pk])[item.pk]
     assert got.id == "i1" and got.sentences == ["Take 0.5 mg daily.", "Hello!"]
     assert got.source_sentences == ["Dr. Smith wrote it."] and got.scope_class == "in_scope"
-    assert [(c.rank, c.text, c.document_id, c.is_target) for c in got.contexts] == [(1, "first", "doc-1", True), (2, "second", "", False)]
-    assert [(a.key, a.text, a.importance) for a in got.aspects] == [(f"a:{kept.pk}", "dose", "nice_to_have")]
+    assert [(c.rank, c.text, c.document_id, c.is_target, c.unit_key) for c in got.contexts] == [
+        (1, "first", "doc-1", True, "c:1"),
+        (2, "second", "", False, "c:2"),
+    ]
+    assert [(a.ref, a.text, a.importance) for a in got.aspects] == [(kept.pk, "dose", "nice_to_have")]
     assert got.human_relevant_ranks is None and got.sentence_kinds is None
 
 
@@ -51,7 +59,10 @@ def test_human_relevant_ranks_are_the_chunks_a_majority_of_submitted_labels_mark
     for rank in (1, 2, 3):
         factories.make_chunk(item, rank, f"chunk {rank}")
     pool = factories.make_pool(study, "relevance", questions=[question])
-    a, b, c = (factories.make_assignment(pool, item, user, status=AssignmentStatus.SUBMITTED) for user in _annotators(study, pool, 3))
+    a, b, c = (
+        factories.make_assignment(pool, item, user, status=AssignmentStatus.SUBMITTED)
+        for user in _annotators(study, pool, 3)
+    )
     for assignment, votes in ((a, ("yes", "yes", "no")), (b, ("yes", "no", "no")), (c, ("no", "yes", "yes"))):
         for rank, vote in enumerate(votes, start=1):
             _label(assignment, question, f"c:{rank}", vote)
@@ -65,11 +76,22 @@ def test_human_relevant_ranks_are_the_chunks_a_majority_of_submitted_labels_mark
 
 
 def test_sentence_kinds_take_the_majority_and_leave_ties_undecided(study):
-    question = factories.make_question(study, "sentence_kind", scope="sentence", kind="nominal", options=[
-        {"value": "simplification", "label": "S", "key": "1"}, {"value": "elaboration", "label": "E", "key": "2"}])
+    question = factories.make_question(
+        study,
+        "sentence_kind",
+        scope="sentence",
+        kind="nominal",
+        options=[
+            {"value": "simplification", "label": "S", "key": "1"},
+            {"value": "elaboration", "label": "E", "key": "2"},
+        ],
+    )
     item = factories.make_item(study, "i1", answer="One thing. Another thing.")
     pool = factories.make_pool(study, "kinds", questions=[question])
-    a, b = (factories.make_assignment(pool, item, user, status=AssignmentStatus.SUBMITTED) for user in _annotators(study, pool, 2))
+    a, b = (
+        factories.make_assignment(pool, item, user, status=AssignmentStatus.SUBMITTED)
+        for user in _annotators(study, pool, 2)
+    )
     _label(a, question, "s:0", "simplification")
     _label(b, question, "s:0", "simplification")
     _label(a, question, "s:1", "simplification")

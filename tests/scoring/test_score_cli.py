@@ -11,13 +11,27 @@ from annotation.models import Item, Study
 
 RECORDS = [
     # CF = 1: the greeting is not information-bearing, the other sentence is in the context.
-    {"id": "grounded", "question": "What is first-line?", "answer": "Hello! Metformin is the first-line drug for type 2 diabetes.",
-     "contexts": ["Metformin is the first-line drug for type 2 diabetes."]},
+    {
+        "id": "grounded",
+        "question": "What is first-line?",
+        "answer": "Hello! Metformin is the first-line drug for type 2 diabetes.",
+        "contexts": ["Metformin is the first-line drug for type 2 diabetes."],
+    },
     # CF = 1 by definition: no information-bearing sentence at all.
-    {"id": "chitchat", "question": "Hi", "answer": "Hello there! Thanks so much!", "contexts": ["Metformin is first-line."]},
+    {
+        "id": "chitchat",
+        "question": "Hi",
+        "answer": "Hello there! Thanks so much!",
+        "contexts": ["Metformin is first-line."],
+    },
     # CF = 0: the only information-bearing sentence is not in the context.
-    {"id": 7, "question": "What cures diabetes?", "answer": "Aspirin cures diabetes within a week.",
-     "contexts": [{"id": "d1", "text": "Metformin lowers blood glucose.", "is_target": True}], "scope": "in_scope"},
+    {
+        "id": 7,
+        "question": "What cures diabetes?",
+        "answer": "Aspirin cures diabetes within a week.",
+        "contexts": [{"id": "d1", "text": "Metformin lowers blood glucose.", "is_target": True}],
+        "scope": "in_scope",
+    },
 ]
 
 
@@ -34,7 +48,9 @@ def test_score_writes_one_object_per_item_and_creates_no_study(tmp_path):
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [set(r) for r in rows] == [{"id", "metric", "backend", "value", "state", "details"}] * 3
     assert [(r["id"], r["metric"], r["backend"], r["value"], r["state"]) for r in rows] == [
-        ("grounded", "cf", "lexical", 1.0, "ok"), ("chitchat", "cf", "lexical", 1.0, "ok"), ("7", "cf", "lexical", 0.0, "ok"),
+        ("grounded", "cf", "lexical", 1.0, "ok"),
+        ("chitchat", "cf", "lexical", 1.0, "ok"),
+        ("7", "cf", "lexical", 0.0, "ok"),
     ]
     sentence_units = [u["unit"] for u in rows[0]["details"]["units"]]
     assert sentence_units == ["s:0", "s:1"]  # split with the import's segmenter
@@ -44,8 +60,18 @@ def test_score_writes_one_object_per_item_and_creates_no_study(tmp_path):
 @pytest.mark.django_db
 def test_parameters_are_passed_to_the_metric(tmp_path):
     out = tmp_path / "out.jsonl"
-    call_command("score", str(_write(tmp_path, RECORDS[:1])), "--metric", "cf", "--backend", "lexical",
-                 "--param", "information_bearing=rules", "--out", str(out))
+    call_command(
+        "score",
+        str(_write(tmp_path, RECORDS[:1])),
+        "--metric",
+        "cf",
+        "--backend",
+        "lexical",
+        "--param",
+        "information_bearing=rules",
+        "--out",
+        str(out),
+    )
     row = json.loads(out.read_text())
     assert row["details"]["information_bearing_method"] == "rules"
 
@@ -83,5 +109,15 @@ def test_a_bad_metric_parameter_or_backend_is_refused(tmp_path, args, message):
 def test_an_unavailable_backend_is_refused_with_its_reason(tmp_path, settings):
     settings.NLI_MODEL_DIR = str(tmp_path / "no-model-here")
     with pytest.raises(CommandError, match="the nli backend is unavailable"):
-        call_command("score", str(_write(tmp_path, RECORDS)), "--metric", "cf", "--backend", "nli",
-                     "--param", "information_bearing=rules", "--out", str(tmp_path / "o.jsonl"))
+        call_command(
+            "score",
+            str(_write(tmp_path, RECORDS)),
+            "--metric",
+            "cf",
+            "--backend",
+            "nli",
+            "--param",
+            "information_bearing=rules",
+            "--out",
+            str(tmp_path / "o.jsonl"),
+        )

@@ -48,7 +48,9 @@ def test_a_researcher_reads_every_scoring_page(client, researcher, study, scored
 
 
 @pytest.mark.parametrize("role", [Role.ANNOTATOR, Role.ADJUDICATOR])
-def test_annotators_and_adjudicators_of_the_study_get_403_on_every_scoring_page(client, annotator, study, scored, kb, role):
+def test_annotators_and_adjudicators_of_the_study_get_403_on_every_scoring_page(
+    client, annotator, study, scored, kb, role
+):
     factories.grant(study, annotator, role)
     client.force_login(annotator)
     for url in _pages(study, scored, kb):
@@ -91,7 +93,12 @@ def test_a_researcher_starts_a_run_from_the_form(client, researcher, study, djan
         )
     run = ScoreRun.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("scoring:run", args=[run.pk])
-    assert (run.metric, run.backend, run.parameters, run.created_by) == ("probe", "lexical", {"threshold": 0.3}, researcher)
+    assert (run.metric, run.backend, run.parameters, run.created_by) == (
+        "probe",
+        "lexical",
+        {"threshold": 0.3},
+        researcher,
+    )
     assert len(callbacks) == 1  # the fan-out, enqueued on commit
 
 
@@ -147,7 +154,10 @@ def test_the_item_score_panel_lists_each_runs_scores_and_escapes_item_text(clien
 
 def test_a_researcher_creates_a_knowledge_base_and_pastes_a_document(client, researcher, study):
     client.force_login(researcher)
-    response = client.post(reverse("scoring:knowledge-bases", args=[study.slug]), {"name": "Leaflets", "chunk_size": "5", "chunk_overlap": "1"})
+    response = client.post(
+        reverse("scoring:knowledge-bases", args=[study.slug]),
+        {"name": "Leaflets", "chunk_size": "5", "chunk_overlap": "1"},
+    )
     kb = KnowledgeBase.objects.get()
     assert response.status_code == 302 and (kb.chunk_size, kb.chunk_overlap) == (5, 1)
     response = client.post(
@@ -162,12 +172,16 @@ def test_a_researcher_creates_a_knowledge_base_and_pastes_a_document(client, res
 
 def test_a_knowledge_base_with_an_overlap_as_large_as_its_passages_is_refused(client, researcher, study):
     client.force_login(researcher)
-    response = client.post(reverse("scoring:knowledge-bases", args=[study.slug]), {"name": "x", "chunk_size": "5", "chunk_overlap": "5"})
+    response = client.post(
+        reverse("scoring:knowledge-bases", args=[study.slug]), {"name": "x", "chunk_size": "5", "chunk_overlap": "5"}
+    )
     assert response.status_code == 400 and "smaller than the passage size" in response.content.decode()
     assert not KnowledgeBase.objects.exists()
 
 
-def test_backend_options_from_the_form_must_be_a_json_object(client, researcher, study, django_capture_on_commit_callbacks):
+def test_backend_options_from_the_form_must_be_a_json_object(
+    client, researcher, study, django_capture_on_commit_callbacks
+):
     client.force_login(researcher)
     url = reverse("scoring:run-start", args=[study.slug])
     bad = client.post(url, {"metric": "probe", "probe__backend": "lexical", "backend_options": "[1, 2]"})

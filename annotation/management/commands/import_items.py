@@ -22,7 +22,10 @@ class _DryRunDone(Exception):
 
 
 class Command(BaseCommand):
-    help = "Import items (and optional existing labels) from a JSONL or CSV file, or a dataset through an adapter. All or nothing."
+    help = (
+        "Import items (and optional existing labels) from a JSONL or CSV file, or a dataset through an adapter. "
+        "All or nothing."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="JSONL or CSV file (may be gzip-compressed), or the adapter's source file")

@@ -20,10 +20,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from annotation.adapters import ADAPTERS
+from annotation.console.services import pool_create, pool_membership_add, study_create
 from annotation.imports import records_from, records_import
 from annotation.models import ImportBatch, Pool, PoolMembership, Question, Role, Study, StudyRole
 from annotation.protocols import study_protocol_apply
-from annotation.study_services import pool_create, pool_membership_add, study_create
 
 DEMO_DIR = Path(settings.BASE_DIR) / "data" / "demo"
 KQA_FILE = DEMO_DIR / "kqa" / "NLI_medical_annotator.csv"

@@ -17,8 +17,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation import units
 from annotation.segmentation import split_sentences
-from scoring.registry import AspectInput, ChunkInput, ItemInput, MetricError, UnitScore, get_metric, score_item
+from scoring.backends import get_backend
+from scoring.metrics import ITEM, AspectInput, ChunkInput, ItemInput, MetricError, UnitScore, get_metric, score_item
+from scoring.retrieval import HybridRetriever
+from scoring.services import prepare_backend, unit_key
 
 _SCOPES = {"emergency", "in_scope", "out_of_scope", "non_clinical"}
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
@@ -60,10 +64,10 @@ def record_to_input(rec: Any) -> ItemInput:
         raise RecordError("field 'contexts' must be a list")
     for rank, ctx in enumerate(raw_contexts, start=1):
         if isinstance(ctx, str):
-            contexts.append(ChunkInput(rank=rank, text=ctx))
+            contexts.append(ChunkInput(rank=rank, text=ctx, unit_key=units.chunk(rank)))
         elif isinstance(ctx, dict) and isinstance(ctx.get("text"), str):
             contexts.append(ChunkInput(rank=rank, text=ctx["text"], document_id=str(ctx.get("id") or ""),
-                                       is_target=bool(ctx.get("is_target", False))))
+                                       is_target=bool(ctx.get("is_target", False)), unit_key=units.chunk(rank)))
         else:
             raise RecordError(f"field 'contexts': item {rank} must be a string or an object with 'text'")
     aspects = []
@@ -72,12 +76,12 @@ def record_to_input(rec: Any) -> ItemInput:
         raise RecordError("field 'aspects' must be a list")
     for i, aspect in enumerate(raw_aspects):
         if isinstance(aspect, str):
-            aspects.append(AspectInput(key=f"a:{i}", text=aspect))
+            aspects.append(AspectInput(ref=i, text=aspect))
         elif isinstance(aspect, dict) and isinstance(aspect.get("text"), str):
             importance = aspect.get("importance", "must_have")
             if importance not in ("must_have", "nice_to_have"):
                 raise RecordError(f"field 'aspects': item {i} has importance {importance!r}")
-            aspects.append(AspectInput(key=f"a:{i}", text=aspect["text"], importance=importance))
+            aspects.append(AspectInput(ref=i, text=aspect["text"], importance=importance))
         else:
             raise RecordError(f"field 'aspects': item {i} must be a string or an object with 'text'")
     return ItemInput(
@@ -118,16 +122,22 @@ def read_inputs(path: Path) -> list[ItemInput]:
     return inputs
 
 
-def item_row(item_id: str, metric: str, backend: str, units: list[UnitScore]) -> dict[str, Any]:
-    top = next((u for u in units if u.unit_key == "item"), None)
-    others = [{"unit": u.unit_key, "value": u.value, "state": u.state, "details": u.details} for u in units if u is not top]
+def item_row(item_id: str, metric: str, backend: str, scores: list[UnitScore]) -> dict[str, Any]:
+    top = next((u for u in scores if u.unit == ITEM), None)
+    others = [
+        {"unit": unit_key(u.unit), "value": u.value, "state": u.state, "details": u.details}
+        for u in scores
+        if u is not top
+    ]
     details = dict(top.details) if top else {}
     if others:
         details["units"] = others
     if top is None:
         return {"id": item_id, "metric": metric, "backend": backend, "value": None, "state": "undetermined",
                 "details": {**details, "reason": "the metric scores no item-level unit"}}
-    return {"id": item_id, "metric": metric, "backend": backend, "value": top.value, "state": top.state, "details": details}
+    return {
+        "id": item_id, "metric": metric, "backend": backend, "value": top.value, "state": top.state, "details": details
+    }
 
 
 class Command(BaseCommand):
@@ -154,9 +164,6 @@ class Command(BaseCommand):
         return out
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from scoring.backends import get_backend
-        from scoring.services import prepare_backend
-
         path: Path = options["file"]
         if not path.is_file():
             raise CommandError(f"no such file: {path}")
@@ -171,7 +178,10 @@ class Command(BaseCommand):
                     raw[key] = value.lower() in _TRUE
             params = metric.resolve_params(raw)
             if options["backend"] not in metric.backends:
-                raise MetricError(f"{metric.name} cannot use the {options['backend']!r} backend; allowed: {', '.join(metric.backends)}")
+                raise MetricError(
+                    f"{metric.name} cannot use the {options['backend']!r} backend; "
+                    f"allowed: {', '.join(metric.backends)}"
+                )
         except MetricError as exc:
             raise CommandError(str(exc)) from None
         inputs = read_inputs(path)
@@ -181,8 +191,6 @@ class Command(BaseCommand):
             raise CommandError(f"the {options['backend']} backend is unavailable: {exc}") from None
         retriever = None
         if options["knowledge_base"] is not None:
-            from scoring.retrieval import HybridRetriever
-
             embedder = get_backend("embedding")
             retriever = HybridRetriever(knowledge_base_id=options["knowledge_base"], encode=embedder.encode,
                                         identity=embedder.identity, alpha=options["alpha"])
@@ -193,15 +201,18 @@ class Command(BaseCommand):
                 prepare_backend(backend, chunk)
                 for item in chunk:
                     try:
-                        units = score_item(metric, item, backend, params, retriever=retriever, final_attempt=True)
+                        scores = score_item(metric, item, backend, params, retriever=retriever, final_attempt=True)
                     except MetricError as exc:
-                        raise CommandError(f"{metric.name} with the {options['backend']} backend cannot run: {exc}") from None
+                        raise CommandError(
+                            f"{metric.name} with the {options['backend']} backend cannot run: {exc}"
+                        ) from None
                     except Exception as exc:
-                        units = [UnitScore("item", None, "failed", {"error": f"{type(exc).__name__}: {exc}"})]
-                    row = item_row(item.id, metric.name, options["backend"], units)
+                        scores = [UnitScore(ITEM, None, "failed", {"error": f"{type(exc).__name__}: {exc}"})]
+                    row = item_row(item.id, metric.name, options["backend"], scores)
                     counts[row["state"]] += 1
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")
         self.stdout.write(
-            f"scored {len(inputs)} items with {metric.name} v{metric.version} / {getattr(backend, 'identity', options['backend'])}: "
+            f"scored {len(inputs)} items with {metric.name} v{metric.version} / "
+            f"{getattr(backend, 'identity', options['backend'])}: "
             f"{counts['ok']} ok, {counts['undetermined']} undetermined, {counts['failed']} failed → {options['out']}"
         )

@@ -6,13 +6,12 @@ import os
 
 from django import forms
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.utils.cache import patch_vary_headers
 
-from annotation.console_access import get_study_for_researcher
-from annotation.imports import items_import
+from annotation.console.access import get_study_for_researcher
+from annotation.imports.service import items_import
 from concord.access import access_policy
 from concord.errors import DomainError
+from concord.http import domain_errors, htmx_render, is_htmx
 
 
 class ImportForm(forms.Form):
@@ -25,6 +24,7 @@ class ImportForm(forms.Form):
 
 
 @access_policy("researcher")
+@domain_errors
 def items_import_page(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     context: dict = {"study": study, "result": None, "error": None}
@@ -47,10 +47,6 @@ def items_import_page(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         form = ImportForm()
     context["form"] = form
-    if request.htmx:
-        # htmx swaps only successful responses; the fragment itself says whether the import failed.
-        response = render(request, "annotation/_import_result.html", context)
-    else:
-        response = render(request, "annotation/import.html", context, status=status)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    # htmx swaps only successful responses; the fragment itself says whether the import failed.
+    return htmx_render(request, "annotation/import.html", context, fragment="annotation/_import_result.html",
+                       status=200 if is_htmx(request) else status)

@@ -2,7 +2,7 @@
 
 One class per resource operation, with its input and output serializers nested. Access: the
 study's researchers only — annotators and adjudicators of the study get 403, everyone else 404
-(``annotation.console_access``). Domain refusals come back as ``{"error", "detail", "details"}``
+(``annotation.console.access``). Domain refusals come back as ``{"error", "detail", "details"}``
 with the status of the DomainError.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -21,16 +20,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import console_selectors as sel
-from annotation import study_services as svc
-from annotation.console_access import (
-    can_create_studies,
+from annotation.console import selectors as sel
+from annotation.console import services as svc
+from annotation.console.access import (
     get_import_job_for_researcher,
     get_membership_for_researcher,
     get_pool_for_researcher,
     get_question_for_researcher,
     get_study_for_researcher,
+    require_study_creator,
 )
+from annotation.imports import jobs
 from annotation.models import ImportJob, Pool, PoolMembership, Question, QuestionKind, Role, Scope, Study, Visibility
 from annotation.presets import PRESET_ORDER
 from annotation.protocols import study_protocol_apply
@@ -54,7 +54,9 @@ def _user_named(username: str) -> Any:
 
 
 class ConsoleStudyOut(serializers.ModelSerializer):
-    fingerprint = serializers.SerializerMethodField(help_text="Send back as `base` when updating: a stale one is refused (409).")
+    fingerprint = serializers.SerializerMethodField(
+        help_text="Send back as `base` when updating: a stale one is refused (409)."
+    )
 
     def get_fingerprint(self, study: Study) -> str:
         return svc.study_fingerprint(study)
@@ -68,7 +70,9 @@ class ConsoleStudyOut(serializers.ModelSerializer):
 
 
 class ConsoleQuestionOut(serializers.ModelSerializer):
-    fingerprint = serializers.SerializerMethodField(help_text="Send back as `base` when updating: a stale one is refused (409).")
+    fingerprint = serializers.SerializerMethodField(
+        help_text="Send back as `base` when updating: a stale one is refused (409)."
+    )
 
     def get_fingerprint(self, question: Question) -> str:
         return svc.question_fingerprint(question)
@@ -83,7 +87,9 @@ class ConsoleQuestionOut(serializers.ModelSerializer):
 
 class ConsolePoolOut(serializers.ModelSerializer):
     questions = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
-    fingerprint = serializers.SerializerMethodField(help_text="Send back as `base` when updating: a stale one is refused (409).")
+    fingerprint = serializers.SerializerMethodField(
+        help_text="Send back as `base` when updating: a stale one is refused (409)."
+    )
 
     def get_fingerprint(self, pool: Pool) -> str:
         return svc.pool_fingerprint(pool)
@@ -103,9 +109,15 @@ class ConsoleMembershipOut(serializers.ModelSerializer):
 
 
 class ConsoleImportJobOut(serializers.ModelSerializer):
+    progress_done = serializers.IntegerField(source="n_done", read_only=True)
+    progress_total = serializers.IntegerField(source="n_total", read_only=True)
+
     class Meta:
         model = ImportJob
-        fields = ["id", "filename", "size_bytes", "status", "progress_done", "progress_total", "summary", "errors", "created_at"]
+        fields = [
+            "id", "filename", "size_bytes", "status", "progress_done", "progress_total", "summary", "errors",
+            "created_at",
+        ]
 
 
 # --- Studies ----------------------------------------------------------------------------------
@@ -129,8 +141,7 @@ class StudyListCreateApi(ConsoleApi):
 
     @extend_schema(operation_id="console_study_create", request=ConsoleStudyCreateIn, responses={201: ConsoleStudyOut})
     def post(self, request: Request) -> Response:
-        if not can_create_studies(request.user):
-            raise PermissionDenied("creating studies is granted by an administrator")
+        require_study_creator(request.user)
         data = self.ConsoleStudyCreateIn(data=request.data)
         data.is_valid(raise_exception=True)
         study = svc.study_create(owner=request.user, **data.validated_data)
@@ -144,12 +155,16 @@ class StudyDetailApi(ConsoleApi):
         blind_system = serializers.BooleanField(required=False)
         independent_pools = serializers.BooleanField(required=False)
         hidden_metadata_fields = serializers.ListField(child=serializers.CharField(), required=False)
-        base = serializers.CharField(required=False, help_text="The fingerprint you read; omit to overwrite unconditionally.")
+        base = serializers.CharField(
+            required=False, help_text="The fingerprint you read; omit to overwrite unconditionally."
+        )
 
     @extend_schema(operation_id="console_study_read", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
-        return Response({**ConsoleStudyOut(study).data, "questions": ConsoleQuestionOut(study.questions.all(), many=True).data})
+        return Response(
+            {**ConsoleStudyOut(study).data, "questions": ConsoleQuestionOut(study.questions.all(), many=True).data}
+        )
 
     @extend_schema(operation_id="console_study_update", request=ConsoleStudyUpdateIn, responses=ConsoleStudyOut)
     def patch(self, request: Request, slug: str) -> Response:
@@ -218,7 +233,9 @@ class PresetApplyApi(ConsoleApi):
     class ConsolePresetsIn(serializers.Serializer):
         presets = serializers.ListField(child=serializers.ChoiceField(choices=PRESET_ORDER), allow_empty=False)
 
-    @extend_schema(operation_id="console_presets_apply", request=ConsolePresetsIn, responses={201: ConsoleQuestionOut(many=True)})
+    @extend_schema(
+        operation_id="console_presets_apply", request=ConsolePresetsIn, responses={201: ConsoleQuestionOut(many=True)}
+    )
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
         data = self.ConsolePresetsIn(data=request.data)
@@ -249,7 +266,9 @@ class QuestionReorderApi(ConsoleApi):
     class ConsoleReorderIn(serializers.Serializer):
         keys = serializers.ListField(child=serializers.CharField(), allow_empty=False)
 
-    @extend_schema(operation_id="console_questions_reorder", request=ConsoleReorderIn, responses=ConsoleQuestionOut(many=True))
+    @extend_schema(
+        operation_id="console_questions_reorder", request=ConsoleReorderIn, responses=ConsoleQuestionOut(many=True)
+    )
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
         data = self.ConsoleReorderIn(data=request.data)
@@ -270,19 +289,30 @@ class ItemListApi(ConsoleApi):
         except ValueError:
             page_number = 1
         page, rows = sel.item_page(study, query=request.query_params.get("q", ""), page=page_number)
-        return Response({
-            "count": page.paginator.count, "page": page.number, "pages": page.paginator.num_pages,
-            "results": [
-                {
-                    "id": row.item.external_id, "question": row.item.question,
-                    "pools": {
-                        s.pool.name: {"assigned": s.assigned, "done": s.done, "skipped": s.skipped, "in_progress": s.in_progress, "status": s.label}
-                        for s in row.statuses
-                    },
-                }
-                for row in rows
-            ],
-        })
+        return Response(
+            {
+                "count": page.paginator.count,
+                "page": page.number,
+                "pages": page.paginator.num_pages,
+                "results": [
+                    {
+                        "id": row.item.external_id,
+                        "question": row.item.question,
+                        "pools": {
+                            s.pool.name: {
+                                "assigned": s.assigned,
+                                "done": s.done,
+                                "skipped": s.skipped,
+                                "in_progress": s.in_progress,
+                                "status": s.label,
+                            }
+                            for s in row.statuses
+                        },
+                    }
+                    for row in rows
+                ],
+            }
+        )
 
 
 class ImportJobListCreateApi(ConsoleApi):
@@ -301,7 +331,7 @@ class ImportJobListCreateApi(ConsoleApi):
         study = get_study_for_researcher(request.user, slug)
         data = self.ConsoleUploadIn(data=request.data)
         data.is_valid(raise_exception=True)
-        job = svc.import_job_create(study=study, actor=request.user, upload=data.validated_data["file"])
+        job = jobs.import_job_create(study=study, actor=request.user, upload=data.validated_data["file"])
         return Response(ConsoleImportJobOut(job).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -315,7 +345,7 @@ class ImportJobConfirmApi(ConsoleApi):
     @extend_schema(operation_id="console_import_confirm", request=None, responses={202: ConsoleImportJobOut})
     def post(self, request: Request, slug: str, job_id: int) -> Response:
         job = get_import_job_for_researcher(request.user, slug, job_id)
-        job = svc.import_job_confirm(job=job, actor=request.user)
+        job = jobs.import_job_confirm(job=job, actor=request.user)
         return Response(ConsoleImportJobOut(job).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -381,12 +411,16 @@ class PoolMemberAddApi(ConsoleApi):
     class ConsoleMemberAddIn(serializers.Serializer):
         username = serializers.CharField(max_length=150)
 
-    @extend_schema(operation_id="console_pool_member_add", request=ConsoleMemberAddIn, responses={201: ConsoleMembershipOut})
+    @extend_schema(
+        operation_id="console_pool_member_add", request=ConsoleMemberAddIn, responses={201: ConsoleMembershipOut}
+    )
     def post(self, request: Request, slug: str, pool_id: int) -> Response:
         pool = get_pool_for_researcher(request.user, slug, pool_id)
         data = self.ConsoleMemberAddIn(data=request.data)
         data.is_valid(raise_exception=True)
-        membership = svc.pool_membership_add(pool=pool, user=_user_named(data.validated_data["username"]), actor=request.user)
+        membership = svc.pool_membership_add(
+            pool=pool, user=_user_named(data.validated_data["username"]), actor=request.user
+        )
         return Response(ConsoleMembershipOut(membership).data, status=status.HTTP_201_CREATED)
 
 
@@ -440,7 +474,9 @@ class RoleListGrantApi(ConsoleApi):
         data.is_valid(raise_exception=True)
         user = _user_named(data.validated_data["username"])
         svc.study_role_grant(study=study, user=user, role=data.validated_data["role"], actor=request.user)
-        return Response({"username": user.get_username(), "role": data.validated_data["role"]}, status=status.HTTP_201_CREATED)
+        return Response(
+            {"username": user.get_username(), "role": data.validated_data["role"]}, status=status.HTTP_201_CREATED
+        )
 
 
 class RoleRevokeApi(ConsoleApi):
@@ -461,16 +497,24 @@ class AccountCreateApi(ConsoleApi):
         role = serializers.ChoiceField(choices=Role.values, required=False, default=Role.ANNOTATOR)
         pool = serializers.IntegerField(required=False, allow_null=True, default=None)
 
-    @extend_schema(operation_id="console_account_create", request=ConsoleAccountIn, responses={201: OpenApiTypes.OBJECT})
+    @extend_schema(
+        operation_id="console_account_create", request=ConsoleAccountIn, responses={201: OpenApiTypes.OBJECT}
+    )
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
         data = self.ConsoleAccountIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         pool = get_pool_for_researcher(request.user, slug, v["pool"]) if v["pool"] else None
-        account = svc.account_create(study=study, actor=request.user, username=v["username"], email=v["email"], role=v["role"], pool=pool)
+        account = svc.account_create(
+            study=study, actor=request.user, username=v["username"], email=v["email"], role=v["role"], pool=pool
+        )
         response = Response(
-            {"username": account.user.get_username(), "one_time_password": account.one_time_password, "must_change_password": True},
+            {
+                "username": account.user.get_username(),
+                "one_time_password": account.one_time_password,
+                "must_change_password": True,
+            },
             status=status.HTTP_201_CREATED,
         )
         response["Cache-Control"] = "no-store"
@@ -483,7 +527,9 @@ class InvitationApi(ConsoleApi):
         role = serializers.ChoiceField(choices=Role.values, required=False, default=Role.ANNOTATOR)
         pool = serializers.IntegerField(required=False, allow_null=True, default=None)
 
-    @extend_schema(operation_id="console_invitation_send", request=ConsoleInvitationIn, responses={201: OpenApiTypes.OBJECT})
+    @extend_schema(
+        operation_id="console_invitation_send", request=ConsoleInvitationIn, responses={201: OpenApiTypes.OBJECT}
+    )
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
         data = self.ConsoleInvitationIn(data=request.data)
@@ -491,9 +537,16 @@ class InvitationApi(ConsoleApi):
         v = data.validated_data
         pool = get_pool_for_researcher(request.user, slug, v["pool"]) if v["pool"] else None
         user = svc.annotator_invite(
-            study=study, actor=request.user, email=v["email"], site_url=request.build_absolute_uri("/"), role=v["role"], pool=pool,
+            study=study,
+            actor=request.user,
+            email=v["email"],
+            site_url=request.build_absolute_uri("/"),
+            role=v["role"],
+            pool=pool,
         )
-        return Response({"username": user.get_username(), "email": v["email"], "role": v["role"]}, status=status.HTTP_201_CREATED)
+        return Response(
+            {"username": user.get_username(), "email": v["email"], "role": v["role"]}, status=status.HTTP_201_CREATED
+        )
 
 
 # --- Progress ---------------------------------------------------------------------------------
@@ -504,23 +557,38 @@ class ProgressApi(ConsoleApi):
     def get(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
         chart = sel.study_completion_chart(study, timezone.now().date())
-        return Response({
-            "pools": [
-                {
-                    "pool": p.pool.name, "id": p.pool.pk, "items": p.items, "assigned": p.assigned, "done": p.done,
-                    "skipped": p.skipped, "median_active_seconds": p.median_seconds, "agreement_url": p.agreement_url or None,
-                    "agreement_reports": {key: url for key, url in p.agreement_links},
-                    "annotators": [
-                        {
-                            "username": a.membership.user.get_username(), "pseudonym": a.membership.pseudonym,
-                            "active": a.membership.active, "assigned": a.assigned, "done": a.done, "skipped": a.skipped,
-                            "median_active_seconds": a.median_seconds, "flag": a.flag or None,
-                        }
-                        for a in p.annotators
-                    ],
-                }
-                for p in sel.study_progress(study)
-            ],
-            "completion": [{"pool": line.name, "percent_submitted": line.last_percent} for line in chart.lines] if chart else [],
-        })
+        return Response(
+            {
+                "pools": [
+                    {
+                        "pool": p.pool.name,
+                        "id": p.pool.pk,
+                        "items": p.items,
+                        "assigned": p.assigned,
+                        "done": p.done,
+                        "skipped": p.skipped,
+                        "median_active_seconds": p.median_seconds,
+                        "agreement_url": p.agreement_url or None,
+                        "agreement_reports": {key: url for key, url in p.agreement_links},
+                        "annotators": [
+                            {
+                                "username": a.membership.user.get_username(),
+                                "pseudonym": a.membership.pseudonym,
+                                "active": a.membership.active,
+                                "assigned": a.assigned,
+                                "done": a.done,
+                                "skipped": a.skipped,
+                                "median_active_seconds": a.median_seconds,
+                                "flag": a.flag or None,
+                            }
+                            for a in p.annotators
+                        ],
+                    }
+                    for p in sel.study_progress(study)
+                ],
+                "completion": [{"pool": line.name, "percent_submitted": line.last_percent} for line in chart.lines]
+                if chart
+                else [],
+            }
+        )
 

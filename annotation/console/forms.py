@@ -6,9 +6,9 @@ from typing import Any
 
 from django import forms
 
+from annotation.console.services import pool_fingerprint, question_fingerprint, study_fingerprint
 from annotation.models import Pool, Question, QuestionKind, Role, Scope, Study, Visibility
 from annotation.presets import PRESET_DESCRIPTIONS, PRESET_ORDER
-from annotation.study_services import pool_fingerprint, question_fingerprint, study_fingerprint
 
 
 def _csv(value: str) -> list[str]:
@@ -25,7 +25,9 @@ class StudyCreateForm(forms.Form):
     )
     guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 8}), required=False, help_text="Markdown.")
     blind_system = forms.BooleanField(required=False, initial=True, label="Hide which system produced each answer")
-    independent_pools = forms.BooleanField(required=False, initial=True, label="Independent pools (a person belongs to one pool only)")
+    independent_pools = forms.BooleanField(
+        required=False, initial=True, label="Independent pools (a person belongs to one pool only)"
+    )
     hidden_metadata_fields = forms.CharField(
         required=False, label="Metadata fields annotators never see", help_text="Comma-separated keys."
     )
@@ -38,7 +40,9 @@ class StudySettingsForm(forms.Form):
     name = forms.CharField(max_length=200)
     guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 10}), required=False, help_text="Markdown.")
     blind_system = forms.BooleanField(required=False, label="Hide which system produced each answer (blind_system)")
-    independent_pools = forms.BooleanField(required=False, label="Independent pools (a person belongs to one pool only)")
+    independent_pools = forms.BooleanField(
+        required=False, label="Independent pools (a person belongs to one pool only)"
+    )
     hidden_metadata_fields = forms.CharField(
         required=False, label="Metadata fields annotators never see", help_text="Comma-separated keys."
     )
@@ -70,7 +74,9 @@ class QuestionForm(forms.Form):
         help_text="One option per line: value | label | keyboard key (label and key optional).",
     )
     condition_question = forms.ChoiceField(required=False, label="Ask only when question")
-    condition_values = forms.CharField(required=False, label="has one of the values", help_text="Comma-separated values.")
+    condition_values = forms.CharField(
+        required=False, label="has one of the values", help_text="Comma-separated values."
+    )
     help_text = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
     required = forms.BooleanField(required=False, initial=True)
     min_value = forms.FloatField(required=False)
@@ -86,15 +92,24 @@ class QuestionForm(forms.Form):
     def for_question(cls, question: Question, data: Any = None) -> QuestionForm:
         condition = question.condition or {}
         return cls(
-            data, study=question.study, exclude_key=question.key,
+            data,
+            study=question.study,
+            exclude_key=question.key,
             initial={
                 "base": question_fingerprint(question),
-                "key": question.key, "prompt": question.prompt, "scope": question.scope, "kind": question.kind,
-                "options": "\n".join(f"{o['value']} | {o.get('label', '')} | {o.get('key', '')}" for o in question.options),
+                "key": question.key,
+                "prompt": question.prompt,
+                "scope": question.scope,
+                "kind": question.kind,
+                "options": "\n".join(
+                    f"{o['value']} | {o.get('label', '')} | {o.get('key', '')}" for o in question.options
+                ),
                 "condition_question": condition.get("question", ""),
                 "condition_values": ", ".join(condition.get("in", [])),
-                "help_text": question.help_text, "required": question.required,
-                "min_value": question.min_value, "max_value": question.max_value,
+                "help_text": question.help_text,
+                "required": question.required,
+                "min_value": question.min_value,
+                "max_value": question.max_value,
             },
         )
 
@@ -138,10 +153,17 @@ class PoolForm(forms.Form):
 
     @classmethod
     def for_pool(cls, pool: Pool, data: Any = None) -> PoolForm:
-        return cls(data, study=pool.study, initial={
-            "base": pool_fingerprint(pool),
-            "name": pool.name, "questions": list(pool.questions.all()), "overlap": pool.overlap, "visibility": pool.visibility,
-        })
+        return cls(
+            data,
+            study=pool.study,
+            initial={
+                "base": pool_fingerprint(pool),
+                "name": pool.name,
+                "questions": list(pool.questions.all()),
+                "overlap": pool.overlap,
+                "visibility": pool.visibility,
+            },
+        )
 
 
 class MemberAddForm(forms.Form):

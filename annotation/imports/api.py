@@ -11,8 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.console_access import get_study_for_researcher
-from annotation.imports import items_import
+from annotation.console.access import get_study_for_researcher
+from annotation.imports.service import items_import
 
 
 class ItemsImportApi(APIView):

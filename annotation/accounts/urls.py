@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import account_views as views
+from annotation.accounts import views
 
 app_name = "account"
 urlpatterns = [

@@ -25,7 +25,10 @@ class PasswordChangeRequiredMiddleware:
             if request.path not in allowed and not request.path.startswith("/static/"):
                 if request.path.startswith("/api/"):
                     return JsonResponse(
-                        {"error": "password_change_required", "detail": "choose your own password at /accounts/password/ first"},
+                        {
+                            "error": "password_change_required",
+                            "detail": "choose your own password at /accounts/password/ first",
+                        },
                         status=403,
                     )
                 return redirect(f"{allowed[0]}?next={request.path}")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import console_views as views
+from annotation.console import views
 
 app_name = "console"
 urlpatterns = [

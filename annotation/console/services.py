@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import secrets
-import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +29,6 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.tokens import default_token_generator
-from django.core.files.storage import default_storage
-from django.core.files.uploadedfile import UploadedFile
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import Max
@@ -40,12 +36,9 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.utils.text import slugify
 
-from annotation.imports import Located, RecordSource, file_source, records_import
 from annotation.models import (
     Assignment,
     AssignmentStatus,
-    ImportJob,
-    ImportJobStatus,
     Label,
     PasswordChangeRequired,
     Pool,
@@ -67,11 +60,22 @@ from annotation.presets import (
 )
 from annotation.protocols import study_protocol_apply
 from annotation.services import pool_assign_items
-from concord.errors import Conflict, DomainError, Forbidden, NotFound, PayloadTooLarge, ValidationFailed
+from concord.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
 User = get_user_model()
 
-_QUESTION_FIELDS = ("key", "scope", "kind", "prompt", "help_text", "options", "condition", "required", "min_value", "max_value")
+_QUESTION_FIELDS = (
+    "key",
+    "scope",
+    "kind",
+    "prompt",
+    "help_text",
+    "options",
+    "condition",
+    "required",
+    "min_value",
+    "max_value",
+)
 _METADATA_KEY = re.compile(r"^[A-Za-z0-9_.\-]{1,80}$")
 _USERNAME = re.compile(r"^[\w.@+-]{3,150}$")
 # Statuses that mean the annotator has opened the item: they have seen it, and may have labels on it.
@@ -82,7 +86,12 @@ _TOUCHED = [AssignmentStatus.STARTED, AssignmentStatus.SUBMITTED, AssignmentStat
 
 
 def study_fingerprint(study: Study) -> str:
-    return _fingerprint({f: getattr(study, f) for f in ("name", "guidelines", "blind_system", "independent_pools", "hidden_metadata_fields")})
+    return _fingerprint(
+        {
+            f: getattr(study, f)
+            for f in ("name", "guidelines", "blind_system", "independent_pools", "hidden_metadata_fields")
+        }
+    )
 
 
 def question_fingerprint(question: Question) -> str:
@@ -251,7 +260,11 @@ def _clean_spec(raw: dict[str, Any]) -> Spec:
             raise ValidationFailed(f"question {spec['key']!r}: every option needs a value")
         value = str(option["value"]).strip()
         cleaned_options.append(
-            {"value": value, "label": str(option.get("label") or value).strip(), "key": str(option.get("key") or "").strip()}
+            {
+                "value": value,
+                "label": str(option.get("label") or value).strip(),
+                "key": str(option.get("key") or "").strip(),
+            }
         )
     for option in cleaned_options:
         if len(option["key"]) > 1:
@@ -350,8 +363,10 @@ def _check_label_preserving(question: Question, new: Spec) -> None:
     if question.kind == QuestionKind.NUMBER:
         lo, hi = new["min_value"], new["max_value"]
         outside = [
-            v for v in used
-            if _as_float(v) is not None and ((lo is not None and _as_float(v) < lo) or (hi is not None and _as_float(v) > hi))
+            v
+            for v in used
+            if _as_float(v) is not None
+            and ((lo is not None and _as_float(v) < lo) or (hi is not None and _as_float(v) > hi))
         ]
         if outside:
             raise Conflict(f"{why}; the new range would exclude stored values {sorted(outside)[:5]}")
@@ -403,7 +418,12 @@ def question_update(
                     other.condition = {**other.condition, "question": new["key"]}
         other_specs = [_spec_of(q) for q in others]
         _fill_keyboard_keys(new, other_specs)
-        ordered = sorted([*[(q.order, q.pk, s) for q, s in zip(others, other_specs, strict=True)], (question.order, question.pk, new)])
+        ordered = sorted(
+            [
+                *[(q.order, q.pk, s) for q, s in zip(others, other_specs, strict=True)],
+                (question.order, question.pk, new),
+            ]
+        )
         _validate_protocol([s for _, _, s in ordered])
         for other in others:
             if (other.condition or {}).get("question") == new["key"] and new["key"] != question.key:
@@ -431,7 +451,8 @@ def question_remove(*, question: Question, actor: AbstractBaseUser) -> None:
         )
         if dependants:
             raise Conflict(
-                f"{question.key!r} cannot be removed: the condition of {', '.join(repr(k) for k in dependants)} refers to it",
+                f"{question.key!r} cannot be removed: the condition of "
+                f"{', '.join(repr(k) for k in dependants)} refers to it",
                 details={"dependants": dependants},
             )
         question.delete()
@@ -468,7 +489,7 @@ def question_move(*, question: Question, actor: AbstractBaseUser, offset: int) -
 # --- Pools ----------------------------------------------------------------------------------
 
 
-def _assign(pool: Pool) -> int:
+def pool_top_up(pool: Pool) -> int:
     """Top up the pool's assignments; a pool with fewer active members than k waits for more
     (the console shows why), since no item could get its k distinct annotators yet."""
     members = PoolMembership.objects.filter(pool=pool, active=True).count()
@@ -564,10 +585,13 @@ def pool_update(
             _check_pool_questions(pool.study, questions)
             dropped = set(pool.questions.values_list("pk", flat=True)) - {q.pk for q in questions}
             labelled = list(
-                Question.objects.filter(pk__in=dropped, labels__assignment__pool=pool).distinct().values_list("key", flat=True)
+                Question.objects.filter(pk__in=dropped, labels__assignment__pool=pool)
+                .distinct()
+                .values_list("key", flat=True)
             )
             if labelled:
-                raise Conflict(f"{', '.join(repr(k) for k in labelled)} already has labels in this pool and stays in it")
+                keys = ", ".join(repr(k) for k in labelled)
+                raise Conflict(f"{keys} already has labels in this pool and stays in it")
             pool.questions.set(questions)
         grow = False
         if overlap is not None and overlap != pool.overlap:
@@ -581,7 +605,7 @@ def pool_update(
             pool.overlap = overlap
         pool.save()
         if grow:
-            _assign(pool)
+            pool_top_up(pool)
     return pool
 
 
@@ -617,7 +641,9 @@ def pool_membership_add(
         if current and current.active:
             raise Conflict(f"{user.get_username()} is already a member of {pool.name}")
         if study.independent_pools:
-            other = PoolMembership.objects.filter(study=study, user=user).exclude(pool=pool).select_related("pool").first()
+            other = (
+                PoolMembership.objects.filter(study=study, user=user).exclude(pool=pool).select_related("pool").first()
+            )
             if other:
                 raise Conflict(
                     f"{user.get_username()} already belongs to pool {other.pool.name!r}; this study keeps its pools "
@@ -636,8 +662,10 @@ def pool_membership_add(
                         pseudonym=pseudonym.strip() or _next_pseudonym(study, user),
                     )
             except IntegrityError:
-                raise Conflict(f"{user.get_username()} was just added to a pool of this study by someone else") from None
-        _assign(pool)
+                raise Conflict(
+                    f"{user.get_username()} was just added to a pool of this study by someone else"
+                ) from None
+        pool_top_up(pool)
     return membership
 
 
@@ -645,7 +673,10 @@ def _withdraw(membership: PoolMembership) -> None:
     """Take a person out of their pool: unopened assignments go back to the pool; the membership
     itself is kept (inactive) once they have opened anything, so their labels keep a pseudonym."""
     Assignment.objects.filter(
-        pool_id=membership.pool_id, annotator_id=membership.user_id, status=AssignmentStatus.ASSIGNED, labels__isnull=True
+        pool_id=membership.pool_id,
+        annotator_id=membership.user_id,
+        status=AssignmentStatus.ASSIGNED,
+        labels__isnull=True,
     ).delete()
     touched = Assignment.objects.filter(pool_id=membership.pool_id, annotator_id=membership.user_id).exists()
     if touched:
@@ -682,7 +713,8 @@ def pool_membership_move(*, membership: PoolMembership, to_pool: Pool, actor: Ab
         opened = mine.filter(status__in=_TOUCHED).count()
         if study.independent_pools and opened:
             raise Conflict(
-                f"{user.get_username()} has already worked on {opened} item{'s' if opened != 1 else ''} of {source.name}; "
+                f"{user.get_username()} has already worked on {opened} item{'s' if opened != 1 else ''} "
+                f"of {source.name}; "
                 "this study keeps its pools independent, so they cannot join another pool"
             )
         if PoolMembership.objects.filter(pool=to_pool, user=user, active=True).exists():
@@ -693,8 +725,8 @@ def pool_membership_move(*, membership: PoolMembership, to_pool: Pool, actor: Ab
             pool=to_pool, user=user,
             defaults={"study": study, "independent": study.independent_pools, "pseudonym": pseudonym, "active": True},
         )
-        _assign(source)
-        _assign(to_pool)
+        pool_top_up(source)
+        pool_top_up(to_pool)
     return moved
 
 
@@ -707,7 +739,7 @@ def pool_membership_remove(*, membership: PoolMembership, actor: AbstractBaseUse
         if not membership.active:
             raise Conflict(f"{membership.user.get_username()} has already left {membership.pool.name}")
         _withdraw(membership)
-        _assign(membership.pool)
+        pool_top_up(membership.pool)
 
 
 # --- People and roles -----------------------------------------------------------------------
@@ -733,12 +765,13 @@ def study_role_revoke(*, study: Study, user: AbstractBaseUser, role: str, actor:
         granted = StudyRole.objects.filter(study=study, user=user, role=role).first()
         if granted is None:
             raise NotFound(f"{user.get_username()} is not {role} of this study")
-        if role == Role.RESEARCHER and not StudyRole.objects.filter(study=study, role=Role.RESEARCHER).exclude(user=user).exists():
+        others = StudyRole.objects.filter(study=study, role=Role.RESEARCHER).exclude(user=user)
+        if role == Role.RESEARCHER and not others.exists():
             raise Conflict("a study keeps at least one researcher")
         if role == Role.ANNOTATOR:
             for membership in PoolMembership.objects.filter(study=study, user=user, active=True).select_related("pool"):
                 _withdraw(membership)
-                _assign(membership.pool)
+                pool_top_up(membership.pool)
         granted.delete()
 
 
@@ -858,118 +891,3 @@ def _invitation_body(*, study: Study, actor: AbstractBaseUser, user: AbstractBas
     else:
         action = f"Log in with your existing account ({user.get_username()}) at {site}/\n"
     return f"{inviter} invites you to the study “{study.name}” on Concord.\n\n{action}"
-
-
-# --- Item uploads through the console ---------------------------------------------------------
-
-# How often (in records) the check pass reports its progress: often enough for a smooth bar,
-# rarely enough that a 100,000-item file costs a few hundred small UPDATEs.
-PROGRESS_EVERY = 250
-
-
-def import_job_create(*, study: Study, actor: AbstractBaseUser, upload: UploadedFile) -> ImportJob:
-    """Store an uploaded file and queue its dry run; nothing is imported until the researcher confirms."""
-    limit = settings.IMPORT_MAX_BYTES
-    if upload.size > limit:
-        raise PayloadTooLarge(f"{upload.name} is {upload.size} bytes; the import limit is {limit} bytes (IMPORT_MAX_BYTES). Split the file.")
-    filename = os.path.basename(upload.name or "upload")[:300]
-    stored = default_storage.save(f"imports/{study.pk}/{uuid.uuid4().hex}-{slugify(filename)[:80] or 'file'}", upload)
-    from annotation.console_tasks import import_job_check_task
-
-    with transaction.atomic():
-        job = ImportJob.objects.create(
-            study=study, filename=filename, stored_name=stored, size_bytes=upload.size, created_by=actor,
-        )
-        import_job_check_task.delay_on_commit(job.pk)
-    return job
-
-
-def _counting_source(source: RecordSource, job_id: int) -> RecordSource:
-    def counted() -> Iterator[Located]:
-        n = 0
-        for located in source():
-            n += 1
-            if n % PROGRESS_EVERY == 0:
-                ImportJob.objects.filter(pk=job_id).update(progress_done=n)
-            yield located
-        ImportJob.objects.filter(pk=job_id).update(progress_done=n)
-
-    return counted
-
-
-def _finish_refused(job: ImportJob, exc: DomainError) -> ImportJob:
-    job.status = ImportJobStatus.INVALID
-    job.errors = exc.details if isinstance(exc.details, list) else [{"location": "file", "field": "", "reason": exc.message}]
-    job.summary = {"message": exc.message}
-    job.save(update_fields=["status", "errors", "summary", "updated_at"])
-    default_storage.delete(job.stored_name)
-    return job
-
-
-def import_job_check(*, job_id: int) -> ImportJob:
-    """The dry run: validate every record and count what would be imported. Writes only the job."""
-    job = ImportJob.objects.select_related("study").get(pk=job_id)
-    if job.status not in (ImportJobStatus.UPLOADED, ImportJobStatus.CHECKING):
-        return job  # a redelivered task: the check already finished
-    ImportJob.objects.filter(pk=job.pk).update(status=ImportJobStatus.CHECKING, progress_done=0)
-    job.status = ImportJobStatus.CHECKING
-    try:
-        with default_storage.open(job.stored_name, "rb") as handle:
-            source, fmt = file_source(handle, filename=job.filename)
-            result = records_import(
-                study=job.study, source=_counting_source(source, job.pk), filename=job.filename,
-                actor=job.created_by, where="line" if fmt == "jsonl" else "row", dry_run=True,
-            )
-    except DomainError as exc:
-        return _finish_refused(job, exc)
-    job.refresh_from_db(fields=["progress_done"])
-    job.status = ImportJobStatus.CHECKED
-    job.summary = result.as_dict()
-    job.progress_total = result.n_items
-    job.errors = []
-    job.save(update_fields=["status", "summary", "progress_total", "errors", "updated_at"])
-    return job
-
-
-def import_job_confirm(*, job: ImportJob, actor: AbstractBaseUser) -> ImportJob:
-    """Start the real import of a checked file (once: a second click finds it already started)."""
-    from annotation.console_tasks import import_job_run_task
-
-    with transaction.atomic():
-        started = ImportJob.objects.filter(pk=job.pk, status=ImportJobStatus.CHECKED).update(
-            status=ImportJobStatus.IMPORTING, progress_done=0
-        )
-        if started != 1:
-            job.refresh_from_db()
-            raise Conflict(f"{job.filename} is {job.get_status_display().lower()}; only a checked file can be imported")
-        import_job_run_task.delay_on_commit(job.pk)
-    job.refresh_from_db()
-    return job
-
-
-def import_job_run(*, job_id: int) -> ImportJob:
-    """The real import, all or nothing. The job is marked done in the same transaction as the
-    import, so a redelivered task finds it done instead of importing twice. Items are assigned
-    to every pool that has enough members."""
-    job = ImportJob.objects.select_related("study").get(pk=job_id)
-    if job.status != ImportJobStatus.IMPORTING:
-        return job
-    try:
-        with transaction.atomic(), default_storage.open(job.stored_name, "rb") as handle:
-            source, fmt = file_source(handle, filename=job.filename)
-            result = records_import(
-                study=job.study, source=source, filename=job.filename, actor=job.created_by,
-                where="line" if fmt == "jsonl" else "row",
-            )
-            job.status = ImportJobStatus.DONE
-            job.summary = result.as_dict()
-            job.progress_done = job.progress_total = result.n_items
-            job.batch_id = result.batch_id
-            job.save(update_fields=["status", "summary", "progress_done", "progress_total", "batch", "updated_at"])
-            for pool in Pool.objects.filter(study=job.study):
-                _assign(pool)
-    except DomainError as exc:
-        # Another import added some of these ids since the check, or the file changed: nothing was written.
-        return _finish_refused(job, exc)
-    default_storage.delete(job.stored_name)
-    return job

@@ -1,9 +1,11 @@
 """The researcher console: set up and run a study in the browser, without the Django admin.
 
-Every view parses, authorizes through ``annotation.console_access`` (404 for strangers, 403 for
-members who are not researchers), calls one service of ``annotation.study_services`` and responds.
-A refused action re-renders its page with the service's reason and the error's HTTP status; htmx
-requests get the fragment only (``Vary: HX-Request``).
+Every view parses, authorizes through ``annotation.console.access`` (404 for strangers, 403 for
+members who are not researchers), calls one service (``annotation.console.services``, or
+``annotation.imports.jobs`` for uploads) and responds. A refused action re-renders its page with the
+service's reason and the error's HTTP status; htmx requests get the fragment only (``Vary:
+HX-Request``, through ``concord.http.htmx_render``). An access refusal raised outside those forms
+becomes ``concord/error.html`` (``concord.http.domain_errors``).
 """
 
 from __future__ import annotations
@@ -12,26 +14,25 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import console_selectors as sel
-from annotation import study_services as svc
-from annotation.console_access import (
+from annotation.console import selectors as sel
+from annotation.console import services as svc
+from annotation.console.access import (
     can_create_studies,
     get_import_job_for_researcher,
     get_membership_for_researcher,
     get_pool_for_researcher,
     get_question_for_researcher,
     get_study_for_researcher,
+    require_study_creator,
 )
-from annotation.console_forms import (
+from annotation.console.forms import (
     AccountForm,
     InviteForm,
     MemberAddForm,
@@ -43,21 +44,16 @@ from annotation.console_forms import (
     StudySettingsForm,
     UploadForm,
 )
+from annotation.imports import jobs
 from annotation.models import ImportJobStatus, Study
 from annotation.presets import PRESET_DESCRIPTIONS, PRESET_ORDER
 from annotation.protocols import study_protocol_apply
 from annotation.templatetags.concord_tags import safe_markdown
 from concord.access import access_policy
 from concord.errors import DomainError, NotFound
+from concord.http import domain_errors, htmx_render, is_htmx
 
 User = get_user_model()
-
-
-def _render(request: HttpRequest, template: str, context: dict[str, Any], *, fragment: str = "", status: int = 200) -> HttpResponse:
-    name = fragment if fragment and request.htmx else template
-    response = render(request, name, context, status=status)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
 
 
 def _user_named(username: str) -> Any:
@@ -71,6 +67,7 @@ def _user_named(username: str) -> Any:
 
 
 @access_policy("authenticated")
+@domain_errors
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/console/index.html", {
@@ -79,10 +76,10 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 @access_policy("authenticated")
+@domain_errors
 @require_http_methods(["GET", "POST"])
 def study_create(request: HttpRequest) -> HttpResponse:
-    if not can_create_studies(request.user):
-        raise PermissionDenied("creating studies is granted by an administrator")
+    require_study_creator(request.user)
     form = StudyCreateForm(request.POST or None, initial={"presets": ["astrid"]})
     status = 200
     if request.method == "POST" and form.is_valid():
@@ -105,6 +102,7 @@ def study_create(request: HttpRequest) -> HttpResponse:
 
 
 @access_policy("authenticated")
+@domain_errors
 @require_POST
 def guidelines_preview(request: HttpRequest) -> HttpResponse:
     """Markdown rendered exactly as annotators will see it (sanitised); writes nothing."""
@@ -122,6 +120,7 @@ def _study_context(study: Study, **extra: Any) -> dict[str, Any]:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_http_methods(["GET", "POST"])
 def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -152,15 +151,18 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _protocol_context(study: Study, **extra: Any) -> dict[str, Any]:
     return {
-        "study": study, "section": "protocol", "questions": list(study.questions.annotate(n_labels=Count("labels"))),
+        "study": study,
+        "section": "protocol",
+        "questions": list(study.questions.annotate(n_labels=Count("labels"))),
         "presets": [(name, PRESET_DESCRIPTIONS[name]) for name in PRESET_ORDER],
-        "add_form": extra.pop("add_form", None) or QuestionForm(study=study, initial={"scope": "item", "kind": "binary", "required": True}),
+        "add_form": extra.pop("add_form", None)
+        or QuestionForm(study=study, initial={"scope": "item", "kind": "binary", "required": True}),
         **extra,
     }
 
 
 def _protocol_response(request: HttpRequest, study: Study, *, status: int = 200, **extra: Any) -> HttpResponse:
-    response = _render(
+    response = htmx_render(
         request, "annotation/console/protocol.html", _protocol_context(study, **extra),
         fragment="annotation/console/_question_list.html", status=status,
     )
@@ -171,6 +173,7 @@ def _protocol_response(request: HttpRequest, study: Study, *, status: int = 200,
 
 
 @access_policy("researcher")
+@domain_errors
 @require_GET
 def protocol(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -178,6 +181,7 @@ def protocol(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def presets_apply(request: HttpRequest, slug: str) -> HttpResponse:
     """Add the questions of more presets; questions the study already has are left as edited."""
@@ -185,12 +189,18 @@ def presets_apply(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         created = study_protocol_apply(study=study, presets=request.POST.getlist("presets"))
     except DomainError as exc:
-        return render(request, "annotation/console/protocol.html", _protocol_context(study, error=exc.message), status=exc.status_code)
+        return render(
+            request,
+            "annotation/console/protocol.html",
+            _protocol_context(study, error=exc.message),
+            status=exc.status_code,
+        )
     messages.success(request, f"{len(created)} question{'s' if len(created) != 1 else ''} added from the presets.")
     return redirect("console:protocol", slug=study.slug)
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def question_add(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -201,12 +211,15 @@ def question_add(request: HttpRequest, slug: str) -> HttpResponse:
         question = svc.question_add(study=study, actor=request.user, spec=form.spec())
     except DomainError as exc:
         form.add_error(None, exc.message)
-        return render(request, "annotation/console/protocol.html", _protocol_context(study, add_form=form), status=exc.status_code)
+        return render(
+            request, "annotation/console/protocol.html", _protocol_context(study, add_form=form), status=exc.status_code
+        )
     messages.success(request, f"Question {question.key!r} added.")
     return redirect("console:protocol", slug=study.slug)
 
 
 @access_policy("researcher")
+@domain_errors
 @require_http_methods(["GET", "POST"])
 def question_edit(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     question = get_question_for_researcher(request.user, slug, key)
@@ -233,6 +246,7 @@ def question_edit(request: HttpRequest, slug: str, key: str) -> HttpResponse:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def question_remove(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     question = get_question_for_researcher(request.user, slug, key)
@@ -241,13 +255,14 @@ def question_remove(request: HttpRequest, slug: str, key: str) -> HttpResponse:
         svc.question_remove(question=question, actor=request.user)
     except DomainError as exc:
         return _protocol_response(request, study, status=exc.status_code, error=exc.message)
-    if not request.htmx:
+    if not is_htmx(request):
         messages.success(request, f"Question {key!r} removed.")
         return redirect("console:protocol", slug=study.slug)
     return _protocol_response(request, study, notice=f"Question {key!r} removed.")
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def question_move(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     question = get_question_for_researcher(request.user, slug, key)
@@ -256,12 +271,13 @@ def question_move(request: HttpRequest, slug: str, key: str) -> HttpResponse:
         svc.question_move(question=question, actor=request.user, offset=offset)
     except DomainError as exc:
         return _protocol_response(request, question.study, status=exc.status_code, error=exc.message)
-    if not request.htmx:
+    if not is_htmx(request):
         return redirect("console:protocol", slug=question.study.slug)
     return _protocol_response(request, question.study)
 
 
 @access_policy("researcher")
+@domain_errors
 @require_GET
 def preview(request: HttpRequest, slug: str) -> HttpResponse:
     """The item page as an annotator would see it, on a sample item; read-only, nothing is saved."""
@@ -272,7 +288,7 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
         hidden = set(study.hidden_metadata_fields or [])
         visible_metadata = {k: v for k, v in (item.metadata or {}).items() if k not in hidden}
     scopes = sel.protocol_by_scope(study)
-    return _render(request, "annotation/console/preview.html", {
+    return htmx_render(request, "annotation/console/preview.html", {
         "study": study, "section": "protocol", "item": item, "scopes": scopes,
         "has_chunk_questions": any(questions for scope, _, questions in scopes if scope == "chunk"),
         "visible_metadata": visible_metadata,
@@ -303,33 +319,36 @@ def _simple_import_url(study: Study) -> str:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_GET
 def items(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
-    return _render(request, "annotation/console/items.html", _items_context(request, study),
+    return htmx_render(request, "annotation/console/items.html", _items_context(request, study),
                    fragment="annotation/console/_item_table.html")
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def import_upload(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     form = UploadForm(request.POST, request.FILES)
     if not form.is_valid():
-        return _render(request, "annotation/console/items.html", _items_context(request, study, upload_form=form),
+        return htmx_render(request, "annotation/console/items.html", _items_context(request, study, upload_form=form),
                        fragment="annotation/console/_upload_errors.html", status=400)
     try:
-        job = svc.import_job_create(study=study, actor=request.user, upload=form.cleaned_data["file"])
+        job = jobs.import_job_create(study=study, actor=request.user, upload=form.cleaned_data["file"])
     except DomainError as exc:
         form.add_error("file", exc.message)
-        return _render(request, "annotation/console/items.html", _items_context(request, study, upload_form=form),
+        return htmx_render(request, "annotation/console/items.html", _items_context(request, study, upload_form=form),
                        fragment="annotation/console/_upload_errors.html", status=exc.status_code)
-    if request.htmx:
-        return _render(request, "annotation/console/_import_job.html", {"study": study, "job": job}, status=201)
+    if is_htmx(request):
+        return htmx_render(request, "annotation/console/_import_job.html", {"study": study, "job": job}, status=201)
     return redirect("console:items", slug=study.slug)
 
 
 @access_policy("researcher")
+@domain_errors
 @require_GET
 def import_job(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     job = get_import_job_for_researcher(request.user, slug, job_id)
@@ -337,26 +356,27 @@ def import_job(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
 
 
 def _job_response(request: HttpRequest, job: Any, *, error: str = "", status: int = 200) -> HttpResponse:
-    response = _render(request, "annotation/console/import_job.html",
+    response = htmx_render(request, "annotation/console/import_job.html",
                        {"study": job.study, "section": "items", "job": job, "error": error},
                        fragment="annotation/console/_import_job.html", status=status)
-    if request.htmx and job.status == ImportJobStatus.DONE:
+    if is_htmx(request) and job.status == ImportJobStatus.DONE:
         # The item table on the same page listens for this and reloads itself.
         response["HX-Trigger"] = "items-imported"
     return response
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def import_confirm(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     job = get_import_job_for_researcher(request.user, slug, job_id)
     status = 200
     error = ""
     try:
-        job = svc.import_job_confirm(job=job, actor=request.user)
+        job = jobs.import_job_confirm(job=job, actor=request.user)
     except DomainError as exc:
         status, error = exc.status_code, exc.message
-    if not request.htmx and status == 200:
+    if not is_htmx(request) and status == 200:
         return redirect("console:import_job", slug=slug, job_id=job.pk)
     return _job_response(request, job, error=error, status=status)
 
@@ -374,6 +394,7 @@ def _pools_context(study: Study, **extra: Any) -> dict[str, Any]:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_http_methods(["GET", "POST"])
 def pools(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -390,7 +411,9 @@ def pools(request: HttpRequest, slug: str) -> HttpResponse:
         )
     except DomainError as exc:
         form.add_error(None, exc.message)
-        return render(request, "annotation/console/pools.html", _pools_context(study, form=form), status=exc.status_code)
+        return render(
+            request, "annotation/console/pools.html", _pools_context(study, form=form), status=exc.status_code
+        )
     messages.success(request, f"Pool “{pool.name}” created. Add its members next.")
     return redirect("console:pool", slug=study.slug, pool_id=pool.pk)
 
@@ -411,6 +434,7 @@ def _pool_context(pool: Any, **extra: Any) -> dict[str, Any]:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_http_methods(["GET", "POST"])
 def pool_detail(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
     pool = get_pool_for_researcher(request.user, slug, pool_id)
@@ -433,6 +457,7 @@ def pool_detail(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def member_add(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
     pool = get_pool_for_researcher(request.user, slug, pool_id)
@@ -440,38 +465,63 @@ def member_add(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
     if not form.is_valid():
         return render(request, "annotation/console/pool.html", _pool_context(pool, add_form=form), status=400)
     try:
-        membership = svc.pool_membership_add(pool=pool, user=_user_named(form.cleaned_data["username"]), actor=request.user)
+        membership = svc.pool_membership_add(
+            pool=pool, user=_user_named(form.cleaned_data["username"]), actor=request.user
+        )
     except DomainError as exc:
         form.add_error(None, exc.message)
-        return render(request, "annotation/console/pool.html", _pool_context(pool, add_form=form), status=exc.status_code)
+        return render(
+            request, "annotation/console/pool.html", _pool_context(pool, add_form=form), status=exc.status_code
+        )
     messages.success(request, f"{membership.user.get_username()} joined {pool.name} as {membership.pseudonym}.")
     return redirect("console:pool", slug=slug, pool_id=pool.pk)
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def member_move(request: HttpRequest, slug: str, membership_id: int) -> HttpResponse:
     membership = get_membership_for_researcher(request.user, slug, membership_id)
     form = MemberMoveForm(request.POST, study=membership.study, exclude=membership.pool)
     if not form.is_valid():
-        return render(request, "annotation/console/pool.html", _pool_context(membership.pool, error="Choose another pool of this study."), status=400)
+        return render(
+            request,
+            "annotation/console/pool.html",
+            _pool_context(membership.pool, error="Choose another pool of this study."),
+            status=400,
+        )
     try:
-        moved = svc.pool_membership_move(membership=membership, to_pool=form.cleaned_data["to_pool"], actor=request.user)
+        moved = svc.pool_membership_move(
+            membership=membership, to_pool=form.cleaned_data["to_pool"], actor=request.user
+        )
     except DomainError as exc:
-        return render(request, "annotation/console/pool.html", _pool_context(membership.pool, error=exc.message), status=exc.status_code)
+        return render(
+            request,
+            "annotation/console/pool.html",
+            _pool_context(membership.pool, error=exc.message),
+            status=exc.status_code,
+        )
     messages.success(request, f"{moved.user.get_username()} moved to {moved.pool.name}.")
     return redirect("console:pool", slug=slug, pool_id=moved.pool_id)
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def member_remove(request: HttpRequest, slug: str, membership_id: int) -> HttpResponse:
     membership = get_membership_for_researcher(request.user, slug, membership_id)
     try:
         svc.pool_membership_remove(membership=membership, actor=request.user)
     except DomainError as exc:
-        return render(request, "annotation/console/pool.html", _pool_context(membership.pool, error=exc.message), status=exc.status_code)
-    messages.success(request, f"{membership.user.get_username()} left {membership.pool.name}; their past labels are kept.")
+        return render(
+            request,
+            "annotation/console/pool.html",
+            _pool_context(membership.pool, error=exc.message),
+            status=exc.status_code,
+        )
+    messages.success(
+        request, f"{membership.user.get_username()} left {membership.pool.name}; their past labels are kept."
+    )
     return redirect("console:pool", slug=slug, pool_id=membership.pool_id)
 
 
@@ -489,6 +539,7 @@ def _people_context(study: Study, **extra: Any) -> dict[str, Any]:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_GET
 def people(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -496,6 +547,7 @@ def people(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def role_grant(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -507,28 +559,38 @@ def role_grant(request: HttpRequest, slug: str) -> HttpResponse:
         svc.study_role_grant(study=study, user=user, role=form.cleaned_data["role"], actor=request.user)
     except DomainError as exc:
         form.add_error(None, exc.message)
-        return render(request, "annotation/console/people.html", _people_context(study, role_form=form), status=exc.status_code)
+        return render(
+            request, "annotation/console/people.html", _people_context(study, role_form=form), status=exc.status_code
+        )
     messages.success(request, f"{user.get_username()} is now {form.cleaned_data['role']} of this study.")
     return redirect("console:people", slug=slug)
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def role_revoke(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     form = RoleForm(request.POST)
     if not form.is_valid():
-        return render(request, "annotation/console/people.html", _people_context(study, error="Unknown role."), status=400)
+        return render(
+            request, "annotation/console/people.html", _people_context(study, error="Unknown role."), status=400
+        )
     try:
         user = _user_named(form.cleaned_data["username"])
         svc.study_role_revoke(study=study, user=user, role=form.cleaned_data["role"], actor=request.user)
     except DomainError as exc:
-        return render(request, "annotation/console/people.html", _people_context(study, error=exc.message), status=exc.status_code)
-    messages.success(request, f"{user.get_username()} is no longer {form.cleaned_data['role']}; their past labels are kept.")
+        return render(
+            request, "annotation/console/people.html", _people_context(study, error=exc.message), status=exc.status_code
+        )
+    messages.success(
+        request, f"{user.get_username()} is no longer {form.cleaned_data['role']}; their past labels are kept."
+    )
     return redirect("console:people", slug=slug)
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def account_create(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -543,14 +605,19 @@ def account_create(request: HttpRequest, slug: str) -> HttpResponse:
         )
     except DomainError as exc:
         form.add_error(None, exc.message)
-        return render(request, "annotation/console/people.html", _people_context(study, account_form=form), status=exc.status_code)
+        return render(
+            request, "annotation/console/people.html", _people_context(study, account_form=form), status=exc.status_code
+        )
     # Shown once, in this response only; it is never stored in clear nor shown again.
-    response = render(request, "annotation/console/people.html", _people_context(study, new_account=account), status=201)
+    response = render(
+        request, "annotation/console/people.html", _people_context(study, new_account=account), status=201
+    )
     response["Cache-Control"] = "no-store"
     return response
 
 
 @access_policy("researcher")
+@domain_errors
 @require_POST
 def invite(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
@@ -565,7 +632,9 @@ def invite(request: HttpRequest, slug: str) -> HttpResponse:
         )
     except DomainError as exc:
         form.add_error(None, exc.message)
-        return render(request, "annotation/console/people.html", _people_context(study, invite_form=form), status=exc.status_code)
+        return render(
+            request, "annotation/console/people.html", _people_context(study, invite_form=form), status=exc.status_code
+        )
     messages.success(request, f"Invitation sent to {data['email']} (username {user.get_username()}).")
     return redirect("console:people", slug=slug)
 
@@ -574,10 +643,11 @@ def invite(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
+@domain_errors
 @require_GET
 def progress(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
-    return _render(request, "annotation/console/progress.html", {
+    return htmx_render(request, "annotation/console/progress.html", {
         "study": study, "section": "progress", "pools": sel.study_progress(study),
         "chart": sel.study_completion_chart(study, timezone.now().date()),
         "reports_url": sel.agreement_reports_url(study),

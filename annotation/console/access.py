@@ -2,16 +2,18 @@
 
 A study is visible to the people who hold a role in it. The console is for its researchers: other
 members (annotators, adjudicators) are answered 403, everyone else 404, so that a stranger cannot
-even learn that a slug exists. Both Django views and DRF map Http404 and PermissionDenied.
+even learn that a slug exists (``concord.access.require_role``). The helpers raise ``concord.errors``
+``NotFound`` / ``Forbidden``; ``concord.http.domain_errors`` turns them into pages and
+``concord.api_errors`` into API answers.
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.core.exceptions import PermissionDenied
-from django.http import Http404
 
-from annotation.models import ImportJob, Pool, PoolMembership, Question, Role, Study, StudyRole
+from annotation.models import ImportJob, Pool, PoolMembership, Question, Role, Study
+from concord.access import require_role
+from concord.errors import Forbidden, NotFound
 
 
 def can_create_studies(user: AbstractBaseUser) -> bool:
@@ -19,15 +21,18 @@ def can_create_studies(user: AbstractBaseUser) -> bool:
     return bool(user.is_authenticated and user.has_perm("annotation.add_study"))
 
 
+def require_study_creator(user: AbstractBaseUser) -> None:
+    if not can_create_studies(user):
+        raise Forbidden("creating studies is granted by an administrator")
+
+
 def get_study_for_researcher(user: AbstractBaseUser, slug: str) -> Study:
     study = Study.objects.filter(slug=slug).first()
-    if study is None or not user.is_authenticated:
-        raise Http404("study not found")
-    roles = set(StudyRole.objects.filter(study=study, user=user).values_list("role", flat=True))
-    if not roles:
-        raise Http404("study not found")
-    if Role.RESEARCHER not in roles:
-        raise PermissionDenied("only the study's researchers may use its console")
+    try:
+        require_role(user, study, Role.RESEARCHER)
+    except Forbidden:
+        raise Forbidden("only the study's researchers may use its console") from None
+    assert study is not None  # require_role refuses a missing study
     return study
 
 
@@ -35,7 +40,7 @@ def get_question_for_researcher(user: AbstractBaseUser, slug: str, key: str) -> 
     study = get_study_for_researcher(user, slug)
     question = Question.objects.filter(study=study, key=key).select_related("study").first()
     if question is None:
-        raise Http404("question not found")
+        raise NotFound("question not found")
     return question
 
 
@@ -43,15 +48,17 @@ def get_pool_for_researcher(user: AbstractBaseUser, slug: str, pool_id: int) -> 
     study = get_study_for_researcher(user, slug)
     pool = Pool.objects.filter(study=study, pk=pool_id).select_related("study").first()
     if pool is None:
-        raise Http404("pool not found")
+        raise NotFound("pool not found")
     return pool
 
 
 def get_membership_for_researcher(user: AbstractBaseUser, slug: str, membership_id: int) -> PoolMembership:
     study = get_study_for_researcher(user, slug)
-    membership = PoolMembership.objects.filter(study=study, pk=membership_id).select_related("pool", "user", "study").first()
+    membership = (
+        PoolMembership.objects.filter(study=study, pk=membership_id).select_related("pool", "user", "study").first()
+    )
     if membership is None:
-        raise Http404("membership not found")
+        raise NotFound("membership not found")
     return membership
 
 
@@ -59,5 +66,5 @@ def get_import_job_for_researcher(user: AbstractBaseUser, slug: str, job_id: int
     study = get_study_for_researcher(user, slug)
     job = ImportJob.objects.filter(study=study, pk=job_id).first()
     if job is None:
-        raise Http404("import not found")
+        raise NotFound("import not found")
     return job

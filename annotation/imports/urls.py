@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import import_views
+from annotation.imports import views as import_views
 
 app_name = "imports"
 urlpatterns = [

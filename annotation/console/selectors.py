@@ -4,7 +4,7 @@ Progress numbers come straight from assignments: ``assigned`` counts every assig
 submitted ones, ``skipped`` the skipped ones; the median active time is taken over submitted
 assignments only (time spent on a skipped item says nothing about the pace of labelling).
 
-Agreement is not computed here: annotation never imports adjudication (DESIGN.md §3). The progress
+Agreement is not computed here: annotation never imports adjudication (docs/architecture.md). The progress
 page asks adjudication's per-pool agreement fragment over htmx when that route exists.
 """
 
@@ -70,7 +70,7 @@ def preview_item(study: Study, external_id: str | None = None) -> Item | None:
 
 
 def import_jobs(study: Study, limit: int = 10) -> list[ImportJob]:
-    return list(ImportJob.objects.filter(study=study).select_related("created_by")[:limit])
+    return list(ImportJob.objects.filter(study=study).select_related("requested_by")[:limit])
 
 
 # --- Items ------------------------------------------------------------------------------------
@@ -109,7 +109,9 @@ def item_page(study: Study, *, query: str = "", page: int = 1, per_page: int = 5
     items = Item.objects.filter(study=study).order_by("id")
     query = query.strip()
     if query:
-        items = items.filter(Q(external_id__icontains=query) | Q(question__icontains=query) | Q(answer__icontains=query))
+        items = items.filter(
+            Q(external_id__icontains=query) | Q(question__icontains=query) | Q(answer__icontains=query)
+        )
     paginator = Paginator(items.only("id", "external_id", "question", "system", "scope_class", "study_id"), per_page)
     current = paginator.get_page(page)
     pools = list(Pool.objects.filter(study=study).order_by("name"))
@@ -234,9 +236,15 @@ def agreement_report_links(pool: Pool) -> list[tuple[str, str]]:
         if not question.is_categorical and question.kind != "multilabel":
             continue
         try:
-            links.append((question.key, reverse(
-                "adjudication:report-agreement", kwargs={"slug": pool.study.slug, "pool_id": pool.pk, "question": question.key}
-            )))
+            links.append(
+                (
+                    question.key,
+                    reverse(
+                        "adjudication:report-agreement",
+                        kwargs={"slug": pool.study.slug, "pool_id": pool.pk, "question": question.key},
+                    ),
+                )
+            )
         except NoReverseMatch:
             return []
     return links
@@ -244,13 +252,17 @@ def agreement_report_links(pool: Pool) -> list[tuple[str, str]]:
 
 def study_progress(study: Study) -> list[PoolProgress]:
     """Per pool and per member: assigned, done, skipped, median active time, and pace flags."""
-    pools = list(Pool.objects.filter(study=study).select_related("study").prefetch_related("questions").order_by("name"))
+    pools = list(
+        Pool.objects.filter(study=study).select_related("study").prefetch_related("questions").order_by("name")
+    )
     n_items = Item.objects.filter(study=study).count()
     members: dict[int, list[PoolMembership]] = defaultdict(list)
     for m in PoolMembership.objects.filter(study=study).select_related("user").order_by("pseudonym"):
         members[m.pool_id].append(m)
     counts: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
-    for row in Assignment.objects.filter(pool__study=study).values("pool_id", "annotator_id", "status").annotate(n=Count("id")):
+    for row in (
+        Assignment.objects.filter(pool__study=study).values("pool_id", "annotator_id", "status").annotate(n=Count("id"))
+    ):
         counts[(row["pool_id"], row["annotator_id"])][row["status"]] = row["n"]
     seconds: dict[tuple[int, int], list[float]] = defaultdict(list)
     for pool_id, annotator_id, active in Assignment.objects.filter(
@@ -261,7 +273,10 @@ def study_progress(study: Study) -> list[PoolProgress]:
     result = []
     for pool in pools:
         progress = PoolProgress(
-            pool=pool, items=n_items, agreement_url=agreement_fragment_url(pool), agreement_links=agreement_report_links(pool)
+            pool=pool,
+            items=n_items,
+            agreement_url=agreement_fragment_url(pool),
+            agreement_links=agreement_report_links(pool),
         )
         for m in members[pool.pk]:
             c = counts.get((pool.pk, m.user_id), {})
@@ -276,7 +291,11 @@ def study_progress(study: Study) -> list[PoolProgress]:
                 )
             )
         flags = fast_outliers(
-            {a.membership.user_id: (a.median_seconds, a.done) for a in progress.annotators if a.median_seconds is not None}
+            {
+                a.membership.user_id: (a.median_seconds, a.done)
+                for a in progress.annotators
+                if a.median_seconds is not None
+            }
         )
         for a in progress.annotators:
             a.flag = flags.get(a.membership.user_id, "")
@@ -356,7 +375,9 @@ def completion_chart(series: dict[str, list[tuple[date, int]]], totals: dict[str
             )
         )
     step = max(1, span // 6)
-    x_ticks = [(x(start + timedelta(days=k)), (start + timedelta(days=k)).isoformat()) for k in range(0, span + 1, step)]
+    x_ticks = [
+        (x(start + timedelta(days=k)), (start + timedelta(days=k)).isoformat()) for k in range(0, span + 1, step)
+    ]
     y_ticks = [(y(p), f"{p}%") for p in (0, 25, 50, 75, 100)]
     return Chart(lines=lines, x_ticks=x_ticks, y_ticks=y_ticks)
 
@@ -392,7 +413,11 @@ class Person:
 def study_people(study: Study) -> list[Person]:
     roles: dict[int, list[str]] = defaultdict(list)
     users: dict[int, AbstractBaseUser] = {}
-    for r in StudyRole.objects.filter(study=study).select_related("user", "user__password_change_required").order_by("user__username"):
+    for r in (
+        StudyRole.objects.filter(study=study)
+        .select_related("user", "user__password_change_required")
+        .order_by("user__username")
+    ):
         roles[r.user_id].append(r.role)
         users[r.user_id] = r.user
     memberships: dict[int, list[PoolMembership]] = defaultdict(list)

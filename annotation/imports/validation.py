@@ -1,0 +1,400 @@
+"""Validation: each record is checked against the schema and the study's questions, every error located.
+
+``scan`` is the first pass of an import: it reads the whole source, writes nothing, and collects every
+problem (up to ``MAX_ERRORS``) as a ``RowError`` naming the line or row and the field. ``Validator``
+turns one raw record into a ``Record`` ready for the writer, or into its errors; the write pass runs
+it again over the same source. Label values go through ``annotation.answers``, the rules the workspace
+applies, and are stored normalised as there; unit keys are read by ``annotation.units``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from array import array
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from annotation import answers, units
+from annotation.imports.schema import FIELDS, MAX_ERRORS, RecordSource, RowError, type_name
+from annotation.models import Chunk, Importance, Item, PoolMembership, Question, ScopeClass, Study
+from annotation.segmentation_fast import split_sentences
+
+_ID_CHECK_BATCH = 1000
+_MAX_ID = Item._meta.get_field("external_id").max_length
+_MAX_SYSTEM = Item._meta.get_field("system").max_length
+_MAX_DOC_ID = Chunk._meta.get_field("document_id").max_length
+_MAX_PSEUDONYM = PoolMembership._meta.get_field("pseudonym").max_length
+# PostgreSQL stores no NUL character in text or JSON; refusing it here keeps both databases alike.
+_NUL_REASON = "contains a NUL character (\\u0000), which cannot be stored"
+_SCOPE_CLASSES = frozenset(ScopeClass.values)
+_IMPORTANCES = frozenset(Importance.values)
+_CONTEXT_KEYS = frozenset({"id", "text", "is_target"})
+_ASPECT_KEYS = frozenset({"text", "importance"})
+_LABEL_KEYS = frozenset({"annotator", "question", "unit", "value"})
+
+
+@dataclass
+class LabelIn:
+    pseudonym: str
+    question: Question
+    unit: str
+    value: Any
+
+
+@dataclass
+class Record:
+    external_id: str
+    question: str
+    answer: str
+    source: str
+    scope: str
+    system: str
+    metadata: dict[str, Any]
+    contexts: list[tuple[str, str, bool]]
+    aspects: list[tuple[str, str]]
+    labels: list[LabelIn]
+    raw: dict[str, Any]
+    has_extra: bool
+
+
+class _RecordErrors:
+    def __init__(self, where: str, number: int) -> None:
+        self.where, self.number, self.items = where, number, []
+
+    def add(self, field_name: str, reason: str) -> None:
+        self.items.append(RowError(self.where, self.number, field_name, reason))
+
+
+def _text(rec: dict[str, Any], name: str, errs: _RecordErrors, *, required: bool = False,
+          max_length: int | None = None) -> str:
+    value = rec.get(name)
+    if value is None:
+        if required:
+            errs.add(name, "required field is missing")
+        return ""
+    if name == "id" and isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        errs.add(name, f"must be a string, found {type_name(value)}")
+        return ""
+    if required and not value.strip():
+        errs.add(name, "must not be empty")
+    if "\x00" in value:
+        errs.add(name, _NUL_REASON)
+    if max_length and len(value) > max_length:
+        errs.add(name, f"longer than {max_length} characters")
+    return value
+
+
+def _json_storable(value: Any) -> bool:
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except ValueError:
+        return False
+    return "\\u0000" not in text
+
+
+class Validator:
+    def __init__(self, study: Study, *, where: str, accept_extra: bool) -> None:
+        self.study = study
+        self.where = where
+        self.accept_extra = accept_extra
+        self.questions = {q.key: q for q in Question.objects.filter(study=study)}
+
+    def validate(self, number: int, rec: dict[str, Any]) -> tuple[Record | None, list[RowError]]:
+        errs = _RecordErrors(self.where, number)
+        unknown = sorted(k for k in rec if k not in FIELDS)
+        if unknown:
+            errs.add(unknown[0], f"unknown field(s) {', '.join(unknown)} (known: {', '.join(FIELDS)})")
+        external_id = _text(rec, "id", errs, required=True, max_length=_MAX_ID).strip()
+        question = _text(rec, "question", errs, required=True)
+        answer = _text(rec, "answer", errs, required=True)
+        source = _text(rec, "source", errs)
+        system = _text(rec, "system", errs, max_length=_MAX_SYSTEM)
+        scope = _text(rec, "scope", errs)
+        if scope and scope not in _SCOPE_CLASSES:
+            errs.add("scope", f"{scope!r} is not one of {', '.join(ScopeClass.values)}")
+        metadata = rec.get("metadata", {})
+        if not isinstance(metadata, dict):
+            errs.add("metadata", f"must be an object, found {type_name(metadata)}")
+            metadata = {}
+        elif metadata and not _json_storable(metadata):
+            errs.add("metadata", f"{_NUL_REASON}, or a number that is not finite (NaN, Infinity)")
+        contexts = self._contexts(rec.get("contexts"), errs)
+        aspects = self._aspects(rec.get("aspects"), errs)
+        has_extra = False
+        for name in ("gold", "scores"):
+            if name not in rec:
+                continue
+            value = rec[name]
+            if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+                errs.add(name, "must be a list of objects")
+            elif not self.accept_extra:
+                errs.add(name, f"{name} are imported with `python manage.py import_study_export`, not as items")
+            has_extra = True
+        labels = self._labels(rec.get("labels"), errs, answer, source, len(contexts), len(aspects))
+        if errs.items:
+            return None, errs.items
+        record = Record(
+            external_id=external_id, question=question, answer=answer, source=source, scope=scope, system=system,
+            metadata=metadata, contexts=contexts, aspects=aspects, labels=labels, raw=rec, has_extra=has_extra,
+        )
+        return record, []
+
+    @staticmethod
+    def _contexts(value: Any, errs: _RecordErrors) -> list[tuple[str, str, bool]]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            errs.add("contexts", f"must be a list, found {type_name(value)}")
+            return []
+        out: list[tuple[str, str, bool]] = []
+        for i, ctx in enumerate(value):
+            where = f"contexts[{i}]"
+            if isinstance(ctx, str):
+                if "\x00" in ctx:
+                    errs.add(where, _NUL_REASON)
+                    continue
+                out.append(("", ctx, False))
+                continue
+            if not isinstance(ctx, dict):
+                errs.add(where, f"must be a string or an object, found {type_name(ctx)}")
+                continue
+            extra = sorted(ctx.keys() - _CONTEXT_KEYS)
+            if extra:
+                errs.add(where, f"unknown key(s) {', '.join(extra)} (known: id, text, is_target)")
+            text = ctx.get("text")
+            doc_id = ctx.get("id", "")
+            target = ctx.get("is_target", False)
+            if not isinstance(text, str):
+                errs.add(
+                    f"{where}.text", "required string" if text is None else f"must be a string, found {type_name(text)}"
+                )
+                continue
+            if isinstance(doc_id, int) and not isinstance(doc_id, bool):
+                doc_id = str(doc_id)
+            if not isinstance(doc_id, str) or len(doc_id) > _MAX_DOC_ID:
+                errs.add(f"{where}.id", f"must be a string of at most {_MAX_DOC_ID} characters")
+                continue
+            if not isinstance(target, bool):
+                errs.add(f"{where}.is_target", f"must be true or false, found {type_name(target)}")
+                continue
+            if "\x00" in text:
+                errs.add(f"{where}.text", _NUL_REASON)
+                continue
+            out.append((doc_id, text, target))
+        return out
+
+    @staticmethod
+    def _aspects(value: Any, errs: _RecordErrors) -> list[tuple[str, str]]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            errs.add("aspects", f"must be a list, found {type_name(value)}")
+            return []
+        out: list[tuple[str, str]] = []
+        for i, aspect in enumerate(value):
+            where = f"aspects[{i}]"
+            if isinstance(aspect, str):
+                text, importance = aspect, Importance.MUST_HAVE.value
+            elif isinstance(aspect, dict):
+                extra = sorted(aspect.keys() - _ASPECT_KEYS)
+                if extra:
+                    errs.add(where, f"unknown key(s) {', '.join(extra)} (known: text, importance)")
+                text = aspect.get("text")
+                importance = aspect.get("importance", Importance.MUST_HAVE.value)
+                if importance not in _IMPORTANCES:
+                    errs.add(f"{where}.importance", f"{importance!r} is not one of {', '.join(Importance.values)}")
+                    continue
+            else:
+                errs.add(where, f"must be a string or an object, found {type_name(aspect)}")
+                continue
+            if not isinstance(text, str) or not text.strip():
+                errs.add(f"{where}.text" if isinstance(aspect, dict) else where, "must be a non-empty string")
+                continue
+            if "\x00" in text:
+                errs.add(f"{where}.text" if isinstance(aspect, dict) else where, _NUL_REASON)
+                continue
+            out.append((text, importance))
+        return out
+
+    def _labels(self, value: Any, errs: _RecordErrors, answer: str, source: str, n_contexts: int,
+                n_aspects: int) -> list[LabelIn]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            errs.add("labels", f"must be a list, found {type_name(value)}")
+            return []
+        counts: dict[str, int] = {}
+
+        def sentence_count(part: str) -> int:
+            # Segment only when a label needs it; the write pass segments every record anyway.
+            if part not in counts:
+                counts[part] = len(split_sentences(answer if part == "answer" else source))
+            return counts[part]
+
+        out: list[LabelIn] = []
+        seen: set[tuple[str, str, str]] = set()
+        for i, label in enumerate(value):
+            where = f"labels[{i}]"
+            if not isinstance(label, dict):
+                errs.add(where, f"must be an object, found {type_name(label)}")
+                continue
+            extra = sorted(label.keys() - _LABEL_KEYS)
+            if extra:
+                errs.add(where, f"unknown key(s) {', '.join(extra)} (known: annotator, question, unit, value)")
+                continue
+            pseudonym, key, unit = label.get("annotator"), label.get("question"), label.get("unit", "item")
+            if not isinstance(pseudonym, str) or not pseudonym.strip() or len(pseudonym) > _MAX_PSEUDONYM:
+                errs.add(f"{where}.annotator", f"must be a pseudonym of 1 to {_MAX_PSEUDONYM} characters")
+                continue
+            question = self.questions.get(key) if isinstance(key, str) else None
+            if question is None:
+                errs.add(f"{where}.question", f"{key!r} is not a question of study {self.study.slug!r}")
+                continue
+            try:
+                parsed = units.parse(unit)
+            except units.InvalidUnitKey:
+                parsed = None
+            if parsed is None or parsed.kind == units.SOURCE_SENTENCE:
+                errs.add(f"{where}.unit", f"{unit!r} is not a unit (item, s:<i>, c:<rank>, a:<i>)")
+                continue
+            unit = parsed.key
+            if question.scope != parsed.scope:
+                errs.add(f"{where}.unit", f"question {key!r} is asked per {question.scope}, not per {parsed.scope}")
+                continue
+            if parsed.kind == units.ANSWER_SENTENCE and parsed.ref >= sentence_count("answer"):
+                errs.add(f"{where}.unit", f"the answer has {sentence_count('answer')} sentences, no {unit}")
+                continue
+            if parsed.kind == units.CHUNK and not 1 <= parsed.ref <= n_contexts:
+                errs.add(f"{where}.unit", f"the record has {n_contexts} contexts (ranks from 1), no {unit}")
+                continue
+            if parsed.kind == units.ASPECT and parsed.ref >= n_aspects:
+                errs.add(f"{where}.unit", f"the record has {n_aspects} aspects (counted from 0), no {unit}")
+                continue
+            if "value" not in label:
+                errs.add(f"{where}.value", "value is missing")
+                continue
+            # The workspace's own rules decide what is a valid answer and how it is stored. Alignments
+            # point into the same sentences as there: the source's for sentence questions, else the answer's.
+            targets = None
+            if question.kind == "alignment":
+                targets = range(sentence_count("source" if question.scope == "sentence" else "answer"))
+            try:
+                value = answers.normalise(question, label["value"], alignment_targets=targets)
+            except answers.InvalidValue as exc:
+                errs.add(f"{where}.value", str(exc))
+                continue
+            pseudonym = pseudonym.strip()
+            if (pseudonym, key, unit) in seen:
+                errs.add(where, f"a second label of {pseudonym!r} for {key!r} on {unit}")
+                continue
+            seen.add((pseudonym, key, unit))
+            out.append(LabelIn(pseudonym=pseudonym, question=question, unit=unit, value=value))
+        return out
+
+
+@dataclass
+class Scan:
+    n_records: int = 0
+    n_chunks: int = 0
+    n_aspects: int = 0
+    n_labels: int = 0
+    pseudonyms: set[str] = field(default_factory=set)
+    errors: list[RowError] = field(default_factory=list)
+    n_errors: int = 0
+
+    def error(self, err: RowError) -> None:
+        self.n_errors += 1
+        if len(self.errors) < MAX_ERRORS:
+            self.errors.append(err)
+
+
+class IdIndex:
+    """Finds ids repeated within one file in about 24 bytes per record, whatever the ids' length.
+
+    Each id is kept as a 128-bit BLAKE2 digest next to its line number; after the pass the digests
+    are sorted and equal neighbours are the duplicates. A collision of 128-bit digests among even
+    10^9 ids has a probability below 10^-20, so equal digests are taken as equal ids.
+    """
+
+    def __init__(self) -> None:
+        self.high, self.low, self.numbers = array("Q"), array("Q"), array("Q")
+
+    def add(self, external_id: str, number: int) -> None:
+        high, low = struct.unpack(">QQ", hashlib.blake2b(external_id.encode(), digest_size=16).digest())
+        self.high.append(high)
+        self.low.append(low)
+        self.numbers.append(number)
+
+    def repeats(self) -> list[tuple[int, int]]:
+        """(number, number of the first occurrence) for every repeated occurrence, in file order."""
+        if len(self.numbers) < 2:
+            return []
+        high = np.frombuffer(self.high, dtype=np.uint64)
+        low = np.frombuffer(self.low, dtype=np.uint64)
+        numbers = np.frombuffer(self.numbers, dtype=np.uint64)
+        order = np.lexsort((numbers, low, high))
+        high, low, numbers = high[order], low[order], numbers[order]
+        same = (high[1:] == high[:-1]) & (low[1:] == low[:-1])
+        out: list[tuple[int, int]] = []
+        first = int(numbers[0])
+        for i, repeated in enumerate(same.tolist(), start=1):
+            if repeated:
+                out.append((int(numbers[i]), first))
+            else:
+                first = int(numbers[i])
+        return sorted(out)
+
+
+def scan(study: Study, source: RecordSource, where: str, accept_extra: bool) -> Scan:
+    """The validation pass: reads everything, writes nothing; memory does not grow with the file
+    beyond the id index (about 24 bytes a record)."""
+    validator = Validator(study, where=where, accept_extra=accept_extra)
+    scan = Scan()
+    index = IdIndex()
+    pending: dict[str, int] = {}
+
+    def check_existing() -> None:
+        existing = Item.objects.filter(study=study, external_id__in=list(pending)).values_list("external_id", flat=True)
+        for external_id in existing:
+            scan.error(RowError(where, pending[external_id], "id",
+                                f"id {external_id!r} already exists in study {study.slug!r}; it is not imported again"))
+        pending.clear()
+
+    for number, rec in source():
+        if isinstance(rec, RowError):
+            scan.error(rec)
+            continue
+        record, errors = validator.validate(number, rec)
+        for err in errors:
+            scan.error(err)
+        if record is None:
+            continue
+        scan.n_records += 1
+        index.add(record.external_id, number)
+        pending[record.external_id] = number
+        if len(pending) >= _ID_CHECK_BATCH:
+            check_existing()
+        scan.n_chunks += len(record.contexts)
+        scan.n_aspects += len(record.aspects)
+        scan.n_labels += len(record.labels)
+        scan.pseudonyms.update(label.pseudonym for label in record.labels)
+    if pending:
+        check_existing()
+    repeats = index.repeats()
+    if repeats:
+        # The index holds no ids, so the repeated ones are read back for the message (error path only).
+        wanted = {n for pair in repeats for n in pair}
+        ids = {number: str(rec.get("id", "")).strip() for number, rec in source()
+               if number in wanted and isinstance(rec, dict)}
+        for number, first in repeats:
+            scan.error(RowError(where, number, "id", f"duplicate id {ids.get(number, '')!r}: also on {where} {first}"))
+    if scan.n_records == 0 and scan.n_errors == 0:
+        scan.error(RowError("file", None, "file", "no records found"))
+    scan.errors.sort(key=lambda e: (e.number or 0))
+    return scan
