@@ -8,9 +8,10 @@ someone else's work.
 Locking. On PostgreSQL the queue uses ``SELECT … FOR UPDATE SKIP LOCKED``; a label write locks its
 assignment row (``SELECT … FOR UPDATE``), reading the unit's labels in the same query, and changes a
 label only by a conditional ``UPDATE … WHERE version = base`` or an insert under the unique constraint,
-so a read made stale by waiting for the lock is caught and the label read again. On SQLite ``FOR UPDATE`` is a no-op, but the project opens every transaction with ``BEGIN
-IMMEDIATE`` (settings: ``transaction_mode``), so write transactions are serialized by the
-database lock and the same version checks give the same guarantees.
+so a read made stale by waiting for the lock is caught and the label read again. On SQLite
+``FOR UPDATE`` is a no-op, but the project opens every transaction with ``BEGIN IMMEDIATE``
+(settings: ``transaction_mode``), so write transactions are serialized by the database lock and the
+same version checks give the same guarantees.
 """
 
 from __future__ import annotations
