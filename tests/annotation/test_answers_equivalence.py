@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from annotation import answers, services
 from annotation.imports import ImportRejected, items_import
-from annotation.models import Label
+from annotation.models import Label, LabelHistory
 from concord.errors import ValidationFailed
 from tests import factories
 
@@ -50,7 +50,8 @@ json_scalars = st.one_of(
     st.text(max_size=12),
 )
 json_values = st.recursive(
-    json_scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+    json_scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=4), inner, max_size=3)),
     max_leaves=8,
 )
 padded = st.sampled_from(["", " ", "  ", "\t", "\n"])
@@ -88,11 +89,14 @@ def _values(kind: str) -> st.SearchStrategy:
 
 def _workspace(setup, kind: str, value: Any) -> tuple[bool, Any]:
     question, assignment = setup["questions"][kind], setup["assignment"]
-    current = Label.objects.filter(assignment=assignment, question=question, unit_key="item").first()
+    # Each value is a first answer, as in an import (a retry of an equal value would keep the stored one).
+    previous = Label.objects.filter(assignment=assignment, question=question)
+    LabelHistory.objects.filter(label__in=previous).delete()
+    previous.delete()
     try:
         label = services.label_save(
-            assignment=assignment, question=question, unit_key="item", value=value,
-            base_version=current.version if current else 0, actor=setup["annotator"],
+            assignment=assignment, question=question, unit_key="item", value=value, base_version=0,
+            actor=setup["annotator"],
         )
     except ValidationFailed:
         return False, None
