@@ -13,7 +13,6 @@ Pure Python over plain data (anything with the attributes of :class:`QuestionLik
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
@@ -94,20 +93,16 @@ def is_answered(value: Any) -> bool:
 
 def from_form(question: QuestionLike, data: Any, *, field: str = "value") -> Any:
     """The raw value a form posted for ``question`` (a QueryDict or a plain mapping), before
-    :func:`normalise`: lists for list kinds (repeated fields, or one JSON list), the text for the others;
-    an empty or absent field is ``None``."""
+    :func:`normalise`: for list kinds every value of the repeated field (nothing ticked: an empty list);
+    for ``number`` a blank field is ``None``; for the other kinds the text as posted (``None`` when absent,
+    blank text is left to :func:`normalise`, which refuses it for options and clears a text answer)."""
     if question.kind in LIST_KINDS:
         if hasattr(data, "getlist"):
-            values = [v for v in data.getlist(field) if v != ""]
-            if len(values) == 1 and values[0].lstrip().startswith("["):
-                return _json_list(values[0])
-            return values
+            return data.getlist(field)
         raw = data.get(field)
-        if isinstance(raw, str):
-            return _json_list(raw) if raw.strip() else []
-        return raw
+        return [] if raw is None else raw if isinstance(raw, list) else [raw]
     raw = data.get(field)
-    if isinstance(raw, str) and not raw.strip() and question.kind != "text":
+    if question.kind == "number" and isinstance(raw, str) and not raw.strip():
         return None
     return raw
 
@@ -124,16 +119,6 @@ def display(question: QuestionLike, value: Any, *, empty: str = NO_ANSWER) -> st
     if question.kind == "number" and isinstance(value, float) and value.is_integer():
         return f"{value:g}"
     return labels.get(str(value), str(value))
-
-
-def _json_list(text: str) -> list[Any]:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        raise InvalidValue("expected a JSON list") from None
-    if not isinstance(value, list):
-        raise InvalidValue("expected a JSON list")
-    return value
 
 
 def _one_option(question: QuestionLike, value: Any) -> str:
@@ -163,7 +148,8 @@ def _as_number(value: Any) -> float | int:
     if isinstance(value, str):
         text = value.strip()
         try:
-            value = float(text) if any(c in text for c in ".eE") or text.lower() in ("nan", "inf", "-inf") else int(text)
+            is_float = any(c in text for c in ".eE") or text.lower() in ("nan", "inf", "-inf")
+            value = float(text) if is_float else int(text)
         except ValueError as exc:
             raise InvalidValue(f"{value!r} is not a number") from exc
     if not isinstance(value, int | float) or not math.isfinite(value):

@@ -2,8 +2,9 @@
 
 One class per operation, nested input/output serializers, one access helper per resource (404 for
 anything that is not the caller's own). Token authentication (``Authorization: Token …``) works
-alongside the session. Domain errors map to HTTP here once: 400 / 403 / 404 / 409 with
-``{"error", "detail", "details"}``; a 409 on a label carries the newer value, who and when.
+alongside the session. Domain errors (``concord.errors``) are left to the project's one API error handler
+(``concord.api_errors``), which answers 400 / 403 / 404 / 409 with ``{"error", "detail", "details"}``; a 409
+on a label carries the newer value, who and when.
 """
 
 from __future__ import annotations
@@ -110,7 +111,9 @@ class AssignmentListApi(WorkspaceApi, ListAPIView):
 class PoolNextApi(WorkspaceApi):
     @extend_schema(
         request=None,
-        responses={200: AssignmentOutput, 204: OpenApiResponse(description="Nothing left in this pool."), 404: ErrorSerializer},
+        responses={
+            200: AssignmentOutput, 204: OpenApiResponse(description="Nothing left in this pool."), 404: ErrorSerializer
+        },
         summary="Reserve my next item in a pool",
     )
     def post(self, request: Request, pool_id: int) -> Response:
@@ -204,7 +207,7 @@ class WorkspaceOutput(serializers.Serializer):
 class AssignmentDetailApi(WorkspaceApi):
     @extend_schema(responses={200: WorkspaceOutput, 404: ErrorSerializer}, summary="One of my items, blinded")
     def get(self, request: Request, pk: int) -> Response:
-        assignment = selectors.get_assignment_for_annotator(request.user, pk)
+        assignment = selectors.get_assignment_for_annotator(request.user, pk, with_item=True)
         workspace = selectors.assignment_workspace(assignment=assignment, user=request.user)
         services.exposure_record(
             user=request.user, assignment=assignment, kind=ExposureKind.API,
@@ -228,7 +231,9 @@ class LabelInput(serializers.Serializer):
     question = serializers.CharField(help_text="The question's key (or id).")
     unit_key = serializers.CharField(help_text="item, s:<index>, c:<rank> or a:<aspect id>.")
     value = serializers.JSONField(allow_null=True, help_text="Null clears the answer.")
-    base_version = serializers.IntegerField(min_value=0, help_text="The version you last saw; 0 when there was no answer.")
+    base_version = serializers.IntegerField(
+        min_value=0, help_text="The version you last saw; 0 when there was no answer."
+    )
 
 
 class LabelApi(WorkspaceApi):
@@ -262,7 +267,11 @@ class LabelApi(WorkspaceApi):
 class SubmitApi(WorkspaceApi):
     @extend_schema(
         request=None,
-        responses={200: AssignmentOutput, 400: OpenApiResponse(ErrorSerializer, description="details: the missing answers"), 404: ErrorSerializer},
+        responses={
+            200: AssignmentOutput,
+            400: OpenApiResponse(ErrorSerializer, description="details: the missing answers"),
+            404: ErrorSerializer,
+        },
         summary="Submit an item (idempotent)",
     )
     def post(self, request: Request, pk: int) -> Response:
@@ -275,10 +284,14 @@ class SkipApi(WorkspaceApi):
     class SkipInput(serializers.Serializer):
         reason = serializers.CharField(max_length=2000)
 
-    @extend_schema(request=SkipInput, responses={200: AssignmentOutput, 400: ErrorSerializer, 404: ErrorSerializer}, summary="Skip an item with a reason")
+    @extend_schema(
+        request=SkipInput, responses={200: AssignmentOutput, 400: ErrorSerializer, 404: ErrorSerializer},
+        summary="Skip an item with a reason",
+    )
     def post(self, request: Request, pk: int) -> Response:
         assignment = selectors.get_assignment_for_annotator(request.user, pk)
-        skipped = services.assignment_skip(assignment=assignment, actor=request.user, reason=str(request.data.get("reason", "")))
+        reason = str(request.data.get("reason", ""))
+        skipped = services.assignment_skip(assignment=assignment, actor=request.user, reason=reason)
         return Response(AssignmentOutput(skipped).data)
 
 
@@ -287,7 +300,10 @@ class AspectProposalApi(WorkspaceApi):
         text = serializers.CharField(max_length=1000)
         importance = serializers.ChoiceField(choices=Importance.choices)
 
-    @extend_schema(request=AspectProposalInput, responses={201: ProposalOutput, 400: ErrorSerializer, 404: ErrorSerializer}, summary="Propose a missing aspect")
+    @extend_schema(
+        request=AspectProposalInput, responses={201: ProposalOutput, 400: ErrorSerializer, 404: ErrorSerializer},
+        summary="Propose a missing aspect",
+    )
     def post(self, request: Request, pk: int) -> Response:
         assignment = selectors.get_assignment_for_annotator(request.user, pk)
         aspect = services.aspect_propose(
@@ -299,16 +315,22 @@ class AspectProposalApi(WorkspaceApi):
 
 class ActiveTimeApi(WorkspaceApi):
     class ActiveTimeInput(serializers.Serializer):
-        seconds = serializers.FloatField(help_text=f"Active seconds since the last report; clamped to 0–{services.MAX_ACTIVE_SECONDS_PER_BEAT:g}.")
+        seconds = serializers.FloatField(
+            help_text=f"Active seconds since the last report; clamped to 0–{services.MAX_ACTIVE_SECONDS_PER_BEAT:g}."
+        )
 
     @extend_schema(
         request=ActiveTimeInput,
-        responses={200: inline_serializer("ActiveTimeOutput", {"added": serializers.FloatField()}), 404: ErrorSerializer},
+        responses={
+            200: inline_serializer("ActiveTimeOutput", {"added": serializers.FloatField()}), 404: ErrorSerializer
+        },
         summary="Report active time on task",
     )
     def post(self, request: Request, pk: int) -> Response:
         assignment = selectors.get_assignment_for_annotator(request.user, pk)
-        added = services.assignment_time_record(assignment=assignment, actor=request.user, seconds=request.data.get("seconds"))
+        added = services.assignment_time_record(
+            assignment=assignment, actor=request.user, seconds=request.data.get("seconds")
+        )
         return Response({"added": added})
 
 
@@ -335,7 +357,8 @@ class TokenApi(WorkspaceApi):
         data = self.TokenInput(data=request.data)
         if not data.is_valid():
             raise ValidationFailed("username and password are required")
-        user = authenticate(request._request, username=data.validated_data["username"], password=data.validated_data["password"])
+        credentials = data.validated_data
+        user = authenticate(request._request, username=credentials["username"], password=credentials["password"])
         if user is None or not user.is_active:
             raise ValidationFailed("Unknown username or wrong password.")
         token, _ = Token.objects.get_or_create(user=user)

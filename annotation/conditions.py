@@ -15,26 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from annotation import units
-from annotation.answers import is_answered
-
-ITEM_UNIT = units.ITEM
-
-
-class QuestionLike(Protocol):
-    key: str
-    scope: str
-    kind: str
-    condition: dict
-    required: bool
-    min_value: float | None
-    max_value: float | None
-
-    @property
-    def option_values(self) -> list[str]: ...
-
+from annotation.answers import QuestionLike, is_answered
 
 Answers = Mapping[tuple[str, str], Any]
 
@@ -46,7 +30,7 @@ def condition_unit(question: QuestionLike, unit_key: str, scope_of: Mapping[str,
     other = question.condition.get("question")
     if other not in scope_of:
         return None
-    return ITEM_UNIT if scope_of[other] == "item" else unit_key
+    return units.ITEM if scope_of[other] == "item" else unit_key
 
 
 def is_applicable(
@@ -63,7 +47,7 @@ def is_applicable(
     other = by_key.get(other_key)
     if other is None:
         return True
-    other_unit = ITEM_UNIT if other.scope == "item" else unit_key
+    other_unit = units.ITEM if other.scope == "item" else unit_key
     if not is_applicable(other, other_unit, answers, by_key, _depth + 1):
         return False
     value = answers.get((other_key, other_unit))

@@ -1,4 +1,4 @@
-"""The annotation data model (DESIGN.md §4).
+"""The annotation data model (docs/architecture.md).
 
 Units are addressed by stable keys, never by text: ``item`` for the answer as a whole, ``s:<index>``
 for a sentence, ``c:<rank>`` for a retrieved chunk and ``a:<aspect id>`` for an expected aspect.
@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotation import units
 from concord.jobs import Job
 
 
@@ -57,12 +58,22 @@ class Study(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_studies")
     guidelines = models.TextField(blank=True, help_text="Markdown, rendered safely to annotators.")
-    protocol_presets = models.JSONField(default=list, blank=True, help_text="Names of the presets the protocol started from.")
-    blind_system = models.BooleanField(default=True, help_text="Hide which system produced each answer from annotators.")
-    hidden_metadata_fields = models.JSONField(default=list, blank=True, help_text="Item metadata keys annotators never see.")
-    independent_pools = models.BooleanField(default=True, help_text="An annotator may belong to at most one pool of the study.")
+    protocol_presets = models.JSONField(
+        default=list, blank=True, help_text="Names of the presets the protocol started from."
+    )
+    blind_system = models.BooleanField(
+        default=True, help_text="Hide which system produced each answer from annotators."
+    )
+    hidden_metadata_fields = models.JSONField(
+        default=list, blank=True, help_text="Item metadata keys annotators never see."
+    )
+    independent_pools = models.BooleanField(
+        default=True, help_text="An annotator may belong to at most one pool of the study."
+    )
     show_scores_to_adjudicators = models.BooleanField(default=False)
-    licence = models.TextField(blank=True, help_text="Licence and attribution of the imported data, carried into exports.")
+    licence = models.TextField(
+        blank=True, help_text="Licence and attribution of the imported data, carried into exports."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = StudyQuerySet.as_manager()
@@ -148,7 +159,9 @@ class Item(models.Model):
 
     class Meta:
         ordering = ["id"]
-        constraints = [models.UniqueConstraint(fields=["study", "external_id"], name="unique_item_external_id_per_study")]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "external_id"], name="unique_item_external_id_per_study")
+        ]
 
     def __str__(self) -> str:
         return f"{self.study.slug}/{self.external_id}"
@@ -176,7 +189,7 @@ class Sentence(models.Model):
 
     @property
     def unit_key(self) -> str:
-        return f"s:{self.index}" if self.part == "answer" else f"src:{self.index}"
+        return units.of_sentence(self.part, self.index)
 
 
 class Chunk(models.Model):
@@ -195,7 +208,7 @@ class Chunk(models.Model):
 
     @property
     def unit_key(self) -> str:
-        return f"c:{self.rank}"
+        return units.chunk(self.rank)
 
 
 class Importance(models.TextChoices):
@@ -255,7 +268,7 @@ class Aspect(models.Model):
 
     @property
     def unit_key(self) -> str:
-        return f"a:{self.pk}"
+        return units.aspect(self.pk)
 
 
 class Visibility(models.TextChoices):
@@ -363,7 +376,9 @@ class Label(models.Model):
     updated_at = models.DateTimeField()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["assignment", "question", "unit_key"], name="unique_label_per_unit")]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "question", "unit_key"], name="unique_label_per_unit")
+        ]
 
     def __str__(self) -> str:
         return f"{self.assignment_id}:{self.question_id}:{self.unit_key}={self.value!r}"
@@ -455,7 +470,9 @@ class PasswordChangeRequired(models.Model):
     Deleted when they change it (annotation.accounts.views); its presence is the whole flag.
     """
 
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="password_change_required")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="password_change_required"
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -1,4 +1,4 @@
-"""Protocol presets: the label schemas of the four source papers (DESIGN.md §2), as question specs.
+"""Protocol presets: the label schemas of the four source papers (docs/architecture.md), as question specs.
 
 A spec is a plain dict whose keys are the fields of ``annotation.models.Question`` (``key``, ``scope``,
 ``kind``, ``prompt``, ``help_text``, ``options``, ``condition``, ``required``, ``min_value``,

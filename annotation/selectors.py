@@ -17,15 +17,17 @@ from functools import cached_property
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Q, prefetch_related_objects
+from django.db.models import Count, Exists, OuterRef, Q, Subquery, Value, prefetch_related_objects
+from django.db.models.functions import Coalesce
 
-from annotation import answers, conditions
+from annotation import answers, conditions, units
 from annotation.models import (
     Aspect,
     AspectStatus,
     Assignment,
     AssignmentStatus,
     Chunk,
+    Importance,
     Item,
     Label,
     Pool,
@@ -40,34 +42,130 @@ from concord.errors import NotFound
 # --- Access helpers ----------------------------------------------------------------------------
 
 
-def get_assignment_for_annotator(user: AbstractBaseUser, pk: int) -> Assignment:
+def get_assignment_for_annotator(user: AbstractBaseUser, pk: int, *, with_item: bool = False) -> Assignment:
     """The user's own assignment in a pool they are an active member of; 404 for anything else,
-    so that ids of other people's work reveal nothing (not even that they exist)."""
+    so that ids of other people's work reveal nothing (not even that they exist).
+
+    One query: the assignment with its pool and study (and its item when ``with_item``)."""
     try:
-        # At most one row: (pool, user) memberships are unique. get() also drops the default
-        # ordering, whose cascade through Pool and Study would add joins to a hot query.
-        return (
-            Assignment.objects.for_annotator(user)
-            .filter(pk=pk, pool__memberships__user=user, pool__memberships__active=True)
-            .select_related("pool")
-            .get()
-        )
+        return _annotator_assignments(user, pk).select_related("pool__study", *(["item"] if with_item else [])).get()
     except Assignment.DoesNotExist:
         raise NotFound("No such assignment.") from None
 
 
+def get_assignment_and_unit(user: AbstractBaseUser, pk: int, unit_key: str) -> tuple[Assignment, UnitRow | None]:
+    """:func:`get_assignment_for_annotator`, and in the same query what the page shows of one unit of
+    its item (None when the item has no such unit), to redraw that unit alone."""
+    unit = units.parse(unit_key) if units.is_valid(unit_key) else None
+    queryset = _annotator_assignments(user, pk).select_related("pool__study")
+    if unit is not None and unit.kind != units.ITEM:
+        queryset = queryset.annotate(**_unit_annotations(unit))
+    try:
+        assignment = queryset.get()
+    except Assignment.DoesNotExist:
+        raise NotFound("No such assignment.") from None
+    return assignment, _unit_row(assignment, unit)
+
+
+def unit_exists(scope: str, unit_key: str) -> Exists | Value:
+    """An expression over an assignment row: whether its item has the unit ``unit_key`` of ``scope`` (the
+    same units as :meth:`ItemUnits.keys_for`)."""
+    if not units.is_valid(unit_key):
+        return Value(False)
+    unit = units.parse(unit_key)
+    if unit.scope != scope:
+        return Value(False)
+    item = OuterRef("item_id")
+    if unit.kind == units.ITEM:
+        return Value(True)
+    if unit.kind == units.ANSWER_SENTENCE:
+        return Exists(Sentence.objects.filter(item_id=item, part="answer", index=unit.ref))
+    if unit.kind == units.CHUNK:
+        return Exists(Chunk.objects.filter(item_id=item, rank=unit.ref))
+    return Exists(
+        Aspect.objects.filter(item_id=item, pk=unit.ref, status=AspectStatus.ACCEPTED, retired_in_version__isnull=True)
+    )
+
+
+def _annotator_assignments(user: AbstractBaseUser, pk: int):
+    # At most one row: (pool, user) memberships are unique. get() also drops the default ordering,
+    # whose cascade through Pool and Study would add joins to a hot query.
+    return Assignment.objects.for_annotator(user).filter(
+        pk=pk, pool__memberships__user=user, pool__memberships__active=True
+    )
+
+
+@dataclass(frozen=True)
+class UnitRow:
+    """What the page shows of one unit: its text, its number as people count, and its extras."""
+
+    key: str
+    kind: str  # item / sentence / chunk / aspect
+    number: int
+    text: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _unit_annotations(unit: units.Unit) -> dict[str, Any]:
+    item = OuterRef("item_id")
+    if unit.kind == units.ANSWER_SENTENCE:
+        rows = Sentence.objects.filter(item_id=item, part="answer", index=unit.ref)
+        return {"unit_text": Subquery(rows.values("text")[:1])}
+    if unit.kind == units.CHUNK:
+        rows = Chunk.objects.filter(item_id=item, rank=unit.ref)
+        return {"unit_text": Subquery(rows.values("text")[:1]), "unit_extra": Subquery(rows.values("document_id")[:1])}
+    if unit.kind == units.ASPECT:
+        accepted = Aspect.objects.filter(item_id=item, status=AspectStatus.ACCEPTED, retired_in_version__isnull=True)
+        rows = accepted.filter(pk=unit.ref)
+        before = accepted.filter(pk__lte=unit.ref).order_by().values("item_id").annotate(n=Count("id")).values("n")
+        return {
+            "unit_text": Subquery(rows.values("text")[:1]),
+            "unit_extra": Subquery(rows.values("importance")[:1]),
+            "unit_position": Coalesce(Subquery(before), 0),
+        }
+    return {}  # source sentences are alignment targets, never labelled units
+
+
+def _unit_row(assignment: Assignment, unit: units.Unit | None) -> UnitRow | None:
+    if unit is None:
+        return None
+    if unit.kind == units.ITEM:
+        return UnitRow(key=unit.key, kind="item", number=0)
+    text = getattr(assignment, "unit_text", None)
+    if text is None:
+        return None
+    if unit.kind == units.ANSWER_SENTENCE:
+        return UnitRow(key=unit.key, kind="sentence", number=unit.ref + 1, text=text)  # type: ignore[operator]
+    if unit.kind == units.CHUNK:
+        return UnitRow(
+            key=unit.key, kind="chunk", number=unit.ref, text=text,  # type: ignore[arg-type]
+            extra={"document_id": assignment.unit_extra},  # type: ignore[attr-defined]
+        )
+    importance = Importance(assignment.unit_extra).label  # type: ignore[attr-defined]
+    return UnitRow(
+        key=unit.key, kind="aspect", number=assignment.unit_position, text=text,  # type: ignore[attr-defined]
+        extra={"importance": importance},
+    )
+
+
 def get_pool_for_annotator(user: AbstractBaseUser, pk: int) -> Pool:
     try:
-        return Pool.objects.filter(pk=pk, memberships__user=user, memberships__active=True).select_related("study").get()
+        pools = Pool.objects.filter(pk=pk, memberships__user=user, memberships__active=True)
+        return pools.select_related("study").get()
     except Pool.DoesNotExist:
         raise NotFound("No such pool.") from None
 
 
-def get_pool_question(pool: Pool, key_or_id: str | int) -> Question:
-    # Prefetched onto the pool: label_save reads the same list, so a save costs one query for both.
+def pool_questions(pool: Pool) -> list[Question]:
+    """The pool's questions in protocol order, loaded once per pool object (one query) and reused by
+    every later call: the access check, the save and the redraw of one request share them."""
     prefetch_related_objects([pool], "questions")
+    return sorted(pool.questions.all(), key=lambda q: (q.order, q.pk))
+
+
+def get_pool_question(pool: Pool, key_or_id: str | int) -> Question:
     by_id = isinstance(key_or_id, int) or str(key_or_id).isdigit()
-    for question in pool.questions.all():
+    for question in pool_questions(pool):
         if (question.pk == int(key_or_id)) if by_id else (question.key == key_or_id):
             return question
     raise NotFound("No such question in this pool.")
@@ -83,12 +181,17 @@ class ItemUnits:
     item_id: int
 
     @cached_property
+    def _sentences(self) -> list[tuple[str, int]]:
+        rows = Sentence.objects.filter(item_id=self.item_id).order_by("part", "index").values_list("part", "index")
+        return list(rows)
+
+    @cached_property
     def answer_sentences(self) -> list[int]:
-        return list(Sentence.objects.filter(item_id=self.item_id, part="answer").order_by("index").values_list("index", flat=True))
+        return [index for part, index in self._sentences if part == "answer"]
 
     @cached_property
     def source_sentences(self) -> list[int]:
-        return list(Sentence.objects.filter(item_id=self.item_id, part="source").order_by("index").values_list("index", flat=True))
+        return [index for part, index in self._sentences if part == "source"]
 
     @cached_property
     def chunk_ranks(self) -> list[int]:
@@ -100,13 +203,13 @@ class ItemUnits:
 
     def keys_for(self, scope: str) -> list[str]:
         if scope == "item":
-            return [conditions.ITEM_UNIT]
+            return [units.ITEM]
         if scope == "sentence":
-            return [f"s:{i}" for i in self.answer_sentences]
+            return [units.sentence(i) for i in self.answer_sentences]
         if scope == "chunk":
-            return [f"c:{r}" for r in self.chunk_ranks]
+            return [units.chunk(r) for r in self.chunk_ranks]
         if scope == "aspect":
-            return [f"a:{a}" for a in self.aspect_ids]
+            return [units.aspect(a) for a in self.aspect_ids]
         return []
 
     def alignment_targets(self, scope: str) -> list[int]:
@@ -115,17 +218,13 @@ class ItemUnits:
         return self.source_sentences if scope == "sentence" else self.answer_sentences
 
     def describe(self, unit_key: str) -> str:
-        if unit_key == conditions.ITEM_UNIT:
-            return "the answer as a whole"
-        kind, _, rest = unit_key.partition(":")
-        if kind == "s":
-            return f"sentence {int(rest) + 1}"
-        if kind == "c":
-            return f"chunk {rest}"
-        if kind == "a":
-            position = self.aspect_ids.index(int(rest)) + 1 if int(rest) in self.aspect_ids else rest
-            return f"aspect {position}"
-        return unit_key
+        if not units.is_valid(unit_key):
+            return unit_key
+        unit = units.parse(unit_key)
+        position = None
+        if unit.kind == units.ASPECT and unit.ref in self.aspect_ids:
+            position = self.aspect_ids.index(unit.ref) + 1  # type: ignore[arg-type]
+        return units.describe(unit_key, aspect_position=position)
 
 
 def assignment_units(*, item_id: int) -> ItemUnits:
@@ -133,7 +232,8 @@ def assignment_units(*, item_id: int) -> ItemUnits:
 
 
 def current_aspects(item_id: int):
-    return Aspect.objects.filter(item_id=item_id, status=AspectStatus.ACCEPTED, retired_in_version__isnull=True).order_by("id")
+    accepted = Aspect.objects.filter(item_id=item_id, status=AspectStatus.ACCEPTED, retired_in_version__isnull=True)
+    return accepted.order_by("id")
 
 
 def label_conflict_details(current: Label | None, attempted: Any, question: Question, unit_key: str) -> dict[str, Any]:
@@ -150,18 +250,13 @@ def label_conflict_details(current: Label | None, attempted: Any, question: Ques
     }
 
 
-def value_display(question: Question, value: Any) -> str:
-    """An answer in words (``annotation.answers.display``)."""
-    return answers.display(question, value)
-
-
 def conflict_view(question: Question, details: dict[str, Any]) -> dict[str, Any]:
     """A 409's details prepared for the page: the newer answer and the one that was not saved."""
     mine = details.get("your_value")
     return {
         **details,
-        "value_display": value_display(question, details.get("value")),
-        "your_display": value_display(question, mine),
+        "value_display": answers.display(question, details.get("value")),
+        "your_display": answers.display(question, mine),
         "your_list": [str(v) for v in mine] if isinstance(mine, list) else None,
         "your_scalar": None if isinstance(mine, list) or mine is None else str(mine),
     }
@@ -211,22 +306,29 @@ def annotator_queue(*, user: AbstractBaseUser) -> list[StudyQueue]:
         .select_related("study")
         .annotate(
             n_assigned=Count("assignments", filter=Q(assignments__annotator=user)),
-            n_submitted=Count("assignments", filter=Q(assignments__annotator=user, assignments__status=AssignmentStatus.SUBMITTED)),
-            n_skipped=Count("assignments", filter=Q(assignments__annotator=user, assignments__status=AssignmentStatus.SKIPPED)),
+            n_submitted=Count(
+                "assignments", filter=Q(assignments__annotator=user, assignments__status=AssignmentStatus.SUBMITTED)
+            ),
+            n_skipped=Count(
+                "assignments", filter=Q(assignments__annotator=user, assignments__status=AssignmentStatus.SKIPPED)
+            ),
         )
         .order_by("study__name", "name")
     )
     studies: dict[int, StudyQueue] = {}
     for pool in pools:
         queue = studies.setdefault(pool.study_id, StudyQueue(study=pool.study))
-        queue.pools.append(PoolProgress(pool=pool, assigned=pool.n_assigned, submitted=pool.n_submitted, skipped=pool.n_skipped))
+        queue.pools.append(
+            PoolProgress(pool=pool, assigned=pool.n_assigned, submitted=pool.n_submitted, skipped=pool.n_skipped)
+        )
     return list(studies.values())
 
 
 def pool_progress(*, pool: Pool, user: AbstractBaseUser) -> PoolProgress:
     counts = Counter(Assignment.objects.filter(pool=pool, annotator=user).values_list("status", flat=True))
     return PoolProgress(
-        pool=pool, assigned=sum(counts.values()), submitted=counts[AssignmentStatus.SUBMITTED], skipped=counts[AssignmentStatus.SKIPPED]
+        pool=pool, assigned=sum(counts.values()), submitted=counts[AssignmentStatus.SUBMITTED],
+        skipped=counts[AssignmentStatus.SKIPPED],
     )
 
 
@@ -241,7 +343,8 @@ def annotator_assignments(*, user: AbstractBaseUser):
 
 
 def assignment_labels(*, assignment: Assignment):
-    return Label.objects.filter(assignment=assignment).select_related("question", "updated_by").order_by("question__order", "question_id", "unit_key")
+    labels = Label.objects.filter(assignment=assignment).select_related("question", "updated_by")
+    return labels.order_by("question__order", "question_id", "unit_key")
 
 
 # --- The workspace (blinded) -------------------------------------------------------------------
@@ -271,7 +374,7 @@ class QuestionState:
 
     @property
     def display(self) -> str:
-        return value_display(self.question, self.value)
+        return answers.display(self.question, self.value)
 
     @property
     def list_values(self) -> list[str]:
@@ -283,7 +386,7 @@ class QuestionState:
 
     @property
     def dom_id(self) -> str:
-        return f"q-{self.question.key}-{self.unit_key.replace(':', '-')}"
+        return f"q-{self.question.key}-{units.slug(self.unit_key)}"
 
 
 @dataclass
@@ -298,7 +401,7 @@ class UnitView:
 
     @property
     def dom_id(self) -> str:
-        return "unit-" + self.key.replace(":", "-")
+        return "unit-" + units.slug(self.key)
 
     @property
     def complete(self) -> bool:
@@ -357,63 +460,98 @@ def blinded_metadata(study: Study, metadata: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in (metadata or {}).items() if k not in hidden}
 
 
+def _question_states(
+    questions: list[Question],
+    scope: str,
+    unit_key: str,
+    labels: dict[tuple[int, str], Label],
+    *,
+    targets: list[tuple[int, str]],
+) -> list[QuestionState]:
+    """The pool's questions of ``scope`` at one unit, with this annotator's answers (``labels`` by
+    question id and unit key; those of the item unit decide conditions on item questions)."""
+    by_key = {q.key: q for q in questions}
+    by_id = {q.pk: q for q in questions}
+    given = {(by_id[qid].key, u): lb.value for (qid, u), lb in labels.items() if qid in by_id}
+    out = []
+    for q in questions:
+        if q.scope != scope:
+            continue
+        label = labels.get((q.pk, unit_key))
+        value = label.value if label else None
+        chosen = {str(c) for c in (value if isinstance(value, list) else [value]) if c is not None}
+        out.append(
+            QuestionState(
+                question=q, unit_key=unit_key, value=value, version=label.version if label else 0,
+                applicable=conditions.is_applicable(q, unit_key, given, by_key),
+                options=[
+                    OptionState(
+                        value=str(o["value"]), label=str(o.get("label", o["value"])), key=str(o.get("key", "")),
+                        checked=str(o["value"]) in chosen,
+                    )
+                    for o in q.options
+                ],
+                targets=targets if q.kind == "alignment" else [],
+                updated_at=label.updated_at if label else None,
+            )
+        )
+    return out
+
+
 def assignment_workspace(*, assignment: Assignment, user: AbstractBaseUser) -> Workspace:
     """Everything the item page (and the API's item view) may show this annotator.
 
     Precondition: ``assignment`` came from get_assignment_for_annotator(user, …).
     A fixed number of queries, whatever the size of the item.
     """
-    # Loaded here rather than by the access helper: a label save never needs the item's texts.
-    pool, item = assignment.pool, Item.objects.get(pk=assignment.item_id)
+    # Loaded here unless the access helper joined it: a label save never needs the item's texts.
+    pool = assignment.pool
+    item = assignment.item if Assignment.item.is_cached(assignment) else Item.objects.get(pk=assignment.item_id)
     study = pool.study
-    questions = list(pool.questions.all().order_by("order", "id"))
-    by_key = {q.key: q for q in questions}
+    questions = pool_questions(pool)
     labels = {(lb.question_id, lb.unit_key): lb for lb in Label.objects.filter(assignment=assignment)}
-    answers = {(q.key, u): lb.value for (qid, u), lb in labels.items() for q in questions if q.pk == qid}
     sentences = list(Sentence.objects.filter(item=item).order_by("part", "index"))
     answer_sents = [s for s in sentences if s.part == "answer"]
     source_sents = [(s.index, s.text) for s in sentences if s.part == "source"]
     answer_targets = [(s.index, s.text) for s in answer_sents]
 
     def states(scope: str, unit_key: str) -> list[QuestionState]:
-        out = []
-        for q in questions:
-            if q.scope != scope:
-                continue
-            label = labels.get((q.pk, unit_key))
-            value = label.value if label else None
-            chosen = set(value) if isinstance(value, list) else {value}
-            out.append(
-                QuestionState(
-                    question=q, unit_key=unit_key, value=value, version=label.version if label else 0,
-                    applicable=conditions.is_applicable(q, unit_key, answers, by_key),
-                    options=[
-                        OptionState(value=str(o["value"]), label=str(o.get("label", o["value"])), key=str(o.get("key", "")), checked=str(o["value"]) in {str(c) for c in chosen if c is not None})
-                        for o in q.options
-                    ],
-                    targets=(source_sents if scope == "sentence" else answer_targets) if q.kind == "alignment" else [],
-                    updated_at=label.updated_at if label else None,
-                )
-            )
-        return out
+        targets = source_sents if scope == "sentence" else answer_targets
+        return _question_states(questions, scope, unit_key, labels, targets=targets)
 
     has = {q.scope for q in questions}
     sentence_units = [
-        UnitView(key=f"s:{s.index}", kind="sentence", number=s.index + 1, text=s.text, questions=states("sentence", f"s:{s.index}") if "sentence" in has else [])
+        UnitView(
+            key=units.sentence(s.index), kind="sentence", number=s.index + 1, text=s.text,
+            questions=states("sentence", units.sentence(s.index)) if "sentence" in has else [],
+        )
         for s in answer_sents
     ]
     chunk_units = [
-        UnitView(key=f"c:{c.rank}", kind="chunk", number=c.rank, text=c.text, questions=states("chunk", f"c:{c.rank}"), extra={"document_id": c.document_id})
+        UnitView(
+            key=units.chunk(c.rank), kind="chunk", number=c.rank, text=c.text,
+            questions=states("chunk", units.chunk(c.rank)), extra={"document_id": c.document_id},
+        )
         for c in Chunk.objects.filter(item=item).order_by("rank").only("rank", "text", "document_id", "item_id")
     ]
-    aspects = list(Aspect.objects.filter(item=item).filter(Q(status=AspectStatus.ACCEPTED, retired_in_version__isnull=True) | Q(proposed_by=user, status=AspectStatus.PROPOSED)).order_by("id"))
+    aspects = list(
+        Aspect.objects.filter(item=item)
+        .filter(
+            Q(status=AspectStatus.ACCEPTED, retired_in_version__isnull=True)
+            | Q(proposed_by=user, status=AspectStatus.PROPOSED)
+        )
+        .order_by("id")
+    )
     accepted = [a for a in aspects if a.status == AspectStatus.ACCEPTED]
     aspect_units = [
-        UnitView(key=f"a:{a.pk}", kind="aspect", number=n, text=a.text, questions=states("aspect", f"a:{a.pk}"), extra={"importance": a.get_importance_display()})
+        UnitView(
+            key=units.aspect(a.pk), kind="aspect", number=n, text=a.text,
+            questions=states("aspect", units.aspect(a.pk)), extra={"importance": a.get_importance_display()},
+        )
         for n, a in enumerate(accepted, start=1)
     ]
-    item_states = states("item", conditions.ITEM_UNIT)
-    item_unit = UnitView(key=conditions.ITEM_UNIT, kind="item", number=0, text="", questions=item_states) if item_states else None
+    item_states = states("item", units.ITEM)
+    item_unit = UnitView(key=units.ITEM, kind="item", number=0, text="", questions=item_states) if item_states else None
 
     others: list[OtherLabel] = []
     if pool.visibility == Visibility.AFTER_SUBMIT and assignment.status == AssignmentStatus.SUBMITTED:
@@ -430,6 +568,40 @@ def assignment_workspace(*, assignment: Assignment, user: AbstractBaseUser) -> W
     )
 
 
+@dataclass
+class UnitPage:
+    """What the fragment of one unit needs of its page: the assignment and whether it is open."""
+
+    assignment: Assignment
+
+    @property
+    def is_open(self) -> bool:
+        return self.assignment.status in (AssignmentStatus.ASSIGNED, AssignmentStatus.STARTED)
+
+
+def unit_redraw(
+    *, assignment: Assignment, row: UnitRow, labels: dict[tuple[int, str], Label]
+) -> tuple[UnitPage, UnitView]:
+    """One unit of the workspace, as :func:`assignment_workspace` shows it, from what a label save already
+    read: the unit's row (:func:`get_assignment_and_unit`), the pool's questions and ``labels``, the
+    annotator's labels of this unit and of the item (by question id and unit key). Only an alignment
+    question costs a query more (its target sentences)."""
+    questions = pool_questions(assignment.pool)
+    scope = units.SCOPE_OF_KIND[units.parse(row.key).kind]
+    targets: list[tuple[int, str]] = []
+    if any(q.kind == "alignment" and q.scope == scope for q in questions):
+        part = "source" if scope == "sentence" else "answer"
+        sentences = Sentence.objects.filter(item_id=assignment.item_id, part=part).order_by("index")
+        targets = list(sentences.values_list("index", "text"))
+    states = _question_states(questions, scope, row.key, labels, targets=targets)
+    if row.kind == "sentence" and not any(q.scope == "sentence" for q in questions):
+        states = []
+    unit = UnitView(
+        key=row.key, kind=row.kind, number=row.number, text=row.text, questions=states, extra=dict(row.extra)
+    )
+    return UnitPage(assignment=assignment), unit
+
+
 def _calibration_labels(assignment: Assignment) -> list[OtherLabel]:
     """Other members' labels on the same item in the same pool, by pseudonym (calibration pools,
     after this annotator submitted). Other pools' labels are never included."""
@@ -443,5 +615,6 @@ def _calibration_labels(assignment: Assignment) -> list[OtherLabel]:
     )
     grouped: dict[tuple[str, str], list[OtherLabel]] = defaultdict(list)
     for annotator_id, key, unit, value in rows:
-        grouped[(key, unit)].append(OtherLabel(pseudonym=pseudonyms.get(annotator_id, "?"), question_key=key, unit_key=unit, value=value))
+        pseudonym = pseudonyms.get(annotator_id, "?")
+        grouped[(key, unit)].append(OtherLabel(pseudonym=pseudonym, question_key=key, unit_key=unit, value=value))
     return [o for group in grouped.values() for o in group]

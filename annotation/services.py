@@ -5,11 +5,13 @@ the console, the demo loader) have already fetched the objects through an access
 functions still refuse an actor who is not the assignment's annotator, so no path can write into
 someone else's work.
 
-Locking. On PostgreSQL the queue uses ``SELECT … FOR UPDATE SKIP LOCKED`` and label writes lock
-the label row (``SELECT … FOR UPDATE``) before a conditional ``UPDATE … WHERE version = base``.
-On SQLite ``FOR UPDATE`` is a no-op, but the project opens every transaction with ``BEGIN
-IMMEDIATE`` (settings: ``transaction_mode``), so write transactions are serialized by the
-database lock and the same version checks give the same guarantees.
+Locking. On PostgreSQL the queue uses ``SELECT … FOR UPDATE SKIP LOCKED``; a label write locks its
+assignment row (``SELECT … FOR UPDATE``), reading the unit's labels in the same query, and changes a
+label only by a conditional ``UPDATE … WHERE version = base`` or an insert under the unique constraint,
+so a read made stale by waiting for the lock is caught and the label read again. On SQLite
+``FOR UPDATE`` is a no-op, but the project opens every transaction with ``BEGIN IMMEDIATE``
+(settings: ``transaction_mode``), so write transactions are serialized by the database lock and the
+same version checks give the same guarantees.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -24,11 +27,11 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F, FilteredRelation, Q
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from annotation import answers, conditions
+from annotation import answers, conditions, selectors, units
 from annotation.models import (
     Aspect,
     AspectOrigin,
@@ -102,7 +105,8 @@ def pool_assign_items(*, pool: Pool, items: Iterable[Item] | None = None, seed: 
         existing: dict[int, set[int]] = defaultdict(set)
         counting: dict[int, int] = defaultdict(int)
         load: dict[int, int] = dict.fromkeys(members, 0)
-        for item_id, user_id, status in Assignment.objects.filter(pool=pool).values_list("item_id", "annotator_id", "status"):
+        current = Assignment.objects.filter(pool=pool).values_list("item_id", "annotator_id", "status")
+        for item_id, user_id, status in current:
             existing[item_id].add(user_id)
             if user_id in active:
                 load[user_id] += 1
@@ -115,7 +119,9 @@ def pool_assign_items(*, pool: Pool, items: Iterable[Item] | None = None, seed: 
             if need <= 0:
                 continue
             candidates = [u for u in members if u not in existing[item.pk]]
-            candidates.sort(key=lambda u: (load[u], order_key_for(seed=seed, pool_id=pool.pk, annotator_id=u, item_id=item.pk)))
+            candidates.sort(
+                key=lambda u: (load[u], order_key_for(seed=seed, pool_id=pool.pk, annotator_id=u, item_id=item.pk))
+            )
             for user_id in candidates[:need]:
                 load[user_id] += 1
                 new.append(
@@ -128,7 +134,9 @@ def pool_assign_items(*, pool: Pool, items: Iterable[Item] | None = None, seed: 
         return len(new)
 
 
-def assignment_reserve_next(*, pool: Pool, annotator: AbstractBaseUser, now: datetime | None = None) -> Assignment | None:
+def assignment_reserve_next(
+    *, pool: Pool, annotator: AbstractBaseUser, now: datetime | None = None
+) -> Assignment | None:
     """The annotator's next item in this pool, reserved for ``pool.reservation_minutes``.
 
     A live reservation is returned again (and extended), so "continue" from two tabs opens the same
@@ -175,14 +183,28 @@ def assignment_open(*, assignment: Assignment, actor: AbstractBaseUser, now: dat
         return assignment
     now = now or timezone.now()
     until = now + timedelta(minutes=assignment.pool.reservation_minutes)
-    Assignment.objects.filter(pk=assignment.pk, status__in=OPEN_STATUSES).update(
-        status=AssignmentStatus.STARTED, reserved_until=until, started_at=assignment.started_at or now
+    started_at = assignment.started_at or now
+    updated = Assignment.objects.filter(pk=assignment.pk, status__in=OPEN_STATUSES).update(
+        status=AssignmentStatus.STARTED, reserved_until=until, started_at=started_at
     )
-    assignment.refresh_from_db(fields=["status", "reserved_until", "started_at"])
+    if updated:
+        assignment.status, assignment.reserved_until = AssignmentStatus.STARTED, until
+        assignment.started_at = started_at
+    else:  # submitted or skipped meanwhile
+        assignment.refresh_from_db(fields=["status", "reserved_until", "started_at"])
     return assignment
 
 
 # --- Labels ------------------------------------------------------------------------------------
+
+
+@dataclass
+class LabelSaved:
+    """A saved answer, and the annotator's labels of its unit and of the item after the save (by question id
+    and unit key): what a redraw of the unit needs, read in the save's own locking query."""
+
+    label: Label
+    unit_labels: dict[tuple[int, str], Label]
 
 
 def label_save(
@@ -204,44 +226,99 @@ def label_save(
     dependent questions whose condition stops holding are cleared the same way (with history), so
     stored labels always match what the pool asks.
     """
+    return label_save_in_unit(
+        assignment=assignment, question=question, unit_key=unit_key, value=value, base_version=base_version,
+        actor=actor, now=now,
+    ).label
+
+
+def label_save_in_unit(
+    *,
+    assignment: Assignment,
+    question: Question,
+    unit_key: str,
+    value: Any,
+    base_version: int | None,
+    actor: AbstractBaseUser,
+    now: datetime | None = None,
+) -> LabelSaved:
+    """:func:`label_save`, also returning the labels of the unit and of the item after the save.
+
+    The pool's questions are those of ``selectors.pool_questions`` (loaded once per pool object). In the
+    common case (no condition involves the question) the write runs one locking query, which checks
+    that the assignment is open and the unit exists and reads the unit's labels, then the insert or
+    update and the history row.
+    """
     now = now or timezone.now()
-    with transaction.atomic():
-        reserved_until = _lock_open_assignment(assignment, actor)
-        pool = assignment.pool
-        pool_questions = list(pool.questions.all())
-        by_key = {q.key: q for q in pool_questions}
-        if question.pk not in {q.pk for q in pool_questions}:
-            raise ValidationFailed(f"Question {question.key!r} is not asked in this pool.")
-        units = assignment_units(item_id=assignment.item_id)
-        if unit_key not in units.keys_for(question.scope):
-            raise ValidationFailed(f"There is no {question.scope} {unit_key!r} in this item.")
-        targets = units.alignment_targets(question.scope) if question.kind == "alignment" else ()
-        try:
-            clean = answers.normalise(question, value, alignment_targets=targets)
-        except answers.InvalidValue as exc:
-            raise ValidationFailed(f"{question.prompt}: {exc}", details={"question": question.key, "unit_key": unit_key}) from exc
-        # Other answers matter only when a condition involves this question (the common case needs none).
-        involved = bool(question.condition) or any(q.condition.get("question") == question.key for q in pool_questions if q.condition)
-        given = {(q.key, u): v for q, u, v in _answers(assignment, by_key)} if involved else {}
-        if involved and clean is not None and not conditions.is_applicable(question, unit_key, given, by_key):
-            raise ValidationFailed(f"{question.prompt}: not asked here given the other answers.")
-        label = _write_label(assignment, question, unit_key, clean, base_version, actor, now)
-        if involved:
-            given[(question.key, unit_key)] = clean
-            for dep_key, dep_unit in conditions.dependents_to_clear(question.key, unit_key, given, by_key):
-                dep = Label.objects.select_for_update().get(assignment=assignment, question=by_key[dep_key], unit_key=dep_unit)
-                _write_label(assignment, by_key[dep_key], dep_unit, None, dep.version, actor, now)
-        if reserved_until is not None and reserved_until < now + timedelta(minutes=5):
-            # Working on an item keeps it reserved.
-            Assignment.objects.filter(pk=assignment.pk).update(reserved_until=now + timedelta(minutes=pool.reservation_minutes))
-        return label
+    pool_questions = selectors.pool_questions(assignment.pool)
+    by_key = {q.key: q for q in pool_questions}
+    if question.pk not in {q.pk for q in pool_questions}:
+        raise ValidationFailed(f"Question {question.key!r} is not asked in this pool.")
+    try:
+        with transaction.atomic():
+            return _label_save_locked(assignment, question, unit_key, value, base_version, actor, now, by_key)
+    except IntegrityError:
+        # Another request created this label between our read and our insert (two tabs, first answer),
+        # and nothing of this save was kept: save again, now reading that label (idempotent or 409).
+        with transaction.atomic():
+            return _label_save_locked(assignment, question, unit_key, value, base_version, actor, now, by_key)
+
+
+def _label_save_locked(
+    assignment: Assignment,
+    question: Question,
+    unit_key: str,
+    value: Any,
+    base_version: int | None,
+    actor: AbstractBaseUser,
+    now: datetime,
+    by_key: dict[str, Question],
+) -> LabelSaved:
+    reserved_until, unit_exists, unit_labels = _lock_open_assignment(assignment, actor, question.scope, unit_key)
+    if not unit_exists:
+        raise ValidationFailed(f"There is no {question.scope} {unit_key!r} in this item.")
+    targets: Iterable[int] = ()
+    if question.kind == "alignment":
+        targets = assignment_units(item_id=assignment.item_id).alignment_targets(question.scope)
+    try:
+        clean = answers.normalise(question, value, alignment_targets=targets)
+    except answers.InvalidValue as exc:
+        details = {"question": question.key, "unit_key": unit_key}
+        raise ValidationFailed(f"{question.prompt}: {exc}", details=details) from exc
+    # Other answers matter only when a condition involves this question (the common case needs none).
+    involved = bool(question.condition) or any(
+        q.condition.get("question") == question.key for q in by_key.values() if q.condition
+    )
+    given = {(q.key, u): v for q, u, v in _answers(assignment, by_key)} if involved else {}
+    if involved and clean is not None and not conditions.is_applicable(question, unit_key, given, by_key):
+        raise ValidationFailed(f"{question.prompt}: not asked here given the other answers.")
+    current = unit_labels.get((question.pk, unit_key))
+    label = _write_label(assignment, question, unit_key, clean, base_version, actor, now, current=current)
+    unit_labels[(question.pk, unit_key)] = label
+    if involved:
+        given[(question.key, unit_key)] = clean
+        for dep_key, dep_unit in conditions.dependents_to_clear(question.key, unit_key, given, by_key):
+            dep_question = by_key[dep_key]
+            dep = Label.objects.select_for_update().get(assignment=assignment, question=dep_question, unit_key=dep_unit)
+            cleared = _write_label(assignment, dep_question, dep_unit, None, dep.version, actor, now, current=dep)
+            if (dep_question.pk, dep_unit) in unit_labels:
+                unit_labels[(dep_question.pk, dep_unit)] = cleared
+    if reserved_until is not None and reserved_until < now + timedelta(minutes=5):
+        # Working on an item keeps it reserved.
+        until = now + timedelta(minutes=assignment.pool.reservation_minutes)
+        Assignment.objects.filter(pk=assignment.pk).update(reserved_until=until)
+    return LabelSaved(label=label, unit_labels=unit_labels)
 
 
 def _answers(assignment: Assignment, by_key: dict[str, Question]) -> Iterable[tuple[Question, str, Any]]:
     by_id = {q.pk: q for q in by_key.values()}
-    for question_id, unit_key, value in Label.objects.filter(assignment=assignment).values_list("question_id", "unit_key", "value"):
+    rows = Label.objects.filter(assignment=assignment).values_list("question_id", "unit_key", "value")
+    for question_id, unit_key, value in rows:
         if question_id in by_id:
             yield by_id[question_id], unit_key, value
+
+
+_UNREAD = object()
 
 
 def _write_label(
@@ -252,29 +329,35 @@ def _write_label(
     base_version: int | None,
     actor: AbstractBaseUser,
     now: datetime,
+    *,
+    current: Any = _UNREAD,
 ) -> Label:
-    try:
-        current = Label.objects.select_for_update().get(assignment=assignment, question=question, unit_key=unit_key)
-    except Label.DoesNotExist:
-        current = None
+    """Write one label under the assignment's lock. ``current`` is the label as the lock's query read it
+    (None: there was none), a first guess that is checked again (see ``_lock_open_assignment``); without it
+    the label is read here, locked."""
+    fresh = current is _UNREAD
+    if fresh:
+        try:
+            current = Label.objects.select_for_update().get(assignment=assignment, question=question, unit_key=unit_key)
+        except Label.DoesNotExist:
+            current = None
+    if not fresh and current is not None and (current.value == value or (base_version or 0) != current.version):
+        # Answering from the first guess (no change, or a 409): read the label as it is now.
+        return _write_label(assignment, question, unit_key, value, base_version, actor, now)
     if current is None:
         if base_version:
             # The client saw a label that no longer exists; labels are never deleted, so this is a
             # forged or corrupted version number.
-            raise Conflict("This answer does not exist at the version you saw.", details=label_conflict_details(None, value, question, unit_key))
-        try:
-            with transaction.atomic():
-                label = Label.objects.create(
-                    assignment=assignment, question=question, unit_key=unit_key, value=value,
-                    version=1, updated_by=actor, updated_at=now,
-                )
-        except IntegrityError:
-            # Another request created it between our read and our insert (two tabs, first answer).
-            other = Label.objects.select_related("updated_by").get(assignment=assignment, question=question, unit_key=unit_key)
-            if other.value == value:
-                return other
-            raise Conflict("Someone saved this answer first.", details=label_conflict_details(other, value, question, unit_key)) from None
-        LabelHistory.objects.create(label=label, old_value=None, new_value=value, old_version=None, new_version=1, actor=actor, at=now)
+            details = label_conflict_details(None, value, question, unit_key)
+            raise Conflict("This answer does not exist at the version you saw.", details=details)
+        # A concurrent first answer raises IntegrityError here, which label_save answers after the rollback.
+        label = Label.objects.create(
+            assignment=assignment, question=question, unit_key=unit_key, value=value,
+            version=1, updated_by=actor, updated_at=now,
+        )
+        LabelHistory.objects.create(
+            label=label, old_value=None, new_value=value, old_version=None, new_version=1, actor=actor, at=now
+        )
         return label
     if current.value == value and (base_version or 0) <= current.version:
         # A retry of a save that already happened, or a save that changes nothing: no new version.
@@ -287,8 +370,11 @@ def _write_label(
     updated = Label.objects.filter(pk=current.pk, version=current.version).update(
         value=value, version=F("version") + 1, updated_by=actor, updated_at=now
     )
+    if updated != 1 and not fresh:  # the first guess was out of date: decide on the label as it is now
+        return _write_label(assignment, question, unit_key, value, base_version, actor, now)
     if updated != 1:  # cannot happen while the row lock is held; refuse rather than guess
-        raise Conflict("This answer was changed while saving.", details=label_conflict_details(current, value, question, unit_key))
+        details = label_conflict_details(current, value, question, unit_key)
+        raise Conflict("This answer was changed while saving.", details=details)
     LabelHistory.objects.create(
         label=current, old_value=current.value, new_value=value, old_version=current.version,
         new_version=current.version + 1, actor=actor, at=now,
@@ -335,16 +421,19 @@ def assignment_missing_answers(*, assignment: Assignment) -> list[dict[str, str]
     """Required, applicable answers still missing, as dicts (question, unit_key, prompt, unit)."""
     questions = list(assignment.pool.questions.all())
     by_key = {q.key: q for q in questions}
-    units = assignment_units(item_id=assignment.item_id)
-    answers = {(q.key, u): v for q, u, v in _answers(assignment, by_key)}
+    item_units = assignment_units(item_id=assignment.item_id)
+    given = {(q.key, u): v for q, u, v in _answers(assignment, by_key)}
     missing = conditions.missing_answers(
         questions,
-        {scope: units.keys_for(scope) for scope in ("item", "sentence", "chunk", "aspect")},
-        answers,
-        alignment_targets_by_scope={scope: units.alignment_targets(scope) for scope in ("item", "sentence", "chunk", "aspect")},
+        {scope: item_units.keys_for(scope) for scope in units.SCOPES},
+        given,
+        alignment_targets_by_scope={scope: item_units.alignment_targets(scope) for scope in units.SCOPES},
     )
     return [
-        {"question": m.question_key, "unit_key": m.unit_key, "prompt": by_key[m.question_key].prompt, "unit": units.describe(m.unit_key)}
+        {
+            "question": m.question_key, "unit_key": m.unit_key, "prompt": by_key[m.question_key].prompt,
+            "unit": item_units.describe(m.unit_key),
+        }
         for m in missing
     ]
 
@@ -355,11 +444,15 @@ def submitted_handlers() -> list:
         try:
             handlers.append(import_string(path))
         except ImportError as exc:
-            raise ImproperlyConfigured(f"ASSIGNMENT_SUBMITTED_HANDLERS names {path!r}, which cannot be imported: {exc}") from exc
+            raise ImproperlyConfigured(
+                f"ASSIGNMENT_SUBMITTED_HANDLERS names {path!r}, which cannot be imported: {exc}"
+            ) from exc
     return handlers
 
 
-def assignment_skip(*, assignment: Assignment, actor: AbstractBaseUser, reason: str, now: datetime | None = None) -> Assignment:
+def assignment_skip(
+    *, assignment: Assignment, actor: AbstractBaseUser, reason: str, now: datetime | None = None
+) -> Assignment:
     """Skip an item with a reason (required). Idempotent; a submitted item cannot be skipped."""
     reason = (reason or "").strip()
     if not reason:
@@ -443,16 +536,44 @@ def _ensure_annotator(assignment: Assignment, actor: AbstractBaseUser) -> None:
         raise Forbidden("Only the assigned annotator may change this assignment.")
 
 
-def _lock_open_assignment(assignment: Assignment, actor: AbstractBaseUser) -> datetime | None:
-    """Lock the assignment row (a concurrent submit waits, and vice versa) and check that it is
-    still open, reading only what may have changed since the caller loaded it. Returns the
-    current reservation end."""
+def _lock_open_assignment(
+    assignment: Assignment, actor: AbstractBaseUser, scope: str, unit_key: str
+) -> tuple[datetime | None, bool, dict[tuple[int, str], Label]]:
+    """Lock the assignment row (a concurrent submit waits, and vice versa) and check that it is still
+    open, in one query that also tells whether the unit exists and reads the annotator's labels of that
+    unit and of the item. Returns the current reservation end, whether the unit exists and those labels.
+
+    The status is read from the locked row, so it is current. The labels are read in the same
+    statement; on PostgreSQL a query that waited for the lock sees them as they were when it started,
+    so they are a first guess: ``_write_label`` only acts on them through statements that check them
+    again (the insert's unique constraint, the update's version condition) and reads the label afresh
+    before answering anything else."""
     _ensure_annotator(assignment, actor)
-    status, reserved_until = (
-        Assignment.objects.select_for_update().filter(pk=assignment.pk).values_list("status", "reserved_until").get()
+    keys = sorted({unit_key, units.ITEM})
+    rows = list(
+        Assignment.objects.filter(pk=assignment.pk)
+        .annotate(
+            unit_ok=selectors.unit_exists(scope, unit_key),
+            unit_label=FilteredRelation("labels", condition=Q(labels__unit_key__in=keys)),
+        )
+        .select_for_update(of=("self",))
+        .values_list(
+            "status", "reserved_until", "unit_ok", "unit_label__id", "unit_label__question_id",
+            "unit_label__unit_key", "unit_label__value", "unit_label__version", "unit_label__updated_by_id",
+            "unit_label__updated_at",
+        )
     )
+    status, reserved_until, unit_ok = rows[0][:3]
     if status == AssignmentStatus.SUBMITTED:
         raise ValidationFailed("This item is submitted; its answers can no longer change.")
     if status == AssignmentStatus.SKIPPED:
         raise ValidationFailed("This item was skipped; its answers can no longer change.")
-    return reserved_until
+    labels = {
+        (question_id, key): Label(
+            pk=pk, assignment=assignment, question_id=question_id, unit_key=key, value=value, version=version,
+            updated_by_id=updated_by_id, updated_at=updated_at,
+        )
+        for *_, pk, question_id, key, value, version, updated_by_id, updated_at in rows
+        if pk is not None
+    }
+    return reserved_until, bool(unit_ok), labels

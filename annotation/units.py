@@ -59,9 +59,6 @@ class Unit:
         return self.key
 
 
-ITEM_UNIT = ITEM  # the key of the item unit (kept under the name the conditions module used)
-
-
 def item() -> str:
     return ITEM
 
@@ -133,6 +130,11 @@ def scope_of(key: str) -> str:
 def ref_of(key: str) -> int | None:
     """The number in a unit key (sentence index, chunk rank, aspect id), None for the item."""
     return parse(key).ref
+
+
+def slug(key: str) -> str:
+    """The key as it may stand in an HTML id or a URL fragment: ``s-3``, ``c-1``, ``item``."""
+    return parse(key).key.replace(":", "-")
 
 
 def describe(key: str, *, aspect_position: int | None = None) -> str:

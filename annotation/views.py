@@ -1,56 +1,30 @@
 """The annotator workspace pages (Django templates + htmx).
 
 Each view parses, authorizes through one access helper (404 for what the user may not know exists),
-calls one service and responds. For htmx requests the same view returns only the fragment that
-changed (``_unit.html``, ``_submit_status.html``, ``_proposals.html``) with ``Vary: HX-Request``.
+calls one service and responds; a ``concord.errors`` error becomes its page or fragment through
+``concord.http.domain_errors``. For htmx requests the same view returns only the fragment that changed
+(``_unit.html``, ``_submit_status.html``, ``_proposals.html``) with ``Vary: HX-Request``; a label save
+redraws its unit from what the save itself read, without reloading the item.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh
 
-from annotation import selectors, services
-from annotation.models import ExposureKind, QuestionKind, Study
+from annotation import answers, selectors, services, units
+from annotation.models import ExposureKind, Label, Question, Study
 from concord.access import access_policy
-from concord.errors import Conflict, Forbidden, NotFound, ValidationFailed
-
-
-def _domain_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """404 and 403 of the access helpers and services, mapped to Django's own responses."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        try:
-            return view(request, *args, **kwargs)
-        except NotFound as exc:
-            raise Http404(exc.message) from exc
-        except Forbidden as exc:
-            raise PermissionDenied(exc.message) from exc
-
-    return wrapper
-
-
-def _htmx(request: HttpRequest) -> bool:
-    return bool(getattr(request, "htmx", False))
-
-
-def _vary(response: HttpResponse) -> HttpResponse:
-    patch_vary_headers(response, ["HX-Request"])
-    return response
-
+from concord.errors import Conflict, NotFound, ValidationFailed
+from concord.http import domain_errors, htmx_render, is_htmx, vary_on_htmx
 
 # --- Queue -------------------------------------------------------------------------------------
 
@@ -71,7 +45,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @access_policy("annotator")
 @require_GET
-@_domain_errors
+@domain_errors
 def pool_continue(request: HttpRequest, pool_id: int) -> HttpResponse:
     pool = selectors.get_pool_for_annotator(request.user, pool_id)
     assignment = services.assignment_reserve_next(pool=pool, annotator=request.user)
@@ -90,9 +64,9 @@ def _workspace(request: HttpRequest, assignment) -> selectors.Workspace:
 
 @access_policy("annotator")
 @require_GET
-@_domain_errors
+@domain_errors
 def item_page(request: HttpRequest, pk: int) -> HttpResponse:
-    assignment = selectors.get_assignment_for_annotator(request.user, pk)
+    assignment = selectors.get_assignment_for_annotator(request.user, pk, with_item=True)
     assignment = services.assignment_open(assignment=assignment, actor=request.user)
     workspace = _workspace(request, assignment)
     services.exposure_record(
@@ -100,22 +74,19 @@ def item_page(request: HttpRequest, pk: int) -> HttpResponse:
         kind=ExposureKind.CALIBRATION if workspace.showed_other_labels else ExposureKind.ITEM_PAGE,
         showed_other_labels=workspace.showed_other_labels, showed_system=workspace.showed_system,
     )
-    return _vary(render(request, "annotation/item.html", {"ws": workspace}))
+    return vary_on_htmx(render(request, "annotation/item.html", {"ws": workspace}))
 
 
-def _form_value(question, data: QueryDict) -> Any:
-    """The answer a question's form carries. ``clear`` clears it; list kinds send a ``list`` marker
-    so that unticking the last box saves an empty list rather than nothing."""
+def _form_value(question: Question, data: QueryDict) -> Any:
+    """The answer a question's form carries (``annotation.answers.from_form``); ``clear`` clears it."""
     if data.get("clear"):
         return None
-    if question.kind in (QuestionKind.MULTILABEL, QuestionKind.ALIGNMENT):
-        return data.getlist("value")
-    if "value" not in data:
+    if question.kind not in answers.LIST_KINDS and "value" not in data:
         raise ValidationFailed("No answer was sent.")
-    value = data.get("value", "")
-    if question.kind == QuestionKind.NUMBER and not value.strip():
-        return None
-    return value
+    try:
+        return answers.from_form(question, data)
+    except answers.InvalidValue as exc:
+        raise ValidationFailed(f"{question.prompt}: {exc}") from exc
 
 
 def _int(raw: str | None, name: str) -> int:
@@ -125,11 +96,19 @@ def _int(raw: str | None, name: str) -> int:
         raise ValidationFailed(f"{name} must be a whole number") from exc
 
 
-def _unit_response(request: HttpRequest, assignment, unit_key: str, *, status: int = 200, conflict=None, error=None, saved=None) -> HttpResponse:
-    workspace = _workspace(request, assignment)
-    unit = workspace.unit(unit_key)
-    if unit is None:
-        raise Http404("No such unit.")
+def _anchor(unit_key: str) -> str:
+    """The element id of a unit on the item page."""
+    return "unit-" + units.slug(unit_key)
+
+
+def _unit_response(
+    request: HttpRequest, assignment, row: selectors.UnitRow | None, labels, *,
+    status: int = 200, conflict=None, error=None, saved=None,
+) -> HttpResponse:
+    """The fragment of one unit, drawn from what the save read (its row, the pool's questions, its labels)."""
+    if row is None:
+        raise NotFound("No such unit.")
+    page, unit = selectors.unit_redraw(assignment=assignment, row=row, labels=labels)
     for state in unit.questions:
         if conflict and state.question.key == conflict["question"]:
             state.conflict = selectors.conflict_view(state.question, conflict)
@@ -138,59 +117,70 @@ def _unit_response(request: HttpRequest, assignment, unit_key: str, *, status: i
         if saved and state.question.key == saved:
             state.saved = True
     unit.saved_at = timezone.now() if saved else None
-    return _vary(render(request, "annotation/_unit.html", {"ws": workspace, "unit": unit}, status=status))
+    return htmx_render(request, "annotation/_unit.html", {"ws": page, "unit": unit}, status=status)
+
+
+def _unit_labels(assignment, unit_key: str):
+    """The annotator's labels of one unit and of the item, read afresh (after a refused save)."""
+    return {
+        (lb.question_id, lb.unit_key): lb
+        for lb in Label.objects.filter(assignment=assignment, unit_key__in={unit_key, units.ITEM})
+    }
 
 
 @access_policy("annotator")
 @require_POST
-@_domain_errors
+@domain_errors
 def label_save(request: HttpRequest, pk: int) -> HttpResponse:
-    assignment = selectors.get_assignment_for_annotator(request.user, pk)
-    question = selectors.get_pool_question(assignment.pool, request.POST.get("question", ""))
     unit_key = request.POST.get("unit_key", "")
+    assignment, row = selectors.get_assignment_and_unit(request.user, pk, unit_key)
+    question = selectors.get_pool_question(assignment.pool, request.POST.get("question", ""))
+    item_url = reverse("annotation:item", args=[pk])
     try:
         value = _form_value(question, request.POST)
-        services.label_save(
+        saved = services.label_save_in_unit(
             assignment=assignment, question=question, unit_key=unit_key, value=value,
             base_version=_int(request.POST.get("base_version"), "base_version"), actor=request.user,
         )
     except Conflict as exc:
-        if not _htmx(request):
+        if not is_htmx(request):
             messages.error(request, f"{exc.message} Your answer was not saved; the page shows the newer one.")
-            return redirect(reverse("annotation:item", args=[pk]) + f"#unit-{unit_key.replace(':', '-')}")
-        return _unit_response(request, assignment, unit_key, status=409, conflict=exc.details)
+            return redirect(f"{item_url}#{_anchor(unit_key)}")
+        labels = _unit_labels(assignment, unit_key)
+        return _unit_response(request, assignment, row, labels, status=409, conflict=exc.details)
     except ValidationFailed as exc:
-        if not _htmx(request):
+        if not is_htmx(request):
             messages.error(request, exc.message)
             return redirect("annotation:item", pk=pk)
-        if unit_key not in selectors.ItemUnits(item_id=assignment.item_id).keys_for(question.scope):
+        if row is None or row.kind != question.scope:
             # No such unit on the page: nothing to redraw, so tell htmx to leave the page alone.
             return HttpResponse(exc.message, status=400, content_type="text/plain", headers={"HX-Reswap": "none"})
-        return _unit_response(request, assignment, unit_key, status=400, error=(question.key, exc.message))
-    if not _htmx(request):
-        return redirect(reverse("annotation:item", args=[pk]) + f"#unit-{unit_key.replace(':', '-')}")
+        labels = _unit_labels(assignment, unit_key)
+        return _unit_response(request, assignment, row, labels, status=400, error=(question.key, exc.message))
+    if not is_htmx(request):
+        return redirect(f"{item_url}#{_anchor(unit_key)}")
     if question.scope == "item" and selectors.has_dependents_in_other_scopes(assignment.pool, question):
         # An item-level answer switched questions of other units on or off: redraw the page.
         return HttpResponseClientRefresh()
-    return _unit_response(request, assignment, unit_key, saved=question.key)
+    return _unit_response(request, assignment, row, saved.unit_labels, saved=question.key)
 
 
 @access_policy("annotator")
 @require_POST
-@_domain_errors
+@domain_errors
 def assignment_submit(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = selectors.get_assignment_for_annotator(request.user, pk)
     try:
         services.assignment_submit(assignment=assignment, actor=request.user)
     except ValidationFailed as exc:
-        if not _htmx(request):
+        if not is_htmx(request):
             messages.error(request, exc.message)
             return redirect("annotation:item", pk=pk)
-        missing = [{**m, "anchor": "unit-" + m["unit_key"].replace(":", "-")} for m in exc.details or []]
+        missing = [{**m, "anchor": _anchor(m["unit_key"])} for m in exc.details or []]
         context = {"message": exc.message, "missing": missing, "assignment": assignment}
-        return _vary(render(request, "annotation/_submit_status.html", context, status=400))
+        return htmx_render(request, "annotation/_submit_status.html", context, status=400)
     target = reverse("annotation:pool-continue", args=[assignment.pool_id])
-    if _htmx(request):
+    if is_htmx(request):
         return HttpResponseClientRedirect(target)
     messages.success(request, "Submitted.")
     return HttpResponseRedirect(target)
@@ -198,7 +188,7 @@ def assignment_submit(request: HttpRequest, pk: int) -> HttpResponse:
 
 @access_policy("annotator")
 @require_POST
-@_domain_errors
+@domain_errors
 def assignment_skip(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = selectors.get_assignment_for_annotator(request.user, pk)
     try:
@@ -212,7 +202,7 @@ def assignment_skip(request: HttpRequest, pk: int) -> HttpResponse:
 
 @access_policy("annotator")
 @require_POST
-@_domain_errors
+@domain_errors
 def aspect_propose(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = selectors.get_assignment_for_annotator(request.user, pk)
     error = None
@@ -223,21 +213,24 @@ def aspect_propose(request: HttpRequest, pk: int) -> HttpResponse:
         )
     except ValidationFailed as exc:
         error = exc.message
-    if not _htmx(request):
+    if not is_htmx(request):
         if error:
             messages.error(request, error)
         return redirect(reverse("annotation:item", args=[pk]) + "#proposals")
     workspace = _workspace(request, assignment)
-    return _vary(render(request, "annotation/_proposals.html", {"ws": workspace, "error": error, "proposed": not error}, status=400 if error else 200))
+    context = {"ws": workspace, "error": error, "proposed": not error}
+    return htmx_render(request, "annotation/_proposals.html", context, status=400 if error else 200)
 
 
 @access_policy("annotator")
 @require_POST
-@_domain_errors
+@domain_errors
 def active_time(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = selectors.get_assignment_for_annotator(request.user, pk)
     try:
-        added = services.assignment_time_record(assignment=assignment, actor=request.user, seconds=request.POST.get("seconds"))
+        added = services.assignment_time_record(
+            assignment=assignment, actor=request.user, seconds=request.POST.get("seconds")
+        )
     except ValidationFailed as exc:
         return HttpResponse(exc.message, status=400, content_type="text/plain")
     return HttpResponse(json.dumps({"added": added}), content_type="application/json")

@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from annotation import units
+
 PHYSICIAN_POOL = "K-QA physicians"
 NLI_LABELS = {"Entailment": "entailment", "Neutral": "neutral", "Contradiction": "contradiction"}
 IMPORTANCE = {"Must_have": "must_have", "Nice_to_have": "nice_to_have"}
@@ -51,7 +53,8 @@ def question_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not line.strip():
                 continue
             row = json.loads(line)
-            statements = [(s, "must_have") for s in row["Must_have"]] + [(s, "nice_to_have") for s in row["Nice_to_have"]]
+            statements = [(s, "must_have") for s in row["Must_have"]]
+            statements += [(s, "nice_to_have") for s in row["Nice_to_have"]]
             # Three statements in the file are blank ("" or " "); they are counted, not imported.
             aspects = [{"text": s.strip(), "importance": imp} for s, imp in statements if s.strip()]
             blank = {imp: sum(1 for s, i in statements if i == imp and not s.strip()) for imp in IMPORTANCE.values()}
@@ -98,7 +101,7 @@ def nli_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             group["row_ids"].append(int(row[""]))
             for k in range(3):
                 group["labels"].append({
-                    "annotator": f"physician-{k + 1}", "question": "aspect_entailment", "unit": f"a:{index}",
+                    "annotator": f"physician-{k + 1}", "question": "aspect_entailment", "unit": units.aspect(index),
                     "value": NLI_LABELS[row[f"label_{k}"]],
                 })
     for (question, system, answer), group in groups.items():
