@@ -53,9 +53,9 @@ def main() -> None:
     from django.contrib.auth import get_user_model
 
     from annotation.adapters import ADAPTERS
+    from annotation.console.services import study_create
     from annotation.imports import records_from, records_import
     from annotation.models import Label
-    from annotation.console.services import study_create
     from scoring import services
     from scoring.backends.embedding import NON_INFORMATIVE_PROTOTYPES, resolve_model_dir
     from scoring.backends.text import sentences_of

@@ -15,11 +15,11 @@ from django.core.management import CommandError, call_command
 from adjudication.models import ValidationStudy
 from adjudication.validation import studies as validation
 from annotation.adapters import ADAPTERS
+from annotation.console.services import pool_create
 from annotation.imports import records_from, records_import
 from annotation.management.commands.load_demo import KQA_FILE, LIVE_POOL, LIVE_QUESTIONS
 from annotation.models import Question
 from annotation.protocols import study_protocol_apply
-from annotation.console.services import pool_create
 from scoring import services as scoring_services
 from scoring.models import RunStatus, ScoreRun
 from tests import factories
