@@ -1,4 +1,4 @@
-"""Import a JSONL export (adjudication.exports) into a new study: the round trip of issue E point 6.
+"""Import a JSONL export (adjudication.exports) into a new study: the round trip of a study.
 
 The items, sentences, chunks and aspects go through annotation.imports (the one import service, all
 or nothing, in batches); everything else rides along in the same transaction through its

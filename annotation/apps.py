@@ -16,6 +16,8 @@ class AnnotationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # Imported here, not at module level: audit imports the models, which exist only once the app
+        # registry is ready (Django's rule for AppConfig.ready), not to dodge an import cycle.
         from annotation import audit
 
         # Audit triggers are removed before and recreated after every migrate (see annotation/audit.py).

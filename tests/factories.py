@@ -57,10 +57,15 @@ def make_question(study: Study, key: str = "pf", **extra: Any) -> Question:
     return Question.objects.create(study=study, key=key, **defaults)
 
 
-def make_item(study: Study, external_id: str | None = None, *, answer: str = "Take 0.5 mg daily. Hello!", **extra: Any) -> Item:
+def make_item(
+    study: Study, external_id: str | None = None, *, answer: str = "Take 0.5 mg daily. Hello!", **extra: Any
+) -> Item:
     item = Item.objects.create(
-        study=study, external_id=external_id or f"item-{next(_seq)}", question=extra.pop("question", "What dose?"),
-        answer=answer, **extra,
+        study=study,
+        external_id=external_id or f"item-{next(_seq)}",
+        question=extra.pop("question", "What dose?"),
+        answer=answer,
+        **extra,
     )
     from annotation.segmentation import split_sentences
 
@@ -85,7 +90,10 @@ def make_pool(study: Study, name: str | None = None, *, questions: list[Question
 def add_member(pool: Pool, user: AbstractBaseUser, pseudonym: str | None = None) -> PoolMembership:
     grant(pool.study, user, Role.ANNOTATOR)
     return PoolMembership.objects.create(
-        pool=pool, study=pool.study, user=user, independent=pool.study.independent_pools,
+        pool=pool,
+        study=pool.study,
+        user=user,
+        independent=pool.study.independent_pools,
         pseudonym=pseudonym or f"A{next(_seq)}",
     )
 

@@ -1,4 +1,4 @@
-"""Object routes answer strangers 404 and annotators 403 (issue G point 1).
+"""Object routes answer strangers 404 and annotators 403.
 
 The walk covers every route of the URL configuration that takes parameters, filled with the ids of a
 real study's objects: a researcher of *another* study (who may not know the study exists) must get

@@ -1,4 +1,4 @@
-"""Every route declares an access policy (issue G point 1).
+"""Every route declares an access policy.
 
 The test walks the whole URL configuration; a view without a declared policy fails it, so a new
 route cannot be added without saying who may use it.

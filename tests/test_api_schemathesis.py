@@ -1,4 +1,4 @@
-"""API fuzzing (issue 8, point 6): every operation of the OpenAPI schema at /api/schema/, as each role
+"""API fuzzing: every operation of the OpenAPI schema at /api/schema/, as each role
 with token authentication, on a small study: no 500s and no response that breaks its documented schema
 (schemathesis' not_a_server_error and response_schema_conformance checks).
 
@@ -45,17 +45,33 @@ def fixture_study(researcher, annotator, adjudicator) -> dict[str, Any]:
     factories.grant(study, adjudicator, Role.ADJUDICATOR)
     item = factories.make_item(study, "q1", answer="Take 0.5 mg daily. See a doctor.")
     factories.make_chunk(item, 1)
-    aspect = Aspect.objects.create(item=item, text="the dose", origin="proposed", status="proposed", proposed_by=annotator)
+    aspect = Aspect.objects.create(
+        item=item, text="the dose", origin="proposed", status="proposed", proposed_by=annotator
+    )
     assignment = factories.make_assignment(pool, item, annotator)
     case = AdjudicationCase.objects.create(pool=pool, item=item, unit_key="item", question=question)
-    run = ScoreRun.objects.create(study=study, metric="ra", metric_version="1", backend="lexical", created_by=researcher)
+    run = ScoreRun.objects.create(
+        study=study, metric="ra", metric_version="1", backend="lexical", created_by=researcher
+    )
     kb = KnowledgeBase.objects.create(study=study, name="guidelines")
     job = ExportJob.objects.create(study=study, format="jsonl", requested_by=researcher)
     return {
-        "slug": study.slug, "pool_id": pool.pk, "run_id": run.pk, "kb_id": kb.pk, "key": question.key,
-        "question": question.key, "membership_id": membership.pk, "measure": "human_cf",
+        "slug": study.slug,
+        "pool_id": pool.pk,
+        "run_id": run.pk,
+        "kb_id": kb.pk,
+        "key": question.key,
+        "question": question.key,
+        "membership_id": membership.pk,
+        "measure": "human_cf",
         # ``id`` names a different object on each route.
-        "id": {"aspects": aspect.pk, "cases": case.pk, "exports": job.pk, "pools": pool.pk, "assignments": assignment.pk},
+        "id": {
+            "aspects": aspect.pk,
+            "cases": case.pk,
+            "exports": job.pk,
+            "pools": pool.pk,
+            "assignments": assignment.pk,
+        },
     }
 
 
@@ -102,8 +118,13 @@ def _fuzz_every_operation(schema: Any, headers: dict[str, str], known: dict[str,
     for result in schema.get_all_operations():
         operation = result.ok()
 
-        @hsettings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, derandomize=True, database=None,
-                   suppress_health_check=list(HealthCheck))
+        @hsettings(
+            max_examples=EXAMPLES_PER_OPERATION,
+            deadline=None,
+            derandomize=True,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
         @given(case=operation.as_strategy(), use_known=st.booleans())
         def check(case: Any, use_known: bool) -> None:
             if use_known and case.path_parameters:
@@ -129,8 +150,11 @@ MUST_SUCCEED = {
     "annotator": {"GET /api/assignments/"},
     "adjudicator": {"GET /api/adjudication/studies/{slug}/cases/", "GET /api/adjudication/cases/{id}/"},
     "researcher": {
-        "GET /api/console/studies/{slug}/", "GET /api/console/studies/{slug}/items/", "GET /api/scoring/runs/{run_id}/",
-        "GET /api/scoring/runs/{run_id}/scores/", "GET /api/adjudication/studies/{slug}/exports/",
+        "GET /api/console/studies/{slug}/",
+        "GET /api/console/studies/{slug}/items/",
+        "GET /api/scoring/runs/{run_id}/",
+        "GET /api/scoring/runs/{run_id}/scores/",
+        "GET /api/adjudication/studies/{slug}/exports/",
         "GET /api/adjudication/exports/{id}/",
     },
 }

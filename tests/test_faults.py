@@ -1,4 +1,4 @@
-"""Faults survived (issue 8, point 5): crashes, outages, double submits and retries lose nothing and
+"""Faults survived: crashes, outages, double submits and retries lose nothing and
 duplicate nothing.
 
 Which test proves which fault:
@@ -98,9 +98,21 @@ class PrivateRedis:
         log_path = self.directory / f"redis-{self.starts}.log"
         with log_path.open("wb") as log:
             self.process = subprocess.Popen(
-                [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                 "--appendonly", "yes", "--dir", str(self.directory)],
-                stdout=log, stderr=subprocess.STDOUT,
+                [
+                    REDIS_SERVER,
+                    "--port",
+                    str(self.port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "yes",
+                    "--dir",
+                    str(self.directory),
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
@@ -152,7 +164,8 @@ def _bulk_items(study, n: int) -> None:
     spans = split_sentences(answer)
     Sentence.objects.bulk_create(
         Sentence(item=item, part="answer", index=j, text=s.text, start=s.start, end=s.end)
-        for item in items for j, s in enumerate(spans)
+        for item in items
+        for j, s in enumerate(spans)
     )
 
 
@@ -163,9 +176,12 @@ def test_a_broker_killed_and_restarted_mid_run_loses_no_task(tmp_path):
     broker = PrivateRedis(tmp_path)
     broker.start()
     try:
-        with _publishing_to(broker.url), celery_worker(
-            include=("tests.scoring.runs_support",), CELERY_BROKER_URL=broker.url, SCORING_LEASE_SECONDS="5"
-        ) as worker:
+        with (
+            _publishing_to(broker.url),
+            celery_worker(
+                include=("tests.scoring.runs_support",), CELERY_BROKER_URL=broker.url, SCORING_LEASE_SECONDS="5"
+            ) as worker,
+        ):
             researcher = factories.make_user("rita-researcher")
             study = factories.make_study(owner=researcher)
             n = 240
@@ -233,10 +249,14 @@ def test_a_broker_killed_during_a_runs_fan_out_loses_no_batch(tmp_path):
     broker = PrivateRedis(tmp_path)
     broker.start()
     try:
-        with _publishing_to(broker.url), celery_worker(
-            include=("tests.scoring.runs_support", "tests.test_faults"), CELERY_BROKER_URL=broker.url,
-            **{KILL_BROKER_PID: str(broker.process.pid)},
-        ) as worker:
+        with (
+            _publishing_to(broker.url),
+            celery_worker(
+                include=("tests.scoring.runs_support", "tests.test_faults"),
+                CELERY_BROKER_URL=broker.url,
+                **{KILL_BROKER_PID: str(broker.process.pid)},
+            ) as worker,
+        ):
             researcher = factories.make_user("rita-researcher")
             study = factories.make_study(owner=researcher)
             n = 40
@@ -244,12 +264,19 @@ def test_a_broker_killed_during_a_runs_fan_out_loses_no_batch(tmp_path):
             run = scoring_services.score_run_start(
                 study=study, metric="probe", backend="lexical", parameters={}, actor=researcher, batch_size=4
             )
-            wait_for(lambda: broker.process.poll() is not None, timeout=30, worker=worker, what="the fan-out to kill the broker")
+            wait_for(
+                lambda: broker.process.poll() is not None,
+                timeout=30,
+                worker=worker,
+                what="the fan-out to kill the broker",
+            )
             broker.process = None
             time.sleep(1.5)  # longer than Celery's default publish retries (about 0.6 s) wait
             broker.start()
             wait_for(
-                lambda: ScoreRun.objects.get(pk=run.pk).status == RunStatus.DONE, timeout=30, worker=worker,
+                lambda: ScoreRun.objects.get(pk=run.pk).status == RunStatus.DONE,
+                timeout=30,
+                worker=worker,
                 what="the run to finish",
             )
             assert worker.starts == 1 and worker.process is not None and worker.process.poll() is None
@@ -283,7 +310,9 @@ def one_item(study, annotator, settings):
 
 
 def _history(label: Label) -> list[tuple[Any, Any, int]]:
-    return list(LabelHistory.objects.filter(label=label).order_by("id").values_list("old_value", "new_value", "new_version"))
+    return list(
+        LabelHistory.objects.filter(label=label).order_by("id").values_list("old_value", "new_value", "new_version")
+    )
 
 
 # --- The database connection dropped during a label save -----------------------------------------------
@@ -299,8 +328,12 @@ def _drop(conn) -> None:
         s = conn.settings_dict
         pid = conn.connection.info.backend_pid
         with psycopg.connect(
-            host=s["HOST"] or "127.0.0.1", port=s["PORT"] or 5432, user=s["USER"], password=s["PASSWORD"] or None,
-            dbname=s["NAME"], autocommit=True,
+            host=s["HOST"] or "127.0.0.1",
+            port=s["PORT"] or 5432,
+            user=s["USER"],
+            password=s["PASSWORD"] or None,
+            dbname=s["NAME"],
+            autocommit=True,
         ) as admin:
             # The two-argument form waits until the backend is gone.
             assert admin.execute("SELECT pg_terminate_backend(%s, 5000)", [pid]).fetchone()[0]
@@ -363,7 +396,9 @@ def api_http(live_server, one_item, annotator) -> Iterator[httpx.Client]:
 
 
 @pytest.mark.parametrize("moment", [_drop_before_the_write, _drop_at_commit], ids=["before the write", "at commit"])
-def test_a_label_save_whose_database_connection_drops_fails_and_its_retry_writes_once(api_http, one_item, moment, caplog):
+def test_a_label_save_whose_database_connection_drops_fails_and_its_retry_writes_once(
+    api_http, one_item, moment, caplog
+):
     url = reverse("api-labels", args=[one_item["assignment"].pk])
     body = {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}
     with _first_label_write(moment) as events:
@@ -431,13 +466,23 @@ def test_the_same_label_save_sent_twice_is_stored_once(api, one_item):
 
 
 @pytest.mark.django_db
-def test_two_saves_on_one_version_store_the_first_and_answer_the_second_with_409_and_the_current_value(api, one_item, annotator):
+def test_two_saves_on_one_version_store_the_first_and_answer_the_second_with_409_and_the_current_value(
+    api, one_item, annotator
+):
     url = reverse("api-labels", args=[one_item["assignment"].pk])
-    assert api.put(url, {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}, format="json").status_code == 200
+    assert (
+        api.put(url, {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}, format="json").status_code
+        == 200
+    )
     refused = api.put(url, {"question": "pf", "unit_key": "item", "value": "2", "base_version": 0}, format="json")
     assert refused.status_code == 409
     details = refused.json()["details"]
-    assert (details["value"], details["version"], details["your_value"], details["updated_by"]) == ("4", 1, "2", annotator.get_username())
+    assert (details["value"], details["version"], details["your_value"], details["updated_by"]) == (
+        "4",
+        1,
+        "2",
+        annotator.get_username(),
+    )
     label = Label.objects.get()
     assert (label.value, label.version) == ("4", 1)
     assert _history(label) == [(None, "4", 1)]
@@ -456,7 +501,10 @@ def record_submission(*, pool_id: int, item_id: int) -> None:
 @pytest.fixture
 def two_annotators_one_item(study, settings):
     """Two annotators, overlap 2, one item: they agree on ``agree`` and disagree on ``differ``."""
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = ["adjudication.services.item_disagreements_detect", "tests.test_faults.record_submission"]
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = [
+        "adjudication.services.item_disagreements_detect",
+        "tests.test_faults.record_submission",
+    ]
     SUBMISSIONS.clear()
     agree, differ = _binary(study, "agree"), _binary(study, "differ")
     item = factories.make_item(study, answer="Take 0.5 mg daily.")
@@ -468,7 +516,9 @@ def two_annotators_one_item(study, settings):
     for user, differ_value in ((first, "yes"), (second, "no")):
         assignment = pool.assignments.get(annotator=user)
         for question, value in ((agree, "yes"), (differ, differ_value)):
-            services.label_save(assignment=assignment, question=question, unit_key="item", value=value, base_version=0, actor=user)
+            services.label_save(
+                assignment=assignment, question=question, unit_key="item", value=value, base_version=0, actor=user
+            )
     return {"pool": pool, "item": item, "first": first, "second": second}
 
 
@@ -500,6 +550,7 @@ def _submit_call(user, assignment: Assignment) -> Callable[[], Any]:
         client.force_authenticate(user)
         response = client.post(reverse("api-submit", args=[assignment.pk]))
         return response.status_code, response.json()
+
     return call
 
 
@@ -514,7 +565,9 @@ def test_the_same_submit_sent_concurrently_submits_once_and_runs_the_handlers_on
     assert {body["status"] for _, body in results} == {AssignmentStatus.SUBMITTED}
     assert len({body["submitted_at"] for _, body in results}) == 1  # one submission, reported four times
     assert [(pool.pk, data["item"].pk)] * 2 == SUBMISSIONS  # the first annotator's submit, then one of these
-    assert list(GoldLabel.objects.filter(pool=pool).values_list("question__key", "value", "version")) == [("agree", "yes", 1)]
+    assert list(GoldLabel.objects.filter(pool=pool).values_list("question__key", "value", "version")) == [
+        ("agree", "yes", 1)
+    ]
     assert list(AdjudicationCase.objects.filter(pool=pool).values_list("question__key", flat=True)) == ["differ"]
     assert Label.objects.filter(assignment__pool=pool).count() == 4
     assert LabelHistory.objects.filter(label__assignment__pool=pool).count() == 4
@@ -526,19 +579,24 @@ def pause_inside_the_submission(*, pool_id: int, item_id: int) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_last_two_annotators_submitting_at_once_still_hand_the_item_to_adjudication(two_annotators_one_item, settings):
+def test_the_last_two_annotators_submitting_at_once_still_hand_the_item_to_adjudication(
+    two_annotators_one_item, settings
+):
     """Each submission's handler must see the other one: if both ran on a snapshot where the other
     assignment was still open, neither would make gold or open the case, and the item would be lost
     to adjudication."""
     settings.ASSIGNMENT_SUBMITTED_HANDLERS = [
-        "tests.test_faults.pause_inside_the_submission", *settings.ASSIGNMENT_SUBMITTED_HANDLERS
+        "tests.test_faults.pause_inside_the_submission",
+        *settings.ASSIGNMENT_SUBMITTED_HANDLERS,
     ]
     data = two_annotators_one_item
     pool, first, second = data["pool"], data["first"], data["second"]
-    results = _concurrently([
-        _submit_call(first, pool.assignments.get(annotator=first)),
-        _submit_call(second, pool.assignments.get(annotator=second)),
-    ])
+    results = _concurrently(
+        [
+            _submit_call(first, pool.assignments.get(annotator=first)),
+            _submit_call(second, pool.assignments.get(annotator=second)),
+        ]
+    )
     assert [status for status, _ in results] == [200, 200], results
     assert set(pool.assignments.values_list("status", flat=True)) == {AssignmentStatus.SUBMITTED}
     assert list(GoldLabel.objects.filter(pool=pool).values_list("question__key", "value")) == [("agree", "yes")]

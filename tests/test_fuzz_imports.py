@@ -1,4 +1,4 @@
-"""Property-based fuzzing of the import (issue 8, point 4): whatever the bytes, items_import either
+"""Property-based fuzzing of the import: whatever the bytes, items_import either
 imports or raises the service's documented refusal (a DomainError: ImportRejected / ValidationFailed,
 PayloadTooLarge, Conflict) and then has written nothing; the upload page and the REST endpoint never
 answer 500. Example counts are modest so that the file runs in well under a minute."""

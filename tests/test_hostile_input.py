@@ -1,4 +1,4 @@
-"""Hostile input (issue 8, point 4): LLM endpoints, filter parameters, HTML in every text field,
+"""Hostile input: LLM endpoints, filter parameters, HTML in every text field,
 oversize and compressed uploads. The property-based import fuzzing lives in test_fuzz_imports.py."""
 
 from __future__ import annotations
@@ -78,9 +78,20 @@ HOSTILE = SCRIPT + IMG
 # Query parameters every page is also opened with: reflected markup, and lookups across relations that
 # an allow-list must ignore or refuse (never apply).
 HOSTILE_QUERY = {
-    "q": HOSTILE, "status": HOSTILE, "page": HOSTILE, "item": HOSTILE, "template": HOSTILE, "state": HOSTILE,
-    "annotator__password": "x", "order_by": "annotator__password", "user__password__startswith": "pbkdf2",
-    "study__owner__password": "x", "rater": HOSTILE, "source": HOSTILE, "pool": "1", "question": HOSTILE,
+    "q": HOSTILE,
+    "status": HOSTILE,
+    "page": HOSTILE,
+    "item": HOSTILE,
+    "template": HOSTILE,
+    "state": HOSTILE,
+    "annotator__password": "x",
+    "order_by": "annotator__password",
+    "user__password__startswith": "pbkdf2",
+    "study__owner__password": "x",
+    "rater": HOSTILE,
+    "source": HOSTILE,
+    "pool": "1",
+    "question": HOSTILE,
 }
 
 
@@ -102,24 +113,41 @@ def hostile_study(researcher, annotator, adjudicator, tmp_path, settings):
     from tests import factories
 
     evil = factories.make_user(IMG)  # usernames are not validated when accounts come from elsewhere
-    study = factories.make_study(owner=researcher, slug="hostile", name=HOSTILE, guidelines=HOSTILE, licence=HOSTILE,
-                                 blind_system=False, show_scores_to_adjudicators=True)
+    study = factories.make_study(
+        owner=researcher,
+        slug="hostile",
+        name=HOSTILE,
+        guidelines=HOSTILE,
+        licence=HOSTILE,
+        blind_system=False,
+        show_scores_to_adjudicators=True,
+    )
     options = [{"value": "yes", "label": HOSTILE, "key": "1"}, {"value": "no", "label": HOSTILE, "key": "2"}]
     pf = factories.make_question(study, "pf", prompt=HOSTILE, help_text=HOSTILE, options=options)
     note = factories.make_question(study, "note", kind="text", options=[], prompt=HOSTILE, help_text=HOSTILE)
     record = {
-        "id": "x1", "question": HOSTILE, "answer": f"Take it. {HOSTILE} Now.", "source": HOSTILE,
-        "contexts": [{"id": "doc-1", "text": HOSTILE, "is_target": True}, HOSTILE], "aspects": [HOSTILE],
-        "system": HOSTILE, "metadata": {"site": HOSTILE, HOSTILE: "v"},
+        "id": "x1",
+        "question": HOSTILE,
+        "answer": f"Take it. {HOSTILE} Now.",
+        "source": HOSTILE,
+        "contexts": [{"id": "doc-1", "text": HOSTILE, "is_target": True}, HOSTILE],
+        "aspects": [HOSTILE],
+        "system": HOSTILE,
+        "metadata": {"site": HOSTILE, HOSTILE: "v"},
         "labels": [
             {"annotator": SCRIPT, "question": "pf", "unit": "item", "value": "yes"},
             {"annotator": IMG, "question": "pf", "unit": "item", "value": "no"},
             {"annotator": SCRIPT, "question": "note", "unit": "item", "value": HOSTILE},
-            {"annotator": IMG, "question": "note", "unit": "item", "value": "=HYPERLINK(\"http://x\",\"y\")"},
+            {"annotator": IMG, "question": "note", "unit": "item", "value": '=HYPERLINK("http://x","y")'},
         ],
     }
-    items_import(study=study, file=io.BytesIO(json.dumps(record).encode() + b"\n"), filename="hostile.jsonl",
-                 actor=researcher, pool_name=HOSTILE)
+    items_import(
+        study=study,
+        file=io.BytesIO(json.dumps(record).encode() + b"\n"),
+        filename="hostile.jsonl",
+        actor=researcher,
+        pool_name=HOSTILE,
+    )
     item = Item.objects.get(study=study, external_id="x1")
     pool = factories.make_pool(study, "annotators " + IMG, questions=[pf, note])
     membership = factories.add_member(pool, annotator, SCRIPT)
@@ -130,10 +158,27 @@ def hostile_study(researcher, annotator, adjudicator, tmp_path, settings):
     imported = Pool.objects.get(study=study, name=HOSTILE)
     imported.questions.add(pf, note)
     case = AdjudicationCase.objects.get_or_create(pool=imported, item=item, unit_key="item", question=pf)[0]
-    GoldLabel.objects.create(pool=case.pool, item=item, unit_key="item", question=pf, value="yes", source="adjudicated",
-                             case=case, adjudicator=evil, rationale=HOSTILE, confidence=3)
-    run = ScoreRun.objects.create(study=study, metric="ra", metric_version="1", backend="lexical",
-                                  model_identity=HOSTILE, created_by=researcher, status="done")
+    GoldLabel.objects.create(
+        pool=case.pool,
+        item=item,
+        unit_key="item",
+        question=pf,
+        value="yes",
+        source="adjudicated",
+        case=case,
+        adjudicator=evil,
+        rationale=HOSTILE,
+        confidence=3,
+    )
+    run = ScoreRun.objects.create(
+        study=study,
+        metric="ra",
+        metric_version="1",
+        backend="lexical",
+        model_identity=HOSTILE,
+        created_by=researcher,
+        status="done",
+    )
     Score.objects.create(run=run, item=item, unit_key="item", value=0.5, state="ok", details={"why": HOSTILE})
     kb = KnowledgeBase.objects.create(study=study, name=HOSTILE[:200])
     from adjudication.exports import write_export
@@ -142,8 +187,19 @@ def hostile_study(researcher, annotator, adjudicator, tmp_path, settings):
     out = write_export(study=study, fmt="csv", out=tmp_path / "hostile.csv")
     export = ExportJob.objects.create(study=study, format="csv", status="done", path=str(out), requested_by=researcher)
     return {
-        "study": study, "item": item, "pool": pool, "assignment": assignment, "case": case, "aspect": aspect,
-        "run": run, "kb": kb, "membership": membership, "export": export, "imported": imported, "question": pf, "evil": evil,
+        "study": study,
+        "item": item,
+        "pool": pool,
+        "assignment": assignment,
+        "case": case,
+        "aspect": aspect,
+        "run": run,
+        "kb": kb,
+        "membership": membership,
+        "export": export,
+        "imported": imported,
+        "question": pf,
+        "evil": evil,
     }
 
 
@@ -164,13 +220,31 @@ def _fill(route: str, params: list[str], h: dict) -> str | None:
     """The route with the hostile study's ids filled in (None for a parameter this study has no value for)."""
     import re
 
-    by_segment = {"assignments": h["assignment"].pk, "cases": h["case"].pk, "aspects": h["aspect"].pk,
-                  "pools": h["imported"].pk, "exports": h["export"].pk, "download": h["export"].pk, "validation": 0, "validation-studies": 0}
+    by_segment = {
+        "assignments": h["assignment"].pk,
+        "cases": h["case"].pk,
+        "aspects": h["aspect"].pk,
+        "pools": h["imported"].pk,
+        "exports": h["export"].pk,
+        "download": h["export"].pk,
+        "validation": 0,
+        "validation-studies": 0,
+    }
     # Reports take the imported pool (its labels, hostile pseudonyms and case); the annotator's pool
     # is reached through their assignment.
-    values = {"slug": h["study"].slug, "pool_id": h["imported"].pk, "run_id": h["run"].pk, "kb_id": h["kb"].pk,
-              "key": "pf", "question": "pf", "membership_id": h["membership"].pk, "external_id": "x1",
-              "fmt": "csv", "measure": "human_cf", "job_id": 0}
+    values = {
+        "slug": h["study"].slug,
+        "pool_id": h["imported"].pk,
+        "run_id": h["run"].pk,
+        "kb_id": h["kb"].pk,
+        "key": "pf",
+        "question": "pf",
+        "membership_id": h["membership"].pk,
+        "external_id": "x1",
+        "fmt": "csv",
+        "measure": "human_cf",
+        "job_id": 0,
+    }
     path = route
     for name in params:
         if name in ("pk", "id"):
@@ -184,14 +258,22 @@ def _fill(route: str, params: list[str], h: dict) -> str | None:
     return "/" + path
 
 
-def test_html_in_every_text_field_is_escaped_on_every_page_each_role_opens(client, hostile_study, researcher, annotator, adjudicator):
+def test_html_in_every_text_field_is_escaped_on_every_page_each_role_opens(
+    client, hostile_study, researcher, annotator, adjudicator
+):
     opened: dict[str, set[str]] = {}
     for who in (researcher, adjudicator, annotator, hostile_study["evil"]):
         client.force_login(who)
         run, imported = hostile_study["run"].pk, hostile_study["imported"].pk
         # Valid report parameters, so that the report pages render the hostile pool and question too.
-        report_query = {"run": run, "runs": run, "source": f"run:{run}", "pool": imported, "question": "pf",
-                        "features": f"run:{run}"}
+        report_query = {
+            "run": run,
+            "runs": run,
+            "source": f"run:{run}",
+            "pool": imported,
+            "question": "pf",
+            "features": f"run:{run}",
+        }
         query_variants = ({}, HOSTILE_QUERY, {"part": "card"}, report_query)
         for route, params in _page_routes():
             path = _fill(route, params, hostile_study)
@@ -199,7 +281,9 @@ def test_html_in_every_text_field_is_escaped_on_every_page_each_role_opens(clien
                 continue
             for query in query_variants:
                 response = client.get(path, query)
-                assert response.status_code < 500, f"{who} GET {path} {query and 'with hostile query'} → {response.status_code}"
+                assert response.status_code < 500, (
+                    f"{who} GET {path} {query and 'with hostile query'} → {response.status_code}"
+                )
                 content_type = response.get("Content-Type", "")
                 body = b"".join(response.streaming_content) if response.streaming else response.content
                 if "html" in content_type or "markdown" in content_type:
@@ -211,19 +295,31 @@ def test_html_in_every_text_field_is_escaped_on_every_page_each_role_opens(clien
         client.logout()
     # The pages that show the hostile text were really rendered (not refused), for each role.
     assert {"assignments/<int:pk>/", ""} <= opened[annotator.get_username()]
-    assert {"adjudication/cases/<int:pk>/", "adjudication/studies/<slug:slug>/cases/"} <= opened[adjudicator.get_username()]
+    assert {"adjudication/cases/<int:pk>/", "adjudication/studies/<slug:slug>/cases/"} <= opened[
+        adjudicator.get_username()
+    ]
     assert {
-        "console/<slug:slug>/", "console/<slug:slug>/items/", "console/<slug:slug>/preview/", "console/<slug:slug>/people/",
-        "console/<slug:slug>/protocol/", "console/<slug:slug>/pools/<int:pool_id>/", "scoring/runs/<int:run_id>/",
-        "scoring/studies/<slug:slug>/items/<path:external_id>/scores", "adjudication/studies/<slug:slug>/reports/",
-        "adjudication/studies/<slug:slug>/validation/", "adjudication/studies/<slug:slug>/reports/raters/",
-        "adjudication/exports/<int:pk>/download/", "adjudication/studies/<slug:slug>/exports/",
+        "console/<slug:slug>/",
+        "console/<slug:slug>/items/",
+        "console/<slug:slug>/preview/",
+        "console/<slug:slug>/people/",
+        "console/<slug:slug>/protocol/",
+        "console/<slug:slug>/pools/<int:pool_id>/",
+        "scoring/runs/<int:run_id>/",
+        "scoring/studies/<slug:slug>/items/<path:external_id>/scores",
+        "adjudication/studies/<slug:slug>/reports/",
+        "adjudication/studies/<slug:slug>/validation/",
+        "adjudication/studies/<slug:slug>/reports/raters/",
+        "adjudication/exports/<int:pk>/download/",
+        "adjudication/studies/<slug:slug>/exports/",
         "adjudication/studies/<slug:slug>/reports/agreement/<int:pool_id>/<slug:question>/",
         "adjudication/studies/<slug:slug>/pools/<int:pool_id>/agreement/",
     } <= opened[researcher.get_username()]
 
 
-def test_exports_keep_hostile_text_exactly_but_neutralise_markup_in_the_card_and_formulas_in_csv(hostile_study, tmp_path):
+def test_exports_keep_hostile_text_exactly_but_neutralise_markup_in_the_card_and_formulas_in_csv(
+    hostile_study, tmp_path
+):
     import csv
     import json
 
@@ -236,7 +332,7 @@ def test_exports_keep_hostile_text_exactly_but_neutralise_markup_in_the_card_and
     write_export(study=study, fmt="csv", out=tmp_path / "e.csv")
     with open(tmp_path / "e.csv", newline="") as f:
         cells = [c for row in csv.reader(f) for c in row]
-    assert "'=HYPERLINK(\"http://x\",\"y\")" in cells
+    assert '\'=HYPERLINK("http://x","y")' in cells
     assert not [c for c in cells if c[:1] in ("=", "+", "@") or (c[:1] == "-" and not c[1:2].isdigit())]
     write_export(study=study, fmt="hf", out=tmp_path / "hf")
     for card in (tmp_path / "e.jsonl.card.md", tmp_path / "e.csv.card.md", tmp_path / "hf" / "README.md"):
@@ -257,8 +353,12 @@ def test_no_view_passes_query_parameters_into_an_orm_lookup():
 
     root = Path(__file__).resolve().parent.parent
     # A spread query (``filter(**request.GET)``), or a field name taken from the request (``order_by(query…)``).
-    spread = re.compile(r"\.(filter|exclude|get|update|order_by|values|values_list|annotate)\(\s*\*\*\s*(dict\()?(request|query|params)\b")
-    field_from_request = re.compile(r"\.(order_by|values|values_list|only|defer|select_related|prefetch_related)\([^)]*(request\.|query\b|params\b)")
+    spread = re.compile(
+        r"\.(filter|exclude|get|update|order_by|values|values_list|annotate)\(\s*\*\*\s*(dict\()?(request|query|params)\b"
+    )
+    field_from_request = re.compile(
+        r"\.(order_by|values|values_list|only|defer|select_related|prefetch_related)\([^)]*(request\.|query\b|params\b)"
+    )
     offenders = []
     for app in ("annotation", "adjudication", "scoring", "concord"):
         for path in (root / app).rglob("*.py"):
@@ -275,11 +375,16 @@ def test_lookups_across_relations_in_the_query_string_are_ignored_by_the_apis(re
     from tests import factories
 
     factories.make_item(study, "a1")
-    run = ScoreRun.objects.create(study=study, metric="ra", metric_version="1", backend="lexical", created_by=researcher)
+    run = ScoreRun.objects.create(
+        study=study, metric="ra", metric_version="1", backend="lexical", created_by=researcher
+    )
     api = APIClient()
     api.force_authenticate(researcher)
     plain = api.get(f"/api/scoring/runs/{run.pk}/scores/")
-    hostile = api.get(f"/api/scoring/runs/{run.pk}/scores/", {"run__created_by__password__startswith": "m", "order_by": "run__created_by__password"})
+    hostile = api.get(
+        f"/api/scoring/runs/{run.pk}/scores/",
+        {"run__created_by__password__startswith": "m", "order_by": "run__created_by__password"},
+    )
     assert plain.status_code == hostile.status_code == 200 and plain.json() == hostile.json()
     cases = api.get(f"/api/adjudication/studies/{study.slug}/cases/", {"status": "pool__study__owner__password"})
     assert cases.status_code in (200, 400) and (cases.status_code == 400 or cases.json() == [])

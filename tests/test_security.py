@@ -30,17 +30,28 @@ _PRODUCTION = {
 }
 
 
-
 @pytest.fixture(autouse=True)
 def fast_password_hasher(settings):
     # The personas' passwords are hashed on creation and checked at each log-in; what these tests
     # exercise does not depend on the hash's cost.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+
 def _run(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("CONCORD_", "DJANGO_")) and k not in {
-        "DATABASE_URL", "CELERY_BROKER_URL", "SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "CACHE_URL",
-    }}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CONCORD_", "DJANGO_"))
+        and k
+        not in {
+            "DATABASE_URL",
+            "CELERY_BROKER_URL",
+            "SECRET_KEY",
+            "DEBUG",
+            "ALLOWED_HOSTS",
+            "CACHE_URL",
+        }
+    }
     clean.update({"CONCORD_VAR_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "concord.settings", **env})
     return subprocess.run([sys.executable, *args], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120)
 
@@ -163,8 +174,9 @@ def test_a_session_idle_past_the_timeout_is_logged_out(client, annotator):
 
 
 def test_the_idle_timeout_comes_from_the_environment(tmp_path):
-    result = _settings_value(tmp_path, "settings.SESSION_COOKIE_AGE, settings.SESSION_SAVE_EVERY_REQUEST",
-                             SESSION_IDLE_TIMEOUT_SECONDS="900")
+    result = _settings_value(
+        tmp_path, "settings.SESSION_COOKIE_AGE, settings.SESSION_SAVE_EVERY_REQUEST", SESSION_IDLE_TIMEOUT_SECONDS="900"
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "900 True"
 
@@ -205,7 +217,9 @@ def test_production_refuses_a_per_process_cache(tmp_path):
 
 
 def test_check_deploy_raises_no_security_warning_with_production_settings(tmp_path):
-    result = _run(["manage.py", "check", "--deploy", "--tag", "security", "--fail-level", "DEBUG"], tmp_path, **_PRODUCTION)
+    result = _run(
+        ["manage.py", "check", "--deploy", "--tag", "security", "--fail-level", "DEBUG"], tmp_path, **_PRODUCTION
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
 

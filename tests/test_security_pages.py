@@ -34,12 +34,12 @@ _PARAM = re.compile(r"<(?:(?P<converter>\w+):)?(?P<name>\w+)>")
 _ADMIN_ROUTES = ["admin/", "admin/annotation/study/", "admin/auth/user/"]
 
 
-
 @pytest.fixture(autouse=True)
 def fast_password_hasher(settings):
     # The personas' passwords are hashed on creation and checked at each log-in; what these tests
     # exercise does not depend on the hash's cost.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
 
 def _walk(patterns: list, prefix: str = "") -> Iterator[str]:
     for entry in patterns:
@@ -92,14 +92,26 @@ def site(study, researcher, annotator, adjudicator, tmp_path) -> dict[str, Any]:
     membership = factories.add_member(pool, annotator)
     assignment = factories.make_assignment(pool, item, annotator)
     label = Label.objects.create(
-        assignment=assignment, question=question, unit_key="item", value="yes", updated_by=annotator,
+        assignment=assignment,
+        question=question,
+        unit_key="item",
+        value="yes",
+        updated_by=annotator,
         updated_at=timezone.now(),
     )
     objects: dict[str, Any] = {
-        "slug": study.slug, "study": study.pk, "pool": pool.pk, "item": item.pk, "external_id": item.external_id,
-        "assignments": assignment.pk, "aspects": aspect.pk, "question": question.pk, "question_slug": question.key,
+        "slug": study.slug,
+        "study": study.pk,
+        "pool": pool.pk,
+        "item": item.pk,
+        "external_id": item.external_id,
+        "assignments": assignment.pk,
+        "aspects": aspect.pk,
+        "question": question.pk,
+        "question_slug": question.key,
         "key_slug": question.key,
-        "labels": label.pk, "membership": membership.pk,
+        "labels": label.pk,
+        "membership": membership.pk,
     }
     export_file = tmp_path / "demo-study.jsonl"
     export_file.write_text('{"item": "kqa-001"}\n')
@@ -115,13 +127,39 @@ def site(study, researcher, annotator, adjudicator, tmp_path) -> dict[str, Any]:
 def _optional_objects(study, pool, item, question, researcher, export_file):
     # Models that other parts of the app add; a missing one leaves its routes answering 404.
     return [
-        ("adjudication", "AdjudicationCase", "cases", lambda m: m.objects.create(pool=pool, item=item, unit_key="item", question=question)),
-        ("adjudication", "ExportJob", "exports", lambda m: m.objects.create(
-            study=study, format="jsonl", status="done", path=str(export_file), size_bytes=export_file.stat().st_size,
-            requested_by=researcher,
-        )),
-        ("scoring", "ScoreRun", "runs", lambda m: m.objects.create(study=study, metric="rouge_l", metric_version="1", backend="lexical", created_by=researcher)),
-        ("scoring", "KnowledgeBase", "knowledge-bases", lambda m: m.objects.create(study=study, name="Guidelines", created_by=researcher)),
+        (
+            "adjudication",
+            "AdjudicationCase",
+            "cases",
+            lambda m: m.objects.create(pool=pool, item=item, unit_key="item", question=question),
+        ),
+        (
+            "adjudication",
+            "ExportJob",
+            "exports",
+            lambda m: m.objects.create(
+                study=study,
+                format="jsonl",
+                status="done",
+                path=str(export_file),
+                size_bytes=export_file.stat().st_size,
+                requested_by=researcher,
+            ),
+        ),
+        (
+            "scoring",
+            "ScoreRun",
+            "runs",
+            lambda m: m.objects.create(
+                study=study, metric="rouge_l", metric_version="1", backend="lexical", created_by=researcher
+            ),
+        ),
+        (
+            "scoring",
+            "KnowledgeBase",
+            "knowledge-bases",
+            lambda m: m.objects.create(study=study, name="Guidelines", created_by=researcher),
+        ),
     ]
 
 
@@ -153,7 +191,9 @@ def _clients(site: dict[str, Any]) -> dict[str, Client]:
     # Server errors are the API fuzzing tests' subject; here they only mean a page that cannot be checked.
     clients = {"anonymous": Client(raise_request_exception=False)}
     for role, username in [
-        ("annotator", "anna-annotator"), ("adjudicator", "adam-adjudicator"), ("researcher", "rita-researcher"),
+        ("annotator", "anna-annotator"),
+        ("adjudicator", "adam-adjudicator"),
+        ("researcher", "rita-researcher"),
     ]:
         clients[role] = Client(raise_request_exception=False)
         clients[role].force_login(users.get(username=username))

@@ -48,7 +48,13 @@ def test_database_url() -> str:
 
 class WorkerProcess:
     def __init__(
-        self, *, env: dict[str, str], log_dir: Path, concurrency: int = 1, purge: bool = True, include: tuple[str, ...] = ()
+        self,
+        *,
+        env: dict[str, str],
+        log_dir: Path,
+        concurrency: int = 1,
+        purge: bool = True,
+        include: tuple[str, ...] = (),
     ) -> None:
         self.env = env
         self.include = include
@@ -65,9 +71,19 @@ class WorkerProcess:
         self.starts += 1
         self.log_path = self.log_dir / f"worker-{self.starts}-{uuid.uuid4().hex[:6]}.log"
         command = [
-            sys.executable, "-m", "celery", "-A", "concord", "worker",
-            "--loglevel=INFO", "--pool=prefork", f"--concurrency={self.concurrency}",
-            f"--hostname=test-{uuid.uuid4().hex[:8]}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "concord",
+            "worker",
+            "--loglevel=INFO",
+            "--pool=prefork",
+            f"--concurrency={self.concurrency}",
+            f"--hostname=test-{uuid.uuid4().hex[:8]}@%h",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
         ]
         if self.include:
             command.append(f"--include={','.join(self.include)}")
@@ -75,7 +91,9 @@ class WorkerProcess:
             command.append("--purge")
         log = self.log_path.open("wb")
         # A session of its own, so that kill() reaches the pool's children too.
-        self.process = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         log.close()
         deadline = time.monotonic() + READY_TIMEOUT
         while time.monotonic() < deadline:
@@ -133,7 +151,9 @@ def celery_worker(
     ``include`` modules for it to import (a test-only metric, say)."""
     log_dir = Path(settings.VAR_DIR) / "worker-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    worker = WorkerProcess(env=worker_env(**env), log_dir=log_dir, concurrency=concurrency, purge=purge, include=include)
+    worker = WorkerProcess(
+        env=worker_env(**env), log_dir=log_dir, concurrency=concurrency, purge=purge, include=include
+    )
     worker.start()
     try:
         yield worker
@@ -142,7 +162,11 @@ def celery_worker(
 
 
 def wait_for(
-    condition: Callable[[], bool], *, timeout: float, worker: WorkerProcess | None = None, what: str = "",
+    condition: Callable[[], bool],
+    *,
+    timeout: float,
+    worker: WorkerProcess | None = None,
+    what: str = "",
     interval: float = 0.2,
 ) -> None:
     """Poll ``condition`` until true; on timeout fail with the worker's log."""

@@ -31,14 +31,18 @@ class Adapter:
 ADAPTERS: dict[str, Adapter] = {
     "kqa-questions": Adapter(
         name="kqa-questions",
-        description="K-QA questions_w_answers.jsonl: 201 questions, physician answers, must-have / nice-to-have aspects",
+        description=(
+            "K-QA questions_w_answers.jsonl: 201 questions, physician answers, must-have / nice-to-have aspects"
+        ),
         records=kqa.question_records,
         presets=(),
         licence=kqa.licence_text,
     ),
     "kqa-nli": Adapter(
         name="kqa-nli",
-        description="K-QA NLI_medical_annotator.csv: LLM answers, labelled statements as aspects, three physicians' labels",
+        description=(
+            "K-QA NLI_medical_annotator.csv: LLM answers, labelled statements as aspects, three physicians' labels"
+        ),
         records=kqa.nli_records,
         presets=("kqa",),
         licence=kqa.licence_text,

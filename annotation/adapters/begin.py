@@ -44,12 +44,21 @@ def records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         for row_number, row in enumerate(reader, start=2):
             label = row["begin_label"].strip()
             message = row["message"].strip()
-            yield row_number, {
-                "id": f"begin-cmu-{row_number - 1:03d}",
-                "question": message or NO_MESSAGE,
-                "answer": row["response"].strip(),
-                "contexts": [{"id": "knowledge", "text": row["knowledge"].strip(), "is_target": True}],
-                "system": row["model_name"].strip(),
-                "metadata": {"dataset": "BEGIN", "data_source": row["data_source"].strip(), "empty_message": not message},
-                "labels": [{"annotator": ANNOTATOR, "question": "attribution", "unit": "item", "value": LABELS[label]}],
-            }
+            yield (
+                row_number,
+                {
+                    "id": f"begin-cmu-{row_number - 1:03d}",
+                    "question": message or NO_MESSAGE,
+                    "answer": row["response"].strip(),
+                    "contexts": [{"id": "knowledge", "text": row["knowledge"].strip(), "is_target": True}],
+                    "system": row["model_name"].strip(),
+                    "metadata": {
+                        "dataset": "BEGIN",
+                        "data_source": row["data_source"].strip(),
+                        "empty_message": not message,
+                    },
+                    "labels": [
+                        {"annotator": ANNOTATOR, "question": "attribution", "unit": "item", "value": LABELS[label]}
+                    ],
+                },
+            )

@@ -8,8 +8,28 @@ from django.utils.safestring import SafeString, mark_safe
 register = template.Library()
 
 _ALLOWED_TAGS = {
-    "p", "br", "strong", "em", "ul", "ol", "li", "code", "pre", "blockquote", "h1", "h2", "h3", "h4",
-    "a", "table", "thead", "tbody", "tr", "th", "td", "hr",
+    "p",
+    "br",
+    "strong",
+    "em",
+    "ul",
+    "ol",
+    "li",
+    "code",
+    "pre",
+    "blockquote",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "a",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "hr",
 }
 
 
@@ -22,5 +42,7 @@ def get_item(mapping: dict, key: Any) -> Any:
 def safe_markdown(text: str) -> SafeString:
     """Markdown rendered and then sanitised with an allow-list (no raw HTML, no script, no style)."""
     html = markdown.markdown(text or "", extensions=["tables"], output_format="html")
-    cleaned = nh3.clean(html, tags=_ALLOWED_TAGS, attributes={"a": {"href", "title"}}, url_schemes={"http", "https", "mailto"})
+    cleaned = nh3.clean(
+        html, tags=_ALLOWED_TAGS, attributes={"a": {"href", "title"}}, url_schemes={"http", "https", "mailto"}
+    )
     return mark_safe(cleaned)

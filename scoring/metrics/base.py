@@ -61,16 +61,39 @@ SENTENCE_KINDS = ("simplification", "elaboration")
 RUBRIC_CRITERIA = ("faithfulness", "completeness", "factual_consistency", "clarity")
 
 
+SUPPORT_LABELS = ("supported", "contradicted", "unsupported")
+
+
 @dataclass
 class Judgement:
-    """One decision. ``verdict`` is None only when the backend could not decide (recorded, never guessed)."""
+    """One decision of a backend — the interface every backend gives every metric.
+
+    * ``verdict``: the hard decision (for ``supports``: the claim is supported). None only when the backend
+      could not decide (recorded, never guessed).
+    * ``score``: the backend's raw similarity or confidence, on the backend's own scale (not comparable
+      across backends).
+    * ``label``: for ``supports`` judgements, one of ``SUPPORT_LABELS`` when the backend tells a
+      contradiction from a mere lack of support (``verdict`` is then True only for ``supported``); None
+      for backends or judgements without that distinction.
+    * ``probability``: a calibrated probability that ``verdict`` is True, for metrics' continuous
+      aggregates (e.g. the mean support probability used for AUC). None for backends that give only
+      hard verdicts: a metric asked for a continuous aggregate refuses such a backend with a clear
+      message rather than turning verdicts into 0/1 "probabilities".
+    """
 
     verdict: bool | None
     score: float | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    label: str | None = None
+    probability: float | None = None
 
     def as_details(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "score": self.score, **self.details}
+        out: dict[str, Any] = {"verdict": self.verdict, "score": self.score}
+        if self.label is not None:
+            out["label"] = self.label
+        if self.probability is not None:
+            out["probability"] = self.probability
+        return {**out, **self.details}
 
 
 @dataclass

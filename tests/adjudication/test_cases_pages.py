@@ -1,4 +1,4 @@
-"""The adjudicator's queue and case page, and the REST endpoints for the same actions (issue E point 2)."""
+"""The adjudicator's queue and case page, and the REST endpoints for the same actions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Disagreement detection as assignments are submitted (issue E point 1)."""
+"""Disagreement detection as assignments are submitted."""
 
 from __future__ import annotations
 

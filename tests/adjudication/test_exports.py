@@ -1,4 +1,4 @@
-"""Streaming exports for researchers: JSONL, long CSV, a Hugging Face folder, cards, downloads (issue E point 5)."""
+"""Streaming exports for researchers: JSONL, long CSV, a Hugging Face folder, cards, downloads."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Gold labels are versioned; nothing is deleted; decisions carry provenance (issue E points 2–3)."""
+"""Gold labels are versioned; nothing is deleted; decisions carry provenance."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Human measures from labels (issue E point 4).
+"""Human measures from labels.
 
 Hand-worked values follow the definitions: ASTRID (arXiv 2501.08208, §3) CF = grounded
 information-bearing sentences / information-bearing sentences, 1 when there are none; ICAT

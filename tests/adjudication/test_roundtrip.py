@@ -1,5 +1,5 @@
 """Export, then import into a new study: every label, gold version (with provenance) and score comes
-back (issue E point 6), on the K-QA demo study that `manage.py load_demo` builds."""
+back, on the K-QA demo study that `manage.py load_demo` builds."""
 
 from __future__ import annotations
 

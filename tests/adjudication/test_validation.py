@@ -1,4 +1,4 @@
-"""Validation studies (issue 7): independence and blinding checks, the four templates, hand-checked figures."""
+"""Validation studies: independence and blinding checks, the four templates, hand-checked figures."""
 
 from __future__ import annotations
 

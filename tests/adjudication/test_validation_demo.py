@@ -1,4 +1,4 @@
-"""The demo's validation studies (issue 7 point 5): load_demo_validation on a slice of the real K-QA data.
+"""The demo's validation studies: load_demo_validation on a slice of the real K-QA data.
 
 The K-QA records are imported through the same adapter and importer load_demo uses (only the first
 records, to stay fast); the ICAT run the command queues is then computed in this process by the

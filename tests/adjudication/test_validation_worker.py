@@ -1,4 +1,4 @@
-"""Issue 7 point 4, end to end: two disjoint pools of test annotators label through the real services,
+"""End to end: two disjoint pools of test annotators label through the real services,
 CF and RF are scored by a real Celery worker, and the validation report's figures equal the ones
 counted by hand here from the stored labels and scores."""
 

@@ -70,7 +70,10 @@ def _majority(values):
 
 def test_kqa_nli_adapter_carries_each_physicians_labels():
     labels = [lab for _, r in kqa.nli_records(KQA_NLI) for lab in r["labels"]]
-    per = {a: Counter(lab["value"] for lab in labels if lab["annotator"] == a) for a in ("physician-1", "physician-2", "physician-3")}
+    per = {
+        a: Counter(lab["value"] for lab in labels if lab["annotator"] == a)
+        for a in ("physician-1", "physician-2", "physician-3")
+    }
     assert per["physician-1"] == {"entailment": 136, "neutral": 244, "contradiction": 19}
     assert per["physician-2"] == {"entailment": 181, "neutral": 204, "contradiction": 14}
     assert per["physician-3"] == {"entailment": 147, "neutral": 241, "contradiction": 11}
@@ -115,8 +118,19 @@ def test_kqa_nli_import_gives_three_pseudonymous_physicians_399_aspect_units_eac
 
 
 def test_kqa_questions_import_gives_201_items_with_their_aspects(owner, capsys):
-    call_command("import_items", str(KQA_ANSWERS), "--study", "kqa-q", "--create", "--protocol", "icat",
-                 "--adapter", "kqa-questions", "--owner", owner)
+    call_command(
+        "import_items",
+        str(KQA_ANSWERS),
+        "--study",
+        "kqa-q",
+        "--create",
+        "--protocol",
+        "icat",
+        "--adapter",
+        "kqa-questions",
+        "--owner",
+        owner,
+    )
     aspects = Aspect.objects.filter(item__study__slug="kqa-q")
     assert Item.objects.filter(study__slug="kqa-q").count() == 201
     assert aspects.filter(importance="must_have").count() == 889  # 892 less the three blank statements
@@ -128,7 +142,9 @@ def test_begin_import_gives_416_items_with_one_annotators_attribution_labels(own
     study = Study.objects.get(slug="begin")
     assert Item.objects.filter(study=study).count() == 416
     assert Chunk.objects.filter(item__study=study).count() == 416
-    values = Counter(Label.objects.filter(assignment__pool__study=study, question__key="attribution").values_list("value", flat=True))
+    values = Counter(
+        Label.objects.filter(assignment__pool__study=study, question__key="attribution").values_list("value", flat=True)
+    )
     assert values == {"fully": 59, "not_fully": 278, "generic": 79}
     assert PoolMembership.objects.filter(study=study).count() == 1
     assert "Carnegie Mellon University" in study.licence and "CC BY 4.0" in study.licence

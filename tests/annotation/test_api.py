@@ -1,4 +1,4 @@
-"""The workspace REST API: same services as the pages, token auth, OpenAPI (issue 3, point 8)."""
+"""The workspace REST API: same services as the pages, token auth, OpenAPI."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from tests import factories
 
 pytestmark = pytest.mark.django_db
 
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Factories give every user a password; the production hasher would dominate these tests."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
 
 
 @pytest.fixture
@@ -26,8 +26,20 @@ def work(study, annotator, settings):
     study.hidden_metadata_fields = ["model_temperature"]
     study.save()
     ib = factories.make_question(study, "information_bearing", scope="sentence", order=1)
-    pf = factories.make_question(study, "pf", kind="ordinal", order=2, options=[{"value": str(n), "label": str(n), "key": str(n)} for n in range(1, 6)])
-    item = factories.make_item(study, "i1", answer="Take 0.5 mg daily.", system="GPT-Secret-System", metadata={"model_temperature": 0.7, "topic": "dosing"})
+    pf = factories.make_question(
+        study,
+        "pf",
+        kind="ordinal",
+        order=2,
+        options=[{"value": str(n), "label": str(n), "key": str(n)} for n in range(1, 6)],
+    )
+    item = factories.make_item(
+        study,
+        "i1",
+        answer="Take 0.5 mg daily.",
+        system="GPT-Secret-System",
+        metadata={"model_temperature": 0.7, "topic": "dosing"},
+    )
     pool = factories.make_pool(study, questions=[ib, pf])
     factories.add_member(pool, annotator)
     pool_assign_items(pool=pool)
@@ -71,7 +83,9 @@ def test_the_item_view_is_blinded_and_records_an_exposure(api, work):
 
 
 def test_saving_and_reading_my_labels(api, work):
-    response = api.put(labels_url(work), {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}, format="json")
+    response = api.put(
+        labels_url(work), {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}, format="json"
+    )
     assert response.status_code == 200
     assert response.json()["version"] == 1
     listed = api.get(labels_url(work)).json()
@@ -81,37 +95,66 @@ def test_saving_and_reading_my_labels(api, work):
 def test_a_stale_save_gets_409_with_the_newer_value(api, work, annotator):
     api.put(labels_url(work), {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}, format="json")
     api.put(labels_url(work), {"question": "pf", "unit_key": "item", "value": "5", "base_version": 1}, format="json")
-    response = api.put(labels_url(work), {"question": "pf", "unit_key": "item", "value": "1", "base_version": 1}, format="json")
+    response = api.put(
+        labels_url(work), {"question": "pf", "unit_key": "item", "value": "1", "base_version": 1}, format="json"
+    )
     assert response.status_code == 409
     details = response.json()["details"]
-    assert (details["value"], details["version"], details["updated_by"], details["your_value"]) == ("5", 2, annotator.get_username(), "1")
+    assert (details["value"], details["version"], details["updated_by"], details["your_value"]) == (
+        "5",
+        2,
+        annotator.get_username(),
+        "1",
+    )
     assert details["updated_at"]
     assert Label.objects.get().value == "5"
 
 
 def test_an_invalid_value_gets_400(api, work):
-    response = api.put(labels_url(work), {"question": "pf", "unit_key": "item", "value": "7", "base_version": 0}, format="json")
+    response = api.put(
+        labels_url(work), {"question": "pf", "unit_key": "item", "value": "7", "base_version": 0}, format="json"
+    )
     assert response.status_code == 400 and "not an option" in response.json()["detail"]
-    assert api.put(labels_url(work), {"question": "nope", "unit_key": "item", "value": "1", "base_version": 0}, format="json").status_code == 404
+    assert (
+        api.put(
+            labels_url(work), {"question": "nope", "unit_key": "item", "value": "1", "base_version": 0}, format="json"
+        ).status_code
+        == 404
+    )
 
 
 def test_submit_lists_missing_answers_then_succeeds_idempotently(api, work):
     url = reverse("api-submit", args=[work["assignment"].pk])
     refused = api.post(url)
     assert refused.status_code == 400
-    assert {(m["question"], m["unit_key"]) for m in refused.json()["details"]} == {("information_bearing", "s:0"), ("pf", "item")}
+    assert {(m["question"], m["unit_key"]) for m in refused.json()["details"]} == {
+        ("information_bearing", "s:0"),
+        ("pf", "item"),
+    }
     api.put(labels_url(work), {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}, format="json")
-    api.put(labels_url(work), {"question": "information_bearing", "unit_key": "s:0", "value": "yes", "base_version": 0}, format="json")
+    api.put(
+        labels_url(work),
+        {"question": "information_bearing", "unit_key": "s:0", "value": "yes", "base_version": 0},
+        format="json",
+    )
     assert api.post(url).json()["status"] == "submitted"
     assert api.post(url).status_code == 200
 
 
 def test_skip_proposal_and_time(api, work):
     pk = work["assignment"].pk
-    assert api.post(reverse("api-aspect-propose", args=[pk]), {"text": "renal dosing", "importance": "must_have"}, format="json").status_code == 201
+    assert (
+        api.post(
+            reverse("api-aspect-propose", args=[pk]), {"text": "renal dosing", "importance": "must_have"}, format="json"
+        ).status_code
+        == 201
+    )
     assert api.post(reverse("api-active-time", args=[pk]), {"seconds": 20}, format="json").json() == {"added": 20.0}
     assert api.post(reverse("api-skip", args=[pk]), {"reason": ""}, format="json").status_code == 400
-    assert api.post(reverse("api-skip", args=[pk]), {"reason": "outside my field"}, format="json").json()["status"] == "skipped"
+    assert (
+        api.post(reverse("api-skip", args=[pk]), {"reason": "outside my field"}, format="json").json()["status"]
+        == "skipped"
+    )
 
 
 def test_scripts_authenticate_with_a_token(work, annotator):
@@ -119,7 +162,9 @@ def test_scripts_authenticate_with_a_token(work, annotator):
     assert anonymous.get(reverse("api-assignments")).status_code in (401, 403)
     bad = anonymous.post(reverse("api-token"), {"username": annotator.username, "password": "wrong"}, format="json")
     assert bad.status_code == 400
-    token = anonymous.post(reverse("api-token"), {"username": annotator.username, "password": factories.PASSWORD}, format="json").json()["token"]
+    token = anonymous.post(
+        reverse("api-token"), {"username": annotator.username, "password": factories.PASSWORD}, format="json"
+    ).json()["token"]
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     assert client.get(reverse("api-assignments")).json()["count"] == 1
@@ -139,6 +184,8 @@ def test_the_openapi_schema_describes_the_workspace_api(client, annotator):
 def test_saving_a_label_through_the_api_uses_a_bounded_number_of_queries(api, work, django_assert_max_num_queries):
     api.put(labels_url(work), {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}, format="json")
     with django_assert_max_num_queries(12) as captured:
-        response = api.put(labels_url(work), {"question": "pf", "unit_key": "item", "value": "5", "base_version": 1}, format="json")
+        response = api.put(
+            labels_url(work), {"question": "pf", "unit_key": "item", "value": "5", "base_version": 1}, format="json"
+        )
     assert response.status_code == 200, response.content
     assert len(captured) >= 5  # it does read and write the database

@@ -1,4 +1,4 @@
-"""Assignment of items to pool members and the per-annotator queue (issue 3, point 1)."""
+"""Assignment of items to pool members and the per-annotator queue."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from tests import factories
 
 pytestmark = pytest.mark.django_db
 
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Factories give every user a password; the production hasher would dominate these tests."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
 
 
 @pytest.fixture
@@ -64,13 +64,23 @@ def test_order_is_random_per_annotator_and_reproducible_from_the_seed(pool_of_fo
     pool.overlap = 4
     pool.save()
     pool_assign_items(pool=pool)
-    orders = {m.pk: list(Assignment.objects.filter(pool=pool, annotator=m).order_by("order_key").values_list("item_id", flat=True)) for m in members}
+    orders = {
+        m.pk: list(
+            Assignment.objects.filter(pool=pool, annotator=m).order_by("order_key").values_list("item_id", flat=True)
+        )
+        for m in members
+    }
     assert len({tuple(o) for o in orders.values()}) > 1, "every annotator got the same order"
     assert any(o != sorted(o) for o in orders.values())
     keys = dict(Assignment.objects.filter(pool=pool).values_list("id", "order_key"))
     Assignment.objects.filter(pool=pool).delete()
     pool_assign_items(pool=pool)
-    again = {m.pk: list(Assignment.objects.filter(pool=pool, annotator=m).order_by("order_key").values_list("item_id", flat=True)) for m in members}
+    again = {
+        m.pk: list(
+            Assignment.objects.filter(pool=pool, annotator=m).order_by("order_key").values_list("item_id", flat=True)
+        )
+        for m in members
+    }
     assert again == orders
     assert len(keys) == 40
 

@@ -1,4 +1,4 @@
-"""Blinding, enforced on the server (issue 3, point 7).
+"""Blinding, enforced on the server.
 
 The walk at the bottom requests every URL pattern and API route as an annotator of pool A, with
 the ids of pool B (same study) and of a study the annotator has nothing to do with, and asserts
@@ -31,14 +31,26 @@ from tests import factories
 
 pytestmark = pytest.mark.django_db
 
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Factories give every user a password; the production hasher would dominate these tests."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-SECRETS = ["LEAKB-ANSWER", "LEAKB-QUESTION", "LEAKB-LABEL", "LEAKB-ASPECT", "leakb-pool", "leakb-user", "LEAKB-PSEUDO",
-           "LEAKC-STUDY", "LEAKC-ANSWER", "LEAKC-LABEL", "leakc-user"]
+SECRETS = [
+    "LEAKB-ANSWER",
+    "LEAKB-QUESTION",
+    "LEAKB-LABEL",
+    "LEAKB-ASPECT",
+    "leakb-pool",
+    "leakb-user",
+    "LEAKB-PSEUDO",
+    "LEAKC-STUDY",
+    "LEAKC-ANSWER",
+    "LEAKC-LABEL",
+    "leakc-user",
+]
 
 
 def _yes_no(study, key, **extra):
@@ -58,16 +70,29 @@ def world(study, annotator, settings):
     assignment_a = factories.make_assignment(pool_a, item_a, annotator)
 
     other = factories.make_user("leakb-user")
-    item_b = Item.objects.create(id=920001, study=study, external_id="b2", question="LEAKB-QUESTION?", answer="LEAKB-ANSWER.")
+    item_b = Item.objects.create(
+        id=920001, study=study, external_id="b2", question="LEAKB-QUESTION?", answer="LEAKB-ANSWER."
+    )
     Sentence.objects.create(id=960001, item=item_b, part="answer", index=0, text="LEAKB-ANSWER.", start=0, end=13)
     pool_b = Pool.objects.create(id=910001, study=study, name="leakb-pool", visibility=Visibility.AFTER_SUBMIT)
     pool_b.questions.set([pf, note])
     factories.grant(study, other, "annotator")
-    membership_b = PoolMembership.objects.create(id=930001, pool=pool_b, study=study, user=other, independent=True, pseudonym="LEAKB-PSEUDO")
+    membership_b = PoolMembership.objects.create(
+        id=930001, pool=pool_b, study=study, user=other, independent=True, pseudonym="LEAKB-PSEUDO"
+    )
     assignment_b = Assignment.objects.create(id=940001, pool=pool_b, item=item_b, annotator=other)
-    label_save(assignment=assignment_b, question=note, unit_key="item", value="LEAKB-LABEL", base_version=0, actor=other)
+    label_save(
+        assignment=assignment_b, question=note, unit_key="item", value="LEAKB-LABEL", base_version=0, actor=other
+    )
     label_b = Label.objects.get(assignment=assignment_b)
-    aspect_b = Aspect.objects.create(id=950001, item=item_b, text="LEAKB-ASPECT", origin=AspectOrigin.PROPOSED, status=AspectStatus.PROPOSED, proposed_by=other)
+    aspect_b = Aspect.objects.create(
+        id=950001,
+        item=item_b,
+        text="LEAKB-ASPECT",
+        origin=AspectOrigin.PROPOSED,
+        status=AspectStatus.PROPOSED,
+        proposed_by=other,
+    )
 
     stranger_c = factories.make_user("leakc-user")
     study_c = factories.make_study(name="LEAKC-STUDY", slug="leakc-study", owner=stranger_c)
@@ -76,13 +101,28 @@ def world(study, annotator, settings):
     pool_c = Pool.objects.create(id=910002, study=study_c, name="pool-c")
     pool_c.questions.set([note_c])
     factories.grant(study_c, stranger_c, "annotator")
-    PoolMembership.objects.create(id=930002, pool=pool_c, study=study_c, user=stranger_c, independent=True, pseudonym="C1")
+    PoolMembership.objects.create(
+        id=930002, pool=pool_c, study=study_c, user=stranger_c, independent=True, pseudonym="C1"
+    )
     assignment_c = Assignment.objects.create(id=940002, pool=pool_c, item=item_c, annotator=stranger_c)
-    label_save(assignment=assignment_c, question=note_c, unit_key="item", value="LEAKC-LABEL", base_version=0, actor=stranger_c)
+    label_save(
+        assignment=assignment_c, question=note_c, unit_key="item", value="LEAKC-LABEL", base_version=0, actor=stranger_c
+    )
     return {
-        "pool_a": pool_a, "assignment_a": assignment_a, "pool_b": pool_b, "assignment_b": assignment_b, "label_b": label_b,
-        "aspect_b": aspect_b, "membership_b": membership_b, "item_b": item_b, "study_c": study_c, "pf": pf, "note": note,
-        "pool_c": pool_c, "assignment_c": assignment_c, "other": other,
+        "pool_a": pool_a,
+        "assignment_a": assignment_a,
+        "pool_b": pool_b,
+        "assignment_b": assignment_b,
+        "label_b": label_b,
+        "aspect_b": aspect_b,
+        "membership_b": membership_b,
+        "item_b": item_b,
+        "study_c": study_c,
+        "pf": pf,
+        "note": note,
+        "pool_c": pool_c,
+        "assignment_c": assignment_c,
+        "other": other,
     }
 
 
@@ -98,7 +138,12 @@ def test_item_page_hides_the_system_and_hidden_metadata_when_the_study_is_blind(
     study.blind_system = True
     study.hidden_metadata_fields = ["temperature"]
     study.save()
-    item = factories.make_item(study, system="SecretSystemName", metadata={"temperature": "HIDDEN-TEMP", "topic": "visible-topic"}, scope_class="emergency")
+    item = factories.make_item(
+        study,
+        system="SecretSystemName",
+        metadata={"temperature": "HIDDEN-TEMP", "topic": "visible-topic"},
+        scope_class="emergency",
+    )
     factories.make_chunk(item, 1, is_labelled_target=True)
     pool = factories.make_pool(study, questions=[_yes_no(study, "pf")])
     factories.add_member(pool, annotator)
@@ -140,7 +185,9 @@ def test_calibration_pool_shows_others_labels_only_after_submitting_and_records_
     pool_assign_items(pool=pool)
     theirs = Assignment.objects.get(annotator=colleague)
     mine = Assignment.objects.get(annotator=annotator)
-    label_save(assignment=theirs, question=pf, unit_key="item", value="COLLEAGUE-ANSWER", base_version=0, actor=colleague)
+    label_save(
+        assignment=theirs, question=pf, unit_key="item", value="COLLEAGUE-ANSWER", base_version=0, actor=colleague
+    )
     client.force_login(annotator)
     url = reverse("annotation:item", args=[mine.pk])
     assert "COLLEAGUE-ANSWER" not in client.get(url).content.decode()
@@ -161,7 +208,14 @@ def test_a_pool_without_calibration_never_shows_others_labels(client, study, ann
     factories.add_member(pool, annotator)
     factories.add_member(pool, colleague)
     pool_assign_items(pool=pool)
-    label_save(assignment=Assignment.objects.get(annotator=colleague), question=pf, unit_key="item", value="COLLEAGUE-ANSWER", base_version=0, actor=colleague)
+    label_save(
+        assignment=Assignment.objects.get(annotator=colleague),
+        question=pf,
+        unit_key="item",
+        value="COLLEAGUE-ANSWER",
+        base_version=0,
+        actor=colleague,
+    )
     mine = Assignment.objects.get(annotator=annotator)
     label_save(assignment=mine, question=pf, unit_key="item", value="mine", base_version=0, actor=annotator)
     assignment_submit(assignment=mine, actor=annotator)
@@ -228,8 +282,18 @@ def _expand(route: str, world, study) -> list[str]:
 
 
 POST_DATA = {
-    "question": "note", "unit_key": "item", "value": "overwritten", "base_version": 1, "reason": "r", "text": "t",
-    "importance": "must_have", "seconds": 5, "decision": "x", "rationale": "x", "role": "annotator", "username": "x",
+    "question": "note",
+    "unit_key": "item",
+    "value": "overwritten",
+    "base_version": 1,
+    "reason": "r",
+    "text": "t",
+    "importance": "must_have",
+    "seconds": 5,
+    "decision": "x",
+    "rationale": "x",
+    "role": "annotator",
+    "username": "x",
 }
 
 
@@ -259,5 +323,7 @@ def test_walking_every_route_with_another_pools_ids_leaks_nothing(annotator, stu
                 if has_params and response.status_code not in (403, 404, 405):
                     problems.append(f"{method} {path} → {response.status_code} (expected 403/404/405)")
     assert not problems, "\n".join(problems)
-    assert sorted(Label.objects.exclude(assignment__annotator=annotator).values_list("id", "value", "version")) == before
+    assert (
+        sorted(Label.objects.exclude(assignment__annotator=annotator).values_list("id", "value", "version")) == before
+    )
     assert sorted(Assignment.objects.exclude(annotator=annotator).values_list("id", "status")) == statuses_before

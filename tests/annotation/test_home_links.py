@@ -9,7 +9,13 @@ from tests import factories
 def test_researcher_home_links_the_studys_console_scores_reports_and_exports(client, researcher, study):
     client.force_login(researcher)
     body = client.get(reverse("annotation:home")).content.decode()
-    for name in ("console:study", "scoring:runs", "adjudication:report-index", "adjudication:exports", "adjudication:queue"):
+    for name in (
+        "console:study",
+        "scoring:runs",
+        "adjudication:report-index",
+        "adjudication:exports",
+        "adjudication:queue",
+    ):
         assert reverse(name, args=[study.slug]) in body
 
 

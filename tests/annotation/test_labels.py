@@ -1,4 +1,4 @@
-"""Saving answers: validation, versions, history, conflicts, conditions, submission (issue 3, point 5)."""
+"""Saving answers: validation, versions, history, conflicts, conditions, submission."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from concord.errors import Conflict, Forbidden, ValidationFailed
 from tests import factories
 
 pytestmark = pytest.mark.django_db
+
 
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
@@ -44,20 +45,48 @@ def setup(study, annotator):
     factories.make_chunk(item, 1)
     ib = factories.make_question(study, "information_bearing", scope="sentence", order=1)
     grounded = factories.make_question(
-        study, "grounded", scope="sentence", kind="nominal", order=2,
-        options=[{"value": v, "label": v, "key": str(n)} for n, v in enumerate(["supported", "unsupported", "contradicted"], 1)],
+        study,
+        "grounded",
+        scope="sentence",
+        kind="nominal",
+        order=2,
+        options=[
+            {"value": v, "label": v, "key": str(n)}
+            for n, v in enumerate(["supported", "unsupported", "contradicted"], 1)
+        ],
         condition={"question": "information_bearing", "in": ["yes"]},
     )
-    pf = factories.make_question(study, "pf", kind="ordinal", order=3, options=[{"value": str(n), "label": str(n), "key": str(n)} for n in range(1, 6)])
+    pf = factories.make_question(
+        study,
+        "pf",
+        kind="ordinal",
+        order=3,
+        options=[{"value": str(n), "label": str(n), "key": str(n)} for n in range(1, 6)],
+    )
     note = factories.make_question(study, "note", kind="text", required=False, order=4)
     pool = factories.make_pool(study, questions=[ib, grounded, pf, note])
     factories.add_member(pool, annotator)
     assignment = factories.make_assignment(pool, item, annotator)
-    return {"assignment": assignment, "ib": ib, "grounded": grounded, "pf": pf, "note": note, "pool": pool, "item": item}
+    return {
+        "assignment": assignment,
+        "ib": ib,
+        "grounded": grounded,
+        "pf": pf,
+        "note": note,
+        "pool": pool,
+        "item": item,
+    }
 
 
 def save(setup, annotator, q, unit, value, base=0):
-    return label_save(assignment=setup["assignment"], question=setup[q], unit_key=unit, value=value, base_version=base, actor=annotator)
+    return label_save(
+        assignment=setup["assignment"],
+        question=setup[q],
+        unit_key=unit,
+        value=value,
+        base_version=base,
+        actor=annotator,
+    )
 
 
 def test_a_first_save_creates_version_one_with_history(setup, annotator):
@@ -71,7 +100,10 @@ def test_each_change_bumps_the_version_and_appends_history(setup, annotator):
     save(setup, annotator, "pf", "item", "4")
     label = save(setup, annotator, "pf", "item", "2", base=1)
     assert label.version == 2
-    assert list(LabelHistory.objects.filter(label=label).values_list("old_value", "new_value")) == [(None, "4"), ("4", "2")]
+    assert list(LabelHistory.objects.filter(label=label).values_list("old_value", "new_value")) == [
+        (None, "4"),
+        ("4", "2"),
+    ]
 
 
 def test_a_save_based_on_an_old_version_is_a_conflict_with_the_newer_value(setup, annotator):
@@ -205,15 +237,24 @@ def test_skip_needs_a_reason_and_closes_the_item(setup, annotator):
 
 def test_active_time_is_clamped_to_sane_bounds(setup, annotator):
     assert assignment_time_record(assignment=setup["assignment"], actor=annotator, seconds=12.5) == 12.5
-    assert assignment_time_record(assignment=setup["assignment"], actor=annotator, seconds=10_000) == MAX_ACTIVE_SECONDS_PER_BEAT
+    assert (
+        assignment_time_record(assignment=setup["assignment"], actor=annotator, seconds=10_000)
+        == MAX_ACTIVE_SECONDS_PER_BEAT
+    )
     assert assignment_time_record(assignment=setup["assignment"], actor=annotator, seconds=-50) == 0
     setup["assignment"].refresh_from_db()
     assert setup["assignment"].active_seconds == 12.5 + MAX_ACTIVE_SECONDS_PER_BEAT
 
 
 def test_a_proposed_aspect_waits_for_a_second_person(setup, annotator):
-    aspect = aspect_propose(assignment=setup["assignment"], actor=annotator, text="Mentions renal dosing", importance="must_have")
-    assert (aspect.origin, aspect.status, aspect.proposed_by) == (AspectOrigin.PROPOSED, AspectStatus.PROPOSED, annotator)
+    aspect = aspect_propose(
+        assignment=setup["assignment"], actor=annotator, text="Mentions renal dosing", importance="must_have"
+    )
+    assert (aspect.origin, aspect.status, aspect.proposed_by) == (
+        AspectOrigin.PROPOSED,
+        AspectStatus.PROPOSED,
+        annotator,
+    )
     with pytest.raises(ValidationFailed):
         aspect_propose(assignment=setup["assignment"], actor=annotator, text="x", importance="essential")
     assert Aspect.objects.count() == 1
@@ -224,7 +265,9 @@ def test_two_concurrent_saves_on_one_version_never_both_win(study, annotator):
     """Runs real threads with their own connections; on PostgreSQL the row lock decides, on SQLite
     the IMMEDIATE transaction does. Either way exactly one save wins."""
     item = factories.make_item(study)
-    pf = factories.make_question(study, "pf", kind="nominal", options=[{"value": str(n), "label": str(n), "key": str(n)} for n in range(1, 9)])
+    pf = factories.make_question(
+        study, "pf", kind="nominal", options=[{"value": str(n), "label": str(n), "key": str(n)} for n in range(1, 9)]
+    )
     pool = factories.make_pool(study, questions=[pf])
     factories.add_member(pool, annotator)
     assignment = factories.make_assignment(pool, item, annotator)
@@ -235,7 +278,9 @@ def test_two_concurrent_saves_on_one_version_never_both_win(study, annotator):
     def worker(n: int) -> None:
         try:
             barrier.wait()
-            label_save(assignment=assignment, question=pf, unit_key="item", value=str(n + 2), base_version=1, actor=annotator)
+            label_save(
+                assignment=assignment, question=pf, unit_key="item", value=str(n + 2), base_version=1, actor=annotator
+            )
             outcomes.append("won")
         except Conflict:
             outcomes.append("conflict")

@@ -1,4 +1,4 @@
-"""Pure rules of answers: value validation and conditional questions (annotation/answers.py, annotation/conditions.py)."""
+"""Pure rules of answers: value validation (annotation/answers.py) and conditional questions (conditions.py)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,12 @@ class Q:
 
 
 IB = Q("information_bearing")
-GROUNDED = Q("grounded", kind="nominal", options=["supported", "unsupported", "contradicted"], condition={"question": "information_bearing", "in": ["yes"]})
+GROUNDED = Q(
+    "grounded",
+    kind="nominal",
+    options=["supported", "unsupported", "contradicted"],
+    condition={"question": "information_bearing", "in": ["yes"]},
+)
 BY_KEY = {q.key: q for q in (IB, GROUNDED)}
 
 
@@ -89,7 +94,9 @@ def test_an_item_level_condition_governs_every_unit():
     why = Q("why", kind="text", options=[], condition={"question": "refused", "in": ["yes"]})
     by_key = {"refused": refused, "why": why}
     assert is_applicable(why, "s:3", {("refused", "item"): "yes"}, by_key)
-    assert dependents_to_clear("refused", "item", {("refused", "item"): "no", ("why", "s:3"): "x", ("why", "s:4"): "y"}, by_key) == [("why", "s:3"), ("why", "s:4")]
+    assert dependents_to_clear(
+        "refused", "item", {("refused", "item"): "no", ("why", "s:3"): "x", ("why", "s:4"): "y"}, by_key
+    ) == [("why", "s:3"), ("why", "s:4")]
 
 
 def test_missing_answers_respect_conditions_and_optional_questions():
@@ -102,11 +109,26 @@ def test_missing_answers_respect_conditions_and_optional_questions():
 def test_an_alignment_with_nothing_to_align_to_is_not_required():
     align = Q("align", kind="alignment", options=[])
     assert missing_answers([align], {"sentence": ["s:0"]}, {}, alignment_targets_by_scope={"sentence": []}) == []
-    assert missing_answers([align], {"sentence": ["s:0"]}, {}, alignment_targets_by_scope={"sentence": [0]}) == [Missing("align", "s:0")]
+    assert missing_answers([align], {"sentence": ["s:0"]}, {}, alignment_targets_by_scope={"sentence": [0]}) == [
+        Missing("align", "s:0")
+    ]
 
 
 def test_turning_a_condition_off_names_the_answers_to_clear_following_chains():
-    severity = Q("severity", kind="nominal", options=["minor", "major"], condition={"question": "grounded", "in": ["contradicted"]})
+    severity = Q(
+        "severity",
+        kind="nominal",
+        options=["minor", "major"],
+        condition={"question": "grounded", "in": ["contradicted"]},
+    )
     by_key = {**BY_KEY, "severity": severity}
-    answers = {("information_bearing", "s:0"): "no", ("grounded", "s:0"): "contradicted", ("severity", "s:0"): "major", ("grounded", "s:1"): "supported"}
-    assert sorted(dependents_to_clear("information_bearing", "s:0", answers, by_key)) == [("grounded", "s:0"), ("severity", "s:0")]
+    answers = {
+        ("information_bearing", "s:0"): "no",
+        ("grounded", "s:0"): "contradicted",
+        ("severity", "s:0"): "major",
+        ("grounded", "s:1"): "supported",
+    }
+    assert sorted(dependents_to_clear("information_bearing", "s:0", answers, by_key)) == [
+        ("grounded", "s:0"),
+        ("severity", "s:0"),
+    ]

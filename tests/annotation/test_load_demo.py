@@ -23,8 +23,15 @@ def _logins(output: str) -> dict[str, str]:
 
 
 def _snapshot():
-    return (Study.objects.count(), Item.objects.count(), Label.objects.count(), Pool.objects.count(),
-            PoolMembership.objects.count(), Assignment.objects.count(), StudyRole.objects.count())
+    return (
+        Study.objects.count(),
+        Item.objects.count(),
+        Label.objects.count(),
+        Pool.objects.count(),
+        PoolMembership.objects.count(),
+        Assignment.objects.count(),
+        StudyRole.objects.count(),
+    )
 
 
 @pytest.mark.slow
@@ -39,9 +46,15 @@ def test_load_demo_builds_the_studies_once_and_prints_working_logins(db, capsys,
     kqa = Study.objects.get(slug="kqa-demo")
     assert kqa.items.count() == 50 and "MIT" in kqa.licence
     assert set(kqa.protocol_presets) >= {"astrid", "icat", "kqa"}
-    roles = set(StudyRole.objects.filter(study=kqa, user__username__startswith="demo-").values_list("user__username", "role"))
-    assert {("demo-researcher", Role.RESEARCHER), ("demo-adjudicator", Role.ADJUDICATOR),
-            ("demo-annotator-1", Role.ANNOTATOR), ("demo-annotator-2", Role.ANNOTATOR)} <= roles
+    roles = set(
+        StudyRole.objects.filter(study=kqa, user__username__startswith="demo-").values_list("user__username", "role")
+    )
+    assert {
+        ("demo-researcher", Role.RESEARCHER),
+        ("demo-adjudicator", Role.ADJUDICATOR),
+        ("demo-annotator-1", Role.ANNOTATOR),
+        ("demo-annotator-2", Role.ANNOTATOR),
+    } <= roles
     physicians = Pool.objects.get(study=kqa, name="K-QA physicians")
     assert Label.objects.filter(assignment__pool=physicians).count() == 1197
     live = Pool.objects.get(study=kqa, name="Demo annotators")

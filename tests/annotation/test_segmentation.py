@@ -29,16 +29,23 @@ def test_doctor_title_does_not_end_a_sentence():
 
 def test_latin_abbreviations_do_not_end_a_sentence():
     text = "Avoid NSAIDs, e.g. ibuprofen, if you bleed easily. Rest, i.e. stay in bed, for two days."
-    assert _texts(text) == ["Avoid NSAIDs, e.g. ibuprofen, if you bleed easily.", "Rest, i.e. stay in bed, for two days."]
+    assert _texts(text) == [
+        "Avoid NSAIDs, e.g. ibuprofen, if you bleed easily.",
+        "Rest, i.e. stay in bed, for two days.",
+    ]
 
 
 def test_approx_does_not_end_a_sentence():
-    assert _texts("It takes approx. 3 weeks to work. Then reassess.") == ["It takes approx. 3 weeks to work.", "Then reassess."]
+    assert _texts("It takes approx. 3 weeks to work. Then reassess.") == [
+        "It takes approx. 3 weeks to work.",
+        "Then reassess.",
+    ]
 
 
 def test_decimal_doses_stay_whole():
     assert _texts("Start with 0.5 mg at night. Increase to 1.5 mg if needed.") == [
-        "Start with 0.5 mg at night.", "Increase to 1.5 mg if needed.",
+        "Start with 0.5 mg at night.",
+        "Increase to 1.5 mg if needed.",
     ]
 
 
@@ -71,10 +78,66 @@ def test_html_is_segmented_as_plain_text():
 # --- the fast path -----------------------------------------------------------------------------
 
 _WORDS = [
-    "the", "patient", "should", "take", "dose", "daily", "mg", "approx", "dr", "Dr", "e", "g", "i", "e.g", "i.e",
-    "fig", "no", "vs", "etc", "Smith", "USA", "II", "A", "I", "x", "it", "is", "pain", "swelling", "0", "5", "0.5",
-    "1", "twice", "with", "food", "don't", "patient's", "a", "p", "pp", "art", "St", "co", "al", "jr", "mr", "ms",
-    "(see", "below)", '"quoted"', "'single'", "-", ";", ":", ",", "...", "U.S", "week", "and",
+    "the",
+    "patient",
+    "should",
+    "take",
+    "dose",
+    "daily",
+    "mg",
+    "approx",
+    "dr",
+    "Dr",
+    "e",
+    "g",
+    "i",
+    "e.g",
+    "i.e",
+    "fig",
+    "no",
+    "vs",
+    "etc",
+    "Smith",
+    "USA",
+    "II",
+    "A",
+    "I",
+    "x",
+    "it",
+    "is",
+    "pain",
+    "swelling",
+    "0",
+    "5",
+    "0.5",
+    "1",
+    "twice",
+    "with",
+    "food",
+    "don't",
+    "patient's",
+    "a",
+    "p",
+    "pp",
+    "art",
+    "St",
+    "co",
+    "al",
+    "jr",
+    "mr",
+    "ms",
+    "(see",
+    "below)",
+    '"quoted"',
+    "'single'",
+    "-",
+    ";",
+    ":",
+    ",",
+    "...",
+    "U.S",
+    "week",
+    "and",
 ]
 _SEPARATORS = [" ", " ", " ", " ", ". ", ". ", "? ", "! ", ".", "\n", "  ", ", ", ".\n", "!? ", ".. "]
 
@@ -96,12 +159,95 @@ def _clinical_text(draw):
 
 
 _PROSE_WORDS = [
-    "the", "patient", "should", "take", "dose", "daily", "mg", "approx", "dr", "fig", "no", "vs", "etc", "al",
-    "co", "jr", "mr", "ms", "st", "art", "pp", "p", "x", "it", "is", "pain", "swelling", "twice", "with", "food",
-    "don't", "patient's", "a", "i", "ok", "gen", "col", "ave", "est", "inc", "ltd", "min", "max", "hr", "wk",
-    "yr", "mo", "ed", "vol", "ref", "tab", "cap", "sig", "prn", "bid", "tid", "iv", "im", "po", "sc", "ca",
-    "two", "tablets", "bleeding,", "rest;", "fever:", "follow-up", "is", "am", "pm", "us", "nov", "dec", "jan",
-    "sept", "oct", "mar", "apr", "jun", "jul", "aug", "feb", "md", "phd", "rn", "vit", "approx", "cf", "incl",
+    "the",
+    "patient",
+    "should",
+    "take",
+    "dose",
+    "daily",
+    "mg",
+    "approx",
+    "dr",
+    "fig",
+    "no",
+    "vs",
+    "etc",
+    "al",
+    "co",
+    "jr",
+    "mr",
+    "ms",
+    "st",
+    "art",
+    "pp",
+    "p",
+    "x",
+    "it",
+    "is",
+    "pain",
+    "swelling",
+    "twice",
+    "with",
+    "food",
+    "don't",
+    "patient's",
+    "a",
+    "i",
+    "ok",
+    "gen",
+    "col",
+    "ave",
+    "est",
+    "inc",
+    "ltd",
+    "min",
+    "max",
+    "hr",
+    "wk",
+    "yr",
+    "mo",
+    "ed",
+    "vol",
+    "ref",
+    "tab",
+    "cap",
+    "sig",
+    "prn",
+    "bid",
+    "tid",
+    "iv",
+    "im",
+    "po",
+    "sc",
+    "ca",
+    "two",
+    "tablets",
+    "bleeding,",
+    "rest;",
+    "fever:",
+    "follow-up",
+    "is",
+    "am",
+    "pm",
+    "us",
+    "nov",
+    "dec",
+    "jan",
+    "sept",
+    "oct",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "feb",
+    "md",
+    "phd",
+    "rn",
+    "vit",
+    "approx",
+    "cf",
+    "incl",
 ]
 
 
@@ -140,16 +286,41 @@ def test_fast_path_declines_abbreviations_decimals_and_new_lines():
 
 
 _PLAIN_CLAUSES = [
-    "take the tablets with food", "stop if you feel dizzy", "the dose is 5 mg", "rest for two days",
-    "it helps with pain and swelling", "call your doctor today", "fever above 38 is common", "use 50% less at night",
-    "give 10 mg/kg daily", "the rash fades in a week", "drink water, rest; and wait", "ask about side-effects",
+    "take the tablets with food",
+    "stop if you feel dizzy",
+    "the dose is 5 mg",
+    "rest for two days",
+    "it helps with pain and swelling",
+    "call your doctor today",
+    "fever above 38 is common",
+    "use 50% less at night",
+    "give 10 mg/kg daily",
+    "the rash fades in a week",
+    "drink water, rest; and wait",
+    "ask about side-effects",
 ]
 _HARD_SENTENCES = [
-    "Dr. Lee suggests approx. 0.5 mg twice daily, e.g. after meals.", "Take 2.5 ml, i.e. half a spoon, every 8 hrs.",
-    "See fig. 2 for the dose vs. weight table.", "J. Smith et al. reported it.", "The U.S. guidance says so.",
-    "1. Rest.", "a. Fluids.", "Use it etc. and more.", "Mr. Brown is fine.", "No. 5 is best.", "Is it ok?", "Wow!",
-    "Take 0.5 mg.", "St. John wort interacts.", "Take it at 8 a.m. daily.", "Take it at 8 p.m. Then sleep.",
-    "Call 911... Now.", "Really?! Yes.", "It is II. Then III.", "Use 1.5.2 units.", "Mix it. then stir.",
+    "Dr. Lee suggests approx. 0.5 mg twice daily, e.g. after meals.",
+    "Take 2.5 ml, i.e. half a spoon, every 8 hrs.",
+    "See fig. 2 for the dose vs. weight table.",
+    "J. Smith et al. reported it.",
+    "The U.S. guidance says so.",
+    "1. Rest.",
+    "a. Fluids.",
+    "Use it etc. and more.",
+    "Mr. Brown is fine.",
+    "No. 5 is best.",
+    "Is it ok?",
+    "Wow!",
+    "Take 0.5 mg.",
+    "St. John wort interacts.",
+    "Take it at 8 a.m. daily.",
+    "Take it at 8 p.m. Then sleep.",
+    "Call 911... Now.",
+    "Really?! Yes.",
+    "It is II. Then III.",
+    "Use 1.5.2 units.",
+    "Mix it. then stir.",
 ]
 
 
@@ -176,30 +347,72 @@ def test_piecewise_path_sends_only_the_hard_piece_to_pysbd():
     assert segmentation_fast._fast_spans(text) is None
     spans = segmentation_fast._piecewise_spans(text)
     assert spans == segmentation.split_sentences(text)
-    assert [s.text for s in spans] == ["Take the tablets with food.", "Dr. Lee suggests approx. 0.5 mg daily.",
-                                       "Call your doctor today."]
+    assert [s.text for s in spans] == [
+        "Take the tablets with food.",
+        "Dr. Lee suggests approx. 0.5 mg daily.",
+        "Call your doctor today.",
+    ]
 
 
 def test_piecewise_path_declines_quotes_brackets_lists_and_new_lines():
-    for text in ('He said "stop." Then left.', "Rest (a lot). Then eat.", "Options: 1. Rest. 2. Fluids.",
-                 "Rest today.\nDrink water."):
+    for text in (
+        'He said "stop." Then left.',
+        "Rest (a lot). Then eat.",
+        "Options: 1. Rest. 2. Fluids.",
+        "Rest today.\nDrink water.",
+    ):
         assert segmentation_fast._piecewise_spans(text) is None
 
 
 _LINE_FRAGMENTS = [
-    "1. Rest.", "2. Fluids.", "a. Take it.", "b) Eat.", "- nausea", "* rash", "Dr.", "Smith is here.", "e.g.",
-    "approx. 5 mg", "Take it daily", "Then rest.", "(see below)", '"quoted."', "ii.", "iii. Sleep.", "Call 911!",
-    "Is it ok?", "  indented line.", "Mr. Brown", "", " ", "10. Ten.", "Fig. 2 shows it.", "U.S.", "etc.", "A.",
-    "B. Smith", "vs. placebo.", "The end", "\t tab.", "Take 0.5 mg.", "J. Smith et al.", "Step 1: rest.", "1) one",
-    "(a) first", "end...", "Stop!!", "ok?!",
+    "1. Rest.",
+    "2. Fluids.",
+    "a. Take it.",
+    "b) Eat.",
+    "- nausea",
+    "* rash",
+    "Dr.",
+    "Smith is here.",
+    "e.g.",
+    "approx. 5 mg",
+    "Take it daily",
+    "Then rest.",
+    "(see below)",
+    '"quoted."',
+    "ii.",
+    "iii. Sleep.",
+    "Call 911!",
+    "Is it ok?",
+    "  indented line.",
+    "Mr. Brown",
+    "",
+    " ",
+    "10. Ten.",
+    "Fig. 2 shows it.",
+    "U.S.",
+    "etc.",
+    "A.",
+    "B. Smith",
+    "vs. placebo.",
+    "The end",
+    "\t tab.",
+    "Take 0.5 mg.",
+    "J. Smith et al.",
+    "Step 1: rest.",
+    "1) one",
+    "(a) first",
+    "end...",
+    "Stop!!",
+    "ok?!",
 ]
 
 
 @st.composite
 def _multi_line_text(draw):
     parts = draw(st.lists(st.sampled_from(_LINE_FRAGMENTS), min_size=1, max_size=8))
-    separators = draw(st.lists(st.sampled_from(["\n", "\n\n", " ", "\r\n", " \n", "\n "]), min_size=len(parts),
-                               max_size=len(parts)))
+    separators = draw(
+        st.lists(st.sampled_from(["\n", "\n\n", " ", "\r\n", " \n", "\n "]), min_size=len(parts), max_size=len(parts))
+    )
     return "".join(p + s for p, s in zip(parts, separators, strict=True))
 
 

@@ -1,4 +1,4 @@
-"""The annotator's pages: queue, item page, autosave fragments, submit, skip, proposals (issue 3, points 2–6)."""
+"""The annotator's pages: queue, item page, autosave fragments, submit, skip, proposals."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ from tests import factories
 
 pytestmark = pytest.mark.django_db
 
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Factories give every user a password; the production hasher would dominate these tests."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
 
 HX = {"HTTP_HX_REQUEST": "true"}
 
@@ -32,7 +34,12 @@ def astrid(study, annotator, settings):
     pool = factories.make_pool(study, "clinicians", questions=questions)
     factories.add_member(pool, annotator)
     pool_assign_items(pool=pool)
-    return {"pool": pool, "item": item, "questions": {q.key: q for q in questions}, "assignment": pool.assignments.get()}
+    return {
+        "pool": pool,
+        "item": item,
+        "questions": {q.key: q for q in questions},
+        "assignment": pool.assignments.get(),
+    }
 
 
 def post_label(client, assignment, question, unit, value, base=0, **extra):
@@ -81,7 +88,9 @@ def test_opening_an_item_records_what_was_shown(client, annotator, astrid):
     assert not exposure.showed_scores and not exposure.showed_other_labels and not exposure.showed_system
 
 
-def test_saving_returns_the_unit_fragment_with_the_conditional_question_and_an_acknowledgement(client, annotator, astrid):
+def test_saving_returns_the_unit_fragment_with_the_conditional_question_and_an_acknowledgement(
+    client, annotator, astrid
+):
     client.force_login(annotator)
     response = post_label(client, astrid["assignment"], "information_bearing", "s:0", "yes")
     body = response.content.decode()
@@ -134,8 +143,15 @@ def _answer_everything(client, assignment):
         post_label(client, assignment, "information_bearing", unit, "no")
     for unit in ("c:1", "c:2"):
         post_label(client, assignment, "context_relevant", unit, "yes")
-    for key, value in [("perceived_faithfulness", "5"), ("scope_class", "in_scope"), ("refused", "no"), ("refusal_appropriate", "yes"),
-                       ("harmful", "none"), ("helpful", "slight"), ("inappropriate", "none")]:
+    for key, value in [
+        ("perceived_faithfulness", "5"),
+        ("scope_class", "in_scope"),
+        ("refused", "no"),
+        ("refusal_appropriate", "yes"),
+        ("harmful", "none"),
+        ("helpful", "slight"),
+        ("inappropriate", "none"),
+    ]:
         assert post_label(client, assignment, key, "item", value).status_code == 200
 
 
@@ -167,7 +183,11 @@ def test_skip_needs_a_reason(client, annotator, astrid):
 
 def test_proposing_an_aspect_shows_it_as_mine_and_pending(client, annotator, astrid):
     client.force_login(annotator)
-    response = client.post(reverse("annotation:aspect-propose", args=[astrid["assignment"].pk]), {"text": "Renal <b>dosing</b>", "importance": "nice_to_have"}, **HX)
+    response = client.post(
+        reverse("annotation:aspect-propose", args=[astrid["assignment"].pk]),
+        {"text": "Renal <b>dosing</b>", "importance": "nice_to_have"},
+        **HX,
+    )
     body = response.content.decode()
     assert response.status_code == 200
     assert "Renal &lt;b&gt;dosing&lt;/b&gt;" in body and "waiting for review" in body
@@ -197,15 +217,27 @@ def test_the_item_page_uses_a_fixed_number_of_queries(client, annotator, astrid,
 def plainfact_icat(study, annotator, settings):
     settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
     questions = study_protocol_apply(study=study, presets="plainfact,icat")
-    item = factories.make_item(study, "pf1", answer="Aspirin thins blood. It is a common drug.", source="Aspirin inhibits platelets. It is widely used. Doses vary.")
+    item = factories.make_item(
+        study,
+        "pf1",
+        answer="Aspirin thins blood. It is a common drug.",
+        source="Aspirin inhibits platelets. It is widely used. Doses vary.",
+    )
     from annotation.models import Sentence
     from annotation.segmentation import split_sentences
 
     Sentence.objects.bulk_create(
-        Sentence(item=item, part="source", index=i, text=s.text, start=s.start, end=s.end) for i, s in enumerate(split_sentences(item.source))
+        Sentence(item=item, part="source", index=i, text=s.text, start=s.start, end=s.end)
+        for i, s in enumerate(split_sentences(item.source))
     )
     accepted = Aspect.objects.create(item=item, text="Mentions bleeding risk")
-    Aspect.objects.create(item=item, text="Someone else's proposal", origin="proposed", status="proposed", proposed_by=factories.make_user())
+    Aspect.objects.create(
+        item=item,
+        text="Someone else's proposal",
+        origin="proposed",
+        status="proposed",
+        proposed_by=factories.make_user(),
+    )
     pool = factories.make_pool(study, questions=questions)
     factories.add_member(pool, annotator)
     pool_assign_items(pool=pool)
@@ -216,7 +248,17 @@ def test_functional_roles_take_several_values_and_unticking_all_saves_an_empty_l
     client.force_login(annotator)
     a = plainfact_icat["assignment"]
     url = reverse("annotation:label-save", args=[a.pk])
-    response = client.post(url, {"question": "functional_role", "unit_key": "s:0", "base_version": 0, "list": "1", "value": ["example", "background"]}, **HX)
+    response = client.post(
+        url,
+        {
+            "question": "functional_role",
+            "unit_key": "s:0",
+            "base_version": 0,
+            "list": "1",
+            "value": ["example", "background"],
+        },
+        **HX,
+    )
     assert response.status_code == 200
     assert Label.objects.get(question__key="functional_role").value == ["background", "example"]
     client.post(url, {"question": "functional_role", "unit_key": "s:0", "base_version": 1, "list": "1"}, **HX)
@@ -228,10 +270,18 @@ def test_answer_sentences_align_to_source_sentences_shown_on_the_page(client, an
     a = plainfact_icat["assignment"]
     body = client.get(reverse("annotation:item", args=[a.pk])).content.decode()
     assert 'data-src-index="2"' in body and "Doses vary." in body
-    response = client.post(reverse("annotation:label-save", args=[a.pk]), {"question": "source_alignment", "unit_key": "s:1", "base_version": 0, "list": "1", "value": ["1", "0"]}, **HX)
+    response = client.post(
+        reverse("annotation:label-save", args=[a.pk]),
+        {"question": "source_alignment", "unit_key": "s:1", "base_version": 0, "list": "1", "value": ["1", "0"]},
+        **HX,
+    )
     assert response.status_code == 200
     assert Label.objects.get(question__key="source_alignment").value == [0, 1]
-    bad = client.post(reverse("annotation:label-save", args=[a.pk]), {"question": "source_alignment", "unit_key": "s:0", "base_version": 0, "list": "1", "value": ["7"]}, **HX)
+    bad = client.post(
+        reverse("annotation:label-save", args=[a.pk]),
+        {"question": "source_alignment", "unit_key": "s:0", "base_version": 0, "list": "1", "value": ["7"]},
+        **HX,
+    )
     assert bad.status_code == 400
 
 
@@ -242,9 +292,17 @@ def test_only_accepted_aspects_are_labelled_and_others_proposals_stay_hidden(cli
     assert "Mentions bleeding risk" in body
     assert "Someone else&#x27;s proposal" not in body and "Someone else's proposal" not in body
     aspect_key = f"a:{plainfact_icat['aspect'].pk}"
-    ok = client.post(reverse("annotation:label-save", args=[a.pk]), {"question": "aspect_covered", "unit_key": aspect_key, "base_version": 0, "value": "yes"}, **HX)
+    ok = client.post(
+        reverse("annotation:label-save", args=[a.pk]),
+        {"question": "aspect_covered", "unit_key": aspect_key, "base_version": 0, "value": "yes"},
+        **HX,
+    )
     assert ok.status_code == 200 and 'data-question="aspect_evidence"' in ok.content.decode()
     proposed = Aspect.objects.get(status="proposed")
-    refused = client.post(reverse("annotation:label-save", args=[a.pk]), {"question": "aspect_covered", "unit_key": f"a:{proposed.pk}", "base_version": 0, "value": "yes"}, **HX)
+    refused = client.post(
+        reverse("annotation:label-save", args=[a.pk]),
+        {"question": "aspect_covered", "unit_key": f"a:{proposed.pk}", "base_version": 0, "value": "yes"},
+        **HX,
+    )
     assert refused.status_code == 400
     assert not Label.objects.filter(unit_key=f"a:{proposed.pk}").exists()

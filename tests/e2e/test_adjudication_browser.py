@@ -1,4 +1,4 @@
-"""The adjudicator's case page in a real browser: a decision made by keyboard only (issue E point 2)."""
+"""The adjudicator's case page in a real browser: a decision made by keyboard only."""
 
 from __future__ import annotations
 

@@ -55,7 +55,9 @@ def _log_in(page, base: str, username: str, password: str) -> None:
     page.click("button[type=submit]")
 
 
-def test_a_study_is_set_up_from_an_empty_database_to_a_first_annotators_queue(live_server, console_page, eager_tasks, tmp_path, settings):
+def test_a_study_is_set_up_from_an_empty_database_to_a_first_annotators_queue(
+    live_server, console_page, eager_tasks, tmp_path, settings
+):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     page, js_errors = console_page
     base = live_server.url

@@ -1,4 +1,4 @@
-"""The annotator workspace in a real browser (issue 3, point 9)."""
+"""The annotator workspace in a real browser."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from tests.e2e.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Factories give every user a password; the production hasher would dominate these tests."""
@@ -22,8 +23,15 @@ def fast_password_hashing(settings):
 # What the clinician answers, per unit: sentence 1 carries information, sentence 2 is a courtesy.
 SENTENCES = {"s:0": [("information_bearing", "yes"), ("grounded", "supported")], "s:1": [("information_bearing", "no")]}
 CHUNKS = {"c:1": [("context_relevant", "yes")], "c:2": [("context_relevant", "no")]}
-ITEM = [("perceived_faithfulness", "4"), ("scope_class", "in_scope"), ("refused", "no"), ("refusal_appropriate", "yes"),
-        ("harmful", "none"), ("helpful", "slight"), ("inappropriate", "none")]
+ITEM = [
+    ("perceived_faithfulness", "4"),
+    ("scope_class", "in_scope"),
+    ("refused", "no"),
+    ("refusal_appropriate", "yes"),
+    ("harmful", "none"),
+    ("helpful", "slight"),
+    ("inappropriate", "none"),
+]
 
 
 @pytest.fixture
@@ -34,7 +42,12 @@ def astrid(settings):
     questions = {q.key: q for q in study_protocol_apply(study=study, presets="astrid")}
     items = []
     for n in range(2):
-        item = factories.make_item(study, f"e2e-{n}", answer="Take 0.5 mg of X once daily. I hope this helps!", question="What dose of X should I take?")
+        item = factories.make_item(
+            study,
+            f"e2e-{n}",
+            answer="Take 0.5 mg of X once daily. I hope this helps!",
+            question="What dose of X should I take?",
+        )
         factories.make_chunk(item, 1, "X: the usual dose is 0.5 mg once daily.")
         factories.make_chunk(item, 2, "An unrelated passage about Y.")
         items.append(item)

@@ -137,3 +137,12 @@ def test_a_run_with_a_knowledge_base_grounds_claims_in_retrieved_passages(
     assert "metformin" in str(scores["item"].details)  # the retrieved passage is the evidence
     kb.refresh_from_db()
     assert kb.embedding_model.startswith("embedding:") and not kb.passages.filter(embedding__isnull=True).exists()
+
+
+def test_a_knowledge_base_or_run_with_a_size_beyond_any_database_integer_is_refused_not_a_500(study, researcher):
+    with pytest.raises(ValidationFailed):
+        services.knowledge_base_create(study=study, name="kb", chunk_size=2**70, chunk_overlap=0, actor=researcher)
+    with pytest.raises(ValidationFailed):
+        services.score_run_start(
+            study=study, metric="cf", backend="lexical", parameters={}, actor=researcher, batch_size=2**70
+        )

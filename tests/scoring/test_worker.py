@@ -1,4 +1,4 @@
-"""Real Celery worker processes on the test database and broker (issue 2 point 10, issue 4 point 8).
+"""Real Celery worker processes on the test database and broker.
 
 The worker imports the test-only ``probe`` metric (tests/scoring/runs_support.py, over the real
 ``lexical`` backend) with ``--include``, so these tests do not depend on any one production metric.

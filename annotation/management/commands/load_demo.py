@@ -39,8 +39,15 @@ LIVE_POOL = "Demo annotators"
 # The live pool answers the sentence-, chunk- and item-level ASTRID questions and ICAT's aspect
 # coverage; the physicians' own entailment question stays with the imported pool.
 LIVE_QUESTIONS = (
-    "information_bearing", "grounded", "context_relevant", "perceived_faithfulness", "harmful", "helpful",
-    "aspect_covered", "aspect_evidence", "missing_aspects",
+    "information_bearing",
+    "grounded",
+    "context_relevant",
+    "perceived_faithfulness",
+    "harmful",
+    "helpful",
+    "aspect_covered",
+    "aspect_evidence",
+    "missing_aspects",
 )
 KQA_GUIDELINES = """\
 ## K-QA demo
@@ -73,7 +80,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if settings.PRODUCTION and not opts["force"]:
-            raise CommandError("load_demo creates accounts with printed passwords; refusing in production (use --force)")
+            raise CommandError(
+                "load_demo creates accounts with printed passwords; refusing in production (use --force)"
+            )
         for path in (KQA_FILE, BEGIN_FILE):
             if not path.exists():
                 raise CommandError(f"{path} is missing; the demo data ships in data/demo/")
@@ -100,7 +109,9 @@ class Command(BaseCommand):
             user.save()
             if username == "demo-researcher":
                 # So that the demo researcher can also try the console's "new study" flow.
-                user.user_permissions.add(Permission.objects.get(codename="add_study", content_type__app_label="annotation"))
+                user.user_permissions.add(
+                    Permission.objects.get(codename="add_study", content_type__app_label="annotation")
+                )
             users[username], passwords[username] = user, password
         return users, passwords
 
@@ -122,14 +133,23 @@ class Command(BaseCommand):
             study.licence = adapter.licence(path)
             study.save(update_fields=["licence"])
         records_import(
-            study=study, source=records_from(lambda: adapter.records(path)), filename=path.name, where="record",
-            adapter=adapter.name, pool_name=adapter.pool_name,
+            study=study,
+            source=records_from(lambda: adapter.records(path)),
+            filename=path.name,
+            where="record",
+            adapter=adapter.name,
+            pool_name=adapter.pool_name,
         )
 
     def _kqa_demo(self, users: dict[str, Any]) -> Study:
         researcher = users["demo-researcher"]
-        study = self._study(slug="kqa-demo", name="K-QA demo: chatbot answers to patient questions",
-                            presets=["astrid", "icat", "kqa"], guidelines=KQA_GUIDELINES, owner=researcher)
+        study = self._study(
+            slug="kqa-demo",
+            name="K-QA demo: chatbot answers to patient questions",
+            presets=["astrid", "icat", "kqa"],
+            guidelines=KQA_GUIDELINES,
+            owner=researcher,
+        )
         StudyRole.objects.get_or_create(study=study, user=users["demo-adjudicator"], role=Role.ADJUDICATOR)
         self._import(study, "kqa-nli", KQA_FILE)
         pool = Pool.objects.filter(study=study, name=LIVE_POOL).first()
@@ -144,8 +164,13 @@ class Command(BaseCommand):
         return study
 
     def _begin_demo(self, users: dict[str, Any]) -> Study:
-        study = self._study(slug="begin-demo", name="BEGIN demo: attribution of dialogue responses",
-                            presets=["astrid", "begin"], guidelines=BEGIN_GUIDELINES, owner=users["demo-researcher"])
+        study = self._study(
+            slug="begin-demo",
+            name="BEGIN demo: attribution of dialogue responses",
+            presets=["astrid", "begin"],
+            guidelines=BEGIN_GUIDELINES,
+            owner=users["demo-researcher"],
+        )
         StudyRole.objects.get_or_create(study=study, user=users["demo-adjudicator"], role=Role.ADJUDICATOR)
         self._import(study, "begin", BEGIN_FILE)
         return study
