@@ -1,4 +1,4 @@
-"""Disagreement cases and gold labels with provenance (DESIGN.md §4)."""
+"""Disagreement cases and gold labels with provenance."""
 
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ def validity_pairs(*, study: Study) -> list[dict[str, Any]]:
     for source in metric_sources(study):
         for pool, question in compatible_questions(study=study, scope=source.scope):
             if source.pool_id == pool.pk:
-                # A measure from a pool's own labels against the same pool is circular (DESIGN.md §2).
+                # A measure from a pool's own labels against the same pool is circular.
                 continue
             out.append({"source": source, "pool": pool, "question": question})
     return out

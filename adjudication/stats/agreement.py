@@ -1,4 +1,4 @@
-"""Inter-rater agreement over plain arrays (DESIGN.md §6). No ORM, no Django.
+"""Inter-rater agreement over plain arrays. No ORM, no Django.
 
 Ratings arrive as a matrix ``codes`` of shape (units, raters), float, with ``NaN`` where a rater
 did not rate a unit. For categorical levels (nominal, ordinal) each entry is the 0-based position

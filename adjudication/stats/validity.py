@@ -1,4 +1,4 @@
-"""Metric-versus-human validity over plain arrays (DESIGN.md §6). No ORM, no Django.
+"""Metric-versus-human validity over plain arrays. No ORM, no Django.
 
 ``scores`` are a metric's values (higher = more likely positive), ``labels`` the human judgement as
 0/1. ROC AUC comes with DeLong's (1988) variance, computed with the fast midrank algorithm of Sun &

@@ -1,4 +1,4 @@
-"""Protocol presets cover every label of DESIGN.md §2 and combine without clashes."""
+"""Protocol presets cover every label the protocol needs and combine without clashes."""
 
 from __future__ import annotations
 
