@@ -560,3 +560,75 @@ def monitoring_text(out: dict[str, Any]) -> str:
     if out["closed"]:
         lines.append(out["closed"])
     return "\n".join(lines)
+
+
+# --- the precision chart -------------------------------------------------------------------------------
+
+CHART_W, CHART_H, CHART_LEFT, CHART_TOP = 520, 240, 44, 12
+SERIES_COLOURS = ("#1f5fbf", "#c0392b", "#2e8b57", "#8e44ad")
+
+
+def precision_chart(monitoring: dict[str, Any]) -> dict[str, Any] | None:
+    """SVG geometry of the half-width of each headline figure against items completed, with the target as
+    a dashed line (y up, 0 at the bottom); None when there is nothing to draw."""
+    series = [s for s in monitoring["series"] if any(p["half_width"] is not None for p in s["points"])]
+    if not series:
+        return None
+    target = monitoring["half_width"]
+    x_max = max(monitoring["items_needed_total"], monitoring["items_done"], 1)
+    y_max = max([target * 2] + [p["half_width"] for s in series for p in s["points"] if p["half_width"] is not None])
+    w, h = CHART_W - CHART_LEFT - 10, CHART_H - CHART_TOP - 30
+
+    def x(n: float) -> float:
+        return round(CHART_LEFT + w * n / x_max, 1)
+
+    def y(v: float) -> float:
+        return round(CHART_TOP + h * (1 - v / y_max), 1)
+
+    lines = []
+    for i, s in enumerate(series):
+        pts = [(p["items"], p["half_width"]) for p in s["points"] if p["half_width"] is not None]
+        last = s["points"][-1]
+        lines.append(
+            {
+                "title": s["title"],
+                "colour": SERIES_COLOURS[i % len(SERIES_COLOURS)],
+                "points": " ".join(f"{x(n)},{y(v)}" for n, v in pts),
+                "dots": [{"cx": x(n), "cy": y(v), "label": f"{n} items: ±{v:.3f}"} for n, v in pts],
+                "last": None if last["half_width"] is None else round(last["half_width"], 3),
+                "legend_y": CHART_TOP + 14 + 16 * i,
+            }
+        )
+    return {
+        "width": CHART_W,
+        "height": CHART_H,
+        "left": CHART_LEFT,
+        "top": CHART_TOP,
+        "right": CHART_LEFT + w,
+        "bottom": CHART_TOP + h,
+        "plot_w": w,
+        "plot_h": h,
+        "target_y": y(target),
+        "target": target,
+        "y_max": round(y_max, 3),
+        "x_max": x_max,
+        "planned_x": x(monitoring["items_needed_total"]),
+        "done_x": x(monitoring["items_done"]),
+        "lines": lines,
+        "legend_x": CHART_LEFT + w - 250,
+    }
+
+
+def pool_stop_rule_set(*, pool: Pool, half_width: Any) -> Pool:
+    """Set (or clear, with an empty value) the pool's fixed-precision rule. Reopening a pool closed by the
+    rule is a separate, explicit act (:func:`pool_reopen`); setting a rule never reopens it."""
+    value = None if half_width in (None, "") else parse_half_width(half_width)
+    Pool.objects.filter(pk=pool.pk).update(stop_at_half_width=value)
+    pool.refresh_from_db()
+    return pool
+
+
+def pool_reopen(*, pool: Pool) -> Pool:
+    Pool.objects.filter(pk=pool.pk).update(closed_at=None, closed_reason="")
+    pool.refresh_from_db()
+    return pool
