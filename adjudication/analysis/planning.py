@@ -18,6 +18,7 @@ Statistics come from :mod:`adjudication.stats.planning`; nothing here computes a
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from dataclasses import dataclass
@@ -82,9 +83,16 @@ def _hours(n_items: int, k: int, minutes: float | None) -> float | None:
 
 
 def _kappa_plan(*, kappa: float, raters: int, categories: int, half_width: float) -> sp.Plan:
-    if raters >= 2:
-        return sp.agreement_plan("fleiss", kappa, raters, categories, half_width, n_sim=N_SIM, seed=0)
-    raise ValidationFailed("agreement needs k of at least 2 annotators per item")
+    """Fleiss' κ plan for an expected κ rounded to 0.01 (a plan needs no more), cached: the stopping rule
+    asks for it after every submission."""
+    if raters < 2:
+        raise ValidationFailed("agreement needs k of at least 2 annotators per item")
+    return _kappa_plan_cached(round(kappa, 2), raters, categories, half_width)
+
+
+@functools.lru_cache(maxsize=256)
+def _kappa_plan_cached(kappa: float, raters: int, categories: int, half_width: float) -> sp.Plan:
+    return sp.agreement_plan("fleiss", kappa, raters, categories, half_width, n_sim=N_SIM, seed=0)
 
 
 def pool_plan(*, pool: Pool, half_width: float = DEFAULT_HALF_WIDTH, kappa: float = ASSUMED_KAPPA) -> dict[str, Any]:
@@ -210,7 +218,7 @@ def _figures_at(data: _Data, items: set[int], *, n_boot: int, seed: int) -> dict
         est = va.roc_auc(s, y)
         n_pos = int(y.sum())
         out["auc"] = {
-            "title": "Metric vs pool B: ROC AUC",
+            "title": "AUC, metric vs pool B",
             "value": est.value,
             "ci95": list(est.ci95) if est.ci95 else None,
             "half_width": sp.half_width_of(est.ci95),
@@ -225,7 +233,7 @@ def _figures_at(data: _Data, items: set[int], *, n_boot: int, seed: int) -> dict
     if rows and data.n_categories and data.codes.shape[1] >= 2:
         est = ag.fleiss_kappa(data.codes[rows], data.n_categories, n_boot=n_boot, seed=seed)
         out["kappa"] = {
-            "title": f"Pool B's agreement on {data.question.key}: Fleiss' κ",
+            "title": f"Fleiss' κ of pool B ({data.question.key})",
             "value": est.value,
             "ci95": list(est.ci95) if est.ci95 else None,
             "half_width": sp.half_width_of(est.ci95),

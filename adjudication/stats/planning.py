@@ -34,6 +34,7 @@ from adjudication.stats.validity import roc_auc
 
 DEFAULT_CONFIDENCE = 0.95
 MAX_ITEMS = 10_000_000
+SIMULATE_AT_MOST = 2000
 
 
 class PlanningError(ValueError):
@@ -365,10 +366,15 @@ def agreement_plan(
     p = np.full(categories, 1 / categories) if proportions is None else np.asarray(proportions, dtype=float)
     if p.size != categories:
         raise PlanningError("give one proportion per category")
-    n = 200
+    # A pilot at 200 items, then once more at the planned size (n·Var settles as n grows; beyond
+    # SIMULATE_AT_MOST items the pilot's n·Var is used, which keeps the cost bounded).
+    n, sim_n = 200, 200
     for _ in range(2):
-        n_var, mc_se = simulated_n_variance(statistic, kappa, p, raters, n_items=n, n_sim=n_sim, seed=seed)
+        n_var, mc_se = simulated_n_variance(statistic, kappa, p, raters, n_items=sim_n, n_sim=n_sim, seed=seed)
         n = max(10, math.ceil(z * z * n_var / (h * h)))
+        if n > SIMULATE_AT_MOST:
+            break
+        sim_n = n
     name = "Fleiss' kappa" if statistic == "fleiss" else "Krippendorff's alpha (nominal)"
     return Plan(
         figure="fleiss_kappa" if statistic == "fleiss" else "krippendorff_alpha",

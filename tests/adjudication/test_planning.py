@@ -103,7 +103,7 @@ def test_a_pool_closes_itself_when_its_planned_precision_is_reached_and_the_trai
 
 
 def test_a_pool_short_of_its_precision_stays_open(researcher):
-    s = _study(researcher, label_b=False, stop_at=0.01)
+    s = _study(researcher, label_b=False, stop_at=0.05)
     vs_support.label_pool_b(s)
     pool = Pool.objects.get(pk=s["pool_b"].pk)
     assert pool.closed_at is None
