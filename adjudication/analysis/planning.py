@@ -401,12 +401,23 @@ def pool_precision_status(*, pool: Pool) -> dict[str, Any]:
         figs = _figures_at(data, set(done), n_boot=KAPPA_N_BOOT, seed=0)
         if not figs:
             reasons.append(f"{vs.name}: no headline figure is defined yet")
-        for fig in figs.values():
-            width = fig["stopping_half_width"]
-            if width is None or width > target:
-                reasons.append(f"{vs.name}: {fig['title']} ±{width if width is None else round(width, 4)}")
+        for key, fig in figs.items():
+            if key == "auc":
+                ok = sp.fixed_precision_reached(
+                    ci95=fig["ci95"],
+                    n_positive=fig["n_positive"],
+                    n_negative=fig["n_units"] - fig["n_positive"],
+                    n_done=len(done),
+                    planned_items=plan["n_items"],
+                    target=target,
+                )
             else:
+                ok = fig["stopping_half_width"] is not None and fig["stopping_half_width"] <= target
+            if ok:
                 summary.append(f"{fig['title']} {fig['value']:.3f} ±{fig['half_width']:.3f} on {len(done)} items")
+            else:
+                width = fig["stopping_half_width"]
+                reasons.append(f"{vs.name}: {fig['title']} ±{'—' if width is None else round(width, 4)}")
     return {"reached": not reasons, "reasons": reasons, "summary": summary}
 
 
@@ -604,12 +615,13 @@ def precision_chart(monitoring: dict[str, Any]) -> dict[str, Any] | None:
                 "points": " ".join(f"{x(n)},{y(v)}" for n, v in pts),
                 "dots": [{"cx": x(n), "cy": y(v), "label": f"{n} items: ±{v:.3f}"} for n, v in pts],
                 "last": None if last["half_width"] is None else round(last["half_width"], 3),
-                "legend_y": CHART_TOP + 14 + 16 * i,
+                "legend_y": CHART_H + 12 + 16 * i,
             }
         )
     return {
         "width": CHART_W,
-        "height": CHART_H,
+        "height": CHART_H + 16 * len(lines) + 4,
+        "axis_label_y": CHART_H - 6,
         "left": CHART_LEFT,
         "top": CHART_TOP,
         "right": CHART_LEFT + w,
@@ -623,7 +635,7 @@ def precision_chart(monitoring: dict[str, Any]) -> dict[str, Any] | None:
         "planned_x": x(monitoring["items_needed_total"]),
         "done_x": x(monitoring["items_done"]),
         "lines": lines,
-        "legend_x": CHART_LEFT + w - 250,
+        "legend_x": CHART_LEFT,
     }
 
 

@@ -414,23 +414,46 @@ class CoverageResult:
     true_value: float
 
 
+def fixed_precision_reached(
+    *,
+    ci95: tuple[float, float] | list[float] | None,
+    n_positive: int,
+    n_negative: int,
+    n_done: int,
+    planned_items: int,
+    target: float,
+) -> bool:
+    """The fixed-precision rule for an AUC, as the pools apply it: never before half the planned items,
+    then stop once the guarded half-width (:func:`auc_stopping_half_width`) is at most ``target``."""
+    if ci95 is None or n_done < math.ceil(planned_items / 2):
+        return False
+    width = auc_stopping_half_width(ci95, n_positive, n_negative)
+    return width is not None and width <= target
+
+
 def fixed_precision_coverage(
     *,
     auc: float = 0.8,
     prevalence: float = 0.3,
-    half_width: float = 0.08,
-    look_every: int = 20,
-    max_items: int = 600,
-    min_items: int = 0,
-    guarded: bool = True,
+    half_width: float = 0.05,
+    look_every: int = 50,
+    max_items: int = 2000,
+    rule: str = "fixed_precision",
+    fixed_items: int | None = None,
     replicates: int = 400,
     seed: int = 0,
 ) -> CoverageResult:
-    """Simulate validations that stop as soon as the DeLong 95% interval of the AUC is within
-    ``±half_width`` (looked at every ``look_every`` items, at most ``max_items``), and report how often
-    the interval at stopping contains the true AUC. Scores are binormal: negatives N(0, 1), positives
-    N(d, 1) with ``d = √2·Φ⁻¹(auc)``, so the true AUC is ``auc``."""
+    """Simulate validations that look every ``look_every`` items and stop by ``rule``, and report how often
+    the DeLong 95% interval at stopping contains the true AUC.
+
+    ``rule``: ``"fixed_precision"`` — :func:`fixed_precision_reached` with the Hanley–McNeil plan for
+    ``auc``, ``prevalence`` and ``half_width``; ``"naive"`` — as soon as the DeLong half-width alone is at
+    most ``half_width``, from the first look; ``"fixed"`` — no rule, ``fixed_items`` items. Scores are
+    binormal: negatives N(0, 1), positives N(d, 1) with ``d = √2·Φ⁻¹(auc)``, so the true AUC is ``auc``."""
     _check_auc(auc)
+    if rule not in ("fixed_precision", "naive", "fixed"):
+        raise PlanningError("rule must be fixed_precision, naive or fixed")
+    planned = auc_plan_hanley_mcneil(auc, prevalence, half_width).n_items
     d = math.sqrt(2) * float(stats.norm.ppf(auc))
     rng = np.random.default_rng(seed)
     covered = stopped = 0
@@ -439,15 +462,27 @@ def fixed_precision_coverage(
     for _ in range(replicates):
         labels = (rng.random(max_items) < prevalence).astype(float)
         scores = rng.normal(size=max_items) + d * labels
-        n = max(look_every, min_items)
+        n = min(fixed_items or max_items, max_items) if rule == "fixed" else look_every
         while True:
             est = roc_auc(scores[:n], labels[:n])
-            if est.ci95 is not None and est.value is not None:
-                n_pos = int(labels[:n].sum())
-                width = auc_stopping_half_width(est.ci95, n_pos, n - n_pos) if guarded else half_width_of(est.ci95)
-                if width is not None and width <= half_width:
-                    stopped += 1
-                    break
+            if rule == "fixed":
+                break
+            n_pos = int(labels[:n].sum())
+            if rule == "naive":
+                width = half_width_of(est.ci95)
+                reached = width is not None and width <= half_width
+            else:
+                reached = fixed_precision_reached(
+                    ci95=est.ci95,
+                    n_positive=n_pos,
+                    n_negative=n - n_pos,
+                    n_done=n,
+                    planned_items=planned,
+                    target=half_width,
+                )
+            if reached:
+                stopped += 1
+                break
             if n >= max_items:
                 break
             n = min(n + look_every, max_items)

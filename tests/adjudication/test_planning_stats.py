@@ -141,28 +141,38 @@ def test_inputs_outside_the_formulas_range_are_refused(call):
 # --- the fixed-precision stopping rule -----------------------------------------------------------------
 
 
+def _tolerance(replicates: int) -> float:
+    """Three Monte Carlo standard errors of a 95% coverage estimated from ``replicates`` runs."""
+    return 3 * math.sqrt(0.95 * 0.05 / replicates)
+
+
 @pytest.mark.slow
 def test_the_fixed_precision_rule_keeps_the_95_interval_near_95_percent():
-    """Validations that stop once the AUC's interval is within ±0.05 (never before half the planned items),
-    checked every 50 items: the interval at stopping still covers the true AUC about 95% of the time and the
-    estimate is not pulled away from the truth. Tolerance: three Monte Carlo standard errors of a 95%
-    proportion over the replicates (seeded, so the outcome is fixed)."""
-    plan = pl.auc_plan_hanley_mcneil(0.8, 0.3, 0.05)
+    """Validations that stop by the pools' rule (never before half the planned items; then once the guarded
+    half-width of the AUC is within ±0.05), looking every 50 items: the interval at stopping covers the true
+    AUC about 95% of the time and the estimate is not pulled away from the truth. Seeded: the outcome is
+    fixed; the tolerance is three Monte Carlo standard errors of a 95% proportion over the replicates."""
     replicates = 500
     result = pl.fixed_precision_coverage(
-        auc=0.8,
-        prevalence=0.3,
-        half_width=0.05,
-        min_items=plan.n_items // 2,
-        look_every=50,
-        max_items=2000,
-        replicates=replicates,
-        seed=2026,
+        auc=0.8, prevalence=0.3, half_width=0.05, look_every=50, replicates=replicates, seed=2026
     )
-    mc_se = math.sqrt(0.95 * 0.05 / replicates)
     assert result.stopped_by_rule == replicates
-    assert abs(result.coverage - 0.95) <= 3 * mc_se
+    assert abs(result.coverage - 0.95) <= _tolerance(replicates)
     assert abs(result.mean_estimate - 0.8) <= 0.01
+
+
+@pytest.mark.slow
+def test_at_a_wide_target_the_rules_guards_are_what_keep_the_coverage():
+    """At ±0.08, looking every 20 items, stopping on the DeLong width alone from the first look stops on
+    lucky early samples (whose AUC looks higher, so its interval is narrower): coverage falls well below 95%
+    and the estimate is biased upward. The pools' rule — half the plan first, the Hanley–McNeil half-width
+    at the least favourable AUC in the interval — keeps it within the Monte Carlo tolerance."""
+    replicates = 400
+    guarded = pl.fixed_precision_coverage(half_width=0.08, look_every=20, replicates=replicates, seed=7)
+    naive = pl.fixed_precision_coverage(half_width=0.08, look_every=20, replicates=replicates, seed=7, rule="naive")
+    assert abs(guarded.coverage - 0.95) <= _tolerance(replicates)
+    assert naive.coverage < 0.95 - _tolerance(replicates)
+    assert naive.mean_estimate - 0.8 > guarded.mean_estimate - 0.8
 
 
 @pytest.mark.slow
