@@ -607,13 +607,14 @@ def precision_chart(monitoring: dict[str, Any]) -> dict[str, Any] | None:
     lines = []
     for i, s in enumerate(series):
         pts = [(p["items"], p["half_width"]) for p in s["points"] if p["half_width"] is not None]
+        when = {p["items"]: p["at"][:16].replace("T", " ") for p in s["points"]}
         last = s["points"][-1]
         lines.append(
             {
                 "title": s["title"],
                 "colour": SERIES_COLOURS[i % len(SERIES_COLOURS)],
                 "points": " ".join(f"{x(n)},{y(v)}" for n, v in pts),
-                "dots": [{"cx": x(n), "cy": y(v), "label": f"{n} items: ±{v:.3f}"} for n, v in pts],
+                "dots": [{"cx": x(n), "cy": y(v), "label": f"{n} items by {when[n]}: ±{v:.3f}"} for n, v in pts],
                 "last": None if last["half_width"] is None else round(last["half_width"], 3),
                 "legend_y": CHART_H + 12 + 16 * i,
             }
