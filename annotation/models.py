@@ -284,6 +284,14 @@ class Pool(models.Model):
     visibility = models.CharField(max_length=15, choices=Visibility.choices, default=Visibility.NOTHING)
     seed = models.BigIntegerField(default=0, help_text="Seed of the per-annotator item order.")
     reservation_minutes = models.PositiveIntegerField(default=30)
+    stop_at_half_width = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Fixed-precision rule: close the pool once the 95% interval of each headline figure is at most "
+        "± this wide (docs/guide/planning-a-validation.md). Empty: never close by itself.",
+    )
+    closed_at = models.DateTimeField(null=True, blank=True, help_text="When the pool stopped handing out items.")
+    closed_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

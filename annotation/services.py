@@ -160,6 +160,8 @@ def assignment_reserve_next(
             live.reserved_until = until
             live.save(update_fields=["reserved_until"])
             return live
+        if pool.closed_at is not None:  # closed (e.g. by its fixed-precision rule): no further items
+            return None
         candidate = (
             mine.filter(status__in=OPEN_STATUSES)
             .filter(Q(reserved_until__isnull=True) | Q(reserved_until__lte=now))

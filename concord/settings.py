@@ -267,8 +267,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # annotation never imports adjudication (docs/architecture.md, "Layers"): what happens when an assignment is submitted
 # is named here and called by annotation.services inside the submitting transaction, each with
 # keyword arguments pool_id=, item_id=.
+# The second closes a pool by its fixed-precision rule (docs/guide/planning-a-validation.md).
 ASSIGNMENT_SUBMITTED_HANDLERS = env_list(
-    "ASSIGNMENT_SUBMITTED_HANDLERS", ["adjudication.services.item_disagreements_detect"]
+    "ASSIGNMENT_SUBMITTED_HANDLERS",
+    ["adjudication.services.item_disagreements_detect", "adjudication.analysis.planning.pool_precision_check"],
 )
 
 # --- Scoring backends -----------------------------------------------------------------------

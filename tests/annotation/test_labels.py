@@ -303,7 +303,7 @@ def test_submitting_the_last_assignment_of_an_item_hands_it_to_adjudication(stud
     from adjudication.models import AdjudicationCase
     from annotation.services import pool_assign_items
 
-    assert settings.ASSIGNMENT_SUBMITTED_HANDLERS == ["adjudication.services.item_disagreements_detect"]
+    assert "adjudication.services.item_disagreements_detect" in settings.ASSIGNMENT_SUBMITTED_HANDLERS
     pf = factories.make_question(study, "pf")
     factories.make_item(study)
     pool = factories.make_pool(study, questions=[pf], overlap=2)

@@ -17,6 +17,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from adjudication.analysis import planning
 from adjudication.analysis.access import CATEGORICAL
 from adjudication.models import ValidationStudy, ValidationTargetMode, ValidationTemplate
 from adjudication.selectors import study_get_for_researcher
@@ -115,6 +116,10 @@ def validation_new(request: HttpRequest, slug: str) -> HttpResponse:
         if request.POST.get("action") != "create":
             context["checks"] = validation.validation_checks_preview(inputs=inputs)
             context["blocking"] = validation.vc.blocking_failures(context["checks"])
+            context["plan"] = planning.validation_plan(
+                vs=ValidationStudy(study=study, **inputs),
+                half_width=planning.parse_half_width(request.POST.get("half_width")),
+            )
             return render(request, "adjudication/validation_new.html", context)
         vs = validation.validation_study_create(
             study=study,

@@ -1,0 +1,191 @@
+"""Sample-size formulas against published worked examples, and the fixed-precision stopping rule's coverage."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from adjudication.stats import agreement as ag
+from adjudication.stats import planning as pl
+from tests.adjudication.test_agreement import DIAGNOSES
+
+# --- AUC: Hanley & McNeil (1982) --------------------------------------------------------------------
+
+
+def test_hanley_mcneil_se_reproduces_simons_worked_example():
+    # S. Simon, "Sample size for a diagnostic test" (Children's Mercy Hospital StATS weblog, 5 July 2004):
+    # AUC about 0.8 with 50 abnormal and 50 normal patients gives a standard error of 0.044; with 75 in
+    # each group, 0.036 (computed there with the Hanley & McNeil formula; printed to three decimals, the
+    # first truncated: 0.0445 shows as 0.044).
+    assert pl.hanley_mcneil_se(0.8, 50, 50) == pytest.approx(0.044, abs=0.0006)
+    assert pl.hanley_mcneil_se(0.8, 75, 75) == pytest.approx(0.036, abs=0.0006)
+    assert math.floor(pl.hanley_mcneil_se(0.8, 50, 50) * 1000) == 44
+
+
+def test_the_hanley_mcneil_plan_is_the_smallest_study_reaching_the_half_width():
+    plan = pl.auc_plan_hanley_mcneil(0.8, 0.3, 0.05)
+    z = pl.z_value()
+    assert plan.n_positive + plan.n_negative == plan.n_items
+    assert plan.n_positive == round(plan.n_items * 0.3)
+    assert z * pl.hanley_mcneil_se(0.8, plan.n_positive, plan.n_negative) <= 0.05
+    pos, neg = round((plan.n_items - 1) * 0.3), plan.n_items - 1 - round((plan.n_items - 1) * 0.3)
+    assert z * pl.hanley_mcneil_se(0.8, pos, neg) > 0.05
+
+
+# --- AUC: Obuchowski ----------------------------------------------------------------------------------
+
+
+def test_obuchowski_variance_at_chance_is_the_papers_null_variance():
+    # Obuchowski, Lieber & Wians (2004), Clin Chem 50:1118, p. 1123: the null variance they use beside eq. 3
+    # is 0.0792 × (1 + 1/κ); eq. 3 at θ = 0.5 (a = 0) must give exactly that, for any ratio κ.
+    for ratio in (0.5, 1.0, 2.0, 7.0 / 3.0):
+        assert pl.obuchowski_variance(0.5 + 1e-12, ratio) == pytest.approx(0.0792 * (1 + 1 / ratio), rel=1e-9)
+
+
+def test_obuchowski_plan_splits_by_prevalence():
+    plan = pl.auc_plan_obuchowski(0.8, 0.5, 0.05)
+    assert plan.n_positive == plan.n_negative == math.ceil(pl.z_value() ** 2 * pl.obuchowski_variance(0.8, 1) / 0.0025)
+
+
+# --- Cohen's kappa: Fleiss, Cohen & Everitt (1969) via Cantor (1996) -----------------------------------
+
+
+def test_cohen_kappa_plan_reproduces_reichenheims_sskdlg_examples():
+    # Reichenheim ME (2000), "Sample size for the kappa-statistic of interrater agreement", Stata Technical
+    # Bulletin 58 (sxd3), p. 44, Examples. sskdlg implements the Fleiss-Cohen-Everitt variance through
+    # Cantor's (1996) Q and prints sample sizes rounded to the nearest subject.
+    # kappa = 0, p1 = p2 = 0.1, d = 0.1, 95%: "Sample size = 384".
+    assert pl.cohen_kappa_plan(0.0, 0.1, 0.1, rounding="nearest").n_items == 384
+    # kappa = 0.1, p1 = p2 = 0.2, d = 0.2, 95%: "Sample size = 114", "Value of Q = 1.182".
+    assert pl.cohen_kappa_plan(0.1, 0.2, 0.2, rounding="nearest").n_items == 114
+    assert round(pl.cohen_kappa_q(0.1, 0.2), 3) == 1.182
+    # "the maximum sample size is 126 for a kappa of .289".
+    grid = np.round(np.arange(0.001, 0.999, 0.001), 3)
+    q = np.array([pl.cohen_kappa_q(float(k), 0.2) for k in grid])
+    assert grid[int(q.argmax())] == pytest.approx(0.289, abs=0.001)
+    assert math.floor(pl.z_value() ** 2 * q.max() / 0.04 + 0.5) == 126
+
+
+def test_cohen_kappa_q_is_the_bloch_kraemer_variance_for_equal_marginals():
+    # Bloch & Kraemer (1989) give n·Var(κ) = (1−κ)[(1−κ)(1−2κ) + κ(2−κ)/(2p(1−p))] for equal marginals.
+    for k, p in ((0.6, 0.3), (0.4, 0.1), (0.8, 0.5)):
+        expected = (1 - k) * ((1 - k) * (1 - 2 * k) + k * (2 - k) / (2 * p * (1 - p)))
+        assert pl.cohen_kappa_q(k, p) == pytest.approx(expected, rel=1e-12)
+
+
+# --- Fleiss' kappa: Fleiss, Nee & Landis (1979) --------------------------------------------------------
+
+
+def test_fleiss_null_variance_reproduces_irr_on_fleiss_1971():
+    # R irr::kappam.fleiss(diagnoses) (Fleiss 1971's 30 patients, 6 raters, 5 diagnoses) prints
+    # Kappa = 0.43, z = 17.7: z = κ / SE0 with SE0 from Fleiss, Nee & Landis (1979).
+    codes = DIAGNOSES - DIAGNOSES.min()
+    counts = ag.category_counts(codes, 5)
+    p = counts.sum(axis=0) / counts.sum()
+    kappa = ag.fleiss_kappa(codes, 5).value
+    z = kappa / math.sqrt(pl.fleiss_kappa_null_variance(p, 30, 6))
+    assert round(z, 1) == 17.7
+
+
+def test_simulated_fleiss_variance_reproduces_the_null_variance_at_kappa_zero():
+    p = [0.2, 0.3, 0.5]
+    n_var, mc_se = pl.simulated_n_variance("fleiss", 0.0, p, 3, n_items=200, n_sim=2000, seed=4)
+    assert abs(n_var - 200 * pl.fleiss_kappa_null_variance(p, 200, 3)) <= 3 * mc_se
+
+
+def test_simulated_kappa_variance_reproduces_fleiss_cohen_everitt_for_two_raters():
+    # For two raters, a binary rating and equal marginals, Fleiss' κ and Cohen's κ coincide asymptotically.
+    n_var, mc_se = pl.simulated_n_variance("fleiss", 0.6, [0.7, 0.3], 2, n_items=300, n_sim=2000, seed=5)
+    assert abs(n_var - pl.cohen_kappa_q(0.6, 0.3)) <= 3 * mc_se
+
+
+def test_simulated_alpha_matches_the_krippendorff_package_on_a_simulated_table():
+    import krippendorff
+
+    rng = np.random.default_rng(1)
+    counts = pl.kappa_sampling_model(0.5, np.array([0.5, 0.3, 0.2]), 40, 3, 1, rng)
+    ours = pl.krippendorff_alpha_nominal_batch(counts)[0]
+    theirs = krippendorff.alpha(value_counts=counts[0], level_of_measurement="nominal")
+    assert ours == pytest.approx(theirs, abs=1e-12)
+    assert pl.fleiss_kappa_batch(counts)[0] == pytest.approx(ag.fleiss_kappa_from_counts(counts[0]).value, abs=1e-12)
+
+
+def test_agreement_plans_are_deterministic_and_reach_the_half_width():
+    a = pl.agreement_plan("fleiss", 0.6, 3, 3, 0.05, n_sim=1000, seed=0)
+    b = pl.agreement_plan("fleiss", 0.6, 3, 3, 0.05, n_sim=1000, seed=0)
+    assert a.n_items == b.n_items
+    assert pl.z_value() * a.se_at_n <= 0.05 + 1e-9
+    alpha = pl.agreement_plan("alpha", 0.6, 3, 3, 0.05, n_sim=1000, seed=0)
+    assert abs(alpha.n_items - a.n_items) / a.n_items < 0.15  # α and κ nearly agree without missing data
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: pl.auc_plan_hanley_mcneil(0.4, 0.3, 0.05),
+        lambda: pl.auc_plan_hanley_mcneil(0.8, 1.2, 0.05),
+        lambda: pl.auc_plan_obuchowski(0.8, 0.3, 0.0),
+        lambda: pl.cohen_kappa_plan(1.0, 0.3, 0.05),
+        lambda: pl.agreement_plan("fleiss", 0.6, 1, 3, 0.05),
+        lambda: pl.agreement_plan("fleiss", 0.6, 3, 1, 0.05),
+        lambda: pl.fleiss_kappa_null_variance([0.5, 0.6], 10, 3),
+    ],
+)
+def test_inputs_outside_the_formulas_range_are_refused(call):
+    with pytest.raises(pl.PlanningError):
+        call()
+
+
+# --- the fixed-precision stopping rule -----------------------------------------------------------------
+
+
+def _tolerance(replicates: int) -> float:
+    """Three Monte Carlo standard errors of a 95% coverage estimated from ``replicates`` runs."""
+    return 3 * math.sqrt(0.95 * 0.05 / replicates)
+
+
+@pytest.mark.slow
+def test_the_fixed_precision_rule_keeps_the_95_interval_near_95_percent():
+    """Validations that stop by the pools' rule (never before half the planned items; then once the guarded
+    half-width of the AUC is within ±0.05), looking every 50 items: the interval at stopping covers the true
+    AUC about 95% of the time and the estimate is not pulled away from the truth. Seeded: the outcome is
+    fixed; the tolerance is three Monte Carlo standard errors of a 95% proportion over the replicates."""
+    replicates = 500
+    result = pl.fixed_precision_coverage(
+        auc=0.8, prevalence=0.3, half_width=0.05, look_every=50, replicates=replicates, seed=2026
+    )
+    assert result.stopped_by_rule == replicates
+    assert abs(result.coverage - 0.95) <= _tolerance(replicates)
+    assert abs(result.mean_estimate - 0.8) <= 0.01
+
+
+@pytest.mark.slow
+def test_at_a_wide_target_the_rules_guards_are_what_keep_the_coverage():
+    """At ±0.08, looking every 20 items, stopping on the DeLong width alone from the first look stops on
+    lucky early samples (whose AUC looks higher, so its interval is narrower): coverage falls well below 95%
+    and the estimate is biased upward. The pools' rule — half the plan first, the Hanley–McNeil half-width
+    at the least favourable AUC in the interval — keeps it within the Monte Carlo tolerance."""
+    replicates = 400
+    guarded = pl.fixed_precision_coverage(half_width=0.08, look_every=20, replicates=replicates, seed=7)
+    naive = pl.fixed_precision_coverage(half_width=0.08, look_every=20, replicates=replicates, seed=7, rule="naive")
+    assert abs(guarded.coverage - 0.95) <= _tolerance(replicates)
+    assert naive.coverage < 0.95 - _tolerance(replicates)
+    assert naive.mean_estimate - 0.8 > guarded.mean_estimate - 0.8
+
+
+@pytest.mark.slow
+def test_stopping_on_significance_instead_breaks_the_coverage():
+    """The contrast the guide draws: stopping as soon as the AUC is significantly above chance, when the
+    metric is in truth useless, leaves the interval at stopping far from 95% coverage."""
+    replicates = 400
+    result = pl.significance_stopping_coverage(replicates=replicates, seed=3)
+    mc_se = math.sqrt(0.95 * 0.05 / replicates)
+    assert result.coverage < 0.95 - 5 * mc_se
+
+
+def test_items_for_half_width_scales_with_the_square_of_the_ratio():
+    assert pl.items_for_half_width(100, 0.1, 0.05) == 400
+    assert pl.items_for_half_width(100, 0.04, 0.05) == 100
+    assert pl.half_width_of((0.7, 0.9)) == pytest.approx(0.1)
