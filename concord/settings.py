@@ -292,8 +292,8 @@ SCORING_MAX_TRANSIENT_RETRIES = env_int("SCORING_MAX_TRANSIENT_RETRIES", 5, mini
 # Every task is routed to one of these queues; a worker started without -Q consumes all of them (the
 # development default), a GPU machine runs only `celery -A concord worker -Q scoring-gpu`.
 QUEUE_JOBS = "jobs"  # imports, exports, reports, judge training, scoring recovery: the database's work
-QUEUE_SCORING_CPU = "scoring-cpu"  # model scoring on the CPU (lexical, embedding and nli on cpu, ...)
-QUEUE_SCORING_GPU = "scoring-gpu"  # model scoring on an accelerator (embedding, learned, nli on cuda/mps)
+QUEUE_SCORING_CPU = "scoring-cpu"  # model scoring on the CPU: every model backend by default
+QUEUE_SCORING_GPU = "scoring-gpu"  # model scoring on an accelerator: the backends SCORING_QUEUE_* sends here
 QUEUE_SCORING_LLM = "scoring-llm"  # scoring through the LLM endpoint: waits on the network, not on a core
 _QUEUE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _DEVICE = re.compile(r"^(cpu|cuda(:[0-9]+)?|mps)$")
@@ -313,23 +313,20 @@ def _env_queue(name: str, default: str) -> str:
     return value
 
 
-def _model_queue(device: str) -> str:
-    return QUEUE_SCORING_CPU if device == "cpu" else QUEUE_SCORING_GPU
-
-
-# The torch device each model is built on, in the worker that loads it. Never chosen behind the
-# administrator's back: a device that is not there makes the backend unavailable (the run fails with
-# that message), it does not fall back to the CPU. ``learned`` classifies embedding features, so its
-# model runs on EMBEDDING_DEVICE; lexical needs no model and llm runs on the endpoint's machine.
+# The torch device each model is built on, by the worker that loads it: a machine's own setting (cuda
+# on the GPU machines, cpu elsewhere). Never chosen behind the administrator's back: a device that is
+# not there makes the backend unavailable (the run fails with that message); nothing falls back to the
+# CPU. ``learned`` classifies embedding features, so its model runs on EMBEDDING_DEVICE; lexical needs
+# no model and llm runs on the endpoint's machine.
 EMBEDDING_DEVICE = _env_device("EMBEDDING_DEVICE")
 NLI_DEVICE = _env_device("NLI_DEVICE")
-# The queue of each backend's scoring tasks (a run's fan-out and batches), chosen by the process that
-# sends them: set the same environment on web and worker machines. A model backend follows its
-# device (cpu: scoring-cpu, else scoring-gpu) unless SCORING_QUEUE_<BACKEND> names another queue.
+# The queue of each backend's scoring tasks (a run's fan-out and batches). It is chosen by the process
+# that sends them (web, or a worker recovering a run), so it is the same on every machine: a
+# deployment with GPU workers sets SCORING_QUEUE_EMBEDDING / _LEARNED / _NLI=scoring-gpu everywhere.
 SCORING_QUEUES = {
-    "embedding": _env_queue("SCORING_QUEUE_EMBEDDING", _model_queue(EMBEDDING_DEVICE)),
-    "learned": _env_queue("SCORING_QUEUE_LEARNED", _model_queue(EMBEDDING_DEVICE)),
-    "nli": _env_queue("SCORING_QUEUE_NLI", _model_queue(NLI_DEVICE)),
+    "embedding": _env_queue("SCORING_QUEUE_EMBEDDING", QUEUE_SCORING_CPU),
+    "learned": _env_queue("SCORING_QUEUE_LEARNED", QUEUE_SCORING_CPU),
+    "nli": _env_queue("SCORING_QUEUE_NLI", QUEUE_SCORING_CPU),
     "lexical": _env_queue("SCORING_QUEUE_LEXICAL", QUEUE_SCORING_CPU),
     "none": _env_queue("SCORING_QUEUE_NONE", QUEUE_SCORING_CPU),
     "llm": _env_queue("SCORING_QUEUE_LLM", QUEUE_SCORING_LLM),

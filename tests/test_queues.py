@@ -108,20 +108,24 @@ def _settings_under(expression: str, **env: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_a_model_on_a_gpu_sends_its_runs_to_the_gpu_queue_and_bad_devices_or_queue_names_are_refused(tmp_path):
+def test_queues_and_devices_come_from_the_environment_and_bad_values_are_refused(tmp_path):
+    # A deployment with GPU workers: the model backends' runs to scoring-gpu (the same setting on every
+    # machine), the device on the GPU machines; a queue of its own for a second LLM endpoint.
     gpu = _settings_under(
-        "sorted(s.SCORING_QUEUES.items()), list(s.CELERY_TASK_QUEUES)",
-        CONCORD_VAR_DIR=str(tmp_path), EMBEDDING_DEVICE="cuda", NLI_DEVICE="cuda:1", SCORING_QUEUE_LLM="llm-eu",
+        "sorted(s.SCORING_QUEUES.items()), list(s.CELERY_TASK_QUEUES), s.EMBEDDING_DEVICE, s.NLI_DEVICE",
+        CONCORD_VAR_DIR=str(tmp_path), SCORING_QUEUE_EMBEDDING=GPU, SCORING_QUEUE_LEARNED=GPU, SCORING_QUEUE_NLI=GPU,
+        SCORING_QUEUE_LLM="llm-eu", EMBEDDING_DEVICE="cuda", NLI_DEVICE="cuda:1",
     )
     assert gpu.returncode == 0, gpu.stderr
     assert gpu.stdout.strip() == str((
         [("embedding", GPU), ("learned", GPU), ("lexical", CPU), ("llm", "llm-eu"), ("nli", GPU), ("none", CPU)],
         [JOBS, CPU, GPU, LLM, "llm-eu"],
+        "cuda",
+        "cuda:1",
     ))
-    # An explicit queue wins over the one the device implies.
-    pinned = _settings_under("s.SCORING_QUEUES['nli']", CONCORD_VAR_DIR=str(tmp_path), NLI_DEVICE="cuda",
-                             SCORING_QUEUE_NLI="nli-a100")
-    assert pinned.stdout.strip() == "nli-a100", pinned.stderr
+    # The device is the machine's: it does not move a backend's runs to another queue by itself.
+    device_only = _settings_under("s.SCORING_QUEUES['nli']", CONCORD_VAR_DIR=str(tmp_path), NLI_DEVICE="cuda")
+    assert device_only.stdout.strip() == CPU, device_only.stderr
     device = _settings_under("s.NLI_DEVICE", CONCORD_VAR_DIR=str(tmp_path), NLI_DEVICE="gpu")
     assert device.returncode != 0 and "NLI_DEVICE='gpu' must be cpu, cuda" in device.stderr
     queue = _settings_under("s.SCORING_QUEUES", CONCORD_VAR_DIR=str(tmp_path), SCORING_QUEUE_NLI="a b")
@@ -213,9 +217,9 @@ def _received(worker, task: str, event: str = "received") -> int:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif(REDIS_SERVER is None, reason="needs a redis-server binary for a private broker")
 def test_two_workers_on_two_queues_each_run_the_tasks_of_their_queue(tmp_path):
-    """A "GPU" worker (``-Q scoring-gpu``: nli runs are sent there) and a CPU worker (``-Q jobs,scoring-cpu,
-    scoring-llm``). No GPU is needed: the nli model is a tiny one on the CPU, and the queue is named by
-    SCORING_QUEUE_NLI, as a deployment does when the device alone does not say it."""
+    """A "GPU" worker (``-Q scoring-gpu``; SCORING_QUEUE_NLI sends nli runs there) and a CPU worker (``-Q
+    jobs,scoring-cpu,scoring-llm``), as in the README's deployment. No GPU is needed: the nli model is a
+    tiny one and NLI_DEVICE stays cpu; the test is about which worker takes which task."""
     nli_dir = build_tiny_nli_model(tmp_path / "nli", favour="entailment")
     env = {"SCORING_QUEUE_NLI": GPU, "NLI_MODEL_DIR": str(nli_dir)}
     broker = PrivateRedis(tmp_path)
