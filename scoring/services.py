@@ -113,9 +113,13 @@ def score_run_queues(run_ids: list[int]) -> dict[int, str]:
 
 
 def score_batch_queues(batch_ids: list[int]) -> dict[int, str]:
-    """{batch id: the queue of its run's backend} for the given batches."""
-    rows = ScoreBatch.objects.filter(pk__in=batch_ids).values_list("id", "run__backend")
-    return {batch_id: scoring_queue(backend) for batch_id, backend in rows}
+    """{batch id: the queue of its run's backend} for the given batches (queried 500 at a time, within
+    any database's limit on query parameters)."""
+    out: dict[int, str] = {}
+    for start in range(0, len(batch_ids), 500):
+        rows = ScoreBatch.objects.filter(pk__in=batch_ids[start : start + 500]).values_list("id", "run__backend")
+        out.update((batch_id, scoring_queue(backend)) for batch_id, backend in rows)
+    return out
 
 
 def default_batch_size(backend: str) -> int:

@@ -12,7 +12,7 @@ import logging
 import os
 import socket
 
-from celery import shared_task
+from celery import current_app, shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
@@ -109,6 +109,6 @@ def _recover_on_worker_start(sender=None, **_kwargs) -> None:
     The recovery goes to a queue this worker consumes (the jobs queue when it is one of them), so that
     it runs whichever queues the deployment's workers are started with; it re-sends each run's work to
     the queue of the run's backend."""
-    consumed = sorted(sender.app.amqp.queues.consume_from)
+    consumed = sorted((sender.app if sender is not None else current_app).amqp.queues.consume_from)
     queue = settings.QUEUE_JOBS if settings.QUEUE_JOBS in consumed or not consumed else consumed[0]
     score_runs_recover.apply_async(queue=queue)

@@ -178,6 +178,22 @@ def test_recovery_resends_each_run_and_batch_to_the_queue_of_its_backend(study, 
     assert batch.call_count == 3 and {c.kwargs["queue"] for c in batch.call_args_list} == {CPU}
 
 
+@pytest.mark.django_db
+def test_the_queues_of_many_batches_are_looked_up_in_slices_of_500_ids(
+    study, researcher, django_assert_num_queries
+):
+    """A recovery may re-send tens of thousands of batches: one query with every id would pass the
+    database's limit on query parameters (65,535 for PostgreSQL's protocol)."""
+    factories.make_item(study, "q0", answer="Metformin is first-line.")
+    run = services.score_run_start(
+        study=study, metric="probe", backend="lexical", parameters={}, actor=researcher, batch_size=1
+    )
+    (batch_id,) = services.score_run_fan_out(run_id=run.pk)
+    missing = list(range(batch_id + 1, batch_id + 1_200))
+    with django_assert_num_queries(3):
+        assert services.score_batch_queues([*missing, batch_id]) == {batch_id: CPU}
+
+
 @pytest.mark.parametrize(
     ("consumed", "expected"), [([GPU], GPU), ([CPU, JOBS, LLM], JOBS), ([LLM, CPU], CPU)]
 )
