@@ -5,6 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# The demo's one worker consumes every queue (concord/settings.py, "Scale-out"); production splits them.
+QUEUES ?= jobs,scoring-cpu,scoring-gpu,scoring-llm
 
 .PHONY: run test venv browser lint worker serve clean-demo
 
@@ -27,7 +29,7 @@ run: venv
 	$(BIN)/python manage.py load_demo_validation
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	@echo "Starting a Celery worker (log: var/worker.log) and the web server on http://$(HOST):$(PORT)/"
-	$(BIN)/celery -A concord worker --loglevel=INFO --concurrency=1 > var/worker.log 2>&1 & \
+	$(BIN)/celery -A concord worker -Q $(QUEUES) --loglevel=INFO --concurrency=1 > var/worker.log 2>&1 & \
 	  worker=$$!; trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
 	  $(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
 

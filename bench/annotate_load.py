@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import os
 import random
+import runpy
 import shlex
 import signal
 import statistics
@@ -53,12 +54,11 @@ def parse_args() -> argparse.Namespace:
         "--interval", type=float, default=1.0, help="paced mode: mean seconds between one annotator's saves"
     )
     parser.add_argument("--items", type=int, default=20, help="items per annotator")
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (one per core)")
     parser.add_argument(
-        "--threads",
-        type=int,
-        default=8,
-        help="threads per gunicorn worker (gthread): requests mostly wait on the database",
+        "--workers", type=int, default=None, help="gunicorn worker processes (default: gunicorn.conf.py's)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=None, help="threads per gunicorn worker (default: gunicorn.conf.py's)"
     )
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--database", default="postgres://postgres@127.0.0.1:5432/concord_bench_bravo")
@@ -158,27 +158,44 @@ def seed(args: argparse.Namespace) -> list[dict]:
 # --- Server ------------------------------------------------------------------------------------
 
 
+GUNICORN_CONF = ROOT / "gunicorn.conf.py"
+
+
+def gunicorn_config(args: argparse.Namespace, env: dict[str, str]) -> dict[str, object]:
+    """The settings gunicorn will run with: the repository's gunicorn.conf.py, read under the same
+    environment, with --workers / --threads applied on top."""
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        conf = runpy.run_path(str(GUNICORN_CONF))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return {
+        "worker_class": conf["worker_class"],
+        "workers": args.workers or conf["workers"],
+        "threads": args.threads or conf["threads"],
+        "keepalive": conf["keepalive"],
+    }
+
+
 def start_gunicorn(args: argparse.Namespace, env: dict[str, str]) -> subprocess.Popen:
+    # The configuration Concord recommends for production (README), so that the figures are those of a
+    # deployment: worker class, processes and threads, keep-alive, max requests.
     command = [
         str(ROOT / ".venv" / "bin" / "gunicorn"),
+        "-c",
+        str(GUNICORN_CONF),
         "concord.wsgi:application",
         "--bind",
         f"127.0.0.1:{args.port}",
-        "--workers",
-        str(args.workers),
-        "--worker-class",
-        "gthread",
-        "--threads",
-        str(args.threads),
         "--log-level",
         "warning",
-        "--timeout",
-        "60",
-        # Longer than a paced annotator's pause, so the server does not close a connection the
-        # client is about to reuse (that race shows up as client ReadErrors, not as server work).
-        "--keep-alive",
-        "30",
     ]
+    if args.workers:
+        command += ["--workers", str(args.workers)]
+    if args.threads:
+        command += ["--threads", str(args.threads)]
     process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
     import httpx
 
@@ -370,12 +387,14 @@ def main() -> int:
         f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} before the run "
         "(other work on the machine competes for the CPUs: figures are indicative)"
     )
+    gconf = gunicorn_config(args, env)
     recreate_database(args.database)
     t0 = time.monotonic()
     plan = seed(args)
     print(
         f"seeded {len(plan)} annotators × {args.items} items in {time.monotonic() - t0:.1f} s; "
-        f"gunicorn gthread {args.workers} workers × {args.threads} threads on 127.0.0.1:{args.port}"
+        f"gunicorn ({GUNICORN_CONF.name}) {gconf['worker_class']} {gconf['workers']} workers × {gconf['threads']} "
+        f"threads, keep-alive {gconf['keepalive']} s, on 127.0.0.1:{args.port}"
     )
     server = start_gunicorn(args, env)
     try:

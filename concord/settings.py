@@ -7,6 +7,7 @@ Nothing falls back silently from one database or broker to another: the URL give
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -283,11 +284,86 @@ LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0)
 # A loopback or private LLM endpoint is refused unless the administrator allows it here (SSRF guard).
 LLM_ALLOW_PRIVATE_ENDPOINTS = env_bool("LLM_ALLOW_PRIVATE_ENDPOINTS", False)
-# Score runs: items per Celery task, and how long a task's claim on its batch lasts without renewal
-# (a killed worker's batch is taken over once its lease has run out).
-SCORING_BATCH_SIZE = env_int("SCORING_BATCH_SIZE", 32, minimum=1)
+# Score runs: how long a task's claim on its batch lasts without renewal (a killed worker's batch is
+# taken over once its lease has run out). Items per task: SCORING_BATCH_SIZES below.
 SCORING_LEASE_SECONDS = env_int("SCORING_LEASE_SECONDS", 300, minimum=1)
 SCORING_MAX_TRANSIENT_RETRIES = env_int("SCORING_MAX_TRANSIENT_RETRIES", 5, minimum=0)
+
+# --- Scale-out: Celery queues by kind of work, model devices, scoring batch sizes ------------
+# README, "Running on PostgreSQL and Redis": web, CPU workers and GPU workers on separate machines.
+# Every task is routed to one of these queues; a worker started without -Q consumes all of them (the
+# development default), a GPU machine runs only `celery -A concord worker -Q scoring-gpu`.
+QUEUE_JOBS = "jobs"  # imports, exports, reports, judge training, scoring recovery: the database's work
+QUEUE_SCORING_CPU = "scoring-cpu"  # model scoring on the CPU: every model backend by default
+QUEUE_SCORING_GPU = "scoring-gpu"  # model scoring on an accelerator: the backends SCORING_QUEUE_* sends here
+QUEUE_SCORING_LLM = "scoring-llm"  # scoring through the LLM endpoint: waits on the network, not on a core
+_QUEUE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_DEVICE = re.compile(r"^(cpu|cuda(:[0-9]+)?|mps)$")
+
+
+def _env_device(name: str) -> str:
+    value = (env_str(name, "cpu") or "cpu").strip()
+    if not _DEVICE.match(value):
+        raise ImproperlyConfigured(f"{name}={value!r} must be cpu, cuda, cuda:<index> or mps")
+    return value
+
+
+def _env_queue(name: str, default: str) -> str:
+    value = (env_str(name, default) or default).strip()
+    if not _QUEUE_NAME.match(value):
+        raise ImproperlyConfigured(f"{name}={value!r} must be a queue name of letters, digits, '-' or '_'")
+    return value
+
+
+# The torch device each model is built on, by the worker that loads it: a machine's own setting (cuda
+# on the GPU machines, cpu elsewhere). Never chosen behind the administrator's back: a device that is
+# not there makes the backend unavailable (the run fails with that message); nothing falls back to the
+# CPU. ``learned`` classifies embedding features, so its model runs on EMBEDDING_DEVICE; lexical needs
+# no model and llm runs on the endpoint's machine.
+EMBEDDING_DEVICE = _env_device("EMBEDDING_DEVICE")
+NLI_DEVICE = _env_device("NLI_DEVICE")
+# The queue of each backend's scoring tasks (a run's fan-out and batches). It is chosen by the process
+# that sends them (web, or a worker recovering a run), so it is the same on every machine: a
+# deployment with GPU workers sets SCORING_QUEUE_EMBEDDING / _LEARNED / _NLI=scoring-gpu everywhere.
+SCORING_QUEUES = {
+    "embedding": _env_queue("SCORING_QUEUE_EMBEDDING", QUEUE_SCORING_CPU),
+    "learned": _env_queue("SCORING_QUEUE_LEARNED", QUEUE_SCORING_CPU),
+    "nli": _env_queue("SCORING_QUEUE_NLI", QUEUE_SCORING_CPU),
+    "lexical": _env_queue("SCORING_QUEUE_LEXICAL", QUEUE_SCORING_CPU),
+    "none": _env_queue("SCORING_QUEUE_NONE", QUEUE_SCORING_CPU),
+    "llm": _env_queue("SCORING_QUEUE_LLM", QUEUE_SCORING_LLM),
+}
+CELERY_TASK_DEFAULT_QUEUE = QUEUE_JOBS
+CELERY_TASK_QUEUES = {
+    name: {"exchange": name, "routing_key": name}
+    for name in dict.fromkeys([QUEUE_JOBS, QUEUE_SCORING_CPU, QUEUE_SCORING_GPU, QUEUE_SCORING_LLM,
+                               *SCORING_QUEUES.values()])
+}
+# Tasks are named <app>.<fn>. A run's fan-out and batches are sent with the queue of the run's backend
+# (scoring.services.scoring_queue); the routes below are for everything sent without one.
+CELERY_TASK_ROUTES = {
+    "annotation.*": {"queue": QUEUE_JOBS},
+    "adjudication.*": {"queue": QUEUE_JOBS},
+    "scoring.judge_train": {"queue": QUEUE_JOBS},
+    "scoring.score_runs_recover": {"queue": QUEUE_JOBS},
+    "scoring.knowledge_base_embed": {"queue": SCORING_QUEUES["embedding"]},
+}
+
+# Items per scoring task, by backend, when the run names no batch size. Large where one task encodes
+# its whole batch in one model call and the per-task overhead (claim, load, write) is the cost to
+# amortise (embedding, learned, lexical); small where an item takes seconds (nli pairs, llm requests),
+# so that retries, leases and the spread over workers stay fine-grained. SCORING_BATCH_SIZE sets one
+# size for every backend; SCORING_BATCH_SIZE_<BACKEND> sets one backend's and wins over both.
+_SCORING_BATCH_SIZE_ALL = env_int("SCORING_BATCH_SIZE", 0, minimum=1) or None
+SCORING_BATCH_SIZES = {
+    backend: env_int(f"SCORING_BATCH_SIZE_{backend.upper()}", _SCORING_BATCH_SIZE_ALL or default, minimum=1)
+    for backend, default in {
+        "embedding": 256, "learned": 256, "lexical": 512, "none": 1000, "nli": 16, "llm": 4,
+    }.items()
+}
+for _backend, _size in SCORING_BATCH_SIZES.items():
+    if _size > 10_000:  # scoring.services.MAX_BATCH_SIZE
+        raise ImproperlyConfigured(f"the {_backend} batch size {_size} is above 10000")
 
 LOGGING = {
     "version": 1,

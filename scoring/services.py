@@ -24,6 +24,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.db.models.functions import Coalesce
@@ -96,6 +97,39 @@ def _provisional_identity(backend: str) -> str:
     return " @ ".join(v for v in values if v) or backend
 
 
+def scoring_queue(backend: str) -> str:
+    """The Celery queue of a backend's scoring tasks (``settings.SCORING_QUEUES``): a run's fan-out and
+    batches go there, so that the workers holding its model on the right device take them."""
+    try:
+        return settings.SCORING_QUEUES[backend]
+    except KeyError:
+        raise ImproperlyConfigured(f"settings.SCORING_QUEUES names no queue for the {backend!r} backend") from None
+
+
+def score_run_queues(run_ids: list[int]) -> dict[int, str]:
+    """{run id: the queue of its backend} for the given runs."""
+    rows = ScoreRun.objects.filter(pk__in=run_ids).values_list("id", "backend")
+    return {run_id: scoring_queue(backend) for run_id, backend in rows}
+
+
+def score_batch_queues(batch_ids: list[int]) -> dict[int, str]:
+    """{batch id: the queue of its run's backend} for the given batches (queried 500 at a time, within
+    any database's limit on query parameters)."""
+    out: dict[int, str] = {}
+    for start in range(0, len(batch_ids), 500):
+        rows = ScoreBatch.objects.filter(pk__in=batch_ids[start : start + 500]).values_list("id", "run__backend")
+        out.update((batch_id, scoring_queue(backend)) for batch_id, backend in rows)
+    return out
+
+
+def default_batch_size(backend: str) -> int:
+    """Items per task when a run names no batch size: the backend's (``settings.SCORING_BATCH_SIZES``)."""
+    try:
+        return settings.SCORING_BATCH_SIZES[backend]
+    except KeyError:
+        raise ImproperlyConfigured(f"settings.SCORING_BATCH_SIZES names no size for the {backend!r} backend") from None
+
+
 def score_run_start(
     *,
     study: Study,
@@ -122,7 +156,8 @@ def score_run_start(
         raise ValidationFailed(f"{metric} cannot use the {backend!r} backend; allowed: {', '.join(spec.backends)}")
     if not 0.0 <= retrieval_alpha <= 1.0:
         raise ValidationFailed(f"retrieval alpha must lie in [0, 1], got {retrieval_alpha}")
-    size = settings.SCORING_BATCH_SIZE if batch_size is None else batch_size
+    queue = scoring_queue(backend)
+    size = default_batch_size(backend) if batch_size is None else batch_size
     if not 1 <= size <= MAX_BATCH_SIZE:
         raise ValidationFailed(f"batch size must be between 1 and {MAX_BATCH_SIZE}")
     if knowledge_base is not None and knowledge_base.study_id != study.pk:
@@ -149,7 +184,7 @@ def score_run_start(
             batch_size=size,
             created_by=actor,
         )
-        tasks.score_run_fan_out.delay_on_commit(run.pk)
+        tasks.score_run_fan_out.apply_async_on_commit((run.pk,), queue=queue)
     return run
 
 

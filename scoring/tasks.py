@@ -12,7 +12,7 @@ import logging
 import os
 import socket
 
-from celery import shared_task
+from celery import current_app, shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
@@ -34,8 +34,14 @@ def _worker_name(task) -> str:
 
 @shared_task(name="scoring.score_run_fan_out", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def score_run_fan_out(run_id: int) -> None:
-    for batch_id in services.score_run_fan_out(run_id=run_id):
-        score_batch.apply_async((batch_id,), retry=True, retry_policy=BROKER_RESTART_RETRY)
+    batch_ids = services.score_run_fan_out(run_id=run_id)
+    if not batch_ids:
+        return
+    # Every batch goes to the queue of the run's backend (settings.SCORING_QUEUES): a GPU model's batches
+    # to the GPU workers, an LLM run's to the workers that wait on the endpoint.
+    queue = services.score_run_queues([run_id])[run_id]
+    for batch_id in batch_ids:
+        score_batch.apply_async((batch_id,), queue=queue, retry=True, retry_policy=BROKER_RESTART_RETRY)
 
 
 @shared_task(
@@ -59,7 +65,8 @@ def score_batch(self, batch_id: int) -> str:
     except services.LeaseHeld as held:
         # Not a failure: wait for the twin to finish or its lease to run out. Does not use up the
         # transient-error retries, which count only backend failures.
-        score_batch.apply_async((batch_id,), countdown=held.retry_in)
+        queue = services.score_batch_queues([batch_id]).get(batch_id)
+        score_batch.apply_async((batch_id,), countdown=held.retry_in, queue=queue)
         return "lease held"
     except services.LeaseLost:
         logger.warning("batch %s was taken over by another delivery; this one stops", batch_id)
@@ -69,10 +76,18 @@ def score_batch(self, batch_id: int) -> str:
 
 @shared_task(name="scoring.score_runs_recover", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def score_runs_recover() -> None:
-    for run_id in services.score_runs_queued():
-        score_run_fan_out.apply_async((run_id,), retry=True, retry_policy=BROKER_RESTART_RETRY)
-    for batch_id, delay in services.score_runs_recover():
-        score_batch.apply_async((batch_id,), countdown=delay, retry=True, retry_policy=BROKER_RESTART_RETRY)
+    run_ids = services.score_runs_queued()
+    run_queues = services.score_run_queues(run_ids)
+    for run_id in run_ids:
+        score_run_fan_out.apply_async(
+            (run_id,), queue=run_queues[run_id], retry=True, retry_policy=BROKER_RESTART_RETRY
+        )
+    batches = services.score_runs_recover()
+    batch_queues = services.score_batch_queues([batch_id for batch_id, _ in batches])
+    for batch_id, delay in batches:
+        score_batch.apply_async(
+            (batch_id,), countdown=delay, queue=batch_queues[batch_id], retry=True, retry_policy=BROKER_RESTART_RETRY
+        )
 
 
 @shared_task(
@@ -89,5 +104,11 @@ def knowledge_base_embed(knowledge_base_id: int) -> int:
 
 @worker_ready.connect
 def _recover_on_worker_start(sender=None, **_kwargs) -> None:
-    """A worker that starts re-sends the work that a killed worker may have taken with it."""
-    score_runs_recover.delay()
+    """A worker that starts re-sends the work that a killed worker may have taken with it.
+
+    The recovery goes to a queue this worker consumes (the jobs queue when it is one of them), so that
+    it runs whichever queues the deployment's workers are started with; it re-sends each run's work to
+    the queue of the run's backend."""
+    consumed = sorted((sender.app if sender is not None else current_app).amqp.queues.consume_from)
+    queue = settings.QUEUE_JOBS if settings.QUEUE_JOBS in consumed or not consumed else consumed[0]
+    score_runs_recover.apply_async(queue=queue)

@@ -55,9 +55,11 @@ class WorkerProcess:
         concurrency: int = 1,
         purge: bool = True,
         include: tuple[str, ...] = (),
+        queues: tuple[str, ...] = (),
     ) -> None:
         self.env = env
         self.include = include
+        self.queues = queues
         self.log_dir = log_dir
         self.concurrency = concurrency
         self.purge_first = purge
@@ -87,6 +89,8 @@ class WorkerProcess:
         ]
         if self.include:
             command.append(f"--include={','.join(self.include)}")
+        if self.queues:
+            command.append(f"--queues={','.join(self.queues)}")
         if self.purge_first and self.starts == 1:
             command.append("--purge")
         log = self.log_path.open("wb")
@@ -145,14 +149,20 @@ def worker_env(**extra: str) -> dict[str, str]:
 
 @contextmanager
 def celery_worker(
-    *, concurrency: int = 1, purge: bool = True, include: tuple[str, ...] = (), **env: str
+    *,
+    concurrency: int = 1,
+    purge: bool = True,
+    include: tuple[str, ...] = (),
+    queues: tuple[str, ...] = (),
+    **env: str,
 ) -> Iterator[WorkerProcess]:
-    """A started worker, stopped on exit; ``env`` adds environment variables (settings) for it and
-    ``include`` modules for it to import (a test-only metric, say)."""
+    """A started worker, stopped on exit; ``env`` adds environment variables (settings) for it,
+    ``include`` modules for it to import (a test-only metric, say) and ``queues`` the only queues it
+    consumes (default: every queue in settings.CELERY_TASK_QUEUES)."""
     log_dir = Path(settings.VAR_DIR) / "worker-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     worker = WorkerProcess(
-        env=worker_env(**env), log_dir=log_dir, concurrency=concurrency, purge=purge, include=include
+        env=worker_env(**env), log_dir=log_dir, concurrency=concurrency, purge=purge, include=include, queues=queues
     )
     worker.start()
     try:

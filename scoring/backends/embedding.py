@@ -129,10 +129,13 @@ class EmbeddingBackend(Backend):
         os.environ["TRANSFORMERS_OFFLINE"] = "1"
         from sentence_transformers import SentenceTransformer
 
+        device = settings.EMBEDDING_DEVICE  # the administrator's choice; no fallback to another device
         try:
-            self.model = SentenceTransformer(str(path), local_files_only=True)
+            self.model = SentenceTransformer(str(path), local_files_only=True, device=device)
         except Exception as exc:  # any loader failure means the model is not usable here
-            raise BackendUnavailable(f"embedding backend: cannot load {path}: {exc}") from exc
+            raise BackendUnavailable(
+                f"embedding backend: cannot load {path} on {device} (EMBEDDING_DEVICE): {exc}"
+            ) from exc
         self.path = path
         self.identity = f"embedding:{label} sha256:{weights_digest(path)}"
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()

@@ -94,8 +94,11 @@ class NLIBackend(Backend):
             self.model = AutoModelForSequenceClassification.from_pretrained(str(path), local_files_only=True)
         except Exception as exc:
             raise BackendUnavailable(f"nli backend: cannot load the model in {path}: {exc}") from exc
-        self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.model.to(self.device)
+        self.device = settings.NLI_DEVICE  # the administrator's choice; no fallback to another device
+        try:
+            self.model.to(self.device)
+        except Exception as exc:  # no such device here (no CUDA build, no GPU, a wrong index)
+            raise BackendUnavailable(f"nli backend: cannot put the model on {self.device} (NLI_DEVICE): {exc}") from exc
         self.model.eval()
         self._torch = torch
         self.max_length = min(max_length, getattr(self.tokenizer, "model_max_length", max_length) or max_length)

@@ -1,0 +1,113 @@
+"""Items per scoring task fit the backend without the user tuning them: a run that names no batch size
+gets its backend's default (settings.SCORING_BATCH_SIZES), a run that names one keeps it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.test import override_settings
+from rest_framework.test import APIClient
+
+from scoring import services
+from scoring.backends import BACKEND_NAMES
+from scoring.models import ScoreBatch
+from tests import factories
+from tests.scoring.runs_support import eager_celery
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _start(study, researcher, **kw):
+    args = {"metric": "probe", "backend": "lexical", "parameters": {}, "actor": researcher}
+    args.update(kw)
+    return services.score_run_start(study=study, **args)
+
+
+def test_every_backend_has_a_default_batch_size_large_for_embedding_and_small_for_llm(settings):
+    sizes = settings.SCORING_BATCH_SIZES
+    assert set(sizes) == set(BACKEND_NAMES)
+    # One embedding or lexical task encodes its whole batch in one call: big batches amortise the
+    # per-task overhead. An nli pair or an LLM request takes long: small batches keep retries and the
+    # spread over workers fine-grained.
+    for big in ("embedding", "learned", "lexical"):
+        for small in ("nli", "llm"):
+            assert sizes[big] >= 8 * sizes[small], (big, small, sizes)
+    assert sizes["llm"] <= 8 and sizes["embedding"] >= 128
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("backend", ["lexical", "nli"])
+def test_a_run_without_a_batch_size_gets_its_backends_default(study, researcher, settings, backend):
+    run = _start(study, researcher, backend=backend)
+    assert run.batch_size == settings.SCORING_BATCH_SIZES[backend]
+    run.refresh_from_db()
+    assert run.batch_size == settings.SCORING_BATCH_SIZES[backend]
+
+
+@pytest.mark.django_db
+def test_an_explicit_batch_size_wins_over_the_backends_default(study, researcher, settings):
+    assert settings.SCORING_BATCH_SIZES["nli"] != 7
+    assert _start(study, researcher, backend="nli", batch_size=7).batch_size == 7
+
+
+@pytest.mark.django_db
+def test_the_api_without_a_batch_size_gets_the_backends_default(study, researcher, settings):
+    client = APIClient()
+    client.force_authenticate(researcher)
+    response = client.post(
+        f"/api/scoring/studies/{study.slug}/runs/", {"metric": "probe", "backend": "nli"}, format="json"
+    )
+    assert response.status_code == 201, response.content
+    assert response.json()["batch_size"] == settings.SCORING_BATCH_SIZES["nli"]
+
+
+@pytest.mark.django_db
+def test_the_fan_out_cuts_batches_of_the_backends_default(study, researcher, django_capture_on_commit_callbacks):
+    for i in range(7):
+        factories.make_item(study, f"q{i}", answer="Metformin is first-line. Hello there!")
+    sizes = {name: 1000 for name in BACKEND_NAMES} | {"lexical": 3}
+    with override_settings(SCORING_BATCH_SIZES=sizes), eager_celery(), django_capture_on_commit_callbacks(execute=True):
+        run = _start(study, researcher)
+    assert run.batch_size == 3
+    lengths = [len(b.item_ids) for b in ScoreBatch.objects.filter(run=run).order_by("index")]
+    assert lengths == [3, 3, 1]
+
+
+def test_a_backend_without_a_default_is_a_configuration_error(settings):
+    settings.SCORING_BATCH_SIZES = {"lexical": 10}
+    with pytest.raises(ImproperlyConfigured, match="'nli'"):
+        services.default_batch_size("nli")
+
+
+def _sizes_under(**env: str) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("SCORING_BATCH_SIZE")}
+    base.update(env)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'concord.settings'); "
+            "django.setup(); from django.conf import settings; "
+            "print(' '.join(f'{k}={v}' for k, v in sorted(settings.SCORING_BATCH_SIZES.items())))",
+        ],
+        cwd=ROOT,
+        env=base,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_batch_sizes_come_from_the_environment_per_backend_or_for_all_and_refuse_bad_values(tmp_path):
+    one = _sizes_under(CONCORD_VAR_DIR=str(tmp_path), SCORING_BATCH_SIZE="64", SCORING_BATCH_SIZE_LLM="2")
+    assert one.returncode == 0, one.stderr
+    assert one.stdout.split() == ["embedding=64", "learned=64", "lexical=64", "llm=2", "nli=64", "none=64"]
+    too_big = _sizes_under(CONCORD_VAR_DIR=str(tmp_path), SCORING_BATCH_SIZE_NLI="20000")
+    assert too_big.returncode != 0 and "ImproperlyConfigured" in too_big.stderr and "nli" in too_big.stderr
+    zero = _sizes_under(CONCORD_VAR_DIR=str(tmp_path), SCORING_BATCH_SIZE_EMBEDDING="0")
+    assert zero.returncode != 0 and "SCORING_BATCH_SIZE_EMBEDDING=0 must be at least 1" in zero.stderr
