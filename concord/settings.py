@@ -149,6 +149,8 @@ X_FRAME_OPTIONS = "DENY"
 AUTHENTICATION_BACKENDS = ["concord.auth.ThrottledModelBackend"]
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60, minimum=1)
+# An API token is refused (and deleted) this long after it was issued; a new one is issued by /api/token/.
+API_TOKEN_TTL_SECONDS = env_int("API_TOKEN_TTL_SECONDS", 30 * 24 * 3600, minimum=60)
 
 # --- Cache ----------------------------------------------------------------------------------
 # db://<table> (the default; migrate creates the table), redis://host:6379/N, or locmem:// (one
@@ -211,7 +213,9 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "concord@localhost")
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        # DRF's token authentication, refusing expired tokens and people who still hold a one-time
+        # password (annotation/accounts/tokens.py).
+        "annotation.accounts.tokens.ExpiringTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
