@@ -36,6 +36,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.utils.text import slugify
 
+from annotation.markdown import guidelines_check
 from annotation.models import (
     Assignment,
     AssignmentStatus,
@@ -160,6 +161,7 @@ def study_create(
     if slug and slugify(slug) != slug:
         raise ValidationFailed(f"slug {slug!r} may hold only lower-case letters, digits and hyphens")
     hidden = _clean_hidden_fields(hidden_metadata_fields)
+    guidelines_check(guidelines)
     with transaction.atomic():
         if slug and Study.objects.filter(slug=slug).exists():
             raise Conflict(f"a study with slug {slug!r} already exists")
@@ -195,6 +197,8 @@ def study_update(
     Turning ``independent_pools`` on is refused while someone belongs to two pools of the study;
     the flag is copied onto every membership so that the database keeps enforcing it.
     """
+    if guidelines is not None and guidelines != study.guidelines:
+        guidelines_check(guidelines)
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
         _check_base(study_fingerprint(study), base, "the study's settings")
