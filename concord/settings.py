@@ -270,6 +270,13 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Unsealed audit events can be rewritten by someone who lifts the audit table's protection; sealing
+# them often keeps that window short: `celery -A concord beat` runs annotation.audit_seal_task every
+# AUDIT_SEAL_INTERVAL_SECONDS (default one minute; `manage.py audit_seal` from cron does the same).
+AUDIT_SEAL_INTERVAL_SECONDS = env_int("AUDIT_SEAL_INTERVAL_SECONDS", 60, minimum=5)
+CELERY_BEAT_SCHEDULE = {
+    "audit-seal": {"task": "annotation.audit_seal_task", "schedule": float(AUDIT_SEAL_INTERVAL_SECONDS)},
+}
 
 # --- Hooks between apps ---------------------------------------------------------------------
 # annotation never imports adjudication (docs/architecture.md, "Layers"): what happens when an assignment is submitted
