@@ -117,7 +117,7 @@ def fill(route: str, world: dict[str, Any], missing: str | None = None) -> str:
     def value(match: re.Match) -> str:
         name = match.group("name")
         if name == "fmt":
-            return "csv"
+            return "json" if route.startswith("adjudication/validation/") else "csv"
         if name == "measure":
             return "human_cf"
         if name == "uidb64":

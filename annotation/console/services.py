@@ -31,7 +31,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.tokens import default_token_generator
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, ProtectedError
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.utils.text import slugify
@@ -459,7 +459,15 @@ def question_remove(*, question: Question, actor: AbstractBaseUser) -> None:
                 f"{', '.join(repr(k) for k in dependants)} refers to it",
                 details={"dependants": dependants},
             )
-        question.delete()
+        try:
+            with transaction.atomic():
+                question.delete()
+        except ProtectedError as exc:
+            # Referenced by a record that must outlive it (a validation study's target, a case, gold).
+            kinds = sorted({obj._meta.verbose_name for obj in exc.protected_objects})
+            raise Conflict(
+                f"{question.key!r} cannot be removed: {', '.join(kinds)} refer{'s' if len(kinds) == 1 else ''} to it"
+            ) from None
 
 
 def question_reorder(*, study: Study, actor: AbstractBaseUser, keys: list[str]) -> list[Question]:
