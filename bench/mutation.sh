@@ -5,6 +5,7 @@
 #     bench/mutation.sh                     # the four areas below
 #     bench/mutation.sh concord/access.py   # only these files (glob patterns mutmut accepts)
 #     MUTMUT_CHILDREN=4 bench/mutation.sh   # parallel mutants (default: the number of CPUs)
+#     PYTHON=… MUTMUT=… bench/mutation.sh    # another interpreter / mutmut than the project's .venv
 #
 # It runs in a scratch copy of the committed tree (git archive HEAD), so the working tree is never
 # mutated and nothing is left behind but the printed figures (and $MUTATION_KEEP, when set, the copy).
@@ -29,7 +30,9 @@ else
     adjudication/stats/agreement.py    # Cohen, Fleiss, Krippendorff and their bootstraps
   )
 fi
-TESTS=(
+# MUTATION_TESTS="tests/a.py tests/b.py" narrows the tests mutmut may choose from (a quicker, partial run).
+read -r -a TESTS <<<"${MUTATION_TESTS:-}"
+[ "${#TESTS[@]}" -gt 0 ] || TESTS=(
   tests/test_access_matrix.py tests/test_access_policies.py tests/test_security_object_ids.py
   tests/test_named_mutations.py tests/annotation/test_blinding.py tests/annotation/test_assignment.py
   tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_labels.py
@@ -40,7 +43,7 @@ WORK="$(mktemp -d "${TMPDIR:-/tmp}/concord-mutation.XXXXXX")"
 cleanup() { if [ -z "${MUTATION_KEEP:-}" ]; then rm -rf "$WORK"; else echo "kept: $WORK"; fi; }
 trap cleanup EXIT
 git -C "$ROOT" archive HEAD | tar -x -C "$WORK"
-ln -s "$ROOT/.venv" "$WORK/.venv"
+ln -s "$(dirname "$(dirname "$PY")")" "$WORK/.venv"
 
 # mutmut reads [mutmut] from setup.cfg when pyproject.toml has no [tool.mutmut]; the copy gets its own.
 {
