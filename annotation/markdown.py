@@ -6,7 +6,7 @@ minutes. Three limits keep it bounded:
 
 * a length cap, ``GUIDELINES_MAX_CHARS`` (default 20,000 characters), for the preview and for saving;
 * the rendering runs in a separate Python process (``python -I``, Markdown only) that is killed once
-  ``MARKDOWN_RENDER_TIMEOUT_SECONDS`` (default 2 s) have passed; the text is then refused with a clear
+  ``MARKDOWN_RENDER_TIMEOUT_SECONDS`` (default 5 s) have passed; the text is then refused with a clear
   message (never rendered partly or as raw text);
 * a study's guidelines are checked the same way when they are saved (``guidelines_check``), so what an
   item page renders has already rendered in time; the item page keeps the result per process

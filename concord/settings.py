@@ -152,7 +152,7 @@ LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60, 
 # Guidelines (Markdown): at most this many characters, rendered in a child process killed after this many
 # seconds (annotation/markdown.py).
 GUIDELINES_MAX_CHARS = env_int("GUIDELINES_MAX_CHARS", 20_000, minimum=1)
-MARKDOWN_RENDER_TIMEOUT_SECONDS = env_int("MARKDOWN_RENDER_TIMEOUT_SECONDS", 2, minimum=1)
+MARKDOWN_RENDER_TIMEOUT_SECONDS = env_int("MARKDOWN_RENDER_TIMEOUT_SECONDS", 5, minimum=1)
 # An API token is refused (and deleted) this long after it was issued; a new one is issued by /api/token/.
 API_TOKEN_TTL_SECONDS = env_int("API_TOKEN_TTL_SECONDS", 30 * 24 * 3600, minimum=60)
 

@@ -20,16 +20,22 @@ BRACKETS = "[" * 19_000
 
 
 @pytest.fixture(autouse=True)
-def _budget(settings):
+def _fresh(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    settings.MARKDOWN_RENDER_TIMEOUT_SECONDS = 1
     markdown.render_guidelines.cache_clear()
     yield
     markdown.render_guidelines.cache_clear()
 
 
 @pytest.fixture
-def never_finishes(monkeypatch):
+def short_budget(settings):
+    """One second: far below what the inputs refused here need (minutes), so no test depends on speed;
+    tests that expect a rendering keep the default budget."""
+    settings.MARKDOWN_RENDER_TIMEOUT_SECONDS = 1
+
+
+@pytest.fixture
+def never_finishes(monkeypatch, short_budget):
     """A renderer that never returns: only the budget can end it (no dependence on machine speed)."""
     monkeypatch.setattr(markdown, "_RENDERER", "import time; time.sleep(600)")
 
@@ -66,12 +72,12 @@ def test_a_renderer_over_its_budget_is_stopped_and_the_text_refused(client, rese
     assert "to render" in response.content.decode()
 
 
-def test_runs_of_brackets_are_refused_by_the_preview_within_the_budget(client, researcher, study):
+def test_runs_of_brackets_are_refused_by_the_preview_within_the_budget(client, researcher, study, short_budget):
     client.force_login(researcher)
     assert _preview(client, BRACKETS).status_code == 400
 
 
-def test_saved_guidelines_are_checked_the_same_way(researcher, study, settings):
+def test_saved_guidelines_are_checked_the_same_way(researcher, study, settings, short_budget):
     with pytest.raises(ValidationFailed):
         svc.study_update(study=study, actor=researcher, guidelines=BRACKETS)
     with pytest.raises(PayloadTooLarge):
@@ -80,12 +86,13 @@ def test_saved_guidelines_are_checked_the_same_way(researcher, study, settings):
         svc.study_create(owner=researcher, name="Slow", presets=["astrid"], guidelines=BRACKETS)
     study.refresh_from_db()
     assert study.guidelines == "" and not Study.objects.filter(name="Slow").exists()
+    settings.MARKDOWN_RENDER_TIMEOUT_SECONDS = 5  # the default, for the text that renders
     svc.study_update(study=study, actor=researcher, guidelines="# Rules\n\n*Be kind.*")
     study.refresh_from_db()
     assert study.guidelines.startswith("# Rules")
 
 
-def test_the_study_settings_page_refuses_slow_guidelines(client, researcher, study):
+def test_the_study_settings_page_refuses_slow_guidelines(client, researcher, study, short_budget):
     client.force_login(researcher)
     response = client.post(
         reverse("console:study", args=[study.slug]), {"name": study.name, "guidelines": BRACKETS}
