@@ -35,7 +35,6 @@ counts, pools, blinding settings, the agreement table, gold provenance and the l
 
 from __future__ import annotations
 
-import csv
 import html
 import io
 import json
@@ -72,6 +71,7 @@ from annotation.models import (
     Sentence,
     Study,
 )
+from concord.csv_writer import csv_writer
 from scoring.models import Score, ScoreRun
 
 CHUNK = 1000
@@ -797,7 +797,7 @@ def write_stream(
         stream.write(_line(header))
     elif fmt == "csv":
         text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
-        writer = csv.writer(text, lineterminator="\n")
+        writer = csv_writer(text, lineterminator="\n")
         writer.writerow(["record", "item_id", "unit", "pool", "question", "annotator", "value", "version", "source"])
     n = 0
     for record in iter_records(study, chunk=chunk, ctx=ctx):

@@ -34,7 +34,7 @@ from annotation.models import (
     Sentence,
     Study,
 )
-from concord.access import require_role, study_roles
+from concord.access import require_object_role, require_role, study_roles
 from concord.errors import NotFound
 from scoring.models import Score
 
@@ -68,7 +68,7 @@ def case_get_for_adjudicator(*, user: AbstractBaseUser, case_id: int) -> Adjudic
     case = AdjudicationCase.objects.select_related("pool__study", "item", "question").filter(pk=case_id).first()
     if case is None:
         raise NotFound("no such case")
-    require_role(user, case.pool.study_id, *ADJUDICATING_ROLES, what="case")
+    require_object_role(user, case.pool.study_id, *ADJUDICATING_ROLES, what="case")
     return case
 
 
@@ -76,7 +76,7 @@ def aspect_get_for_adjudicator(*, user: AbstractBaseUser, aspect_id: int) -> Asp
     aspect = Aspect.objects.select_related("item__study").filter(pk=aspect_id).first()
     if aspect is None:
         raise NotFound("no such aspect")
-    require_role(user, aspect.item.study_id, *ADJUDICATING_ROLES, what="aspect")
+    require_object_role(user, aspect.item.study_id, *ADJUDICATING_ROLES, what="aspect")
     return aspect
 
 
@@ -84,7 +84,7 @@ def pool_get_for_researcher(*, user: AbstractBaseUser, pool_id: int) -> Pool:
     pool = Pool.objects.select_related("study").filter(pk=pool_id).first()
     if pool is None:
         raise NotFound("no such pool")
-    require_role(user, pool.study_id, Role.RESEARCHER, what="pool")
+    require_object_role(user, pool.study_id, Role.RESEARCHER, what="pool")
     return pool
 
 
@@ -101,7 +101,7 @@ def export_get_for_researcher(*, user: AbstractBaseUser, job_id: int) -> ExportJ
     job = ExportJob.objects.select_related("study").filter(pk=job_id).first()
     if job is None:
         raise NotFound("no such export")
-    require_role(user, job.study_id, Role.RESEARCHER, what="export")
+    require_object_role(user, job.study_id, Role.RESEARCHER, what="export")
     return job
 
 

@@ -20,7 +20,6 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers, status
-from rest_framework.authtoken.models import Token
 from rest_framework.generics import ListAPIView
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -28,6 +27,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, services
+from annotation.accounts import tokens
 from annotation.models import Assignment, AssignmentStatus, ExposureKind, Importance
 from concord.errors import ValidationFailed
 
@@ -350,7 +350,13 @@ class TokenApi(WorkspaceApi):
 
     @extend_schema(
         request=TokenInput,
-        responses={200: inline_serializer("TokenOutput", {"token": serializers.CharField()}), 400: ErrorSerializer},
+        responses={
+            200: inline_serializer(
+                "TokenOutput", {"token": serializers.CharField(), "expires_at": serializers.DateTimeField()}
+            ),
+            400: ErrorSerializer,
+            403: ErrorSerializer,
+        },
         summary="Get an API token",
     )
     def post(self, request: Request) -> Response:
@@ -361,5 +367,5 @@ class TokenApi(WorkspaceApi):
         user = authenticate(request._request, username=credentials["username"], password=credentials["password"])
         if user is None or not user.is_active:
             raise ValidationFailed("Unknown username or wrong password.")
-        token, _ = Token.objects.get_or_create(user=user)
-        return Response({"token": token.key})
+        token = tokens.token_issue(user=user)
+        return Response({"token": token.key, "expires_at": tokens.token_expires_at(token)})

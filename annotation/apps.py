@@ -19,6 +19,7 @@ class AnnotationConfig(AppConfig):
         # Imported here, not at module level: audit imports the models, which exist only once the app
         # registry is ready (Django's rule for AppConfig.ready), not to dodge an import cycle.
         from annotation import audit
+        from annotation.accounts import tokens  # noqa: F401  (connects: a password change revokes API tokens)
 
         # Audit triggers are removed before and recreated after every migrate (see annotation/audit.py).
         pre_migrate.connect(audit.on_pre_migrate, sender=self, dispatch_uid="concord_audit_pre_migrate")

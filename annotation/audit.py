@@ -43,7 +43,7 @@ from django.apps import apps as global_apps
 from django.db import connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from annotation.models import AuditEvent
+from annotation.models import AuditEvent, Label, LabelHistory
 
 AUDIT_TABLE = "annotation_auditevent"
 GENESIS_HASH = ""
@@ -96,6 +96,7 @@ AUDITED_TABLES: tuple[Audited, ...] = (
 
 _OPERATIONS = ("INSERT", "UPDATE", "DELETE")
 _PROTECT_TRIGGERS = ("concord_audit_protect", "concord_audit_protect_update", "concord_audit_protect_truncate")
+_PG_PROTECT_NAMES = ("concord_audit_protect", "concord_audit_protect_truncate")
 
 
 def _trigger_name(table: str, operation: str) -> str:
@@ -313,6 +314,15 @@ def triggers_install(*, using: str = "default") -> list[str]:
         statements += builder(connection, spec)
     statements += [_drop_trigger_sql(connection, name, AUDIT_TABLE) for name in _PROTECT_TRIGGERS]
     statements += list(_PG_PROTECT if connection.vendor == "postgresql" else _SQLITE_PROTECT)
+    if connection.vendor == "postgresql":
+        # ENABLE ALWAYS: the triggers fire under ``session_replication_role = replica`` too, which
+        # would otherwise silence every ordinary trigger (a superuser's way to edit without a trace).
+        for spec in specs:
+            statements += [
+                f'ALTER TABLE "{spec.table}" ENABLE ALWAYS TRIGGER {_trigger_name(spec.table, op)}'
+                for op in _OPERATIONS
+            ]
+        statements += [f"ALTER TABLE {AUDIT_TABLE} ENABLE ALWAYS TRIGGER {name}" for name in _PG_PROTECT_NAMES]
     with transaction.atomic(using=using), connection.cursor() as cursor:
         for sql in statements:
             cursor.execute(sql)
@@ -328,6 +338,25 @@ def triggers_present(*, using: str = "default") -> set[str]:
         else:
             cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'concord_audit%'")
         return {row[0] for row in cursor.fetchall()}
+
+
+def triggers_not_always_enabled(*, using: str = "default") -> list[str]:
+    """Audit triggers that exist but would not fire on every change (PostgreSQL).
+
+    ``ALTER TABLE … DISABLE TRIGGER`` (as the tables' owner) silences a trigger; one merely ``ENABLE``d
+    (not ``ENABLE ALWAYS``) is silenced by ``session_replication_role = replica``. Either way changes go
+    unrecorded, so ``audit_verify`` fails. SQLite triggers cannot be disabled: always empty there.
+    """
+    connection = connections[using]
+    if connection.vendor != "postgresql":
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tgname, tgenabled FROM pg_trigger WHERE NOT tgisinternal AND tgname LIKE 'concord_audit%%' "
+            "AND tgenabled <> 'A' ORDER BY tgname"
+        )
+        states = {"D": "disabled", "O": "enabled, but not ALWAYS", "R": "enabled for replicas only"}
+        return [f"{name} ({states.get(str(state), state)})" for name, state in cursor.fetchall()]
 
 
 def triggers_missing(*, using: str = "default") -> list[str]:
@@ -485,3 +514,77 @@ def anchor_write(path: Path, *, seq: int, hash: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps({"seq": seq, "hash": hash}) + "\n", encoding="utf-8")
     tmp.replace(path)
+
+
+# --- Labels against their history and the trail -----------------------------------------------------
+
+
+def labels_unaccounted(*, using: str = "default", limit: int = 20) -> list[str]:
+    """Label changes that did not go through ``label_save`` (at most ``limit`` of them, described).
+
+    Every change of a label's value bumps its version and appends a ``LabelHistory`` row in the same
+    transaction. So (1) each label's current version and value must be those of its newest history row,
+    and (2) each recorded UPDATE of a label's value in the trail must raise the version by one, with the
+    history row of that version recorded too. A raw ``UPDATE annotation_label SET value = …`` fails (1) —
+    and, when the trail recorded it, (2) — however it is attributed (the trigger names the row's
+    ``updated_by``, who did not make it).
+    """
+    problems: list[str] = []
+    newest: dict[int, tuple[int, Any]] = {}
+    for label_id, version, value in (
+        LabelHistory.objects.using(using).order_by("label_id", "new_version").values_list(
+            "label_id", "new_version", "new_value"
+        ).iterator(chunk_size=5000)
+    ):
+        newest[label_id] = (version, value)
+    for label_id, version, value in Label.objects.using(using).order_by("id").values_list(
+        "id", "version", "value"
+    ).iterator(chunk_size=5000):
+        history = newest.get(label_id)
+        if history is None:
+            problems.append(f"label {label_id} has no history row")
+        elif history[0] != version:
+            problems.append(f"label {label_id} is at version {version} but its history ends at version {history[0]}")
+        elif history[1] != value:
+            problems.append(f"label {label_id}'s value differs from its history's version {version}")
+        if len(problems) >= limit:
+            return problems
+    recorded_versions = {
+        (int(row["label_id"]), int(row["new_version"]))
+        for row in AuditEvent.objects.using(using)
+        .filter(table_name="annotation_labelhistory", operation="INSERT")
+        .values_list("new_row", flat=True)
+        .iterator(chunk_size=5000)
+        if row
+    }
+    events = (
+        AuditEvent.objects.using(using)
+        .filter(table_name="annotation_label", operation="UPDATE")
+        .order_by("id")
+        .values_list("id", "row_pk", "old_row", "new_row")
+        .iterator(chunk_size=5000)
+    )
+    for event_id, row_pk, old, new in events:
+        if not old or not new or _json_value(old.get("value")) == _json_value(new.get("value")):
+            continue
+        old_version, new_version = int(old.get("version") or 0), int(new.get("version") or 0)
+        if new_version != old_version + 1:
+            problems.append(
+                f"audit event id {event_id}: label {row_pk}'s value changed without a new version "
+                f"(version {old_version} → {new_version}): not written by the application"
+            )
+        elif (int(row_pk), new_version) not in recorded_versions:
+            problems.append(f"audit event id {event_id}: label {row_pk} version {new_version} has no history row")
+        if len(problems) >= limit:
+            break
+    return problems
+
+
+def _json_value(value: Any) -> Any:
+    # SQLite's triggers store JSON columns as JSON; a text column holding JSON is parsed for comparison.
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value

@@ -472,6 +472,30 @@ class AuditEvent(models.Model):
         return f"{self.operation} {self.table_name}#{self.row_pk}"
 
 
+class ImportIdentity(models.Model):
+    """An annotator known only from imported labels: an inactive account with no usable password that
+    stands for a pseudonym of one pool. The pseudonym is data; the person who imported is the actor
+    (``Label.updated_by``, ``LabelHistory.actor``, the audit trail). A live annotator's account is never
+    used for imported labels, and an imported pseudonym never equals a live member's pseudonym in the study.
+    """
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="import_identity")
+    pool = models.ForeignKey("Pool", on_delete=models.CASCADE, related_name="import_identities")
+    pseudonym = models.CharField(max_length=40)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "pseudonym"], name="unique_import_identity_per_pool")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pseudonym} (imported, pool {self.pool_id})"
+
+
 class PasswordChangeRequired(models.Model):
     """The person logs in with a one-time password and must choose their own before anything else.
 

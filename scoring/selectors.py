@@ -28,7 +28,7 @@ from annotation.models import (
     Sentence,
     Study,
 )
-from concord.access import require_role
+from concord.access import require_object_role, require_role
 from concord.errors import NotFound
 from scoring.metrics import AspectInput, ChunkInput, ItemInput
 from scoring.models import KnowledgeBase, Score, ScoreRun, ScoreState
@@ -62,7 +62,7 @@ def get_run_for_researcher(user: User, run_id: int) -> ScoreRun:
     run = ScoreRun.objects.select_related("study", "knowledge_base", "created_by").filter(pk=run_id).first()
     if run is None:
         raise NotFound("no such score run")
-    _researcher_study(user, run.study, what="score run")
+    require_object_role(user, run.study_id, Role.RESEARCHER, what="score run")
     return run
 
 
@@ -70,7 +70,7 @@ def get_knowledge_base_for_researcher(user: User, kb_id: int) -> KnowledgeBase:
     kb = KnowledgeBase.objects.select_related("study").filter(pk=kb_id).first()
     if kb is None:
         raise NotFound("no such knowledge base")
-    _researcher_study(user, kb.study, what="knowledge base")
+    require_object_role(user, kb.study_id, Role.RESEARCHER, what="knowledge base")
     return kb
 
 

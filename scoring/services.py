@@ -34,6 +34,7 @@ from annotation.models import Item, Study
 from annotation.units import for_scope
 from concord.errors import Conflict, PayloadTooLarge, ValidationFailed
 from scoring import selectors, tasks
+from scoring.backend_options import backend_options_clean
 from scoring.backends import get_backend
 from scoring.backends.text import sentences_of
 from scoring.metrics import (
@@ -162,13 +163,7 @@ def score_run_start(
         raise ValidationFailed(f"batch size must be between 1 and {MAX_BATCH_SIZE}")
     if knowledge_base is not None and knowledge_base.study_id != study.pk:
         raise ValidationFailed("the knowledge base belongs to another study")
-    if backend_options is not None and not isinstance(backend_options, dict):
-        raise ValidationFailed("backend options must be an object")
-    if backend_options and "base_url" in backend_options:
-        # Where the server sends study text is the administrator's choice (LLM_BASE_URL), never a run's.
-        raise ValidationFailed(
-            "backend option 'base_url' is not allowed: the LLM endpoint is set by an administrator (LLM_BASE_URL)"
-        )
+    backend_options = backend_options_clean(backend, backend_options, study_id=study.pk, study_slug=study.slug)
 
     with transaction.atomic():
         run = ScoreRun.objects.create(
@@ -221,7 +216,11 @@ def _run_fail(run_id: int, message: str) -> None:
 
 
 def _backend_options(run: ScoreRun) -> dict[str, Any]:
-    options = dict(run.backend_options or {})
+    # Checked again where the worker reads them: a run stored before a rule changed fails with the reason.
+    try:
+        options = backend_options_clean(run.backend, dict(run.backend_options or {}), study_id=run.study_id)
+    except ValidationFailed as exc:
+        raise BackendUnavailable(f"{run.backend} backend: {exc.message}") from None
     if run.backend == "learned":
         # The learned backend is trained on this study's gold; the study is not a user choice.
         options.setdefault("study", run.study_id)

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from django.apps import apps
+from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection, transaction
@@ -15,10 +16,12 @@ from django.utils import timezone
 
 from annotation import audit
 from annotation.models import AuditEvent, Label, Pool, PoolMembership, Study, StudyRole
+from annotation.services import label_save
+from annotation.tasks import audit_seal_task
+from concord.celery import app as celery_app
 from tests import factories
 
 pytestmark = pytest.mark.django_db
-
 
 
 @pytest.fixture(autouse=True)
@@ -26,6 +29,7 @@ def fast_password_hasher(settings):
     # The personas' passwords are hashed on creation and checked at each log-in; what these tests
     # exercise does not depend on the hash's cost.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
 
 @pytest.fixture
 def anchor_file(tmp_path, settings):
@@ -40,9 +44,9 @@ def label(study, annotator):
     pool = factories.make_pool(study, questions=[question])
     factories.add_member(pool, annotator)
     assignment = factories.make_assignment(pool, item, annotator)
-    return Label.objects.create(
-        assignment=assignment, question=question, unit_key="item", value="yes", updated_by=annotator,
-        updated_at=timezone.now(),
+    # Through the service, as the application writes labels: version 1 and its history row.
+    return label_save(
+        assignment=assignment, question=question, unit_key="item", value="yes", base_version=0, actor=annotator
     )
 
 
@@ -86,6 +90,7 @@ def test_an_update_that_changes_nothing_is_not_recorded(label):
 
 def test_a_raw_sql_delete_of_a_label_is_recorded_with_the_deleted_row(label):
     with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM annotation_labelhistory WHERE label_id = %s", [label.pk])
         cursor.execute("DELETE FROM annotation_label WHERE id = %s", [label.pk])
     delete = events_for("annotation_label", row_pk=str(label.pk))[-1]
     assert delete.operation == "DELETE" and delete.new_row is None
@@ -139,19 +144,22 @@ def test_gold_labels_are_recorded_with_the_adjudicator_as_actor(study, adjudicat
     item = factories.make_item(study)
     pool = factories.make_pool(study, questions=[question])
     gold = GoldLabel.objects.create(
-        pool=pool, item=item, unit_key="item", question=question, value="yes", source="adjudicated",
-        adjudicator=adjudicator, rationale="Both readings are supported by chunk 2.",
+        pool=pool,
+        item=item,
+        unit_key="item",
+        question=question,
+        value="yes",
+        source="adjudicated",
+        adjudicator=adjudicator,
+        rationale="Both readings are supported by chunk 2.",
     )
     (event,) = events_for("adjudication_goldlabel", row_pk=str(gold.pk))
     assert event.actor_id == adjudicator.pk and event.new_row["rationale"].startswith("Both readings")
 
 
 def test_an_export_download_is_recorded_as_who_what_when_without_content(study, researcher):
-    try:
-        ExportJob = apps.get_model("adjudication", "ExportJob")
-        ExportDownload = apps.get_model("adjudication", "ExportDownload")
-    except LookupError:
-        pytest.skip("the export models have not landed in this tree")
+    ExportJob = apps.get_model("adjudication", "ExportJob")
+    ExportDownload = apps.get_model("adjudication", "ExportDownload")
     job = ExportJob.objects.create(study=study, format="jsonl", requested_by=researcher)
     download = ExportDownload.objects.create(job=job, user=researcher)
     (event,) = events_for("adjudication_exportdownload", row_pk=str(download.pk))
@@ -184,10 +192,19 @@ def test_sealing_chains_events_in_order_with_sha256_of_previous_hash_and_canonic
     first, second = events[0], events[1]
     canonical = json.dumps(
         {
-            "seq": 1, "id": first.id, "table": first.table_name, "row_pk": first.row_pk, "operation": first.operation,
-            "old": first.old_row, "new": first.new_row, "actor_id": first.actor_id, "at": first.at.isoformat(),
+            "seq": 1,
+            "id": first.id,
+            "table": first.table_name,
+            "row_pk": first.row_pk,
+            "operation": first.operation,
+            "old": first.old_row,
+            "new": first.new_row,
+            "actor_id": first.actor_id,
+            "at": first.at.isoformat(),
         },
-        sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
     )
     assert first.prev_hash == "" and first.hash == hashlib.sha256(canonical.encode()).hexdigest()
     assert second.prev_hash == first.hash
@@ -199,9 +216,34 @@ def test_audit_verify_seals_and_accepts_an_intact_chain_and_records_its_head(lab
     assert "audit chain intact" in capsys.readouterr().out
     head = AuditEvent.objects.order_by("-seq").first()
     assert json.loads(anchor_file.read_text()) == {"seq": head.seq, "hash": head.hash}
-    Label.objects.filter(pk=label.pk).update(value="no")
+    label_save(
+        assignment=label.assignment,
+        question=label.question,
+        unit_key="item",
+        value="no",
+        base_version=1,
+        actor=label.updated_by,
+    )
     call_command("audit_verify")
-    assert json.loads(anchor_file.read_text())["seq"] == head.seq + 1
+    assert json.loads(anchor_file.read_text())["seq"] == head.seq + 2  # the label's UPDATE and its history row
+
+
+def test_audit_verify_fails_on_a_raw_update_of_a_label_that_bypassed_its_version_and_history(label, anchor_file):
+    call_command("audit_verify")
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE annotation_label SET value = %s WHERE id = %s", ['"no"', label.pk])
+    with pytest.raises(CommandError) as failure:
+        call_command("audit_verify")
+    assert failure.value.returncode == 1
+    message = str(failure.value)
+    assert f"label {label.pk}'s value differs from its history" in message
+    assert "changed without a new version" in message
+
+
+def test_audit_verify_fails_on_a_label_whose_version_was_bumped_without_a_history_row(label, anchor_file):
+    Label.objects.filter(pk=label.pk).update(value="no", version=2)
+    with pytest.raises(CommandError, match=rf"label {label.pk} is at version 2 but its history ends at version 1"):
+        call_command("audit_verify")
 
 
 def _tamper(sql: str, params: list) -> None:
@@ -266,3 +308,72 @@ def test_audit_verify_exits_non_zero_when_an_audit_trigger_is_missing(label, anc
     with pytest.raises(CommandError, match=r"triggers are missing.*concord_audit_annotation_label_update"):
         call_command("audit_verify")
     assert not anchor_file.exists()
+
+
+# --- PostgreSQL: disabled triggers and the replication role ------------------------------------------
+
+ON_POSTGRES = "postgresql" in django_settings.DATABASES["default"]["ENGINE"]
+postgres_only = pytest.mark.skipif(not ON_POSTGRES, reason="PostgreSQL triggers can be disabled; SQLite's cannot")
+
+
+def _is_superuser() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+        return bool(cursor.fetchone()[0])
+
+
+@postgres_only
+def test_every_audit_trigger_is_enabled_always():
+    assert audit.triggers_not_always_enabled() == []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_trigger "
+            "WHERE tgname LIKE 'concord_audit%%' AND NOT tgisinternal AND tgenabled = 'A'"
+        )
+        assert cursor.fetchone()[0] == len(audit.triggers_present())
+
+
+@postgres_only
+def test_audit_verify_fails_while_an_audit_trigger_is_disabled(label, anchor_file):
+    call_command("audit_verify")
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # no deferred checks pending in the test's transaction
+        cursor.execute("ALTER TABLE annotation_label DISABLE TRIGGER USER")
+        cursor.execute("UPDATE annotation_label SET unit_key = unit_key WHERE id = %s", [label.pk])
+    with pytest.raises(CommandError, match=r"concord_audit_annotation_label_update \(disabled\)") as failure:
+        call_command("audit_verify")
+    assert failure.value.returncode == 1
+    call_command("migrate", verbosity=0)  # reinstalling re-enables them
+    assert audit.triggers_not_always_enabled() == []
+
+
+@postgres_only
+def test_audit_verify_fails_when_a_trigger_is_enabled_but_not_always(label, anchor_file):
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute("ALTER TABLE annotation_label ENABLE TRIGGER concord_audit_annotation_label_update")
+    with pytest.raises(CommandError, match=r"concord_audit_annotation_label_update \(enabled, but not ALWAYS\)"):
+        call_command("audit_verify")
+
+
+@postgres_only
+def test_the_replication_role_does_not_silence_the_triggers(label):
+    if not _is_superuser():
+        pytest.skip("setting session_replication_role needs a PostgreSQL superuser (the attack needs one too)")
+    before = AuditEvent.objects.count()
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        cursor.execute("UPDATE annotation_label SET value = %s WHERE id = %s", ['"no"', label.pk])
+        with pytest.raises(DatabaseError), transaction.atomic():
+            cursor.execute("UPDATE annotation_auditevent SET actor_id = NULL WHERE seq IS NULL")
+        cursor.execute("SET LOCAL session_replication_role = origin")
+    assert AuditEvent.objects.count() == before + 1
+
+
+def test_pending_events_are_sealed_by_a_periodic_task_every_minute(label, settings):
+    entry = settings.CELERY_BEAT_SCHEDULE["audit-seal"]
+    assert entry["task"] == audit_seal_task.name and entry["task"] in celery_app.tasks
+    assert entry["schedule"] == settings.AUDIT_SEAL_INTERVAL_SECONDS == 60
+    assert AuditEvent.objects.filter(seq__isnull=True).exists()
+    assert audit_seal_task.apply().get() > 0
+    assert not AuditEvent.objects.filter(seq__isnull=True).exists()

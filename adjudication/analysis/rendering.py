@@ -6,11 +6,12 @@ Each function takes the plain dictionary a report computation returned and reads
 
 from __future__ import annotations
 
-import csv
 import io
 from typing import Any
 
 import numpy as np
+
+from concord.csv_writer import csv_writer
 
 AGREEMENT_CSV_HEADER = [
     "statistic",
@@ -46,7 +47,7 @@ def _csv_row(stat: str, d: dict[str, Any], *, rater_a: str = "", rater_b: str = 
 
 def agreement_csv(report: dict[str, Any]) -> str:
     buf = io.StringIO()
-    w = csv.writer(buf)
+    w = csv_writer(buf)
     w.writerow(AGREEMENT_CSV_HEADER)
     if report.get("empty"):
         return buf.getvalue()
@@ -74,7 +75,7 @@ VALIDITY_CSV_HEADER = ["statistic", "value", "ci_low", "ci_high", "ci_method", "
 
 def validity_csv(report: dict[str, Any]) -> str:
     buf = io.StringIO()
-    w = csv.writer(buf)
+    w = csv_writer(buf)
     w.writerow(VALIDITY_CSV_HEADER)
 
     def row(name: str, d: dict[str, Any] | None, ci_key: str = "ci95", method: str | None = None) -> None:
@@ -142,7 +143,7 @@ OUTCOME_CSV_HEADER = [
 
 def outcome_csv(report: dict[str, Any]) -> str:
     buf = io.StringIO()
-    w = csv.writer(buf)
+    w = csv_writer(buf)
     w.writerow(OUTCOME_CSV_HEADER)
     if report.get("refused"):
         return buf.getvalue()
@@ -207,7 +208,7 @@ RATER_CSV_HEADER = [
 
 def rater_csv(report: dict[str, Any]) -> str:
     buf = io.StringIO()
-    w = csv.writer(buf)
+    w = csv_writer(buf)
     w.writerow(RATER_CSV_HEADER)
     model = f"model run {report['run']['id']}"
 
@@ -272,7 +273,7 @@ COMPARISON_CSV_HEADER = [
 
 def comparison_csv(report: dict[str, Any]) -> str:
     buf = io.StringIO()
-    w = csv.writer(buf)
+    w = csv_writer(buf)
     w.writerow(COMPARISON_CSV_HEADER)
     for r in report["runs"]:
         ci = r["auc"].get("ci95") or [None, None]

@@ -46,7 +46,19 @@ from adjudication.stats.agreement import Estimate
 from adjudication.stats.validation_stats import mean_ci, paired_difference
 from adjudication.validation import checks as vc
 from annotation import units
-from annotation.models import Aspect, AspectOrigin, AspectStatus, Chunk, Item, Pool, Question, QuestionKind, Study
+from annotation.models import (
+    Aspect,
+    AspectOrigin,
+    AspectStatus,
+    Chunk,
+    Item,
+    Pool,
+    Question,
+    QuestionKind,
+    Role,
+    Study,
+)
+from concord.access import require_object_role
 from concord.errors import NotFound, ValidationFailed
 from scoring.metrics.retrieval import MEASURES as RETRIEVAL_MEASURES
 from scoring.metrics.retrieval import retrieval_measures
@@ -228,7 +240,7 @@ def validation_study_create(
 
 
 def validation_study_get_for_researcher(*, user: AbstractBaseUser, pk: int) -> ValidationStudy:
-    """The study if the user is a researcher of its study (annotators 403, anyone else 404)."""
+    """The validation study if the user is a researcher of its study (anyone else 404, members included)."""
     vs = (
         ValidationStudy.objects.select_related(
             "study", "metric_run", "compare_run", "metric_pool", "target_pool", "target_question"
@@ -238,7 +250,7 @@ def validation_study_get_for_researcher(*, user: AbstractBaseUser, pk: int) -> V
     )
     if vs is None:
         raise NotFound("no such validation study")
-    selectors.study_get_for_researcher(user=user, slug=vs.study.slug)
+    require_object_role(user, vs.study_id, Role.RESEARCHER, what="validation study")
     return vs
 
 

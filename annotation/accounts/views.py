@@ -8,14 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.forms import Form
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.urls import reverse_lazy
 from django.utils.decorators import method_decorator
+from django.views.generic import TemplateView
+from rest_framework.authtoken.models import Token
 
+from annotation.accounts import tokens
 from annotation.models import PasswordChangeRequired
 
 
@@ -50,3 +55,30 @@ class InvitationAcceptView(auth_views.PasswordResetConfirmView):
         PasswordChangeRequired.objects.filter(user=form.user).delete()
         messages.success(self.request, "Your password is set. Log in with your username and the new password.")
         return response
+
+
+class TokensView(TemplateView):
+    """The person's API token (when they have one): when it was issued and expires; revoke it."""
+
+    access_policy = "authenticated"
+    template_name = "annotation/account/tokens.html"
+    http_method_names = ["get", "post"]
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context["ttl_days"] = round(settings.API_TOKEN_TTL_SECONDS / 86400, 1)
+        context["tokens"] = [
+            {
+                "prefix": token.key[:6],
+                "created": token.created,
+                "expires_at": tokens.token_expires_at(token),
+                "expired": tokens.token_expired(token),
+            }
+            for token in Token.objects.filter(user=self.request.user)
+        ]
+        return context
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        revoked = tokens.tokens_revoke(user=request.user)
+        messages.success(request, "Your API token has been revoked." if revoked else "You had no API token.")
+        return redirect("account:tokens")

@@ -31,11 +31,12 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.tokens import default_token_generator
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, ProtectedError
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.utils.text import slugify
 
+from annotation.markdown import guidelines_check
 from annotation.models import (
     Assignment,
     AssignmentStatus,
@@ -160,6 +161,7 @@ def study_create(
     if slug and slugify(slug) != slug:
         raise ValidationFailed(f"slug {slug!r} may hold only lower-case letters, digits and hyphens")
     hidden = _clean_hidden_fields(hidden_metadata_fields)
+    guidelines_check(guidelines)
     with transaction.atomic():
         if slug and Study.objects.filter(slug=slug).exists():
             raise Conflict(f"a study with slug {slug!r} already exists")
@@ -195,6 +197,8 @@ def study_update(
     Turning ``independent_pools`` on is refused while someone belongs to two pools of the study;
     the flag is copied onto every membership so that the database keeps enforcing it.
     """
+    if guidelines is not None and guidelines != study.guidelines:
+        guidelines_check(guidelines)
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
         _check_base(study_fingerprint(study), base, "the study's settings")
@@ -455,7 +459,15 @@ def question_remove(*, question: Question, actor: AbstractBaseUser) -> None:
                 f"{', '.join(repr(k) for k in dependants)} refers to it",
                 details={"dependants": dependants},
             )
-        question.delete()
+        try:
+            with transaction.atomic():
+                question.delete()
+        except ProtectedError as exc:
+            # Referenced by a record that must outlive it (a validation study's target, a case, gold).
+            kinds = sorted({obj._meta.verbose_name for obj in exc.protected_objects})
+            raise Conflict(
+                f"{question.key!r} cannot be removed: {', '.join(kinds)} refer{'s' if len(kinds) == 1 else ''} to it"
+            ) from None
 
 
 def question_reorder(*, study: Study, actor: AbstractBaseUser, keys: list[str]) -> list[Question]:

@@ -19,6 +19,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.console import selectors as sel
@@ -45,12 +46,13 @@ from annotation.console.forms import (
     UploadForm,
 )
 from annotation.imports import jobs
-from annotation.models import ImportJobStatus, Study
+from annotation.markdown import guidelines_check
+from annotation.markdown import render_guidelines as render_guidelines_html
+from annotation.models import ImportJobStatus, Role, Study, StudyRole
 from annotation.presets import PRESET_DESCRIPTIONS, PRESET_ORDER
 from annotation.protocols import study_protocol_apply
-from annotation.templatetags.concord_tags import safe_markdown
 from concord.access import access_policy
-from concord.errors import DomainError, NotFound
+from concord.errors import DomainError, Forbidden, NotFound
 from concord.http import domain_errors, htmx_render, is_htmx
 
 User = get_user_model()
@@ -105,9 +107,19 @@ def study_create(request: HttpRequest) -> HttpResponse:
 @domain_errors
 @require_POST
 def guidelines_preview(request: HttpRequest) -> HttpResponse:
-    """Markdown rendered exactly as annotators will see it (sanitised); writes nothing."""
-    text = request.POST.get("guidelines", "")[:100_000]
-    return render(request, "annotation/console/_guidelines_preview.html", {"html": safe_markdown(text)})
+    """Markdown rendered exactly as annotators will see it (sanitised); writes nothing.
+
+    For people who write guidelines: researchers of some study and those allowed to create one (others
+    403). Text longer than ``GUIDELINES_MAX_CHARS`` is refused (413), and text that does not render
+    within ``MARKDOWN_RENDER_TIMEOUT_SECONDS`` is refused (400), as when guidelines are saved.
+    """
+    is_researcher = StudyRole.objects.filter(user=request.user, role=Role.RESEARCHER).exists()
+    if not (is_researcher or can_create_studies(request.user)):
+        raise Forbidden("the guidelines preview is for researchers")
+    text = request.POST.get("guidelines", "")
+    guidelines_check(text)
+    html = mark_safe(render_guidelines_html(text))
+    return render(request, "annotation/console/_guidelines_preview.html", {"html": html})
 
 
 def _study_context(study: Study, **extra: Any) -> dict[str, Any]:

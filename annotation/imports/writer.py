@@ -4,7 +4,8 @@ It runs only over a source the scan found clean, inside the caller's transaction
 anywhere (a record that changed since the scan, an id another import wrote meanwhile) leaves nothing
 behind. Records are written in batches of ``BATCH_SIZE``: items, sentences and chunks as plain rows
 (COPY on PostgreSQL), aspects, assignments and labels through the ORM. Imported annotators get an
-inactive account in the import's pool, under their pseudonym; their assignments arrive submitted.
+import-only identity (``ImportIdentity``: an inactive account, an inactive member of the import's pool
+under their pseudonym); their assignments arrive submitted. The importer is the actor of every label.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from annotation.models import (
     AssignmentStatus,
     Chunk,
     ImportBatch,
+    ImportIdentity,
     Item,
     Label,
     LabelHistory,
@@ -53,21 +55,41 @@ def _unique_username(base: str) -> str:
     return candidate
 
 
-def _annotators_ensure(*, study: Study, pool: Pool, pseudonyms: set[str]) -> dict[str, Any]:
-    """Pseudonym → user for the imported annotators: existing members of the pool keep their account;
-    new ones get an inactive account that cannot log in (the labels are theirs, not the importer's)."""
+def _annotators_ensure(*, study: Study, pool: Pool, pseudonyms: set[str], actor: Any) -> dict[str, Any]:
+    """Pseudonym → import-only identity for the imported annotators (``ImportIdentity``).
+
+    An identity already made for this pool's pseudonym by an earlier import is reused. A new one is an
+    inactive account that cannot log in, a member of the pool under that pseudonym. Refused (nothing is
+    written) when the pseudonym is a live annotator's in this study — in this pool or another — so that
+    imported labels are never attributed to, or confused with, a real person's work.
+    """
     User = get_user_model()
-    members = {m.pseudonym: m.user for m in PoolMembership.objects.filter(pool=pool).select_related("user")}
-    for pseudonym in sorted(pseudonyms - set(members)):
+    identities = {i.pseudonym: i.user for i in ImportIdentity.objects.filter(pool=pool).select_related("user")}
+    live = (
+        PoolMembership.objects.filter(study=study, pseudonym__in=pseudonyms - set(identities))
+        .exclude(user__import_identity__isnull=False)
+        .select_related("pool")
+        .order_by("pseudonym")
+    )
+    clashes = [
+        RowError("file", None, "labels.annotator",
+                 f"pseudonym {m.pseudonym!r} belongs to a live annotator of pool {m.pool.name!r}; imported labels "
+                 "need pseudonyms of their own")
+        for m in live
+    ]  # fmt: skip
+    if clashes:
+        raise ImportRejected(clashes, total=len(clashes), filename="the import")
+    for pseudonym in sorted(pseudonyms - set(identities)):
         user = User(username=_unique_username(f"imported-{study.pk}-{slugify(pool.name)}-{slugify(pseudonym)}"),
                     is_active=False)
         user.set_unusable_password()
         user.save()
+        ImportIdentity.objects.create(user=user, pool=pool, pseudonym=pseudonym, created_by=actor)
         StudyRole.objects.get_or_create(study=study, user=user, role=Role.ANNOTATOR)
         PoolMembership.objects.create(pool=pool, study=study, user=user, independent=study.independent_pools,
                                       pseudonym=pseudonym)
-        members[pseudonym] = user
-    return members
+        identities[pseudonym] = user
+    return identities
 
 
 def _rows_insert(model: type[models.Model], fields: tuple[str, ...], rows: Iterable[tuple[Any, ...]]) -> None:
@@ -123,8 +145,10 @@ def _items_insert(study: Study, batch: list[Record], now: Any) -> list[int]:
 
 
 class Writer:
-    def __init__(self, *, study: Study, pool_name: str, pseudonyms: set[str], extra_writer: ExtraWriter | None) -> None:
+    def __init__(self, *, study: Study, pool_name: str, pseudonyms: set[str], extra_writer: ExtraWriter | None,
+                 actor: Any = None) -> None:
         self.study = study
+        self.actor = actor
         self.extra_writer = extra_writer
         self.result_counts = {"items": 0, "sentences": 0, "chunks": 0, "aspects": 0, "labels": 0}
         self.pool: Pool | None = None
@@ -132,7 +156,7 @@ class Writer:
         self.questions_used: set[int] = set()
         if pseudonyms:
             self.pool, _ = Pool.objects.get_or_create(study=study, name=pool_name)
-            self.members = _annotators_ensure(study=study, pool=self.pool, pseudonyms=pseudonyms)
+            self.members = _annotators_ensure(study=study, pool=self.pool, pseudonyms=pseudonyms, actor=actor)
         self.now = timezone.now()
 
     def write(self, batch: list[Record]) -> None:
@@ -206,7 +230,7 @@ class Writer:
         Assignment.objects.bulk_create(assignments, batch_size=2000)
         labels = Label.objects.bulk_create(
             (Label(assignment=assignments[a], question=label.question, unit_key=unit, value=label.value, version=1,
-                   updated_by=assignments[a].annotator, updated_at=self.now)
+                   updated_by=self.actor or assignments[a].annotator, updated_at=self.now)
              for a, label, unit in pending),
             batch_size=2000,
         )
@@ -230,7 +254,8 @@ def write(*, study: Study, source: RecordSource, validator: Validator, result: I
 
     Raises ImportRejected when a record has become invalid since the scan (the source changed).
     """
-    writer = Writer(study=study, pool_name=pool_name, pseudonyms=scan.pseudonyms, extra_writer=extra_writer)
+    writer = Writer(study=study, pool_name=pool_name, pseudonyms=scan.pseudonyms, extra_writer=extra_writer,
+                    actor=actor)
     batch: list[Record] = []
     for number, rec in source():
         record, errors = (None, [rec]) if isinstance(rec, RowError) else validator.validate(number, rec)

@@ -1,36 +1,13 @@
 from typing import Any
 
-import markdown
-import nh3
 from django import template
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-register = template.Library()
+from annotation.markdown import render_guidelines
+from concord.errors import DomainError
 
-_ALLOWED_TAGS = {
-    "p",
-    "br",
-    "strong",
-    "em",
-    "ul",
-    "ol",
-    "li",
-    "code",
-    "pre",
-    "blockquote",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "a",
-    "table",
-    "thead",
-    "tbody",
-    "tr",
-    "th",
-    "td",
-    "hr",
-}
+register = template.Library()
 
 
 @register.filter
@@ -40,9 +17,12 @@ def get_item(mapping: dict, key: Any) -> Any:
 
 @register.filter
 def safe_markdown(text: str) -> SafeString:
-    """Markdown rendered and then sanitised with an allow-list (no raw HTML, no script, no style)."""
-    html = markdown.markdown(text or "", extensions=["tables"], output_format="html")
-    cleaned = nh3.clean(
-        html, tags=_ALLOWED_TAGS, attributes={"a": {"href", "title"}}, url_schemes={"http", "https", "mailto"}
-    )
-    return mark_safe(cleaned)
+    """Markdown rendered under a time budget and sanitised with an allow-list (annotation/markdown.py).
+
+    Text that cannot be rendered in time (only guidelines saved before they were checked) is shown as a
+    notice, never as raw text.
+    """
+    try:
+        return mark_safe(render_guidelines(text or ""))
+    except DomainError as exc:
+        return format_html('<p class="error" role="alert">The guidelines cannot be shown: {}</p>', exc.message)

@@ -46,13 +46,14 @@ def map_labels(id2label: dict[int, str]) -> dict[str, int]:
         norm = str(label).strip().lower()
         name = next((n for n in NLI_LABELS if norm.startswith(n[:7])), None)
         if name is None or name in mapping:
+            # The labels are the model file's content: named by position only, never echoed.
             raise BackendUnavailable(
-                f"nli backend: cannot map the model's labels {dict(id2label)} onto entailment / neutral / "
-                "contradiction; set id2label in the model's config.json"
+                "nli backend: cannot map the model's labels onto entailment / neutral / contradiction (label "
+                f"{int(index)} of {len(id2label)} does not map); set id2label in the model's config.json"
             )
         mapping[name] = int(index)
     if "entailment" not in mapping:
-        raise BackendUnavailable(f"nli backend: the model's labels {dict(id2label)} have no entailment label")
+        raise BackendUnavailable(f"nli backend: none of the model's {len(id2label)} labels is an entailment label")
     return mapping
 
 

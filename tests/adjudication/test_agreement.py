@@ -162,15 +162,97 @@ def test_fleiss_bootstrap_interval_is_seeded_and_brackets_the_estimate():
     b = ag.fleiss_kappa(DIAGNOSES, 5, n_boot=400, seed=7)
     assert a.ci95 == b.ci95
     assert a.ci95[0] < a.value < a.ci95[1]
-    # Bootstrap replicates equal the library's κ on the resampled table (checked on one draw).
-    rng = np.random.default_rng(3)
-    idx = rng.integers(0, 30, 30)
-    counts = ag.category_counts(DIAGNOSES, 5)
+
+
+# --- Bootstrap replicates against the libraries -------------------------------------------------
+#
+# Each replicate of our vectorised bootstraps must equal the library's statistic (statsmodels'
+# fleiss_kappa; the krippendorff package's alpha) computed on the same resample of units: the same
+# seeded generator drives ``ag.resample_indices`` here and in the code under test. The interval must
+# then be the 2.5th and 97.5th percentiles of those library replicates.
+
+
+def _replicate_rows(n_units: int, n_boot: int, seed: int) -> np.ndarray:
+    return np.concatenate(list(ag.resample_indices(np.random.default_rng(seed), n_units, n_boot, None)))
+
+
+def _library(fn, rows: np.ndarray) -> np.ndarray:
+    out = []
+    for idx in rows:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            try:
+                out.append(float(fn(idx)))
+            except (ZeroDivisionError, ValueError, AssertionError):
+                out.append(math.nan)
+    values = np.array(out)
+    values[~np.isfinite(values)] = math.nan
+    return values
+
+
+def _percentiles(samples: np.ndarray) -> tuple[float, float]:
+    low, high = np.percentile(samples[np.isfinite(samples)], [2.5, 97.5])
+    return float(low), float(high)
+
+
+def _fleiss_units(codes: np.ndarray, k: int) -> tuple[np.ndarray, int]:
+    counts = ag.category_counts(codes, k)
+    per_unit = counts.sum(axis=1)
+    m = int(np.bincount(per_unit[per_unit >= 2]).argmax())
+    return counts[per_unit == m], m
+
+
+@pytest.mark.parametrize(("name", "n_boot", "seed"), [("diagnoses", 120, 7), ("kqa", 120, 11)])
+def test_every_fleiss_bootstrap_replicate_equals_statsmodels_on_the_same_resample(name, n_boot, seed):
     from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-    direct = sm_fleiss(counts[idx])
-    replicate = ag.fleiss_kappa(DIAGNOSES[idx], 5).value
-    assert replicate == pytest.approx(direct)
+    codes, k = (DIAGNOSES, 5) if name == "diagnoses" else (kqa_codes(), 3)
+    counts, m = _fleiss_units(codes, k)
+    rows = _replicate_rows(counts.shape[0], n_boot, seed)
+    expected = _library(lambda idx: sm_fleiss(counts[idx], method="fleiss"), rows)
+    ours = ag._fleiss_boot(counts, m, n_boot, seed, None)
+    np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-12, equal_nan=True)
+    est = ag.fleiss_kappa(codes, k, n_boot=n_boot, seed=seed)
+    assert est.ci95 == pytest.approx(_percentiles(expected), rel=1e-9)
+    assert est.extra["n_boot_undefined"] == int(np.isnan(expected).sum())
+
+
+def test_the_kqa_physicians_fleiss_interval_contains_their_kappa():
+    est = ag.fleiss_kappa(kqa_codes(), 3, n_boot=400, seed=0)
+    assert round(est.value, 3) == 0.719
+    assert est.ci95[0] < est.value < est.ci95[1]
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal"])
+@pytest.mark.parametrize(("name", "n_boot", "seed"), [("kripp2011", 120, 5), ("kqa", 60, 13)])
+def test_every_categorical_alpha_replicate_equals_the_krippendorff_package(level, name, n_boot, seed):
+    codes, k = (KRIPP_2011 - 1, 5) if name == "kripp2011" else (kqa_codes(), 3)
+    sub = codes[(~np.isnan(codes)).sum(axis=1) >= 2]
+    counts = ag.category_counts(sub, k)
+    rows = _replicate_rows(sub.shape[0], n_boot, seed)
+    expected = _library(
+        lambda idx: krippendorff.alpha(value_counts=counts[idx], value_domain=np.arange(k), level_of_measurement=level),
+        rows,
+    )
+    ours = ag._categorical_boot(counts, level, n_boot, seed, None)
+    np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-12, equal_nan=True)
+    est = ag.krippendorff_alpha(codes, level, k, n_boot=n_boot, seed=seed)
+    assert est.ci95 == pytest.approx(_percentiles(expected), rel=1e-9)
+
+
+def test_every_interval_alpha_replicate_equals_the_krippendorff_package():
+    rng = np.random.default_rng(4)
+    values = rng.normal(size=(30, 4)) + rng.normal(size=(30, 1)) * 2
+    values[rng.random(values.shape) < 0.2] = NAN
+    sub = values[(~np.isnan(values)).sum(axis=1) >= 2]
+    n_boot, seed = 120, 9
+    rows = _replicate_rows(sub.shape[0], n_boot, seed)
+    expected = _library(
+        lambda idx: krippendorff.alpha(reliability_data=sub[idx].T, level_of_measurement="interval"), rows
+    )
+    ours = ag._interval_boot(sub, n_boot, seed, None)
+    np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-12, equal_nan=True)
+    est = ag.krippendorff_alpha(values, "interval", n_boot=n_boot, seed=seed)
+    assert est.ci95 == pytest.approx(_percentiles(expected), rel=1e-9)
 
 
 # --- Cohen -----------------------------------------------------------------------------------

@@ -45,8 +45,8 @@ def test_adjudicator_sees_the_open_case_in_the_queue(client, case, adjudicator):
 def test_annotator_is_refused_the_queue_and_the_case(client, case, annotator):
     _login(client, annotator)
     assert client.get(reverse("adjudication:queue", args=[case.pool.study.slug])).status_code == 403
-    assert client.get(reverse("adjudication:case", args=[case.pk])).status_code == 403
-    assert client.get(reverse("adjudication-api-case", args=[case.pk])).status_code == 403
+    assert client.get(reverse("adjudication:case", args=[case.pk])).status_code == 404
+    assert client.get(reverse("adjudication-api-case", args=[case.pk])).status_code == 404
 
 
 def test_stranger_learns_nothing_about_the_case(client, case, stranger):

@@ -215,4 +215,4 @@ def test_an_adjudicator_cannot_change_the_rule(client, study, adjudicator):
         {"question": "pf", "majority": True},
         content_type="application/json",
     )
-    assert response.status_code == 403
+    assert response.status_code == 404  # a pool named by its id: not found

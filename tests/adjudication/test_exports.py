@@ -201,7 +201,7 @@ def test_only_researchers_export_and_download(client, exported_study, adjudicato
     job = ExportJob.objects.create(study=exported_study, format="jsonl")
     export_run(job_id=job.pk)
     client.force_login(adjudicator)
-    assert client.get(reverse("adjudication:export-download", args=[job.pk])).status_code == 403
+    assert client.get(reverse("adjudication:export-download", args=[job.pk])).status_code == 404
     assert (
         client.post(reverse("adjudication:exports", args=[exported_study.slug]), {"format": "jsonl"}).status_code == 403
     )

@@ -148,4 +148,4 @@ def test_researchers_read_measures_through_the_api_and_annotators_cannot(client,
     assert client.get(url).json()["values"] == {"q-1": 0.5}
     member = astrid_pool.memberships.first().user
     client.force_login(member)
-    assert client.get(url).status_code == 403
+    assert client.get(url).status_code == 404  # a pool named by its id: not found

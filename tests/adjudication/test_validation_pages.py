@@ -168,8 +168,8 @@ def test_annotators_are_refused_and_strangers_learn_nothing(client, researcher, 
     )
     annotator = labelled["b_users"][0]
     client.force_login(annotator)
-    assert client.get(reverse("adjudication:validation-report", args=[vs.pk])).status_code == 403
-    assert client.get(reverse("adjudication-api-validation-study", args=[vs.pk])).status_code == 403
+    assert client.get(reverse("adjudication:validation-report", args=[vs.pk])).status_code == 404
+    assert client.get(reverse("adjudication-api-validation-study", args=[vs.pk])).status_code == 404
     assert client.get(reverse("adjudication:validation-new", args=[labelled["study"].slug])).status_code == 403
     client.force_login(stranger)
     assert client.get(reverse("adjudication:validation-report", args=[vs.pk])).status_code == 404

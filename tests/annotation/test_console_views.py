@@ -108,7 +108,7 @@ def test_a_researcher_creates_a_study_from_presets(rita, researcher):
     assert study.hidden_metadata_fields == ["model", "temperature"]
 
 
-def test_the_guidelines_preview_renders_markdown_and_strips_script(rita):
+def test_the_guidelines_preview_renders_markdown_and_strips_script(rita, astrid):
     response = rita.post(reverse("console:guidelines_preview"), {"guidelines": "**bold** <script>alert(1)</script>"})
     assert b"<strong>bold</strong>" in response.content
     assert b"<script>" not in response.content

@@ -7,8 +7,11 @@ chosen way, so the tests can exercise per-item failures and transient retries.
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from concord.celery import app
@@ -19,6 +22,10 @@ BOOM = "BOOM"  # the item raises an unexpected error
 FLAKY = "FLAKY"  # the backend call fails transiently while FLAKY_FAILURES[item id] > 0
 
 FLAKY_FAILURES: dict[str, int] = {}
+# An item whose answer holds HOLD waits while the file named by CONCORD_TEST_HOLD_GATE exists: a test
+# makes a run stop part-way for as long as it needs (a condition, not a duration).
+HOLD = "HOLD"
+HOLD_GATE_ENV = "CONCORD_TEST_HOLD_GATE"
 
 
 class ProbeMetric(Metric):
@@ -33,6 +40,10 @@ class ProbeMetric(Metric):
     def score(self, item: ItemInput, backend: Any, params: dict[str, Any], *, retriever: Any = None) -> list[UnitScore]:
         if BOOM in item.answer:
             raise RuntimeError(f"cannot score {item.id}")
+        gate = os.environ.get(HOLD_GATE_ENV)
+        if HOLD in item.answer and gate:
+            while Path(gate).exists():
+                time.sleep(0.05)
         if FLAKY in item.answer and FLAKY_FAILURES.get(item.id, 0) > 0:
             FLAKY_FAILURES[item.id] -= 1
             raise TransientBackendError("HTTP 429 from the judge")

@@ -6,6 +6,10 @@ The worker imports the test-only ``probe`` metric (tests/scoring/runs_support.py
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from annotation.models import Chunk, Item, Sentence
@@ -13,19 +17,26 @@ from annotation.segmentation import split_sentences
 from scoring import services
 from scoring.models import BatchStatus, RunStatus, Score, ScoreRun
 from tests import factories
-from tests.scoring import runs_support  # noqa: F401 - registers the probe metric in this process too
+from tests.scoring import runs_support  # also registers the probe metric in this process
 from tests.worker import WorkerProcess, celery_worker, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 INCLUDE = ("tests.scoring.runs_support",)
 ANSWER = "Metformin is the usual first-line drug. Hello there!"
+HELD_ANSWER = f"Metformin is the usual first-line drug. {runs_support.HOLD} there!"
+HOLD_GATE = Path(tempfile.gettempdir()) / f"concord-hold-gate-{os.getpid()}"
 CONTEXT = "Metformin is the usual first-line drug for type 2 diabetes."
 
 
-def _bulk_items(study, n: int) -> None:
+def _bulk_items(study, n: int, *, held_from: int | None = None) -> None:
+    """``n`` items; from ``held_from`` on, items the probe holds while HOLD_GATE exists."""
     items = Item.objects.bulk_create(
-        Item(study=study, external_id=f"w{i:04d}", question="What is first-line?", answer=ANSWER) for i in range(n)
+        Item(
+            study=study, external_id=f"w{i:04d}", question="What is first-line?",
+            answer=HELD_ANSWER if held_from is not None and i >= held_from else ANSWER,
+        )
+        for i in range(n)
     )
     spans = split_sentences(ANSWER)
     Sentence.objects.bulk_create(
@@ -38,7 +49,8 @@ def _bulk_items(study, n: int) -> None:
 @pytest.fixture(scope="module")
 def worker(django_db_setup, django_db_blocker) -> WorkerProcess:
     """One worker for the module (starting one costs seconds); each test gets an empty database."""
-    with celery_worker(include=INCLUDE, SCORING_LEASE_SECONDS="2") as started:
+    env = {runs_support.HOLD_GATE_ENV: str(HOLD_GATE)}
+    with celery_worker(include=INCLUDE, SCORING_LEASE_SECONDS="2", **env) as started:
         yield started
 
 
@@ -66,18 +78,23 @@ def test_a_worker_killed_mid_run_and_restarted_leaves_exactly_one_score_per_unit
     researcher = factories.make_user("rita-researcher")
     study = factories.make_study(owner=researcher)
     n = 200
-    _bulk_items(study, n)
-    run = services.score_run_start(
-        study=study, metric="probe", backend="lexical", parameters={}, actor=researcher, batch_size=4
-    )
-    # Polled often: on a fast machine the whole run takes a second or two.
-    wait_for(lambda: _run(run.pk).n_done >= 8, timeout=30, worker=worker, what="the first scores", interval=0.02)
-    worker.kill()
-    killed = _run(run.pk)
-    assert killed.status == RunStatus.RUNNING and killed.n_done < n, "the run finished before the kill"
+    # Items after the first eight wait while the gate exists, so the run cannot finish before the kill,
+    # however fast the machine: the kill lands mid-run by construction, not by timing.
+    _bulk_items(study, n, held_from=8)
+    HOLD_GATE.touch()
+    try:
+        run = services.score_run_start(
+            study=study, metric="probe", backend="lexical", parameters={}, actor=researcher, batch_size=4
+        )
+        wait_for(lambda: _run(run.pk).n_done >= 8, timeout=60, worker=worker, what="the first scores")
+        worker.kill()
+        killed = _run(run.pk)
+        assert killed.status == RunStatus.RUNNING and killed.n_done < n
+    finally:
+        HOLD_GATE.unlink(missing_ok=True)
     # The module's worker runs with a 2 s lease, so the killed worker's batch is taken over soon after.
     worker.start()
-    wait_for(lambda: _run(run.pk).status == RunStatus.DONE, timeout=45, worker=worker, what="the run to finish")
+    wait_for(lambda: _run(run.pk).status == RunStatus.DONE, timeout=90, worker=worker, what="the run to finish")
     run.refresh_from_db()
     assert (run.n_total, run.n_done, run.n_failed) == (n, n, 0)  # no item counted twice
     assert Score.objects.filter(run=run).count() == n * 3

@@ -14,7 +14,6 @@ from rest_framework.views import APIView
 from adjudication import selectors, services
 from adjudication.models import CaseStatus, GoldLabel
 from adjudication.web.cases.views import parse_decision
-from annotation.models import Pool
 from concord.errors import NotFound
 
 
@@ -244,10 +243,7 @@ class HumanMeasureApi(APIView):
         ),
     )
     def get(self, request: Request, pk: int, measure: str) -> Response:
-        pool = Pool.objects.select_related("study").filter(pk=pk).first()
-        if pool is None:
-            raise NotFound("no such pool")
-        selectors.study_get_for_researcher(user=request.user, slug=pool.study.slug)
+        pool = selectors.pool_get_for_researcher(user=request.user, pool_id=pk)
         result = selectors.human_measure_values(
             pool_id=pool.pk, measure=measure, rater=request.query_params.get("rater", "gold")
         )

@@ -23,6 +23,9 @@ class Command(BaseCommand):
             help="File recording the last verified head outside the database (default: settings.AUDIT_ANCHOR_FILE).",
         )
         parser.add_argument("--no-anchor", action="store_true", help="Neither check nor update the anchor file.")
+        parser.add_argument(
+            "--no-labels", action="store_true", help="Skip checking labels against their history and the trail."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         using = options["database"]
@@ -42,6 +45,21 @@ class Command(BaseCommand):
                 "(`manage.py migrate` reinstalls them; find out who removed them)",
                 returncode=1,
             )
+        silenced = audit.triggers_not_always_enabled(using=using)
+        if silenced:
+            raise CommandError(
+                f"audit chain intact but triggers would not record every change: {', '.join(silenced)} "
+                "(`manage.py migrate` re-enables them; find out who disabled them)",
+                returncode=1,
+            )
+        if not options["no_labels"]:
+            unaccounted = audit.labels_unaccounted(using=using)
+            if unaccounted:
+                raise CommandError(
+                    "labels changed outside the application (no version, history row or both): "
+                    + "; ".join(unaccounted),
+                    returncode=1,
+                )
         if anchor_path:
             audit.anchor_write(anchor_path, seq=report.head_seq, hash=report.head_hash)
         self.stdout.write(

@@ -1,0 +1,89 @@
+"""API tokens: issued to people who chose their own password, expiring, revoked by a password change.
+
+DRF's ``TokenAuthentication`` runs inside the view, after every middleware, so the forced password
+change (``PasswordChangeRequiredMiddleware``) sees an anonymous user on a token request. The rules
+for tokens therefore live here, in the authentication class the API uses
+(``settings.REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"]``):
+
+* a token is refused while its owner still holds a one-time password (and none is issued then);
+* a token is refused, and deleted, once it is older than ``API_TOKEN_TTL_SECONDS``;
+* changing a password (any path that saves a new hash: the account page, the admin, ``changepassword``,
+  an invitation link) deletes the person's tokens, so whoever saw an old or one-time password keeps no
+  API access;
+* a person sees their token on the account page (``/accounts/tokens/``) and can revoke it there.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db.models.signals import pre_save
+from django.dispatch import receiver
+from django.utils import timezone
+from rest_framework import exceptions
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.authtoken.models import Token
+
+from annotation.models import PasswordChangeRequired
+from concord.errors import Forbidden
+
+PASSWORD_CHANGE_FIRST = "choose your own password at /accounts/password/ first; API tokens are refused until then"  # noqa: S105 (a message, not a password)
+
+
+def token_expires_at(token: Token) -> datetime:
+    return token.created + timedelta(seconds=settings.API_TOKEN_TTL_SECONDS)
+
+
+def token_expired(token: Token, *, now: datetime | None = None) -> bool:
+    return (now or timezone.now()) >= token_expires_at(token)
+
+
+def must_change_password(user: Any) -> bool:
+    return PasswordChangeRequired.objects.filter(user=user).exists()
+
+
+def token_issue(*, user: Any) -> Token:
+    """The person's current token, or a new one when they have none or theirs has expired.
+
+    Refused (403) while the person still holds a one-time password.
+    """
+    if must_change_password(user):
+        raise Forbidden(PASSWORD_CHANGE_FIRST)
+    token = Token.objects.filter(user=user).first()
+    if token is not None and token_expired(token):
+        token.delete()
+        token = None
+    if token is None:
+        token = Token.objects.create(user=user)
+    return token
+
+
+def tokens_revoke(*, user: Any) -> int:
+    """Delete every API token of ``user``; returns how many there were."""
+    deleted, _ = Token.objects.filter(user=user).delete()
+    return deleted
+
+
+class ExpiringTokenAuthentication(TokenAuthentication):
+    """``Authorization: Token <key>``, refusing expired tokens and people with a one-time password."""
+
+    def authenticate_credentials(self, key: str) -> tuple[Any, Token]:
+        user, token = super().authenticate_credentials(key)
+        if token_expired(token):
+            token.delete()
+            raise exceptions.AuthenticationFailed("Token expired: ask for a new one at /api/token/.")
+        if must_change_password(user):
+            raise exceptions.AuthenticationFailed(PASSWORD_CHANGE_FIRST)
+        return user, token
+
+
+@receiver(pre_save, sender=get_user_model(), dispatch_uid="concord_password_change_revokes_tokens")
+def _revoke_tokens_on_password_change(sender: Any, instance: Any, raw: bool = False, **kwargs: Any) -> None:
+    if raw or instance.pk is None:
+        return
+    stored = sender._default_manager.filter(pk=instance.pk).values_list("password", flat=True).first()
+    if stored is not None and stored != instance.password:
+        tokens_revoke(user=instance)

@@ -1,0 +1,156 @@
+"""What a score run may ask of its backend: the one validation of ``backend_options``.
+
+A run's options come from a researcher (console form, REST API) and are stored on the run; the worker
+reads them again when it loads the backend. Both paths go through ``backend_options_clean``:
+
+* only the options each backend documents are accepted, each of its type (a boolean is not a number,
+  NaN and infinity are not numbers);
+* numbers are bounded (``BOUNDS``): a run cannot ask for a million LLM samples, retries or a
+  day-long timeout;
+* a model location (``nli.model_dir``, ``embedding.model``) must lie inside one of the directories an
+  administrator allows (``settings.SCORING_MODEL_DIRS``), or be the configured default
+  (``NLI_MODEL_DIR``, ``EMBEDDING_MODEL``); symbolic links and ``..`` are resolved first. Nothing else on
+  the server's disk can be named;
+* the LLM endpoint is the administrator's (``base_url`` is refused: ``LLM_BASE_URL``);
+* the learned backend reads the run's own study's models only;
+* error messages name the option and the rule, never the content of a file.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from concord.errors import ValidationFailed
+from scoring.backends.lexical import MEASURES
+
+# (minimum, maximum) of each numeric option, inclusive.
+BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
+    "llm": {
+        "samples": (1, 10),
+        "max_retries": (0, 10),
+        "timeout": (1, 300),
+        "temperature": (0, 2),
+        "backoff_base": (0, 60),
+        "backoff_cap": (0, 300),
+    },
+    "nli": {"max_length": (16, 4096)},
+}
+INTEGER_OPTIONS = {"samples", "max_retries", "max_length"}
+TEXT_OPTIONS: dict[str, dict[str, int]] = {
+    "llm": {"model": 200, "api_key": 500},
+    "embedding": {"model": 1000},
+    "nli": {"model_dir": 1000},
+    "lexical": {"measure": 40},
+    "learned": {"question": 100, "data_hash": 64},
+}
+BOOLEAN_OPTIONS = {"llm": {"json_mode"}}
+ALLOWED: dict[str, set[str]] = {
+    "llm": {"model", "api_key", "samples", "max_retries", "timeout", "temperature", "backoff_base", "backoff_cap",
+            "json_mode"},
+    "embedding": {"model"},
+    "nli": {"model_dir", "max_length"},
+    "lexical": {"measure"},
+    "learned": {"study", "question", "data_hash"},
+    "none": set(),
+}  # fmt: skip
+
+
+def allowed_model_dirs() -> list[Path]:
+    return [Path(d).resolve() for d in settings.SCORING_MODEL_DIRS if d]
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def model_location_check(backend: str, option: str, value: str) -> str:
+    """``value`` when it is the configured default or a directory inside an allowed model directory."""
+    defaults = {"nli": settings.NLI_MODEL_DIR, "embedding": settings.EMBEDDING_MODEL}
+    if value == defaults.get(backend):
+        return value
+    refused = (
+        f"{backend}.{option}: a model must be the configured one or lie in a model directory the administrator "
+        "allows (SCORING_MODEL_DIRS)"
+    )
+    if "\x00" in value or not value.strip():
+        raise ValidationFailed(refused)
+    path = Path(value)
+    if not path.is_absolute():
+        raise ValidationFailed(refused)
+    resolved = path.resolve()
+    if not any(_inside(resolved, root) for root in allowed_model_dirs()):
+        raise ValidationFailed(refused)
+    return value
+
+
+def _number(backend: str, key: str, value: Any) -> int | float:
+    low, high = BOUNDS[backend][key]
+    integer = key in INTEGER_OPTIONS
+    kind = "an integer" if integer else "a number"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationFailed(f"{backend}.{key} must be {kind} between {low:g} and {high:g}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValidationFailed(f"{backend}.{key} must be {kind} between {low:g} and {high:g}")
+    if integer and isinstance(value, float):
+        if not value.is_integer():
+            raise ValidationFailed(f"{backend}.{key} must be {kind} between {low:g} and {high:g}")
+        value = int(value)
+    if not low <= value <= high:
+        raise ValidationFailed(f"{backend}.{key} must be {kind} between {low:g} and {high:g}, got {value:g}")
+    return value
+
+
+def backend_options_clean(backend: str, options: Any, *, study_id: int, study_slug: str = "") -> dict[str, Any]:
+    """The run's options for ``backend``, checked and normalised; ``ValidationFailed`` naming the first problem."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ValidationFailed("backend options must be an object")
+    if "base_url" in options:
+        # Where the server sends study text is the administrator's choice (LLM_BASE_URL), never a run's.
+        raise ValidationFailed(
+            "backend option 'base_url' is not allowed: the LLM endpoint is set by an administrator (LLM_BASE_URL)"
+        )
+    allowed = ALLOWED.get(backend)
+    if allowed is None:
+        raise ValidationFailed(f"unknown backend {backend!r}")
+    unknown = sorted(str(k) for k in options if k not in allowed)
+    if unknown:
+        offered = ", ".join(sorted(allowed)) or "none"
+        names = ", ".join(map(repr, unknown))
+        raise ValidationFailed(f"the {backend} backend has no option {names}; options: {offered}")
+    clean: dict[str, Any] = {}
+    for key, value in options.items():
+        if key in BOUNDS.get(backend, {}):
+            if key == "temperature" and value is None:
+                clean[key] = None
+                continue
+            clean[key] = _number(backend, key, value)
+        elif key in BOOLEAN_OPTIONS.get(backend, set()):
+            if not isinstance(value, bool):
+                raise ValidationFailed(f"{backend}.{key} must be true or false")
+            clean[key] = value
+        elif key == "study":
+            # The learned backend is trained on the run's own study's gold; no other study's model.
+            if str(value) not in {str(study_id), study_slug}:
+                raise ValidationFailed("learned.study: a run uses the models trained on its own study only")
+            clean[key] = study_id
+        else:
+            limit = TEXT_OPTIONS[backend][key]
+            if not isinstance(value, str) or len(value) > limit:
+                raise ValidationFailed(f"{backend}.{key} must be text of at most {limit} characters")
+            clean[key] = value
+    if backend == "lexical" and "measure" in clean and clean["measure"] not in MEASURES:
+        raise ValidationFailed(f"lexical.measure must be one of {', '.join(MEASURES)}")
+    if backend == "learned" and "data_hash" in clean and not re.fullmatch(r"[0-9a-f]{64}", clean["data_hash"]):
+        raise ValidationFailed("learned.data_hash must be a training-data hash (64 hexadecimal digits)")
+    if backend == "nli" and "model_dir" in clean:
+        model_location_check("nli", "model_dir", clean["model_dir"])
+    if backend == "embedding" and "model" in clean:
+        model_location_check("embedding", "model", clean["model"])
+    return clean

@@ -1,0 +1,139 @@
+"""A study filled with one real object of every type that a route names, for the access tests.
+
+``build_world`` makes a study with a researcher (its owner), an adjudicator, two annotators in one pool
+(the first owns the assignment), an item with a chunk, an aspect proposal, an adjudication case, a
+score run, a knowledge base, an export, a validation study, a report job, an analysis job and an
+import job. ``fill`` turns a route pattern into a path naming those objects.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from django.urls import URLPattern, URLResolver
+
+from adjudication.models import AdjudicationCase, ExportJob, ReportJob, ValidationStudy
+from annotation.models import Aspect, ImportJob, Role
+from scoring.models import KnowledgeBase, ScoreRun
+from tests import factories
+
+PARAM = re.compile(r"<(?:(?P<conv>\w+):)?(?P<name>\w+)>")
+
+
+def routes(patterns: list, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for entry in patterns:
+        if isinstance(entry, URLResolver):
+            yield from routes(entry.url_patterns, prefix + str(entry.pattern))
+        elif isinstance(entry, URLPattern):
+            yield prefix + str(entry.pattern), entry.callback
+
+
+def param_names(route: str) -> list[str]:
+    return [m.group("name") for m in PARAM.finditer(route)]
+
+
+def build_world(slug: str, tag: str) -> dict[str, Any]:
+    researcher = factories.make_user(f"{tag}-researcher")
+    study = factories.make_study(owner=researcher, slug=slug)
+    adjudicator = factories.make_user(f"{tag}-adjudicator")
+    factories.grant(study, adjudicator, Role.ADJUDICATOR)
+    question = factories.make_question(study, "pf")
+    item = factories.make_item(study, f"{tag}-item")
+    factories.make_chunk(item)
+    pool = factories.make_pool(study, f"{tag}-pool", questions=[question])
+    annotator = factories.make_user(f"{tag}-annotator")
+    mate = factories.make_user(f"{tag}-mate")
+    membership = factories.add_member(pool, annotator)
+    factories.add_member(pool, mate)
+    assignment = factories.make_assignment(pool, item, annotator)
+    aspect = Aspect.objects.create(
+        item=item, text="the dose", origin="proposed", status="proposed", proposed_by=annotator
+    )
+    case = AdjudicationCase.objects.create(pool=pool, item=item, unit_key="item", question=question)
+    run = ScoreRun.objects.create(
+        study=study, metric="ra", metric_version="1", backend="lexical", created_by=researcher, status="done"
+    )
+    kb = KnowledgeBase.objects.create(study=study, name=f"{tag}-kb")
+    export = ExportJob.objects.create(study=study, format="jsonl", requested_by=researcher)
+    validation = ValidationStudy.objects.create(
+        study=study, name=f"{tag}-validation", template="astrid", metric_run=run, target_pool=pool,
+        target_question=question, created_by=researcher,
+    )
+    report_job = ReportJob.objects.create(
+        study=study, kind="agreement", params_hash=f"{tag}-params", requested_by=researcher
+    )
+    analysis_job = ReportJob.objects.create(
+        study=study, kind="raters", params_hash=f"{tag}-raters", requested_by=researcher
+    )
+    import_job = ImportJob.objects.create(study=study, filename="items.jsonl", stored_name="x", requested_by=researcher)
+    return {
+        "study": study, "researcher": researcher, "adjudicator": adjudicator, "annotator": annotator, "mate": mate,
+        "question": question, "item": item, "pool": pool, "membership": membership, "assignment": assignment,
+        "aspect": aspect, "case": case, "run": run, "kb": kb, "export": export, "validation": validation,
+        "report_job": report_job, "analysis_job": analysis_job, "import_job": import_job,
+    }
+
+
+# The object each parameter names, by route prefix for the ambiguous ``pk``.
+_PK_BY_PREFIX = (
+    ("assignments/", "assignment"), ("api/assignments/", "assignment"),
+    ("adjudication/cases/", "case"), ("api/adjudication/cases/", "case"),
+    ("adjudication/aspects/", "aspect"), ("api/adjudication/aspects/", "aspect"),
+    ("adjudication/pools/", "pool"), ("api/adjudication/pools/", "pool"),
+    ("adjudication/exports/", "export"), ("api/adjudication/exports/", "export"),
+    ("adjudication/validation/", "validation"), ("api/adjudication/validation-studies/", "validation"),
+)  # fmt: skip
+
+
+def object_of(route: str, name: str) -> str:
+    """Which world object the parameter ``name`` of ``route`` names."""
+    if name == "pk":
+        for prefix, key in sorted(_PK_BY_PREFIX, key=lambda p: -len(p[0])):
+            if route.startswith(prefix):
+                return key
+        raise AssertionError(f"no object known for <pk> of {route}")
+    if name == "job_id":
+        if "analysis-jobs" in route:
+            return "analysis_job"
+        if "reports/jobs" in route:
+            return "report_job"
+        if "imports" in route:
+            return "import_job"
+        return "export"
+    known = {
+        "pool_id": "pool", "run_id": "run", "kb_id": "kb", "membership_id": "membership", "slug": "study",
+        "external_id": "item", "key": "question", "question": "question",
+    }  # fmt: skip
+    if name in known:
+        return known[name]
+    raise AssertionError(f"no object known for <{name}> of {route}")
+
+
+def fill(route: str, world: dict[str, Any], missing: str | None = None) -> str:
+    """The path of ``route`` naming ``world``'s objects (``missing``: that parameter names no object)."""
+
+    def value(match: re.Match) -> str:
+        name = match.group("name")
+        if name == "fmt":
+            return "json" if route.startswith("adjudication/validation/") else "csv"
+        if name == "measure":
+            return "human_cf"
+        if name == "uidb64":
+            return "MQ"
+        if name == "token":
+            return "x-y"
+        if name == missing:
+            return "999999999" if match.group("conv") == "int" else "no-such-thing"
+        key = object_of(route, name)
+        obj = world[key]
+        if key == "study":
+            return obj.slug
+        if key == "item":
+            return obj.external_id
+        if key == "question":
+            return obj.key
+        return str(obj.pk)
+
+    return "/" + PARAM.sub(value, route)
