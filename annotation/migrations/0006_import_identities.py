@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0004_importjob_common_job_fields'),
+        ('annotation', '0005_pool_stop_at_precision'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
