@@ -610,7 +610,9 @@ def account_create(request: HttpRequest, slug: str) -> HttpResponse:
         )
     # Shown once, in this response only; it is never stored in clear nor shown again.
     response = render(
-        request, "annotation/console/people.html", _people_context(study, new_account=account), status=201
+        request, "annotation/console/people.html",
+        _people_context(study, new_account=account, new_account_pool=data["pool"], new_account_role=data["role"]),
+        status=201,
     )
     response["Cache-Control"] = "no-store"
     return response
