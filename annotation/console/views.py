@@ -44,14 +44,14 @@ from annotation.console.forms import (
     StudySettingsForm,
     UploadForm,
 )
-from annotation.imports import jobs
+from annotation.imports import jobs, reference
 from annotation.models import ImportJobStatus, Study
 from annotation.presets import PRESET_DESCRIPTIONS, PRESET_ORDER
 from annotation.protocols import study_protocol_apply
 from annotation.templatetags.concord_tags import safe_markdown
 from concord.access import access_policy
 from concord.errors import DomainError, NotFound
-from concord.http import domain_errors, htmx_render, is_htmx
+from concord.http import attachment, domain_errors, htmx_render, is_htmx
 
 User = get_user_model()
 
@@ -306,8 +306,30 @@ def _items_context(request: HttpRequest, study: Study, **extra: Any) -> dict[str
         "pools": list(study.pools.all()), "jobs": sel.import_jobs(study),
         "upload_form": extra.pop("upload_form", None) or UploadForm(),
         "simple_import_url": _simple_import_url(study),
+        "format_html": safe_markdown(reference.format_reference()), "examples": reference.EXAMPLES,
         **extra,
     }
+
+
+@access_policy("researcher")
+@domain_errors
+@require_GET
+def import_format(request: HttpRequest, slug: str) -> HttpResponse:
+    """The import format reference (docs/import-format.md) with the example files to download."""
+    study = get_study_for_researcher(request.user, slug)
+    return render(request, "annotation/console/import_format.html", {
+        "study": study, "section": "items", "format_html": safe_markdown(reference.format_reference()),
+        "examples": reference.EXAMPLES,
+    })
+
+
+@access_policy("researcher")
+@domain_errors
+@require_GET
+def import_example(request: HttpRequest, slug: str, name: str) -> HttpResponse:
+    get_study_for_researcher(request.user, slug)
+    content_type = "text/csv; charset=utf-8" if name.endswith(".csv") else "application/x-ndjson; charset=utf-8"
+    return attachment(reference.example_bytes(name), content_type=content_type, filename=name)
 
 
 def _simple_import_url(study: Study) -> str:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import IO, Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 
 from annotation.imports import validation, writer
+from annotation.imports.preview import records_preview
 from annotation.imports.readers import file_source
 from annotation.imports.schema import DEFAULT_POOL, ExtraWriter, ImportRejected, ImportResult, RecordSource
 from annotation.models import Assignment, Pool, Study
@@ -41,8 +43,12 @@ def records_import(
         raise ImportRejected(scan.errors, total=scan.n_errors, filename=filename)
     result = ImportResult(filename=filename, dry_run=dry_run, adapter=adapter, n_items=scan.n_records,
                           n_chunks=scan.n_chunks, n_aspects=scan.n_aspects, n_labels=scan.n_labels,
-                          n_annotators=len(scan.pseudonyms), pool_name=pool_name if scan.pseudonyms else "")
+                          n_annotators=len(scan.pseudonyms), pool_name=pool_name if scan.pseudonyms else "",
+                          long_answers=scan.long_answers, n_long_answers=scan.n_long_answers,
+                          long_limits={"chars": settings.IMPORT_LONG_ANSWER_CHARS,
+                                       "sentences": settings.IMPORT_LONG_ANSWER_SENTENCES})
     if dry_run:
+        result.preview = records_preview(study, scan.preview)
         return result
     validator = validation.Validator(study, where=where, accept_extra=extra_writer is not None)
     try:
