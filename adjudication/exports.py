@@ -25,9 +25,9 @@ question and answer and the text of the sentence, passage or aspect the unit nam
 spreadsheet needs no join). Its scores go to their own CSV, ``<file>.scores.csv``: ``item_id, unit,
 run, metric, metric_version, backend, model_identity, value, state, item_question, item_answer,
 unit_text``. Any export may be limited (``ExportFilters``: gold only, chosen pools, chosen
-questions); the header's ``filters`` and the card say so, and a limited export cannot rebuild a study. Cells that a spreadsheet would run as a formula
-(beginning with ``=``, ``+``, ``-``, ``@``, tab or carriage return) are prefixed with ``'``; plain
-numbers such as ``-1.5`` are left alone because they cannot be formulas.
+questions); the header's ``filters`` and the card say so, and a limited export cannot rebuild a study.
+Cells that a spreadsheet would run as a formula (beginning with ``=``, ``+``, ``-``, ``@``, tab or
+carriage return) are prefixed with ``'``; plain numbers such as ``-1.5`` are left alone because they cannot be formulas.
 
 The ``hf`` folder holds ``data/train.jsonl`` (the item records, without the header line, with every
 free-form JSON field — label and gold values, metadata, score details — as a JSON-encoded string so
