@@ -363,6 +363,19 @@ class Assignment(models.Model):
         return f"{self.annotator} → {self.item} ({self.status})"
 
 
+class PoolItemExclusion(models.Model):
+    """An item a researcher removed from a pool (the data manager's bulk action): its open assignments
+    were deleted and the pool's top-up never assigns it again. Submitted work is kept."""
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="exclusions")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="pool_exclusions")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pool", "item"], name="unique_pool_item_exclusion")]
+
+
 class Label(models.Model):
     """The current value of one answer. Changes go through services.label_save, which bumps
     ``version`` and appends a LabelHistory row in the same transaction."""

@@ -3,6 +3,7 @@
 from django.urls import include, path
 
 from adjudication.web.cases import urls as cases
+from adjudication.web.data_manager import urls as data_manager
 from adjudication.web.exports import urls as exports
 from adjudication.web.pool_agreement import urls as pool_agreement
 from adjudication.web.raters import urls as raters
@@ -17,4 +18,5 @@ urlpatterns = [
     path("", include(pool_agreement.urlpatterns)),
     path("", include(validation.urlpatterns)),
     path("", include(raters.urlpatterns)),
+    path("", include(data_manager.urlpatterns)),
 ]
