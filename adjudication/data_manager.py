@@ -26,7 +26,7 @@ from typing import Any
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.paginator import Page, Paginator
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
 from adjudication.models import AdjudicationCase, BulkAction, BulkActionKind, CaseStatus, GoldLabel
 from annotation.models import (
@@ -128,9 +128,14 @@ def filtered_items(study: Study, f: Filters) -> QuerySet[Item]:
         elif f.pool_state == "open":
             items = items.filter(Exists(in_pool.filter(status__in=OPEN)))
         elif f.pool_state == "done":
-            items = items.filter(Exists(in_pool)).exclude(
-                Exists(in_pool.exclude(status=AssignmentStatus.SUBMITTED))
+            # Every assignment of the item in the pool submitted: one grouped pass over the pool's
+            # assignments (an anti-join per item costs seconds at 100,000 items).
+            done = (
+                Assignment.objects.filter(pool=f.pool).values("item_id")
+                .annotate(n=Count("id"), n_done=Count("id", filter=Q(status=AssignmentStatus.SUBMITTED)))
+                .filter(n=F("n_done")).values("item_id")
             )
+            items = items.filter(pk__in=done)
         else:
             items = items.filter(Exists(in_pool.filter(status=AssignmentStatus.SKIPPED)))
     cases = AdjudicationCase.objects.filter(item=OuterRef("pk"))

@@ -357,7 +357,11 @@ class Assignment(models.Model):
     class Meta:
         ordering = ["pool", "annotator", "order_key"]
         constraints = [models.UniqueConstraint(fields=["pool", "item", "annotator"], name="unique_assignment")]
-        indexes = [models.Index(fields=["pool", "annotator", "status", "order_key"], name="assignment_queue_idx")]
+        indexes = [
+            models.Index(fields=["pool", "annotator", "status", "order_key"], name="assignment_queue_idx"),
+            # The data manager's status-in-a-pool filters (adjudication.data_manager) read this index only.
+            models.Index(fields=["pool", "item", "status"], name="asg_pool_item_status_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.annotator} → {self.item} ({self.status})"
