@@ -117,6 +117,7 @@ def test_the_dry_run_previews_the_first_items_as_an_annotator_will_see_them(
     assert "System: hidden from annotators" in page
     for secret in ("gpt-secret", "secret-doc-7"):
         assert secret not in page
+        assert secret not in json.dumps(job.summary["preview"])  # nor kept in what the job stores
     assert not Item.objects.filter(study=study).exists()
 
 
