@@ -20,9 +20,14 @@ list (0-based), which is also what annotation.imports expects. Annotators appear
 stable pool pseudonym; adjudicators under their username (they sign their decisions).
 
 The CSV is long format, one row per label and per gold version: ``record, item_id, unit, pool,
-question, annotator, value, version, source``. Cells that a spreadsheet would run as a formula
-(beginning with ``=``, ``+``, ``-``, ``@``, tab or carriage return) are prefixed with ``'``; plain
-numbers such as ``-1.5`` are left alone because they cannot be formulas.
+question, annotator, value, version, source, item_question, item_answer, unit_text`` (the item's
+question and answer and the text of the sentence, passage or aspect the unit names, so that a
+spreadsheet needs no join). Its scores go to their own CSV, ``<file>.scores.csv``: ``item_id, unit,
+run, metric, metric_version, backend, model_identity, value, state, item_question, item_answer,
+unit_text``. Any export may be limited (``ExportFilters``: gold only, chosen pools, chosen
+questions); the header's ``filters`` and the card say so, and a limited export cannot rebuild a study.
+Cells that a spreadsheet would run as a formula (beginning with ``=``, ``+``, ``-``, ``@``, tab or
+carriage return) are prefixed with ``'``; plain numbers such as ``-1.5`` are left alone because they cannot be formulas.
 
 The ``hf`` folder holds ``data/train.jsonl`` (the item records, without the header line, with every
 free-form JSON field — label and gold values, metadata, score details — as a JSON-encoded string so
@@ -35,6 +40,7 @@ counts, pools, blinding settings, the agreement table, gold provenance and the l
 
 from __future__ import annotations
 
+import contextlib
 import html
 import io
 import json
@@ -45,6 +51,7 @@ import tempfile
 import zipfile
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -97,14 +104,83 @@ def _line(obj: Any) -> bytes:
     return orjson.dumps(obj, default=str, option=orjson.OPT_APPEND_NEWLINE)
 
 
+# --- Filters ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExportFilters:
+    """What a researcher limited an export to. Empty lists mean "all".
+
+    * ``pools``: only the labels, assignments, gold and cases of these pools (by name), and only the
+      items that have an assignment or a gold label in one of them;
+    * ``questions``: only the labels, gold and cases of these questions (by key), and only those
+      questions in the header;
+    * ``gold_only``: only items with current gold (within the pools and questions above), and no
+      individual annotator labels or assignments: the adjudicated reference alone.
+    """
+
+    pools: tuple[str, ...] = ()
+    questions: tuple[str, ...] = ()
+    gold_only: bool = False
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> ExportFilters:
+        data = data or {}
+        return cls(pools=tuple(sorted(data.get("pools") or ())), questions=tuple(sorted(data.get("questions") or ())),
+                   gold_only=bool(data.get("gold_only")))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"pools": list(self.pools), "questions": list(self.questions), "gold_only": self.gold_only}
+
+    @property
+    def active(self) -> bool:
+        return bool(self.pools or self.questions or self.gold_only)
+
+    def describe(self) -> str:
+        parts = []
+        if self.gold_only:
+            parts.append("gold only")
+        if self.pools:
+            parts.append("pools " + ", ".join(self.pools))
+        if self.questions:
+            parts.append("questions " + ", ".join(self.questions))
+        return "; ".join(parts) or "everything"
+
+    def apply(self, record: dict[str, Any]) -> dict[str, Any] | None:
+        """The record as limited, or None when the item is left out."""
+        if not self.active:
+            return record
+        pools, questions = set(self.pools), set(self.questions)
+
+        def keep(entry: dict[str, Any]) -> bool:
+            return (not pools or entry["pool"] in pools) and (not questions or entry["question"] in questions)
+
+        in_pools = not pools or any(a["pool"] in pools for a in record["assignments"]) or any(
+            g["pool"] in pools for g in record["gold"]
+        )
+        gold = [g for g in record["gold"] if keep(g)]
+        if not in_pools or (self.gold_only and not any(g["is_current"] for g in gold)):
+            return None
+        return {
+            **record,
+            "labels": [] if self.gold_only else [lab for lab in record["labels"] if keep(lab)],
+            "assignments": [] if self.gold_only else [
+                a for a in record["assignments"] if not pools or a["pool"] in pools
+            ],
+            "gold": gold,
+            "cases": [c for c in record["cases"] if keep(c)],
+        }
+
+
 # --- Study-level context ------------------------------------------------------------------------
 
 
 class _Context:
     """Small, study-sized lookups (pools, questions, pseudonyms, runs) loaded once per export."""
 
-    def __init__(self, study: Study) -> None:
+    def __init__(self, study: Study, filters: ExportFilters | None = None) -> None:
         self.study = study
+        self.filters = filters or ExportFilters()
         self.pools = {
             p.pk: p for p in Pool.objects.filter(study=study).prefetch_related("questions", "consensus_rules")
         }
@@ -177,6 +253,7 @@ class _Context:
                     "max_value": q.max_value,
                 }
                 for q in self.questions.values()
+                if not self.filters.questions or q.key in self.filters.questions
             ],
             "pools": [
                 {
@@ -190,8 +267,10 @@ class _Context:
                     "members": sorted(ps for (pool_id, _), ps in self.pseudonyms.items() if pool_id == p.pk),
                 }
                 for p in sorted(self.pools.values(), key=lambda p: p.name)
+                if not self.filters.pools or p.name in self.filters.pools
             ],
             "score_runs": list(self.runs.values()),
+            **({"filters": self.filters.as_dict()} if self.filters.active else {}),
         }
 
 
@@ -642,6 +721,11 @@ def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: _Tal
     out.write(
         f"Exported {header['exported_at']} from study `{study.slug}` as `{fmt}` (format version {FORMAT_VERSION}).\n\n"
     )
+    if header.get("filters"):
+        limited = ExportFilters.from_dict(header["filters"]).describe()
+        out.write(f"**Limited to {_md(limited)}**: this is not the whole study, and it cannot rebuild it.\n\n")
+    if fmt == "csv":
+        out.write("The scores are in their own CSV next to this file (`<file>.scores.csv`).\n\n")
     out.write("## Licence and attribution\n\n")
     out.write(
         (
@@ -738,7 +822,30 @@ def _cell(value: Any) -> str:
     return _dumps(value)
 
 
+CSV_COLUMNS = (
+    "record", "item_id", "unit", "pool", "question", "annotator", "value", "version", "source",
+    "item_question", "item_answer", "unit_text",
+)
+SCORE_CSV_COLUMNS = (
+    "item_id", "unit", "run", "metric", "metric_version", "backend", "model_identity", "value", "state",
+    "item_question", "item_answer", "unit_text",
+)
+
+
+def _unit_texts(record: dict[str, Any]) -> dict[str, str]:
+    """The text each unit of a record stands for: its sentence, passage or aspect (the item: none, the
+    answer has its own column)."""
+    texts = {s["unit"]: s["text"] for s in record["sentences"]}
+    texts.update((c["unit"], c["text"]) for c in record["contexts"])
+    texts.update((a["unit"], a["text"]) for a in record["aspects"])
+    return texts
+
+
 def _write_csv_rows(record: dict[str, Any], writer: Any) -> None:
+    """Long format: one row per label and per gold version, each carrying the item's id, question and
+    answer and the text of its unit, so that a spreadsheet needs no join."""
+    texts = _unit_texts(record)
+    item = (record["question"], record["answer"])
     for lab in record["labels"]:
         writer.writerow(
             [
@@ -753,6 +860,8 @@ def _write_csv_rows(record: dict[str, Any], writer: Any) -> None:
                     _cell(lab["value"]),
                     str(lab["version"]),
                     "annotator",
+                    *item,
+                    texts.get(lab["unit"], ""),
                 )
             ]
         )
@@ -770,6 +879,33 @@ def _write_csv_rows(record: dict[str, Any], writer: Any) -> None:
                     _cell(g["value"]),
                     str(g["version"]),
                     g["source"],
+                    *item,
+                    texts.get(g["unit"], ""),
+                )
+            ]
+        )
+
+
+def _write_score_rows(record: dict[str, Any], writer: Any) -> None:
+    """One row per score: the run's metric, version, backend and model, the value and its state."""
+    texts = _unit_texts(record)
+    for sc in record["scores"]:
+        writer.writerow(
+            [
+                csv_safe(c)
+                for c in (
+                    record["id"],
+                    sc["unit"],
+                    sc["run"],
+                    sc["metric"],
+                    sc["metric_version"],
+                    sc["backend"],
+                    sc["model_identity"] or "",
+                    "" if sc["value"] is None else repr(float(sc["value"])),
+                    sc["state"],
+                    record["question"],
+                    record["answer"],
+                    texts.get(sc["unit"], ""),
                 )
             ]
         )
@@ -785,58 +921,89 @@ def write_stream(
     total: int | None = None,
     ctx: _Context | None = None,
     tally: _Tally | None = None,
+    scores_stream: BinaryIO | None = None,
 ) -> int:
     """Write the records of ``study`` to an open binary stream (UTF-8); returns the items written.
-    ``tally``, when given, sees every record (for the card)."""
+    ``tally``, when given, sees every record written (for the card). ``ctx.filters`` limits the
+    records; ``scores_stream`` (CSV only) receives the scores as their own CSV."""
     ctx = ctx or _Context(study)
     header = ctx.header()
     if total is None:
         total = Item.objects.filter(study=study).count()
-    text = writer = None
+    text = writer = score_text = score_writer = None
     if fmt == "jsonl":
         stream.write(_line(header))
     elif fmt == "csv":
         text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
         writer = csv_writer(text, lineterminator="\n")
-        writer.writerow(["record", "item_id", "unit", "pool", "question", "annotator", "value", "version", "source"])
-    n = 0
-    for record in iter_records(study, chunk=chunk, ctx=ctx):
-        if tally is not None:
-            tally.add(record)
-        if fmt == "jsonl":
-            stream.write(_line(record))
-        elif fmt == "hf":
-            stream.write(_line(_hf_record(record)))
-        else:
-            _write_csv_rows(record, writer)
-        n += 1
-        if progress is not None and n % chunk == 0:
-            progress(n, total)
-    if text is not None:
-        text.flush()
-        text.detach()
+        writer.writerow(CSV_COLUMNS)
+        if scores_stream is not None:
+            score_text = io.TextIOWrapper(scores_stream, encoding="utf-8", newline="")
+            score_writer = csv_writer(score_text, lineterminator="\n")
+            score_writer.writerow(SCORE_CSV_COLUMNS)
+    n = seen = 0
+    for full in iter_records(study, chunk=chunk, ctx=ctx):
+        seen += 1
+        record = ctx.filters.apply(full)
+        if record is not None:
+            if tally is not None:
+                tally.add(record)
+            if fmt == "jsonl":
+                stream.write(_line(record))
+            elif fmt == "hf":
+                stream.write(_line(_hf_record(record)))
+            else:
+                _write_csv_rows(record, writer)
+                if score_writer is not None:
+                    _write_score_rows(record, score_writer)
+            n += 1
+        if progress is not None and seen % chunk == 0:
+            progress(seen, total)
+    for wrapper in (text, score_text):
+        if wrapper is not None:
+            wrapper.flush()
+            wrapper.detach()
     if progress is not None:
-        progress(n, total)
+        progress(seen, total)
     return n
 
 
-def write_export(*, study: Study, fmt: str, out: Path, progress: Progress | None = None, chunk: int = CHUNK) -> Path:
+@contextlib.contextmanager
+def _no_stream() -> Iterator[None]:
+    yield None
+
+
+def scores_path(out: Path | str) -> Path:
+    """Where a CSV export's scores go: next to it, ``<out>.scores.csv``."""
+    return Path(str(out) + ".scores.csv")
+
+
+def write_export(
+    *, study: Study, fmt: str, out: Path, progress: Progress | None = None, chunk: int = CHUNK,
+    filters: ExportFilters | None = None,
+) -> Path:
     """Write an export and its card to ``out``; the data lands under a temporary name first.
 
-    ``jsonl`` / ``csv``: ``out`` is the data file, the card goes to ``<out>.card.md``.
+    ``jsonl`` / ``csv``: ``out`` is the data file, the card goes to ``<out>.card.md``; a CSV export's
+    scores go to their own CSV, ``<out>.scores.csv``.
     ``hf``: ``out`` is a folder (``data/train.jsonl`` + ``README.md``), or a ``.zip`` of that folder.
+    ``filters`` limit the export (gold only, chosen pools, chosen questions); the header and card say so.
     """
     out = Path(out)
-    ctx = _Context(study)
+    ctx = _Context(study, filters)
     tally = _Tally(ctx)
     total = Item.objects.filter(study=study).count()
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt in ("jsonl", "csv"):
         tmp = out.with_name(out.name + ".part")
-        with open(tmp, "wb") as stream:
-            write_stream(study, fmt, stream, progress=progress, chunk=chunk, total=total, ctx=ctx, tally=tally)
+        scores_tmp = scores_path(tmp)
+        with open(tmp, "wb") as stream, (open(scores_tmp, "wb") if fmt == "csv" else _no_stream()) as scores:
+            write_stream(study, fmt, stream, progress=progress, chunk=chunk, total=total, ctx=ctx, tally=tally,
+                         scores_stream=scores)
         card = card_markdown(study, fmt=fmt, header=ctx.header(), tally=tally, yaml_header=False)
         Path(str(out) + ".card.md").write_text(card, encoding="utf-8")
+        if fmt == "csv":
+            os.replace(scores_tmp, scores_path(out))
         os.replace(tmp, out)
         return out
     if fmt != "hf":

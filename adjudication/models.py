@@ -113,6 +113,8 @@ class ExportJob(Job):
     format = models.CharField(max_length=5, choices=ExportFormat.choices)
     path = models.CharField(max_length=500, blank=True)
     size_bytes = models.BigIntegerField(default=0)
+    # What the export is limited to (adjudication.exports.ExportFilters): gold only, pools, questions.
+    filters = models.JSONField(default=dict, blank=True)
 
 
 class ExportDownload(models.Model):
@@ -236,3 +238,27 @@ class ValidationStudy(models.Model):
 
     def __str__(self) -> str:
         return f"{self.study.slug}: {self.name}"
+
+
+class BulkActionKind(models.TextChoices):
+    REASSIGN = "reassign", "Reassign open assignments to another member"
+    REMOVE = "remove", "Remove from the pool"
+    REQUEUE = "requeue", "Re-queue skipped assignments"
+
+
+class BulkAction(models.Model):
+    """The audit row of one bulk action of the data manager: who did what to which items, when.
+    Audited (annotation.audit) like every other change a researcher makes."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="bulk_actions")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    action = models.CharField(max_length=10, choices=BulkActionKind.choices)
+    pool = models.ForeignKey(Pool, null=True, on_delete=models.SET_NULL, related_name="+")
+    details = models.JSONField(default=dict, blank=True)
+    item_ids = models.JSONField(default=list, help_text="External ids of the items acted on.")
+    n_items = models.PositiveIntegerField(default=0)
+    n_assignments = models.PositiveIntegerField(default=0)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]

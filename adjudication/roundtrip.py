@@ -65,6 +65,11 @@ def _read_header(path: Path) -> dict[str, Any]:
     for key in ("study", "questions", "pools", "score_runs"):
         if key not in header:
             raise ValidationFailed(f"{path.name}: the export header lacks {key!r}")
+    if header.get("filters"):
+        raise ValidationFailed(
+            f"{path.name}: this export is limited ({header['filters']}) and cannot rebuild a study; "
+            "export the study without limits to move it"
+        )
     return header
 
 

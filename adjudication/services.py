@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from adjudication import tasks
 from adjudication.consensus import canonical, consensus
-from adjudication.exports import write_export
+from adjudication.exports import ExportFilters, write_export
 from adjudication.models import (
     AdjudicationCase,
     CaseStatus,
@@ -337,14 +337,24 @@ def export_dir() -> Path:
     return Path(settings.MEDIA_ROOT) / "exports"
 
 
-def export_request(*, study_id: int, fmt: str, actor: AbstractBaseUser) -> ExportJob:
-    """Queue an export of a study; the worker writes it (tasks.export_study_task)."""
+def export_request(
+    *, study_id: int, fmt: str, actor: AbstractBaseUser, filters: ExportFilters | None = None
+) -> ExportJob:
+    """Queue an export of a study, limited by ``filters`` (pools and questions named must be the
+    study's); the worker writes it (tasks.export_study_task)."""
     if fmt not in ExportFormat.values:
         raise ValidationFailed(f"unknown export format {fmt!r}; use one of {ExportFormat.values}")
     study = Study.objects.get(pk=study_id)
     if not _is_researcher(actor, study):
         raise Forbidden("only researchers of the study export it")
-    job = ExportJob.objects.create(study=study, format=fmt, requested_by=actor)
+    filters = filters or ExportFilters()
+    unknown_pools = sorted(set(filters.pools) - set(study.pools.values_list("name", flat=True)))
+    if unknown_pools:
+        raise ValidationFailed(f"the study has no pool {unknown_pools[0]!r}")
+    unknown_questions = sorted(set(filters.questions) - set(study.questions.values_list("key", flat=True)))
+    if unknown_questions:
+        raise ValidationFailed(f"the study has no question {unknown_questions[0]!r}")
+    job = ExportJob.objects.create(study=study, format=fmt, requested_by=actor, filters=filters.as_dict())
     tasks.exports.export_study_task.delay_on_commit(job.pk)
     return job
 
@@ -386,7 +396,8 @@ def _export_write(
         if on_progress is not None:
             on_progress(done, total)
 
-    write_export(study=job.study, fmt=job.format, out=target, progress=report)
+    write_export(study=job.study, fmt=job.format, out=target, progress=report,
+                 filters=ExportFilters.from_dict(job.filters))
     return {"path": str(target), "size_bytes": target.stat().st_size}
 
 

@@ -92,6 +92,8 @@ AUDITED_TABLES: tuple[Audited, ...] = (
     # Exports and who downloaded them (the download rows carry who/what/when, never the content).
     Audited("adjudication_exportjob", actor_column="requested_by_id"),
     Audited("adjudication_exportdownload", actor_column="user_id"),
+    # Bulk actions of the data manager (each row names who acted, on which items).
+    Audited("adjudication_bulkaction", actor_column="actor_id"),
 )
 
 _OPERATIONS = ("INSERT", "UPDATE", "DELETE")

@@ -365,10 +365,27 @@ class Assignment(models.Model):
     class Meta:
         ordering = ["pool", "annotator", "order_key"]
         constraints = [models.UniqueConstraint(fields=["pool", "item", "annotator"], name="unique_assignment")]
-        indexes = [models.Index(fields=["pool", "annotator", "status", "order_key"], name="assignment_queue_idx")]
+        indexes = [
+            models.Index(fields=["pool", "annotator", "status", "order_key"], name="assignment_queue_idx"),
+            # The data manager's status-in-a-pool filters (adjudication.data_manager) read this index only.
+            models.Index(fields=["pool", "item", "status"], name="asg_pool_item_status_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.annotator} → {self.item} ({self.status})"
+
+
+class PoolItemExclusion(models.Model):
+    """An item a researcher removed from a pool (the data manager's bulk action): its open assignments
+    were deleted and the pool's top-up never assigns it again. Submitted work is kept."""
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="exclusions")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="pool_exclusions")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pool", "item"], name="unique_pool_item_exclusion")]
 
 
 class Label(models.Model):

@@ -44,6 +44,7 @@ from annotation.models import (
     Label,
     LabelHistory,
     Pool,
+    PoolItemExclusion,
     PoolMembership,
     Question,
 )
@@ -99,6 +100,10 @@ def pool_assign_items(*, pool: Pool, items: Iterable[Item] | None = None, seed: 
         foreign = [i.pk for i in item_list if i.study_id != pool.study_id]
         if foreign:
             raise ValidationFailed("Items of another study cannot be assigned to this pool.", details=foreign)
+        # Items a researcher removed from the pool (data manager) are never assigned again.
+        excluded = set(PoolItemExclusion.objects.filter(pool=pool).values_list("item_id", flat=True))
+        if excluded:
+            item_list = [i for i in item_list if i.pk not in excluded]
         item_list.sort(key=lambda i: i.pk)
 
         active = set(members)

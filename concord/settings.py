@@ -197,6 +197,9 @@ STORAGES = {
 
 # --- Uploads --------------------------------------------------------------------------------
 IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024, minimum=1)
+# An import's dry run flags (never refuses) answers longer than this, in characters or sentences.
+IMPORT_LONG_ANSWER_CHARS = env_int("IMPORT_LONG_ANSWER_CHARS", 5000, minimum=1)
+IMPORT_LONG_ANSWER_SENTENCES = env_int("IMPORT_LONG_ANSWER_SENTENCES", 60, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 

@@ -25,6 +25,7 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("", include("annotation.imports.urls")),
     path("console/", include("annotation.console.urls")),
+    path("help/", include("annotation.help.urls")),
     path("scoring/", include("scoring.urls")),
     path("adjudication/", include("adjudication.web.urls")),
     path("api/", include("annotation.api_urls")),

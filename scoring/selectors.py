@@ -10,9 +10,12 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
@@ -30,7 +33,9 @@ from annotation.models import (
 )
 from concord.access import require_object_role, require_role
 from concord.errors import NotFound
+from scoring.backends import embedding, learned
 from scoring.metrics import AspectInput, ChunkInput, ItemInput
+from scoring.metrics.base import BackendUnavailable
 from scoring.models import KnowledgeBase, Score, ScoreRun, ScoreState
 
 # The protocol questions whose human answers metrics may read (annotation/presets.py): every chunk
@@ -245,3 +250,170 @@ def knowledge_bases_for_study(study: Study) -> QuerySet[KnowledgeBase]:
     return KnowledgeBase.objects.filter(study=study).annotate(
         n_passages=Count("passages"), n_embedded=Count("passages", filter=Q(passages__embedding__isnull=False))
     )
+
+
+# --- What a researcher reads on a run's page --------------------------------------------------------
+
+ITEMS_PER_PAGE = 10
+_VERDICT_KEYS = (
+    ("grounded", "grounded", "not grounded"),
+    ("supported", "supported", "not supported"),
+    ("relevant", "relevant", "not relevant"),
+    ("covered", "covered", "not covered"),
+)
+_NESTED = ("grounding_details", "verification")
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    text = value if isinstance(value, str) else ", ".join(str(v) for v in value) if isinstance(value, list) else ""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class UnitJudgement:
+    """What a metric decided about one unit and on what evidence, read from the score's details."""
+
+    verdict: str
+    label: str
+    probability: float | None
+    evidence: str
+    reason: str
+
+
+def judgement_of(details: dict[str, Any] | None) -> UnitJudgement:
+    details = details or {}
+    nested = next((details[k] for k in _NESTED if isinstance(details.get(k), dict)), {})
+    verdict = ""
+    for key, yes, no in _VERDICT_KEYS:
+        if isinstance(details.get(key), bool):
+            verdict = yes if details[key] else no
+            break
+    else:
+        if isinstance(details.get("verdict"), bool):
+            verdict = "yes" if details["verdict"] else "no"
+    if details.get("information_bearing") is False:
+        verdict = "not information-bearing"
+    label = details.get("label") or nested.get("label") or ""
+    probability = details.get("probability", nested.get("probability"))
+    evidence = ""
+    for source in (nested, details):
+        for key in ("best", "evidence", "matched"):
+            if source.get(key):
+                evidence = _short(source[key])
+                break
+        if evidence:
+            break
+    return UnitJudgement(verdict, str(label), probability if isinstance(probability, float) else None, evidence,
+                         str(details.get("reason") or details.get("note") or ""))
+
+
+@dataclass
+class UnitRow:
+    key: str
+    kind: str
+    text: str
+    score: Score | None
+    judgement: UnitJudgement | None
+
+
+@dataclass
+class ItemView:
+    item: Item
+    overall: Score | None
+    overall_judgement: UnitJudgement | None
+    rows: list[UnitRow]
+
+
+def run_item_views(run: ScoreRun, page: int | str | None) -> tuple[Any, list[ItemView]]:
+    """One page of the run's items, each with its answer sentences, passages and aspects beside the
+    unit's score, the judgement behind it and the evidence it used."""
+    item_ids = Score.objects.filter(run=run).values_list("item_id", flat=True).distinct().order_by("item_id")
+    current = Paginator(item_ids, ITEMS_PER_PAGE).get_page(page)
+    ids = list(current.object_list)
+    items = Item.objects.filter(pk__in=ids).prefetch_related(
+        Prefetch("sentences", queryset=Sentence.objects.filter(part="answer").order_by("index")),
+        Prefetch("chunks", queryset=Chunk.objects.order_by("rank")),
+        Prefetch("aspects", queryset=Aspect.objects.order_by("id")),
+    )
+    scores: dict[int, dict[str, Score]] = defaultdict(dict)
+    for score in Score.objects.filter(run=run, item_id__in=ids):
+        scores[score.item_id][score.unit_key] = score
+    views = []
+    for item in sorted(items, key=lambda i: ids.index(i.pk)):
+        own = scores.get(item.pk, {})
+        rows: list[UnitRow] = []
+        for kind, key, text in (
+            *(("sentence", units.sentence(s.index), s.text) for s in item.sentences.all()),
+            *(("passage", units.chunk(c.rank), c.text) for c in item.chunks.all()),
+            *(("aspect", units.aspect(a.pk), a.text) for a in item.aspects.all()),
+        ):
+            score = own.get(key)
+            if score is None and kind != "sentence":
+                continue  # passages and aspects the metric does not judge are left out; sentences always show
+            rows.append(UnitRow(key, kind, text, score, judgement_of(score.details) if score else None))
+        overall = own.get(units.ITEM)
+        views.append(ItemView(item, overall, judgement_of(overall.details) if overall else None, rows))
+    return current, views
+
+
+def run_item_values(run: ScoreRun) -> list[float]:
+    """The item-level values the run computed (state ok), for its distribution."""
+    return [
+        float(v) for v in Score.objects.filter(run=run, unit_key=units.ITEM, state=ScoreState.OK)
+        .values_list("value", flat=True) if v is not None
+    ]
+
+
+def paired_values(a: ScoreRun, b: ScoreRun, *, unit: str = "item") -> list[tuple[str, str, float, float]]:
+    """(item id, unit key, value of a, value of b) for the units both runs scored ok; ``unit`` "item"
+    keeps the item-level scores, "units" the sentences, passages and aspects."""
+    wanted = Score.objects.filter(state=ScoreState.OK, value__isnull=False)
+    wanted = wanted.filter(unit_key=units.ITEM) if unit == "item" else wanted.exclude(unit_key=units.ITEM)
+    left = {(i, u): v for i, u, v in wanted.filter(run=a).values_list("item_id", "unit_key", "value")}
+    right = {(i, u): v for i, u, v in wanted.filter(run=b).values_list("item_id", "unit_key", "value")}
+    shared = sorted(left.keys() & right.keys())
+    names = dict(Item.objects.filter(pk__in={i for i, _ in shared}).values_list("pk", "external_id"))
+    return [(names[i], u, float(left[(i, u)]), float(right[(i, u)])) for i, u in shared]
+
+
+@dataclass(frozen=True)
+class BackendStatus:
+    name: str
+    available: bool
+    reason: str = ""
+
+
+def backend_statuses(study: Study) -> dict[str, BackendStatus]:
+    """Whether each backend can run here, and why not, checked without loading any model: the same
+    conditions the backends raise ``BackendUnavailable`` for when a worker builds them."""
+    out = {name: BackendStatus(name, True) for name in ("lexical", "none")}
+    try:
+        embedding.resolve_model_dir(settings.EMBEDDING_MODEL)
+        out["embedding"] = BackendStatus("embedding", True)
+    except BackendUnavailable as exc:
+        out["embedding"] = BackendStatus("embedding", False, str(exc))
+    nli_dir = settings.NLI_MODEL_DIR
+    if not nli_dir:
+        out["nli"] = BackendStatus(
+            "nli", False, "no NLI model configured: set NLI_MODEL_DIR to a local model directory"
+        )
+    elif not (Path(nli_dir) / "config.json").is_file():
+        out["nli"] = BackendStatus(
+            "nli", False, f"NLI_MODEL_DIR {nli_dir} holds no transformers model (no config.json)"
+        )
+    else:
+        out["nli"] = BackendStatus("nli", True)
+    if settings.LLM_BASE_URL and settings.LLM_MODEL:
+        out["llm"] = BackendStatus("llm", True)
+    else:
+        out["llm"] = BackendStatus("llm", False, "no LLM endpoint configured: set LLM_BASE_URL and LLM_MODEL")
+    trained = [
+        key for key in study.questions.values_list("key", flat=True)
+        if (learned.models_dir(study.pk, key) / "current").is_file()
+        or (learned.models_dir(study.slug, key) / "current").is_file()
+    ]
+    out["learned"] = BackendStatus(
+        "learned", bool(trained),
+        "" if trained else "no model trained on this study's gold yet (train one from its gold labels first)",
+    )
+    return out

@@ -15,9 +15,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation.models import Study
 from concord.access import access_policy
-from concord.errors import DomainError, ValidationFailed
+from concord.errors import DomainError, NotFound, ValidationFailed
 from concord.http import domain_errors, htmx_render, is_htmx
-from scoring import selectors, services
+from scoring import selectors, services, summary
 from scoring.forms import catalogue, parse_run_form
 from scoring.models import KnowledgeBase
 
@@ -34,6 +34,8 @@ def _runs_page(
             "study": study,
             "runs": selectors.runs_for_study(study)[:100],
             "metrics": catalogue(),
+            "backends": selectors.backend_statuses(study),
+            "section": "scores",
             "knowledge_bases": KnowledgeBase.objects.filter(study=study).order_by("name"),
             "form_error": form_error,
             "posted": posted or {},
@@ -57,6 +59,11 @@ def run_start(request: HttpRequest, slug: str) -> HttpResponse:
     study = selectors.get_study_for_researcher(request.user, slug)
     try:
         parsed = parse_run_form(request.POST, study=study)
+        allowed = catalogue()[parsed["metric"]].metric.backends
+        backend = selectors.backend_statuses(study).get(parsed["backend"])
+        if backend is not None and backend.name in allowed and not backend.available:
+            # Refused before anything is queued, with the reason; never replaced by another backend.
+            raise ValidationFailed(f"The {backend.name} backend is not available here: {backend.reason}.")
         run = services.score_run_start(study=study, actor=request.user, **parsed)
     except ValidationFailed as exc:
         return _runs_page(request, study, form_error=exc.message, posted=request.POST.dict(), status=400)
@@ -75,14 +82,45 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     if is_htmx(request):
         return htmx_render(request, "scoring/_progress.html", _progress_context(run))
     page = Paginator(selectors.run_scores(run), SCORES_PER_PAGE).get_page(request.GET.get("page"))
+    item_page, item_views = selectors.run_item_views(run, request.GET.get("items"))
     context = {
         **_progress_context(run),
+        "study": run.study,
+        "section": "scores",
         "failed": selectors.run_failed_scores(run),
         "state_counts": selectors.run_state_counts(run),
         "page": page,
+        "item_page": item_page,
+        "item_views": item_views,
+        "distribution": summary.distribution(selectors.run_item_values(run)),
+        "other_runs": selectors.runs_for_study(run.study).exclude(pk=run.pk)[:100],
         "metric": catalogue().get(run.metric),
     }
     return htmx_render(request, "scoring/run_detail.html", context)
+
+
+COMPARED_ROWS = 200
+
+
+@access_policy("researcher")
+@require_GET
+@domain_errors
+def run_compare(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Two runs of one study side by side (e.g. lexical vs embedding) with their agreement."""
+    run = selectors.get_run_for_researcher(request.user, run_id)
+    raw = (request.GET.get("with") or "").strip()
+    other = selectors.get_run_for_researcher(request.user, int(raw)) if raw.isdigit() else None
+    if other is None or other.study_id != run.study_id or other.pk == run.pk:
+        raise NotFound("choose another run of the same study to compare with")
+    unit = "units" if request.GET.get("units") == "all" else "item"
+    pairs = selectors.paired_values(run, other, unit=unit)
+    agreement = summary.paired_agreement([p[2] for p in pairs], [p[3] for p in pairs])
+    return render(request, "scoring/run_compare.html", {
+        "study": run.study, "section": "scores", "run": run, "other": other, "unit": unit,
+        "pairs": pairs[:COMPARED_ROWS], "n_pairs": len(pairs), "agreement": agreement,
+        "dist_a": summary.distribution(selectors.run_item_values(run)),
+        "dist_b": summary.distribution(selectors.run_item_values(other)),
+    })
 
 
 @access_policy("researcher")
@@ -102,7 +140,8 @@ def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
 def item_scores(request: HttpRequest, slug: str, external_id: str) -> HttpResponse:
     item = selectors.get_item_for_researcher(request.user, slug, external_id)
     return render(
-        request, "scoring/item_scores.html", {"study": item.study, "item": item, "runs": selectors.item_scores(item)}
+        request, "scoring/item_scores.html",
+        {"study": item.study, "section": "scores", "item": item, "runs": selectors.item_scores(item)},
     )
 
 

@@ -3,6 +3,7 @@
 from django.urls import include, path
 
 from adjudication.web.cases import urls as cases
+from adjudication.web.data_manager import urls as data_manager
 from adjudication.web.exports import urls as exports
 from adjudication.web.planning import urls as planning
 from adjudication.web.pool_agreement import urls as pool_agreement
@@ -19,4 +20,5 @@ urlpatterns = [
     path("", include(validation.urlpatterns)),
     path("", include(raters.urlpatterns)),
     path("", include(planning.urlpatterns)),
+    path("", include(data_manager.urlpatterns)),
 ]

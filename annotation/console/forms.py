@@ -11,6 +11,17 @@ from annotation.models import Pool, Question, QuestionKind, Role, Scope, Study, 
 from annotation.presets import PRESET_DESCRIPTIONS, PRESET_ORDER
 
 
+class _OwnIds:
+    """Several of these forms share a page (People: role, account, invitation; a pool: member, account,
+    invitation); each prefixes its element ids so that a label never focuses another form's field."""
+
+    id_prefix = ""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", f"{self.id_prefix}_%s")
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+
+
 def _csv(value: str) -> list[str]:
     return [part.strip() for part in (value or "").replace("\n", ",").split(",") if part.strip()]
 
@@ -166,7 +177,8 @@ class PoolForm(forms.Form):
         )
 
 
-class MemberAddForm(forms.Form):
+class MemberAddForm(_OwnIds, forms.Form):
+    id_prefix = "member"
     username = forms.CharField(max_length=150, label="Username of an existing account")
 
 
@@ -179,12 +191,35 @@ class MemberMoveForm(forms.Form):
         self.fields["to_pool"].queryset = pools.exclude(pk=exclude.pk) if exclude else pools
 
 
-class RoleForm(forms.Form):
+class RoleForm(_OwnIds, forms.Form):
+    id_prefix = "role"
     username = forms.CharField(max_length=150)
     role = forms.ChoiceField(choices=Role.choices)
 
 
-class AccountForm(forms.Form):
+def _pool_field_setup(form: forms.Form, study: Study) -> None:
+    pools = list(study.pools.order_by("name"))
+    form.fields["pool"].queryset = study.pools.all()  # type: ignore[attr-defined]
+    form.fields["pool"].label_from_instance = lambda pool: pool.name  # type: ignore[attr-defined]
+    form.has_pools = bool(pools)  # type: ignore[attr-defined]
+    if len(pools) == 1 and "pool" not in form.initial:
+        form.initial["pool"] = pools[0]
+    if pools:
+        form.fields["pool"].help_text = "An annotator gets items only from a pool."
+
+
+def _pool_required_for_annotators(form: forms.Form, data: dict[str, Any]) -> dict[str, Any]:
+    if data.get("role") == Role.ANNOTATOR and not data.get("pool") and form.has_pools:  # type: ignore[attr-defined]
+        form.add_error("pool", "Choose the annotator's pool: without one they get no items.")
+    return data
+
+
+class AccountForm(_OwnIds, forms.Form):
+    """A new account. An annotator needs a pool to get any item: when the study has pools, one must be
+    chosen (the only pool is preselected); an account made before any pool exists is named as
+    "in no pool" on the People page until it joins one."""
+
+    id_prefix = "account"
     username = forms.CharField(max_length=150)
     email = forms.EmailField(required=False)
     role = forms.ChoiceField(choices=Role.choices, initial=Role.ANNOTATOR)
@@ -192,17 +227,25 @@ class AccountForm(forms.Form):
 
     def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["pool"].queryset = study.pools.all()
+        _pool_field_setup(self, study)
+
+    def clean(self) -> dict[str, Any]:
+        return _pool_required_for_annotators(self, super().clean() or {})
 
 
-class InviteForm(forms.Form):
+class InviteForm(_OwnIds, forms.Form):
+    id_prefix = "invite"
+
     email = forms.EmailField()
     role = forms.ChoiceField(choices=Role.choices, initial=Role.ANNOTATOR)
     pool = forms.ModelChoiceField(queryset=Pool.objects.none(), required=False, empty_label="— no pool yet —")
 
     def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["pool"].queryset = study.pools.all()
+        _pool_field_setup(self, study)
+
+    def clean(self) -> dict[str, Any]:
+        return _pool_required_for_annotators(self, super().clean() or {})
 
 
 class UploadForm(forms.Form):

@@ -85,12 +85,18 @@ class PoolStatus:
     in_progress: int = 0
 
     @property
+    def target(self) -> int:
+        """How many annotations the item is to get: the pool's k, or more when more were made (an
+        imported pool where every item was rated by several people)."""
+        return max(self.pool.overlap, self.done)
+
+    @property
     def label(self) -> str:
         if not self.assigned:
             return "not assigned"
-        if self.done >= self.pool.overlap:
-            return f"done {self.done}/{self.pool.overlap}"
-        parts = [f"{self.done}/{self.pool.overlap} done"]
+        if self.done >= self.target:
+            return f"done {self.done}/{self.target}"
+        parts = [f"{self.done}/{self.target} done"]
         if self.in_progress:
             parts.append(f"{self.in_progress} in progress")
         if self.skipped:
@@ -408,6 +414,11 @@ class Person:
     roles: list[str]
     memberships: list[PoolMembership]
     must_change_password: bool
+
+    @property
+    def annotator_without_pool(self) -> bool:
+        """An annotator in no active pool gets no items: the People page says so."""
+        return Role.ANNOTATOR in self.roles and not any(m.active for m in self.memberships)
 
 
 def study_people(study: Study) -> list[Person]:

@@ -45,15 +45,16 @@ from annotation.console.forms import (
     StudySettingsForm,
     UploadForm,
 )
-from annotation.imports import jobs
+from annotation.imports import jobs, reference
 from annotation.markdown import guidelines_check
 from annotation.markdown import render_guidelines as render_guidelines_html
 from annotation.models import ImportJobStatus, Role, Study, StudyRole
 from annotation.presets import PRESET_DESCRIPTIONS, PRESET_ORDER
 from annotation.protocols import study_protocol_apply
+from annotation.templatetags.concord_tags import safe_markdown
 from concord.access import access_policy
 from concord.errors import DomainError, Forbidden, NotFound
-from concord.http import domain_errors, htmx_render, is_htmx
+from concord.http import attachment, domain_errors, htmx_render, is_htmx
 
 User = get_user_model()
 
@@ -318,8 +319,30 @@ def _items_context(request: HttpRequest, study: Study, **extra: Any) -> dict[str
         "pools": list(study.pools.all()), "jobs": sel.import_jobs(study),
         "upload_form": extra.pop("upload_form", None) or UploadForm(),
         "simple_import_url": _simple_import_url(study),
+        "format_html": safe_markdown(reference.format_reference()), "examples": reference.EXAMPLES,
         **extra,
     }
+
+
+@access_policy("researcher")
+@domain_errors
+@require_GET
+def import_format(request: HttpRequest, slug: str) -> HttpResponse:
+    """The import format reference (docs/import-format.md) with the example files to download."""
+    study = get_study_for_researcher(request.user, slug)
+    return render(request, "annotation/console/import_format.html", {
+        "study": study, "section": "items", "format_html": safe_markdown(reference.format_reference()),
+        "examples": reference.EXAMPLES,
+    })
+
+
+@access_policy("researcher")
+@domain_errors
+@require_GET
+def import_example(request: HttpRequest, slug: str, name: str) -> HttpResponse:
+    get_study_for_researcher(request.user, slug)
+    content_type = "text/csv; charset=utf-8" if name.endswith(".csv") else "application/x-ndjson; charset=utf-8"
+    return attachment(reference.example_bytes(name), content_type=content_type, filename=name)
 
 
 def _simple_import_url(study: Study) -> str:
@@ -622,7 +645,9 @@ def account_create(request: HttpRequest, slug: str) -> HttpResponse:
         )
     # Shown once, in this response only; it is never stored in clear nor shown again.
     response = render(
-        request, "annotation/console/people.html", _people_context(study, new_account=account), status=201
+        request, "annotation/console/people.html",
+        _people_context(study, new_account=account, new_account_pool=data["pool"], new_account_role=data["role"]),
+        status=201,
     )
     response["Cache-Control"] = "no-store"
     return response

@@ -20,7 +20,16 @@ from typing import IO, Any
 
 from django.conf import settings
 
-from annotation.imports.schema import FIELDS, REQUIRED, Located, RecordSource, RowError, type_name
+from annotation.imports.schema import (
+    CSV_EXPORT_COLUMNS,
+    CSV_EXPORT_HINT,
+    FIELDS,
+    REQUIRED,
+    Located,
+    RecordSource,
+    RowError,
+    type_name,
+)
 from concord.errors import PayloadTooLarge, ValidationFailed
 
 # CSV cells of these fields hold JSON.
@@ -132,6 +141,9 @@ def csv_records(stream: IO[bytes]) -> Iterator[Located]:
         yield row, RowError("row", row, "", "the file is empty (a header row with id, question, answer is needed)")
         return
     header = [h.strip() for h in header]
+    if set(header) >= CSV_EXPORT_COLUMNS:
+        yield row, RowError("row", row, "header", CSV_EXPORT_HINT)
+        return
     unknown = [h for h in header if h not in FIELDS]
     missing = [h for h in REQUIRED if h not in header]
     if unknown or missing or len(set(header)) != len(header):

@@ -35,7 +35,7 @@ Text is stored exactly as given (HTML included); templates escape it when it is 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.models import Item
@@ -47,6 +47,18 @@ DEFAULT_POOL = "imported"
 FIELDS = ("id", "question", "answer", "contexts", "source", "aspects", "scope", "system", "metadata", "labels",
           "gold", "scores")
 REQUIRED = ("id", "question", "answer")
+
+# A study export (adjudication.exports) is not an item file; an import given one says what to run.
+EXPORT_HINT = (
+    "this is a Concord study export, not an item file: rebuild the study from it with "
+    "`python manage.py import_study_export FILE` (it restores the questions, pools, labels, gold and scores)"
+)
+CSV_EXPORT_HINT = (
+    "this is a Concord long CSV export (one row per label), not an item file: import the study's JSONL "
+    "export with `python manage.py import_study_export FILE` instead"
+)
+# Columns that only Concord's long CSV export has.
+CSV_EXPORT_COLUMNS = frozenset({"record", "item_id", "unit", "annotator"})
 
 ExtraWriter = Callable[[Item, dict[str, Any]], None]
 
@@ -102,13 +114,19 @@ class ImportResult:
     n_annotators: int = 0
     pool_name: str = ""
     batch_id: int | None = None
+    # Dry-run extras: the first records as an annotator will see them, and the answers flagged as long.
+    preview: list[dict[str, Any]] = field(default_factory=list)
+    long_answers: list[dict[str, Any]] = field(default_factory=list)
+    n_long_answers: int = 0
+    long_limits: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "filename": self.filename, "dry_run": self.dry_run, "adapter": self.adapter, "items": self.n_items,
             "sentences": self.n_sentences, "chunks": self.n_chunks, "aspects": self.n_aspects,
             "labels": self.n_labels, "annotators": self.n_annotators, "pool": self.pool_name,
-            "batch_id": self.batch_id,
+            "batch_id": self.batch_id, "preview": self.preview, "long_answers": self.long_answers,
+            "n_long_answers": self.n_long_answers, "long_limits": self.long_limits,
         }
 
     def summary(self) -> str:
@@ -119,7 +137,11 @@ class ImportResult:
         parts += [f"{self.n_chunks} chunks", f"{self.n_aspects} aspects", f"{self.n_labels} labels"]
         if self.n_annotators:
             parts.append(f"{self.n_annotators} annotators in pool {self.pool_name!r}")
-        return f"{self.filename}: {verb} " + ", ".join(parts)
+        text = f"{self.filename}: {verb} " + ", ".join(parts)
+        if self.n_long_answers:
+            shown = "; ".join(f"{a['location']} (id {a['id']}): {a['reason']}" for a in self.long_answers[:10])
+            text += f"\n{self.n_long_answers} long answer{'s' if self.n_long_answers != 1 else ''} flagged: {shown}"
+        return text
 
 
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from typing import IO, Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Max
 
 from annotation.imports import validation, writer
+from annotation.imports.preview import records_preview
 from annotation.imports.readers import file_source
 from annotation.imports.schema import DEFAULT_POOL, ExtraWriter, ImportRejected, ImportResult, RecordSource
-from annotation.models import Study
+from annotation.models import Assignment, Pool, Study
 from concord.errors import Conflict
 
 
@@ -40,22 +43,45 @@ def records_import(
         raise ImportRejected(scan.errors, total=scan.n_errors, filename=filename)
     result = ImportResult(filename=filename, dry_run=dry_run, adapter=adapter, n_items=scan.n_records,
                           n_chunks=scan.n_chunks, n_aspects=scan.n_aspects, n_labels=scan.n_labels,
-                          n_annotators=len(scan.pseudonyms), pool_name=pool_name if scan.pseudonyms else "")
+                          n_annotators=len(scan.pseudonyms), pool_name=pool_name if scan.pseudonyms else "",
+                          long_answers=scan.long_answers, n_long_answers=scan.n_long_answers,
+                          long_limits={"chars": settings.IMPORT_LONG_ANSWER_CHARS,
+                                       "sentences": settings.IMPORT_LONG_ANSWER_SENTENCES})
     if dry_run:
+        result.preview = records_preview(study, scan.preview)
         return result
     validator = validation.Validator(study, where=where, accept_extra=extra_writer is not None)
     try:
         with transaction.atomic():
-            return writer.write(
+            new_pool = bool(scan.pseudonyms) and not Pool.objects.filter(study=study, name=pool_name).exists()
+            written = writer.write(
                 study=study, source=source, validator=validator, result=result, filename=filename, actor=actor,
                 adapter=adapter, pool_name=pool_name, scan=scan, extra_writer=extra_writer,
             )
+            if new_pool:
+                _imported_pool_overlap(study, pool_name)
+            return written
     except IntegrityError as exc:
         # The check pass found none of these ids; another import wrote some of them since.
         raise Conflict(
             f"{filename}: another import into study {study.slug!r} added some of these items meanwhile; "
             "nothing was imported (run it again to see which ids exist now)"
         ) from exc
+
+
+def _imported_pool_overlap(study: Study, pool_name: str) -> None:
+    """A pool that an import of labels created gets k = the most annotators any of its items has:
+    three physicians who rated every unit make a pool of k = 3, not k = 1 with items "done 3/1".
+    A pool that existed before keeps the k its researcher chose."""
+    pool = Pool.objects.filter(study=study, name=pool_name).first()
+    if pool is None:
+        return
+    most = (
+        Assignment.objects.filter(pool=pool).values("item_id").annotate(n=Count("annotator_id", distinct=True))
+        .aggregate(most=Max("n"))["most"]
+    )
+    if most and most != pool.overlap:
+        Pool.objects.filter(pk=pool.pk).update(overlap=most)
 
 
 def items_import(

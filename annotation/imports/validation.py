@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
 from annotation import answers, units
-from annotation.imports.schema import FIELDS, MAX_ERRORS, RecordSource, RowError, type_name
+from annotation.imports.schema import EXPORT_HINT, FIELDS, MAX_ERRORS, RecordSource, RowError, type_name
 from annotation.models import Chunk, Importance, Item, PoolMembership, Question, ScopeClass, Study
 from annotation.segmentation_fast import split_sentences
+from concord.errors import ValidationFailed
 
 _ID_CHECK_BATCH = 1000
 _MAX_ID = Item._meta.get_field("external_id").max_length
@@ -307,6 +309,10 @@ class Scan:
     pseudonyms: set[str] = field(default_factory=set)
     errors: list[RowError] = field(default_factory=list)
     n_errors: int = 0
+    # The first records as read (for the dry run's preview) and the answers flagged as long.
+    preview: list[Record] = field(default_factory=list)
+    long_answers: list[dict[str, Any]] = field(default_factory=list)
+    n_long_answers: int = 0
 
     def error(self, err: RowError) -> None:
         self.n_errors += 1
@@ -351,9 +357,41 @@ class IdIndex:
         return sorted(out)
 
 
-def scan(study: Study, source: RecordSource, where: str, accept_extra: bool) -> Scan:
+# How many records the dry run previews, and how many long answers it lists (all are counted).
+PREVIEW_RECORDS = 3
+MAX_LONG_LISTED = 50
+
+
+def long_answer(answer: str, *, max_chars: int, max_sentences: int) -> dict[str, Any] | None:
+    """Why an answer is long enough to tire an annotator (over ``max_chars`` characters or
+    ``max_sentences`` sentences), or None. Sentences are counted as the import will split them; an
+    answer shorter than ``max_sentences`` characters cannot hold that many and is not split."""
+    n_chars = len(answer)
+    n_sentences = len(split_sentences(answer)) if n_chars >= max_sentences else 0
+    if n_chars <= max_chars and n_sentences <= max_sentences:
+        return None
+    reasons = []
+    if n_chars > max_chars:
+        reasons.append(f"{n_chars:,} characters (over {max_chars:,})")
+    if n_sentences > max_sentences:
+        reasons.append(f"{n_sentences} sentences (over {max_sentences})")
+    return {"chars": n_chars, "sentences": n_sentences, "reason": " and ".join(reasons)}
+
+
+def _export_header(rec: dict[str, Any]) -> bool:
+    return "concord_export" in rec
+
+
+def scan(study: Study, source: RecordSource, where: str, accept_extra: bool, *,
+         long_chars: int | None = None, long_sentences: int | None = None) -> Scan:
     """The validation pass: reads everything, writes nothing; memory does not grow with the file
-    beyond the id index (about 24 bytes a record)."""
+    beyond the id index (about 24 bytes a record).
+
+    Answers over ``long_chars`` characters or ``long_sentences`` sentences (default: the settings
+    IMPORT_LONG_ANSWER_CHARS and IMPORT_LONG_ANSWER_SENTENCES) are flagged, not refused. A Concord
+    study export is refused at its header line with the command that imports it."""
+    long_chars = settings.IMPORT_LONG_ANSWER_CHARS if long_chars is None else long_chars
+    long_sentences = settings.IMPORT_LONG_ANSWER_SENTENCES if long_sentences is None else long_sentences
     validator = Validator(study, where=where, accept_extra=accept_extra)
     scan = Scan()
     index = IdIndex()
@@ -370,12 +408,24 @@ def scan(study: Study, source: RecordSource, where: str, accept_extra: bool) -> 
         if isinstance(rec, RowError):
             scan.error(rec)
             continue
+        if _export_header(rec):
+            raise ValidationFailed(
+                EXPORT_HINT,
+                details=[{"location": f"{where} {number}", "field": "concord_export", "reason": EXPORT_HINT}],
+            )
         record, errors = validator.validate(number, rec)
         for err in errors:
             scan.error(err)
         if record is None:
             continue
         scan.n_records += 1
+        if len(scan.preview) < PREVIEW_RECORDS:
+            scan.preview.append(record)
+        flagged = long_answer(record.answer, max_chars=long_chars, max_sentences=long_sentences)
+        if flagged is not None:
+            scan.n_long_answers += 1
+            if len(scan.long_answers) < MAX_LONG_LISTED:
+                scan.long_answers.append({"location": f"{where} {number}", "id": record.external_id, **flagged})
         index.add(record.external_id, number)
         pending[record.external_id] = number
         if len(pending) >= _ID_CHECK_BATCH:

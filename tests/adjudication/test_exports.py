@@ -143,7 +143,10 @@ def test_every_export_has_a_card_with_counts_pools_blinding_agreement_and_licenc
 def test_csv_is_long_format_and_neutralizes_formulas_but_not_numbers(exported_study, tmp_path):
     out = write_export(study=exported_study, fmt="csv", out=tmp_path / "e.csv")
     rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
-    assert set(rows[0]) == {"record", "item_id", "unit", "pool", "question", "annotator", "value", "version", "source"}
+    assert set(rows[0]) == {
+        "record", "item_id", "unit", "pool", "question", "annotator", "value", "version", "source",
+        "item_question", "item_answer", "unit_text",
+    }
     notes = {r["annotator"]: r["value"] for r in rows if r["question"] == "note" and r["record"] == "label"}
     assert notes["P-A1"] == "'" + FORMULA
     assert notes["P-A2"] == "-1.5"

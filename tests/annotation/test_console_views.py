@@ -57,6 +57,7 @@ def _url(name, keys, study, pool, membership, job):
         "pool_id": pool.pk,
         "membership_id": membership.pk,
         "job_id": job.pk,
+        "name": "astrid.jsonl",
     }
     return reverse(f"console:{name}", kwargs={k: values[k] for k in keys})
 

@@ -17,7 +17,8 @@ pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}
 LONG_ANSWER = " ".join(f"Sentence number {n} says something." for n in range(1, 31))
 LABEL_SAVE = 12
-ITEM_PAGE = 15
+# One of these is the page header asking whether to link the researcher console (never for annotators).
+ITEM_PAGE = 16
 SUBMIT = 16
 
 

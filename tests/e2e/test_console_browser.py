@@ -89,7 +89,7 @@ def test_a_study_is_set_up_from_an_empty_database_to_a_first_annotators_queue(
     upload.write_bytes(jsonl(*ITEMS))
     page.click("nav.console-tabs >> text=Items")
     page.set_input_files("#id_file", str(upload))
-    page.click("text=Upload and check")
+    page.click("button:has-text('Upload and check')")
     page.get_by_text("Dry run: nothing has been written yet").wait_for()
     _shot(page, "upload_checked")
     page.click("text=Import 2 items")

@@ -81,7 +81,7 @@ def test_the_start_form_is_generated_from_the_registry_with_each_metric_definiti
     body = client.get(reverse("scoring:runs", args=[study.slug])).content.decode()
     assert "Fraction of answer sentences the backend finds supported" in body
     assert 'name="probe__threshold"' in body and 'value="0.5"' in body
-    assert 'name="probe__backend"' in body and '<option value="nli">nli</option>' in body
+    assert 'name="probe__backend"' in body and '<option value="lexical">lexical</option>' in body
     assert "scoring/run_form.js" in body and "<script>" not in body
 
 

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from adjudication import selectors, services
+from adjudication.exports import ExportFilters
 from adjudication.models import ExportJob
 
 
@@ -29,6 +30,8 @@ class _JobOut(serializers.Serializer):
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
     download = serializers.CharField(allow_null=True)
+    scores_download = serializers.CharField(allow_null=True)
+    filters = serializers.DictField()
 
 
 def _job(job: ExportJob) -> dict[str, Any]:
@@ -45,6 +48,11 @@ def _job(job: ExportJob) -> dict[str, Any]:
         "created_at": job.created_at.isoformat(),
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,
         "download": reverse("adjudication:export-download", args=[job.pk]) if job.status == "done" else None,
+        "scores_download": (
+            reverse("adjudication:export-download", args=[job.pk]) + "?part=scores"
+            if job.status == "done" and job.format == "csv" else None
+        ),
+        "filters": job.filters or {},
     }
 
 
@@ -53,6 +61,9 @@ class ExportListCreateApi(APIView):
 
     class Input(serializers.Serializer):
         format = serializers.CharField()
+        gold_only = serializers.BooleanField(required=False, default=False)
+        pools = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+        questions = serializers.ListField(child=serializers.CharField(), required=False, default=list)
 
         class Meta:
             ref_name = "ExportRequestIn"
@@ -67,7 +78,10 @@ class ExportListCreateApi(APIView):
         study = selectors.study_get_for_researcher(user=request.user, slug=slug)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
-        job = services.export_request(study_id=study.pk, fmt=data.validated_data["format"], actor=request.user)
+        v = data.validated_data
+        filters = ExportFilters(pools=tuple(sorted(set(v["pools"]))), questions=tuple(sorted(set(v["questions"]))),
+                                gold_only=v["gold_only"])
+        job = services.export_request(study_id=study.pk, fmt=v["format"], actor=request.user, filters=filters)
         return Response(_job(job), status=status.HTTP_202_ACCEPTED)
 
 

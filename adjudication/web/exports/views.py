@@ -13,8 +13,10 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
 from adjudication import selectors, services
+from adjudication.exports import ExportFilters, scores_path
 from adjudication.models import ExportFormat, ExportStatus
 from concord.access import access_policy
+from concord.errors import NotFound
 from concord.http import domain_errors, htmx_render
 
 
@@ -24,14 +26,25 @@ from concord.http import domain_errors, htmx_render
 def exports(request: HttpRequest, slug: str) -> HttpResponse:
     study = selectors.study_get_for_researcher(user=request.user, slug=slug)
     if request.method == "POST":
-        services.export_request(study_id=study.pk, fmt=request.POST.get("format", ""), actor=request.user)
+        filters = ExportFilters(
+            pools=tuple(sorted(set(request.POST.getlist("pools")))),
+            questions=tuple(sorted(set(request.POST.getlist("questions")))),
+            gold_only=request.POST.get("gold_only") in ("1", "on", "true"),
+        )
+        services.export_request(
+            study_id=study.pk, fmt=request.POST.get("format", ""), actor=request.user, filters=filters
+        )
         if not request.htmx:
             return redirect("adjudication:exports", slug=study.slug)
     jobs = list(study.export_jobs.select_related("requested_by")[:50])
+    for job in jobs:
+        job.limited_to = ExportFilters.from_dict(job.filters).describe() if job.filters else ""
     context = {
         "study": study,
         "jobs": jobs,
         "formats": ExportFormat.choices,
+        "pools": list(study.pools.order_by("name").values_list("name", flat=True)),
+        "questions": list(study.questions.order_by("order", "key").values_list("key", flat=True)),
         "polling": any(j.status in (ExportStatus.QUEUED, ExportStatus.RUNNING) for j in jobs),
     }
     return htmx_render(request, "adjudication/exports.html", context, fragment="adjudication/_export_jobs.html")
@@ -44,8 +57,13 @@ def export_download(request: HttpRequest, pk: int) -> FileResponse:
     job = selectors.export_get_for_researcher(user=request.user, job_id=pk)
     services.export_download_record(job=job, actor=request.user)
     path = Path(job.path)
-    if request.GET.get("part") == "card" and job.format != ExportFormat.HF:
+    part = request.GET.get("part")
+    if part == "card" and job.format != ExportFormat.HF:
         path = Path(job.path + ".card.md")
+    elif part == "scores":
+        if job.format != ExportFormat.CSV or not scores_path(job.path).exists():
+            raise NotFound("only a CSV export has a scores file")
+        path = scores_path(job.path)
     # Always an attachment: an export holds item text that must never render in the browser.
     response = FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)  # noqa: SIM115
     response["X-Content-Type-Options"] = "nosniff"

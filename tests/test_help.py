@@ -1,0 +1,79 @@
+"""Help inside the app: the user guide per role rendered at /help/ with the same sanitised Markdown,
+linked from every page's header; the API docs linked from the console; a favicon."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+
+from annotation.help import views as help_views
+from annotation.models import Role
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+GUIDES = ("annotate", "adjudicate", "set-up-a-study", "run-scores", "read-reports", "validate-a-metric", "export")
+
+
+def test_every_role_guide_exists_and_renders(client, annotator):
+    client.force_login(annotator)
+    index = client.get(reverse("help:index"))
+    assert index.status_code == 200
+    body = index.content.decode()
+    for slug in GUIDES:
+        assert f'href="/help/{slug}/"' in body, slug
+        page = client.get(reverse("help:page", args=[slug]))
+        assert page.status_code == 200, slug
+        assert "<h1>" in page.content.decode()
+    assert 'href="/help/import-format/"' in body
+    assert client.get(reverse("help:page", args=["import-format"])).status_code == 200
+    # The trained-judge page (written alongside) is linked from the index.
+    assert "trained-judge" in body
+
+
+def test_help_pages_are_sanitised_markdown(client, annotator, tmp_path, settings):
+    guide = tmp_path / "docs" / "guide"
+    guide.mkdir(parents=True)
+    (tmp_path / "docs" / "import-format.md").write_text("# Format\n")
+    (guide / "index.md").write_text("# Hi\n\n<script>alert(1)</script>\n\n[x](javascript:alert(1)) [y](export.md)\n")
+    (guide / "export.md").write_text("# Export\n")
+    settings.BASE_DIR = tmp_path
+    help_views._render.cache_clear()
+    client.force_login(annotator)
+    body = client.get(reverse("help:index")).content.decode()
+    assert "<script>alert(1)</script>" not in body and "javascript:" not in body
+    assert 'href="/help/export/"' in body
+    help_views._render.cache_clear()
+
+
+def test_unknown_or_path_like_help_pages_are_404(client, annotator):
+    client.force_login(annotator)
+    for slug in ("nope", "..", "secret"):
+        assert client.get(f"/help/{slug}/").status_code == 404
+    assert client.get("/help/..%2F..%2Fconcord%2Fsettings/").status_code == 404
+
+
+def test_help_needs_a_login(client):
+    response = client.get(reverse("help:index"))
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+@pytest.mark.parametrize("role", [Role.ANNOTATOR, Role.ADJUDICATOR, Role.RESEARCHER])
+def test_every_page_header_links_help_and_the_favicon(client, study, annotator, role):
+    factories.grant(study, annotator, role)
+    client.force_login(annotator)
+    for url in (reverse("annotation:home"), reverse("help:index")):
+        body = client.get(url).content.decode()
+        assert f'<a href="{reverse("help:index")}">Help</a>' in body
+        assert 'rel="icon"' in body and "favicon.svg" in body
+    assert (Path(settings.BASE_DIR) / "static" / "concord" / "favicon.svg").is_file()
+
+
+def test_the_console_links_the_api_docs(client, researcher, study):
+    client.force_login(researcher)
+    body = client.get(reverse("console:study", args=[study.slug])).content.decode()
+    assert f'href="{reverse("api-docs")}"' in body
+    assert client.get(reverse("api-docs")).status_code == 200
