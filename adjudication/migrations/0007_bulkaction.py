@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('adjudication', '0006_exportjob_filters'),
-        ('annotation', '0005_poolitemexclusion'),
+        ('annotation', '0007_poolitemexclusion'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
