@@ -181,7 +181,7 @@ class WorkspaceOutput(serializers.Serializer):
     answer = serializers.CharField()
     source = serializers.CharField()
     system = serializers.CharField(allow_null=True, help_text="Null when the study is blind to systems.")
-    metadata = serializers.JSONField(help_text="Item metadata without the keys the study hides.")
+    metadata = serializers.JSONField(help_text="Only the item metadata keys the researcher marked visible.")
     sentences = UnitOutput(many=True)
     source_sentences = serializers.SerializerMethodField()
     chunks = UnitOutput(many=True)
@@ -212,6 +212,7 @@ class AssignmentDetailApi(WorkspaceApi):
         services.exposure_record(
             user=request.user, assignment=assignment, kind=ExposureKind.API,
             showed_other_labels=workspace.showed_other_labels, showed_system=workspace.showed_system,
+        metadata_keys=workspace.metadata_keys,
         )
         return Response(WorkspaceOutput(workspace).data)
 

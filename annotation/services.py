@@ -518,13 +518,16 @@ def aspect_propose(*, assignment: Assignment, actor: AbstractBaseUser, text: str
 
 
 def exposure_record(
-    *, user: AbstractBaseUser, assignment: Assignment, kind: str, showed_other_labels: bool, showed_system: bool
+    *, user: AbstractBaseUser, assignment: Assignment, kind: str, showed_other_labels: bool, showed_system: bool,
+    metadata_keys: Iterable[str] = (),
 ) -> Exposure:
-    """Record what an annotator was shown. Annotator pages never show scores (annotation cannot
-    even read them), so ``showed_scores`` is always False here."""
+    """Record what an annotator was shown, with exactly the item metadata keys the page showed.
+    Annotator pages never show scores (annotation cannot even read them), so ``showed_scores`` is always
+    False here."""
     return Exposure.objects.create(
         user=user, pool_id=assignment.pool_id, item_id=assignment.item_id, kind=kind,
         showed_scores=False, showed_other_labels=showed_other_labels, showed_system=showed_system,
+        metadata_keys=sorted(metadata_keys),
     )
 
 

@@ -73,6 +73,7 @@ def item_page(request: HttpRequest, pk: int) -> HttpResponse:
         user=request.user, assignment=assignment,
         kind=ExposureKind.CALIBRATION if workspace.showed_other_labels else ExposureKind.ITEM_PAGE,
         showed_other_labels=workspace.showed_other_labels, showed_system=workspace.showed_system,
+        metadata_keys=workspace.metadata_keys,
     )
     return vary_on_htmx(render(request, "annotation/item.html", {"ws": workspace}))
 

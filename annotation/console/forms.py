@@ -43,6 +43,10 @@ class StudySettingsForm(forms.Form):
     independent_pools = forms.BooleanField(
         required=False, label="Independent pools (a person belongs to one pool only)"
     )
+    visible_metadata_fields = forms.CharField(
+        required=False, label="Metadata fields annotators see",
+        help_text="Comma-separated keys; every other metadata key is hidden from annotators.",
+    )
     hidden_metadata_fields = forms.CharField(
         required=False, label="Metadata fields annotators never see", help_text="Comma-separated keys."
     )
@@ -55,10 +59,14 @@ class StudySettingsForm(forms.Form):
             "name": study.name, "guidelines": study.guidelines, "blind_system": study.blind_system,
             "independent_pools": study.independent_pools,
             "hidden_metadata_fields": ", ".join(study.hidden_metadata_fields or []),
+            "visible_metadata_fields": ", ".join(study.visible_metadata_fields or []),
         })
 
     def clean_hidden_metadata_fields(self) -> list[str]:
         return _csv(self.cleaned_data["hidden_metadata_fields"])
+
+    def clean_visible_metadata_fields(self) -> list[str]:
+        return _csv(self.cleaned_data["visible_metadata_fields"])
 
 
 class QuestionForm(forms.Form):

@@ -89,7 +89,10 @@ def study_fingerprint(study: Study) -> str:
     return _fingerprint(
         {
             f: getattr(study, f)
-            for f in ("name", "guidelines", "blind_system", "independent_pools", "hidden_metadata_fields")
+            for f in (
+                "name", "guidelines", "blind_system", "independent_pools", "hidden_metadata_fields",
+                "visible_metadata_fields",
+            )
         }
     )
 
@@ -124,14 +127,14 @@ def _unique_slug(name: str) -> str:
     return slug
 
 
-def _clean_hidden_fields(fields: Iterable[str]) -> list[str]:
+def _clean_hidden_fields(fields: Iterable[str], *, what: str = "hidden") -> list[str]:
     cleaned: list[str] = []
     for raw in fields:
         name = str(raw).strip()
         if not name:
             continue
         if not _METADATA_KEY.match(name):
-            raise ValidationFailed(f"hidden metadata field {name!r} is not a metadata key (letters, digits, _ . -)")
+            raise ValidationFailed(f"{what} metadata field {name!r} is not a metadata key (letters, digits, _ . -)")
         if name not in cleaned:
             cleaned.append(name)
     return cleaned
@@ -186,6 +189,7 @@ def study_update(
     blind_system: bool | None = None,
     independent_pools: bool | None = None,
     hidden_metadata_fields: Iterable[str] | None = None,
+    visible_metadata_fields: Iterable[str] | None = None,
     base: str | None = None,
 ) -> Study:
     """Change a study's name, guidelines or blinding settings.
@@ -208,6 +212,8 @@ def study_update(
             study.blind_system = blind_system
         if hidden_metadata_fields is not None:
             study.hidden_metadata_fields = _clean_hidden_fields(hidden_metadata_fields)
+        if visible_metadata_fields is not None:
+            study.visible_metadata_fields = _clean_hidden_fields(visible_metadata_fields, what="visible")
         if independent_pools is not None and independent_pools != study.independent_pools:
             if independent_pools:
                 doubled = _people_in_several_pools(study)
