@@ -232,7 +232,9 @@ def icat(settings):
         answer="Take 0.5 mg of X once daily. Take it with food. See your doctor if it gets worse.",
     )
     must = Aspect.objects.create(item=item, text="States the dose", importance="must_have", status="accepted")
-    nice = Aspect.objects.create(item=item, text="Mentions kidney function", importance="nice_to_have", status="accepted")
+    nice = Aspect.objects.create(
+        item=item, text="Mentions kidney function", importance="nice_to_have", status="accepted"
+    )
     pool = factories.make_pool(study, "clinicians", questions=list(questions.values()))
     factories.add_member(pool, annotator)
     pool_assign_items(pool=pool)
@@ -353,7 +355,8 @@ def test_a_blind_study_shows_annotators_only_the_visible_metadata_and_the_previe
     page.context.clear_cookies()
 
     page = login(researcher).new_page()
-    page.goto(live_server.url + reverse("console:preview", args=[study.slug]) + f"?item={item.external_id}&pool={pool.pk}")
+    preview_url = reverse("console:preview", args=[study.slug]) + f"?item={item.external_id}&pool={pool.pk}"
+    page.goto(live_server.url + preview_url)
     page.wait_for_selector(".preview-banner")
     preview_text = page.locator(".item-question").inner_text() + page.locator("#unit-c-1").inner_text()
     assert preview_text == annotator_text
