@@ -406,6 +406,10 @@ class LabelHistory(models.Model):
     new_version = models.PositiveIntegerField()
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     at = models.DateTimeField()
+    undoes = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="Set on a change made by 'undo': the change it reverted (the undo is itself a new version).",
+    )
 
     class Meta:
         ordering = ["label", "new_version"]

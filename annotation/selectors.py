@@ -29,6 +29,7 @@ from annotation.models import (
     Assignment,
     AssignmentStatus,
     Chunk,
+    Exposure,
     Importance,
     Item,
     Label,
@@ -662,3 +663,47 @@ def _calibration_labels(assignment: Assignment) -> list[OtherLabel]:
         pseudonym = pseudonyms.get(annotator_id, "?")
         grouped[(key, unit)].append(OtherLabel(pseudonym=pseudonym, question_key=key, unit_key=unit, value=value))
     return [o for group in grouped.values() for o in group]
+
+
+# --- My history --------------------------------------------------------------------------------
+
+
+REOPEN_NOT_ALLOWED = "This pool does not allow reopening submitted items."
+REOPEN_AFTER_SEEING_OTHERS = (
+    "You have seen other annotators' answers on this item, so your own can no longer change."
+)
+
+
+@dataclass
+class HistoryRow:
+    assignment: Assignment
+    reopen_refusal: str | None  # None: the item can be reopened
+
+    @property
+    def can_reopen(self) -> bool:
+        return self.reopen_refusal is None
+
+
+def annotator_history(*, user: AbstractBaseUser, limit: int = 500) -> list[HistoryRow]:
+    """The items I submitted, most recent first, each saying whether I may reopen it (the same rule as
+    ``services.reopen_refusal``, read here for the whole list in two queries)."""
+    assignments = list(
+        Assignment.objects.for_annotator(user)
+        .filter(pool__memberships__user=user, pool__memberships__active=True, status=AssignmentStatus.SUBMITTED)
+        .select_related("pool__study", "item")
+        .order_by("-submitted_at", "-id")[:limit]
+    )
+    seen = set(
+        Exposure.objects.filter(user=user, showed_other_labels=True, pool_id__in={a.pool_id for a in assignments})
+        .values_list("pool_id", "item_id")
+        .distinct()
+    )
+    rows = []
+    for a in assignments:
+        refusal = None
+        if not a.pool.reopen_allowed:
+            refusal = REOPEN_NOT_ALLOWED
+        elif (a.pool_id, a.item_id) in seen:
+            refusal = REOPEN_AFTER_SEEING_OTHERS
+        rows.append(HistoryRow(assignment=a, reopen_refusal=refusal))
+    return rows

@@ -194,6 +194,14 @@
       submitItem();
       return;
     }
+    if ((event.ctrlKey || event.metaKey) && (event.key === "z" || event.key === "Z") && !event.shiftKey) {
+      const undo = document.getElementById("undo-button");
+      if (undo && !inFlight) {
+        event.preventDefault();
+        undo.click();
+      }
+      return;
+    }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (target && target.closest && target.closest("#skip, #proposals")) {
       if (event.key !== "?") return;
