@@ -177,7 +177,8 @@ def test_an_item_whose_other_labels_were_seen_cannot_be_reopened(client, study, 
 def test_my_history_lists_my_submitted_items_only(client, work, annotator, study):
     other = factories.make_user("other-annotator")
     factories.add_member(work["pool"], other)
-    theirs = factories.make_assignment(work["pool"], factories.make_item(study, "h2", answer="One sentence.", question="THEIR-ITEM?"), other)
+    their_item = factories.make_item(study, "h2", answer="One sentence.", question="THEIR-ITEM?")
+    theirs = factories.make_assignment(work["pool"], their_item, other)
     for assignment, actor in ((work["assignment"], annotator), (theirs, other)):
         label_save(
             assignment=assignment, question=work["bearing"], unit_key="s:0", value="no", base_version=0, actor=actor
