@@ -152,6 +152,10 @@ class PoolForm(forms.Form):
     questions = forms.ModelMultipleChoiceField(queryset=Question.objects.none(), widget=forms.CheckboxSelectMultiple)
     overlap = forms.IntegerField(min_value=1, initial=1, label="Overlap k (annotators per item)")
     visibility = forms.ChoiceField(choices=Visibility.choices, label="Members may see")
+    reopen_allowed = forms.BooleanField(
+        required=False, label="Annotators may reopen an item they submitted",
+        help_text="Each reopening is recorded and every change kept; never after they saw others' labels.",
+    )
     base = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
@@ -170,6 +174,7 @@ class PoolForm(forms.Form):
                 "questions": list(pool.questions.all()),
                 "overlap": pool.overlap,
                 "visibility": pool.visibility,
+                "reopen_allowed": pool.reopen_allowed,
             },
         )
 

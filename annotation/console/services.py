@@ -103,7 +103,10 @@ def question_fingerprint(question: Question) -> str:
 
 def pool_fingerprint(pool: Pool) -> str:
     keys = sorted(pool.questions.values_list("key", flat=True))
-    return _fingerprint({"name": pool.name, "overlap": pool.overlap, "visibility": pool.visibility, "questions": keys})
+    return _fingerprint({
+        "name": pool.name, "overlap": pool.overlap, "visibility": pool.visibility, "questions": keys,
+        "reopen_allowed": pool.reopen_allowed,
+    })
 
 
 def _fingerprint(state: dict[str, Any]) -> str:
@@ -531,6 +534,7 @@ def pool_create(
     visibility: str = Visibility.NOTHING,
     seed: int | None = None,
     reservation_minutes: int = 30,
+    reopen_allowed: bool = False,
 ) -> Pool:
     name = name.strip()
     if not name:
@@ -553,6 +557,7 @@ def pool_create(
             visibility=visibility,
             seed=secrets.randbelow(2**31) if seed is None else seed,
             reservation_minutes=reservation_minutes,
+            reopen_allowed=reopen_allowed,
         )
         pool.questions.set(questions)
     return pool
@@ -566,6 +571,7 @@ def pool_update(
     questions: list[Question] | None = None,
     overlap: int | None = None,
     visibility: str | None = None,
+    reopen_allowed: bool | None = None,
     base: str | None = None,
 ) -> Pool:
     """Change a pool. Questions with labels in the pool stay in it; k may grow (the items are topped
@@ -585,6 +591,8 @@ def pool_update(
             if visibility not in Visibility.values:
                 raise ValidationFailed(f"visibility must be one of {', '.join(Visibility.values)}")
             pool.visibility = visibility
+        if reopen_allowed is not None:
+            pool.reopen_allowed = reopen_allowed
         if questions is not None:
             if not questions:
                 raise ValidationFailed("a pool must ask at least one question")

@@ -408,7 +408,7 @@ def pools(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         pool = svc.pool_create(
             study=study, actor=request.user, name=data["name"], questions=list(data["questions"]),
-            overlap=data["overlap"], visibility=data["visibility"],
+            overlap=data["overlap"], visibility=data["visibility"], reopen_allowed=data["reopen_allowed"],
         )
     except DomainError as exc:
         form.add_error(None, exc.message)
@@ -448,7 +448,8 @@ def pool_detail(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
     try:
         svc.pool_update(
             pool=pool, actor=request.user, name=data["name"], questions=list(data["questions"]),
-            overlap=data["overlap"], visibility=data["visibility"], base=data["base"] or None,
+            overlap=data["overlap"], visibility=data["visibility"], reopen_allowed=data["reopen_allowed"],
+            base=data["base"] or None,
         )
     except DomainError as exc:
         form.add_error(None, exc.message)

@@ -21,7 +21,13 @@
   let numberTimer = null;
   let overlayReturn = null;
 
-  const units = () => Array.from(ws.querySelectorAll(".unit"));
+  // Cursor stops: the units that ask something (a sentence of a pool without sentence questions is
+  // shown for reading, not stopped at); every unit when none asks anything.
+  const units = () => {
+    const all = Array.from(ws.querySelectorAll(".unit"));
+    const asking = all.filter((u) => u.querySelector(".q"));
+    return asking.length ? asking : all;
+  };
   const unitByKey = (key) => ws.querySelector(`.unit[data-unit="${CSS.escape(key)}"]`);
   const activeUnit = () => (activeKey && unitByKey(activeKey)) || null;
   const token = () => (ws.querySelector("input[name=csrfmiddlewaretoken]") || {}).value || "";

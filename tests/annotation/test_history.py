@@ -6,6 +6,8 @@ and the validation checks count reopened items."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 from django.utils import timezone
@@ -15,6 +17,7 @@ from annotation.models import (
     Assignment,
     AssignmentReopening,
     AssignmentStatus,
+    AuditEvent,
     Exposure,
     Label,
     LabelHistory,
@@ -129,6 +132,8 @@ def test_a_submitted_item_is_reopened_where_the_pool_allows_it_and_the_reopening
     assert reopened.status == AssignmentStatus.STARTED and reopened.reopened_count == 1
     reopening = AssignmentReopening.objects.get()
     assert reopening.actor == annotator and reopening.submitted_at is not None
+    event = AuditEvent.objects.get(table_name="annotation_assignmentreopening")  # in the audit trail too
+    assert (event.operation, event.actor_id) == ("INSERT", annotator.pk)
     _save(work, annotator, "bearing", "yes")
     assert [h.new_value for h in LabelHistory.objects.order_by("id")] == ["no", "yes"]
     _save(work, annotator, "grounded", "supported")
@@ -208,3 +213,22 @@ def test_the_validation_checks_count_reopened_items_and_fail_a_reopening_after_s
     AssignmentReopening.objects.create(assignment=assignment, actor=annotator, at=timezone.now())
     check = check_reopened_items(target_pool=pool)
     assert check.status == "fail" and check.blocking and check.data["reopened_after_seeing_others"] == 1
+
+
+def test_the_researcher_allows_reopening_in_the_pool_settings(client, study, researcher, work):
+    pool = work["pool"]
+    pool.reopen_allowed = False
+    pool.save()
+    client.force_login(researcher)
+    url = reverse("console:pool", args=[study.slug, pool.pk])
+    page = client.get(url).content.decode()
+    assert "Annotators may reopen an item they submitted" in page
+    base = re.search(r'name="base" value="([^"]+)"', page).group(1)
+    data = {
+        "name": pool.name, "questions": [work["bearing"].pk, work["grounded"].pk], "overlap": 1,
+        "visibility": "nothing", "reopen_allowed": "on", "base": base,
+    }
+    response = client.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    pool.refresh_from_db()
+    assert pool.reopen_allowed

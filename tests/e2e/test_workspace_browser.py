@@ -361,3 +361,51 @@ def test_a_blind_study_shows_annotators_only_the_visible_metadata_and_the_previe
     preview_text = page.locator(".item-question").inner_text() + page.locator("#unit-c-1").inner_text()
     assert preview_text == annotator_text
     screenshot(page, "blinding_researcher_preview")
+
+
+# --- My history: undo, submit, reopen ----------------------------------------------------------
+
+
+def test_undo_then_submit_then_reopen_from_my_history(live_server, login, settings, debug_mode):
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+    annotator = factories.make_user("hana-history")
+    study = factories.make_study(slug=f"history-e2e-{int(debug_mode)}")
+    question = factories.make_question(study, "pf", prompt="Is the answer faithful?")
+    item = factories.make_item(study, "hist-1", answer="Take it daily.", question="HISTORY-E2E?")
+    pool = factories.make_pool(study, "clinicians", questions=[question], reopen_allowed=True)
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, item, annotator)
+    page = login(annotator).new_page()
+    page.goto(live_server.url + reverse("annotation:item", args=[assignment.pk]))
+    page.wait_for_selector("#unit-item.active")
+
+    page.keyboard.press("1")  # yes
+    answered(page, "item", "pf")
+    page.keyboard.press("2")  # changed my mind: no
+    page.wait_for_selector('#unit-item input[value="no"]:checked')
+    page.wait_for_selector('#workspace[data-idle="1"]', state="attached")
+    page.keyboard.press("Control+z")  # undo: back to yes
+    page.wait_for_selector("ul.messages")
+    assert "Undone" in page.locator("ul.messages").inner_text()
+    page.wait_for_selector('#unit-item input[value="yes"]:checked')
+    screenshot(page, f"history_undo_{'debug_on' if debug_mode else 'debug_off'}")
+    label = Label.objects.get()
+    assert (label.value, label.version) == ("yes", 3)
+    history = list(LabelHistory.objects.order_by("id").values_list("new_value", "undoes_id"))
+    assert [v for v, _ in history] == ["yes", "no", "yes"] and history[2][1] is not None
+
+    page.keyboard.press("n")
+    page.wait_for_url(lambda url: "/assignments/" not in url)
+    page.goto(live_server.url + reverse("annotation:history"))
+    assert "HISTORY-E2E?" in page.locator("table.history-list").inner_text()
+    screenshot(page, f"history_list_{'debug_on' if debug_mode else 'debug_off'}")
+    page.locator(f"#history-{assignment.pk} .reopen-button").click()
+    page.wait_for_selector("#unit-item.active")
+    assert "Reopened" in page.locator("ul.messages").inner_text()
+    assignment.refresh_from_db()
+    assert assignment.status == AssignmentStatus.STARTED and assignment.reopened_count == 1
+    page.keyboard.press("2")
+    page.wait_for_selector('#unit-item input[value="no"]:checked')
+    page.wait_for_selector('#workspace[data-idle="1"]', state="attached")
+    assert Label.objects.get().version == 4  # the change after reopening is a new version, kept in history
+    assert LabelHistory.objects.count() == 4
