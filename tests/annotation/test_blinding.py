@@ -417,3 +417,25 @@ def test_walking_every_route_with_another_pools_ids_leaks_nothing(annotator, stu
         sorted(Label.objects.exclude(assignment__annotator=annotator).values_list("id", "value", "version")) == before
     )
     assert sorted(Assignment.objects.exclude(annotator=annotator).values_list("id", "status")) == statuses_before
+
+
+def test_the_researcher_marks_metadata_keys_visible_in_the_settings_and_the_api(client, study, annotator, researcher):
+    item = factories.make_item(study, metadata={"topic": "TOPIC-X", "model_version": "MODEL-SECRET"})
+    pool = factories.make_pool(study, questions=[_yes_no(study, "pf")])
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, item, annotator)
+    api = APIClient()
+    api.force_login(researcher)
+    response = api.patch(
+        reverse("console-api-study", args=[study.slug]), {"visible_metadata_fields": ["topic"]}, format="json"
+    )
+    assert response.status_code == 200 and response.json()["visible_metadata_fields"] == ["topic"]
+    client.force_login(researcher)
+    settings_page = client.get(reverse("console:study", args=[study.slug])).content.decode()
+    assert "Annotators see only these metadata fields" in settings_page and 'value="topic"' in settings_page
+    client.force_login(annotator)
+    page = client.get(reverse("annotation:item", args=[assignment.pk])).content.decode()
+    assert "TOPIC-X" in page and "MODEL-SECRET" not in page
+    assert api.patch(
+        reverse("console-api-study", args=[study.slug]), {"visible_metadata_fields": ["bad key!"]}, format="json"
+    ).status_code == 400
