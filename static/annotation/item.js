@@ -18,7 +18,6 @@
   const pending = []; // answers typed while a save was in flight, replayed in order
   const evidenceOff = new Set(); // units where Esc handed the digits back to the options
   let numberBuffer = ""; // digits of a sentence number being typed (more than 9 sentences)
-  let numberTimer = null;
   let overlayReturn = null;
 
   // Cursor stops: the units that ask something (a sentence of a pool without sentence questions is
@@ -40,6 +39,7 @@
 
   function activate(unit, focus = true) {
     if (!unit) return;
+    if (unit.dataset.unit !== activeKey) numberBuffer = "";
     ws.querySelectorAll(".unit.active").forEach((u) => u.classList.remove("active"));
     unit.classList.add("active");
     activeKey = unit.dataset.unit;
@@ -127,26 +127,21 @@
   }
 
   function flushNumber() {
-    clearTimeout(numberTimer);
-    numberTimer = null;
     const typed = numberBuffer;
     numberBuffer = "";
     if (typed && activeKey) toggleSentence(activeKey, parseInt(typed, 10));
   }
 
   // A digit typed into an alignment question: toggled at once when no longer number starts with the
-  // digits typed so far (always, with 9 sentences or fewer); otherwise Enter (or a short pause) ends it.
+  // digits typed so far (always, with 9 sentences or fewer); otherwise Enter ends the number. No timer
+  // decides anything, so fast and slow typists get the same result.
   function sentenceDigit(key) {
     const question = alignmentOf(activeUnit());
     if (!question || !/^[0-9]$/.test(key)) return false;
     const count = question.querySelectorAll("input[data-align-index]").length;
     numberBuffer += key;
     if (parseInt(numberBuffer, 10) * 10 > count) flushNumber();
-    else {
-      clearTimeout(numberTimer);
-      numberTimer = setTimeout(flushNumber, 1200);
-      say(`Sentence ${numberBuffer}… (Enter to tick it)`, "busy");
-    }
+    else say(`Sentence ${numberBuffer}… (Enter ticks it, another digit continues the number)`, "busy");
     return true;
   }
 

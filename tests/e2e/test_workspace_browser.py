@@ -409,3 +409,34 @@ def test_undo_then_submit_then_reopen_from_my_history(live_server, login, settin
     page.wait_for_selector('#workspace[data-idle="1"]', state="attached")
     assert Label.objects.get().version == 4  # the change after reopening is a new version, kept in history
     assert LabelHistory.objects.count() == 4
+
+
+def test_sentence_numbers_above_nine_are_ended_by_enter(live_server, login, settings):
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+    annotator = factories.make_user("lena-long")
+    study = factories.make_study(slug="long-e2e")
+    questions = {q.key: q for q in study_protocol_apply(study=study, presets="icat")}
+    answer = " ".join(f"Sentence number {n} says something." for n in range(1, 13))
+    item = factories.make_item(study, "long-1", answer=answer, question="A long answer?")
+    aspect = Aspect.objects.create(item=item, text="States the dose", importance="must_have", status="accepted")
+    pool = factories.make_pool(study, "clinicians", questions=list(questions.values()))
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, item, annotator)
+    page = login(annotator).new_page()
+    page.goto(live_server.url + reverse("annotation:item", args=[assignment.pk]))
+    unit = f"#unit-a-{aspect.pk}"
+    page.wait_for_selector(f"{unit}.active")
+    page.keyboard.press(key_of(questions, "aspect_covered", "yes"))
+    page.wait_for_selector(f'{unit} .q[data-question="aspect_evidence"]')
+    page.wait_for_selector('#workspace[data-idle="1"]', state="attached")
+    page.keyboard.press("1")
+    page.keyboard.press("2")  # 12: no longer number starts with 12, so it is ticked at once
+    page.wait_for_selector(f'{unit} input[data-align-index="11"]:checked')
+    page.wait_for_selector('#workspace[data-idle="1"]', state="attached")
+    page.keyboard.press("1")  # could be 1, 10, 11 or 12: Enter ends it
+    assert "Enter ticks it" in page.locator("#save-status").inner_text()
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f'{unit} input[data-align-index="0"]:checked')
+    page.wait_for_selector('#workspace[data-idle="1"]', state="attached")
+    label = Label.objects.get(question__key="aspect_evidence")
+    assert label.value == [0, 11]
