@@ -62,7 +62,8 @@
       text = body;
     } else if (body) {
       const doc = parse(body);
-      const main = doc.querySelector(".error, [role=alert], main") || doc.body;
+      // The most specific element that carries the reason: the message, else the alert, else the page.
+      const main = [".error", "[role=alert]", "main"].map((s) => doc.querySelector(s)).find(Boolean) || doc.body;
       text = main ? main.textContent : "";
     }
     text = (text || "").replace(/\s+/g, " ").trim().slice(0, 500);

@@ -212,7 +212,7 @@ def test_errors_are_shown_in_place_with_debug_on_and_off(live_server, login, ast
     PoolMembership.objects.filter(pool=astrid["pool"]).update(active=False)
     page.keyboard.press(key_of(astrid["questions"], "information_bearing", "yes"))
     page.wait_for_selector("#htmx-error:not([hidden])")
-    assert "Not found" in page.locator("#htmx-error").inner_text()
+    assert page.locator("#htmx-error").inner_text() == "Not found: No such assignment."
     assert page.locator("#unit-s-0").is_visible() and page.locator("#workspace .submit-errors").is_visible()
     assert "Not saved" in page.locator("#save-status").inner_text()
     screenshot(page, f"errors_in_place_404_{'debug_on' if debug_mode else 'debug_off'}")
