@@ -296,6 +296,33 @@ class SkipApi(WorkspaceApi):
         return Response(AssignmentOutput(skipped).data)
 
 
+class ReopenApi(WorkspaceApi):
+    @extend_schema(
+        request=None, responses={200: AssignmentOutput, 400: ErrorSerializer, 404: ErrorSerializer},
+        summary="Reopen an item I submitted (where the pool allows it; recorded)",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        assignment = selectors.get_assignment_for_annotator(request.user, pk)
+        reopened = services.assignment_reopen(assignment=assignment, actor=request.user)
+        return Response(AssignmentOutput(reopened).data)
+
+
+class UndoApi(WorkspaceApi):
+    class UndoOutput(serializers.Serializer):
+        question = serializers.CharField()
+        unit_key = serializers.CharField()
+        value = serializers.JSONField(allow_null=True, help_text="The value restored (a new version).")
+
+    @extend_schema(
+        request=None, responses={200: UndoOutput(many=True), 400: ErrorSerializer, 404: ErrorSerializer},
+        summary="Undo my last change on an open item (kept in the history as a new version)",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        assignment = selectors.get_assignment_for_annotator(request.user, pk)
+        undone = services.label_undo(assignment=assignment, actor=request.user)
+        return Response([{"question": q.key, "unit_key": u, "value": v} for q, u, v in undone.restored])
+
+
 class AspectProposalApi(WorkspaceApi):
     class AspectProposalInput(serializers.Serializer):
         text = serializers.CharField(max_length=1000)

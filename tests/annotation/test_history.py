@@ -11,6 +11,7 @@ import re
 import pytest
 from django.urls import reverse
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from adjudication.validation.checks import check_reopened_items
 from annotation.models import (
@@ -232,3 +233,19 @@ def test_the_researcher_allows_reopening_in_the_pool_settings(client, study, res
     assert response.status_code == 302, response.content.decode()[:2000]
     pool.refresh_from_db()
     assert pool.reopen_allowed
+
+
+def test_undo_and_reopen_through_the_api(work, annotator):
+    api = APIClient()
+    api.force_authenticate(annotator)
+    pk = work["assignment"].pk
+    _save(work, annotator, "bearing", "no")
+    _save(work, annotator, "bearing", "yes")
+    response = api.post(reverse("api-undo", args=[pk]))
+    assert response.status_code == 200
+    assert response.json() == [{"question": "bearing", "unit_key": "s:0", "value": "no"}]
+    assert api.post(reverse("api-reopen", args=[pk])).status_code == 400  # not submitted
+    assignment_submit(assignment=work["assignment"], actor=annotator)
+    response = api.post(reverse("api-reopen", args=[pk]))
+    assert response.status_code == 200 and response.json()["status"] == "started"
+    assert api.get(reverse("api-assignments")).json()  # the list still works
