@@ -181,7 +181,7 @@ class WorkspaceOutput(serializers.Serializer):
     answer = serializers.CharField()
     source = serializers.CharField()
     system = serializers.CharField(allow_null=True, help_text="Null when the study is blind to systems.")
-    metadata = serializers.JSONField(help_text="Item metadata without the keys the study hides.")
+    metadata = serializers.JSONField(help_text="Only the item metadata keys the researcher marked visible.")
     sentences = UnitOutput(many=True)
     source_sentences = serializers.SerializerMethodField()
     chunks = UnitOutput(many=True)
@@ -212,6 +212,7 @@ class AssignmentDetailApi(WorkspaceApi):
         services.exposure_record(
             user=request.user, assignment=assignment, kind=ExposureKind.API,
             showed_other_labels=workspace.showed_other_labels, showed_system=workspace.showed_system,
+        metadata_keys=workspace.metadata_keys,
         )
         return Response(WorkspaceOutput(workspace).data)
 
@@ -293,6 +294,33 @@ class SkipApi(WorkspaceApi):
         reason = str(request.data.get("reason", ""))
         skipped = services.assignment_skip(assignment=assignment, actor=request.user, reason=reason)
         return Response(AssignmentOutput(skipped).data)
+
+
+class ReopenApi(WorkspaceApi):
+    @extend_schema(
+        request=None, responses={200: AssignmentOutput, 400: ErrorSerializer, 404: ErrorSerializer},
+        summary="Reopen an item I submitted (where the pool allows it; recorded)",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        assignment = selectors.get_assignment_for_annotator(request.user, pk)
+        reopened = services.assignment_reopen(assignment=assignment, actor=request.user)
+        return Response(AssignmentOutput(reopened).data)
+
+
+class UndoApi(WorkspaceApi):
+    class UndoOutput(serializers.Serializer):
+        question = serializers.CharField()
+        unit_key = serializers.CharField()
+        value = serializers.JSONField(allow_null=True, help_text="The value restored (a new version).")
+
+    @extend_schema(
+        request=None, responses={200: UndoOutput(many=True), 400: ErrorSerializer, 404: ErrorSerializer},
+        summary="Undo my last change on an open item (kept in the history as a new version)",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        assignment = selectors.get_assignment_for_annotator(request.user, pk)
+        undone = services.label_undo(assignment=assignment, actor=request.user)
+        return Response([{"question": q.key, "unit_key": u, "value": v} for q, u, v in undone.restored])
 
 
 class AspectProposalApi(WorkspaceApi):

@@ -88,6 +88,7 @@ AUDITED_TABLES: tuple[Audited, ...] = (
     # Labels and gold.
     Audited("annotation_label", actor_column="updated_by_id"),
     Audited("annotation_labelhistory", actor_column="actor_id"),
+    Audited("annotation_assignmentreopening", actor_column="actor_id"),
     Audited("adjudication_goldlabel", actor_column="adjudicator_id"),
     # Exports and who downloaded them (the download rows carry who/what/when, never the content).
     Audited("adjudication_exportjob", actor_column="requested_by_id"),

@@ -64,8 +64,12 @@ class Study(models.Model):
     blind_system = models.BooleanField(
         default=True, help_text="Hide which system produced each answer from annotators."
     )
+    visible_metadata_fields = models.JSONField(
+        default=list, blank=True,
+        help_text="Item metadata keys annotators see (an allow-list): every other key is hidden from them.",
+    )
     hidden_metadata_fields = models.JSONField(
-        default=list, blank=True, help_text="Item metadata keys annotators never see."
+        default=list, blank=True, help_text="Item metadata keys annotators never see, even when listed as visible."
     )
     independent_pools = models.BooleanField(
         default=True, help_text="An annotator may belong to at most one pool of the study."
@@ -292,6 +296,11 @@ class Pool(models.Model):
     )
     closed_at = models.DateTimeField(null=True, blank=True, help_text="When the pool stopped handing out items.")
     closed_reason = models.TextField(blank=True)
+    reopen_allowed = models.BooleanField(
+        default=False,
+        help_text="Annotators may reopen an item they submitted and change their answers (each reopening "
+        "is recorded; never after they saw other annotators' labels).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -358,6 +367,9 @@ class Assignment(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     active_seconds = models.FloatField(default=0)
     skip_reason = models.TextField(blank=True)
+    reopened_count = models.PositiveIntegerField(
+        default=0, help_text="How many times the annotator reopened this item after submitting it."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = AssignmentQuerySet.as_manager()
@@ -419,6 +431,10 @@ class LabelHistory(models.Model):
     new_version = models.PositiveIntegerField()
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     at = models.DateTimeField()
+    undoes = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="Set on a change made by 'undo': the change it reverted (the undo is itself a new version).",
+    )
 
     class Meta:
         ordering = ["label", "new_version"]
@@ -443,10 +459,24 @@ class Exposure(models.Model):
     showed_scores = models.BooleanField(default=False)
     showed_other_labels = models.BooleanField(default=False)
     showed_system = models.BooleanField(default=False)
+    metadata_keys = models.JSONField(default=list, blank=True, help_text="The item metadata keys that were shown.")
     at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         indexes = [models.Index(fields=["pool", "user"], name="exposure_pool_user_idx")]
+
+
+class AssignmentReopening(models.Model):
+    """Append-only: one row each time an annotator reopened an item they had submitted (pools that
+    allow it). The labels' own history records every change made after it."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="reopenings")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    submitted_at = models.DateTimeField(null=True, help_text="When the item had been submitted before.")
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["assignment", "at", "id"]
 
 
 class ImportBatch(models.Model):

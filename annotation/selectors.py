@@ -1,12 +1,14 @@
 """Reads of the annotator workspace, and the blinding that governs them.
 
 Everything an annotator sees of an item is built here (``assignment_workspace``), from an
-allow-list: the item's question, answer, source document, sentences, chunks (text, rank, document
-id), the accepted aspects and the annotator's own proposals, the pool's questions, and the
+allow-list: the item's question, answer, source document, sentences, chunks (text, rank, and the
+document id only when the study is not blind to systems), the metadata keys the researcher marked
+visible (none by default), the accepted aspects and the annotator's own proposals, the pool's questions, and the
 annotator's own labels. Never: scores (annotation cannot read them), other people's labels (except
 the same pool's, after the annotator submitted the item, when the pool is a calibration pool), the
 items' scope class or labelled-target chunks (both are reference answers), the system name when
-the study is blind to systems, or metadata keys the study hides.
+the study is blind to systems (nor document or external ids, which often name it), or any metadata
+key not marked visible. ``preview_workspace`` builds the same page for a researcher's preview.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from annotation.models import (
     Assignment,
     AssignmentStatus,
     Chunk,
+    Exposure,
     Importance,
     Item,
     Label,
@@ -139,7 +142,7 @@ def _unit_row(assignment: Assignment, unit: units.Unit | None) -> UnitRow | None
     if unit.kind == units.CHUNK:
         return UnitRow(
             key=unit.key, kind="chunk", number=unit.ref, text=text,  # type: ignore[arg-type]
-            extra={"document_id": assignment.unit_extra},  # type: ignore[attr-defined]
+            extra=chunk_extra(assignment.pool.study, assignment.unit_extra),  # type: ignore[attr-defined]
         )
     importance = Importance(assignment.unit_extra).label  # type: ignore[attr-defined]
     return UnitRow(
@@ -434,6 +437,12 @@ class Workspace:
     item_unit: UnitView | None
     progress: PoolProgress
     others: list[OtherLabel]
+    preview: bool = False
+
+    @property
+    def metadata_keys(self) -> list[str]:
+        """The metadata keys the page shows (recorded in the Exposure row)."""
+        return list(self.metadata)
 
     @property
     def units(self) -> list[UnitView]:
@@ -452,12 +461,16 @@ class Workspace:
 
     @property
     def is_open(self) -> bool:
-        return self.assignment.status in (AssignmentStatus.ASSIGNED, AssignmentStatus.STARTED)
+        return not self.preview and self.assignment.status in (AssignmentStatus.ASSIGNED, AssignmentStatus.STARTED)
 
 
 def blinded_metadata(study: Study, metadata: dict[str, Any]) -> dict[str, Any]:
+    """The item metadata an annotator sees: only the keys the researcher marked visible (an allow-list,
+    in the order they were listed), never one also listed as hidden. A study lists none by default, so
+    annotators see no metadata until the researcher chooses what to show."""
     hidden = set(study.hidden_metadata_fields or [])
-    return {k: v for k, v in (metadata or {}).items() if k not in hidden}
+    metadata = metadata or {}
+    return {k: metadata[k] for k in study.visible_metadata_fields or [] if k in metadata and k not in hidden}
 
 
 def _question_states(
@@ -507,9 +520,41 @@ def assignment_workspace(*, assignment: Assignment, user: AbstractBaseUser) -> W
     # Loaded here unless the access helper joined it: a label save never needs the item's texts.
     pool = assignment.pool
     item = assignment.item if Assignment.item.is_cached(assignment) else Item.objects.get(pk=assignment.item_id)
-    study = pool.study
-    questions = pool_questions(pool)
     labels = {(lb.question_id, lb.unit_key): lb for lb in Label.objects.filter(assignment=assignment)}
+    others: list[OtherLabel] = []
+    if pool.visibility == Visibility.AFTER_SUBMIT and assignment.status == AssignmentStatus.SUBMITTED:
+        others = _calibration_labels(assignment)
+    return _workspace_build(
+        assignment=assignment, pool=pool, item=item, questions=pool_questions(pool), labels=labels, user=user,
+        progress=pool_progress(pool=pool, user=user), others=others,
+    )
+
+
+def preview_workspace(*, study: Study, item: Item, user: AbstractBaseUser, pool: Pool | None = None) -> Workspace:
+    """The item page exactly as an annotator of ``pool`` (or of a pool asking every question of the study)
+    would first see ``item``: the same blinding, built by the same code, with no answers and nothing saved.
+    The researcher's own proposals are not shown (annotators see only theirs)."""
+    if pool is None:
+        pool = Pool(pk=0, study=study, name="every question of the study")
+        questions = sorted(study.questions.all(), key=lambda q: (q.order, q.pk))
+    else:
+        questions = pool_questions(pool)
+    # An unsaved, closed assignment: the page's forms are drawn disabled and nothing can be posted.
+    assignment = Assignment(pk=0, pool=pool, item=item, annotator_id=user.pk, status=AssignmentStatus.SUBMITTED)
+    workspace = _workspace_build(
+        assignment=assignment, pool=pool, item=item, questions=questions, labels={}, user=None,
+        progress=PoolProgress(pool=pool, assigned=0, submitted=0, skipped=0), others=[],
+    )
+    workspace.preview = True
+    return workspace
+
+
+def _workspace_build(
+    *, assignment: Assignment, pool: Pool, item: Item, questions: list[Question],
+    labels: dict[tuple[int, str], Label], user: AbstractBaseUser | None, progress: PoolProgress,
+    others: list[OtherLabel],
+) -> Workspace:
+    study = pool.study
     sentences = list(Sentence.objects.filter(item=item).order_by("part", "index"))
     answer_sents = [s for s in sentences if s.part == "answer"]
     source_sents = [(s.index, s.text) for s in sentences if s.part == "source"]
@@ -530,18 +575,14 @@ def assignment_workspace(*, assignment: Assignment, user: AbstractBaseUser) -> W
     chunk_units = [
         UnitView(
             key=units.chunk(c.rank), kind="chunk", number=c.rank, text=c.text,
-            questions=states("chunk", units.chunk(c.rank)), extra={"document_id": c.document_id},
+            questions=states("chunk", units.chunk(c.rank)), extra=chunk_extra(study, c.document_id),
         )
         for c in Chunk.objects.filter(item=item).order_by("rank").only("rank", "text", "document_id", "item_id")
     ]
-    aspects = list(
-        Aspect.objects.filter(item=item)
-        .filter(
-            Q(status=AspectStatus.ACCEPTED, retired_in_version__isnull=True)
-            | Q(proposed_by=user, status=AspectStatus.PROPOSED)
-        )
-        .order_by("id")
-    )
+    shown = Q(status=AspectStatus.ACCEPTED, retired_in_version__isnull=True)
+    if user is not None:
+        shown |= Q(proposed_by=user, status=AspectStatus.PROPOSED)
+    aspects = list(Aspect.objects.filter(item=item).filter(shown).order_by("id"))
     accepted = [a for a in aspects if a.status == AspectStatus.ACCEPTED]
     aspect_units = [
         UnitView(
@@ -553,10 +594,6 @@ def assignment_workspace(*, assignment: Assignment, user: AbstractBaseUser) -> W
     item_states = states("item", units.ITEM)
     item_unit = UnitView(key=units.ITEM, kind="item", number=0, text="", questions=item_states) if item_states else None
 
-    others: list[OtherLabel] = []
-    if pool.visibility == Visibility.AFTER_SUBMIT and assignment.status == AssignmentStatus.SUBMITTED:
-        others = _calibration_labels(assignment)
-
     return Workspace(
         assignment=assignment, pool=pool, study=study,
         item_question=item.question, answer=item.answer, source=item.source,
@@ -564,8 +601,16 @@ def assignment_workspace(*, assignment: Assignment, user: AbstractBaseUser) -> W
         metadata=blinded_metadata(study, item.metadata),
         sentences=sentence_units, source_sentences=source_sents, chunks=chunk_units,
         aspects=aspect_units, own_proposals=[a for a in aspects if a.status == AspectStatus.PROPOSED],
-        item_unit=item_unit, progress=pool_progress(pool=pool, user=user), others=others,
+        item_unit=item_unit, progress=progress, others=others,
     )
+
+
+def chunk_extra(study: Study, document_id: str | None) -> dict[str, Any]:
+    """What a passage shows besides its text: its document id, unless the study is blind to systems
+    (researchers' document ids often name the system or its index, e.g. ``gpt4o-kb/…``)."""
+    if study.blind_system or not document_id:
+        return {}
+    return {"document_id": document_id}
 
 
 @dataclass
@@ -624,3 +669,47 @@ def _calibration_labels(assignment: Assignment) -> list[OtherLabel]:
             )
         grouped[(key, unit)].append(OtherLabel(pseudonym=pseudonym, question_key=key, unit_key=unit, value=value))
     return [o for group in grouped.values() for o in group]
+
+
+# --- My history --------------------------------------------------------------------------------
+
+
+REOPEN_NOT_ALLOWED = "This pool does not allow reopening submitted items."
+REOPEN_AFTER_SEEING_OTHERS = (
+    "You have seen other annotators' answers on this item, so your own can no longer change."
+)
+
+
+@dataclass
+class HistoryRow:
+    assignment: Assignment
+    reopen_refusal: str | None  # None: the item can be reopened
+
+    @property
+    def can_reopen(self) -> bool:
+        return self.reopen_refusal is None
+
+
+def annotator_history(*, user: AbstractBaseUser, limit: int = 500) -> list[HistoryRow]:
+    """The items I submitted, most recent first, each saying whether I may reopen it (the same rule as
+    ``services.reopen_refusal``, read here for the whole list in two queries)."""
+    assignments = list(
+        Assignment.objects.for_annotator(user)
+        .filter(pool__memberships__user=user, pool__memberships__active=True, status=AssignmentStatus.SUBMITTED)
+        .select_related("pool__study", "item")
+        .order_by("-submitted_at", "-id")[:limit]
+    )
+    seen = set(
+        Exposure.objects.filter(user=user, showed_other_labels=True, pool_id__in={a.pool_id for a in assignments})
+        .values_list("pool_id", "item_id")
+        .distinct()
+    )
+    rows = []
+    for a in assignments:
+        refusal = None
+        if not a.pool.reopen_allowed:
+            refusal = REOPEN_NOT_ALLOWED
+        elif (a.pool_id, a.item_id) in seen:
+            refusal = REOPEN_AFTER_SEEING_OTHERS
+        rows.append(HistoryRow(assignment=a, reopen_refusal=refusal))
+    return rows

@@ -37,6 +37,7 @@ from annotation.models import (
     AspectOrigin,
     AspectStatus,
     Assignment,
+    AssignmentReopening,
     AssignmentStatus,
     Exposure,
     Importance,
@@ -390,6 +391,93 @@ def _write_label(
     return current
 
 
+# --- Undo and reopening ----------------------------------------------------------------------
+
+
+@dataclass
+class Undone:
+    """What an undo reverted: (question, unit key, value restored) per label, in the order written."""
+
+    restored: list[tuple[Question, str, Any]]
+
+
+def label_undo(*, assignment: Assignment, actor: AbstractBaseUser, now: datetime | None = None) -> Undone:
+    """Undo the annotator's last change on an open item: the labels that one save changed (the answer
+    and any dependent answers it cleared) get their previous values back, each as a new version with
+    its own history row marked ``undoes`` — nothing is erased. Undo again to revert the change before
+    that one. Refused (ValidationFailed) when there is nothing left to undo or the item is not open."""
+    now = now or timezone.now()
+    _ensure_annotator(assignment, actor)
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().select_related("pool").get(pk=assignment.pk)
+        if locked.status not in OPEN_STATUSES:
+            raise ValidationFailed("This item is not open; its answers can no longer change.")
+        rows = list(
+            LabelHistory.objects.filter(label__assignment=locked, actor=actor)
+            .select_related("label__question")
+            .order_by("-id")[:2000]
+        )
+        undone = {r.undoes_id for r in rows if r.undoes_id}
+        undone_at = {r.at for r in rows if r.pk in undone}
+        candidates = [r for r in rows if r.undoes_id is None and r.pk not in undone and r.at not in undone_at]
+        if not candidates:
+            raise ValidationFailed("Nothing to undo on this item.")
+        last_at = candidates[0].at
+        group = sorted((r for r in candidates if r.at == last_at), key=lambda r: r.pk)
+        restored: list[tuple[Question, str, Any]] = []
+        for row in group:  # the answer first, then the dependents it cleared
+            label = Label.objects.select_for_update().get(pk=row.label_id)
+            question = row.label.question
+            saved = label_save(
+                assignment=locked, question=question, unit_key=label.unit_key, value=row.old_value,
+                base_version=label.version, actor=actor, now=now,
+            )
+            restored.append((question, label.unit_key, saved.value))
+        # Every history row this undo wrote (dependents it cleared included) is marked as an undo.
+        LabelHistory.objects.filter(label__assignment=locked, actor=actor, at=now, undoes__isnull=True).update(
+            undoes=group[0]
+        )
+    return Undone(restored=restored)
+
+
+def reopen_refusal(*, assignment: Assignment) -> str | None:
+    """Why a submitted item cannot be reopened, or None when it can: only submitted items, only in pools
+    that allow it, and never once the annotator saw other annotators' labels on it (a calibration pool
+    after submitting): changing answers then would break their independence without anyone knowing."""
+    if assignment.status != AssignmentStatus.SUBMITTED:
+        return "Only a submitted item can be reopened."
+    if not assignment.pool.reopen_allowed:
+        return selectors.REOPEN_NOT_ALLOWED
+    seen = Exposure.objects.filter(
+        user_id=assignment.annotator_id, pool_id=assignment.pool_id, item_id=assignment.item_id,
+        showed_other_labels=True,
+    )
+    if seen.exists():
+        return selectors.REOPEN_AFTER_SEEING_OTHERS
+    return None
+
+
+def assignment_reopen(*, assignment: Assignment, actor: AbstractBaseUser, now: datetime | None = None) -> Assignment:
+    """Reopen an item the annotator submitted, when :func:`reopen_refusal` allows it. The reopening is
+    recorded (an AssignmentReopening row and ``reopened_count``); the item is started and reserved again,
+    and every change made afterwards goes to the labels' history as usual. Submitting it again runs the
+    submission handlers again (disagreement detection)."""
+    now = now or timezone.now()
+    _ensure_annotator(assignment, actor)
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().select_related("pool").get(pk=assignment.pk)
+        refusal = reopen_refusal(assignment=locked)
+        if refusal:
+            raise ValidationFailed(refusal)
+        AssignmentReopening.objects.create(assignment=locked, actor=actor, submitted_at=locked.submitted_at, at=now)
+        locked.status = AssignmentStatus.STARTED
+        locked.reserved_until = now + timedelta(minutes=locked.pool.reservation_minutes)
+        locked.reopened_count = F("reopened_count") + 1
+        locked.save(update_fields=["status", "reserved_until", "reopened_count"])
+        locked.refresh_from_db(fields=["reopened_count"])
+    return locked
+
+
 # --- Submission, skipping, time --------------------------------------------------------------
 
 
@@ -525,13 +613,16 @@ def aspect_propose(*, assignment: Assignment, actor: AbstractBaseUser, text: str
 
 
 def exposure_record(
-    *, user: AbstractBaseUser, assignment: Assignment, kind: str, showed_other_labels: bool, showed_system: bool
+    *, user: AbstractBaseUser, assignment: Assignment, kind: str, showed_other_labels: bool, showed_system: bool,
+    metadata_keys: Iterable[str] = (),
 ) -> Exposure:
-    """Record what an annotator was shown. Annotator pages never show scores (annotation cannot
-    even read them), so ``showed_scores`` is always False here."""
+    """Record what an annotator was shown, with exactly the item metadata keys the page showed.
+    Annotator pages never show scores (annotation cannot even read them), so ``showed_scores`` is always
+    False here."""
     return Exposure.objects.create(
         user=user, pool_id=assignment.pool_id, item_id=assignment.item_id, kind=kind,
         showed_scores=False, showed_other_labels=showed_other_labels, showed_system=showed_system,
+        metadata_keys=sorted(metadata_keys),
     )
 
 

@@ -12,4 +12,7 @@ urlpatterns = [
     path("assignments/<int:pk>/skip/", views.assignment_skip, name="skip"),
     path("assignments/<int:pk>/aspects/", views.aspect_propose, name="aspect-propose"),
     path("assignments/<int:pk>/time/", views.active_time, name="active-time"),
+    path("assignments/<int:pk>/undo/", views.label_undo, name="undo"),
+    path("assignments/<int:pk>/reopen/", views.assignment_reopen, name="reopen"),
+    path("history/", views.history, name="history"),
 ]

@@ -73,8 +73,13 @@ def item_page(request: HttpRequest, pk: int) -> HttpResponse:
         user=request.user, assignment=assignment,
         kind=ExposureKind.CALIBRATION if workspace.showed_other_labels else ExposureKind.ITEM_PAGE,
         showed_other_labels=workspace.showed_other_labels, showed_system=workspace.showed_system,
+        metadata_keys=workspace.metadata_keys,
     )
-    return vary_on_htmx(render(request, "annotation/item.html", {"ws": workspace}))
+    reopen_refusal = None
+    if assignment.status == "submitted" and assignment.pool.reopen_allowed:
+        reopen_refusal = services.reopen_refusal(assignment=assignment) or ""
+    context = {"ws": workspace, "reopen_refusal": reopen_refusal}
+    return vary_on_htmx(render(request, "annotation/item.html", context))
 
 
 def _form_value(question: Question, data: QueryDict) -> Any:
@@ -234,3 +239,50 @@ def active_time(request: HttpRequest, pk: int) -> HttpResponse:
     except ValidationFailed as exc:
         return HttpResponse(exc.message, status=400, content_type="text/plain")
     return HttpResponse(json.dumps({"added": added}), content_type="application/json")
+
+
+# --- My history, reopening and undo ----------------------------------------------------------
+
+
+@access_policy("annotator")
+@require_GET
+def history(request: HttpRequest) -> HttpResponse:
+    rows = selectors.annotator_history(user=request.user)
+    return render(request, "annotation/history.html", {"rows": rows})
+
+
+@access_policy("annotator")
+@require_POST
+@domain_errors
+def assignment_reopen(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = selectors.get_assignment_for_annotator(request.user, pk)
+    try:
+        services.assignment_reopen(assignment=assignment, actor=request.user)
+    except ValidationFailed as exc:
+        messages.error(request, f"Not reopened: {exc.message}")
+        return redirect("annotation:history")
+    messages.success(request, "Reopened: change your answers, then submit the item again.")
+    return redirect("annotation:item", pk=pk)
+
+
+@access_policy("annotator")
+@require_POST
+@domain_errors
+def label_undo(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = selectors.get_assignment_for_annotator(request.user, pk)
+    item_units = selectors.assignment_units(item_id=assignment.item_id)
+    try:
+        undone = services.label_undo(assignment=assignment, actor=request.user)
+    except ValidationFailed as exc:
+        if is_htmx(request):
+            return HttpResponse(exc.message, status=400, content_type="text/plain", headers={"HX-Reswap": "none"})
+        messages.error(request, exc.message)
+        return redirect("annotation:item", pk=pk)
+    question, unit_key, value = undone.restored[0]
+    shown = answers.display(question, value) if value is not None else "no answer"
+    messages.success(
+        request, f"Undone: “{question.prompt}” ({item_units.describe(unit_key)}) is back to {shown}."
+    )
+    if is_htmx(request):
+        return HttpResponseClientRefresh()
+    return redirect(f"{reverse('annotation:item', args=[pk])}#{_anchor(unit_key)}")

@@ -14,6 +14,10 @@ was shown (annotation.models.Exposure):
   is said (a warning), not taken as proof of blinding.
 * ``pool_visibility`` (warning): pool B lets its members see each other's labels after submitting
   (calibration). That never shows pool A's labels or scores, but it can inflate the ceiling.
+* ``reopened_items`` (blocking): items of pool B that their annotator reopened after submitting are
+  counted (a warning: the answers changed after a first submission, each change in the labels' history);
+  a reopening after the annotator was shown other annotators' labels on that item fails the check
+  (Concord refuses it; a failure means the rule was bypassed).
 * ``human_ceiling`` (warning): pool B's overlap (k ≥ 2 is needed) and agreement on the target
   question — Fleiss' κ and Krippendorff's α with intervals — the most a metric can be expected to
   reach against these humans.
@@ -36,6 +40,7 @@ from adjudication.analysis.access import RATEABLE
 from adjudication.analysis.agreement import agreement_report
 from annotation.models import (
     Assignment,
+    AssignmentReopening,
     AssignmentStatus,
     Exposure,
     Pool,
@@ -256,6 +261,47 @@ def check_pool_visibility(*, target_pool: Pool) -> Check:
     )
 
 
+def check_reopened_items(*, target_pool: Pool) -> Check:
+    title = "Pool B's answers were not changed after their annotator saw other labels"
+    reopenings = list(
+        AssignmentReopening.objects.filter(assignment__pool=target_pool).values_list(
+            "assignment_id", "assignment__annotator_id", "assignment__item_id", "at"
+        )
+    )
+    items = len({assignment_id for assignment_id, *_ in reopenings})
+    seen_before: set[int] = set()
+    if reopenings:
+        shown = Exposure.objects.filter(pool=target_pool, showed_other_labels=True).values_list(
+            "user_id", "item_id", "at"
+        )
+        first_seen: dict[tuple[int, int], datetime] = {}
+        for user_id, item_id, at in shown:
+            key = (user_id, item_id)
+            first_seen[key] = min(at, first_seen.get(key, at))
+        seen_before = {
+            assignment_id
+            for assignment_id, user_id, item_id, at in reopenings
+            if (user_id, item_id) in first_seen and first_seen[(user_id, item_id)] <= at
+        }
+    data = {"reopenings": len(reopenings), "items_reopened": items, "reopened_after_seeing_others": len(seen_before)}
+    if seen_before:
+        return Check(
+            "reopened_items", title, FAIL, True,
+            f"{len(seen_before)} item(s) of pool B were reopened after their annotator had seen other annotators' "
+            "labels on them: those answers are not independent.",
+            data,
+        )
+    if reopenings:
+        return Check(
+            "reopened_items", title, WARN, True,
+            f"{items} item(s) of pool B were reopened after submitting ({len(reopenings)} reopening(s)); none after "
+            "their annotator saw other labels. Their answers may differ from the first submission (see the labels' "
+            "history).",
+            data,
+        )
+    return Check("reopened_items", title, PASS, True, "No item of pool B was reopened after submitting.", data)
+
+
 CEILING_KEYS = ("percent_agreement", "fleiss_kappa", "krippendorff_alpha", "cohen_kappa")
 
 
@@ -351,6 +397,7 @@ def validation_checks_compute(
         check_roles_blind(target_pool=target_pool),
         check_exposure_trail(metric_pool=metric_pool, target_pool=target_pool, now=now),
         check_pool_visibility(target_pool=target_pool),
+        check_reopened_items(target_pool=target_pool),
         check_human_ceiling(target_pool=target_pool, target_question=target_question, n_boot=n_boot, seed=seed),
     ]
     return [c.as_dict() for c in checks]

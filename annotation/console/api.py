@@ -64,8 +64,8 @@ class ConsoleStudyOut(serializers.ModelSerializer):
     class Meta:
         model = Study
         fields = [
-            "slug", "name", "guidelines", "protocol_presets", "blind_system", "hidden_metadata_fields",
-            "independent_pools", "created_at", "fingerprint",
+            "slug", "name", "guidelines", "protocol_presets", "blind_system", "visible_metadata_fields",
+            "hidden_metadata_fields", "independent_pools", "created_at", "fingerprint",
         ]
 
 
@@ -96,7 +96,10 @@ class ConsolePoolOut(serializers.ModelSerializer):
 
     class Meta:
         model = Pool
-        fields = ["id", "name", "questions", "overlap", "visibility", "seed", "reservation_minutes", "fingerprint"]
+        fields = [
+            "id", "name", "questions", "overlap", "visibility", "reopen_allowed", "seed", "reservation_minutes",
+            "fingerprint",
+        ]
 
 
 class ConsoleMembershipOut(serializers.ModelSerializer):
@@ -155,6 +158,10 @@ class StudyDetailApi(ConsoleApi):
         blind_system = serializers.BooleanField(required=False)
         independent_pools = serializers.BooleanField(required=False)
         hidden_metadata_fields = serializers.ListField(child=serializers.CharField(), required=False)
+        visible_metadata_fields = serializers.ListField(
+            child=serializers.CharField(), required=False,
+            help_text="The metadata keys annotators see; every other key is hidden from them.",
+        )
         base = serializers.CharField(
             required=False, help_text="The fingerprint you read; omit to overwrite unconditionally."
         )
@@ -357,6 +364,7 @@ class ConsolePoolIn(serializers.Serializer):
     questions = serializers.ListField(child=serializers.CharField(), allow_empty=False)
     overlap = serializers.IntegerField(min_value=1, required=False)
     visibility = serializers.ChoiceField(choices=Visibility.values, required=False)
+    reopen_allowed = serializers.BooleanField(required=False, help_text="Annotators may reopen submitted items.")
     base = serializers.CharField(required=False, help_text="The fingerprint you read (updates only).")
 
 
@@ -383,6 +391,7 @@ class PoolListCreateApi(ConsoleApi):
         pool = svc.pool_create(
             study=study, actor=request.user, name=v["name"], questions=_questions(study, v["questions"]),
             overlap=v.get("overlap", 1), visibility=v.get("visibility", Visibility.NOTHING),
+            reopen_allowed=v.get("reopen_allowed", False),
         )
         return Response(ConsolePoolOut(pool).data, status=status.HTTP_201_CREATED)
 
@@ -402,6 +411,7 @@ class PoolDetailApi(ConsoleApi):
         v = data.validated_data
         pool = svc.pool_update(
             pool=pool, actor=request.user, name=v.get("name"), overlap=v.get("overlap"), visibility=v.get("visibility"),
+            reopen_allowed=v.get("reopen_allowed"),
             questions=_questions(pool.study, v["questions"]) if "questions" in v else None, base=v.get("base"),
         )
         return Response(ConsolePoolOut(pool).data)

@@ -54,6 +54,10 @@ class StudySettingsForm(forms.Form):
     independent_pools = forms.BooleanField(
         required=False, label="Independent pools (a person belongs to one pool only)"
     )
+    visible_metadata_fields = forms.CharField(
+        required=False, label="Metadata fields annotators see",
+        help_text="Comma-separated keys; every other metadata key is hidden from annotators.",
+    )
     hidden_metadata_fields = forms.CharField(
         required=False, label="Metadata fields annotators never see", help_text="Comma-separated keys."
     )
@@ -66,10 +70,14 @@ class StudySettingsForm(forms.Form):
             "name": study.name, "guidelines": study.guidelines, "blind_system": study.blind_system,
             "independent_pools": study.independent_pools,
             "hidden_metadata_fields": ", ".join(study.hidden_metadata_fields or []),
+            "visible_metadata_fields": ", ".join(study.visible_metadata_fields or []),
         })
 
     def clean_hidden_metadata_fields(self) -> list[str]:
         return _csv(self.cleaned_data["hidden_metadata_fields"])
+
+    def clean_visible_metadata_fields(self) -> list[str]:
+        return _csv(self.cleaned_data["visible_metadata_fields"])
 
 
 class QuestionForm(forms.Form):
@@ -155,6 +163,10 @@ class PoolForm(forms.Form):
     questions = forms.ModelMultipleChoiceField(queryset=Question.objects.none(), widget=forms.CheckboxSelectMultiple)
     overlap = forms.IntegerField(min_value=1, initial=1, label="Overlap k (annotators per item)")
     visibility = forms.ChoiceField(choices=Visibility.choices, label="Members may see")
+    reopen_allowed = forms.BooleanField(
+        required=False, label="Annotators may reopen an item they submitted",
+        help_text="Each reopening is recorded and every change kept; never after they saw others' labels.",
+    )
     base = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
@@ -173,6 +185,7 @@ class PoolForm(forms.Form):
                 "questions": list(pool.questions.all()),
                 "overlap": pool.overlap,
                 "visibility": pool.visibility,
+                "reopen_allowed": pool.reopen_allowed,
             },
         )
 

@@ -90,7 +90,10 @@ def study_fingerprint(study: Study) -> str:
     return _fingerprint(
         {
             f: getattr(study, f)
-            for f in ("name", "guidelines", "blind_system", "independent_pools", "hidden_metadata_fields")
+            for f in (
+                "name", "guidelines", "blind_system", "independent_pools", "hidden_metadata_fields",
+                "visible_metadata_fields",
+            )
         }
     )
 
@@ -101,7 +104,10 @@ def question_fingerprint(question: Question) -> str:
 
 def pool_fingerprint(pool: Pool) -> str:
     keys = sorted(pool.questions.values_list("key", flat=True))
-    return _fingerprint({"name": pool.name, "overlap": pool.overlap, "visibility": pool.visibility, "questions": keys})
+    return _fingerprint({
+        "name": pool.name, "overlap": pool.overlap, "visibility": pool.visibility, "questions": keys,
+        "reopen_allowed": pool.reopen_allowed,
+    })
 
 
 def _fingerprint(state: dict[str, Any]) -> str:
@@ -125,14 +131,14 @@ def _unique_slug(name: str) -> str:
     return slug
 
 
-def _clean_hidden_fields(fields: Iterable[str]) -> list[str]:
+def _clean_hidden_fields(fields: Iterable[str], *, what: str = "hidden") -> list[str]:
     cleaned: list[str] = []
     for raw in fields:
         name = str(raw).strip()
         if not name:
             continue
         if not _METADATA_KEY.match(name):
-            raise ValidationFailed(f"hidden metadata field {name!r} is not a metadata key (letters, digits, _ . -)")
+            raise ValidationFailed(f"{what} metadata field {name!r} is not a metadata key (letters, digits, _ . -)")
         if name not in cleaned:
             cleaned.append(name)
     return cleaned
@@ -188,6 +194,7 @@ def study_update(
     blind_system: bool | None = None,
     independent_pools: bool | None = None,
     hidden_metadata_fields: Iterable[str] | None = None,
+    visible_metadata_fields: Iterable[str] | None = None,
     base: str | None = None,
 ) -> Study:
     """Change a study's name, guidelines or blinding settings.
@@ -212,6 +219,8 @@ def study_update(
             study.blind_system = blind_system
         if hidden_metadata_fields is not None:
             study.hidden_metadata_fields = _clean_hidden_fields(hidden_metadata_fields)
+        if visible_metadata_fields is not None:
+            study.visible_metadata_fields = _clean_hidden_fields(visible_metadata_fields, what="visible")
         if independent_pools is not None and independent_pools != study.independent_pools:
             if independent_pools:
                 doubled = _people_in_several_pools(study)
@@ -537,6 +546,7 @@ def pool_create(
     visibility: str = Visibility.NOTHING,
     seed: int | None = None,
     reservation_minutes: int = 30,
+    reopen_allowed: bool = False,
 ) -> Pool:
     name = name.strip()
     if not name:
@@ -559,6 +569,7 @@ def pool_create(
             visibility=visibility,
             seed=secrets.randbelow(2**31) if seed is None else seed,
             reservation_minutes=reservation_minutes,
+            reopen_allowed=reopen_allowed,
         )
         pool.questions.set(questions)
     return pool
@@ -572,6 +583,7 @@ def pool_update(
     questions: list[Question] | None = None,
     overlap: int | None = None,
     visibility: str | None = None,
+    reopen_allowed: bool | None = None,
     base: str | None = None,
 ) -> Pool:
     """Change a pool. Questions with labels in the pool stay in it; k may grow (the items are topped
@@ -591,6 +603,8 @@ def pool_update(
             if visibility not in Visibility.values:
                 raise ValidationFailed(f"visibility must be one of {', '.join(Visibility.values)}")
             pool.visibility = visibility
+        if reopen_allowed is not None:
+            pool.reopen_allowed = reopen_allowed
         if questions is not None:
             if not questions:
                 raise ValidationFailed("a pool must ask at least one question")

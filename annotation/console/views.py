@@ -51,6 +51,7 @@ from annotation.markdown import render_guidelines as render_guidelines_html
 from annotation.models import ImportJobStatus, Role, Study, StudyRole
 from annotation.presets import PRESET_DESCRIPTIONS, PRESET_ORDER
 from annotation.protocols import study_protocol_apply
+from annotation.selectors import preview_workspace
 from annotation.templatetags.concord_tags import safe_markdown
 from concord.access import access_policy
 from concord.errors import DomainError, Forbidden, NotFound
@@ -146,7 +147,8 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
                 svc.study_update(
                     study=study, actor=request.user, name=data["name"], guidelines=data["guidelines"],
                     blind_system=data["blind_system"], independent_pools=data["independent_pools"],
-                    hidden_metadata_fields=data["hidden_metadata_fields"], base=data["base"] or None,
+                    hidden_metadata_fields=data["hidden_metadata_fields"],
+                    visible_metadata_fields=data["visible_metadata_fields"], base=data["base"] or None,
                 )
             except DomainError as exc:
                 form.add_error(None, exc.message)
@@ -293,18 +295,17 @@ def question_move(request: HttpRequest, slug: str, key: str) -> HttpResponse:
 @domain_errors
 @require_GET
 def preview(request: HttpRequest, slug: str) -> HttpResponse:
-    """The item page as an annotator would see it, on a sample item; read-only, nothing is saved."""
+    """The item page exactly as an annotator sees it (annotation.selectors.preview_workspace renders it with
+    the workspace's own code and blinding), on a sample item; read-only, nothing is saved."""
     study = get_study_for_researcher(request.user, slug)
     item = sel.preview_item(study, request.GET.get("item"))
-    visible_metadata = {}
-    if item is not None:
-        hidden = set(study.hidden_metadata_fields or [])
-        visible_metadata = {k: v for k, v in (item.metadata or {}).items() if k not in hidden}
+    pools = list(study.pools.all())
+    pool = next((p for p in pools if str(p.pk) == request.GET.get("pool", "")), None)
+    ws = None if item is None else preview_workspace(study=study, item=item, user=request.user, pool=pool)
     scopes = sel.protocol_by_scope(study)
     return htmx_render(request, "annotation/console/preview.html", {
-        "study": study, "section": "protocol", "item": item, "scopes": scopes,
-        "has_chunk_questions": any(questions for scope, _, questions in scopes if scope == "chunk"),
-        "visible_metadata": visible_metadata,
+        "study": study, "section": "protocol", "item": item, "scopes": scopes, "ws": ws, "pools": pools,
+        "pool": pool, "has_chunk_questions": any(questions for scope, _, questions in scopes if scope == "chunk"),
     }, fragment="annotation/console/_preview.html")
 
 
@@ -442,7 +443,7 @@ def pools(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         pool = svc.pool_create(
             study=study, actor=request.user, name=data["name"], questions=list(data["questions"]),
-            overlap=data["overlap"], visibility=data["visibility"],
+            overlap=data["overlap"], visibility=data["visibility"], reopen_allowed=data["reopen_allowed"],
         )
     except DomainError as exc:
         form.add_error(None, exc.message)
@@ -482,7 +483,8 @@ def pool_detail(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
     try:
         svc.pool_update(
             pool=pool, actor=request.user, name=data["name"], questions=list(data["questions"]),
-            overlap=data["overlap"], visibility=data["visibility"], base=data["base"] or None,
+            overlap=data["overlap"], visibility=data["visibility"], reopen_allowed=data["reopen_allowed"],
+            base=data["base"] or None,
         )
     except DomainError as exc:
         form.add_error(None, exc.message)

@@ -7,11 +7,11 @@
 
   const form = () => document.getElementById("decision-form");
 
+  // A click on the button itself: htmx sends the name and value of the submit button that was clicked
+  // (unresolved=1), which form.requestSubmit(button) does not tell it.
   const submit = (unresolved) => {
-    const f = form();
-    if (!f) return;
     const button = document.getElementById(unresolved ? "save-unresolved" : "save-decision");
-    if (button) f.requestSubmit(button);
+    if (button) button.click();
   };
 
   document.addEventListener("keydown", (event) => {
@@ -53,6 +53,12 @@
       case "g": {
         const gap = document.getElementById("guideline-gap");
         if (gap) gap.checked = !gap.checked;
+        break;
+      }
+      case "v": {
+        event.preventDefault();
+        const value = document.getElementById("gold-value");
+        if (value) value.focus();
         break;
       }
       case "r": {

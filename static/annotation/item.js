@@ -1,4 +1,6 @@
 // The item page: keyboard cursor over units, htmx status handling, alignment clicks, active time.
+// Every question kind answers by keys: option keys pick or tick options, sentence numbers tick the
+// sentences of an alignment or evidence question, Enter types into a text or number field.
 // Nothing is batched here: every answer is posted by htmx at once and the server's fragment
 // replaces the unit, so the page always shows what the server stored.
 (() => {
@@ -13,10 +15,18 @@
   let inFlight = 0;
   let lastUnitKey = null;
   let expired = false;
-  const pending = []; // option keys typed while a save was in flight, replayed in order
+  const pending = []; // answers typed while a save was in flight, replayed in order
+  const evidenceOff = new Set(); // units where Esc handed the digits back to the options
+  let numberBuffer = ""; // digits of a sentence number being typed (more than 9 sentences)
   let overlayReturn = null;
 
-  const units = () => Array.from(ws.querySelectorAll(".unit"));
+  // Cursor stops: the units that ask something (a sentence of a pool without sentence questions is
+  // shown for reading, not stopped at); every unit when none asks anything.
+  const units = () => {
+    const all = Array.from(ws.querySelectorAll(".unit"));
+    const asking = all.filter((u) => u.querySelector(".q"));
+    return asking.length ? asking : all;
+  };
   const unitByKey = (key) => ws.querySelector(`.unit[data-unit="${CSS.escape(key)}"]`);
   const activeUnit = () => (activeKey && unitByKey(activeKey)) || null;
   const token = () => (ws.querySelector("input[name=csrfmiddlewaretoken]") || {}).value || "";
@@ -29,6 +39,7 @@
 
   function activate(unit, focus = true) {
     if (!unit) return;
+    if (unit.dataset.unit !== activeKey) numberBuffer = "";
     ws.querySelectorAll(".unit.active").forEach((u) => u.classList.remove("active"));
     unit.classList.add("active");
     activeKey = unit.dataset.unit;
@@ -69,18 +80,68 @@
       pending.push({ unit: unit.dataset.unit, key });
       return true;
     }
+    evidenceOff.delete(unit.dataset.unit);
     if (input.type === "radio") {
-      advance = true;
       if (input.checked) {
+        // Already the answer: nothing to save, so move on now and leave no flag for a later save.
         moveOn(unit);
         return true;
       }
       input.checked = true;
+      advance = true;
     } else {
       advance = false;
       input.checked = !input.checked;
     }
     input.dispatchEvent(new Event("change", { bubbles: true }));
+    return true;
+  }
+
+  // The alignment (evidence) question that sentence numbers serve in a unit: the unit's own, once its
+  // option questions are answered (until then digits are option keys), unless Esc handed them back.
+  function alignmentOf(unit) {
+    if (!unit || evidenceOff.has(unit.dataset.unit)) return null;
+    const question = unit.querySelector('.q[data-kind="alignment"]');
+    if (!question || !question.querySelector("input[data-align-index]:not(:disabled)")) return null;
+    const open = unit.querySelector('.q[data-answered="0"][data-required="1"]:not([data-kind="alignment"]):not([data-kind="text"]):not([data-kind="number"])');
+    return open ? null : question;
+  }
+
+  // Tick or untick sentence ``number`` (as people count, from 1) of the unit's alignment question.
+  function toggleSentence(unitKey, number) {
+    const unit = unitByKey(unitKey);
+    const question = alignmentOf(unit);
+    if (!question) return;
+    const box = question.querySelector(`input[data-align-index="${number - 1}"]`);
+    if (!box || box.disabled) {
+      say(`There is no sentence ${number} to tick here.`, "error");
+      return;
+    }
+    if (inFlight) {
+      pending.push({ unit: unitKey, sentence: number });
+      return;
+    }
+    advance = false;
+    box.checked = !box.checked;
+    box.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+
+  function flushNumber() {
+    const typed = numberBuffer;
+    numberBuffer = "";
+    if (typed && activeKey) toggleSentence(activeKey, parseInt(typed, 10));
+  }
+
+  // A digit typed into an alignment question: toggled at once when no longer number starts with the
+  // digits typed so far (always, with 9 sentences or fewer); otherwise Enter ends the number. No timer
+  // decides anything, so fast and slow typists get the same result.
+  function sentenceDigit(key) {
+    const question = alignmentOf(activeUnit());
+    if (!question || !/^[0-9]$/.test(key)) return false;
+    const count = question.querySelectorAll("input[data-align-index]").length;
+    numberBuffer += key;
+    if (parseInt(numberBuffer, 10) * 10 > count) flushNumber();
+    else say(`Sentence ${numberBuffer}… (Enter ticks it, another digit continues the number)`, "busy");
     return true;
   }
 
@@ -134,6 +195,14 @@
       submitItem();
       return;
     }
+    if ((event.ctrlKey || event.metaKey) && (event.key === "z" || event.key === "Z") && !event.shiftKey) {
+      const undo = document.getElementById("undo-button");
+      if (undo && !inFlight) {
+        event.preventDefault();
+        undo.click();
+      }
+      return;
+    }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (target && target.closest && target.closest("#skip, #proposals")) {
       if (event.key !== "?") return;
@@ -159,15 +228,44 @@
         return;
       case "Enter": {
         const unit = activeUnit();
-        const entry = unit && unit.querySelector("[data-entry]:not(:disabled)");
-        if (entry && (target === unit || target === document.body)) {
-          event.preventDefault();
+        if (!unit || !(target === unit || target === document.body || ws.contains(target))) return;
+        if (target.tagName === "BUTTON" || target.tagName === "A" || target.tagName === "SUMMARY") return;
+        event.preventDefault();
+        if (numberBuffer) {
+          flushNumber();
+          return;
+        }
+        const entry = unit.querySelector("[data-entry]:not(:disabled)");
+        if (entry) {
           entry.focus();
+          return;
+        }
+        moveOn(unit); // done with ticking boxes (or the field is filled): on to the next unit
+        return;
+      }
+      case "Escape": {
+        const unit = activeUnit();
+        if (unit && alignmentOf(unit)) {
+          evidenceOff.add(unit.dataset.unit);
+          say("The number keys answer the options again.", "");
         }
         return;
       }
+      case "e": {
+        // Back to ticking sentences after Esc (unless "e" is an option key of this unit).
+        const unit = activeUnit();
+        if (unit && evidenceOff.has(unit.dataset.unit) && !unit.querySelector('input[data-key="e"]')) {
+          evidenceOff.delete(unit.dataset.unit);
+          event.preventDefault();
+          say("The number keys tick sentences again.", "");
+          return;
+        }
+        if (isOpen && answer("e")) event.preventDefault();
+        return;
+      }
       default:
-        if (event.key.length === 1 && isOpen && answer(event.key)) event.preventDefault();
+        if (event.key.length !== 1 || !isOpen) return;
+        if (sentenceDigit(event.key) || answer(event.key)) event.preventDefault();
     }
   });
 
@@ -220,8 +318,10 @@
       expired = true;
       return;
     }
-    if (code === 400 || code === 409) {
-      // These answers carry a fragment (the conflict or the reason): show it, do not drop it.
+    const html = (event.detail.xhr.getResponseHeader("Content-Type") || "").startsWith("text/html");
+    if ((code === 400 || code === 409) && html && event.detail.target && event.detail.target.closest("#workspace")) {
+      // These answers carry a fragment (the conflict or the reason): show it, do not drop it. A plain-text
+      // reason is shown at the top of the page (static/concord/htmx-errors.js).
       event.detail.shouldSwap = true;
       event.detail.isError = false;
     }
@@ -238,12 +338,16 @@
       say("Not saved: your session has ended. Reload the page and log in again; the last answer is NOT stored.", "error");
     } else if (code >= 200 && code < 300) {
       say(submitting ? "Submitted." : `Saved on the server at ${time}.`, "ok");
+    } else if (code === 400 && !(xhr.getResponseHeader("Content-Type") || "").startsWith("text/html")) {
+      say(`Not saved: ${xhr.responseText}`, "error");
     } else if (code === 400) {
       say(submitting ? "Not submitted: the missing answers are listed below." : "Not saved: see the message next to the answer.", "error");
     } else if (code === 409) {
       say("Not saved: the answer was changed elsewhere. The newer answer and yours are shown.", "error");
     } else {
-      say("Not saved: the server could not be reached or failed. Your last answer is NOT stored; try again.", "error");
+      say(code >= 400 && code < 500
+        ? `Not saved: the server refused it (${code}); the reason is shown at the top of the page.`
+        : "Not saved: the server could not be reached or failed. Your last answer is NOT stored; try again.", "error");
       const unit = lastUnitKey && unitByKey(lastUnitKey);
       if (unit) {
         unit.classList.remove("saving");
@@ -267,7 +371,8 @@
       const target = unitByKey(next.unit);
       if (target) {
         activate(target);
-        answer(next.key);
+        if (next.sentence) toggleSentence(next.unit, next.sentence);
+        else answer(next.key);
       }
     }
     if (!inFlight && !pending.length) {

@@ -23,7 +23,8 @@ def fast_password_hashing(settings):
 def work(study, annotator, settings):
     settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
     study.blind_system = True
-    study.hidden_metadata_fields = ["model_temperature"]
+    study.visible_metadata_fields = ["topic", "model_temperature"]
+    study.hidden_metadata_fields = ["model_temperature"]  # never shown, even when listed as visible
     study.save()
     ib = factories.make_question(study, "information_bearing", scope="sentence", order=1)
     pf = factories.make_question(
@@ -80,6 +81,7 @@ def test_the_item_view_is_blinded_and_records_an_exposure(api, work):
     assert {q["key"] for q in body["questions"]} == {"information_bearing", "pf"}
     exposure = Exposure.objects.get()
     assert exposure.kind == "api" and not exposure.showed_system
+    assert exposure.metadata_keys == ["topic"]
 
 
 def test_saving_and_reading_my_labels(api, work):

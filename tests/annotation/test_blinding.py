@@ -134,14 +134,15 @@ def assert_no_secret(body: str, where: str) -> None:
 # --- Specific blinding rules -------------------------------------------------------------------
 
 
-def test_item_page_hides_the_system_and_hidden_metadata_when_the_study_is_blind(client, study, annotator):
+def test_item_page_hides_the_system_and_every_metadata_key_not_marked_visible(client, study, annotator):
     study.blind_system = True
-    study.hidden_metadata_fields = ["temperature"]
+    study.visible_metadata_fields = ["topic", "temperature"]
+    study.hidden_metadata_fields = ["temperature"]  # a hidden key stays hidden even when listed as visible
     study.save()
     item = factories.make_item(
         study,
         system="SecretSystemName",
-        metadata={"temperature": "HIDDEN-TEMP", "topic": "visible-topic"},
+        metadata={"temperature": "HIDDEN-TEMP", "topic": "visible-topic", "model_version": "gpt-4o-SECRET"},
         scope_class="emergency",
     )
     factories.make_chunk(item, 1, is_labelled_target=True)
@@ -151,15 +152,104 @@ def test_item_page_hides_the_system_and_hidden_metadata_when_the_study_is_blind(
     client.force_login(annotator)
     body = client.get(reverse("annotation:item", args=[assignment.pk])).content.decode()
     assert "SecretSystemName" not in body and "HIDDEN-TEMP" not in body
+    assert "gpt-4o-SECRET" not in body and "model_version" not in body  # not marked visible: not shown
     assert "visible-topic" in body
     assert "emergency" not in body.lower().replace("emergency services", "")  # the scope class is a reference answer
     api = APIClient()
     api.force_login(annotator)
     data = api.get(reverse("api-assignment", args=[assignment.pk])).json()
     assert "is_labelled_target" not in str(data) and "scope_class" not in data and "SecretSystemName" not in str(data)
+    assert data["metadata"] == {"topic": "visible-topic"}
     assert {e.showed_system for e in Exposure.objects.all()} == {False}
+    # Each Exposure names exactly the metadata keys that were shown.
+    assert [e.metadata_keys for e in Exposure.objects.order_by("id")] == [["topic"], ["topic"]]
     listed = api.get(reverse("api-assignments")).content.decode()
     assert item.external_id not in listed  # researchers' ids may name the system
+
+
+def test_a_study_shows_no_metadata_until_keys_are_marked_visible(client, study, annotator):
+    """The default is blind: a new study lists no visible key, so a `model_version` never reaches annotators."""
+    assert study.visible_metadata_fields == []
+    item = factories.make_item(study, metadata={"model_version": "gpt-4o-2024-08-06", "topic": "TOPIC-X"})
+    pool = factories.make_pool(study, questions=[_yes_no(study, "pf")])
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, item, annotator)
+    client.force_login(annotator)
+    body = client.get(reverse("annotation:item", args=[assignment.pk])).content.decode()
+    assert "gpt-4o-2024-08-06" not in body and "TOPIC-X" not in body and 'class="metadata"' not in body
+    assert Exposure.objects.get().metadata_keys == []
+
+
+def test_chunk_document_ids_are_hidden_when_the_study_is_blind_to_systems(client, study, annotator):
+    """Document ids often name the system's index (``gpt4o-kb/…``): a study blind to systems never shows
+    them, neither on the item page nor in the unit a label save redraws, nor in the API."""
+    study.blind_system = True
+    study.save()
+    item = factories.make_item(study, answer="Take it daily.")
+    factories.make_chunk(item, 1, "A passage.", document_id="GPT4O-KB/doc-17")
+    question = factories.make_question(study, "relevant", scope="chunk")
+    pool = factories.make_pool(study, questions=[question])
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, item, annotator)
+    client.force_login(annotator)
+    page = client.get(reverse("annotation:item", args=[assignment.pk])).content.decode()
+    assert "A passage." in page and "GPT4O-KB" not in page
+    saved = client.post(
+        reverse("annotation:label-save", args=[assignment.pk]),
+        {"question": "relevant", "unit_key": "c:1", "value": "yes", "base_version": 0}, HTTP_HX_REQUEST="true",
+    ).content.decode()
+    assert 'id="unit-c-1"' in saved and "GPT4O-KB" not in saved
+    api = APIClient()
+    api.force_login(annotator)
+    assert "GPT4O-KB" not in api.get(reverse("api-assignment", args=[assignment.pk])).content.decode()
+
+    study.blind_system = False
+    study.save()
+    assert "GPT4O-KB/doc-17" in client.get(reverse("annotation:item", args=[assignment.pk])).content.decode()
+
+
+def test_the_researchers_preview_is_the_annotators_page(client, study, annotator):
+    """The console's preview renders the very page an annotator gets (same blinding, same markup), minus
+    the controls that would save anything."""
+    study.blind_system = True
+    study.visible_metadata_fields = ["topic"]
+    study.save()
+    researcher = factories.make_user("rhea-researcher")
+    factories.grant(study, researcher, "researcher")
+    item = factories.make_item(
+        study, "p1", answer="Take it daily. Call us!", system="SecretSystemName",
+        metadata={"topic": "TOPIC-SHOWN", "model_version": "MODEL-SECRET"},
+    )
+    factories.make_chunk(item, 1, "A passage.", document_id="DOC-SECRET")
+    pf = _yes_no(study, "pf")
+    pool = factories.make_pool(study, questions=[pf])
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, item, annotator)
+    client.force_login(annotator)
+    annotator_page = client.get(reverse("annotation:item", args=[assignment.pk])).content.decode()
+    client.force_login(researcher)
+    preview = client.get(reverse("console:preview", args=[study.slug]), {"item": "p1", "pool": pool.pk})
+    assert preview.status_code == 200
+    preview_page = preview.content.decode()
+
+    def workspace(html: str) -> str:
+        body = html[html.index('<section class="card item-question"'):html.index('<div id="keys-overlay"')]
+        # Drop what differs by construction: csrf tokens, assignment urls and the read-only state of inputs.
+        body = re.sub(r'name="csrfmiddlewaretoken" value="[^"]+"', "", body)
+        body = re.sub(r"/assignments/\d+/", "/assignments/N/", body)
+        body = re.sub(r'<section class="card finish".*', "", body, flags=re.S)
+        return " ".join(body.replace("<fieldset disabled>", "<fieldset>").split())
+
+    assert "TOPIC-SHOWN" in preview_page
+    for secret in ("SecretSystemName", "MODEL-SECRET", "DOC-SECRET"):
+        assert secret not in preview_page and secret not in annotator_page
+    shown = workspace(annotator_page)
+    # The annotator's page has the proposal form (their item is open); the preview's is read-only.
+    shown = re.sub(r'<form method="post" action="/assignments/N/aspects/.*?</form>', "", shown, flags=re.S)
+    shown = " ".join(shown.split())
+    assert workspace(preview_page) == shown
+    assert "Nothing here can be saved" in preview_page
+    assert Exposure.objects.filter(user=researcher).count() == 0
 
 
 def test_item_page_shows_the_system_when_the_study_is_not_blind_and_records_it(client, study, annotator):
@@ -327,3 +417,25 @@ def test_walking_every_route_with_another_pools_ids_leaks_nothing(annotator, stu
         sorted(Label.objects.exclude(assignment__annotator=annotator).values_list("id", "value", "version")) == before
     )
     assert sorted(Assignment.objects.exclude(annotator=annotator).values_list("id", "status")) == statuses_before
+
+
+def test_the_researcher_marks_metadata_keys_visible_in_the_settings_and_the_api(client, study, annotator, researcher):
+    item = factories.make_item(study, metadata={"topic": "TOPIC-X", "model_version": "MODEL-SECRET"})
+    pool = factories.make_pool(study, questions=[_yes_no(study, "pf")])
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, item, annotator)
+    api = APIClient()
+    api.force_login(researcher)
+    response = api.patch(
+        reverse("console-api-study", args=[study.slug]), {"visible_metadata_fields": ["topic"]}, format="json"
+    )
+    assert response.status_code == 200 and response.json()["visible_metadata_fields"] == ["topic"]
+    client.force_login(researcher)
+    settings_page = client.get(reverse("console:study", args=[study.slug])).content.decode()
+    assert "Annotators see only these metadata fields" in settings_page and 'value="topic"' in settings_page
+    client.force_login(annotator)
+    page = client.get(reverse("annotation:item", args=[assignment.pk])).content.decode()
+    assert "TOPIC-X" in page and "MODEL-SECRET" not in page
+    assert api.patch(
+        reverse("console-api-study", args=[study.slug]), {"visible_metadata_fields": ["bad key!"]}, format="json"
+    ).status_code == 400

@@ -208,13 +208,14 @@ def test_the_preview_shows_the_item_as_an_annotator_would_without_system_or_hidd
         system="secret-rag",
         metadata={"model": "gpt-x", "topic": "dosing"},
     )
+    astrid.visible_metadata_fields = ["topic"]
+    astrid.save()
     page = rita.get(reverse("console:preview", args=[astrid.slug]), {"item": "x1"}).content.decode()
     assert "Take it daily." in page and "Call us!" in page
     assert "Does this sentence carry clinical information?" in page
-    assert "Shown only when <code>information_bearing</code> is yes" in page
     assert "secret-rag" not in page and "gpt-x" not in page
     assert "dosing" in page
-    assert "Nothing here is saved" in page
+    assert "Nothing here can be saved" in page
 
 
 def test_the_preview_escapes_item_text(rita, astrid):

@@ -77,3 +77,42 @@ def login(live_server, browser_context):
         return browser_context
 
     return _login
+
+
+@pytest.fixture(params=[False, True], ids=["debug-off", "debug-on"])
+def debug_mode(request, settings) -> bool:
+    """Run a browser test with DEBUG off (as in production) and on (as under ``make run``): pages must
+    behave the same, errors included (django-htmx's DEBUG script once replaced the page on an error)."""
+    settings.DEBUG = request.param
+    return request.param
+
+
+def screenshot(page, name: str) -> str:
+    """A full-page screenshot kept in tests/e2e/artifacts/ (git-ignored); returns its path."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return str(path)
+
+
+class Keys:
+    """Presses keys on a page and counts them, to report the keystrokes an item takes."""
+
+    def __init__(self, page) -> None:
+        self.page = page
+        self.count = 0
+
+    def press(self, key: str) -> None:
+        self.page.keyboard.press(key)
+        self.count += 1
+
+    def type(self, text: str) -> None:
+        self.page.keyboard.type(text)
+        self.count += len(text)
+
+
+def record_keystrokes(what: str, count: int) -> None:
+    """Append a measured keystroke count to tests/e2e/artifacts/keystrokes.txt (for the report)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    with open(ARTIFACTS / "keystrokes.txt", "a", encoding="utf-8") as out:
+        out.write(f"{what}: {count} keystrokes\n")
