@@ -1,5 +1,6 @@
 """Planning a validation from its design, monitoring its precision, the fixed-precision stopping rule, the
-plan_validation command and the planning pages and API (access: anonymous 401, annotators 403, others 404)."""
+plan_validation command and the planning pages and API (access: anonymous refused; annotators of the
+study 403 on study routes and 404 on objects named by id; others 404)."""
 
 from __future__ import annotations
 
@@ -196,9 +197,10 @@ def test_the_validation_plan_api_and_chart_are_for_researchers_only(client, rese
     assert client.get(pool_api).json()["line"].startswith("At k = 2 and ±0.05")
     report = client.get(reverse("adjudication:validation-report", args=[vs.pk])).content.decode()
     assert reverse("adjudication:validation-precision", args=[vs.pk]) in report
+    # Objects named by their own id answer 404 to members who may not see them, as to strangers.
     client.force_login(s["b_users"][0])
     for url in (api, page, pool_api, reverse("adjudication:pool-plan", args=[s["pool_b"].pk])):
-        assert client.get(url).status_code == 403
+        assert client.get(url).status_code == 404
     client.force_login(stranger)
     for url in (api, page, pool_api, reverse("adjudication:pool-plan", args=[s["pool_b"].pk])):
         assert client.get(url).status_code == 404

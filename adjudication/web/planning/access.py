@@ -1,11 +1,12 @@
-"""Who may see a plan: researchers of the study (annotators 403, anyone else 404)."""
+"""Who may see a pool's plan: the study's researchers. A pool is named by its own id, so everyone else,
+members of the study included, is told it does not exist (404), as for every object named by id."""
 
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from adjudication.selectors import study_get_for_researcher
-from annotation.models import Pool
+from annotation.models import Pool, Role
+from concord.access import require_object_role
 from concord.errors import NotFound
 
 
@@ -13,5 +14,5 @@ def pool_get_for_researcher(*, user: AbstractBaseUser, pk: int) -> Pool:
     pool = Pool.objects.select_related("study").filter(pk=pk).first()
     if pool is None:
         raise NotFound("no such pool")
-    study_get_for_researcher(user=user, slug=pool.study.slug)
+    require_object_role(user, pool.study, Role.RESEARCHER, what="pool")
     return pool
