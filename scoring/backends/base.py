@@ -78,8 +78,12 @@ class Backend:
         """Did the answer answer, refuse, or escalate (refer to emergency services)?"""
         raise self._cannot("detect refusals and escalations")
 
-    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
-        """Standalone statements (claims) made by the answer."""
+    def statements(
+        self, question: str, answer: str, sentences: list[str], *, drop_conversational: bool = False
+    ) -> Statements:
+        """Standalone statements made by the answer: from the whole answer, as RAGAS extracts them
+        (every sentence yields statements), or, with ``drop_conversational``, only from its
+        information-bearing part (claims for ICAT)."""
         raise self._cannot("extract statements")
 
     def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:

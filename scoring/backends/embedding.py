@@ -19,7 +19,7 @@ Judgements and their default thresholds (``defaults``), all on cosine similarity
   A ``threshold`` given to ``behaviour`` applies to both.
 - ``covers``: max cosine between the aspect and any claim ≥ ``coverage`` (0.6).
 - ``sentence_kinds``: max cosine to any source sentence ≥ ``simplification`` (0.7) → simplification.
-- ``statements``: the stored sentences that pass the conversational rule set (as for ``lexical``).
+- ``statements``: as for ``lexical`` (every stored sentence; with ``drop_conversational`` the rule-filtered ones).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import numpy as np
 from django.conf import settings
 
 from scoring.backends.base import Backend, Behaviour, Judgement, Statements
-from scoring.backends.lexical import rule_statements
+from scoring.backends.lexical import rule_statements, sentence_statements
 from scoring.backends.text import sentences_of
 from scoring.metrics.base import BackendUnavailable
 
@@ -222,8 +222,10 @@ class EmbeddingBackend(Backend):
             return Behaviour("refuse", details)
         return Behaviour("answer", details)
 
-    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
-        return rule_statements(sentences)
+    def statements(
+        self, question: str, answer: str, sentences: list[str], *, drop_conversational: bool = False
+    ) -> Statements:
+        return rule_statements(sentences) if drop_conversational else sentence_statements(sentences)
 
     def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:
         t = self.threshold("coverage", threshold)

@@ -21,7 +21,8 @@ Judgements and their default thresholds (``defaults``):
   → source simplification, else elaborative explanation.
 - ``informative``: the conversational rule set in ``text.conversational_rule`` (no threshold).
 - ``behaviour``: the escalation and refusal patterns below; escalation wins when both match.
-- ``statements``: the stored sentences that pass the conversational rule set (non-LLM claim filter).
+- ``statements``: every stored sentence (RAGAS: the whole answer); with ``drop_conversational`` only the
+  sentences that pass the conversational rule set (ICAT's claims).
 """
 
 from __future__ import annotations
@@ -109,6 +110,17 @@ def detect_behaviour(answer: str) -> tuple[str, list[str]]:
     return "answer", []
 
 
+def sentence_statements(sentences: list[str]) -> Statements:
+    """Non-LLM RAGAS-style statements: every stored sentence of the whole answer is one statement.
+
+    RAGAS (Es et al. 2023, §2 "Faithfulness") extracts statements from each sentence of the answer and
+    filters nothing, so conversational sentences ("Hello!", "I'm sorry to hear that.") are statements
+    too and, unsupported by the context, lower RF. That is the difference ASTRID's CF was built to make.
+    """
+    kept = [s for s in sentences if s.strip()]
+    return Statements(kept, {"method": "every stored sentence of the answer (RAGAS: the whole answer)"})
+
+
 def rule_statements(sentences: list[str]) -> Statements:
     """Non-LLM statement extraction: each stored sentence that passes the conversational rule set."""
     kept, dropped = [], []
@@ -171,8 +183,10 @@ class LexicalBackend(Backend):
         kind, matched = detect_behaviour(answer)
         return Behaviour(kind, {"method": "patterns", "matched": matched})
 
-    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
-        return rule_statements(sentences)
+    def statements(
+        self, question: str, answer: str, sentences: list[str], *, drop_conversational: bool = False
+    ) -> Statements:
+        return rule_statements(sentences) if drop_conversational else sentence_statements(sentences)
 
     def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:
         t = self.threshold("coverage", threshold)

@@ -374,14 +374,17 @@ class LLMBackend(Backend):
         return Behaviour(winner, {"votes": result["parsed"], "agreement": top / len(result["parsed"]),
                                   "raw": result["raw"], **self._facts(result)})
 
-    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
+    def statements(
+        self, question: str, answer: str, sentences: list[str], *, drop_conversational: bool = False
+    ) -> Statements:
         def check(obj: dict[str, Any]) -> list[str]:
             value = obj.get("statements")
             if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
                 raise MalformedAnswer('"statements" must be a list of strings')
             return [s.strip() for s in value if s.strip()]
 
-        result = self.ask(PROMPTS["statements"], check, question=question, answer=answer)
+        prompt = PROMPTS["claims" if drop_conversational else "statements"]
+        result = self.ask(prompt, check, question=question, answer=answer)
         # Statement lists cannot be voted on; the first sample is used, the others show the spread.
         counts = [len(s) for s in result["parsed"]]
         return Statements(result["parsed"][0], {

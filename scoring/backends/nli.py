@@ -14,7 +14,7 @@ Judgements (probabilities are the softmax over the model's labels; default thres
 - ``covers``: premise = the claims joined, hypothesis = the aspect; covered when P(entailment) ≥ ``coverage`` (0.5).
 - ``sentence_kinds``: premise = the source, hypothesis = the sentence; entailed (≥ ``simplification``,
   0.5) → source simplification, else elaborative explanation.
-- ``statements``: the stored sentences that pass the conversational rule set (as for ``lexical``).
+- ``statements``: as for ``lexical`` (every stored sentence; with ``drop_conversational`` the rule-filtered ones).
 - Relevance, refusal detection, information-bearing classification and the rubric are not NLI tasks:
   they raise ``BackendCapabilityError``.
 """
@@ -31,7 +31,7 @@ from django.conf import settings
 
 from scoring.backends.base import Backend, Judgement, Statements
 from scoring.backends.embedding import weights_digest
-from scoring.backends.lexical import rule_statements
+from scoring.backends.lexical import rule_statements, sentence_statements
 from scoring.metrics.base import BackendUnavailable
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
@@ -172,5 +172,7 @@ class NLIBackend(Backend):
             for p, row in zip(ent, probs, strict=True)
         ]
 
-    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
-        return rule_statements(sentences)
+    def statements(
+        self, question: str, answer: str, sentences: list[str], *, drop_conversational: bool = False
+    ) -> Statements:
+        return rule_statements(sentences) if drop_conversational else sentence_statements(sentences)

@@ -74,11 +74,23 @@ BEHAVIOUR = PromptTemplate(
 )
 STATEMENTS = PromptTemplate(
     "statements",
+    "2",
+    # RAGAS (Es et al. 2023, §2): "Given a question and answer, create one or more statements from each
+    # sentence in the given answer." Nothing is filtered: conversational sentences yield statements too.
+    "Given a question and an answer, create one or more statements from each sentence in the answer. Each "
+    "statement must be understandable without the others (replace pronouns with what they refer to). Every "
+    "sentence of the answer yields at least one statement, including greetings, expressions of sympathy and "
+    "offers of further help. " + _JSON_ONLY,
+    'Question: {question}\n\nAnswer: {answer}\n\nReturn {{"statements": ["<statement>", ...]}} (an empty list only if '
+    "the answer is empty).",
+)
+CLAIMS = PromptTemplate(
+    "claims",
     "1",
-    "Given a question and an answer, break the answer into standalone statements: each statement must be "
-    "understandable without the others (replace pronouns with what they refer to) and make one factual "
-    "claim. Leave out greetings, empathy, acknowledgements, questions and offers of further help. " + _JSON_ONLY,
-    'Question: {question}\n\nAnswer: {answer}\n\nReturn {{"statements": ["<statement>", ...]}} (an empty list if '
+    "Given a question and an answer, break the answer into atomic claims: each claim must be understandable "
+    "without the others (replace pronouns with what they refer to) and make one factual claim. Leave out "
+    "greetings, empathy, acknowledgements, questions and offers of further help. " + _JSON_ONLY,
+    'Question: {question}\n\nAnswer: {answer}\n\nReturn {{"statements": ["<claim>", ...]}} (an empty list if '
     "the answer makes no claim).",
 )
 COVERS = PromptTemplate(
@@ -111,4 +123,7 @@ RUBRIC = PromptTemplate(
     '"rationale": "<short>"}}.',
 )
 
-PROMPTS = {p.name: p for p in (SUPPORTS, INFORMATIVE, RELEVANCE, BEHAVIOUR, STATEMENTS, COVERS, SENTENCE_KINDS, RUBRIC)}
+PROMPTS = {
+    p.name: p
+    for p in (SUPPORTS, INFORMATIVE, RELEVANCE, BEHAVIOUR, STATEMENTS, CLAIMS, COVERS, SENTENCE_KINDS, RUBRIC)
+}

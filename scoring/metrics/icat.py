@@ -74,7 +74,7 @@ class ICAT(Metric):
         if params["k"] < 1:
             raise MetricError(f"icat: k must be at least 1, got {params['k']}")
 
-        extracted = backend.statements(item.question, item.answer, item.sentences)
+        extracted = backend.statements(item.question, item.answer, item.sentences, drop_conversational=True)
         claims = extracted.texts
         threshold = params["support_threshold"]
         claim_rows: list[dict[str, Any]] = []
