@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from scoring.metrics import contradiction
+
 from scoring.metrics.base import (
     BEHAVIOURS,
     RUBRIC_CRITERIA,
@@ -27,6 +29,7 @@ from scoring.metrics.base import (
 
 __all__ = [
     "BEHAVIOURS",
+    "apply_contradiction",
     "RUBRIC_CRITERIA",
     "SENTENCE_KINDS",
     "Backend",
@@ -99,3 +102,27 @@ class Backend:
     def rubric(self, question: str, answer: str, context: list[str]) -> RubricJudgement:
         """1–5 ratings for each of RUBRIC_CRITERIA."""
         raise self._cannot("rate answers on the judge rubric")
+
+
+def apply_contradiction(
+    judgement: Judgement, claim: str, sentences: list[str], *, best_index: int | None = None
+) -> Judgement:
+    """The mismatch check every backend applies to a ``supports`` judgement (``scoring.metrics.contradiction``):
+    a negation, number, dose, frequency, unit, drug or body-part mismatch between the claim and its
+    best-matching evidence sentence makes the claim contradicted (verdict False, label ``contradicted``),
+    whatever the similarity. Otherwise the label is ``supported`` or ``unsupported`` from the verdict, unless
+    the backend already set one (an NLI model's own contradiction)."""
+    found, index = contradiction.check(claim, sentences, best_index)
+    if found and index is not None:
+        judgement.details["contradiction"] = {
+            "mismatches": [m.as_dict() for m in found], "evidence_sentence": sentences[index][:300],
+            "verdict_before": judgement.verdict,
+        }
+        judgement.verdict = False
+        judgement.label = "contradicted"
+        if judgement.probability is not None:
+            judgement.probability = 0.0
+        return judgement
+    if judgement.label is None and judgement.verdict is not None:
+        judgement.label = "supported" if judgement.verdict else "unsupported"
+    return judgement

@@ -7,7 +7,9 @@ per model directory. Embeddings are L2-normalised, so similarity is the cosine.
 
 Judgements and their default thresholds (``defaults``), all on cosine similarity:
 
-- ``supports``: max cosine between the claim and any evidence sentence ≥ ``support`` (0.6).
+- ``supports``: max cosine between the claim and any evidence sentence ≥ ``support`` (0.6), unless
+  ``scoring.metrics.contradiction`` finds a mismatch (negation, number, dose, frequency, unit, drug, body
+  part) between the claim and that most similar sentence: then it is ``contradicted`` (verdict False).
 - ``informative``: a sentence is *not* information-bearing when its max cosine to the prototypes of
   conversational phrases (``NON_INFORMATIVE_PROTOTYPES``: greetings, thanks, empathy, acknowledgements,
   follow-up offers, chit-chat) ≥ ``non_informative`` (0.6).
@@ -35,7 +37,7 @@ from typing import Any, ClassVar
 import numpy as np
 from django.conf import settings
 
-from scoring.backends.base import Backend, Behaviour, Judgement, Statements
+from scoring.backends.base import Backend, Behaviour, Judgement, Statements, apply_contradiction
 from scoring.backends.lexical import rule_statements, sentence_statements
 from scoring.backends.text import sentences_of
 from scoring.metrics.base import BackendUnavailable
@@ -178,9 +180,11 @@ class EmbeddingBackend(Backend):
         targets = sentences_of(evidence)
         best, arg = self._max_similarity(claims, targets)
         return [
-            Judgement(bool(s >= t), float(s), {"measure": "max cosine to evidence sentences", "threshold": t,
-                                              **self._best(targets, int(i))})
-            for s, i in zip(best, arg, strict=True)
+            apply_contradiction(
+                Judgement(bool(s >= t), float(s), {"measure": "max cosine to evidence sentences", "threshold": t,
+                                                   **self._best(targets, int(i))}),
+                claim, targets, best_index=int(i))
+            for claim, s, i in zip(claims, best, arg, strict=True)
         ]
 
     def informative(

@@ -14,7 +14,9 @@ Judgements and their default thresholds (``defaults``):
 
 - ``supports``: the chosen ``measure`` of the claim against the concatenated evidence (``unigram_precision``,
   ``rouge_l`` precision, or ``bleu``) ≥ ``support`` (0.5 for precision measures; with ``bleu`` pass a
-  threshold explicitly, 0.5 is strict).
+  threshold explicitly, 0.5 is strict), unless ``scoring.metrics.contradiction`` finds a negation, number,
+  dose, frequency, unit, drug or body-part mismatch with the evidence sentence sharing most of the claim's
+  content words: then the claim is ``contradicted`` (verdict False) whatever its overlap.
 - ``relevance``: recall of the question's content tokens (stop words removed) in the passage ≥ ``relevance`` (0.3).
 - ``covers``: recall of the aspect's content tokens in the union of the claims' tokens ≥ ``coverage`` (0.6).
 - ``sentence_kinds``: unigram precision of the sentence against the source ≥ ``simplification`` (0.6)
@@ -32,7 +34,7 @@ from collections.abc import Iterable
 from importlib.metadata import version
 from typing import ClassVar
 
-from scoring.backends.base import Backend, Behaviour, Judgement, Statements
+from scoring.backends.base import Backend, Behaviour, Judgement, Statements, apply_contradiction
 from scoring.backends.text import content_tokens, conversational_rule, sentences_of, tokens
 from scoring.metrics.base import MetricError
 
@@ -155,10 +157,12 @@ class LexicalBackend(Backend):
 
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
         t = self.threshold("support", threshold)
+        sentences = sentences_of(evidence)
         out = []
         for claim in claims:
             s = self._support_score(claim, evidence)
-            out.append(Judgement(s >= t, s, {"measure": self.measure, "threshold": t}))
+            out.append(apply_contradiction(Judgement(s >= t, s, {"measure": self.measure, "threshold": t}),
+                                           claim, sentences))
         return out
 
     def informative(

@@ -22,6 +22,10 @@ Details stored with every judgement: prompt name, version and sha256, the model,
 samples, and the spread across samples: for a verdict, the share of samples agreeing with the majority;
 for a rating, the standard deviation and range. Ties between samples resolve to the negative verdict
 (not supported / not covered / not relevant / not information-bearing), stated in the details.
+
+``supports`` verdicts then pass the same mismatch check as every backend (``scoring.metrics.contradiction``:
+negation, number, dose, frequency, unit, drug, body part between the claim and the evidence sentence sharing
+most of its content words): a mismatch makes the claim ``contradicted`` even where the model said supported.
 """
 
 from __future__ import annotations
@@ -50,8 +54,10 @@ from scoring.backends.base import (
     Judgement,
     RubricJudgement,
     Statements,
+    apply_contradiction,
 )
 from scoring.backends.prompts import PROMPTS, PromptTemplate, numbered
+from scoring.backends.text import sentences_of
 from scoring.metrics.base import BackendResponseError, BackendUnavailable, TransientBackendError
 
 _LOCK = threading.Lock()
@@ -330,7 +336,9 @@ class LLMBackend(Backend):
     # --- judgements -----------------------------------------------------------------------------------
 
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
-        return self._verdicts(PROMPTS["supports"], claims, "supported", evidence=numbered(evidence))
+        judged = self._verdicts(PROMPTS["supports"], claims, "supported", evidence=numbered(evidence))
+        sentences = sentences_of(evidence)
+        return [apply_contradiction(j, claim, sentences) for claim, j in zip(claims, judged, strict=True)]
 
     def informative(
         self, sentences: list[str], *, question: str = "", threshold: float | None = None
