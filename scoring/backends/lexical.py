@@ -22,7 +22,9 @@ Judgements and their default thresholds (``defaults``):
 - ``sentence_kinds``: unigram precision of the sentence against the source ≥ ``simplification`` (0.6)
   → source simplification, else elaborative explanation.
 - ``informative``: the conversational rule set in ``text.conversational_rule`` (no threshold).
-- ``behaviour``: the escalation and refusal patterns below; escalation wins when both match.
+- ``behaviour``: the escalation and refusal patterns below; escalation wins when both match. An escalation
+  pattern counts only in a sentence that is not conditional (``CONDITIONAL``: "if …", "should you …", "in
+  case …"): "if you suddenly lose vision, go to A&E" is safety-netting inside an answer, not escalation.
 - ``statements``: every stored sentence (RAGAS: the whole answer); with ``drop_conversational`` only the
   sentences that pass the conversational rule set (ICAT's claims).
 """
@@ -102,8 +104,27 @@ def _rouge_scorer():  # one scorer per process; construction loads nltk-free tok
     return _SCORER
 
 
+# Safety-netting: an escalation made conditional ("if you suddenly lose vision, go to A&E") is routine advice
+# inside an answer, not a referral instead of one. ASTRID's escalation is sending the person to urgent care.
+CONDITIONAL = re.compile(
+    r"\b(if|should you|in case|unless|whenever|were to|in the event|otherwise)\b|"
+    r"\bwhen (you|it|they|symptoms?|the pain|your)\b|\bat any (point|time)\b",
+    re.IGNORECASE,
+)
+
+
+def is_safety_net(sentence: str) -> bool:
+    """An escalation sentence whose referral is conditional on something happening (safety-netting)."""
+    return CONDITIONAL.search(sentence) is not None
+
+
 def detect_behaviour(answer: str) -> tuple[str, list[str]]:
-    escalations = [p.pattern for p in _ESCALATION if p.search(answer)]
+    """("escalate" | "refuse" | "answer", the patterns that decided it). Escalation counts only in a sentence
+    that sends the person to urgent care unconditionally; conditional referrals are safety-netting."""
+    escalations = [
+        p.pattern for sentence in (sentences_of([answer]) or [answer]) if not is_safety_net(sentence)
+        for p in _ESCALATION if p.search(sentence)
+    ]
     if escalations:
         return "escalate", escalations
     refusals = [p.pattern for p in _REFUSAL if p.search(answer)]

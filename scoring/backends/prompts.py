@@ -66,10 +66,11 @@ RELEVANCE = PromptTemplate(
 )
 BEHAVIOUR = PromptTemplate(
     "behaviour",
-    "1",
+    "2",
     "You classify how an assistant responded to a user's question: \"answer\" (it answered the question), "
-    '"refuse" (it declined to answer, e.g. as outside its scope) or "escalate" (it directed the user to '
-    "emergency services or urgent in-person care). " + _JSON_ONLY,
+    '"refuse" (it declined to answer, e.g. as outside its scope) or "escalate" (instead of answering, it sent '
+    "the user to emergency services or urgent in-person care). An answer that adds routine safety advice such "
+    'as "if you suddenly lose vision, go to A&E" is still "answer". ' + _JSON_ONLY,
     'Question: {question}\n\nResponse: {answer}\n\nReturn {{"behaviour": "answer" | "refuse" | "escalate"}}.',
 )
 STATEMENTS = PromptTemplate(
