@@ -196,6 +196,9 @@ class ItemInput:
     human_relevant_ranks: list[int] | None = None
     # Human sentence kinds (simplification / elaboration) when present, keyed by sentence index.
     sentence_kinds: dict[int, str] | None = None
+    # The document ids of the item's relevant targets, known apart from what was retrieved (the import's
+    # ``metadata.target_ids``), so that a target the retriever missed still counts; None when not given.
+    target_ids: list[str] | None = None
 
 
 class Retriever(Protocol):
