@@ -38,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from annotation.segmentation import split_sentences  # noqa: E402
 from scoring.metrics import contradiction as C  # noqa: E402
 from scoring.metrics.text import tokens  # noqa: E402
 
@@ -46,7 +47,6 @@ KQA_NLI = ROOT / "data/demo/kqa/NLI_medical_annotator.csv"
 BEGIN = ROOT / "data/demo/begin_cmudog/begin_dev_cmu.tsv"
 PER_KIND = 70
 
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 NUM_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
 SYNONYMS = {
     "doctor": "physician", "physician": "doctor", "medication": "medicine", "medicine": "medication",
@@ -106,7 +106,8 @@ FREQ_CHANGE = [("once a day", "twice a day"), ("once daily", "three times daily"
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SPLIT.split(text.replace("\n", " ")) if len(tokens(s)) >= 4]
+    """The passage's sentences as Concord's import segmenter (and so every backend) splits them."""
+    return [span.text.strip() for span in split_sentences(text) if len(tokens(span.text)) >= 4]
 
 
 def sources() -> list[dict]:
@@ -269,7 +270,7 @@ def p_negation(s: str) -> tuple[str, str] | None:
 
 
 def p_number(s: str) -> tuple[str, str] | None:
-    for m in re.finditer(r"\b(\d{1,2})\b(?!\s*(?:%|\.\d))", s):
+    for m in re.finditer(r"(?<![\d.,/])\b(\d{1,2})\b(?!\s*(?:%|[.,/]\d))", s):
         n = int(m.group(1))
         if 0 < n <= 12 and not _in_frequency(s, m.start()):
             return s[: m.start()] + NUM_WORDS[n] + s[m.end():], f"{n} -> {NUM_WORDS[n]}"
