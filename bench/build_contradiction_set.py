@@ -161,7 +161,6 @@ def c_negation(s: str, variant: int) -> tuple[str, str] | None:
 
 
 def _replace_number(s: str, variant: int, want_unit: str) -> tuple[str, str] | None:
-    rates, _rest = C.frequencies(s)
     for m in re.finditer(r"\b(\d+(?:\.\d+)?)(\s*)([A-Za-z%]+)?", s):
         if _in_frequency(s, m.start()):
             continue
@@ -370,12 +369,13 @@ def build() -> list[dict]:
         # Interleave K-QA and BEGIN so both datasets are represented where the kind occurs in both.
         kqa = [c for c in pool if c["source"].startswith("kqa")]
         begin = [] if kind in KQA_ONLY else [c for c in pool if c["source"].startswith("begin")]
-        ordered = [c for pair in zip(kqa, begin + [None] * len(kqa)) for c in pair if c is not None] if begin else kqa
+        ordered = ([c for pair in zip(kqa, begin + [None] * len(kqa), strict=False) for c in pair if c is not None]
+                   if begin else kqa)
         seen: set[str] = set()
         for variant in (1, 2):
             for cand in ordered:
                 s = cand["text"]
-                if s in seen and variant == 1 or not has_slot(kind, s):
+                if (s in seen and variant == 1) or not has_slot(kind, s):
                     continue
                 if len(made["contradicted"]) < PER_KIND:
                     got = CONTRADICT[kind](s, variant)

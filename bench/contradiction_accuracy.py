@@ -65,7 +65,8 @@ def main() -> None:
             continue
         rows = evaluate(backend, pairs)
         print(f"\n== {name} ({backend.identity})")
-        print(f"{'kind':10s} {'label':13s} {'n':>4s} {'accuracy':>9s} {'before check':>13s} {'label=contradicted':>19s}")
+        header = f"{'kind':10s} {'label':13s} {'n':>4s} {'accuracy':>9s} {'before check':>13s}"
+        print(f"{header} {'label=contradicted':>19s}")
         for (kind, label), row in sorted(rows.items(), key=lambda kv: (kv[0][0] == "all", kv[0])):
             n = row["n"]
             print(f"{kind:10s} {label:13s} {n:4d} {row['right'] / n:9.3f} {row['right_before'] / n:13.3f} "

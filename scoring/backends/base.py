@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 from scoring.metrics import contradiction
-
 from scoring.metrics.base import (
     BEHAVIOURS,
     RUBRIC_CRITERIA,
@@ -29,7 +28,6 @@ from scoring.metrics.base import (
 
 __all__ = [
     "BEHAVIOURS",
-    "apply_contradiction",
     "RUBRIC_CRITERIA",
     "SENTENCE_KINDS",
     "Backend",
@@ -38,6 +36,7 @@ __all__ = [
     "Judgement",
     "RubricJudgement",
     "Statements",
+    "apply_contradiction",
 ]
 
 
@@ -99,9 +98,16 @@ class Backend:
         """verdict True = source simplification, False = elaborative explanation (details["kind"])."""
         raise self._cannot("classify sentences as simplification or elaboration")
 
-    def rubric(self, question: str, answer: str, context: list[str]) -> RubricJudgement:
-        """1–5 ratings for each of RUBRIC_CRITERIA."""
+    def rubric(
+        self, question: str, answer: str, context: list[str], *, reference: list[str] | None = None
+    ) -> RubricJudgement:
+        """1–5 ratings for each of RUBRIC_CRITERIA; faithfulness against ``reference`` when one is given."""
         raise self._cannot("rate answers on the judge rubric")
+
+    def qa_support(self, sentences: list[str], evidence: list[list[str]]) -> list[Judgement]:
+        """PlainQAFact's QA pipeline: per sentence, answers extracted and questions generated from it, the
+        questions answered from that sentence's evidence; ``score`` = mean answer-overlap F1."""
+        raise self._cannot("run the question-answering pipeline")
 
 
 def apply_contradiction(

@@ -42,6 +42,7 @@ class ConversationalFaithfulness(Metric):
     )
     units = ("item", "sentence")
     backends = ("embedding", "lexical", "nli", "llm", "learned")
+    estimates = ("perceived_faithfulness", "grounded")
     parameters = {
         "information_bearing": Param(
             "backend", "Who decides information-bearing: the backend itself or the documented rule set.",

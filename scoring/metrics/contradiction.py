@@ -45,7 +45,7 @@ NEGATORS = frozenset(["not", "no", "never", "cannot", "can't", "don't", "doesn't
                       "isn't", "aren't", "wasn't", "weren't", "mustn't", "haven't", "hasn't", "couldn't", "wouldn't",
                       "without", "avoid", "avoided", "avoiding", "refrain", "nor", "neither", "none", "nothing"])
 
-NUMBER_WORDS = {
+NUMBER_WORDS: dict[str, int | Fraction] = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
     "forty": 40, "fifty": 50, "hundred": 100, "half": Fraction(1, 2),
@@ -126,11 +126,16 @@ BODY_PARTS.update({"teeth": "tooth", "feet": "foot", "eyes": "eye", "knees": "kn
 SIDES = frozenset(["left", "right"])
 
 _STOP = frozenset(
-    "a an the and or but if then so of to in on at by for with from as is are was were be been being am it its "
-    "this that these those there here i you he she we they me him her us them my your his our their do does did "
-    "have has had will would shall should can could may might must what which who when where why how all any "
-    "both each some such only also about into over under up out per every times time once twice daily "
-    "weekly hourly".split()
+    [
+        "a", "an", "the", "and", "or", "but", "if", "then", "so", "of", "to", "in", "on", "at", "by", "for",
+        "with", "from", "as", "is", "are", "was", "were", "be", "been", "being", "am", "it", "its", "this",
+        "that", "these", "those", "there", "here", "i", "you", "he", "she", "we", "they", "me", "him", "her",
+        "us", "them", "my", "your", "his", "our", "their", "do", "does", "did", "have", "has", "had", "will",
+        "would", "shall", "should", "can", "could", "may", "might", "must", "what", "which", "who", "when",
+        "where", "why", "how", "all", "any", "both", "each", "some", "such", "only", "also", "about", "into",
+        "over", "under", "up", "out", "per", "every", "times", "time", "once", "twice", "daily", "weekly",
+        "hourly"
+    ]
 )
 
 

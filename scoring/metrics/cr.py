@@ -40,6 +40,7 @@ class ContextRelevance(Metric):
     )
     units = ("item", "chunk")
     backends = ("embedding", "lexical", "llm", "learned")
+    estimates = ("context_relevant", "supports_answer")
     parameters = {
         "aggregate": Param("context", "The item's value: the binary judgement of the whole context (ASTRID), or "
                            "the mean / max of the per-chunk values.", str, ("context", "mean", "max")),
@@ -59,8 +60,8 @@ class ContextRelevance(Metric):
         for chunk, j in zip(chunks, judged, strict=True):
             value = float(j.score) if j.score is not None else (1.0 if j.verdict else 0.0)
             values.append(value)
-            details = {"relevant": bool(j.verdict), **j.as_details()}
-            units.append(UnitScore(chunk_unit(chunk.rank), value, "ok", details))
+            chunk_details = {"relevant": bool(j.verdict), **j.as_details()}
+            units.append(UnitScore(chunk_unit(chunk.rank), value, "ok", chunk_details))
         relevant = sum(1 for j in judged if j.verdict)
         details: dict[str, Any] = {"aggregate": params["aggregate"], "chunks": len(chunks),
                                    "relevant_chunks": relevant, "relevant_fraction": relevant / len(chunks),

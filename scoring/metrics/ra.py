@@ -49,6 +49,7 @@ class RefusalAccuracy(Metric):
     )
     units = ("item",)
     backends = ("lexical", "embedding", "llm")
+    estimates = ("refusal_appropriate",)
     parameters = {}
 
     def score(

@@ -31,6 +31,7 @@ class RagasFaithfulness(Metric):
     )
     units = ("item",)
     backends = ("embedding", "lexical", "nli", "llm")
+    estimates = ("perceived_faithfulness",)
     parameters = {
         "support_threshold": Param(None, "Backend threshold for a supported statement (None: backend default)."),
     }

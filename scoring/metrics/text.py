@@ -86,12 +86,17 @@ _COMPILED = {kind: re.compile(p, re.IGNORECASE) for kind, p in CONVERSATIONAL_PA
 # Verbs of acts a patient is told to do or not do (base forms). Farewells built on them ("take care",
 # "see you", "keep well", "rest assured", "go ahead") are conversational and excluded below.
 CLINICAL_ACTS = frozenset(
-    """swim shower bathe bath wash drive fly travel take use apply put insert instil stop start restart continue
-    avoid eat drink fast rest sleep lie sit stand walk run jog cycle exercise lift bend carry wear remove rub
-    scratch touch press squeeze clean cover dry keep call phone ring contact see visit book attend return come go
-    wait smoke vape inject massage ice elevate raise bandage dress change sneeze cough blow read work garden cook
-    shave wipe apply check measure monitor record test tell inform report increase reduce double skip miss stretch
-    breastfeed feed give chew swallow gargle rinse spit hold""".split()
+    [
+        "swim", "shower", "bathe", "bath", "wash", "drive", "fly", "travel", "take", "use", "apply", "put",
+        "insert", "instil", "stop", "start", "restart", "continue", "avoid", "eat", "drink", "fast", "rest",
+        "sleep", "lie", "sit", "stand", "walk", "run", "jog", "cycle", "exercise", "lift", "bend", "carry",
+        "wear", "remove", "rub", "scratch", "touch", "press", "squeeze", "clean", "cover", "dry", "keep",
+        "call", "phone", "ring", "contact", "see", "visit", "book", "attend", "return", "come", "go", "wait",
+        "smoke", "vape", "inject", "massage", "ice", "elevate", "raise", "bandage", "dress", "change", "sneeze",
+        "cough", "blow", "read", "work", "garden", "cook", "shave", "wipe", "apply", "check", "measure",
+        "monitor", "record", "test", "tell", "inform", "report", "increase", "reduce", "double", "skip", "miss",
+        "stretch", "breastfeed", "feed", "give", "chew", "swallow", "gargle", "rinse", "spit", "hold"
+    ]
 )
 _FAREWELLS = re.compile(
     r"\b(take care|see you|keep (well|safe)|rest assured|go ahead|get well|stay (safe|well)|call me|feel free)\b",
@@ -139,3 +144,33 @@ def conversational_rule(sentence: str) -> str | None:
         if len(remaining) < MIN_CONTENT_TOKENS:
             return kind
     return None
+
+
+# --- Answer overlap (PlainQAFact's QA pipeline) --------------------------------------------------------
+# SQuAD's token F1 (Rajpurkar et al. 2016, the official evaluate-v1.1 script; ``compute_f1`` of
+# transformers.data.metrics.squad_metrics, which PlainQAFact's qaeval F1Scorer calls): answers are
+# lower-cased, punctuation and the articles a / an / the removed, whitespace collapsed; F1 of the token
+# multisets; two empty answers score 1, one empty answer 0.
+_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def normalize_answer(text: str) -> str:
+    text = "".join(ch for ch in text.lower() if ch not in _PUNCT)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def answer_f1(gold: str, prediction: str) -> float:
+    gold_tokens, pred_tokens = normalize_answer(gold).split(), normalize_answer(prediction).split()
+    if not gold_tokens or not pred_tokens:
+        return float(gold_tokens == pred_tokens)
+    common = 0
+    remaining = list(pred_tokens)
+    for token in gold_tokens:
+        if token in remaining:
+            remaining.remove(token)
+            common += 1
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(pred_tokens), common / len(gold_tokens)
+    return 2 * precision * recall / (precision + recall)

@@ -87,3 +87,20 @@ def test_conversational_sentences(sentence):
 def test_the_three_short_instructions_of_the_review_are_clinical_acts():
     assert all(clinical_act(s) for s in ("Don't swim.", "Yes, you can shower.", "No, don't drive."))
     assert not clinical_act("Take care.")
+
+
+# SQuAD token F1 (Rajpurkar et al. 2016, evaluate-v1.1): PlainQAFact's answer overlap without BERTScore.
+@pytest.mark.parametrize(("gold", "prediction", "f1"), [
+    ("500 mg", "500 mg", 1.0),
+    ("the left eye", "left eye", 1.0),              # articles and case are normalised away
+    ("four times a day", "twice a day", 0.4),       # "a" removed; common {day}: P = 1/2, R = 1/3 → F1 = 0.4
+    ("", "", 1.0),
+    ("paracetamol", "", 0.0),
+])
+def test_answer_f1_follows_squad(gold, prediction, f1):
+    import transformers.data.metrics.squad_metrics as squad
+
+    from scoring.metrics.text import answer_f1
+
+    assert answer_f1(gold, prediction) == pytest.approx(f1)
+    assert answer_f1(gold, prediction) == pytest.approx(squad.compute_f1(gold, prediction))

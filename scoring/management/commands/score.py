@@ -22,8 +22,8 @@ from annotation.segmentation import split_sentences
 from scoring.backends import get_backend
 from scoring.metrics import ITEM, AspectInput, ChunkInput, ItemInput, MetricError, UnitScore, get_metric, score_item
 from scoring.retrieval import HybridRetriever
-from scoring.services import prepare_backend, unit_key
 from scoring.selectors import target_ids
+from scoring.services import prepare_backend, unit_key
 
 _SCOPES = {"emergency", "in_scope", "out_of_scope", "non_clinical"}
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
