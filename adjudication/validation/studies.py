@@ -160,7 +160,11 @@ def validation_inputs_parse(*, study: Study, data: Any) -> dict[str, Any]:
         raise ValidationFailed(f"positive must be one of {', '.join(question.option_values)}")
     metric_run = _run_in_study(study, data.get("metric_run"), "metric_run")
     compare_run = _run_in_study(study, data.get("compare_run"), "compare_run")
-    for role, run in (("metric_run", metric_run), ("compare_run", compare_run)):
+    # Templates that compare a run's values with the target question directly (ASTRID: CF and RF against
+    # perceived faithfulness; ICAT: coverage against the physicians' entailment) accept only runs of metrics
+    # that declare they estimate it. The others read a run for another part of their analysis.
+    direct = (("metric_run", metric_run), ("compare_run", compare_run)) if template in ("astrid", "icat") else ()
+    for role, run in direct:
         if run is not None and not run_estimates_question(run.metric, run.parameters, question.key):
             estimated = ", ".join(run_estimates(run.metric, run.parameters)) or "no human question"
             raise ValidationFailed(

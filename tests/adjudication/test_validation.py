@@ -44,7 +44,18 @@ def _analysis(results, key, target=None):
 
 
 def _inputs(study, **data):
+    if data.get("target_question") == "perceived_faithfulness":
+        # The researcher's cut-off, given explicitly: the service has no default for an ordinal target.
+        data.setdefault("positive", "3")
     return validation.validation_inputs_parse(study=study, data={"n_boot": "200", **data})
+
+
+def test_an_ordinal_target_without_an_explicit_cut_off_is_refused(researcher):
+    s = vs_support.build(researcher)
+    data = {"n_boot": "200", "template": "astrid", "target_pool": s["pool_b"].pk,
+            "target_question": "perceived_faithfulness", "metric_pool": s["pool_a"].pk}
+    with pytest.raises(ValidationFailed, match="choose the cut-off"):
+        validation.validation_inputs_parse(study=s["study"], data=data)
 
 
 # --- pure figures --------------------------------------------------------------------------------
