@@ -31,7 +31,7 @@ class ConversationalFaithfulness(Metric):
     """
 
     name = "cf"
-    version = "1.0"
+    version = "1.1"  # 1.1: the rule set keeps short clinical instructions; supports catches contradictions
     title = "Conversational Faithfulness (ASTRID)"
     definition = (
         "Each stored answer sentence is first classified as information-bearing or not (greetings, thanks, "

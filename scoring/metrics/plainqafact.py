@@ -198,7 +198,7 @@ class PlainQAFact(Metric):
 
         per_kind: dict[str, float | None] = {k: (supported[k] / counts[k] if counts[k] else None) for k in KINDS}
         weights = {"simplification": params["weight_simplification"], "elaboration": params["weight_elaboration"]}
-        value = weighted_mean(per_kind, counts, weights)
+        item_value = weighted_mean(per_kind, counts, weights)
         details: dict[str, Any] = {
             "method": QA_NAME if method == "qa" else ENTAILMENT_NAME,
             "simplification_score": per_kind["simplification"],
@@ -209,7 +209,7 @@ class PlainQAFact(Metric):
         }
         if params["knowledge"] == "none":
             details["note"] = "elaborations verified against the source only (knowledge=none)"
-        if value is None:
+        if item_value is None:
             details["reason"] = "no classified sentence: PlainQAFact is undefined"
             return [UnitScore(ITEM, None, "undetermined", details), *units]
-        return [UnitScore(ITEM, value, "ok", details), *units]
+        return [UnitScore(ITEM, item_value, "ok", details), *units]
