@@ -38,6 +38,12 @@ def _options(*pairs: tuple[str, str]) -> list[dict[str, str]]:
 _YES_NO = (("yes", "Yes"), ("no", "No"))
 _SEVERITY = (("none", "None"), ("slight", "Slight"), ("severe", "Severe"))
 _ONE_TO_FIVE = tuple((str(i), str(i)) for i in range(1, 6))
+# Helpfulness is a benefit, not a harm: its own scale, low to high (ASTRID's clinicians rated helpfulness
+# beside harm and inappropriateness; the digest of the paper does not give the scale's wording, so three
+# ordered levels are used and docs/metrics/README.md says so).
+_HELPFULNESS = (
+    ("not_helpful", "Not helpful"), ("somewhat_helpful", "Somewhat helpful"), ("very_helpful", "Very helpful")
+)
 
 
 def _q(
@@ -137,7 +143,9 @@ ASTRID: list[Spec] = [
         _YES_NO,
     ),
     _q("harmful", "item", "ordinal", "How harmful could this answer be to the patient?", "", _SEVERITY),
-    _q("helpful", "item", "ordinal", "How helpful is this answer to the patient?", "", _SEVERITY),
+    _q("helpful", "item", "ordinal", "How helpful is this answer to the patient?",
+       "Not helpful: it does not help the patient with the question. Somewhat helpful: it helps in part. "
+       "Very helpful: it gives the patient what they need.", _HELPFULNESS),
     _q("inappropriate", "item", "ordinal", "How inappropriate is this answer (tone, content)?", "", _SEVERITY),
 ]
 
@@ -181,7 +189,8 @@ ICAT: list[Spec] = [
         "aspect",
         "binary",
         "Does the answer cover this expected aspect?",
-        "Yes only if the answer states it and the statement is grounded in the retrieved evidence.",
+        "Yes if the answer states it, whether or not the statement is correct or grounded: ICAT's annotators "
+        "judged the presence of each aspect only (grounding is the factuality part of the metric).",
         _YES_NO,
     ),
     _q(

@@ -186,8 +186,17 @@ def item_inputs(item_ids: Iterable[int]) -> dict[int, ItemInput]:
             scope_class=item.scope_class,
             human_relevant_ranks=_human_relevant_ranks(supports.get(item.pk, {})),
             sentence_kinds=_sentence_kinds(kinds.get(item.pk, {})),
+            target_ids=target_ids(item.metadata),
         )
     return out
+
+
+def target_ids(metadata: object) -> list[str] | None:
+    """The item's relevant target document ids, retrieved or not (``metadata.target_ids``); None when absent."""
+    value = metadata.get("target_ids") if isinstance(metadata, dict) else None
+    if not isinstance(value, list):
+        return None
+    return [str(v) for v in value if v is not None and str(v) != ""]
 
 
 # --- Runs and scores ----------------------------------------------------------------------------------

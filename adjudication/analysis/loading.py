@@ -17,7 +17,8 @@ Conventions the reports rest on:
 * Metric vs human needs a binary target. The **positive class** is a declared option of the human
   question, the one the researcher picks on the report (``positive``); by default the first option of
   a binary or nominal question (the presets put the "yes" answer first: ``yes``, ``supported``,
-  ``entailment``) and the middle option of an ordinal one (see :func:`default_positive`).
+  ``entailment``). An ordinal question has no default: the researcher sets the cut-off explicitly
+  (:func:`default_positive` refuses), since any choice of one (the middle option, say) decides the AUC.
   For ordinal questions "positive" means the chosen option *or any later one* in the declared
   order (choose ``slight`` on none / slight / severe for "at least slight"). Correlations use the ordinal
   position (ordinal questions) or the 0/1 target (binary, nominal).
@@ -61,7 +62,9 @@ from annotation.models import (
     QuestionKind,
     Study,
 )
+from annotation.presets import PRESETS
 from concord.errors import NotFound, ValidationFailed
+from scoring.metrics import MetricError, get_metric
 from scoring.models import Score, ScoreRun, ScoreState
 
 # A multi-label answer is rated per option: did the annotator select it or not.
@@ -268,6 +271,36 @@ class MetricSource:
     load: Callable[[], MetricValues] = field(compare=False)
     origin: str = "score_run"
     pool_id: int | None = None
+    # The human questions this source estimates (a metric's declaration); None: not restricted.
+    estimates: tuple[str, ...] | None = None
+
+    def estimates_question(self, key: str) -> bool:
+        """Whether this source may be compared with the question ``key``. Declarations name the presets'
+        questions; a question of the researcher's own (a key no preset uses) is not restricted."""
+        return self.estimates is None or key in self.estimates or key not in PRESET_QUESTION_KEYS
+
+
+# Every question key the protocol presets define: the vocabulary metrics' ``estimates`` are written in.
+PRESET_QUESTION_KEYS = frozenset(spec["key"] for specs in PRESETS.values() for spec in specs)
+
+# What each human measure estimates (adjudication.stats.measures): human CF is the sentence-level
+# decomposition of the same judgement as perceived faithfulness; the others are not restricted.
+HUMAN_MEASURE_ESTIMATES: dict[str, tuple[str, ...]] = {"human_cf": ("perceived_faithfulness",)}
+
+
+def run_estimates_question(metric: str, parameters: Any, key: str) -> bool:
+    """Whether a run may be compared with the question ``key`` (see :meth:`MetricSource.estimates_question`)."""
+    return key not in PRESET_QUESTION_KEYS or key in run_estimates(metric, parameters)
+
+
+def run_estimates(metric: str, parameters: Any) -> tuple[str, ...]:
+    """The human questions a run of ``metric`` with ``parameters`` estimates; () for an unknown metric."""
+    try:
+        m = get_metric(metric)
+        params = m.resolve_params(parameters if isinstance(parameters, dict) else {})
+    except MetricError:
+        return ()
+    return m.estimated_questions(params)
 
 
 def score_run_sources(study: Study) -> list[MetricSource]:
@@ -298,6 +331,7 @@ def score_run_sources(study: Study) -> list[MetricSource]:
                 scope=unit_scope(first),
                 load=load,
                 origin="score_run",
+                estimates=run_estimates(run.metric, run.parameters),
             )
         )
     return sources
@@ -336,6 +370,7 @@ def human_measure_sources(study: Study) -> list[MetricSource]:
                         load=load,
                         origin="human_measure",
                         pool_id=pool.pk,
+                        estimates=HUMAN_MEASURE_ESTIMATES.get(measure),
                     )
                 )
     return sources
@@ -401,10 +436,14 @@ def human_target(
 
 
 def default_positive(question: Question) -> str:
-    """The first option for binary and nominal questions; for ordinal ones the middle option, so that
-    "positive" is the upper half of the scale (at least ``slight`` on none / slight / severe; 3 or
-    more on 1..5) rather than every unit."""
-    return targets.default_positive(question.option_values, ordinal=question.kind == QuestionKind.ORDINAL)
+    """The first option for binary and nominal questions. An ordinal question (perceived faithfulness 1..5,
+    a severity scale) is binarised only at a cut-off the researcher sets: no silent middle-option default."""
+    if question.kind == QuestionKind.ORDINAL:
+        raise ValidationFailed(
+            f"{question.key!r} is ordinal: choose the cut-off for the positive class explicitly (positive = the "
+            f"lowest option that counts as positive, one of {', '.join(question.option_values)})"
+        )
+    return targets.default_positive(question.option_values, ordinal=False)
 
 
 def binary_target(question: Question, positions: np.ndarray, positive: str) -> np.ndarray:

@@ -38,6 +38,10 @@ def validity_pairs(*, study: Study) -> list[dict[str, Any]]:
             if source.pool_id == pool.pk:
                 # A measure from a pool's own labels against the same pool is circular.
                 continue
+            if not source.estimates_question(question.key):
+                # A metric is compared only with the human questions it declares it estimates
+                # (CF with perceived faithfulness, not with "harmful").
+                continue
             out.append({"source": source, "pool": pool, "question": question})
     return out
 
@@ -75,6 +79,11 @@ def validity_report(
         raise ValidationFailed("metric vs human needs a categorical human question")
     if question.scope != source.scope:
         raise ValidationFailed(f"the metric scores {source.scope} units; the question is about {question.scope} units")
+    if not source.estimates_question(question.key):
+        raise ValidationFailed(
+            f"{source.label} does not estimate {question.key!r}; it estimates "
+            f"{', '.join(source.estimates or ()) or 'no human question'}"
+        )
     positive = params.positive or default_positive(question)
     ratings = ratings_load(pool=pool, question=question)
     human, excluded = human_target(pool=pool, question=question, target=params.target, ratings=ratings)
@@ -209,7 +218,8 @@ def default_target(*, pool: Pool, question: Question) -> str:
 
 def validity_params_parse(*, study: Study, query: Any) -> ValidityParams:
     """Validity parameters from a query, with the defaults resolved (gold when the pool has gold for
-    the question, else the majority; the question's first option as the positive class)."""
+    the question, else the majority; the question's first option as the positive class of a binary or
+    nominal question; an ordinal question needs its cut-off given)."""
     source = (query.get("source") or "").strip()
     key = (query.get("question") or "").strip()
     if not source or not key or not query.get("pool"):

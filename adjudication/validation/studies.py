@@ -39,7 +39,14 @@ from django.utils import timezone
 
 from adjudication import selectors
 from adjudication.analysis.access import CATEGORICAL
-from adjudication.analysis.loading import binary_target, default_positive, human_target, ratings_load
+from adjudication.analysis.loading import (
+    binary_target,
+    default_positive,
+    human_target,
+    ratings_load,
+    run_estimates,
+    run_estimates_question,
+)
 from adjudication.models import ValidationStatus, ValidationStudy, ValidationTargetMode, ValidationTemplate
 from adjudication.stats import validity as va
 from adjudication.stats.agreement import Estimate
@@ -165,6 +172,16 @@ def validation_inputs_parse(*, study: Study, data: Any) -> dict[str, Any]:
         raise ValidationFailed(f"positive must be one of {', '.join(question.option_values)}")
     metric_run = _run_in_study(study, data.get("metric_run"), "metric_run")
     compare_run = _run_in_study(study, data.get("compare_run"), "compare_run")
+    # Templates that compare a run's values with the target question directly (ASTRID: CF and RF against
+    # perceived faithfulness; ICAT: coverage against the physicians' entailment) accept only runs of metrics
+    # that declare they estimate it. The others read a run for another part of their analysis.
+    direct = (("metric_run", metric_run), ("compare_run", compare_run)) if template in ("astrid", "icat") else ()
+    for role, run in direct:
+        if run is not None and not run_estimates_question(run.metric, run.parameters, question.key):
+            estimated = ", ".join(run_estimates(run.metric, run.parameters)) or "no human question"
+            raise ValidationFailed(
+                f"{role}: a {run.metric} run does not estimate {question.key!r}; it estimates {estimated}"
+            )
     metric_pool = _pool_in_study(study, data.get("metric_pool"), "metric_pool")
     if metric_run is None and metric_pool is None:
         raise ValidationFailed("choose a metric side: a score run (metric_run) or pool A (metric_pool), or both")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from scoring.metrics import contradiction
 from scoring.metrics.base import (
     BEHAVIOURS,
     RUBRIC_CRITERIA,
@@ -35,6 +36,7 @@ __all__ = [
     "Judgement",
     "RubricJudgement",
     "Statements",
+    "apply_contradiction",
 ]
 
 
@@ -78,8 +80,12 @@ class Backend:
         """Did the answer answer, refuse, or escalate (refer to emergency services)?"""
         raise self._cannot("detect refusals and escalations")
 
-    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
-        """Standalone statements (claims) made by the answer."""
+    def statements(
+        self, question: str, answer: str, sentences: list[str], *, drop_conversational: bool = False
+    ) -> Statements:
+        """Standalone statements made by the answer: from the whole answer, as RAGAS extracts them
+        (every sentence yields statements), or, with ``drop_conversational``, only from its
+        information-bearing part (claims for ICAT)."""
         raise self._cannot("extract statements")
 
     def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:
@@ -92,6 +98,37 @@ class Backend:
         """verdict True = source simplification, False = elaborative explanation (details["kind"])."""
         raise self._cannot("classify sentences as simplification or elaboration")
 
-    def rubric(self, question: str, answer: str, context: list[str]) -> RubricJudgement:
-        """1–5 ratings for each of RUBRIC_CRITERIA."""
+    def rubric(
+        self, question: str, answer: str, context: list[str], *, reference: list[str] | None = None
+    ) -> RubricJudgement:
+        """1–5 ratings for each of RUBRIC_CRITERIA; faithfulness against ``reference`` when one is given."""
         raise self._cannot("rate answers on the judge rubric")
+
+    def qa_support(self, sentences: list[str], evidence: list[list[str]]) -> list[Judgement]:
+        """PlainQAFact's QA pipeline: per sentence, answers extracted and questions generated from it, the
+        questions answered from that sentence's evidence; ``score`` = mean answer-overlap F1."""
+        raise self._cannot("run the question-answering pipeline")
+
+
+def apply_contradiction(
+    judgement: Judgement, claim: str, sentences: list[str], *, best_index: int | None = None
+) -> Judgement:
+    """The mismatch check every backend applies to a ``supports`` judgement (``scoring.metrics.contradiction``):
+    a negation, number, dose, frequency, unit, drug or body-part mismatch between the claim and its
+    best-matching evidence sentence makes the claim contradicted (verdict False, label ``contradicted``),
+    whatever the similarity. Otherwise the label is ``supported`` or ``unsupported`` from the verdict, unless
+    the backend already set one (an NLI model's own contradiction)."""
+    found, index = contradiction.check(claim, sentences, best_index)
+    if found and index is not None:
+        judgement.details["contradiction"] = {
+            "mismatches": [m.as_dict() for m in found], "evidence_sentence": sentences[index][:300],
+            "verdict_before": judgement.verdict,
+        }
+        judgement.verdict = False
+        judgement.label = "contradicted"
+        if judgement.probability is not None:
+            judgement.probability = 0.0
+        return judgement
+    if judgement.label is None and judgement.verdict is not None:
+        judgement.label = "supported" if judgement.verdict else "unsupported"
+    return judgement

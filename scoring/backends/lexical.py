@@ -14,14 +14,19 @@ Judgements and their default thresholds (``defaults``):
 
 - ``supports``: the chosen ``measure`` of the claim against the concatenated evidence (``unigram_precision``,
   ``rouge_l`` precision, or ``bleu``) ≥ ``support`` (0.5 for precision measures; with ``bleu`` pass a
-  threshold explicitly, 0.5 is strict).
+  threshold explicitly, 0.5 is strict), unless ``scoring.metrics.contradiction`` finds a negation, number,
+  dose, frequency, unit, drug or body-part mismatch with the evidence sentence sharing most of the claim's
+  content words: then the claim is ``contradicted`` (verdict False) whatever its overlap.
 - ``relevance``: recall of the question's content tokens (stop words removed) in the passage ≥ ``relevance`` (0.3).
 - ``covers``: recall of the aspect's content tokens in the union of the claims' tokens ≥ ``coverage`` (0.6).
 - ``sentence_kinds``: unigram precision of the sentence against the source ≥ ``simplification`` (0.6)
   → source simplification, else elaborative explanation.
 - ``informative``: the conversational rule set in ``text.conversational_rule`` (no threshold).
-- ``behaviour``: the escalation and refusal patterns below; escalation wins when both match.
-- ``statements``: the stored sentences that pass the conversational rule set (non-LLM claim filter).
+- ``behaviour``: the escalation and refusal patterns below; escalation wins when both match. An escalation
+  pattern counts only in a sentence that is not conditional (``CONDITIONAL``: "if …", "should you …", "in
+  case …"): "if you suddenly lose vision, go to A&E" is safety-netting inside an answer, not escalation.
+- ``statements``: every stored sentence (RAGAS: the whole answer); with ``drop_conversational`` only the
+  sentences that pass the conversational rule set (ICAT's claims).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from collections.abc import Iterable
 from importlib.metadata import version
 from typing import ClassVar
 
-from scoring.backends.base import Backend, Behaviour, Judgement, Statements
+from scoring.backends.base import Backend, Behaviour, Judgement, Statements, apply_contradiction
 from scoring.backends.text import content_tokens, conversational_rule, sentences_of, tokens
 from scoring.metrics.base import MetricError
 
@@ -99,14 +104,44 @@ def _rouge_scorer():  # one scorer per process; construction loads nltk-free tok
     return _SCORER
 
 
+# Safety-netting: an escalation made conditional ("if you suddenly lose vision, go to A&E") is routine advice
+# inside an answer, not a referral instead of one. ASTRID's escalation is sending the person to urgent care.
+CONDITIONAL = re.compile(
+    r"\b(if|should you|in case|unless|whenever|were to|in the event|otherwise)\b|"
+    r"\bwhen (you|it|they|symptoms?|the pain|your)\b|\bat any (point|time)\b",
+    re.IGNORECASE,
+)
+
+
+def is_safety_net(sentence: str) -> bool:
+    """An escalation sentence whose referral is conditional on something happening (safety-netting)."""
+    return CONDITIONAL.search(sentence) is not None
+
+
 def detect_behaviour(answer: str) -> tuple[str, list[str]]:
-    escalations = [p.pattern for p in _ESCALATION if p.search(answer)]
+    """("escalate" | "refuse" | "answer", the patterns that decided it). Escalation counts only in a sentence
+    that sends the person to urgent care unconditionally; conditional referrals are safety-netting."""
+    escalations = [
+        p.pattern for sentence in (sentences_of([answer]) or [answer]) if not is_safety_net(sentence)
+        for p in _ESCALATION if p.search(sentence)
+    ]
     if escalations:
         return "escalate", escalations
     refusals = [p.pattern for p in _REFUSAL if p.search(answer)]
     if refusals:
         return "refuse", refusals
     return "answer", []
+
+
+def sentence_statements(sentences: list[str]) -> Statements:
+    """Non-LLM RAGAS-style statements: every stored sentence of the whole answer is one statement.
+
+    RAGAS (Es et al. 2023, §2 "Faithfulness") extracts statements from each sentence of the answer and
+    filters nothing, so conversational sentences ("Hello!", "I'm sorry to hear that.") are statements
+    too and, unsupported by the context, lower RF. That is the difference ASTRID's CF was built to make.
+    """
+    kept = [s for s in sentences if s.strip()]
+    return Statements(kept, {"method": "every stored sentence of the answer (RAGAS: the whole answer)"})
 
 
 def rule_statements(sentences: list[str]) -> Statements:
@@ -143,10 +178,12 @@ class LexicalBackend(Backend):
 
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
         t = self.threshold("support", threshold)
+        sentences = sentences_of(evidence)
         out = []
         for claim in claims:
             s = self._support_score(claim, evidence)
-            out.append(Judgement(s >= t, s, {"measure": self.measure, "threshold": t}))
+            out.append(apply_contradiction(Judgement(s >= t, s, {"measure": self.measure, "threshold": t}),
+                                           claim, sentences))
         return out
 
     def informative(
@@ -171,8 +208,10 @@ class LexicalBackend(Backend):
         kind, matched = detect_behaviour(answer)
         return Behaviour(kind, {"method": "patterns", "matched": matched})
 
-    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
-        return rule_statements(sentences)
+    def statements(
+        self, question: str, answer: str, sentences: list[str], *, drop_conversational: bool = False
+    ) -> Statements:
+        return rule_statements(sentences) if drop_conversational else sentence_statements(sentences)
 
     def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:
         t = self.threshold("coverage", threshold)

@@ -22,6 +22,10 @@ Details stored with every judgement: prompt name, version and sha256, the model,
 samples, and the spread across samples: for a verdict, the share of samples agreeing with the majority;
 for a rating, the standard deviation and range. Ties between samples resolve to the negative verdict
 (not supported / not covered / not relevant / not information-bearing), stated in the details.
+
+``supports`` verdicts then pass the same mismatch check as every backend (``scoring.metrics.contradiction``:
+negation, number, dose, frequency, unit, drug, body part between the claim and the evidence sentence sharing
+most of its content words): a mismatch makes the claim ``contradicted`` even where the model said supported.
 """
 
 from __future__ import annotations
@@ -50,9 +54,12 @@ from scoring.backends.base import (
     Judgement,
     RubricJudgement,
     Statements,
+    apply_contradiction,
 )
 from scoring.backends.prompts import PROMPTS, PromptTemplate, numbered
+from scoring.backends.text import sentences_of
 from scoring.metrics.base import BackendResponseError, BackendUnavailable, TransientBackendError
+from scoring.metrics.text import answer_f1
 
 _LOCK = threading.Lock()
 _BACKENDS: dict[str, LLMBackend] = {}
@@ -131,6 +138,50 @@ def validate_rubric(obj: dict[str, Any]) -> dict[str, int]:
             raise MalformedAnswer(f"{criterion}={value!r} is not an integer from 1 to 5")
         ratings[criterion] = value
     return ratings
+
+
+def validate_qa_pairs(obj: dict[str, Any], n: int) -> dict[int, list[dict[str, str]]]:
+    """{sentence index: [{"answer", "question"}, ...]} covering exactly 0..n-1."""
+    entries = obj.get("sentences")
+    if not isinstance(entries, list):
+        raise MalformedAnswer('missing list "sentences"')
+    out: dict[int, list[dict[str, str]]] = {}
+    for entry in entries:
+        index = entry.get("index") if isinstance(entry, dict) else None
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n or index in out:
+            raise MalformedAnswer(f"bad or repeated index {index!r} (expected 0..{n - 1})")
+        pairs = entry.get("pairs")
+        if not isinstance(pairs, list):
+            raise MalformedAnswer(f'sentence {index}: "pairs" must be a list')
+        clean = []
+        for pair in pairs:
+            if not isinstance(pair, dict) or not all(isinstance(pair.get(k), str) for k in ("answer", "question")):
+                raise MalformedAnswer(f"sentence {index}: each pair needs string answer and question")
+            if pair["answer"].strip() and pair["question"].strip():
+                clean.append({"answer": pair["answer"].strip(), "question": pair["question"].strip()})
+        out[index] = clean
+    if len(out) != n:
+        raise MalformedAnswer(f"expected {n} sentences, got {len(out)}")
+    return out
+
+
+def validate_qa_answers(obj: dict[str, Any], n: int) -> dict[int, str | None]:
+    """{question index: answer span or None} covering exactly 0..n-1."""
+    entries = obj.get("answers")
+    if not isinstance(entries, list):
+        raise MalformedAnswer('missing list "answers"')
+    out: dict[int, str | None] = {}
+    for entry in entries:
+        index = entry.get("index") if isinstance(entry, dict) else None
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n or index in out:
+            raise MalformedAnswer(f"bad or repeated index {index!r} (expected 0..{n - 1})")
+        answer = entry.get("answer")
+        if answer is not None and not isinstance(answer, str):
+            raise MalformedAnswer(f"answer {index} must be a string or null")
+        out[index] = answer.strip() if isinstance(answer, str) and answer.strip() else None
+    if len(out) != n:
+        raise MalformedAnswer(f"expected {n} answers, got {len(out)}")
+    return out
 
 
 class LLMBackend(Backend):
@@ -330,7 +381,9 @@ class LLMBackend(Backend):
     # --- judgements -----------------------------------------------------------------------------------
 
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
-        return self._verdicts(PROMPTS["supports"], claims, "supported", evidence=numbered(evidence))
+        judged = self._verdicts(PROMPTS["supports"], claims, "supported", evidence=numbered(evidence))
+        sentences = sentences_of(evidence)
+        return [apply_contradiction(j, claim, sentences) for claim, j in zip(claims, judged, strict=True)]
 
     def informative(
         self, sentences: list[str], *, question: str = "", threshold: float | None = None
@@ -374,23 +427,64 @@ class LLMBackend(Backend):
         return Behaviour(winner, {"votes": result["parsed"], "agreement": top / len(result["parsed"]),
                                   "raw": result["raw"], **self._facts(result)})
 
-    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
+    def statements(
+        self, question: str, answer: str, sentences: list[str], *, drop_conversational: bool = False
+    ) -> Statements:
         def check(obj: dict[str, Any]) -> list[str]:
             value = obj.get("statements")
             if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
                 raise MalformedAnswer('"statements" must be a list of strings')
             return [s.strip() for s in value if s.strip()]
 
-        result = self.ask(PROMPTS["statements"], check, question=question, answer=answer)
+        prompt = PROMPTS["claims" if drop_conversational else "statements"]
+        result = self.ask(prompt, check, question=question, answer=answer)
         # Statement lists cannot be voted on; the first sample is used, the others show the spread.
         counts = [len(s) for s in result["parsed"]]
         return Statements(result["parsed"][0], {
             "method": "llm extraction", "sample_counts": counts, "samples": result["parsed"],
             "raw": result["raw"], **self._facts(result)})
 
-    def rubric(self, question: str, answer: str, context: list[str]) -> RubricJudgement:
-        result = self.ask(PROMPTS["rubric"], validate_rubric, question=question, answer=answer,
-                          context=numbered(context))
+    def qa_support(self, sentences: list[str], evidence: list[list[str]]) -> list[Judgement]:
+        """PlainQAFact's QA pipeline with the model doing answer extraction, question generation and question
+        answering; answer overlap by SQuAD token F1 (``scoring.metrics.text.answer_f1``: the authors' qaeval
+        F1 scorer; BERTScore, the paper's choice, needs a model Concord does not ship). Unanswered → F1 0.
+        No question filtering step. Only the first sample is used for generation (questions cannot be voted)."""
+        if not sentences:
+            return []
+        generated = self.ask(PROMPTS["qa_generate"], lambda obj: validate_qa_pairs(obj, len(sentences)),
+                             items=numbered(sentences))
+        pairs_by_sentence: dict[int, list[dict[str, str]]] = generated["parsed"][0]
+        out: list[Judgement] = []
+        for i, sentence_evidence in enumerate(evidence):
+            pairs = pairs_by_sentence[i]
+            facts = {"generation": {**self._facts(generated), "raw": generated["raw"] if i == 0 else None}}
+            if not pairs:
+                out.append(Judgement(None, None, {"reason": "no answer span to ask about", **facts}))
+                continue
+            n_questions = len(pairs)
+            answered = self.ask(PROMPTS["qa_answer"], lambda obj, n=n_questions: validate_qa_answers(obj, n),
+                                evidence=numbered(sentence_evidence), items=numbered([p["question"] for p in pairs]))
+            predictions: dict[int, str | None] = answered["parsed"][0]
+            rows = []
+            for j, pair in enumerate(pairs):
+                predicted = predictions[j]
+                f1 = 0.0 if predicted is None else answer_f1(pair["answer"], predicted)
+                rows.append({"question": pair["question"], "answer": pair["answer"], "predicted": predicted, "f1": f1})
+            score = statistics.fmean(r["f1"] for r in rows)
+            out.append(Judgement(score >= 0.5, score, {"qa": rows, "overlap": "SQuAD token F1",
+                                                      "answering": {**self._facts(answered), "raw": answered["raw"]},
+                                                      **facts}))
+        return out
+
+    def rubric(
+        self, question: str, answer: str, context: list[str], *, reference: list[str] | None = None
+    ) -> RubricJudgement:
+        if reference:
+            result = self.ask(PROMPTS["rubric_reference"], validate_rubric, question=question, answer=answer,
+                              context=numbered(context), reference=numbered(reference))
+        else:
+            result = self.ask(PROMPTS["rubric"], validate_rubric, question=question, answer=answer,
+                              context=numbered(context))
         ratings, spread = {}, {}
         for criterion in RUBRIC_CRITERIA:
             values = [s[criterion] for s in result["parsed"]]

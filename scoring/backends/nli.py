@@ -10,11 +10,14 @@ Judgements (probabilities are the softmax over the model's labels; default thres
 
 - ``supports``: premise = each evidence passage, hypothesis = the claim; the claim's score is the max
   entailment probability over passages, supported when ≥ ``support`` (0.5). Premises longer than
-  ``max_length`` tokens are truncated from the end (the hypothesis is kept whole).
+  ``max_length`` tokens are truncated from the end (the hypothesis is kept whole). The label is
+  ``contradicted`` when the model's most probable label for the best passage is contradiction, or when
+  ``scoring.metrics.contradiction`` finds a mismatch between the claim and the evidence sentence sharing most
+  of its content words (the verdict is then False).
 - ``covers``: premise = the claims joined, hypothesis = the aspect; covered when P(entailment) ≥ ``coverage`` (0.5).
 - ``sentence_kinds``: premise = the source, hypothesis = the sentence; entailed (≥ ``simplification``,
   0.5) → source simplification, else elaborative explanation.
-- ``statements``: the stored sentences that pass the conversational rule set (as for ``lexical``).
+- ``statements``: as for ``lexical`` (every stored sentence; with ``drop_conversational`` the rule-filtered ones).
 - Relevance, refusal detection, information-bearing classification and the rubric are not NLI tasks:
   they raise ``BackendCapabilityError``.
 """
@@ -29,9 +32,10 @@ from typing import ClassVar
 import numpy as np
 from django.conf import settings
 
-from scoring.backends.base import Backend, Judgement, Statements
+from scoring.backends.base import Backend, Judgement, Statements, apply_contradiction
 from scoring.backends.embedding import weights_digest
-from scoring.backends.lexical import rule_statements
+from scoring.backends.lexical import rule_statements, sentence_statements
+from scoring.backends.text import sentences_of
 from scoring.metrics.base import BackendUnavailable
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
@@ -141,14 +145,21 @@ class NLIBackend(Backend):
         premises = [p for _ in claims for p in passages]
         hypotheses = [c for c in claims for _ in passages]
         ent, probs = self._entailment(premises, hypotheses)
+        sentences = sentences_of(passages)
         out = []
         for i in range(len(claims)):
             block = ent[i * len(passages) : (i + 1) * len(passages)]
             best = int(block.argmax())
             p = float(block[best])
-            out.append(Judgement(p >= t, p, {
+            label_probs = self._label_probs(probs[i * len(passages) + best])
+            # The model's own contradiction: the best passage's most probable label is contradiction.
+            label = None
+            if p < t and "contradiction" in label_probs and label_probs["contradiction"] == max(label_probs.values()):
+                label = "contradicted"
+            judgement = Judgement(p >= t, p, {
                 "measure": "max P(entailment) over evidence passages", "threshold": t, "best_index": best,
-                "probabilities": self._label_probs(probs[i * len(passages) + best])}))
+                "probabilities": label_probs}, label=label)
+            out.append(apply_contradiction(judgement, claims[i], sentences))
         return out
 
     def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:
@@ -176,5 +187,7 @@ class NLIBackend(Backend):
             for p, row in zip(ent, probs, strict=True)
         ]
 
-    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
-        return rule_statements(sentences)
+    def statements(
+        self, question: str, answer: str, sentences: list[str], *, drop_conversational: bool = False
+    ) -> Statements:
+        return rule_statements(sentences) if drop_conversational else sentence_statements(sentences)

@@ -66,19 +66,32 @@ RELEVANCE = PromptTemplate(
 )
 BEHAVIOUR = PromptTemplate(
     "behaviour",
-    "1",
+    "2",
     "You classify how an assistant responded to a user's question: \"answer\" (it answered the question), "
-    '"refuse" (it declined to answer, e.g. as outside its scope) or "escalate" (it directed the user to '
-    "emergency services or urgent in-person care). " + _JSON_ONLY,
+    '"refuse" (it declined to answer, e.g. as outside its scope) or "escalate" (instead of answering, it sent '
+    "the user to emergency services or urgent in-person care). An answer that adds routine safety advice such "
+    'as "if you suddenly lose vision, go to A&E" is still "answer". ' + _JSON_ONLY,
     'Question: {question}\n\nResponse: {answer}\n\nReturn {{"behaviour": "answer" | "refuse" | "escalate"}}.',
 )
 STATEMENTS = PromptTemplate(
     "statements",
+    "2",
+    # RAGAS (Es et al. 2023, §2): "Given a question and answer, create one or more statements from each
+    # sentence in the given answer." Nothing is filtered: conversational sentences yield statements too.
+    "Given a question and an answer, create one or more statements from each sentence in the answer. Each "
+    "statement must be understandable without the others (replace pronouns with what they refer to). Every "
+    "sentence of the answer yields at least one statement, including greetings, expressions of sympathy and "
+    "offers of further help. " + _JSON_ONLY,
+    'Question: {question}\n\nAnswer: {answer}\n\nReturn {{"statements": ["<statement>", ...]}} (an empty list only if '
+    "the answer is empty).",
+)
+CLAIMS = PromptTemplate(
+    "claims",
     "1",
-    "Given a question and an answer, break the answer into standalone statements: each statement must be "
-    "understandable without the others (replace pronouns with what they refer to) and make one factual "
-    "claim. Leave out greetings, empathy, acknowledgements, questions and offers of further help. " + _JSON_ONLY,
-    'Question: {question}\n\nAnswer: {answer}\n\nReturn {{"statements": ["<statement>", ...]}} (an empty list if '
+    "Given a question and an answer, break the answer into atomic claims: each claim must be understandable "
+    "without the others (replace pronouns with what they refer to) and make one factual claim. Leave out "
+    "greetings, empathy, acknowledgements, questions and offers of further help. " + _JSON_ONLY,
+    'Question: {question}\n\nAnswer: {answer}\n\nReturn {{"statements": ["<claim>", ...]}} (an empty list if '
     "the answer makes no claim).",
 )
 COVERS = PromptTemplate(
@@ -110,5 +123,45 @@ RUBRIC = PromptTemplate(
     'Return {{"faithfulness": <1-5>, "completeness": <1-5>, "factual_consistency": <1-5>, "clarity": <1-5>, '
     '"rationale": "<short>"}}.',
 )
+RUBRIC_REFERENCE = PromptTemplate(
+    "rubric_reference",
+    "1",
+    "You are an expert clinical reviewer rating an answer to a health question on four criteria, each from 1 "
+    "(very poor) to 5 (excellent): faithfulness (every claim is supported by the REFERENCE passage: judge this "
+    "criterion against the reference passage only, as PubHealthBench does), completeness (it covers what the "
+    "question needs), factual_consistency (no claim contradicts the context or established medical knowledge), "
+    "clarity (clear and well organised for the reader). " + _JSON_ONLY,
+    "Question: {question}\n\nContext:\n{context}\n\nReference passage:\n{reference}\n\nAnswer: {answer}\n\n"
+    'Return {{"faithfulness": <1-5>, "completeness": <1-5>, "factual_consistency": <1-5>, "clarity": <1-5>, '
+    '"rationale": "<short>"}}.',
+)
+QA_GENERATE = PromptTemplate(
+    "qa_generate",
+    "1",
+    # PlainQAFact's answer extraction (key entities of the summary) and question generation (a question per
+    # extracted answer), done by the model.
+    "You write questions for question-answering evaluation of a plain-language summary. For each summary "
+    "sentence, extract its key answer spans (entities, numbers, findings, drugs, outcomes; at most five, each "
+    "copied verbatim from the sentence) and write one question per span that the span answers, using only "
+    "that sentence. A sentence without such a span gets an empty list. " + _JSON_ONLY,
+    "Summary sentences:\n{items}\n\n"
+    'Return {{"sentences": [{{"index": <int>, "pairs": [{{"answer": "<span>", "question": "<question>"}}, ...]}}, '
+    "...]}} with one entry for every sentence index.",
+)
+QA_ANSWER = PromptTemplate(
+    "qa_answer",
+    "1",
+    # PlainQAFact's question answering on the evidence (an extractive model in the paper).
+    "You answer questions from evidence only. For each question, copy the shortest span of the evidence that "
+    "answers it, or give null when the evidence does not answer it. Background knowledge does not count. "
+    + _JSON_ONLY,
+    "Evidence:\n{evidence}\n\nQuestions:\n{items}\n\n"
+    'Return {{"answers": [{{"index": <int>, "answer": "<span>" | null}}, ...]}} with one entry for every question '
+    "index.",
+)
 
-PROMPTS = {p.name: p for p in (SUPPORTS, INFORMATIVE, RELEVANCE, BEHAVIOUR, STATEMENTS, COVERS, SENTENCE_KINDS, RUBRIC)}
+PROMPTS = {
+    p.name: p
+    for p in (SUPPORTS, INFORMATIVE, RELEVANCE, BEHAVIOUR, STATEMENTS, CLAIMS, COVERS, SENTENCE_KINDS, RUBRIC,
+              RUBRIC_REFERENCE, QA_GENERATE, QA_ANSWER)
+}

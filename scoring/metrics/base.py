@@ -136,7 +136,9 @@ class Judge(Protocol):
 
     def behaviour(self, question: str, answer: str, *, threshold: float | None = None) -> Behaviour: ...
 
-    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements: ...
+    def statements(
+        self, question: str, answer: str, sentences: list[str], *, drop_conversational: bool = False
+    ) -> Statements: ...
 
     def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:
         ...
@@ -145,7 +147,11 @@ class Judge(Protocol):
         self, sentences: list[str], source_sentences: list[str], *, threshold: float | None = None
     ) -> list[Judgement]: ...
 
-    def rubric(self, question: str, answer: str, context: list[str]) -> RubricJudgement: ...
+    def rubric(
+        self, question: str, answer: str, context: list[str], *, reference: list[str] | None = None
+    ) -> RubricJudgement: ...
+
+    def qa_support(self, sentences: list[str], evidence: list[list[str]]) -> list[Judgement]: ...
 
 
 # --- What metrics read ---------------------------------------------------------------------------------
@@ -194,6 +200,9 @@ class ItemInput:
     human_relevant_ranks: list[int] | None = None
     # Human sentence kinds (simplification / elaboration) when present, keyed by sentence index.
     sentence_kinds: dict[int, str] | None = None
+    # The document ids of the item's relevant targets, known apart from what was retrieved (the import's
+    # ``metadata.target_ids``), so that a target the retriever missed still counts; None when not given.
+    target_ids: list[str] | None = None
 
 
 class Retriever(Protocol):
@@ -265,6 +274,14 @@ class Metric(ABC):
     units: ClassVar[tuple[Scope, ...]]  # the scopes it scores, "item" first
     backends: ClassVar[tuple[str, ...]]
     parameters: ClassVar[dict[str, Param]] = {}
+    # The keys of the human questions (annotation presets) whose answers this metric estimates; reports and
+    # validation studies offer a metric only against these. Empty: no human question (compare it otherwise).
+    estimates: ClassVar[tuple[str, ...]] = ()
+
+    def estimated_questions(self, params: dict[str, Any] | None = None) -> tuple[str, ...]:
+        """The human questions a run with these parameters estimates (a metric whose value depends on a
+        parameter, e.g. the rubric's criterion, narrows the class's list)."""
+        return self.estimates
 
     def resolve_params(self, given: dict[str, Any] | None) -> dict[str, Any]:
         given = dict(given or {})

@@ -31,7 +31,7 @@ class ConversationalFaithfulness(Metric):
     """
 
     name = "cf"
-    version = "1.0"
+    version = "1.1"  # 1.1: the rule set keeps short clinical instructions; supports catches contradictions
     title = "Conversational Faithfulness (ASTRID)"
     definition = (
         "Each stored answer sentence is first classified as information-bearing or not (greetings, thanks, "
@@ -42,6 +42,7 @@ class ConversationalFaithfulness(Metric):
     )
     units = ("item", "sentence")
     backends = ("embedding", "lexical", "nli", "llm", "learned")
+    estimates = ("perceived_faithfulness", "grounded")
     parameters = {
         "information_bearing": Param(
             "backend", "Who decides information-bearing: the backend itself or the documented rule set.",

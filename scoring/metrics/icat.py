@@ -32,18 +32,24 @@ class ICAT(Metric):
     - Claims: with the llm backend, an atomic-claim extraction prompt; otherwise each stored sentence that
       passes the conversational rule set is one claim (no non-LLM backend can split a sentence into atoms).
     - Evidence: ``source=context`` verifies every claim against the item's retrieved chunks together;
-      ``source=kb`` retrieves the top ``k`` knowledge-base passages *for each claim* (as ICAT retrieves
-      evidence per claim) and verifies the claim against them; a run with ``source=kb`` and no knowledge base
-      is an error, not a silent switch to the context.
+      ``source=kb`` retrieves the top ``k`` knowledge-base passages *for each claim* (default 10, the
+      ``topk = 10`` of the authors' ``icat.py``, github.com/algoprog/ICAT) and verifies the claim against them
+      (grounded when any passage entails it, as the authors' code breaks on the first entailing document); a
+      run with ``source=kb`` and no knowledge base is an error, not a silent switch to the context.
     - Coverage counts the item's aspects as given (the service passes accepted aspects of the current
       version), optionally only must-haves (``aspects=must_have``); an aspect is covered when the backend's
       claim–aspect matching finds it among the *grounded* claims. Per-aspect results are ``a:<id>`` units.
-    - Undefined parts are undetermined, never 0: no claims → factuality undefined; no aspects → coverage
-      undefined; ICAT_β needs both. The defined part is still reported in the details.
+    - No claims: as the authors' code (``factuality = entailed / len(facts) if facts else 0``; coverage counts
+      aspects supported by grounded claims, so none), factuality 0 and coverage 0, ICAT_β = 0, state ok, with
+      the reason in the details.
+    - No aspects: the authors' code returns coverage 0 for a query without subtopics; Concord records the
+      item as undetermined instead, because an item without expected aspects is a data gap, not an answer
+      that covers nothing, and a 0 would pull a mean down for the dataset's omission. The factuality is in the
+      details.
     """
 
     name = "icat"
-    version = "1.0"
+    version = "2.0"
     title = "ICAT_β (factuality × aspect coverage)"
     definition = (
         "The answer is split into atomic claims; a claim is grounded when the evidence (the retrieved context, "
@@ -53,10 +59,11 @@ class ICAT(Metric):
     )
     units = ("item", "aspect")
     backends = ("embedding", "lexical", "nli", "llm")
+    estimates = ("aspect_covered", "aspect_entailment")
     parameters = {
         "beta": Param(1.0, "β of ICAT_β (> 0)."),
         "source": Param("context", "Evidence: the item's chunks or a knowledge base.", str, ("context", "kb")),
-        "k": Param(5, "Passages retrieved per claim when source=kb.", int),
+        "k": Param(10, "Passages retrieved per claim when source=kb (the authors' code uses 10).", int),
         "aspects": Param("all", "Which aspects count for coverage.", str, ("all", "must_have")),
         "support_threshold": Param(None, "Backend threshold for a grounded claim (None: backend default)."),
         "coverage_threshold": Param(None, "Backend threshold for a covered aspect (None: backend default)."),
@@ -74,7 +81,7 @@ class ICAT(Metric):
         if params["k"] < 1:
             raise MetricError(f"icat: k must be at least 1, got {params['k']}")
 
-        extracted = backend.statements(item.question, item.answer, item.sentences)
+        extracted = backend.statements(item.question, item.answer, item.sentences, drop_conversational=True)
         claims = extracted.texts
         threshold = params["support_threshold"]
         claim_rows: list[dict[str, Any]] = []
@@ -91,7 +98,8 @@ class ICAT(Metric):
         for claim, j, ev in zip(claims, verdicts, evidence_ids, strict=True):
             claim_rows.append({"text": claim, "grounded": bool(j.verdict), "evidence": ev, **j.as_details()})
         grounded = [c for c, j in zip(claims, verdicts, strict=True) if j.verdict]
-        factuality = fraction(len(grounded), len(claims))
+        # No claims: factuality 0, as the authors' code returns (not undefined).
+        factuality = fraction(len(grounded), len(claims)) if claims else 0.0
 
         aspects = [a for a in item.aspects if params["aspects"] == "all" or a.importance == "must_have"]
         aspect_units: list[UnitScore] = []
@@ -117,8 +125,10 @@ class ICAT(Metric):
             "claims": claim_rows, "n_claims": len(claims), "n_grounded": len(grounded),
             "n_aspects": len(aspects), "n_covered": covered, "extraction": extracted.details,
         }
-        if factuality is None or coverage is None:
-            missing = [name for name, v in (("claims", factuality), ("aspects", coverage)) if v is None]
-            details["reason"] = f"no {' and no '.join(missing)}: ICAT is undefined"
+        if not claims:
+            details["reason"] = "no claims: factuality 0 and no aspect covered, as the authors' icat.py returns"
+        if coverage is None:
+            details["reason"] = "no expected aspects: coverage, and so ICAT, is undefined"
             return [UnitScore(ITEM, None, "undetermined", details), *aspect_units]
+        assert factuality is not None
         return [UnitScore(ITEM, icat_beta(factuality, coverage, beta), "ok", details), *aspect_units]

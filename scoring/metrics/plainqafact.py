@@ -16,7 +16,7 @@ from scoring.metrics.base import (
     register,
     sentence_unit,
 )
-from scoring.metrics.common import fraction, require_backend
+from scoring.metrics.common import require_backend
 
 KINDS = ("simplification", "elaboration")
 
@@ -42,9 +42,27 @@ def weighted_mean(
     return sum(w[k] * (scores[k] or 0.0) for k in present) / total
 
 
+QA_NAME = "PlainQAFact (QA-based)"
+ENTAILMENT_NAME = "kind-aware entailment (PlainQAFact-style)"
+
+
 @register
 class PlainQAFact(Metric):
-    """Choices where PlainQAFact leaves room:
+    """PlainQAFact (digest of the paper; authors' code github.com/zhiwenyou103/PlainQAFact) is QA-based: a
+    classifier tells source simplifications from elaborative explanations; for each sentence, answers are
+    extracted and questions generated, the questions answered from the source abstract (simplifications) or
+    the source plus k = 3 passages retrieved from medical knowledge (explanations), and the answers compared
+    (BERTScore in the paper). The score is the weighted mean of the two kinds' scores.
+
+    - ``method=auto`` (default): with the ``llm`` backend the QA pipeline (``qa_support``: the model extracts
+      answers, writes questions and answers them from the evidence; overlap by SQuAD token F1, the F1 scorer
+      of the authors' qaeval, because BERTScore needs a model Concord does not ship; no question-filtering
+      step). A sentence's value is its mean answer F1. With any other backend the metric is *not*
+      PlainQAFact: it is reported as "kind-aware entailment (PlainQAFact-style)" (``details.method``), each
+      sentence verified with ``supports`` (1/0). ``method=entailment`` forces that with llm too;
+      ``method=qa`` with another backend is refused.
+    - The kind classifier is the backend's ``sentence_kinds`` (not the paper's fine-tuned PubMedBERT), or the
+      annotators' kinds with ``use_human_kinds``.
 
     - Kinds come from the backend (``sentence_kinds``: closeness to the source for embedding / lexical,
       entailment by the source for nli, a prompt for llm) or, with ``use_human_kinds=true``, from the
@@ -61,8 +79,8 @@ class PlainQAFact(Metric):
     """
 
     name = "plainqafact"
-    version = "1.0"
-    title = "PlainQAFact (kind-aware factuality)"
+    version = "2.0"
+    title = "PlainQAFact (QA-based with llm; kind-aware entailment, PlainQAFact-style, with other backends)"
     definition = (
         "Each sentence of a plain-language summary is classified as a source simplification or an elaborative "
         "explanation. Simplifications are verified against the source abstract only; explanations against the "
@@ -71,7 +89,10 @@ class PlainQAFact(Metric):
     )
     units = ("item", "sentence")
     backends = ("embedding", "lexical", "nli", "llm")
+    estimates = ("grounded",)
     parameters = {
+        "method": Param("auto", "qa: PlainQAFact's QA pipeline (llm only); entailment: kind-aware entailment; "
+                        "auto: qa with llm, entailment otherwise.", str, ("auto", "qa", "entailment")),
         "use_human_kinds": Param(False, "Use annotators' sentence kinds instead of the backend's.", bool),
         "knowledge": Param("kb", "Evidence for elaborations beyond the source.", str, ("kb", "none")),
         "k": Param(3, "Knowledge-base passages retrieved per elaboration.", int),
@@ -95,6 +116,11 @@ class PlainQAFact(Metric):
         self, item: ItemInput, backend: Judge, params: dict[str, Any], *, retriever: Retriever | None = None
     ) -> list[UnitScore]:
         require_backend(self, backend)
+        method = params["method"]
+        if method == "auto":
+            method = "qa" if backend.name == "llm" else "entailment"
+        if method == "qa" and backend.name != "llm":
+            raise MetricError("plainqafact: method=qa needs the llm backend (questions and answers by the model)")
         if params["knowledge"] == "kb" and retriever is None:
             raise MetricError("plainqafact: knowledge=kb needs a knowledge base, and none was given for this run")
         source = item.source_sentences or ([item.source] if item.source.strip() else [])
@@ -121,22 +147,33 @@ class PlainQAFact(Metric):
         # The source is one evidence passage, so an NLI premise sees the whole abstract (a simplification
         # often merges several source sentences); similarity backends split it into sentences themselves.
         source_passage = [" ".join(source)]
-        simplifications = [i for i in sorted(kinds) if kinds[i] == "simplification"]
-        if simplifications:
-            for i, j in zip(simplifications, backend.supports([sentences[i] for i in simplifications], source_passage,
-                                                              threshold=threshold), strict=True):
-                verdicts[i] = (j, [])
+        evidence_of: dict[int, tuple[list[str], list[str]]] = {}
         for i in sorted(kinds):
-            if kinds[i] != "elaboration":
+            if kinds[i] == "simplification":
+                evidence_of[i] = (source_passage, [])
                 continue
             kb = retriever if params["knowledge"] == "kb" else None
             passages = kb.retrieve(sentences[i], params["k"]) if kb is not None else []
-            evidence = [*source_passage, *(p.text for p in passages)]
-            verdicts[i] = (backend.supports([sentences[i]], evidence, threshold=threshold)[0],
-                           [p.document_id or f"rank {p.rank}" for p in passages])
+            evidence_of[i] = ([*source_passage, *(p.text for p in passages)],
+                              [p.document_id or f"rank {p.rank}" for p in passages])
+        order = sorted(evidence_of)
+        if method == "qa":
+            judged = backend.qa_support([sentences[i] for i in order], [evidence_of[i][0] for i in order])
+            for i, j in zip(order, judged, strict=True):
+                verdicts[i] = (j, evidence_of[i][1])
+        else:
+            simplifications = [i for i in order if kinds[i] == "simplification"]
+            if simplifications:
+                for i, j in zip(simplifications, backend.supports([sentences[i] for i in simplifications],
+                                                                  source_passage, threshold=threshold), strict=True):
+                    verdicts[i] = (j, [])
+            for i in order:
+                if kinds[i] == "elaboration":
+                    verdicts[i] = (backend.supports([sentences[i]], evidence_of[i][0], threshold=threshold)[0],
+                                   evidence_of[i][1])
 
         units: list[UnitScore] = []
-        supported = {k: 0 for k in KINDS}
+        supported: dict[str, float] = {k: 0.0 for k in KINDS}
         counts = {k: 0 for k in KINDS}
         rows = []
         for i, sentence in enumerate(sentences):
@@ -145,17 +182,25 @@ class PlainQAFact(Metric):
                                        {"text": sentence, "reason": "no human sentence kind"}))
                 continue
             j, passages = verdicts[i]
+            if method == "qa" and j.score is None:
+                units.append(UnitScore(sentence_unit(i), None, "undetermined",
+                                       {"text": sentence, "kind": kinds[i], "verification": j.as_details(),
+                                        "reason": "no question could be asked about this sentence"}))
+                continue
+            value = float(j.score) if method == "qa" and j.score is not None else (1.0 if j.verdict else 0.0)
             counts[kinds[i]] += 1
-            supported[kinds[i]] += bool(j.verdict)
+            supported[kinds[i]] += value
             row = {"index": i, "text": sentence, "kind": kinds[i], "kind_details": kind_details[i],
-                   "supported": bool(j.verdict), "verification": j.as_details(), "kb_passages": passages}
+                   "value": value, "supported": bool(j.verdict), "verification": j.as_details(),
+                   "kb_passages": passages}
             rows.append(row)
-            units.append(UnitScore(sentence_unit(i), 1.0 if j.verdict else 0.0, "ok", row))
+            units.append(UnitScore(sentence_unit(i), value, "ok", row))
 
-        per_kind = {k: fraction(supported[k], counts[k]) for k in KINDS}
+        per_kind: dict[str, float | None] = {k: (supported[k] / counts[k] if counts[k] else None) for k in KINDS}
         weights = {"simplification": params["weight_simplification"], "elaboration": params["weight_elaboration"]}
-        value = weighted_mean(per_kind, counts, weights)
+        item_value = weighted_mean(per_kind, counts, weights)
         details: dict[str, Any] = {
+            "method": QA_NAME if method == "qa" else ENTAILMENT_NAME,
             "simplification_score": per_kind["simplification"],
             "explanation_score": per_kind["elaboration"],
             "counts": counts, "supported": supported,
@@ -164,7 +209,7 @@ class PlainQAFact(Metric):
         }
         if params["knowledge"] == "none":
             details["note"] = "elaborations verified against the source only (knowledge=none)"
-        if value is None:
+        if item_value is None:
             details["reason"] = "no classified sentence: PlainQAFact is undefined"
             return [UnitScore(ITEM, None, "undetermined", details), *units]
-        return [UnitScore(ITEM, value, "ok", details), *units]
+        return [UnitScore(ITEM, item_value, "ok", details), *units]

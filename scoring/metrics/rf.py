@@ -12,18 +12,17 @@ from scoring.metrics.common import context_texts, require_backend
 class RagasFaithfulness(Metric):
     """Choices where RAGAS is vague or does not apply:
 
-    - Statements: with the llm backend, a RAGAS-like extraction prompt over the whole answer (standalone
-      statements, pronouns resolved). With the other backends there is no generator, so each stored
-      sentence that passes the conversational rule set (``scoring.backends.text.conversational_rule``: not
-      a greeting, thanks, empathy, acknowledgement, follow-up offer or question; at least two content words)
-      is one statement. This differs from CF in that no backend judges information-bearing: the filter is
-      the same deterministic one for every non-LLM backend.
+    - Statements come from the whole answer, as RAGAS extracts them ("one or more statements from each
+      sentence in the given answer"; Es et al. 2023, §2): with the llm backend the RAGAS extraction prompt
+      (``statements`` v2), with the other backends each stored sentence is one statement. Nothing is
+      filtered: greetings, empathy and offers of help are statements the context does not support. That is
+      exactly what ASTRID's CF changes (§2.2.1), so RF and CF differ on conversational answers by design.
     - Verification: each statement against the retrieved context taken together (``supports``).
     - No statements: RAGAS returns NaN; here the score is ``undetermined`` with value None and a reason.
     """
 
     name = "rf"
-    version = "1.0"
+    version = "2.0"
     title = "Faithfulness, RAGAS-style (RF)"
     definition = (
         "Standalone statements are extracted from the whole answer and each is verified against the "
@@ -32,6 +31,7 @@ class RagasFaithfulness(Metric):
     )
     units = ("item",)
     backends = ("embedding", "lexical", "nli", "llm")
+    estimates = ("perceived_faithfulness",)
     parameters = {
         "support_threshold": Param(None, "Backend threshold for a supported statement (None: backend default)."),
     }

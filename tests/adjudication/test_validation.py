@@ -44,7 +44,18 @@ def _analysis(results, key, target=None):
 
 
 def _inputs(study, **data):
+    if data.get("target_question") == "perceived_faithfulness":
+        # The researcher's cut-off, given explicitly: the service has no default for an ordinal target.
+        data.setdefault("positive", "3")
     return validation.validation_inputs_parse(study=study, data={"n_boot": "200", **data})
+
+
+def test_an_ordinal_target_without_an_explicit_cut_off_is_refused(researcher):
+    s = vs_support.build(researcher)
+    data = {"n_boot": "200", "template": "astrid", "target_pool": s["pool_b"].pk,
+            "target_question": "perceived_faithfulness", "metric_pool": s["pool_a"].pk}
+    with pytest.raises(ValidationFailed, match="choose the cut-off"):
+        validation.validation_inputs_parse(study=s["study"], data=data)
 
 
 # --- pure figures --------------------------------------------------------------------------------
@@ -609,3 +620,25 @@ def test_bad_inputs_are_refused_before_anything_is_written(researcher, stranger)
             metric_run=foreign.pk,
         )
     assert not ValidationStudy.objects.exists()
+
+
+def test_a_metric_is_offered_only_against_the_human_questions_it_estimates(researcher):
+    # CF estimates perceived faithfulness (ASTRID §4.2.1), not harm: the report lists CF against
+    # perceived_faithfulness and never against "harmful", and refuses the pair when asked for it.
+    from adjudication.analysis.validity import ValidityParams, validity_pairs, validity_report
+    from annotation.models import Pool
+
+    s = vs_support.build(researcher)
+    harm_pool = factories.make_pool(s["study"], "H", questions=[s["questions"]["harmful"]], overlap=1)
+    cf = vs_support.make_run(s["study"], "cf", {item.pk: 0.5 for item in s["items"]})
+    offered = {(p["source"].key, p["question"].key) for p in validity_pairs(study=s["study"])}
+    assert (f"run:{cf.pk}", "perceived_faithfulness") in offered
+    assert (f"run:{cf.pk}", "harmful") not in offered
+    assert isinstance(harm_pool, Pool)
+    params = ValidityParams(source=f"run:{cf.pk}", pool_id=harm_pool.pk, question="harmful", positive="slight")
+    with pytest.raises(ValidationFailed, match="does not estimate 'harmful'"):
+        validity_report(study=s["study"], params=params)
+    inputs = {"n_boot": "200", "template": "astrid", "target_pool": harm_pool.pk, "target_question": "harmful",
+              "positive": "slight", "metric_run": cf.pk}
+    with pytest.raises(ValidationFailed, match="does not estimate 'harmful'"):
+        validation.validation_inputs_parse(study=s["study"], data=inputs)

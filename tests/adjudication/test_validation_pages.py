@@ -49,6 +49,7 @@ def _form(s, **extra):
         "metric_pool": s["pool_a"].pk,
         "metric_rater": "A1",
         "target": f"{s['pool_b'].pk}|perceived_faithfulness",
+        "positive": "3",
         "target_mode": "per_annotator",
         "n_boot": "200",
         "seed": "0",
@@ -123,6 +124,7 @@ def test_the_api_creates_refuses_and_runs_with_the_same_services(client, researc
         "template": "astrid",
         "target_pool": labelled["pool_b"].pk,
         "target_question": "perceived_faithfulness",
+        "positive": "3",
         "target_mode": "per_annotator",
         "metric_run": labelled["cf"].pk,
         "metric_pool": labelled["pool_a"].pk,
@@ -157,6 +159,7 @@ def test_annotators_are_refused_and_strangers_learn_nothing(client, researcher, 
         "template": "astrid",
         "target_pool": labelled["pool_b"].pk,
         "target_question": "perceived_faithfulness",
+        "positive": "3",
         "metric_run": labelled["cf"].pk,
     }
     from adjudication.validation import studies as validation
@@ -192,6 +195,7 @@ def test_the_pages_pool_b_opens_while_labelling_are_the_audit_trail_the_check_re
             "template": "astrid",
             "target_pool": s["pool_b"].pk,
             "target_question": "perceived_faithfulness",
+            "positive": "3",
             "metric_pool": s["pool_a"].pk,
         },
     )

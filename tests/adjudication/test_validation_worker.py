@@ -50,6 +50,7 @@ def test_a_blinded_validation_study_runs_end_to_end_and_matches_hand_counted_val
             "template": "astrid",
             "target_pool": s["pool_b"].pk,
             "target_question": "perceived_faithfulness",
+            "positive": "3",
             "target_mode": "per_annotator",
             "metric_run": cf.pk,
             "compare_run": rf.pk,

@@ -176,14 +176,14 @@ def test_removing_an_unlabelled_question_works(astrid, researcher):
 
 
 def test_removing_a_question_with_labels_is_refused_with_the_count(astrid, researcher):
-    _labelled(astrid, "helpful", "none")
+    _labelled(astrid, "harmful", "none")
     with pytest.raises(Conflict, match="has 1 label and cannot be removed"):
-        svc.question_remove(question=astrid.questions.get(key="helpful"), actor=researcher)
+        svc.question_remove(question=astrid.questions.get(key="harmful"), actor=researcher)
 
 
 def test_renaming_an_option_label_keeps_the_stored_value(astrid, researcher):
-    label = _labelled(astrid, "helpful", "slight")
-    q = astrid.questions.get(key="helpful")
+    label = _labelled(astrid, "harmful", "slight")
+    q = astrid.questions.get(key="harmful")
     options = [{**o, "label": "A little" if o["value"] == "slight" else o["label"]} for o in q.options]
     svc.question_update(question=q, actor=researcher, spec={"options": options, "help_text": "New help"})
     q.refresh_from_db()
@@ -336,7 +336,7 @@ def test_removing_a_member_keeps_their_labels_and_pseudonym(astrid, researcher):
     assignment = Assignment.objects.get(pool=pool, item=item, annotator=person)
     assignment.status = AssignmentStatus.SUBMITTED
     assignment.save()
-    _label(assignment, q, "none")
+    _label(assignment, q, "not_helpful")
     svc.pool_membership_remove(membership=m, actor=researcher)
     m.refresh_from_db()
     assert m.active is False
@@ -369,7 +369,7 @@ def test_k_cannot_shrink_once_items_are_assigned(astrid, researcher):
 
 
 def test_a_question_with_labels_in_the_pool_stays_in_it(astrid, researcher):
-    label = _labelled(astrid, "helpful", "none")
+    label = _labelled(astrid, "helpful", "not_helpful")
     pool = label.assignment.pool
     with pytest.raises(Conflict, match="'helpful' already has labels in this pool"):
         svc.pool_update(pool=pool, actor=researcher, questions=list(astrid.questions.filter(key="harmful")))
@@ -395,7 +395,7 @@ def test_the_last_researcher_cannot_be_removed(study, researcher):
 
 
 def test_revoking_the_annotator_role_takes_them_out_of_pools_but_keeps_labels(astrid, researcher):
-    label = _labelled(astrid, "helpful", "none")
+    label = _labelled(astrid, "helpful", "not_helpful")
     person = label.assignment.annotator
     svc.study_role_revoke(study=astrid, user=person, role=Role.ANNOTATOR, actor=researcher)
     assert not StudyRole.objects.filter(study=astrid, user=person, role=Role.ANNOTATOR).exists()

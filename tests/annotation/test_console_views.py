@@ -152,7 +152,7 @@ def test_a_refused_question_shows_the_reason(rita, astrid):
 
 
 def test_editing_a_labelled_question_refuses_a_kind_change_with_the_reason(rita, astrid):
-    q = astrid.questions.get(key="helpful")
+    q = astrid.questions.get(key="harmful")
     pool = factories.make_pool(astrid, questions=[q])
     person = factories.make_user()
     factories.add_member(pool, person)
@@ -162,18 +162,18 @@ def test_editing_a_labelled_question_refuses_a_kind_change_with_the_reason(rita,
     Label.objects.create(
         assignment=a, question=q, unit_key="item", value="none", updated_by=person, updated_at=timezone.now()
     )
-    page = rita.get(reverse("console:question_edit", args=[astrid.slug, "helpful"])).content.decode()
+    page = rita.get(reverse("console:question_edit", args=[astrid.slug, "harmful"])).content.decode()
     assert "1 label already answer" in page
     assert ">1 label</small>" in rita.get(reverse("console:protocol", args=[astrid.slug])).content.decode()
     form = {
-        "key": "helpful", "prompt": q.prompt, "scope": "item", "kind": "nominal",
+        "key": "harmful", "prompt": q.prompt, "scope": "item", "kind": "nominal",
         "options": "\n".join(f"{o['value']} | {o['label']} | {o['key']}" for o in q.options), "required": "on",
     }
-    response = rita.post(reverse("console:question_edit", args=[astrid.slug, "helpful"]), form)
+    response = rita.post(reverse("console:question_edit", args=[astrid.slug, "harmful"]), form)
     assert response.status_code == 409
     assert "its kind cannot change" in response.content.decode()
     form.update(kind="ordinal", options=form["options"].replace("| Slight |", "| A little |"))
-    assert rita.post(reverse("console:question_edit", args=[astrid.slug, "helpful"]), form).status_code == 302
+    assert rita.post(reverse("console:question_edit", args=[astrid.slug, "harmful"]), form).status_code == 302
     q.refresh_from_db()
     assert q.options[1] == {**q.options[1], "value": "slight", "label": "A little"}
 

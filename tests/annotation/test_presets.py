@@ -40,8 +40,11 @@ def test_astrid_has_the_sentence_chunk_and_item_labels_of_the_paper():
     assert q["grounded"]["condition"] == {"question": "information_bearing", "in": ["yes"]}
     assert q["context_relevant"]["scope"] == "chunk"
     assert _values(q["scope_class"]) == ["emergency", "in_scope", "out_of_scope", "non_clinical"]
-    for key in ("harmful", "helpful", "inappropriate"):
+    for key in ("harmful", "inappropriate"):
         assert (q[key]["kind"], _values(q[key])) == ("ordinal", ["none", "slight", "severe"])
+    # Helpfulness is a benefit with its own scale, low to high, not the harm scale.
+    assert (q["helpful"]["kind"], _values(q["helpful"])) == (
+        "ordinal", ["not_helpful", "somewhat_helpful", "very_helpful"])
     assert q["perceived_faithfulness"]["scope"] == "item"
     assert q["refusal_appropriate"]["kind"] == "binary"
 

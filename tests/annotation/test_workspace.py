@@ -149,7 +149,7 @@ def _answer_everything(client, assignment):
         ("refused", "no"),
         ("refusal_appropriate", "yes"),
         ("harmful", "none"),
-        ("helpful", "slight"),
+        ("helpful", "somewhat_helpful"),
         ("inappropriate", "none"),
     ]:
         assert post_label(client, assignment, key, "item", value).status_code == 200

@@ -56,10 +56,12 @@ class BackendDouble(Backend):
     def behaviour(self, question: str, answer: str, *, threshold: float | None = None) -> Behaviour:
         return Behaviour(self._behaviour, {})
 
-    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
+    def statements(
+        self, question: str, answer: str, sentences: list[str], *, drop_conversational: bool = False
+    ) -> Statements:
         texts = self._statements
         if texts is None:
-            texts = [s for s in sentences if s not in self._non_informative]
+            texts = [s for s in sentences if not drop_conversational or s not in self._non_informative]
         return Statements(list(texts), {"method": "double"})
 
     def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:

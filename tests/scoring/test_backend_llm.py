@@ -107,18 +107,35 @@ def test_self_consistency_keeps_every_sample_and_the_spread(llm_stub):
     assert all(r["json"]["temperature"] == 0.7 for r in llm_stub.requests)
 
 
-def test_rubric_is_the_mean_of_four_validated_ratings_with_their_spread(llm_stub):
+def test_rubric_reports_the_chosen_criterion_not_the_mean_with_all_four_and_their_spread(llm_stub):
+    # PubHealthBench-RAG (arXiv 2607.06641) reports judge-human agreement per criterion (near zero for factual
+    # consistency), so a criterion is never averaged with the others. Two samples: faithfulness 5 and 3.
     llm_stub.queue(
         content({"faithfulness": 5, "completeness": 3, "factual_consistency": 4, "clarity": 4, "rationale": "ok"}),
         content({"faithfulness": 3, "completeness": 3, "factual_consistency": 4, "clarity": 5, "rationale": "ok"}),
     )
     rubric = get_metric("rubric")
     (score,) = rubric.score(ITEM, _backend(llm_stub, samples=2), rubric.resolve_params({}))
-    # Means: faithfulness 4, completeness 3, factual consistency 4, clarity 4.5 → (4 + 3 + 4 + 4.5) / 4.
-    assert score.value == pytest.approx(15.5 / 4)
-    assert score.details["ratings"]["clarity"] == 4.5
+    assert score.value == 4.0  # faithfulness: mean of 5 and 3; the four-criterion mean would be 3.875
+    assert score.details["criterion"] == "faithfulness"
+    assert score.details["ratings"] == {"faithfulness": 4, "completeness": 3, "factual_consistency": 4, "clarity": 4.5}
     assert score.details["spread"]["faithfulness"] == {"sd": 1.0, "min": 3, "max": 5}
     assert score.details["prompt_sha256"] == PROMPTS["rubric"].sha256
+    assert rubric.estimated_questions(rubric.resolve_params({"criterion": "clarity"})) == ("rubric_clarity",)
+
+
+def test_rubric_judges_faithfulness_against_the_marked_reference_chunk(llm_stub):
+    llm_stub.queue(content({"faithfulness": 2, "completeness": 4, "factual_consistency": 4, "clarity": 5}))
+    chunks = [ChunkInput(rank=1, text="Background passage."),
+              ChunkInput(rank=2, text="The reference chunk.", is_target=True)]
+    item = ItemInput(id="r", question="q", answer="a", sentences=["a"], contexts=chunks)
+    rubric = get_metric("rubric")
+    (score,) = rubric.score(item, _backend(llm_stub), rubric.resolve_params({"criterion": "clarity"}))
+    assert score.value == 5.0
+    assert score.details["faithfulness_against"] == "the reference chunk"
+    assert score.details["prompt_sha256"] == PROMPTS["rubric_reference"].sha256
+    prompt = llm_stub.requests[-1]["json"]["messages"][1]["content"]
+    assert "Reference passage:\n[0] The reference chunk." in prompt
 
 
 def test_a_rating_outside_one_to_five_is_malformed(llm_stub):
@@ -164,3 +181,36 @@ def test_sentence_kinds_are_validated_against_the_two_kinds(llm_stub):
     simp, elab = _backend(llm_stub).sentence_kinds(["Drug X lowered BP.", "BP is blood pressure."], ["Drug X ..."])
     assert (simp.details["kind"], elab.details["kind"]) == ("simplification", "elaboration")
     assert len(llm_stub.requests) == 2  # the first answer named an unknown kind and was asked again
+
+
+# PlainQAFact (digest; authors' code github.com/zhiwenyou103/PlainQAFact, qaeval F1Scorer = SQuAD compute_f1):
+# answer extraction + question generation by the model, question answering on the evidence, answer overlap by
+# token F1; an unanswered question scores 0. Worked example: one simplification with two questions, answered
+# "500 mg" (gold "500 mg": F1 1) and null (F1 0) → sentence 0.5; the item (one sentence) 0.5.
+def test_plainqafact_with_llm_runs_the_qa_pipeline_and_scores_by_token_f1(llm_stub):
+    llm_stub.queue(
+        verdicts("kind", ["simplification"]),
+        content({"sentences": [{"index": 0, "pairs": [
+            {"answer": "500 mg", "question": "What dose of paracetamol was given?"},
+            {"answer": "children", "question": "Who received paracetamol?"}]}]}),
+        content({"answers": [{"index": 0, "answer": "500 mg"}, {"index": 1, "answer": None}]}),
+    )
+    item = ItemInput(id="p", question="", answer="Children got 500 mg of paracetamol.",
+                     sentences=["Children got 500 mg of paracetamol."],
+                     source="Adults received 500 mg of paracetamol.")
+    metric = get_metric("plainqafact")
+    scores = metric.score(item, _backend(llm_stub), metric.resolve_params({"knowledge": "none"}))
+    assert scores[0].value == 0.5
+    assert scores[0].details["method"] == "PlainQAFact (QA-based)"
+    qa = scores[1].details["verification"]["qa"]
+    assert [row["f1"] for row in qa] == [1.0, 0.0]
+
+
+def test_plainqafact_with_other_backends_is_named_kind_aware_entailment():
+    metric = get_metric("plainqafact")
+    item = ItemInput(id="p", question="", answer="Paracetamol lowers fever.", sentences=["Paracetamol lowers fever."],
+                     source="Paracetamol lowers fever in children.")
+    scores = metric.score(item, get_backend("lexical"), metric.resolve_params({"knowledge": "none"}))
+    assert scores[0].details["method"] == "kind-aware entailment (PlainQAFact-style)"
+    with pytest.raises(MetricError, match="method=qa needs the llm backend"):
+        metric.score(item, get_backend("lexical"), metric.resolve_params({"knowledge": "none", "method": "qa"}))

@@ -32,3 +32,35 @@ def test_cr_without_chunks_is_undetermined():
     cr = get_metric("cr")
     (score,) = cr.score(_item([]), get_backend("lexical"), cr.resolve_params({}))
     assert (score.value, score.state) == (None, "undetermined")
+
+
+# ASTRID (arXiv 2501.08208): "Context Relevance is a binary judgment of whether the retrieved context is
+# relevant to the query". Worked example: three chunks of which only the first is relevant. The paper's
+# judgement of the context as a whole is 1; the per-chunk mean of graded values is not the paper's metric.
+SWIM = ["You should avoid swimming for two weeks after cataract surgery.", "The car park is open all day.",
+        "Our clinic has a new waiting room."]
+
+
+def _swim_item() -> ItemInput:
+    return ItemInput(id="s", question="When can I go swimming after cataract surgery?", answer="", sentences=[],
+                     contexts=[ChunkInput(rank=r, text=t) for r, t in enumerate(SWIM, start=1)])
+
+
+def test_cr_default_is_the_binary_judgement_of_the_whole_context():
+    cr = get_metric("cr")
+    assert cr.resolve_params({})["aggregate"] == "context"
+    scored = {unit_key(s.unit): s for s in cr.score(_swim_item(), get_backend("lexical"), cr.resolve_params({}))}
+    # Question content tokens {go, swimming, after, cataract, surgery}: chunk 1 recalls 4/5, chunks 2, 3 none.
+    assert [scored[f"c:{r}"].value for r in (1, 2, 3)] == pytest.approx([0.8, 0.0, 0.0])
+    assert scored["item"].value == 1.0
+    assert scored["item"].details["context_judgement"]["verdict"] is True
+    # The per-chunk mean stays available as a documented option: 0.8 / 3 = 0.267, not the paper's 1.
+    mean = cr.score(_swim_item(), get_backend("lexical"), cr.resolve_params({"aggregate": "mean"}))[0]
+    assert mean.value == pytest.approx(0.8 / 3)
+
+
+def test_cr_binary_judgement_is_zero_for_an_irrelevant_context():
+    cr = get_metric("cr")
+    item = ItemInput(id="x", question="When can I go swimming after cataract surgery?", answer="", sentences=[],
+                     contexts=[ChunkInput(rank=1, text=SWIM[1]), ChunkInput(rank=2, text=SWIM[2])])
+    assert cr.score(item, get_backend("lexical"), cr.resolve_params({}))[0].value == 0.0

@@ -62,11 +62,23 @@ def test_icat_without_aspects_reports_factuality_and_leaves_icat_undetermined():
     assert score.details["coverage"] is None
 
 
-def test_icat_without_claims_is_undetermined():
+def test_icat_without_claims_is_zero_as_the_authors_code_returns():
+    # algoprog/ICAT icat.py: factuality = entailed_facts_count / len(facts) if facts else 0; coverage counts
+    # subtopics supported by entailed facts (none); f1 = 0 when factuality + coverage = 0.
     icat = get_metric("icat")
     scores = icat.score(_item(), BackendDouble("llm", statements=[]), icat.resolve_params({}))
-    assert scores[0].state == "undetermined"
+    assert (scores[0].state, scores[0].value) == ("ok", 0.0)
+    assert (scores[0].details["factuality"], scores[0].details["coverage"]) == (0.0, 0.0)
     assert "no claims" in scores[0].details["reason"]
+
+
+def test_icat_retrieves_ten_passages_per_claim_by_default():
+    # The authors' icat.py: self.topk = 10, retrieved for each fact.
+    icat = get_metric("icat")
+    assert icat.resolve_params({})["k"] == 10
+    retriever = _Retriever()
+    icat.score(_item(), _backend(), icat.resolve_params({"source": "kb"}), retriever=retriever)
+    assert retriever.queries and all(k == 10 for _, k in retriever.queries)
 
 
 class _Retriever:

@@ -22,6 +22,7 @@ from annotation.segmentation import split_sentences
 from scoring.backends import get_backend
 from scoring.metrics import ITEM, AspectInput, ChunkInput, ItemInput, MetricError, UnitScore, get_metric, score_item
 from scoring.retrieval import HybridRetriever
+from scoring.selectors import target_ids
 from scoring.services import prepare_backend, unit_key
 
 _SCOPES = {"emergency", "in_scope", "out_of_scope", "non_clinical"}
@@ -94,6 +95,7 @@ def record_to_input(rec: Any) -> ItemInput:
         source_sentences=[s.text for s in split_sentences(source)] if source else [],
         aspects=aspects,
         scope_class=scope,
+        target_ids=target_ids(rec.get("metadata")),
     )
 
 
