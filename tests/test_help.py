@@ -77,3 +77,16 @@ def test_the_console_links_the_api_docs(client, researcher, study):
     body = client.get(reverse("console:study", args=[study.slug])).content.decode()
     assert f'href="{reverse("api-docs")}"' in body
     assert client.get(reverse("api-docs")).status_code == 200
+
+
+def test_every_metric_has_a_help_page_and_a_run_links_to_it(client, researcher, study):
+    from scoring.metrics import METRICS
+    from scoring.models import ScoreRun
+
+    client.force_login(researcher)
+    for name in METRICS:
+        response = client.get(f"/help/metric-{name}/")
+        assert response.status_code == 200, name
+    run = ScoreRun.objects.create(study=study, metric="cf", backend="lexical", parameters={}, batch_size=10)
+    body = client.get(f"/scoring/runs/{run.pk}/").content.decode()
+    assert 'href="/help/metric-cf/"' in body

@@ -30,9 +30,14 @@ def _docs() -> Path:
 
 
 def pages() -> dict[str, Path]:
-    """Every guide page by slug: docs/guide/<slug>.md, and the import format reference."""
+    """Every guide page by slug: docs/guide/<slug>.md, the import format reference and the metric pages."""
     found = {p.stem: p for p in sorted((_docs() / "guide").glob("*.md")) if _SLUG.match(p.stem)}
     found["import-format"] = _docs() / "import-format.md"
+    # The metric pages (docs/metrics/<metric>.md): each score run links to its metric's page.
+    found["metrics"] = _docs() / "metrics" / "README.md"
+    for path in sorted((_docs() / "metrics").glob("*.md")):
+        if path.stem != "README" and _SLUG.match(path.stem):
+            found[f"metric-{path.stem}"] = path
     return found
 
 
