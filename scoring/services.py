@@ -35,6 +35,7 @@ from concord.errors import Conflict, PayloadTooLarge, ValidationFailed
 from scoring import selectors, tasks
 from scoring.backends import get_backend
 from scoring.backends.text import sentences_of
+from scoring.judges.selectors import judge_for_scoring
 from scoring.metrics import (
     ITEM,
     BackendUnavailable,
@@ -135,6 +136,9 @@ def score_run_start(
             "backend option 'base_url' is not allowed: the LLM endpoint is set by an administrator (LLM_BASE_URL)"
         )
 
+    if backend == "learned":
+        _check_learned_options(study, backend_options or {})
+
     with transaction.atomic():
         run = ScoreRun.objects.create(
             study=study,
@@ -185,11 +189,24 @@ def _run_fail(run_id: int, message: str) -> None:
     logger.warning("score run %s failed: %s", run_id, message)
 
 
+def _check_learned_options(study: Study, options: dict[str, Any]) -> None:
+    """A run's learned judges are the study's own or shared with it; the study is never an option."""
+    if "study" in options:
+        raise ValidationFailed("backend option 'study' is not allowed: a run uses its own study's judges")
+    for key in ("model", "supports_model", "informative_model", "relevance_model"):
+        if key in options:
+            try:
+                judge_for_scoring(str(options[key]), study_id=study.pk)
+            except BackendUnavailable as exc:
+                raise ValidationFailed(str(exc)) from None
+
+
 def _backend_options(run: ScoreRun) -> dict[str, Any]:
     options = dict(run.backend_options or {})
     if run.backend == "learned":
-        # The learned backend is trained on this study's gold; the study is not a user choice.
-        options.setdefault("study", run.study_id)
+        # Judges are looked up among the run's study's own and shared ones; whatever the stored options
+        # say, the study is the run's (an option cannot name another study).
+        options["study"] = run.study_id
     return options
 
 
@@ -467,8 +484,10 @@ def _score_claimed(claimed: ScoreBatch, *, token: str, final_attempt: bool) -> B
         if item is None:  # deleted since the run started; nothing left to score
             continue
         started, usage_before = time.perf_counter(), _usage_snapshot(backend)
+        # Cross-fitting: a backend may judge each item of the study with a model that never saw its labels.
+        item_backend = backend.for_item(item_id) if hasattr(backend, "for_item") else backend
         try:
-            units = score_item(metric, item, backend, params, retriever=retriever, final_attempt=final_attempt)
+            units = score_item(metric, item, item_backend, params, retriever=retriever, final_attempt=final_attempt)
             if not units:
                 units = [UnitScore(ITEM, None, "failed", {"error": "the metric returned no score"})]
         except TransientBackendError:

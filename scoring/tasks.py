@@ -17,6 +17,7 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from scoring import services
+from scoring.judges import services as judge_services
 from scoring.metrics import BackendUnavailable, TransientBackendError
 
 logger = logging.getLogger(__name__)
@@ -91,3 +92,8 @@ def knowledge_base_embed(knowledge_base_id: int) -> int:
 def _recover_on_worker_start(sender=None, **_kwargs) -> None:
     """A worker that starts re-sends the work that a killed worker may have taken with it."""
     score_runs_recover.delay()
+
+
+@shared_task(name="scoring.judge_train", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def judge_train(job_id: int) -> None:
+    judge_services.judge_train_job_run(job_id=job_id)
