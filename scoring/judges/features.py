@@ -18,6 +18,7 @@ Every feature is computed from the text alone, so a feature vector never sees a 
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from typing import Protocol
@@ -48,7 +49,7 @@ def _precision(candidate: list[str], reference: set[str]) -> float:
 
 
 def _bigrams(toks: list[str]) -> list[tuple[str, str]]:
-    return list(zip(toks, toks[1:], strict=False))
+    return list(itertools.pairwise(toks))
 
 
 def _bigram_precision(candidate: list[str], reference: list[str]) -> float:

@@ -80,7 +80,9 @@ def _candidates(options: dict[str, Any], task: str) -> list[tuple[str, str]]:
 def _check_name(name: str) -> str:
     name = (name or "").strip()
     if not NAME.match(name):
-        raise ValidationFailed("a judge name is 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit")
+        raise ValidationFailed(
+            "a judge name is 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
     if TrainedJudge.objects.filter(name=name).exists():
         raise Conflict(f"a judge named {name!r} already exists; choose another name")
     return name

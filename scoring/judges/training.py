@@ -153,7 +153,7 @@ def check_examples(examples: list[Example], task: str, model_type: str = "logist
         raise TrainingError(f"task must be one of {', '.join(TASKS)}, got {task!r}")
     if model_type not in MODEL_TYPES:
         raise TrainingError(f"model type must be one of {', '.join(MODEL_TYPES)}, got {model_type!r}")
-    if feature_set not in FEATURE_SETS:
+    if model_type == "logistic" and feature_set not in FEATURE_SETS:
         raise TrainingError(f"feature set must be one of {', '.join(FEATURE_SETS)}, got {feature_set!r}")
     if model_type == "cross-encoder" and task not in PAIR_TASKS:
         raise TrainingError(f"a cross-encoder judges (text, evidence) pairs; task {task!r} has no evidence")
@@ -297,7 +297,7 @@ def figures(y: np.ndarray, p: np.ndarray, threshold: float = THRESHOLD) -> dict[
     acc_low, acc_high = wilson(correct, len(y))
     auc_low, auc_high = bootstrap_auc(y, p)
     return {
-        "n": int(len(y)), "n_positive": int(y.sum()),
+        "n": len(y), "n_positive": int(y.sum()),
         "auc": float(roc_auc_score(y, p)), "auc_ci": [auc_low, auc_high],
         "accuracy": correct / len(y), "accuracy_ci": [acc_low, acc_high],
         "threshold": threshold, "confusion": {"tp": tp, "fp": fp, "tn": tn, "fn": fn},

@@ -31,7 +31,8 @@ def describe(judge: TrainedJudge) -> list[str]:
     c = cv["confusion"]
     lines = [
         f"judge {judge.name}: task {judge.task}, {judge.model_type}/{judge.feature_set}, source {judge.source_label}",
-        f"  n={judge.n} (positive {judge.n_positive}), {cv['folds']}-fold CV: ROC AUC {fmt_ci(cv['auc'], cv['auc_ci'])}, "
+        f"  n={judge.n} (positive {judge.n_positive}), {cv['folds']}-fold CV: "
+        f"ROC AUC {fmt_ci(cv['auc'], cv['auc_ci'])}, "
         f"accuracy@{cv['threshold']} {fmt_ci(cv['accuracy'], cv['accuracy_ci'])}, Brier {cv['brier']:.3f}",
         f"  confusion at {cv['threshold']}: TP {c['tp']} FP {c['fp']} TN {c['tn']} FN {c['fn']}",
         "  reliability (bin: mean predicted / observed positive / n): " + ", ".join(
