@@ -32,6 +32,7 @@ from scoring.judges.training import (
     Example,
     Trained,
     TrainingError,
+    check_examples,
     compare,
     read_labelled_file,
 )
@@ -174,7 +175,10 @@ def judge_train_job_start(*, study: Study, question_key: str, task: str, name: s
     name = _check_name(name)
     opts = clean_options(options)
     try:
-        gold.examples_from_gold(study, question_key, task, positive=list(positive), exclude=list(exclude))
+        examples, _ = gold.examples_from_gold(study, question_key, task, positive=list(positive),
+                                              exclude=list(exclude))
+        for model_type, feature_set in _candidates(opts, task):
+            check_examples(examples, task, model_type, feature_set)
     except TrainingError as exc:
         raise ValidationFailed(str(exc)) from None
     with transaction.atomic():
