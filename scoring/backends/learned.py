@@ -19,6 +19,9 @@ that was a training example is judged by the fold model that held that item out 
 other items by the final model; anywhere else it is a *transfer* from its source (the study and
 question, or the file's hash). Every judgement carries ``probability``, the judge's P(verdict True),
 and the default threshold is 0.5.
+
+Statements (for RF) are not learned: they are the stored sentences that pass the conversational rule
+set, as for the lexical and embedding backends, and their extraction details say so.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from scoring.backends.base import Backend, Judgement
+from scoring.backends.base import Backend, Judgement, Statements
+from scoring.backends.lexical import rule_statements
 from scoring.judges import artifacts
 from scoring.judges.selectors import judge_for_scoring
 from scoring.metrics.base import BackendUnavailable
@@ -142,3 +146,8 @@ class LearnedBackend(Backend):
     def relevance(self, question: str, passages: list[str], *, threshold: float | None = None) -> list[Judgement]:
         slot = self._slot("relevance", "judge passage relevance", "relevance_model")
         return self._judge(slot, passages, [question] * len(passages), threshold)
+
+    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
+        """Not learned: the stored sentences that pass the conversational rule set, as for the lexical and
+        embedding backends (the details say so); only their support is judged by a trained judge."""
+        return rule_statements(sentences)

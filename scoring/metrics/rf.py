@@ -31,7 +31,7 @@ class RagasFaithfulness(Metric):
         "RF: it is recorded as undetermined, never as a number."
     )
     units = ("item",)
-    backends = ("embedding", "lexical", "nli", "llm")
+    backends = ("embedding", "lexical", "nli", "llm", "learned")
     parameters = {
         "support_threshold": Param(None, "Backend threshold for a supported statement (None: backend default)."),
         "aggregate": aggregate_param(),
