@@ -42,7 +42,7 @@ def test_a_judge_named_by_model_judges_support_with_a_probability(judge):
 
 def test_a_judgement_without_a_named_judge_is_refused_naming_the_option(judge):
     backend = get_backend("learned", model="claims")
-    with pytest.raises(BackendCapabilityError, match="no 'informative' judge is named .*informative_model"):
+    with pytest.raises(BackendCapabilityError, match=r"no 'informative' judge is named .*informative_model"):
         backend.informative(["Hello!"])
 
 
@@ -54,7 +54,7 @@ def test_a_judge_of_another_task_cannot_fill_a_slot(judge):
 def test_without_a_judge_or_with_an_unknown_option_the_backend_is_unavailable(judge):
     with pytest.raises(BackendUnavailable, match="name a trained judge"):
         get_backend("learned")
-    with pytest.raises(BackendUnavailable, match="unknown option.*question"):
+    with pytest.raises(BackendUnavailable, match=r"unknown option.*question"):
         get_backend("learned", model="claims", question="grounded")
     with pytest.raises(BackendUnavailable, match="no trained judge named 'nope'"):
         get_backend("learned", model="nope")

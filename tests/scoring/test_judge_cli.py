@@ -61,7 +61,7 @@ def test_fewer_than_ten_of_a_class_is_refused(tmp_path):
     path = tmp_path / "few.jsonl"
     records = [r for r in labelled_records() if r["label"] == 1] + [r for r in labelled_records() if not r["label"]][:9]
     path.write_text("\n".join(json.dumps(r) for r in records))
-    with pytest.raises(CommandError, match="at least 10 examples of each class.*14 positive and 9 negative"):
+    with pytest.raises(CommandError, match=r"at least 10 examples of each class.*14 positive and 9 negative"):
         call_command("train_judge", "--from", str(path), "--task", "supports", "--name", "few", *FAST)
     assert not TrainedJudge.objects.exists()
 

@@ -146,7 +146,7 @@ def test_the_api_trains_through_a_job_and_reports_its_progress(api, researcher, 
 
 def test_retire_and_share_by_the_owner(api, researcher, study, judged):
     api.force_authenticate(researcher)
-    partner = factories.make_study(owner=researcher, slug="partner")
+    factories.make_study(owner=researcher, slug="partner")
     shared = api.post(f"/api/scoring/studies/{study.slug}/judges/{judged.pk}/share/", {"study": "partner"},
                       format="json")
     assert shared.status_code == 200

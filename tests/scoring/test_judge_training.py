@@ -54,7 +54,7 @@ def test_a_csv_without_the_label_column_is_refused():
 
 def test_fewer_than_ten_examples_of_a_class_is_refused():
     examples = [Example("t", True, "e")] * 10 + [Example("u", False, "e")] * 9
-    with pytest.raises(TrainingError, match="at least 10 examples of each class.*10 positive and 9 negative"):
+    with pytest.raises(TrainingError, match=r"at least 10 examples of each class.*10 positive and 9 negative"):
         check_examples(examples, "supports")
 
 
@@ -63,7 +63,7 @@ def test_pair_tasks_need_evidence_and_informative_takes_none():
         check_examples([Example("t", True)], "supports")
     with pytest.raises(TrainingError, match="takes no evidence"):
         check_examples([Example("t", True, "e")], "informative")
-    with pytest.raises(TrainingError, match="cross-encoder judges .* pairs"):
+    with pytest.raises(TrainingError, match=r"cross-encoder judges .* pairs"):
         check_examples([Example("t", True)], "informative", "cross-encoder")
 
 
@@ -86,7 +86,8 @@ def test_figures_give_the_confusion_matrix_at_the_threshold_and_intervals_around
     p = np.array([0.9, 0.8, 0.4, 0.3, 0.6, 0.1, 0.7, 0.2])
     f = figures(y, p)
     assert f["confusion"] == {"tp": 3, "fp": 1, "tn": 3, "fn": 1}
-    assert f["accuracy"] == 0.75 and f["auc"] == pytest.approx(15 / 16)  # 15 of the 16 (positive, negative) pairs ordered
+    # 15 of the 16 (positive, negative) pairs are ordered correctly.
+    assert f["accuracy"] == 0.75 and f["auc"] == pytest.approx(15 / 16)
     assert f["auc_ci"][0] <= f["auc"] <= f["auc_ci"][1] and f["accuracy_ci"][0] < 0.75 < f["accuracy_ci"][1]
     assert bootstrap_auc(y, p) == bootstrap_auc(y, p)  # seeded
 
