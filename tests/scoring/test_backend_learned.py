@@ -77,3 +77,21 @@ def test_a_retired_judge_is_unavailable(judge):
     judge.save()
     with pytest.raises(BackendUnavailable, match="retired"):
         get_backend("learned", model="claims")
+
+
+def test_judgements_are_combined_per_judgement_and_the_identity_names_each(judge):
+    sentences = [f"Metformin {i} lowers blood glucose in diabetes." for i in range(12)] + [
+        "Hello there!", "Thanks so much for asking.", "I hope this helps.", "Take care of yourself.",
+        "Let me know if you have other questions.", "Good morning!", "You're welcome.", "Sorry to hear that.",
+        "Have a lovely day.", "Great question!", "Happy to help.", "See you soon."]
+    content = "\n".join(
+        '{"text": "%s", "label": %d}' % (s.replace('"', ""), i < 12) for i, s in enumerate(sentences)).encode()
+    services.judge_train_from_file(content=content, filename="info.jsonl", task="informative", name="info",
+                                   actor=None, options=LEXICAL)
+    backend = get_backend("learned", supports_model="claims", informative_model="info")
+    assert "informative=info (logistic/lexical" in backend.identity and "supports=claims (logistic/lexical" \
+        in backend.identity
+    fact, greeting = backend.informative(["Statins lower cholesterol in adults.", "Thanks, take care!"])
+    assert fact.verdict is True and greeting.verdict is False and greeting.details["judge"] == "info"
+    with pytest.raises(BackendUnavailable, match="two judges named for 'supports'"):
+        get_backend("learned", model="claims", supports_model="info")

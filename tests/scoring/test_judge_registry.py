@@ -175,3 +175,15 @@ def test_the_retire_and_share_pages_post_and_redirect(client, researcher, study,
     assert client.post(f"/scoring/studies/{study.slug}/judges/{judged.pk}/retire").status_code == 302
     judged.refresh_from_db()
     assert judged.is_retired and list(judged.shared_with.values_list("slug", flat=True)) == ["partner"]
+
+
+def test_the_run_form_cannot_use_another_studys_judge(client, researcher, study, judged, rival):
+    client.force_login(researcher)
+    other, _ = rival
+    for options in ('{"model": "rival-judge"}', '{"model": "rival-judge", "study": %d}' % other.pk):
+        page = client.post(f"/scoring/studies/{study.slug}/runs/start", {
+            "metric": "cf", "backend": "learned", "backend_options": options, "param_information_bearing": "rules",
+        })
+        assert page.status_code == 400
+        assert "rival-judge" in page.content.decode() or "not allowed" in page.content.decode()
+    assert not study.score_runs.exists()
