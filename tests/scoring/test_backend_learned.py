@@ -93,5 +93,5 @@ def test_judgements_are_combined_per_judgement_and_the_identity_names_each(judge
         in backend.identity
     fact, greeting = backend.informative(["Statins lower cholesterol in adults.", "Thanks, take care!"])
     assert fact.verdict is True and greeting.verdict is False and greeting.details["judge"] == "info"
-    with pytest.raises(BackendUnavailable, match="two judges named for 'supports'"):
+    with pytest.raises(BackendUnavailable, match="supports_model='info' names a 'informative' judge"):
         get_backend("learned", model="claims", supports_model="info")
