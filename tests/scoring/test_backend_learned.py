@@ -10,7 +10,7 @@ from scoring.backends.base import BackendCapabilityError
 from scoring.judges import services
 from scoring.metrics import BackendUnavailable
 from tests.factories import make_study
-from tests.scoring.judge_support import labelled_jsonl
+from tests.scoring.judge_support import FACTS, labelled_jsonl
 
 pytestmark = pytest.mark.django_db
 
@@ -80,7 +80,7 @@ def test_a_retired_judge_is_unavailable(judge):
 
 
 def test_judgements_are_combined_per_judgement_and_the_identity_names_each(judge):
-    sentences = [f"Metformin {i} lowers blood glucose in diabetes." for i in range(12)] + [
+    sentences = [fact for fact, _ in FACTS[:12]] + [
         "Hello there!", "Thanks so much for asking.", "I hope this helps.", "Take care of yourself.",
         "Let me know if you have other questions.", "Good morning!", "You're welcome.", "Sorry to hear that.",
         "Have a lovely day.", "Great question!", "Happy to help.", "See you soon."]
