@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.utils import timezone
 
@@ -84,8 +86,7 @@ def test_judgements_are_combined_per_judgement_and_the_identity_names_each(judge
         "Hello there!", "Thanks so much for asking.", "I hope this helps.", "Take care of yourself.",
         "Let me know if you have other questions.", "Good morning!", "You're welcome.", "Sorry to hear that.",
         "Have a lovely day.", "Great question!", "Happy to help.", "See you soon."]
-    content = "\n".join(
-        '{"text": "%s", "label": %d}' % (s.replace('"', ""), i < 12) for i, s in enumerate(sentences)).encode()
+    content = "\n".join(json.dumps({"text": s, "label": int(i < 12)}) for i, s in enumerate(sentences)).encode()
     services.judge_train_from_file(content=content, filename="info.jsonl", task="informative", name="info",
                                    actor=None, options=LEXICAL)
     backend = get_backend("learned", supports_model="claims", informative_model="info")

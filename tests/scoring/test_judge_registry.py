@@ -180,7 +180,7 @@ def test_the_retire_and_share_pages_post_and_redirect(client, researcher, study,
 def test_the_run_form_cannot_use_another_studys_judge(client, researcher, study, judged, rival):
     client.force_login(researcher)
     other, _ = rival
-    for options in ('{"model": "rival-judge"}', '{"model": "rival-judge", "study": %d}' % other.pk):
+    for options in ('{"model": "rival-judge"}', f'{{"model": "rival-judge", "study": {other.pk}}}'):
         page = client.post(f"/scoring/studies/{study.slug}/runs/start", {
             "metric": "cf", "backend": "learned", "backend_options": options, "param_information_bearing": "rules",
         })
