@@ -12,8 +12,7 @@ from rest_framework.views import APIView
 
 from concord.errors import ValidationFailed
 from scoring.judges import selectors, services
-from scoring.judges.training import TASKS
-from scoring.models import JudgeTrainJob, TrainedJudge
+from scoring.models import JudgeTask, JudgeTrainJob, TrainedJudge
 from scoring.selectors import get_study_for_researcher
 
 
@@ -50,7 +49,7 @@ class JudgeListApi(APIView):
     class Input(serializers.Serializer):
         name = serializers.CharField()
         question = serializers.CharField()
-        task = serializers.ChoiceField(choices=TASKS)
+        task = serializers.ChoiceField(choices=JudgeTask.choices)
         positive = serializers.ListField(child=serializers.CharField(), required=False, default=list)
         exclude = serializers.ListField(child=serializers.CharField(), required=False, default=list)
         options = serializers.DictField(required=False, default=dict)
