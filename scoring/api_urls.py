@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from scoring import api
 
@@ -9,4 +9,5 @@ urlpatterns = [
     path("runs/<int:run_id>/scores/", api.RunScoresApi.as_view(), name="scoring-api-run-scores"),
     path("studies/<slug:slug>/knowledge-bases/", api.KnowledgeBaseCreateApi.as_view(), name="scoring-api-kb-create"),
     path("knowledge-bases/<int:kb_id>/documents/", api.KnowledgeBaseUploadApi.as_view(), name="scoring-api-kb-upload"),
+    path("", include("scoring.judges.api_urls")),
 ]

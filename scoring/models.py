@@ -8,6 +8,7 @@ from django.db.models import Q
 
 from annotation import units
 from annotation.models import Item, Study
+from concord.jobs import Job
 
 
 class RunStatus(models.TextChoices):
@@ -177,3 +178,88 @@ class Passage(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["knowledge_base", "document_id", "index"], name="unique_passage")
         ]
+
+
+class JudgeTask(models.TextChoices):
+    SUPPORTS = "supports", "Supports (claim vs evidence)"
+    INFORMATIVE = "informative", "Information-bearing sentence"
+    RELEVANCE = "relevance", "Relevance (passage vs question)"
+
+
+class TrainedJudge(models.Model):
+    """A judge trained on labelled examples (a study's gold, or a labelled file) for the ``learned`` backend.
+
+    ``study`` owns it: researchers of that study see, share and retire it. A study scores with its own
+    judges and with judges explicitly shared with it (``shared_with``); nothing else, whatever a run's
+    options say. A judge trained from a file on the command line has no owning study until shared.
+    """
+
+    name = models.CharField(max_length=100, unique=True)
+    study = models.ForeignKey(
+        Study, null=True, blank=True, on_delete=models.CASCADE, related_name="trained_judges",
+        help_text="The owning study (None: registered on the command line from a file).",
+    )
+    task = models.CharField(max_length=12, choices=JudgeTask.choices)
+    source_kind = models.CharField(max_length=5, choices=[("study", "Study gold"), ("file", "Labelled file")])
+    source_study = models.ForeignKey(
+        Study, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The study whose gold it was trained on (cross-fitted when scoring this study).",
+    )
+    source_question = models.CharField(max_length=100, blank=True)
+    source_positive = models.JSONField(default=list, blank=True, help_text="Gold values counted as positive.")
+    source_file_name = models.CharField(max_length=255, blank=True)
+    source_file_sha256 = models.CharField(max_length=64, blank=True)
+    data_hash = models.CharField(max_length=64)
+    model_type = models.CharField(max_length=20)
+    feature_set = models.CharField(max_length=20)
+    embedding_identity = models.CharField(max_length=300, blank=True)
+    n = models.PositiveIntegerField()
+    n_positive = models.PositiveIntegerField()
+    cv = models.JSONField(default=dict, help_text="Cross-validated figures of the kept model.")
+    comparison = models.JSONField(default=list, blank=True, help_text="CV figures of every candidate compared.")
+    path = models.CharField(max_length=500, help_text="Artifact directory under VAR_DIR.")
+    trained_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    trained_at = models.DateTimeField(auto_now_add=True)
+    retired_at = models.DateTimeField(null=True, blank=True)
+    retired_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    shared_with = models.ManyToManyField(Study, blank=True, related_name="judges_shared_with")
+
+    class Meta:
+        ordering = ["-trained_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(task__in=JudgeTask.values), name="judge_task_known"),
+            models.CheckConstraint(condition=Q(n_positive__lte=models.F("n")), name="judge_positives_within_n"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.task})"
+
+    @property
+    def is_retired(self) -> bool:
+        return self.retired_at is not None
+
+    @property
+    def source_label(self) -> str:
+        if self.source_kind == "study":
+            slug = self.source_study.slug if self.source_study else "(deleted study)"
+            return f"study {slug}, question {self.source_question}"
+        return f"file {self.source_file_name} sha256:{self.source_file_sha256[:12]}"
+
+
+class JudgeTrainJob(Job):
+    """Training a judge from a study's gold for a researcher who waits (console or API)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="judge_train_jobs")
+    name = models.CharField(max_length=100)
+    question_key = models.CharField(max_length=100)
+    task = models.CharField(max_length=12, choices=JudgeTask.choices)
+    positive = models.JSONField(default=list, blank=True)
+    options = models.JSONField(default=dict, blank=True, help_text="folds, model types, feature sets, epochs.")
+    judge = models.ForeignKey(TrainedJudge, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta(Job.Meta):
+        pass

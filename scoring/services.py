@@ -37,6 +37,7 @@ from scoring import selectors, tasks
 from scoring.backend_options import backend_options_clean
 from scoring.backends import get_backend
 from scoring.backends.text import sentences_of
+from scoring.judges.selectors import judge_for_scoring
 from scoring.metrics import (
     ITEM,
     BackendUnavailable,
@@ -165,6 +166,9 @@ def score_run_start(
         raise ValidationFailed("the knowledge base belongs to another study")
     backend_options = backend_options_clean(backend, backend_options, study_id=study.pk, study_slug=study.slug)
 
+    if backend == "learned":
+        _check_learned_options(study, backend_options or {})
+
     with transaction.atomic():
         run = ScoreRun.objects.create(
             study=study,
@@ -215,6 +219,18 @@ def _run_fail(run_id: int, message: str) -> None:
     logger.warning("score run %s failed: %s", run_id, message)
 
 
+def _check_learned_options(study: Study, options: dict[str, Any]) -> None:
+    """A run's learned judges are the study's own or shared with it; the study is never an option."""
+    if "study" in options:
+        raise ValidationFailed("backend option 'study' is not allowed: a run uses its own study's judges")
+    for key in ("model", "supports_model", "informative_model", "relevance_model"):
+        if key in options:
+            try:
+                judge_for_scoring(str(options[key]), study_id=study.pk)
+            except BackendUnavailable as exc:
+                raise ValidationFailed(str(exc)) from None
+
+
 def _backend_options(run: ScoreRun) -> dict[str, Any]:
     # Checked again where the worker reads them: a run stored before a rule changed fails with the reason.
     try:
@@ -222,8 +238,9 @@ def _backend_options(run: ScoreRun) -> dict[str, Any]:
     except ValidationFailed as exc:
         raise BackendUnavailable(f"{run.backend} backend: {exc.message}") from None
     if run.backend == "learned":
-        # The learned backend is trained on this study's gold; the study is not a user choice.
-        options.setdefault("study", run.study_id)
+        # Judges are looked up among the run's study's own and shared ones; whatever the stored options
+        # say, the study is the run's (an option cannot name another study).
+        options["study"] = run.study_id
     return options
 
 
@@ -501,8 +518,10 @@ def _score_claimed(claimed: ScoreBatch, *, token: str, final_attempt: bool) -> B
         if item is None:  # deleted since the run started; nothing left to score
             continue
         started, usage_before = time.perf_counter(), _usage_snapshot(backend)
+        # Cross-fitting: a backend may judge each item of the study with a model that never saw its labels.
+        item_backend = backend.for_item(item_id) if hasattr(backend, "for_item") else backend
         try:
-            units = score_item(metric, item, backend, params, retriever=retriever, final_attempt=final_attempt)
+            units = score_item(metric, item, item_backend, params, retriever=retriever, final_attempt=final_attempt)
             if not units:
                 units = [UnitScore(ITEM, None, "failed", {"error": "the metric returned no score"})]
         except TransientBackendError:

@@ -17,6 +17,7 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from scoring import services
+from scoring.judges import services as judge_services
 from scoring.metrics import BackendUnavailable, TransientBackendError
 
 logger = logging.getLogger(__name__)
@@ -112,3 +113,8 @@ def _recover_on_worker_start(sender=None, **_kwargs) -> None:
     consumed = sorted((sender.app if sender is not None else current_app).amqp.queues.consume_from)
     queue = settings.QUEUE_JOBS if settings.QUEUE_JOBS in consumed or not consumed else consumed[0]
     score_runs_recover.apply_async(queue=queue)
+
+
+@shared_task(name="scoring.judge_train", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def judge_train(job_id: int) -> None:
+    judge_services.judge_train_job_run(job_id=job_id)

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from scoring import views
 
@@ -12,4 +12,5 @@ urlpatterns = [
     path("studies/<slug:slug>/items/<path:external_id>/scores", views.item_scores, name="item-scores"),
     path("studies/<slug:slug>/knowledge-bases/", views.knowledge_bases, name="knowledge-bases"),
     path("knowledge-bases/<int:kb_id>/", views.knowledge_base_detail, name="knowledge-base"),
+    path("", include("scoring.judges.urls")),
 ]

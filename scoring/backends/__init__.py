@@ -25,7 +25,8 @@ Options per backend:
 - ``nli``: ``model_dir`` (default ``settings.NLI_MODEL_DIR``), ``max_length`` (default 512).
 - ``llm``: ``base_url``, ``model``, ``api_key``, ``timeout``, ``max_retries`` (defaults from settings),
   ``samples`` (self-consistency, default 1), ``temperature`` (default 0 for one sample, 0.7 for more).
-- ``learned``: ``study`` and ``question`` (required), ``data_hash`` (default: the current model).
+- ``learned``: ``model`` (a trained judge's name), or ``supports_model`` / ``informative_model`` /
+  ``relevance_model``; in a run the study is always the run's (scoring.backends.learned).
 - ``none``: no options; for metrics computed from labels alone (``retrieval``).
 
 Transient failures (HTTP 429/5xx, timeouts) raise ``scoring.metrics.TransientBackendError`` after the

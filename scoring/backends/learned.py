@@ -1,238 +1,153 @@
-"""The ``learned`` backend: a logistic-regression classifier on embedding features, trained on gold labels.
+"""The ``learned`` backend: judges trained on labelled examples (a study's gold or a labelled file).
 
-Training data arrives as plain data (``adjudication`` reads the study's gold labels and calls
-``train_learned_model``); this module never touches the database. A model is trained for one *task*:
+Judges live in the registry (``scoring.models.TrainedJudge``; trained by ``scoring.judges``) and are
+named in the backend options, one per judgement:
 
-- ``supports``: text = an answer sentence or claim, evidence = its context, label = grounded;
-- ``informative``: text = an answer sentence, label = information-bearing;
-- ``relevance``: text = a chunk, evidence = the question, label = relevant.
+- ``model``: a judge of any task, used for that task's judgement;
+- ``supports_model``, ``informative_model``, ``relevance_model``: a judge for exactly that judgement.
 
-Features (all-MiniLM-L6-v2 through the ``embedding`` backend): for a single text, its embedding u; for a
-text with evidence, [u·v, |u−v|, cos(u, v)] where v is the embedding of the evidence sentence most
-similar to the text. Classifier: scikit-learn ``LogisticRegression`` (lbfgs, C=1, balanced class weights
-so a rare positive class is not ignored). Quality is reported from stratified k-fold cross-validation
-(shuffled, seed 0; k = min(folds, size of the smaller class)): accuracy at probability 0.5 and ROC AUC
-over the pooled out-of-fold probabilities. The final model is refit on all the data.
+A judgement for which no judge is named raises ``BackendCapabilityError`` naming the option to set
+(e.g. CF with ``information_bearing=rules`` needs only a supports judge), so one run never mixes
+sources silently: the run's identity lists each judgement's judge and how it is applied.
 
-Models are stored with joblib at ``VAR_DIR/models/learned/<study>/<question>/<data sha256>.joblib``;
-``current`` in that folder names the latest training, so retraining on new gold replaces it without
-losing the old file. ``get_learned_backend(study=, question=)`` loads the current model (once per
-process per file) or raises ``BackendUnavailable`` when none has been trained.
+Inside a score run, ``study`` is always the run's study (``scoring.services`` sets it; a run's options
+cannot): only the study's own judges and those shared with it are found. Without ``study`` (the
+``score`` command, run by the operator) any judge in the registry may be named.
+
+How a judge is applied: on the study whose gold it was trained on it is *cross-fitted* — each item
+that was a training example is judged by the fold model that held that item out (``for_item``), and
+other items by the final model; anywhere else it is a *transfer* from its source (the study and
+question, or the file's hash). Every judgement carries ``probability``, the judge's P(verdict True),
+and the default threshold is 0.5.
+
+Statements (for RF) are not learned: they are the stored sentences that pass the conversational rule
+set, as for the lexical and embedding backends, and their extraction details say so.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
-import threading
-from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
-from pathlib import Path
+import copy
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from django.conf import settings
 
-from scoring.backends.base import Backend, Judgement
-from scoring.backends.embedding import EmbeddingBackend, get_embedding_backend
-from scoring.backends.text import sentences_of
-from scoring.metrics.base import BackendUnavailable, MetricError
+from scoring.backends.base import Backend, Judgement, Statements
+from scoring.backends.lexical import rule_statements
+from scoring.judges import artifacts
+from scoring.judges.selectors import judge_for_scoring
+from scoring.metrics.base import BackendUnavailable
 
-TASKS = ("supports", "informative", "relevance")
-PAIR_TASKS = ("supports", "relevance")
-_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
-_LOCK = threading.Lock()
-_LOADED: dict[str, LearnedBackend] = {}
+SLOT_OPTIONS = {"supports_model": "supports", "informative_model": "informative", "relevance_model": "relevance"}
 
 
-@dataclass(frozen=True)
-class TrainingReport:
-    study: str
-    question: str
-    task: str
-    n: int
-    n_positive: int
-    folds: int
-    cv_accuracy: float
+@dataclass
+class Slot:
+    name: str
+    judge_id: int
+    loaded: artifacts.LoadedJudge
+    cross_fitted: bool
+    source: str
     cv_auc: float
-    data_hash: str
-    path: str
-    embedding_identity: str
-    trained_at: str
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    @property
+    def mode(self) -> str:
+        return "cross-fitted on its own training study" if self.cross_fitted else f"transfer from {self.source}"
 
 
-def models_dir(study: str | int, question: str) -> Path:
-    """Study and question are keys (a study id or slug, a question key), checked to be path-safe."""
-    study, question = str(study), str(question)
-    for part in (study, question):
-        if not _SAFE.match(part or ""):
-            raise MetricError(f"learned backend: {part!r} is not a safe study or question key")
-    return Path(settings.VAR_DIR) / "models" / "learned" / study / question
-
-
-def training_data_hash(task: str, texts: list[str], labels: list[bool], evidence: list[str] | None) -> str:
-    payload = json.dumps({"task": task, "texts": texts, "labels": labels, "evidence": evidence}, ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-def featurize(embedding: EmbeddingBackend, texts: list[str], evidence: list[str] | None) -> np.ndarray:
-    u = embedding.encode(texts)
-    if evidence is None:
-        return u
-    v = np.zeros_like(u)
-    for i, (text_vec, ev) in enumerate(zip(u, evidence, strict=True)):
-        candidates = sentences_of([ev]) or [ev]
-        vecs = embedding.encode(candidates)
-        v[i] = vecs[int((vecs @ text_vec).argmax())]
-    cos = (u * v).sum(axis=1, keepdims=True)
-    return np.hstack([u * v, np.abs(u - v), cos])
-
-
-def train_learned_model(
-    *,
-    study: str | int,
-    question: str,
-    task: str,
-    texts: list[str],
-    labels: list[bool],
-    evidence: list[str] | None = None,
-    folds: int = 5,
-    embedding_model: str | None = None,
-) -> TrainingReport:
-    """Train, cross-validate, persist and make current a classifier for (study, question)."""
-    import joblib
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import accuracy_score, roc_auc_score
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
-
-    if task not in TASKS:
-        raise MetricError(f"learned backend: task must be one of {', '.join(TASKS)}, got {task!r}")
-    if (task in PAIR_TASKS) != (evidence is not None):
-        raise MetricError(f"learned backend: task {task!r} {'needs' if task in PAIR_TASKS else 'takes no'} evidence")
-    if len(texts) != len(labels) or (evidence is not None and len(evidence) != len(texts)):
-        raise MetricError("learned backend: texts, labels and evidence must have the same length")
-    y = np.array([bool(v) for v in labels], dtype=int)
-    smaller = int(min(y.sum(), len(y) - y.sum()))
-    if smaller < 2:
-        raise MetricError(
-            f"learned backend: need at least 2 examples of each class to cross-validate, got "
-            f"{int(y.sum())} positive and {len(y) - int(y.sum())} negative"
-        )
-    k = min(folds, smaller)
-    directory = models_dir(study, question)
-    embedding = get_embedding_backend(embedding_model)
-    X = featurize(embedding, list(texts), list(evidence) if evidence is not None else None)
-
-    def make() -> LogisticRegression:
-        return LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000)
-
-    cv = StratifiedKFold(n_splits=k, shuffle=True, random_state=0)
-    oof = cross_val_predict(make(), X, y, cv=cv, method="predict_proba")[:, 1]
-    classifier = make().fit(X, y)
-
-    digest = training_data_hash(task, list(texts), [bool(v) for v in y], evidence)
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{digest}.joblib"
-    report = TrainingReport(
-        study=str(study), question=question, task=task, n=len(y), n_positive=int(y.sum()), folds=k,
-        cv_accuracy=float(accuracy_score(y, oof >= 0.5)), cv_auc=float(roc_auc_score(y, oof)),
-        data_hash=digest, path=str(path), embedding_identity=embedding.identity,
-        trained_at=datetime.now(UTC).isoformat(),
-    )
-    tmp = path.with_suffix(".tmp")
-    joblib.dump({"classifier": classifier, "task": task, "embedding_model": embedding_model,
-                 "report": report.as_dict()}, tmp)
-    tmp.replace(path)
-    current_tmp = directory / "current.tmp"
-    current_tmp.write_text(digest)
-    current_tmp.replace(directory / "current")
-    with _LOCK:
-        _LOADED.pop(str(path), None)
-    return report
-
-
-def get_learned_backend(
-    *, study: str | int | None = None, question: str | None = None, data_hash: str | None = None
-) -> LearnedBackend:
-    if study is None or not question:
+def get_learned_backend(*, study: int | str | None = None, model: str | None = None,
+                        supports_model: str | None = None, informative_model: str | None = None,
+                        relevance_model: str | None = None, **other: Any) -> LearnedBackend:
+    if other:
         raise BackendUnavailable(
-            "learned backend: name the study and the question whose gold labels the model was trained on "
-            "(options study=, question=)"
+            f"learned backend: unknown option(s) {', '.join(sorted(other))}; it takes model, supports_model, "
+            "informative_model, relevance_model"
         )
-    study = str(study)
-    directory = models_dir(study, question)
-    if data_hash is None:
-        marker = directory / "current"
-        if not marker.is_file():
-            raise BackendUnavailable(
-                f"learned backend: no model trained for study {study!r}, question {question!r}; "
-                "train one from the study's gold labels first"
-            )
-        data_hash = marker.read_text().strip()
-    if not re.fullmatch(r"[0-9a-f]{64}", data_hash):
-        raise BackendUnavailable(f"learned backend: {data_hash!r} is not a training-data hash")
-    path = directory / f"{data_hash}.joblib"
-    if not path.is_file():
-        raise BackendUnavailable(f"learned backend: model file {path} is missing")
-    with _LOCK:
-        if str(path) not in _LOADED:
-            _LOADED[str(path)] = LearnedBackend(path)
-        return _LOADED[str(path)]
+    study_id = int(study) if study is not None else None
+    names: dict[str, str] = {}
+    judges = {}
+    for option, value in (("model", model), ("supports_model", supports_model),
+                          ("informative_model", informative_model), ("relevance_model", relevance_model)):
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value:
+            raise BackendUnavailable(f"learned backend: option {option} must name a trained judge")
+        judge = judge_for_scoring(value, study_id=study_id)
+        task = SLOT_OPTIONS.get(option, judge.task)
+        if judge.task != task:
+            raise BackendUnavailable(f"learned backend: {option}={value!r} names a {judge.task!r} judge")
+        if task in names and names[task] != value:
+            raise BackendUnavailable(f"learned backend: two judges named for {task!r}: {names[task]!r} and {value!r}")
+        names[task] = value
+        judges[task] = judge
+    if not judges:
+        raise BackendUnavailable(
+            "learned backend: name a trained judge (option model=NAME, or supports_model= / informative_model= / "
+            "relevance_model=); the study's registry page lists them"
+        )
+    slots = {}
+    for task, judge in judges.items():
+        try:
+            loaded = artifacts.load(judge.path)
+        except (OSError, ValueError, KeyError) as exc:
+            raise BackendUnavailable(f"learned backend: the judge {judge.name!r} cannot be loaded: {exc}") from None
+        cross = study_id is not None and judge.source_kind == "study" and judge.source_study_id == study_id
+        slots[task] = Slot(judge.name, judge.pk, loaded, cross, judge.source_label, float(judge.cv.get("auc", "nan")))
+    return LearnedBackend(slots)
 
 
 class LearnedBackend(Backend):
     name = "learned"
     defaults: ClassVar[dict[str, float]] = {"probability": 0.5}
 
-    def __init__(self, path: Path) -> None:
-        import joblib
-
-        # Only files this module wrote under VAR_DIR are loaded (the path is built from checked keys).
-        artifact = joblib.load(path)
-        self.classifier = artifact["classifier"]
-        self.task: str = artifact["task"]
-        self.report: dict[str, Any] = artifact["report"]
-        self.embedding = get_embedding_backend(artifact["embedding_model"])
-        if self.embedding.identity != self.report["embedding_identity"]:
-            raise BackendUnavailable(
-                f"learned backend: {path.name} was trained on {self.report['embedding_identity']}, but this process "
-                f"has {self.embedding.identity}; retrain the model"
-            )
-        self.identity = (
-            f"learned:{self.report['study']}/{self.report['question']}@{self.report['data_hash'][:12]} "
-            f"task={self.task} logistic-regression on [{self.embedding.identity}] "
-            f"cv_auc={self.report['cv_auc']:.3f} cv_accuracy={self.report['cv_accuracy']:.3f}"
+    def __init__(self, slots: dict[str, Slot]) -> None:
+        self.slots = slots
+        self.group: str | None = None
+        self.identity = "learned: " + "; ".join(
+            f"{task}={s.name} ({s.loaded.model_type}/{s.loaded.feature_set}@{s.loaded.data_hash[:12]}, "
+            f"cv_auc={s.cv_auc:.3f}, {s.mode})"
+            for task, s in sorted(slots.items())
         )
 
-    def predict(self, texts: list[str], evidence: list[str] | None) -> np.ndarray:
+    def for_item(self, item_id: int) -> LearnedBackend:
+        """This backend for one item of the run's study: cross-fitted judges use the fold model that
+        never saw that item's labels (the hook ``scoring.services`` calls per item)."""
+        view = copy.copy(self)
+        view.group = str(item_id)
+        return view
+
+    def _slot(self, task: str, what: str, option: str) -> Slot:
+        slot = self.slots.get(task)
+        if slot is None:
+            raise self._cannot(f"{what}: no {task!r} judge is named (backend option {option}=NAME)")
+        return slot
+
+    def _judge(self, slot: Slot, texts: list[str], evidence: list[str] | None,
+               threshold: float | None) -> list[Judgement]:
         if not texts:
-            return np.zeros(0)
-        return self.classifier.predict_proba(featurize(self.embedding, texts, evidence))[:, 1]
-
-    def _judge(self, probs: np.ndarray, threshold: float | None) -> list[Judgement]:
+            return []
+        model, which = slot.loaded.model_for(self.group if slot.cross_fitted else None)
+        probs = slot.loaded.proba(model, texts, evidence)
         t = self.threshold("probability", threshold)
-        return [Judgement(bool(p >= t), float(p), {"probability": float(p), "threshold": t}) for p in probs]
-
-    def _require(self, task: str, what: str) -> None:
-        if self.task != task:
-            raise self._cannot(f"{what}: the current model for {self.report['study']}/{self.report['question']} "
-                               f"was trained for {self.task!r}")
+        extra: dict[str, Any] = {"judge": slot.name, "model": which, "application": slot.mode, "threshold": t}
+        return [Judgement(bool(p >= t), float(p), {**extra}, probability=float(p)) for p in np.asarray(probs)]
 
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
-        self._require("supports", "verify claims against evidence")
+        slot = self._slot("supports", "verify claims against evidence", "supports_model")
         context = " ".join(evidence)
-        return self._judge(self.predict(claims, [context] * len(claims)), threshold)
+        return self._judge(slot, claims, [context] * len(claims), threshold)
 
     def informative(
         self, sentences: list[str], *, question: str = "", threshold: float | None = None
     ) -> list[Judgement]:
-        self._require("informative", "classify information-bearing sentences")
-        return self._judge(self.predict(sentences, None), threshold)
+        slot = self._slot("informative", "classify information-bearing sentences", "informative_model")
+        return self._judge(slot, sentences, None, threshold)
 
     def relevance(self, question: str, passages: list[str], *, threshold: float | None = None) -> list[Judgement]:
-        self._require("relevance", "judge passage relevance")
-        return self._judge(self.predict(passages, [question] * len(passages)), threshold)
+        slot = self._slot("relevance", "judge passage relevance", "relevance_model")
+        return self._judge(slot, passages, [question] * len(passages), threshold)
+
+    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
+        """Not learned: the stored sentences that pass the conversational rule set, as for the lexical and
+        embedding backends (the details say so); only their support is judged by a trained judge."""
+        return rule_statements(sentences)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from scoring.metrics.base import ITEM, ItemInput, Judge, Metric, Param, Retriever, UnitScore, register, sentence_unit
-from scoring.metrics.common import context_texts, require_backend
+from scoring.metrics.common import aggregate_param, context_texts, mean_probability, require_backend
 from scoring.metrics.text import conversational_rule
 
 
@@ -50,6 +50,7 @@ class ConversationalFaithfulness(Metric):
         ),
         "informative_threshold": Param(None, "Backend threshold for information-bearing (None: backend default)."),
         "support_threshold": Param(None, "Backend threshold for grounding (None: backend default)."),
+        "aggregate": aggregate_param(),
     }
 
     def score(
@@ -97,7 +98,10 @@ class ConversationalFaithfulness(Metric):
             "context_chunks": len(context),
             "verdicts": verdicts,
         }
-        if bearing:
+        if bearing and params["aggregate"] == "mean_probability":
+            value = mean_probability(self.name, backend.name, grounding) or 0.0
+            details["aggregate"] = "mean_probability"
+        elif bearing:
             value = n_grounded / len(bearing)
         else:
             value = 1.0

@@ -16,7 +16,7 @@ from scoring.metrics.base import (
     aspect_unit,
     register,
 )
-from scoring.metrics.common import context_texts, fraction, require_backend
+from scoring.metrics.common import aggregate_param, context_texts, fraction, mean_probability, require_backend
 
 
 def icat_beta(factuality: float, coverage: float, beta: float) -> float:
@@ -67,6 +67,7 @@ class ICAT(Metric):
         "aspects": Param("all", "Which aspects count for coverage.", str, ("all", "must_have")),
         "support_threshold": Param(None, "Backend threshold for a grounded claim (None: backend default)."),
         "coverage_threshold": Param(None, "Backend threshold for a covered aspect (None: backend default)."),
+        "aggregate": aggregate_param(),
     }
 
     def score(
@@ -100,6 +101,8 @@ class ICAT(Metric):
         grounded = [c for c, j in zip(claims, verdicts, strict=True) if j.verdict]
         # No claims: factuality 0, as the authors' code returns (not undefined).
         factuality = fraction(len(grounded), len(claims)) if claims else 0.0
+        if params["aggregate"] == "mean_probability" and claims:  # the continuous factuality (Concord's extension)
+            factuality = mean_probability(self.name, backend.name, verdicts)
 
         aspects = [a for a in item.aspects if params["aspects"] == "all" or a.importance == "must_have"]
         aspect_units: list[UnitScore] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from scoring.metrics.base import ITEM, ItemInput, Judge, Metric, Param, Retriever, UnitScore, register
-from scoring.metrics.common import context_texts, require_backend
+from scoring.metrics.common import aggregate_param, context_texts, mean_probability, require_backend
 
 
 @register
@@ -30,10 +30,11 @@ class RagasFaithfulness(Metric):
         "RF: it is recorded as undetermined, never as a number."
     )
     units = ("item",)
-    backends = ("embedding", "lexical", "nli", "llm")
+    backends = ("embedding", "lexical", "nli", "llm", "learned")
     estimates = ("perceived_faithfulness",)
     parameters = {
         "support_threshold": Param(None, "Backend threshold for a supported statement (None: backend default)."),
+        "aggregate": aggregate_param(),
     }
 
     def score(
@@ -53,4 +54,7 @@ class RagasFaithfulness(Metric):
         ]
         supported = sum(1 for j in verdicts if j.verdict)
         details.update({"supported": supported, "n_statements": len(statements)})
+        if params["aggregate"] == "mean_probability":
+            details["aggregate"] = "mean_probability"
+            return [UnitScore(ITEM, mean_probability(self.name, backend.name, verdicts), "ok", details)]
         return [UnitScore(ITEM, supported / len(statements), "ok", details)]

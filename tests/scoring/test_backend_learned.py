@@ -1,87 +1,98 @@
-"""The learned backend: cross-validated logistic regression on embedding features, persisted per study."""
+"""The learned backend: trained judges named by registry name, one per judgement, with probabilities."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from django.utils import timezone
 
 from scoring.backends import get_backend
 from scoring.backends.base import BackendCapabilityError
-from scoring.backends.learned import train_learned_model
-from scoring.metrics import BackendUnavailable, MetricError
+from scoring.judges import services
+from scoring.metrics import BackendUnavailable
+from tests.factories import make_study
+from tests.scoring.judge_support import FACTS, labelled_jsonl
 
-INFORMATIVE = [
-    "Metformin lowers blood glucose.", "Ibuprofen can irritate the stomach lining.",
-    "Take amoxicillin three times a day for a week.", "High blood pressure raises the risk of stroke.",
-    "Vitamin D is made in the skin in sunlight.", "Insulin is injected under the skin.",
-    "Statins reduce LDL cholesterol.", "Paracetamol overdose damages the liver.",
-]
-CONVERSATIONAL = [
-    "Hello there!", "Thanks so much for asking.", "I hope this helps.", "Take care of yourself.",
-    "Let me know if you have other questions.", "Good morning!", "You're welcome.", "Sorry to hear that.",
-]
+pytestmark = pytest.mark.django_db
+
+LEXICAL = {"feature_sets": ["lexical"], "folds": 3}
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def var_dir(settings, tmp_path):
     settings.VAR_DIR = tmp_path
     return tmp_path
 
 
-def test_training_reports_cross_validated_quality_and_persists_under_var_dir(var_dir, embedding_backend):
-    report = train_learned_model(study="demo", question="information_bearing", task="informative",
-                                 texts=INFORMATIVE + CONVERSATIONAL, labels=[True] * 8 + [False] * 8, folds=4)
-    assert (report.n, report.n_positive, report.folds) == (16, 8, 4)
-    assert report.cv_auc > 0.9 and report.cv_accuracy > 0.8
-    assert report.path.startswith(str(var_dir / "models" / "learned" / "demo" / "information_bearing"))
-    assert report.path.endswith(f"{report.data_hash}.joblib")
-
-    backend = get_backend("learned", study="demo", question="information_bearing")
-    assert f"@{report.data_hash[:12]}" in backend.identity
-    greeting, fact = backend.informative(["Hi, thank you!", "Aspirin thins the blood."])
-    assert (greeting.verdict, fact.verdict) == (False, True)
-    with pytest.raises(BackendCapabilityError, match="trained for 'informative'"):
-        backend.supports(["x"], ["y"])
+@pytest.fixture
+def judge():
+    return services.judge_train_from_file(content=labelled_jsonl(), filename="claims.jsonl", task="supports",
+                                          name="claims", actor=None, options=LEXICAL)
 
 
-def test_retraining_on_new_gold_makes_the_new_model_current(var_dir, embedding_backend):
-    first = train_learned_model(study="demo", question="ib", task="informative",
-                                texts=INFORMATIVE + CONVERSATIONAL, labels=[True] * 8 + [False] * 8, folds=3)
-    second = train_learned_model(study="demo", question="ib", task="informative",
-                                 texts=INFORMATIVE[:6] + CONVERSATIONAL[:6], labels=[True] * 6 + [False] * 6, folds=3)
-    assert first.data_hash != second.data_hash
-    assert get_backend("learned", study="demo", question="ib").report["data_hash"] == second.data_hash
-    assert get_backend("learned", study="demo", question="ib", data_hash=first.data_hash).report["n"] == 16
+def test_a_judge_named_by_model_judges_support_with_a_probability(judge):
+    backend = get_backend("learned", model="claims")
+    yes, no = backend.supports(["Metformin lowers blood glucose."],
+                               ["Metformin lowers blood glucose in type 2 diabetes."]) + backend.supports(
+        ["Penguins live in the south."], ["Metformin lowers blood glucose in type 2 diabetes."])
+    assert yes.verdict is True and no.verdict is False
+    assert 0.5 <= yes.probability <= 1 and 0 <= no.probability < 0.5
+    assert yes.details["judge"] == "claims" and yes.details["model"] == "final"
+    assert "transfer from file claims.jsonl" in backend.identity and "supports=claims" in backend.identity
 
 
-def test_pair_task_classifies_claims_against_evidence(var_dir, embedding_backend):
-    evidence = "Metformin lowers blood glucose. Statins reduce LDL cholesterol. Insulin is injected under the skin."
-    texts = ["Metformin reduces blood sugar.", "Statins lower LDL.", "Insulin is given by injection.",
-             "Metformin cures cancer.", "Statins cause blindness.", "Insulin is taken as eye drops."]
-    report = train_learned_model(study="demo", question="grounded", task="supports", texts=texts,
-                                 labels=[True, True, True, False, False, False], evidence=[evidence] * 6, folds=3)
-    assert 0.0 <= report.cv_auc <= 1.0
-    backend = get_backend("learned", study="demo", question="grounded")
-    assert len(backend.supports(["Metformin lowers glucose."], [evidence])) == 1
+def test_a_judgement_without_a_named_judge_is_refused_naming_the_option(judge):
+    backend = get_backend("learned", model="claims")
+    with pytest.raises(BackendCapabilityError, match=r"no 'informative' judge is named .*informative_model"):
+        backend.informative(["Hello!"])
 
 
-def test_without_a_trained_model_the_backend_is_unavailable(var_dir):
-    with pytest.raises(BackendUnavailable, match="no model trained"):
-        get_backend("learned", study="demo", question="never")
+def test_a_judge_of_another_task_cannot_fill_a_slot(judge):
+    with pytest.raises(BackendUnavailable, match="informative_model='claims' names a 'supports' judge"):
+        get_backend("learned", informative_model="claims")
 
 
-def test_training_needs_both_classes(var_dir):
-    with pytest.raises(MetricError, match="at least 2 examples of each class"):
-        train_learned_model(study="demo", question="q", task="informative", texts=["a", "b", "c"],
-                            labels=[True, True, False])
+def test_without_a_judge_or_with_an_unknown_option_the_backend_is_unavailable(judge):
+    with pytest.raises(BackendUnavailable, match="name a trained judge"):
+        get_backend("learned")
+    with pytest.raises(BackendUnavailable, match=r"unknown option.*question"):
+        get_backend("learned", model="claims", question="grounded")
+    with pytest.raises(BackendUnavailable, match="no trained judge named 'nope'"):
+        get_backend("learned", model="nope")
 
 
-def test_unsafe_keys_are_refused(var_dir):
-    with pytest.raises(MetricError, match="safe"):
-        get_backend("learned", study="../etc", question="q")
+def test_a_study_finds_only_its_own_and_shared_judges(judge):
+    owner_study = make_study()
+    judge.study = owner_study
+    judge.save()
+    other = make_study()
+    with pytest.raises(BackendUnavailable, match="no trained judge named 'claims' is available to this study"):
+        get_backend("learned", model="claims", study=other.pk)
+    assert get_backend("learned", model="claims", study=owner_study.pk).slots["supports"].name == "claims"
+    judge.shared_with.add(other)
+    assert get_backend("learned", model="claims", study=other.pk).slots["supports"].cross_fitted is False
 
 
-def test_the_learned_backend_needs_a_question_and_accepts_a_numeric_study_id(var_dir):
-    with pytest.raises(BackendUnavailable, match="name the study and the question"):
-        get_backend("learned", study=7)
-    with pytest.raises(BackendUnavailable, match="no model trained for study '7'"):
-        get_backend("learned", study=7, question="grounded")
+def test_a_retired_judge_is_unavailable(judge):
+    judge.retired_at = timezone.now()
+    judge.save()
+    with pytest.raises(BackendUnavailable, match="retired"):
+        get_backend("learned", model="claims")
+
+
+def test_judgements_are_combined_per_judgement_and_the_identity_names_each(judge):
+    sentences = [fact for fact, _ in FACTS[:12]] + [
+        "Hello there!", "Thanks so much for asking.", "I hope this helps.", "Take care of yourself.",
+        "Let me know if you have other questions.", "Good morning!", "You're welcome.", "Sorry to hear that.",
+        "Have a lovely day.", "Great question!", "Happy to help.", "See you soon."]
+    content = "\n".join(json.dumps({"text": s, "label": int(i < 12)}) for i, s in enumerate(sentences)).encode()
+    services.judge_train_from_file(content=content, filename="info.jsonl", task="informative", name="info",
+                                   actor=None, options=LEXICAL)
+    backend = get_backend("learned", supports_model="claims", informative_model="info")
+    assert "informative=info (logistic/lexical" in backend.identity and "supports=claims (logistic/lexical" \
+        in backend.identity
+    fact, greeting = backend.informative(["Statins lower cholesterol in adults.", "Thanks, take care!"])
+    assert fact.verdict is True and greeting.verdict is False and greeting.details["judge"] == "info"
+    with pytest.raises(BackendUnavailable, match="supports_model='info' names a 'informative' judge"):
+        get_backend("learned", model="claims", supports_model="info")

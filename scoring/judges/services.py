@@ -1,0 +1,247 @@
+"""Writes of the judge registry: training (from a study's gold or a labelled file), retiring, sharing.
+
+Training is all or nothing: data that cannot be trained on (a malformed line, fewer than
+``MIN_PER_CLASS`` examples of a class, a name in use) raises ``ValidationFailed`` / ``Conflict`` and
+writes nothing. The artifact directory is written first and the registry row after; a row always
+points at a complete artifact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Role, Study
+from concord.access import require_role
+from concord.errors import Conflict, NotFound, ValidationFailed
+from concord.jobs import Progress, run_job
+from scoring import tasks
+from scoring.backends.embedding import PACKAGED_MODEL, get_embedding_backend, resolve_model_dir
+from scoring.judges import artifacts, gold
+from scoring.judges.features import FEATURE_SETS, needs_encoder
+from scoring.judges.training import (
+    MODEL_TYPES,
+    TASKS,
+    Example,
+    Trained,
+    TrainingError,
+    check_examples,
+    compare,
+    read_labelled_file,
+)
+from scoring.metrics import MetricError
+from scoring.models import JudgeTrainJob, TrainedJudge
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+DEFAULT_OPTIONS: dict[str, Any] = {"folds": 5, "model_types": ["logistic"], "feature_sets": list(FEATURE_SETS),
+                                   "epochs": 2}
+MAX_FOLDS, MAX_EPOCHS = 10, 5
+
+
+def clean_options(options: dict[str, Any] | None) -> dict[str, Any]:
+    out = {**DEFAULT_OPTIONS, **(options or {})}
+    unknown = set(out) - set(DEFAULT_OPTIONS)
+    if unknown:
+        raise ValidationFailed(f"unknown training options: {', '.join(sorted(unknown))}")
+    try:
+        out["folds"], out["epochs"] = int(out["folds"]), int(out["epochs"])
+    except (TypeError, ValueError):
+        raise ValidationFailed("folds and epochs must be whole numbers") from None
+    if not 2 <= out["folds"] <= MAX_FOLDS:
+        raise ValidationFailed(f"folds must be between 2 and {MAX_FOLDS}")
+    if not 1 <= out["epochs"] <= MAX_EPOCHS:
+        raise ValidationFailed(f"epochs must be between 1 and {MAX_EPOCHS} (cross-encoder training is bounded)")
+    for key, allowed in (("model_types", MODEL_TYPES), ("feature_sets", FEATURE_SETS)):
+        values = out[key]
+        if isinstance(values, str):
+            values = [v for v in values.split(",") if v]
+        if not isinstance(values, list) or not values or any(v not in allowed for v in values):
+            raise ValidationFailed(f"{key} must be a non-empty list of {', '.join(allowed)}")
+        out[key] = list(dict.fromkeys(values))
+    return out
+
+
+def _candidates(options: dict[str, Any], task: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for model_type in options["model_types"]:
+        if model_type == "cross-encoder":
+            out.append(("cross-encoder", "pair-text"))
+        else:
+            out.extend(("logistic", fs) for fs in options["feature_sets"])
+    return out
+
+
+def _check_name(name: str) -> str:
+    name = (name or "").strip()
+    if not NAME.match(name):
+        raise ValidationFailed(
+            "a judge name is 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    if TrainedJudge.objects.filter(name=name).exists():
+        raise Conflict(f"a judge named {name!r} already exists; choose another name")
+    return name
+
+
+def _check_task(task: str) -> None:
+    if task not in TASKS:
+        raise ValidationFailed(f"task must be one of {', '.join(TASKS)}, got {task!r}")
+
+
+def _train(examples: list[Example], task: str, options: dict[str, Any], progress: Progress | None) -> Trained:
+    candidates = _candidates(options, task)
+    encoder = get_embedding_backend() if any(mt == "logistic" and needs_encoder(fs) for mt, fs in candidates) \
+        else None
+    try:
+        base_dir = resolve_model_dir(PACKAGED_MODEL)[0] if any(mt == "cross-encoder" for mt, _ in candidates) \
+            else None
+        return compare(examples, task=task, candidates=candidates, folds=options["folds"], epochs=options["epochs"],
+                       encoder=encoder, progress=progress, base_dir=base_dir)
+    except TrainingError as exc:
+        raise ValidationFailed(str(exc)) from None
+    except MetricError as exc:  # the embedding model is unavailable
+        raise ValidationFailed(str(exc)) from None
+
+
+def _register(trained: Trained, *, name: str, owner: Study | None, actor: AbstractBaseUser | None,
+              n_positive: int, n: int, source: dict[str, Any]) -> TrainedJudge:
+    key = artifacts.save(trained)
+    try:
+        with transaction.atomic():
+            if TrainedJudge.objects.select_for_update().filter(name=name).exists():
+                raise Conflict(f"a judge named {name!r} already exists; choose another name")
+            return TrainedJudge.objects.create(
+                name=name, study=owner, task=trained.task, data_hash=trained.data_hash,
+                model_type=trained.model_type, feature_set=trained.feature_set,
+                embedding_identity=trained.embedding_identity[:300], n=n, n_positive=n_positive,
+                cv={**trained.evaluation.figures, "folds": trained.evaluation.folds}, comparison=trained.comparison,
+                path=key, trained_by=actor, **source,
+            )
+    except BaseException:
+        shutil.rmtree(artifacts.judges_root() / key, ignore_errors=True)
+        raise
+
+
+def judge_train_from_study(*, study: Study, question_key: str, task: str, name: str, actor: AbstractBaseUser | None,
+                           positive: Iterable[str] = (), exclude: Iterable[str] = (),
+                           options: dict[str, Any] | None = None, progress: Progress | None = None) -> TrainedJudge:
+    _check_task(task)
+    name = _check_name(name)
+    opts = clean_options(options)
+    positive, exclude = [str(p) for p in positive], [str(e) for e in exclude]
+    try:
+        examples, _ = gold.examples_from_gold(study, question_key, task, positive=positive, exclude=exclude)
+    except TrainingError as exc:
+        raise ValidationFailed(str(exc)) from None
+    trained = _train(examples, task, opts, progress)
+    return _register(trained, name=name, owner=study, actor=actor, n=len(examples),
+                     n_positive=sum(e.label for e in examples),
+                     source={"source_kind": "study", "source_study": study, "source_question": question_key,
+                             "source_positive": positive})
+
+
+def judge_train_from_file(*, content: bytes, filename: str, task: str, name: str, actor: AbstractBaseUser | None,
+                          owner: Study | None = None, options: dict[str, Any] | None = None,
+                          progress: Progress | None = None) -> TrainedJudge:
+    _check_task(task)
+    name = _check_name(name)
+    opts = clean_options(options)
+    try:
+        examples = read_labelled_file(content, filename)
+    except TrainingError as exc:
+        raise ValidationFailed(str(exc)) from None
+    trained = _train(examples, task, opts, progress)
+    return _register(trained, name=name, owner=owner, actor=actor, n=len(examples),
+                     n_positive=sum(e.label for e in examples),
+                     source={"source_kind": "file", "source_file_name": filename[:255],
+                             "source_file_sha256": hashlib.sha256(content).hexdigest()})
+
+
+# --- The console's and API's training job ----------------------------------------------------------------
+
+
+def judge_train_job_start(*, study: Study, question_key: str, task: str, name: str, actor: AbstractBaseUser,
+                          positive: Iterable[str] = (), exclude: Iterable[str] = (),
+                          options: dict[str, Any] | None = None) -> JudgeTrainJob:
+    """Check what can be checked at once, record the job and send it to a worker after commit."""
+    require_role(actor, study, Role.RESEARCHER)
+    _check_task(task)
+    name = _check_name(name)
+    opts = clean_options(options)
+    try:
+        examples, _ = gold.examples_from_gold(study, question_key, task, positive=list(positive),
+                                              exclude=list(exclude))
+        for model_type, feature_set in _candidates(opts, task):
+            check_examples(examples, task, model_type, feature_set)
+    except TrainingError as exc:
+        raise ValidationFailed(str(exc)) from None
+    with transaction.atomic():
+        job = JudgeTrainJob.objects.create(
+            study=study, name=name, question_key=question_key, task=task, requested_by=actor,
+            positive=[str(p) for p in positive], options={**opts, "exclude": [str(e) for e in exclude]},
+        )
+        tasks.judge_train.delay_on_commit(job.pk)
+    return job
+
+
+def judge_train_job_run(*, job_id: int) -> JudgeTrainJob | None:
+    def work(job: JudgeTrainJob, progress: Progress) -> dict[str, Any]:
+        if job.judge_id is not None:  # a redelivery after the judge was registered: nothing to redo
+            return {}
+        options = dict(job.options)
+        exclude = options.pop("exclude", [])
+        judge = judge_train_from_study(study=job.study, question_key=job.question_key, task=job.task,
+                                       name=job.name, actor=job.requested_by, positive=job.positive,
+                                       exclude=exclude, options=options, progress=progress)
+        JudgeTrainJob.objects.filter(pk=job.pk).update(judge=judge)
+        return {"judge": judge}
+
+    return run_job(JudgeTrainJob, job_id, work)
+
+
+# --- Retiring and sharing --------------------------------------------------------------------------------
+
+
+def _owned(judge: TrainedJudge, actor: AbstractBaseUser) -> Study:
+    """The owning study, once ``actor`` is one of its researchers (only owners retire and share)."""
+    if judge.study_id is None:
+        raise NotFound("no such judge")
+    study = judge.study
+    assert study is not None
+    require_role(actor, study, Role.RESEARCHER)
+    return study
+
+
+def judge_retire(*, judge: TrainedJudge, actor: AbstractBaseUser) -> TrainedJudge:
+    _owned(judge, actor)
+    changed = TrainedJudge.objects.filter(pk=judge.pk, retired_at__isnull=True).update(
+        retired_at=timezone.now(), retired_by=actor
+    )
+    if not changed:
+        raise Conflict(f"the judge {judge.name!r} is already retired")
+    judge.refresh_from_db()
+    return judge
+
+
+def judge_share(*, judge: TrainedJudge, target_slug: str, actor: AbstractBaseUser) -> Study:
+    """Share an owned judge with another study the actor is also a researcher of (else 404)."""
+    owner = _owned(judge, actor)
+    target = Study.objects.filter(slug=(target_slug or "").strip()).first()
+    if target is None:
+        raise NotFound("no such study")
+    require_role(actor, target, Role.RESEARCHER)
+    if target.pk == owner.pk:
+        raise ValidationFailed("a study already uses its own judges")
+    judge.shared_with.add(target)
+    return target
+
+
+def judge_unshare(*, judge: TrainedJudge, target: Study, actor: AbstractBaseUser) -> None:
+    _owned(judge, actor)
+    judge.shared_with.remove(target)

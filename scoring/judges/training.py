@@ -1,0 +1,423 @@
+"""Training and honest evaluation of a judge, over plain data (no database).
+
+A judge is trained for one *task* on labelled examples:
+
+- ``supports``: text = an answer sentence, claim or response; evidence = its context; label = supported;
+- ``informative``: text = an answer sentence; no evidence; label = information-bearing;
+- ``relevance``: text = a passage; evidence = the question; label = relevant.
+
+Two model types (``MODEL_TYPES``):
+
+- ``logistic``: standardised features (``scoring.judges.features``) → scikit-learn ``LogisticRegression``
+  (lbfgs, C = 1, no class weights, so its probability estimates P(label) at the training prevalence);
+- ``cross-encoder``: a sentence-transformers ``CrossEncoder`` whose encoder starts from the shipped
+  all-MiniLM-L6-v2 weights, with a fresh one-logit head, fine-tuned on (text, evidence) pairs with
+  binary cross-entropy (AdamW, lr 2e-5, batch 16, ``epochs`` epochs, max 256 tokens, CPU, seed 0).
+  Pair tasks only.
+
+Evaluation (``cross_validate``): stratified k-fold over *groups* (scikit-learn ``StratifiedGroupKFold``,
+shuffled, seed 0; k = min(folds, examples in the smaller class)). Examples of one group — the sentences
+of one item — are always in the same fold, so no fold is tested on an item whose other sentences it
+was trained on. From the pooled out-of-fold probabilities:
+
+- ROC AUC with a 95% stratified bootstrap percentile interval (2,000 resamples, seed 0);
+- accuracy at the threshold (0.5: the model's probability is calibrated, see below) with a 95% Wilson
+  score interval (statsmodels ``proportion_confint``);
+- the confusion matrix at that threshold;
+- the reliability diagram: ten equal-width probability bins, for each non-empty bin the mean predicted
+  probability, the observed fraction positive and the count (Niculescu-Mizil & Caruana 2005), and the
+  Brier score.
+
+The fold models are kept with the final model (refit on all examples): scoring an item of the study the
+judge was trained on uses the model of the fold that held that item out (cross-fitting).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from scoring.judges.features import FEATURE_SETS, Encoder, featurize, needs_encoder
+
+TASKS = ("supports", "informative", "relevance")
+PAIR_TASKS = ("supports", "relevance")
+MODEL_TYPES = ("logistic", "cross-encoder")
+MIN_PER_CLASS = 10
+THRESHOLD = 0.5
+BOOTSTRAP = 2000
+MAX_FILE_BYTES = 50 * 1024 * 1024
+CE_MAX_LENGTH = 256
+CE_BATCH = 16
+CE_LR = 2e-5
+
+Progress = Callable[[int, int], None]
+
+
+class TrainingError(ValueError):
+    """Training data or options that cannot be trained on; the message says why, nothing is written."""
+
+
+@dataclass(frozen=True)
+class Example:
+    text: str
+    label: bool
+    evidence: str | None = None
+    group: str = ""
+
+
+# --- Reading a labelled file ----------------------------------------------------------------------------
+
+
+def _label(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip() in ("0", "1"):
+        return value.strip() == "1"
+    raise TrainingError("field 'label' must be 0 or 1")
+
+
+def _evidence(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return " ".join(value)
+    raise TrainingError("field 'evidence' must be a string or a list of strings")
+
+
+def _record(rec: Any, number: int) -> Example:
+    if not isinstance(rec, dict):
+        raise TrainingError("expected an object with text, evidence and label")
+    text = rec.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise TrainingError("field 'text' must be a non-empty string")
+    if "label" not in rec:
+        raise TrainingError("field 'label' is required")
+    group = rec.get("group")
+    return Example(text=text, label=_label(rec["label"]), evidence=_evidence(rec.get("evidence")),
+                   group=str(group) if group not in (None, "") else f"line-{number}")
+
+
+def read_labelled_file(content: bytes, filename: str) -> list[Example]:
+    """Examples of a JSONL (one object a line) or CSV (header text,evidence,label) file, all or nothing:
+    the first malformed line raises ``TrainingError`` naming its number."""
+    if len(content) > MAX_FILE_BYTES:
+        raise TrainingError(f"the file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TrainingError(f"the file is not UTF-8 (byte {exc.start})") from None
+    examples: list[Example] = []
+    if filename.lower().endswith(".csv"):
+        reader = csv.DictReader(io.StringIO(text))
+        missing = {"text", "label"} - set(reader.fieldnames or [])
+        if missing:
+            raise TrainingError(f"line 1: the CSV header lacks {', '.join(sorted(missing))} (text, evidence, label)")
+        for row in reader:
+            number = reader.line_num
+            try:
+                examples.append(_record(dict(row), number))
+            except TrainingError as exc:
+                raise TrainingError(f"line {number}: {exc}") from None
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise TrainingError(f"line {number}: not valid JSON ({exc.msg})") from None
+            try:
+                examples.append(_record(rec, number))
+            except TrainingError as exc:
+                raise TrainingError(f"line {number}: {exc}") from None
+    return examples
+
+
+def check_examples(examples: list[Example], task: str, model_type: str = "logistic",
+                   feature_set: str = "combined") -> None:
+    if task not in TASKS:
+        raise TrainingError(f"task must be one of {', '.join(TASKS)}, got {task!r}")
+    if model_type not in MODEL_TYPES:
+        raise TrainingError(f"model type must be one of {', '.join(MODEL_TYPES)}, got {model_type!r}")
+    if model_type == "logistic" and feature_set not in FEATURE_SETS:
+        raise TrainingError(f"feature set must be one of {', '.join(FEATURE_SETS)}, got {feature_set!r}")
+    if model_type == "cross-encoder" and task not in PAIR_TASKS:
+        raise TrainingError(f"a cross-encoder judges (text, evidence) pairs; task {task!r} has no evidence")
+    for i, ex in enumerate(examples, start=1):
+        if task in PAIR_TASKS and ex.evidence is None:
+            raise TrainingError(f"example {i}: task {task!r} needs evidence for every example")
+        if task not in PAIR_TASKS and ex.evidence is not None:
+            raise TrainingError(f"example {i}: task {task!r} takes no evidence")
+    n_pos = sum(ex.label for ex in examples)
+    n_neg = len(examples) - n_pos
+    if min(n_pos, n_neg) < MIN_PER_CLASS:
+        raise TrainingError(
+            f"need at least {MIN_PER_CLASS} examples of each class to train and cross-validate, got "
+            f"{n_pos} positive and {n_neg} negative"
+        )
+
+
+def data_hash(task: str, examples: list[Example]) -> str:
+    payload = json.dumps({"task": task, "examples": [[e.text, e.evidence, e.label, e.group] for e in examples]},
+                         ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+# --- Models ---------------------------------------------------------------------------------------------
+
+
+def _logistic() -> Any:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=5000))
+
+
+def _seed(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def cross_encoder_new(base_dir: Path) -> Any:
+    from sentence_transformers import CrossEncoder
+
+    return CrossEncoder(str(base_dir), num_labels=1, max_length=CE_MAX_LENGTH, device="cpu",
+                        local_files_only=True)
+
+
+def cross_encoder_fit(pairs: list[tuple[str, str]], y: np.ndarray, *, base_dir: Path, epochs: int,
+                      seed: int = 0) -> Any:
+    """Fine-tune a fresh cross-encoder (bounded: ``epochs`` passes over the pairs) and return it."""
+    import torch
+
+    _seed(seed)
+    model = cross_encoder_new(base_dir)
+    net, tokenizer = model.model, model.tokenizer
+    net.train()
+    optimiser = torch.optim.AdamW(net.parameters(), lr=CE_LR)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    order = np.arange(len(pairs))
+    rng = np.random.default_rng(seed)
+    for _ in range(epochs):
+        rng.shuffle(order)
+        for start in range(0, len(order), CE_BATCH):
+            idx = order[start:start + CE_BATCH]
+            batch = tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation=True,
+                              max_length=CE_MAX_LENGTH, padding=True, return_tensors="pt")
+            logits = net(**batch).logits.view(-1)
+            loss = loss_fn(logits, torch.tensor(y[idx], dtype=torch.float32))
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+    net.eval()
+    return model
+
+
+def cross_encoder_proba(model: Any, pairs: list[tuple[str, str]]) -> np.ndarray:
+    if not pairs:
+        return np.zeros(0)
+    import torch
+
+    out = model.predict(pairs, batch_size=32, activation_fn=torch.nn.Sigmoid(), show_progress_bar=False)
+    return np.asarray(out, dtype=float).reshape(-1)
+
+
+# --- Cross-validation -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Evaluation:
+    """Out-of-fold results of one (model type, feature set)."""
+
+    model_type: str
+    feature_set: str
+    folds: int
+    oof: np.ndarray
+    fold_of_group: dict[str, int]
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+def wilson(successes: int, n: int) -> tuple[float, float]:
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(successes, n, alpha=0.05, method="wilson")
+    return float(low), float(high)
+
+
+def rank_auc(p_pos: np.ndarray, p_neg: np.ndarray) -> float:
+    """ROC AUC as the Mann-Whitney statistic: P(a positive outranks a negative), ties counting one half."""
+    from scipy.stats import rankdata
+
+    ranks = rankdata(np.concatenate([p_pos, p_neg]))
+    n1, n0 = len(p_pos), len(p_neg)
+    return float((ranks[:n1].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+
+
+def bootstrap_auc(y: np.ndarray, p: np.ndarray, *, reps: int = BOOTSTRAP, seed: int = 0) -> tuple[float, float]:
+    """95% percentile interval of ROC AUC over stratified resamples (positives and negatives resampled
+    separately, so every resample has both classes)."""
+    rng = np.random.default_rng(seed)
+    pos, neg = p[y == 1], p[y == 0]
+    values = [rank_auc(rng.choice(pos, len(pos)), rng.choice(neg, len(neg))) for _ in range(reps)]
+    return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))
+
+
+def reliability(y: np.ndarray, p: np.ndarray, bins: int = 10) -> list[dict[str, float]]:
+    which = np.minimum((p * bins).astype(int), bins - 1)
+    out = []
+    for b in range(bins):
+        mask = which == b
+        if mask.any():
+            out.append({"bin_low": b / bins, "bin_high": (b + 1) / bins, "mean_predicted": float(p[mask].mean()),
+                        "fraction_positive": float(y[mask].mean()), "n": int(mask.sum())})
+    return out
+
+
+def figures(y: np.ndarray, p: np.ndarray, threshold: float = THRESHOLD) -> dict[str, Any]:
+    from sklearn.metrics import brier_score_loss, roc_auc_score
+
+    pred = p >= threshold
+    tp, fp = int((pred & (y == 1)).sum()), int((pred & (y == 0)).sum())
+    tn, fn = int((~pred & (y == 0)).sum()), int((~pred & (y == 1)).sum())
+    correct = tp + tn
+    acc_low, acc_high = wilson(correct, len(y))
+    auc_low, auc_high = bootstrap_auc(y, p)
+    return {
+        "n": len(y), "n_positive": int(y.sum()),
+        "auc": float(roc_auc_score(y, p)), "auc_ci": [auc_low, auc_high],
+        "accuracy": correct / len(y), "accuracy_ci": [acc_low, acc_high],
+        "threshold": threshold, "confusion": {"tp": tp, "fp": fp, "tn": tn, "fn": fn},
+        "brier": float(brier_score_loss(y, p)), "reliability": reliability(y, p),
+    }
+
+
+def fold_plan(examples: list[Example], folds: int) -> tuple[int, dict[str, int]]:
+    """(k, fold of each group): stratified group k-fold, shuffled with seed 0."""
+    from sklearn.model_selection import StratifiedGroupKFold
+
+    y = np.array([int(e.label) for e in examples])
+    groups = [e.group or f"example-{i}" for i, e in enumerate(examples)]
+    smaller = int(min(y.sum(), len(y) - y.sum()))
+    k = max(2, min(folds, smaller, len(set(groups))))
+    splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=0)
+    fold_of_group: dict[str, int] = {}
+    for fold, (_, test) in enumerate(splitter.split(np.zeros(len(y)), y, groups)):
+        for i in test:
+            fold_of_group[groups[i]] = fold
+    return k, fold_of_group
+
+
+@dataclass
+class Trained:
+    """A trained judge: the final model, one model per fold, and how each group was held out."""
+
+    task: str
+    model_type: str
+    feature_set: str
+    final: Any
+    fold_models: list[Any]
+    fold_of_group: dict[str, int]
+    evaluation: Evaluation
+    embedding_identity: str
+    data_hash: str
+    comparison: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _fit_predict(model_type: str, X: np.ndarray | None, pairs: list[tuple[str, str]], y: np.ndarray,
+                 train: np.ndarray, test: np.ndarray, epochs: int, base_dir: Path | None) -> tuple[Any, np.ndarray]:
+    if model_type == "logistic":
+        assert X is not None
+        model = _logistic().fit(X[train], y[train])
+        return model, model.predict_proba(X[test])[:, 1] if len(test) else np.zeros(0)
+    if base_dir is None:
+        raise TrainingError("a cross-encoder needs the directory of the MiniLM weights it starts from")
+    model = cross_encoder_fit([pairs[i] for i in train], y[train], base_dir=base_dir, epochs=epochs)
+    return model, cross_encoder_proba(model, [pairs[i] for i in test])
+
+
+def train(examples: list[Example], *, task: str, model_type: str = "logistic", feature_set: str = "combined",
+          folds: int = 5, epochs: int = 2, encoder: Encoder | None = None, progress: Progress | None = None,
+          keep_models: bool = True, base_dir: Path | None = None) -> Trained:
+    """Cross-validate, then refit on everything; raises TrainingError on data that cannot be trained on."""
+    check_examples(examples, task, model_type, feature_set)
+    y = np.array([int(e.label) for e in examples])
+    groups = [e.group or f"example-{i}" for i, e in enumerate(examples)]
+    k, fold_of_group = fold_plan(examples, folds)
+    fold_index = np.array([fold_of_group[g] for g in groups])
+    texts = [e.text for e in examples]
+    evidence = [e.evidence or "" for e in examples] if task in PAIR_TASKS else None
+    X = featurize(feature_set, encoder, texts, evidence) if model_type == "logistic" else None
+    pairs = list(zip(texts, evidence or [], strict=False))
+    steps = k + 1
+    oof = np.zeros(len(y))
+    fold_models = []
+    for fold in range(k):
+        test, tr = np.flatnonzero(fold_index == fold), np.flatnonzero(fold_index != fold)
+        model, oof[test] = _fit_predict(model_type, X, pairs, y, tr, test, epochs, base_dir)
+        fold_models.append(model if keep_models else None)
+        if progress:
+            progress(fold + 1, steps)
+    everything = np.arange(len(y))
+    final = _fit_predict(model_type, X, pairs, y, everything, everything[:0], epochs,
+                                 base_dir)[0] if keep_models else None
+    if progress:
+        progress(steps, steps)
+    evaluation = Evaluation(model_type, feature_set if model_type == "logistic" else "pair-text", k, oof,
+                            fold_of_group, figures(y, oof))
+    identity = encoder.identity if (encoder is not None and model_type == "logistic" and needs_encoder(feature_set)) \
+        else ("cross-encoder from all-MiniLM-L6-v2" if model_type == "cross-encoder" else "none")
+    return Trained(task=task, model_type=model_type, feature_set=evaluation.feature_set, final=final,
+                   fold_models=fold_models, fold_of_group=fold_of_group, evaluation=evaluation,
+                   embedding_identity=identity, data_hash=data_hash(task, examples))
+
+
+def summary(evaluation: Evaluation) -> dict[str, Any]:
+    f = evaluation.figures
+    return {"model_type": evaluation.model_type, "feature_set": evaluation.feature_set, "folds": evaluation.folds,
+            "auc": f["auc"], "auc_ci": f["auc_ci"], "accuracy": f["accuracy"], "accuracy_ci": f["accuracy_ci"],
+            "brier": f["brier"]}
+
+
+def compare(examples: list[Example], *, task: str, candidates: list[tuple[str, str]], folds: int = 5,
+            epochs: int = 2, encoder: Encoder | None = None, progress: Progress | None = None,
+            base_dir: Path | None = None) -> Trained:
+    """Cross-validate every (model type, feature set) candidate, keep the best by CV ROC AUC, and return
+    it trained, with every candidate's CV figures in ``comparison`` (the winner first)."""
+    if not candidates:
+        raise TrainingError("no candidate model to train")
+    results: list[Trained] = []
+    for i, (model_type, feature_set) in enumerate(candidates):
+        def step(done: int, total: int, i: int = i) -> None:
+            if progress:
+                progress(i * 100 + int(100 * done / total), 100 * len(candidates))
+
+        results.append(train(examples, task=task, model_type=model_type, feature_set=feature_set, folds=folds,
+                             epochs=epochs, encoder=encoder, progress=step, base_dir=base_dir))
+    results.sort(key=lambda t: -t.evaluation.figures["auc"])
+    best = results[0]
+    best.comparison = [summary(t.evaluation) for t in results]
+    return best
+
+
+def fmt_ci(value: float, ci: list[float]) -> str:
+    if math.isnan(value):
+        return "n/a"
+    return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"

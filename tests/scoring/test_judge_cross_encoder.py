@@ -1,0 +1,41 @@
+"""The cross-encoder model type: fine-tuned (bounded epochs, CPU) from a local model directory, compared
+with the logistic candidates in cross-validation, saved, loaded and used by the learned backend. A tiny
+BERT built offline stands in for the MiniLM weights."""
+
+from __future__ import annotations
+
+import pytest
+
+from scoring.backends import get_backend
+from scoring.judges import artifacts
+from scoring.judges.training import compare, read_labelled_file
+from scoring.models import TrainedJudge
+from tests.scoring.conftest import build_tiny_nli_model
+from tests.scoring.judge_support import labelled_jsonl
+
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+
+
+def test_a_cross_encoder_is_compared_in_cv_saved_loaded_and_gives_probabilities(settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    base = build_tiny_nli_model(tmp_path / "tiny", id2label={0: "score"})
+    examples = read_labelled_file(labelled_jsonl(), "claims.jsonl")
+    best = compare(examples, task="supports", candidates=[("cross-encoder", "pair-text"), ("logistic", "lexical")],
+                   folds=3, epochs=1, base_dir=base)
+    assert {(c["model_type"], c["feature_set"]) for c in best.comparison} == {
+        ("cross-encoder", "pair-text"), ("logistic", "lexical")}
+    assert best.comparison[0]["auc"] >= best.comparison[1]["auc"]  # the kept one is the best in CV
+    ce = compare(examples, task="supports", candidates=[("cross-encoder", "pair-text")], folds=3, epochs=1,
+                 base_dir=base)
+    assert ce.model_type == "cross-encoder" and len(ce.fold_models) == 3
+    key = artifacts.save(ce)
+    loaded = artifacts.load(key)
+    assert (tmp_path / "models" / "judges" / key / "fold-2").is_dir()
+    TrainedJudge.objects.create(name="ce", task="supports", source_kind="file", data_hash=ce.data_hash,
+                                model_type="cross-encoder", feature_set="pair-text", n=28, n_positive=14,
+                                cv=ce.evaluation.figures, path=key)
+    backend = get_backend("learned", model="ce")
+    (judgement,) = backend.supports(["aspirin reduces fever"], ["aspirin reduces fever and pain"])
+    assert 0.0 <= judgement.probability <= 1.0
+    assert judgement.probability == pytest.approx(
+        loaded.proba(loaded.final, ["aspirin reduces fever"], ["aspirin reduces fever and pain"])[0], abs=1e-6)

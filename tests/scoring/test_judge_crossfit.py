@@ -1,0 +1,119 @@
+"""Scoring with a trained judge: cross-fitted on its own training study, transfer elsewhere, and never
+with another study's judge (whatever a run's options say)."""
+
+from __future__ import annotations
+
+import pytest
+
+from concord.errors import ValidationFailed
+from scoring import services
+from scoring.judges import artifacts
+from scoring.judges import services as judge_services
+from scoring.models import RunStatus, Score, ScoreRun
+from tests.factories import make_chunk, make_item, make_study
+from tests.scoring.judge_support import study_with_gold
+from tests.scoring.runs_support import eager_celery
+
+pytestmark = pytest.mark.django_db
+LEXICAL = {"feature_sets": ["lexical"], "folds": 4}
+CF = {"information_bearing": "rules", "aggregate": "mean_probability"}
+
+
+@pytest.fixture(autouse=True)
+def var_dir(settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    return tmp_path
+
+
+@pytest.fixture
+def trained(django_user_model):
+    study = make_study(slug="source")
+    # Four items carry the wrong gold: a model that saw them is pulled toward it, a fold model is not.
+    item_ids = study_with_gold(study, flip={0, 3, 6, 9})
+    judge = judge_services.judge_train_from_study(study=study, question_key="grounded", task="supports",
+                                                  name="grounding", actor=None, options=LEXICAL)
+    return study, item_ids, judge
+
+
+def _run(study, capture, **kw) -> ScoreRun:
+    args = {"metric": "cf", "backend": "learned", "parameters": CF, "actor": study.owner,
+            "backend_options": {"model": "grounding"}, "batch_size": 5}
+    args.update(kw)
+    with eager_celery(), capture(execute=True):
+        run = services.score_run_start(study=study, **args)
+    run.refresh_from_db()
+    return run
+
+
+def test_scoring_the_training_study_is_cross_fitted_and_differs_from_in_sample_scoring(
+    trained, django_capture_on_commit_callbacks
+):
+    study, item_ids, judge = trained
+    run = _run(study, django_capture_on_commit_callbacks)
+    assert run.status == RunStatus.DONE, run.error
+    assert "cross-fitted on its own training study" in run.model_identity
+    loaded = artifacts.load(judge.path)
+    differs = 0
+    for item_id in item_ids:
+        score = Score.objects.get(run=run, item_id=item_id, unit_key="s:0")
+        grounding = score.details["grounding_details"]
+        fold = loaded.fold_of_group[str(item_id)]
+        assert grounding["model"].startswith(f"fold {fold} ")
+        text, evidence = score.details["text"], Score.objects.get(run=run, item_id=item_id, unit_key="item")
+        context = [c.text for c in evidence.item.chunks.order_by("rank")]
+        held_out = loaded.proba(loaded.folds[fold], [text], [" ".join(context)])[0]
+        in_sample = loaded.proba(loaded.final, [text], [" ".join(context)])[0]
+        assert grounding["probability"] == pytest.approx(held_out)
+        item_value = Score.objects.get(run=run, item_id=item_id, unit_key="item").value
+        assert item_value == pytest.approx(held_out)  # aggregate=mean_probability over one sentence
+        differs += abs(in_sample - held_out) > 1e-6
+    assert differs == len(item_ids)  # in-sample scores would have differed for every item
+
+
+def test_another_study_scores_with_a_shared_judge_as_a_transfer(trained, django_capture_on_commit_callbacks):
+    source, _, judge = trained
+    target = make_study(slug="target", owner=source.owner)
+    item = make_item(target, "t1", answer="Metformin lowers blood glucose in type 2 diabetes.")
+    make_chunk(item, 1, "Metformin lowers blood glucose in type 2 diabetes.")
+    judge.shared_with.add(target)
+    run = _run(target, django_capture_on_commit_callbacks)
+    assert run.status == RunStatus.DONE, run.error
+    assert "transfer from study source, question grounded" in run.model_identity
+    details = Score.objects.get(run=run, unit_key="s:0").details["grounding_details"]
+    assert details["model"] == "final" and details["probability"] > 0.5
+
+
+def test_a_run_cannot_name_another_studys_judge(trained):
+    source, _, _ = trained
+    other = make_study(slug="other")
+    with pytest.raises(ValidationFailed, match="no trained judge named 'grounding' is available to this study"):
+        services.score_run_start(study=other, metric="cf", backend="learned", parameters=CF, actor=other.owner,
+                                 backend_options={"model": "grounding"})
+    with pytest.raises(ValidationFailed, match="backend option 'study' is not allowed"):
+        services.score_run_start(study=other, metric="cf", backend="learned", parameters=CF, actor=other.owner,
+                                 backend_options={"model": "grounding", "study": source.pk})
+    assert not ScoreRun.objects.filter(study=other).exists()
+
+
+def test_a_stored_study_option_never_wins_over_the_runs_study(trained):
+    """Even a run row whose options name the source study (written past the start checks) looks judges up
+    in its own study: the worker overrides the option, so the run fails instead of using the judge."""
+    source, _, _ = trained
+    other = make_study(slug="other")
+    item = make_item(other, "o1", answer="Metformin lowers blood glucose.")
+    make_chunk(item, 1, "Metformin lowers blood glucose.")
+    run = ScoreRun.objects.create(study=other, metric="cf", metric_version="1.0", backend="learned",
+                                  parameters={"information_bearing": "rules", "informative_threshold": None,
+                                              "support_threshold": None, "aggregate": "count"},
+                                  backend_options={"model": "grounding", "study": source.pk})
+    assert services.score_run_fan_out(run_id=run.pk) == []
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
+    assert "no trained judge named 'grounding' is available to this study" in run.error
+
+
+def test_mean_probability_is_refused_for_a_hard_verdict_backend(trained, django_capture_on_commit_callbacks):
+    study, _, _ = trained
+    run = _run(study, django_capture_on_commit_callbacks, backend="lexical", backend_options={})
+    assert run.status == RunStatus.FAILED
+    assert "aggregate=mean_probability needs support probabilities, and the lexical backend" in run.error
