@@ -8,7 +8,7 @@ directly; anything else (digits next to a dot, abbreviations, quotes, brackets, 
 repeated punctuation, unusual characters) goes to the full segmenter. One-line text without
 quotes, brackets or list markers is first cut at such unambiguous boundaries, and only the pieces
 that need it go to pysbd, so one "e.g." does not send a whole answer to the slow path. Text on
-several lines without list markers is segmented line by line the same way.
+several lines without list markers is segmented line by line when every line is such plain prose.
 tests/annotation/test_segmentation.py checks that the paths give the same spans as pysbd alone on
 generated clinical-style text.
 """
@@ -135,10 +135,15 @@ def split_sentences(text: str) -> list[Span]:
     if _LIST_MARKER.search(text):
         # pysbd numbers list items by looking at every line together.
         return split_sentences_full(text)
-    # A line break always ends a sentence (for pysbd, and segmentation's abbreviation rule never joins
-    # across one), so without list markers each line is segmented on its own.
+    # A line of unambiguous prose ends its last sentence at the line break, so lines that the fast path
+    # reads alone are segmented on their own. A line that needs pysbd is not: pysbd's reading of a line's
+    # end depends on what follows it ("etc. I" then a new line is one sentence, alone it is two), so then
+    # the whole text goes to the full segmenter.
     spans: list[Span] = []
     for line in _LINE.finditer(text):
         offset = line.start()
-        spans.extend(Span(text=s.text, start=s.start + offset, end=s.end + offset) for s in _one_line(line.group(0)))
+        line_spans = _fast_spans(line.group(0))
+        if line_spans is None:
+            return split_sentences_full(text)
+        spans.extend(Span(text=s.text, start=s.start + offset, end=s.end + offset) for s in line_spans)
     return spans

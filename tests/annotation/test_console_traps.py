@@ -100,7 +100,10 @@ def test_the_console_link_is_shown_to_researchers_only(client, astrid, researche
 
 
 def test_an_imported_pool_rated_by_three_physicians_has_k_3_and_items_done_3_of_3(astrid):
-    labels = [{"annotator": name, "question": "helpful", "unit": "item", "value": "slight"} for name in ("A", "B", "C")]
+    labels = [
+        {"annotator": name, "question": "helpful", "unit": "item", "value": "somewhat_helpful"}
+        for name in ("A", "B", "C")
+    ]
     records = [
         {"id": f"q{n}", "question": "Dose?", "answer": "Half a milligram daily.", "labels": labels} for n in (1, 2)
     ]
@@ -113,9 +116,13 @@ def test_an_imported_pool_rated_by_three_physicians_has_k_3_and_items_done_3_of_
 
 def test_an_existing_pool_keeps_its_k_and_an_item_with_more_raters_never_reads_3_of_1(astrid):
     pool = factories.make_pool(astrid, "imported", questions=list(astrid.questions.filter(key="helpful")))
-    labels = [{"annotator": name, "question": "helpful", "unit": "item", "value": "slight"} for name in ("A", "B", "C")]
+    labels = [
+        {"annotator": name, "question": "helpful", "unit": "item", "value": "somewhat_helpful"}
+        for name in ("A", "B", "C")
+    ]
     items_import(
-        study=astrid, file=io.BytesIO(jsonl({"id": "q1", "question": "Dose?", "answer": "Half.", "labels": labels})),
+        study=astrid,
+        file=io.BytesIO(jsonl({"id": "q1", "question": "Dose?", "answer": "Half.", "labels": labels})),
         filename="rated.jsonl",
     )
     pool.refresh_from_db()

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from annotation import segmentation, segmentation_fast
@@ -261,6 +261,8 @@ def _plain_prose(draw):
     return " ".join(sentences)
 
 
+@example("etc. I\nfoo.")  # a line pysbd reads differently alone than before a new line
+@example("etc. I\n")
 @settings(max_examples=200, deadline=None)
 @given(_clinical_text())
 def test_fast_path_gives_exactly_the_spans_of_the_full_segmenter(text):

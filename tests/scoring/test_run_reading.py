@@ -138,10 +138,11 @@ def test_a_run_of_another_study_cannot_be_compared(client, researcher, cf_runs):
 
 
 def test_annotators_cannot_compare_runs(client, annotator, study, cf_runs):
+    """A run is named by its own id: an annotator of the study is told it does not exist (404), as a stranger."""
     factories.grant(study, annotator, Role.ANNOTATOR)
     client.force_login(annotator)
     url = reverse("scoring:run-compare", args=[cf_runs[0].pk]) + f"?with={cf_runs[1].pk}"
-    assert client.get(url).status_code == 403
+    assert client.get(url).status_code == 404
 
 
 def test_unavailable_backends_are_shown_with_the_reason_and_refused_before_queueing(
