@@ -12,14 +12,14 @@ reads them again when it loads the backend. Both paths go through ``backend_opti
   (``NLI_MODEL_DIR``, ``EMBEDDING_MODEL``); symbolic links and ``..`` are resolved first. Nothing else on
   the server's disk can be named;
 * the LLM endpoint is the administrator's (``base_url`` is refused: ``LLM_BASE_URL``);
-* the learned backend reads the run's own study's models only;
+* the learned backend names trained judges (``model``, ``supports_model``, ``informative_model``,
+  ``relevance_model``) and reads the run's own study's judges only (and those shared with it);
 * error messages name the option and the rule, never the content of a file.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ TEXT_OPTIONS: dict[str, dict[str, int]] = {
     "embedding": {"model": 1000},
     "nli": {"model_dir": 1000},
     "lexical": {"measure": 40},
-    "learned": {"question": 100, "data_hash": 64},
+    "learned": {"model": 100, "supports_model": 100, "informative_model": 100, "relevance_model": 100},
 }
 BOOLEAN_OPTIONS = {"llm": {"json_mode"}}
 ALLOWED: dict[str, set[str]] = {
@@ -55,7 +55,7 @@ ALLOWED: dict[str, set[str]] = {
     "embedding": {"model"},
     "nli": {"model_dir", "max_length"},
     "lexical": {"measure"},
-    "learned": {"study", "question", "data_hash"},
+    "learned": {"study", "model", "supports_model", "informative_model", "relevance_model"},
     "none": set(),
 }  # fmt: skip
 
@@ -147,8 +147,6 @@ def backend_options_clean(backend: str, options: Any, *, study_id: int, study_sl
             clean[key] = value
     if backend == "lexical" and "measure" in clean and clean["measure"] not in MEASURES:
         raise ValidationFailed(f"lexical.measure must be one of {', '.join(MEASURES)}")
-    if backend == "learned" and "data_hash" in clean and not re.fullmatch(r"[0-9a-f]{64}", clean["data_hash"]):
-        raise ValidationFailed("learned.data_hash must be a training-data hash (64 hexadecimal digits)")
     if backend == "nli" and "model_dir" in clean:
         model_location_check("nli", "model_dir", clean["model_dir"])
     if backend == "embedding" and "model" in clean:

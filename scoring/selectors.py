@@ -33,10 +33,10 @@ from annotation.models import (
 )
 from concord.access import require_object_role, require_role
 from concord.errors import NotFound
-from scoring.backends import embedding, learned
+from scoring.backends import embedding
 from scoring.metrics import AspectInput, ChunkInput, ItemInput
 from scoring.metrics.base import BackendUnavailable
-from scoring.models import KnowledgeBase, Score, ScoreRun, ScoreState
+from scoring.models import KnowledgeBase, Score, ScoreRun, ScoreState, TrainedJudge
 
 # The protocol questions whose human answers metrics may read (annotation/presets.py): every chunk
 # annotators marked as supporting the answer (multi-label relevance, PubHealthBench critics' point),
@@ -416,13 +416,14 @@ def backend_statuses(study: Study) -> dict[str, BackendStatus]:
         out["llm"] = BackendStatus("llm", True)
     else:
         out["llm"] = BackendStatus("llm", False, "no LLM endpoint configured: set LLM_BASE_URL and LLM_MODEL")
-    trained = [
-        key for key in study.questions.values_list("key", flat=True)
-        if (learned.models_dir(study.pk, key) / "current").is_file()
-        or (learned.models_dir(study.slug, key) / "current").is_file()
-    ]
+    # The learned backend scores with the registry's judges: the study's own and those shared with it,
+    # not retired (the rule of scoring.judges.selectors.judges_usable_by / judge_for_scoring).
+    trained = TrainedJudge.objects.filter(
+        Q(study_id=study.pk) | Q(shared_with__id=study.pk), retired_at__isnull=True
+    ).exists()
     out["learned"] = BackendStatus(
-        "learned", bool(trained),
-        "" if trained else "no model trained on this study's gold yet (train one from its gold labels first)",
+        "learned", trained,
+        "" if trained else "no trained judge available to this study yet (train one from its gold labels on "
+        "the judges page, or have one shared with it)",
     )
     return out

@@ -1,9 +1,12 @@
 """A study filled with one real object of every type that a route names, for the access tests.
 
 ``build_world`` makes a study with a researcher (its owner), an adjudicator, two annotators in one pool
-(the first owns the assignment), an item with a chunk, an aspect proposal, an adjudication case, a
-score run, a knowledge base, an export, a validation study, a report job, an analysis job and an
-import job. ``fill`` turns a route pattern into a path naming those objects.
+(the first owns the assignment; the pool has a stopping rule, so its plan and the validation study's
+plan have a precision target, and allows reopening), an item with a chunk, a second item whose
+assignment the annotator submitted and reopened (a row of their history), an aspect proposal, an
+adjudication case, two score runs (one to compare with), a knowledge base, an export, a validation
+study, a report job, an analysis job, an import job, a data manager's bulk action, a trained judge and
+its training job. ``fill`` turns a route pattern into a path naming those objects.
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.urls import URLPattern, URLResolver
+from django.utils import timezone
 
-from adjudication.models import AdjudicationCase, ExportJob, ReportJob, ValidationStudy
-from annotation.models import Aspect, ImportJob, Role
-from scoring.models import KnowledgeBase, ScoreRun
+from adjudication.models import AdjudicationCase, BulkAction, BulkActionKind, ExportJob, ReportJob, ValidationStudy
+from annotation.models import Aspect, AssignmentReopening, AssignmentStatus, ImportJob, Role
+from concord.jobs import JobStatus
+from scoring.models import JudgeTrainJob, KnowledgeBase, ScoreRun, TrainedJudge
 from tests import factories
 
 PARAM = re.compile(r"<(?:(?P<conv>\w+):)?(?P<name>\w+)>")
@@ -42,12 +47,24 @@ def build_world(slug: str, tag: str) -> dict[str, Any]:
     question = factories.make_question(study, "pf")
     item = factories.make_item(study, f"{tag}-item")
     factories.make_chunk(item)
-    pool = factories.make_pool(study, f"{tag}-pool", questions=[question])
+    pool = factories.make_pool(
+        study, f"{tag}-pool", questions=[question], stop_at_half_width=0.1, reopen_allowed=True
+    )
     annotator = factories.make_user(f"{tag}-annotator")
     mate = factories.make_user(f"{tag}-mate")
     membership = factories.add_member(pool, annotator)
     factories.add_member(pool, mate)
     assignment = factories.make_assignment(pool, item, annotator)
+    # A second item the annotator submitted and then reopened: a row of their history (/history/).
+    done_item = factories.make_item(study, f"{tag}-item-2")
+    factories.make_chunk(done_item)
+    submitted_at = timezone.now() - timezone.timedelta(hours=1)
+    reopened = factories.make_assignment(
+        pool, done_item, annotator, status=AssignmentStatus.STARTED, submitted_at=submitted_at, reopened_count=1
+    )
+    AssignmentReopening.objects.create(
+        assignment=reopened, actor=annotator, submitted_at=submitted_at, at=timezone.now()
+    )
     aspect = Aspect.objects.create(
         item=item, text="the dose", origin="proposed", status="proposed", proposed_by=annotator
     )
@@ -68,11 +85,29 @@ def build_world(slug: str, tag: str) -> dict[str, Any]:
         study=study, kind="raters", params_hash=f"{tag}-raters", requested_by=researcher
     )
     import_job = ImportJob.objects.create(study=study, filename="items.jsonl", stored_name="x", requested_by=researcher)
+    other_run = ScoreRun.objects.create(
+        study=study, metric="ra", metric_version="1", backend="lexical", created_by=researcher, status="done"
+    )
+    bulk_action = BulkAction.objects.create(
+        study=study, actor=researcher, action=BulkActionKind.REQUEUE, pool=pool, item_ids=[item.external_id],
+        n_items=1, n_assignments=0,
+    )
+    judge = TrainedJudge.objects.create(
+        name=f"{tag}-judge", study=study, task="supports", source_kind="study", source_study=study,
+        source_question=question.key, source_positive=["yes"], data_hash="0" * 64, model_type="logistic",
+        feature_set="lexical", n=10, n_positive=5, cv={"auc": 0.5}, path=f"judges/{tag}-judge", trained_by=researcher,
+    )
+    judge_job = JudgeTrainJob.objects.create(
+        study=study, name=f"{tag}-judge", question_key=question.key, task="supports", positive=["yes"],
+        status=JobStatus.DONE, judge=judge, requested_by=researcher,
+    )
     return {
         "study": study, "researcher": researcher, "adjudicator": adjudicator, "annotator": annotator, "mate": mate,
         "question": question, "item": item, "pool": pool, "membership": membership, "assignment": assignment,
         "aspect": aspect, "case": case, "run": run, "kb": kb, "export": export, "validation": validation,
         "report_job": report_job, "analysis_job": analysis_job, "import_job": import_job,
+        "reopened": reopened, "other_run": other_run, "bulk_action": bulk_action, "judge": judge,
+        "judge_job": judge_job,
     }
 
 
@@ -95,6 +130,8 @@ def object_of(route: str, name: str) -> str:
                 return key
         raise AssertionError(f"no object known for <pk> of {route}")
     if name == "job_id":
+        if "/judges/jobs/" in route:
+            return "judge_job"
         if "analysis-jobs" in route:
             return "analysis_job"
         if "reports/jobs" in route:
@@ -105,6 +142,7 @@ def object_of(route: str, name: str) -> str:
     known = {
         "pool_id": "pool", "run_id": "run", "kb_id": "kb", "membership_id": "membership", "slug": "study",
         "external_id": "item", "key": "question", "question": "question",
+        "judge_id": "judge",
     }  # fmt: skip
     if name in known:
         return known[name]
@@ -118,6 +156,10 @@ def fill(route: str, world: dict[str, Any], missing: str | None = None) -> str:
         name = match.group("name")
         if name == "fmt":
             return "json" if route.startswith("adjudication/validation/") else "csv"
+        if name == "slug" and route.startswith("help/"):
+            return "import-format"  # a help page (docs/import-format.md), not a study
+        if name == "name" and "/items/examples/" in route:
+            return "astrid.jsonl"  # the import format page's example files: a name from a fixed list
         if name == "measure":
             return "human_cf"
         if name == "uidb64":
@@ -136,4 +178,7 @@ def fill(route: str, world: dict[str, Any], missing: str | None = None) -> str:
             return obj.key
         return str(obj.pk)
 
-    return "/" + PARAM.sub(value, route)
+    path = "/" + PARAM.sub(value, route)
+    if route.endswith("/compare/"):  # a run side by side with another run of its study, named in the query
+        path += f"?with={world['other_run'].pk}"
+    return path

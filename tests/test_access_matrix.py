@@ -167,5 +167,6 @@ def access_world_names() -> dict[str, Any]:
         key = "k"
 
     keys = ("study", "question", "item", "pool", "membership", "assignment", "aspect", "case", "run", "kb",
-            "export", "validation", "report_job", "analysis_job", "import_job")  # fmt: skip
+            "export", "validation", "report_job", "analysis_job", "import_job", "reopened", "other_run", "bulk_action",
+            "judge", "judge_job")  # fmt: skip
     return dict.fromkeys(keys, Obj())

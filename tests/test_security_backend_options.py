@@ -101,7 +101,7 @@ def test_llm_options_within_their_bounds_are_kept(study, researcher):
     ("backend", "options"),
     [
         ("nli", {"max_length": 10**9}), ("lexical", {"measure": "../../etc"}), ("none", {"x": 1}),
-        ("learned", {"data_hash": "../x"}), ("learned", {"study": 999_999}), ("embedding", {"model": 3}),
+        ("learned", {"model": "x" * 500}), ("learned", {"study": 999_999}), ("embedding", {"model": 3}),
     ],
 )  # fmt: skip
 def test_every_backend_checks_its_options(study, backend, options):
@@ -112,7 +112,7 @@ def test_every_backend_checks_its_options(study, backend, options):
 def test_the_learned_backend_may_name_only_its_own_study(study):
     for own in (study.slug, study.pk, str(study.pk)):
         cleaned = backend_options_clean(
-            "learned", {"study": own, "question": "pf"}, study_id=study.pk, study_slug=study.slug
+            "learned", {"study": own, "model": "pf-judge"}, study_id=study.pk, study_slug=study.slug
         )
         assert cleaned["study"] == study.pk
 
