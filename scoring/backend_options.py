@@ -138,7 +138,7 @@ def backend_options_clean(backend: str, options: Any, *, study_id: int, study_sl
         elif key == "study":
             # The learned backend is trained on the run's own study's gold; no other study's model.
             if str(value) not in {str(study_id), study_slug}:
-                raise ValidationFailed("learned.study: a run uses the models trained on its own study only")
+                raise ValidationFailed("backend option 'study' is not allowed: a run uses its own study's judges")
             clean[key] = study_id
         else:
             limit = TEXT_OPTIONS[backend][key]
