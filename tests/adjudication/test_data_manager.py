@@ -33,8 +33,16 @@ def data(study, researcher):
     factories.make_assignment(pool, items["b"], kim, status=AssignmentStatus.ASSIGNED)
     factories.make_assignment(pool, items["c"], lee, status=AssignmentStatus.SKIPPED, skip_reason="unsure")
     AdjudicationCase.objects.create(pool=pool, item=items["a"], question=q, unit_key="item", status=CaseStatus.OPEN)
-    GoldLabel.objects.create(pool=pool, item=items["c"], question=q, unit_key="item", value="yes",
-                             source=GoldSource.ADJUDICATED, version=1, is_current=True)
+    GoldLabel.objects.create(
+        pool=pool,
+        item=items["c"],
+        question=q,
+        unit_key="item",
+        value="yes",
+        source=GoldSource.ADJUDICATED,
+        version=1,
+        is_current=True,
+    )
     run = ScoreRun.objects.create(study=study, metric="cf", metric_version="2", backend="lexical")
     for key, value in (("a", 0.2), ("b", 0.6), ("c", 0.9)):
         Score.objects.create(run=run, item=items[key], unit_key="item", value=value, state="ok")
@@ -75,8 +83,11 @@ def test_each_filter_narrows_the_items(rita, data):
 
 
 def test_a_bad_filter_is_said_in_place(rita, data):
-    response = rita.get(reverse("adjudication:data-manager", args=[data["study"].slug]), {"score_min": "x", "run": "1"},
-                        HTTP_HX_REQUEST="true")
+    response = rita.get(
+        reverse("adjudication:data-manager", args=[data["study"].slug]),
+        {"score_min": "x", "run": str(data["run"].pk)},
+        HTTP_HX_REQUEST="true",
+    )
     assert response.status_code == 400 and "must be a number" in response.content.decode()
     response = rita.get(reverse("adjudication:data-manager", args=[data["study"].slug]), {"meta_key": "a b"})
     assert response.status_code == 400
@@ -88,8 +99,13 @@ def _bulk(client, study, **fields):
 
 def test_reassign_asks_for_confirmation_then_moves_open_assignments_and_writes_an_audit_row(rita, data):
     study, pool, kim, lee, b = data["study"], data["pool"], data["kim"], data["lee"], data["items"]["b"]
-    fields = {"action": "reassign", "target_pool": pool.pk, "from_user": kim.pk, "to_user": lee.pk,
-              "item": [data["items"]["a"].pk, b.pk]}
+    fields = {
+        "action": "reassign",
+        "target_pool": pool.pk,
+        "from_user": kim.pk,
+        "to_user": lee.pk,
+        "item": [data["items"]["a"].pk, b.pk],
+    }
     review = _bulk(rita, study, **fields)
     assert review.status_code == 200
     assert 'id="dm-confirm-assignments">1<' in review.content.decode()
@@ -116,8 +132,16 @@ def test_remove_from_a_pool_deletes_open_assignments_and_the_top_up_never_brings
 
 def test_requeue_every_matching_item_puts_skipped_work_back_in_the_queue(rita, data):
     study, pool, c = data["study"], data["pool"], data["items"]["c"]
-    _bulk(rita, study, action="requeue", target_pool=pool.pk, all_matching="1", pool=pool.pk,
-          pool_state="skipped", confirmed="1")
+    _bulk(
+        rita,
+        study,
+        action="requeue",
+        target_pool=pool.pk,
+        all_matching="1",
+        pool=pool.pk,
+        pool_state="skipped",
+        confirmed="1",
+    )
     assignment = Assignment.objects.get(item=c)
     assert assignment.status == AssignmentStatus.ASSIGNED and assignment.skip_reason == ""
     action = BulkAction.objects.get()
@@ -128,8 +152,16 @@ def test_a_bulk_action_without_items_or_with_a_foreign_member_changes_nothing(ri
     study, pool = data["study"], data["pool"]
     assert _bulk(rita, study, action="remove", target_pool=pool.pk, confirmed="1").status_code == 400
     stranger = factories.make_user("zed")
-    response = _bulk(rita, study, action="reassign", target_pool=pool.pk, from_user=data["kim"].pk,
-                     to_user=stranger.pk, item=[data["items"]["b"].pk], confirmed="1")
+    response = _bulk(
+        rita,
+        study,
+        action="reassign",
+        target_pool=pool.pk,
+        from_user=data["kim"].pk,
+        to_user=stranger.pk,
+        item=[data["items"]["b"].pk],
+        confirmed="1",
+    )
     assert response.status_code == 400
     assert Assignment.objects.get(item=data["items"]["b"]).annotator == data["kim"]
     assert not BulkAction.objects.exists()
@@ -141,8 +173,12 @@ def test_the_data_manager_is_for_researchers_only(client, data, annotator, stran
     for user, status in ((annotator, 403), (stranger, 404)):
         client.force_login(user)
         assert client.get(reverse("adjudication:data-manager", args=[study.slug])).status_code == status
-        assert _bulk(client, study, action="remove", target_pool=data["pool"].pk, all_matching="1",
-                     confirmed="1").status_code == status
+        assert (
+            _bulk(
+                client, study, action="remove", target_pool=data["pool"].pk, all_matching="1", confirmed="1"
+            ).status_code
+            == status
+        )
     assert Assignment.objects.count() == 3
 
 

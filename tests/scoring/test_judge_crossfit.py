@@ -96,8 +96,9 @@ def test_a_run_cannot_name_another_studys_judge(trained):
 
 
 def test_a_stored_study_option_never_wins_over_the_runs_study(trained):
-    """Even a run row whose options name the source study (written past the start checks) looks judges up
-    in its own study: the worker overrides the option, so the run fails instead of using the judge."""
+    """Even a run row whose options name the source study (written past the start checks) never scores with
+    that study's judge: the worker re-checks the stored options (a foreign study is refused) and looks judges
+    up in the run's own study, so the run fails instead of using the judge."""
     source, _, _ = trained
     other = make_study(slug="other")
     item = make_item(other, "o1", answer="Metformin lowers blood glucose.")
@@ -109,7 +110,15 @@ def test_a_stored_study_option_never_wins_over_the_runs_study(trained):
     assert services.score_run_fan_out(run_id=run.pk) == []
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED
-    assert "no trained judge named 'grounding' is available to this study" in run.error
+    assert "'study' is not allowed" in run.error
+    assert not Score.objects.filter(run=run).exists()
+    # Without the option, the run's own study is where the judge is looked up, and it has none.
+    run2 = ScoreRun.objects.create(study=other, metric="cf", metric_version="1.0", backend="learned",
+                                   parameters=run.parameters, backend_options={"model": "grounding"})
+    assert services.score_run_fan_out(run_id=run2.pk) == []
+    run2.refresh_from_db()
+    assert run2.status == RunStatus.FAILED
+    assert "no trained judge named 'grounding' is available to this study" in run2.error
 
 
 def test_mean_probability_is_refused_for_a_hard_verdict_backend(trained, django_capture_on_commit_callbacks):
