@@ -234,6 +234,7 @@ class _Context:
                 "protocol_presets": study.protocol_presets,
                 "blind_system": study.blind_system,
                 "hidden_metadata_fields": study.hidden_metadata_fields,
+                "visible_metadata_fields": study.visible_metadata_fields,
                 "independent_pools": study.independent_pools,
                 "show_scores_to_adjudicators": study.show_scores_to_adjudicators,
                 "licence": study.licence,
@@ -748,6 +749,8 @@ def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: _Tal
     out.write("\n## Blinding\n\n")
     out.write(f"- System name hidden from annotators: {'yes' if s['blind_system'] else 'no'}\n")
     out.write(f"- Metadata fields hidden from annotators: {_md(', '.join(s['hidden_metadata_fields'])) or 'none'}\n")
+    visible = ", ".join(s.get("visible_metadata_fields") or [])
+    out.write(f"- Metadata fields shown to annotators (all others hidden): {_md(visible) or 'none'}\n")
     out.write(f"- Independent pools (an annotator in at most one pool): {'yes' if s['independent_pools'] else 'no'}\n")
     out.write(f"- Automated scores shown to adjudicators: {'yes' if s['show_scores_to_adjudicators'] else 'no'}\n")
     for pool in header["pools"]:

@@ -342,6 +342,7 @@ def study_import_export(*, path: Path, slug: str, owner: AbstractBaseUser, name:
             protocol_presets=spec.get("protocol_presets", []),
             blind_system=spec.get("blind_system", True),
             hidden_metadata_fields=spec.get("hidden_metadata_fields", []),
+            visible_metadata_fields=spec.get("visible_metadata_fields", []),
             independent_pools=spec.get("independent_pools", True),
             show_scores_to_adjudicators=spec.get("show_scores_to_adjudicators", False),
             licence=spec.get("licence", ""),

@@ -68,6 +68,8 @@ def kqa_demo(db):
 
 
 def test_the_kqa_demo_survives_an_export_and_import_unchanged(kqa_demo, tmp_path):
+    kqa_demo.visible_metadata_fields = ["source"]
+    kqa_demo.save(update_fields=["visible_metadata_fields"])
     out = write_export(study=kqa_demo, fmt="jsonl", out=tmp_path / "kqa.jsonl")
     call_command(
         "import_study_export",
@@ -87,6 +89,9 @@ def test_the_kqa_demo_survives_an_export_and_import_unchanged(kqa_demo, tmp_path
     for part in ("labels", "assignments", "gold", "cases", "aspects", "scores"):
         assert after[part] == before[part], part
     assert copy.licence == kqa_demo.licence and copy.licence
+    # What annotators may see travels with the study: the copy shows exactly the same metadata keys.
+    assert copy.visible_metadata_fields == ["source"]
+    assert copy.hidden_metadata_fields == kqa_demo.hidden_metadata_fields
     assert Item.objects.filter(study=copy).count() == Item.objects.filter(study=kqa_demo).count()
     # the imported annotators are pseudonymous accounts that cannot log in
     assert not get_user_model().objects.filter(pool_memberships__study=copy, is_active=True).exists()
