@@ -173,12 +173,18 @@ def test_concurrent_reservations_by_one_account_get_different_items(study, annot
         factories.make_item(study, f"c{n}")
     pool_assign_items(pool=pool)
     got: list[int] = []
-    barrier = threading.Barrier(3)
+    start = threading.Barrier(3)
+    reserved_by_all = threading.Barrier(3, timeout=30)
 
     def worker() -> None:
+        # Each caller holds its transaction open until all three have reserved, so the three are truly
+        # concurrent whatever the scheduling: a caller that started after another had committed would
+        # instead (rightly) be handed that live reservation again, as a second tab is.
         try:
-            barrier.wait()
-            got.append(assignment_reserve_next(pool=pool, annotator=annotator).pk)
+            start.wait()
+            with transaction.atomic():
+                got.append(assignment_reserve_next(pool=pool, annotator=annotator).pk)
+                reserved_by_all.wait()
         finally:
             connection.close()
 
