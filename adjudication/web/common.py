@@ -56,6 +56,11 @@ def json_download(report: Any, name: str) -> HttpResponse:
     )
 
 
+def report_download(fmt: str, report: Any, name: str, to_csv: Callable[[Any], str]) -> HttpResponse:
+    """A report as ``name.csv`` (through ``to_csv``) or ``name.json``; ``fmt`` was checked by check_format."""
+    return csv_download(to_csv(report), name) if fmt == "csv" else json_download(report, name)
+
+
 class ResearcherApi(APIView):
     """Base of the API classes that only a researcher of the study may call."""
 

@@ -14,7 +14,7 @@ from sklearn.metrics import cohen_kappa_score
 from adjudication.stats import agreement as ag
 
 NAN = np.nan
-# The copy shipped with the demo (data/demo/kqa, checksummed against ../shared/datasets/kqa/MANIFEST.md).
+# The copy shipped with the demo (data/demo/kqa, checksummed against its MANIFEST.md).
 KQA = Path(__file__).resolve().parents[2] / "data" / "demo" / "kqa" / "NLI_medical_annotator.csv"
 
 # Fleiss (1971), "Measuring nominal scale agreement among many raters", Psychological Bulletin 76(5):
@@ -393,7 +393,7 @@ def test_percent_agreement_counts_only_units_rated_at_least_twice():
 
 
 def test_kqa_physicians_reproduce_the_manifest_figures():
-    # ../shared/datasets/kqa/MANIFEST.md: Fleiss κ 0.7189, α nominal 0.7191, pairwise Cohen κ
+    # data/demo/kqa/MANIFEST.md: Fleiss κ 0.7189, α nominal 0.7191, pairwise Cohen κ
     # 0.6696 / 0.7612 / 0.7317, full agreement 312/399, Entailment-vs-not κ 0.7149,
     # Contradiction-vs-not 0.6697.
     codes = kqa_codes()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-# The copy shipped with the demo (data/demo/kqa, checksummed against ../shared/datasets/kqa/MANIFEST.md).
+# The copy shipped with the demo (data/demo/kqa, checksummed against its MANIFEST.md).
 KQA = Path(__file__).resolve().parents[2] / "data" / "demo" / "kqa" / "NLI_medical_annotator.csv"
 KQA_SCALE = "Entailment,Neutral,Contradiction"
 

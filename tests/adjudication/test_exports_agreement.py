@@ -2,7 +2,7 @@
 
 Checked two ways: equal to adjudication.stats.agreement (tested there against published values) on the
 same random ratings, and against K-QA's three physicians — Fleiss' κ 0.7189 and Krippendorff's α
-(nominal) 0.7191 over 399 statements, as computed in ../shared/datasets/kqa/MANIFEST.md.
+(nominal) 0.7191 over 399 statements, as computed in data/demo/kqa/MANIFEST.md.
 """
 
 from __future__ import annotations

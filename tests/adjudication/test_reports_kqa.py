@@ -43,7 +43,7 @@ def kqa_study(researcher, settings):
 
 @pytest.mark.slow
 def test_physicians_agreement_reproduces_the_manifest_on_the_pages_too(client, researcher, annotator, kqa_study):
-    # ../shared/datasets/kqa/MANIFEST.md: Fleiss κ 0.7189, α 0.7191, pairwise κ 0.6696 / 0.7612 / 0.7317.
+    # data/demo/kqa/MANIFEST.md: Fleiss κ 0.7189, α 0.7191, pairwise κ 0.6696 / 0.7612 / 0.7317.
     study, pool = kqa_study
     rep = agreement_report(pool=pool, question=pool.questions.get(key="aspect_entailment"))
     assert (rep["n_units"], rep["n_raters"], rep["n_excluded_units"], rep["n_off_scale_ratings"]) == (399, 3, 0, 0)

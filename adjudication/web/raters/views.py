@@ -20,7 +20,7 @@ from adjudication.analysis import jobs, model_comparison, raters
 from adjudication.analysis.rendering import comparison_csv, outcome_csv, rater_csv
 from adjudication.models import ReportJobKind, ReportJobStatus
 from adjudication.selectors import study_get_for_researcher
-from adjudication.web.common import check_format, csv_download, json_download, report_errors
+from adjudication.web.common import check_format, report_download, report_errors
 from annotation.models import Study
 from concord.access import access_policy
 from concord.errors import ValidationFailed
@@ -77,9 +77,7 @@ def rater_report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResp
     check_format(fmt)
     report, _, _ = jobs.rater_report_current(study=study, query=request.GET)
     name = f"{study.slug}-rater-run{report['run']['id']}-{report['question']['key']}"
-    if fmt == "csv":
-        return csv_download(rater_csv(report), name)
-    return json_download(report, name)
+    return report_download(fmt, report, name, rater_csv)
 
 
 @access_policy("researcher")
@@ -110,9 +108,7 @@ def comparison_download(request: HttpRequest, slug: str, fmt: str) -> HttpRespon
     params = model_comparison.comparison_params_parse(study=study, query=request.GET)
     report = model_comparison.comparison_report(study=study, params=params)
     name = f"{study.slug}-comparison-{report['metric']}-{params.question}"
-    if fmt == "csv":
-        return csv_download(comparison_csv(report), name)
-    return json_download(report, name)
+    return report_download(fmt, report, name, comparison_csv)
 
 
 @access_policy("researcher")
@@ -148,9 +144,7 @@ def outcome_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     if job is None or job.status != ReportJobStatus.DONE:
         raise ValidationFailed("this cross-validation has not been computed yet: start it on the outcome page")
     name = f"{study.slug}-outcome-{params.question}"
-    if fmt == "csv":
-        return csv_download(outcome_csv(job.result), name)
-    return json_download(job.result, name)
+    return report_download(fmt, job.result, name, outcome_csv)
 
 
 # --- jobs (htmx) ------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from adjudication.analysis.rendering import agreement_csv, roc_svg_points, valid
 from adjudication.analysis.validity import comparison_choices, validity_pairs, validity_params_parse
 from adjudication.models import ReportJobKind, ReportJobStatus
 from adjudication.selectors import study_get_for_researcher
-from adjudication.web.common import check_format, csv_download, json_download, report_errors
+from adjudication.web.common import check_format, report_download, report_errors
 from annotation.models import Study
 from concord.access import access_policy
 from concord.http import vary_on_htmx
@@ -81,9 +81,7 @@ def report_agreement_download(request: HttpRequest, slug: str, pool_id: int, que
     params = agreement_params_parse(pool_id=pool_id, question=question, query=request.GET)
     report, _ = jobs.agreement_report_with_bootstrap(study=study, params=params)
     name = f"{study.slug}-{report['pool']['name']}-{question}-agreement"
-    if fmt == "csv":
-        return csv_download(agreement_csv(report), name)
-    return json_download(report, name)
+    return report_download(fmt, report, name, agreement_csv)
 
 
 @access_policy("researcher")
@@ -122,9 +120,7 @@ def report_validity_download(request: HttpRequest, slug: str, fmt: str) -> HttpR
     n_boot, seed = bootstrap_params(request.GET.get("n_boot"), request.GET.get("seed"))
     report, _ = jobs.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
     name = f"{study.slug}-validity-{vp.source.replace(':', '-')}-{vp.question}"
-    if fmt == "csv":
-        return csv_download(validity_csv(report), name)
-    return json_download(report, name)
+    return report_download(fmt, report, name, validity_csv)
 
 
 # --- bootstrap jobs (htmx) -----------------------------------------------------------------------------
