@@ -44,6 +44,56 @@ def test_obuchowski_variance_at_chance_is_the_papers_null_variance():
         assert pl.obuchowski_variance(0.5 + 1e-12, ratio) == pytest.approx(0.0792 * (1 + 1 / ratio), rel=1e-9)
 
 
+# Obuchowski, Lieber & Wians (2004), Clin Chem 50:1118-25, Table 4: the numbers of diseased (cases) and
+# non-diseased (controls) patients needed to show that a test's AUC θ exceeds 0.5, one-sided α = 0.05,
+# power 0.90, for κ = controls per case; computed there with eq. 3 for V(θ) and the null variance
+# 0.0792·(1 + 1/κ), n_cases = (z_α·√V0 + z_β·√V1)² / (θ − 0.5)². The table never prints fewer than
+# 10 in a group: where one group falls below 10 it is raised to 10 and the other set by κ.
+# Rows κ = 0.25, 0.5, 1, 2, 4; columns θ = 0.6, 0.7, 0.8, 0.9, 0.95; values as printed.
+OLW_KAPPAS = (0.25, 0.5, 1.0, 2.0, 4.0)
+OLW_THETAS = (0.6, 0.7, 0.8, 0.9, 0.95)
+OLW_TABLE4_CASES = (
+    (334, 80, 40, 40, 40),
+    (201, 49, 20, 20, 20),
+    (135, 33, 14, 10, 10),
+    (102, 25, 11, 10, 10),
+    (85, 21, 10, 10, 10),
+)
+OLW_TABLE4_CONTROLS = (
+    (84, 20, 10, 10, 10),
+    (101, 25, 10, 10, 10),
+    (135, 33, 14, 10, 10),
+    (203, 50, 21, 20, 20),
+    (339, 84, 40, 40, 40),
+)
+# Two printed cells are one below the rounded-up figure: κ = 0.5, θ = 0.6 has n_cases = 201.06 (printed
+# 201) and κ = 4, θ = 0.6 has n_controls = 4 × 84.82 = 339.3 (printed 339); the table rounded those two
+# to the nearest patient. Every other cell is matched exactly.
+OLW_ROUNDED_TO_NEAREST = {("cases", 0.5, 0.6), ("controls", 4.0, 0.6)}
+
+
+def test_obuchowski_variance_reproduces_obuchowski_lieber_wians_table_4():
+    from scipy import stats
+
+    z_alpha, z_beta = stats.norm.ppf(0.95), stats.norm.ppf(0.90)
+    for i, kappa in enumerate(OLW_KAPPAS):
+        for j, theta in enumerate(OLW_THETAS):
+            v0 = pl.obuchowski_variance(0.5 + 1e-12, kappa)
+            v1 = pl.obuchowski_variance(theta, kappa)
+            n = (z_alpha * math.sqrt(v0) + z_beta * math.sqrt(v1)) ** 2 / (theta - 0.5) ** 2
+            cases, controls = math.ceil(n), math.ceil(n * kappa)
+            if controls < 10:
+                cases, controls = round(10 / kappa), 10
+            if cases < 10:
+                cases, controls = 10, round(10 * kappa)
+            for group, ours, printed in (
+                ("cases", cases, OLW_TABLE4_CASES[i][j]),
+                ("controls", controls, OLW_TABLE4_CONTROLS[i][j]),
+            ):
+                tolerance = 1 if (group, kappa, theta) in OLW_ROUNDED_TO_NEAREST else 0
+                assert abs(ours - printed) <= tolerance, (group, kappa, theta, ours, printed)
+
+
 def test_obuchowski_plan_splits_by_prevalence():
     plan = pl.auc_plan_obuchowski(0.8, 0.5, 0.05)
     assert plan.n_positive == plan.n_negative == math.ceil(pl.z_value() ** 2 * pl.obuchowski_variance(0.8, 1) / 0.0025)
@@ -110,6 +160,14 @@ def test_simulated_alpha_matches_the_krippendorff_package_on_a_simulated_table()
     theirs = krippendorff.alpha(value_counts=counts[0], level_of_measurement="nominal")
     assert ours == pytest.approx(theirs, abs=1e-12)
     assert pl.fleiss_kappa_batch(counts)[0] == pytest.approx(ag.fleiss_kappa_from_counts(counts[0]).value, abs=1e-12)
+
+
+def test_the_simulations_fleiss_kappa_reproduces_fleiss_1971():
+    # The vectorised κ the plan simulates with, on Fleiss (1971) p. 381's 30 patients, 6 psychiatrists,
+    # 5 diagnoses: published κ = 0.430.
+    codes = DIAGNOSES - DIAGNOSES.min()
+    counts = ag.category_counts(codes, 5)[np.newaxis, :, :]
+    assert round(float(pl.fleiss_kappa_batch(counts)[0]), 3) == 0.430
 
 
 def test_agreement_plans_are_deterministic_and_reach_the_half_width():
