@@ -20,8 +20,12 @@ other items by the final model; anywhere else it is a *transfer* from its source
 question, or the file's hash). Every judgement carries ``probability``, the judge's P(verdict True),
 and the default threshold is 0.5.
 
-Statements (for RF) are not learned: they are the stored sentences that pass the conversational rule
-set, as for the lexical and embedding backends, and their extraction details say so.
+ICAT's coverage (``covers``) is judged by the supports judge with the grounded claims as the evidence and
+the aspect as the claim; no separate coverage judge exists.
+
+Statements are not learned, as for the lexical and embedding backends: RF's are every stored sentence (the
+whole answer, as RAGAS), ICAT's claims the sentences that pass the conversational rule set; their
+extraction details say so.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from scoring.backends.base import Backend, Judgement, Statements
-from scoring.backends.lexical import rule_statements
+from scoring.backends.lexical import rule_statements, sentence_statements
 from scoring.judges import artifacts
 from scoring.judges.selectors import judge_for_scoring
 from scoring.metrics.base import BackendUnavailable
@@ -137,6 +141,20 @@ class LearnedBackend(Backend):
         context = " ".join(evidence)
         return self._judge(slot, claims, [context] * len(claims), threshold)
 
+    def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        """ICAT coverage by the supports judge: do the grounded claims, taken together as the evidence, support
+        the aspect? (the direction an NLI model's coverage takes: premise = the claims, hypothesis = the aspect).
+        No covers judge is trained separately; the details and the run identity name the supports judge."""
+        slot = self._slot("supports", "match claims to aspects (coverage is judged by the supports judge)",
+                          "supports_model")
+        if not claims:
+            return [Judgement(False, 0.0, {"judge": slot.name, "reason": "no claims"}, probability=0.0)
+                    for _ in aspects]
+        judged = self._judge(slot, aspects, [" ".join(claims)] * len(aspects), threshold)
+        for j in judged:
+            j.details["applied_as"] = "coverage: do the grounded claims support the aspect"
+        return judged
+
     def informative(
         self, sentences: list[str], *, question: str = "", threshold: float | None = None
     ) -> list[Judgement]:
@@ -147,7 +165,10 @@ class LearnedBackend(Backend):
         slot = self._slot("relevance", "judge passage relevance", "relevance_model")
         return self._judge(slot, passages, [question] * len(passages), threshold)
 
-    def statements(self, question: str, answer: str, sentences: list[str]) -> Statements:
-        """Not learned: the stored sentences that pass the conversational rule set, as for the lexical and
-        embedding backends (the details say so); only their support is judged by a trained judge."""
-        return rule_statements(sentences)
+    def statements(
+        self, question: str, answer: str, sentences: list[str], *, drop_conversational: bool = False
+    ) -> Statements:
+        """Not learned, as for the lexical and embedding backends (the details say so): every stored sentence
+        (RF, as RAGAS takes statements from the whole answer) or, with ``drop_conversational``, those that
+        pass the conversational rule set (ICAT's claims); only their support is judged by a trained judge."""
+        return rule_statements(sentences) if drop_conversational else sentence_statements(sentences)

@@ -141,7 +141,7 @@ class NLIBackend(Backend):
         t = self.threshold("support", threshold)
         passages = [e for e in evidence if e.strip()]
         if not passages:
-            return [Judgement(False, 0.0, {"threshold": t, "reason": "no evidence"}) for _ in claims]
+            return [Judgement(False, 0.0, {"threshold": t, "reason": "no evidence"}, probability=0.0) for _ in claims]
         premises = [p for _ in claims for p in passages]
         hypotheses = [c for c in claims for _ in passages]
         ent, probs = self._entailment(premises, hypotheses)
@@ -158,7 +158,7 @@ class NLIBackend(Backend):
                 label = "contradicted"
             judgement = Judgement(p >= t, p, {
                 "measure": "max P(entailment) over evidence passages", "threshold": t, "best_index": best,
-                "probabilities": label_probs}, label=label)
+                "probabilities": label_probs}, label=label, probability=p)
             out.append(apply_contradiction(judgement, claims[i], sentences))
         return out
 

@@ -75,10 +75,12 @@ class Judgement:
     * ``label``: for ``supports`` judgements, one of ``SUPPORT_LABELS`` when the backend tells a
       contradiction from a mere lack of support (``verdict`` is then True only for ``supported``); None
       for backends or judgements without that distinction.
-    * ``probability``: a calibrated probability that ``verdict`` is True, for metrics' continuous
-      aggregates (e.g. the mean support probability used for AUC). None for backends that give only
-      hard verdicts: a metric asked for a continuous aggregate refuses such a backend with a clear
-      message rather than turning verdicts into 0/1 "probabilities".
+    * ``probability``: the model's probability that ``verdict`` is True (learned: the classifier's predicted
+      probability, whose calibration its training report shows; nli: the model's softmax P(entailment) of the
+      best passage, 0 after a detected contradiction), for metrics' continuous aggregates (e.g. the mean
+      support probability used for AUC). None for backends that give only hard verdicts: a metric asked
+      for a continuous aggregate refuses such a backend with a clear message rather than turning
+      verdicts into 0/1 "probabilities".
     """
 
     verdict: bool | None

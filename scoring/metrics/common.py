@@ -44,6 +44,6 @@ def mean_probability(metric: str, backend_name: str, judgements: list[Judgement]
     if any(p is None for p in probabilities):
         raise MetricError(
             f"{metric} with aggregate=mean_probability needs support probabilities, and the {backend_name} backend "
-            "gives hard verdicts only; use aggregate=count or a backend that gives probabilities (learned)"
+            "gives hard verdicts only; use aggregate=count or a backend that gives probabilities (learned, nli)"
         )
     return float(sum(p for p in probabilities if p is not None) / len(probabilities))

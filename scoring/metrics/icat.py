@@ -58,7 +58,7 @@ class ICAT(Metric):
         "(1+β²)·factuality·coverage / (β²·factuality + coverage), 0 when both are 0; β > 1 weighs coverage more."
     )
     units = ("item", "aspect")
-    backends = ("embedding", "lexical", "nli", "llm")
+    backends = ("embedding", "lexical", "nli", "llm", "learned")
     estimates = ("aspect_covered", "aspect_entailment")
     parameters = {
         "beta": Param(1.0, "β of ICAT_β (> 0)."),

@@ -96,3 +96,44 @@ def test_judgements_are_combined_per_judgement_and_the_identity_names_each(judge
     assert fact.verdict is True and greeting.verdict is False and greeting.details["judge"] == "info"
     with pytest.raises(BackendUnavailable, match="supports_model='info' names a 'informative' judge"):
         get_backend("learned", model="claims", supports_model="info")
+
+
+def test_icat_with_a_learned_judge_gives_a_continuous_factuality_and_judges_coverage_by_the_supports_judge(judge):
+    from scoring.metrics import ITEM, AspectInput, ChunkInput, ItemInput, get_metric
+
+    backend = get_backend("learned", model="claims")
+    grounded, unrelated = FACTS[0][0], "Penguins live mostly in the southern hemisphere."
+    evidence = f"{FACTS[0][0]} {FACTS[0][1]}."
+    item = ItemInput(id="x", question="q", answer="", sentences=[grounded, unrelated],
+                     contexts=[ChunkInput(rank=1, text=evidence)],
+                     aspects=[AspectInput(ref=1, text=grounded), AspectInput(ref=2, text="Chess was played in India.")])
+    spec = get_metric("icat")
+    claims = backend.supports([grounded, unrelated], [evidence])
+    assert [j.verdict for j in claims] == [True, False]
+    counted, *aspects = spec.score(item, backend, spec.resolve_params({}))
+    continuous = spec.score(item, backend, spec.resolve_params({"aggregate": "mean_probability"}))[0]
+    assert counted.unit == ITEM and counted.details["factuality"] == pytest.approx(0.5)
+    # Hand-worked: the mean of the two claims' support probabilities, not the share above 0.5.
+    assert continuous.details["factuality"] == pytest.approx((claims[0].probability + claims[1].probability) / 2)
+    # Coverage: the supports judge with the grounded claim as evidence — the aspect it copies is covered,
+    # the unrelated one is not; each unit names the judge and how it was applied.
+    assert [a.value for a in aspects] == [1.0, 0.0]
+    assert aspects[0].details["judge"] == "claims" and "coverage" in aspects[0].details["applied_as"]
+    assert 0.0 <= aspects[1].details["probability"] < 0.5
+
+
+def test_rf_with_a_learned_judge_takes_its_statements_from_the_whole_answer_as_ragas(judge):
+    # The issue's example: a greeting, empathy and a sign-off are statements for RF (RAGAS) but not claims
+    # for CF/ICAT; the learned backend judges support only, it must not narrow RF's statements.
+    from scoring.metrics import ChunkInput, ItemInput, get_metric
+
+    answer = ["Hello!", "I'm sorry to hear that.", "Use the eye drops four times a day.",
+              "Paracetamol is fine for pain.", "Let me know if you have more questions."]
+    backend = get_backend("learned", model="claims")
+    assert backend.statements("q", " ".join(answer), answer).texts == answer
+    assert backend.statements("q", " ".join(answer), answer, drop_conversational=True).texts == answer[2:4]
+    item = ItemInput(id="x", question="q", answer=" ".join(answer), sentences=answer,
+                     contexts=[ChunkInput(rank=1, text="Use the eye drops four times a day.")])
+    spec = get_metric("rf")
+    (unit,) = spec.score(item, backend, spec.resolve_params({}))
+    assert unit.details["n_statements"] == 5

@@ -44,6 +44,18 @@ def test_entailing_model_supports_claims_and_records_label_probabilities(tiny_nl
     (j,) = backend.supports(["aspirin reduces fever ."], ["aspirin reduces pain .", "metformin lowers blood glucose ."])
     assert j.verdict is True and j.score > 0.99
     assert set(j.details["probabilities"]) == {"entailment", "neutral", "contradiction"}
+    # The model's P(entailment) of the best passage is the judgement's probability (for mean_probability).
+    assert j.probability == j.score == pytest.approx(j.details["probabilities"]["entailment"])
+
+
+def test_icat_with_nli_takes_the_mean_entailment_probability_as_factuality(tiny_nli_dir):
+    backend = get_backend("nli", model_dir=str(tiny_nli_dir))
+    item = ItemInput(id="x", question="q", answer="", sentences=["aspirin reduces fever ."],
+                     contexts=[ChunkInput(rank=1, text="aspirin reduces pain .")])
+    spec = get_metric("icat")
+    (claim,) = backend.supports(["aspirin reduces fever ."], ["aspirin reduces pain ."])
+    unit = spec.score(item, backend, spec.resolve_params({"aggregate": "mean_probability"}))[0]
+    assert unit.details["factuality"] == pytest.approx(claim.probability)
 
 
 def test_permuted_labels_are_honoured(tiny_nli_contradiction_dir):
