@@ -19,6 +19,7 @@ from concord.errors import DomainError, NotFound, ValidationFailed
 from concord.http import domain_errors, htmx_render, is_htmx
 from scoring import selectors, services, summary
 from scoring.forms import catalogue, parse_run_form
+from scoring.judges.selectors import judges_usable_by
 from scoring.models import KnowledgeBase
 
 SCORES_PER_PAGE = 100
@@ -37,6 +38,7 @@ def _runs_page(
             "backends": selectors.backend_statuses(study),
             "section": "scores",
             "knowledge_bases": KnowledgeBase.objects.filter(study=study).order_by("name"),
+            "judges": judges_usable_by(study.pk).filter(retired_at__isnull=True).order_by("name"),
             "form_error": form_error,
             "posted": posted or {},
         },
