@@ -9,7 +9,10 @@ What each unit becomes (``examples_from_gold``):
 - a gold value on an answer sentence ``s:<i>``: text = that sentence; evidence = the item's context
   chunks in rank order (pair tasks);
 - a gold value on the item: text = the whole answer; evidence = the context chunks;
-- a gold value on a chunk ``c:<rank>`` (task ``relevance``): text = the chunk; evidence = the item's question.
+- a gold value on a chunk ``c:<rank>`` (task ``relevance``): text = the chunk; evidence = the item's question;
+- a gold value on an expected aspect ``a:<id>`` (e.g. K-QA's "is this must-have statement entailed by the
+  answer"): text = the aspect; evidence = the whole answer — the direction ICAT's coverage applies a
+  supports judge in (the aspect as the claim, the answer's grounded claims as the evidence).
 
 The label is 1 when the gold value is one of ``positive`` (default: a yes-like value — true, yes, 1),
 else 0; values listed in ``exclude`` are left out. Every example's group is its item, so cross-validation
@@ -80,6 +83,11 @@ def examples_from_gold(study: Study, question_key: str, task: str, *, positive: 
             if chunk is None:
                 continue
             text, evidence = chunk.text, item.question
+        elif unit.kind == units.ASPECT and task != "relevance":
+            aspect = next((a for a in item.aspects if a.ref == unit.ref), None)
+            if aspect is None:  # an aspect no longer in the item's current version
+                continue
+            text, evidence = aspect.text, item.answer
         else:
             raise TrainingError(f"gold on unit {unit_key!r} cannot be a {task!r} training example")
         if not text.strip():

@@ -126,3 +126,31 @@ def test_mean_probability_is_refused_for_a_hard_verdict_backend(trained, django_
     run = _run(study, django_capture_on_commit_callbacks, backend="lexical", backend_options={})
     assert run.status == RunStatus.FAILED
     assert "aggregate=mean_probability needs support probabilities, and the lexical backend" in run.error
+
+
+def test_aspect_gold_trains_a_supports_judge_with_the_aspect_as_claim_and_the_answer_as_evidence():
+    # K-QA's physicians label each must-have statement entailed / neutral / contradiction by the answer; a
+    # supports judge learns "does this text support the aspect", the direction ICAT's coverage applies it.
+    from adjudication.services import gold_set
+    from annotation.models import Aspect
+    from scoring.judges.gold import examples_from_gold
+    from tests.factories import make_pool, make_question
+
+    study = make_study(slug="aspects")
+    question = make_question(study, "aspect_entailment", scope="aspect", kind="nominal", options=[
+        {"value": v, "label": v, "key": str(k)} for k, v in enumerate(("entailment", "neutral", "contradiction"), 1)])
+    pool = make_pool(study, questions=[question])
+    item = make_item(study, "k1", answer="Take ibuprofen with food. Rest the knee.")
+    entailed = Aspect.objects.create(item=item, text="Ibuprofen should be taken with food.")
+    neutral = Aspect.objects.create(item=item, text="Ice the knee twice a day.")
+    for aspect, value in ((entailed, "entailment"), (neutral, "neutral")):
+        gold_set(pool_id=pool.pk, item_id=item.pk, unit_key=f"a:{aspect.pk}", question_id=question.pk,
+                 value=value, source="imported")
+    examples, item_ids = examples_from_gold(study, "aspect_entailment", "supports", positive=["entailment"])
+    assert sorted((e.text, e.evidence, e.label) for e in examples) == [  # unit keys sort by id: not asserted
+        ("Ibuprofen should be taken with food.", "Take ibuprofen with food. Rest the knee.", True),
+        ("Ice the knee twice a day.", "Take ibuprofen with food. Rest the knee.", False),
+    ]
+    assert item_ids == [item.pk, item.pk]
+    with pytest.raises(Exception, match="cannot be a 'relevance' training example"):
+        examples_from_gold(study, "aspect_entailment", "relevance", positive=["entailment"])
