@@ -83,7 +83,7 @@ def examples_from_gold(study: Study, question_key: str, task: str, *, positive: 
             if chunk is None:
                 continue
             text, evidence = chunk.text, item.question
-        elif unit.kind == units.ASPECT and task != "relevance":
+        elif unit.kind == units.ASPECT and task == "supports":
             aspect = next((a for a in item.aspects if a.ref == unit.ref), None)
             if aspect is None:  # an aspect no longer in the item's current version
                 continue

@@ -152,5 +152,6 @@ def test_aspect_gold_trains_a_supports_judge_with_the_aspect_as_claim_and_the_an
         ("Ice the knee twice a day.", "Take ibuprofen with food. Rest the knee.", False),
     ]
     assert item_ids == [item.pk, item.pk]
-    with pytest.raises(Exception, match="cannot be a 'relevance' training example"):
-        examples_from_gold(study, "aspect_entailment", "relevance", positive=["entailment"])
+    for task in ("relevance", "informative"):
+        with pytest.raises(Exception, match=f"cannot be a '{task}' training example"):
+            examples_from_gold(study, "aspect_entailment", task, positive=["entailment"])
