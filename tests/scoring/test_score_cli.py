@@ -121,3 +121,28 @@ def test_an_unavailable_backend_is_refused_with_its_reason(tmp_path, settings):
             "--out",
             str(tmp_path / "o.jsonl"),
         )
+
+
+@pytest.mark.django_db
+def test_a_file_is_scored_with_a_trained_judge_and_the_mean_probability(tmp_path, settings, capsys):
+    # The command: score FILE --metric cf --backend learned --backend-option model=NAME
+    # --param aggregate=mean_probability (information-bearing sentences by the rules: no informative judge).
+    from scoring.judges import services
+    from tests.scoring.judge_support import labelled_jsonl
+
+    settings.VAR_DIR = tmp_path
+    services.judge_train_from_file(content=labelled_jsonl(), filename="claims.jsonl", task="supports",
+                                   name="claims-cli", actor=None, options={"feature_sets": ["lexical"], "folds": 3})
+    out = tmp_path / "out.jsonl"
+    call_command("score", str(_write(tmp_path, RECORDS)), "--metric", "cf", "--backend", "learned",
+                 "--backend-option", "model=claims-cli", "--param", "aggregate=mean_probability",
+                 "--param", "information_bearing=rules", "--out", str(out))
+    rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    grounded = rows["grounded"]
+    sentence = next(u for u in grounded["details"]["units"] if u["unit"] == "s:1")
+    probability = sentence["details"]["grounding_details"]["probability"]
+    assert grounded["backend"] == "learned" and grounded["state"] == "ok"
+    assert grounded["value"] == pytest.approx(probability) and probability > 0.5  # copies its context
+    assert rows["7"]["value"] < 0.5  # its one information-bearing sentence is not in the context
+    printed = capsys.readouterr().out  # the judge and how it was applied are printed with the summary
+    assert "supports=claims-cli" in printed and "transfer from file claims.jsonl" in printed
