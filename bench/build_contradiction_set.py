@@ -14,7 +14,8 @@ dataset's own annotators gave), where its text comes from (file, line or row, fi
   so those sentences give two rewrites each (the second marked ``variant 2``).
 * Supported paraphrases of the same kinds: the same sources with a meaning-preserving rewrite that keeps the
   slot (contraction ↔ expansion of the negation, digits ↔ words, an equal quantity in another unit, an
-  equivalent frequency, a brand ↔ generic drug name, or a synonym of a word outside the slot).
+  equivalent frequency, a brand ↔ generic drug name, or a synonym of a word outside the slot); a dose
+  sentence's second rewrite states the same quantity in the neighbouring unit (500 mg → 500000 mcg).
 * ``natural``: K-QA ``NLI_medical_annotator.csv`` rows whose physicians' majority label is Entailment
   (supported) or Contradiction (contradicted), claim against the LLM answer; BEGIN CMU-DoG responses labelled
   "Fully attributable" to their knowledge (supported).
@@ -279,13 +280,48 @@ def p_number(s: str) -> tuple[str, str] | None:
     return None
 
 
+COUNTED = r"(tablets?|capsules?|pills?|drops?|puffs?|units?|teaspoons?|tablespoons?)"
+UNIT_ABBR = {"milligrams": "mg", "milligram": "mg", "grams": "g", "gram": "g", "micrograms": "mcg",
+             "microgram": "mcg", "millilitres": "ml", "milliliters": "ml", "kilograms": "kg", "kilogram": "kg"}
+
+
 def p_dose(s: str) -> tuple[str, str] | None:
+    counted = re.search(rf"(?<![\d.,/])\b(\d{{1,2}})\s+{COUNTED}\b", s, flags=re.IGNORECASE)
+    if counted and 0 < int(counted.group(1)) <= 12:  # a counted dose: digits -> words (2 tablets -> two tablets)
+        word = NUM_WORDS[int(counted.group(1))]
+        return s[: counted.start(1)] + word + s[counted.end(1):], f"{counted.group(1)} -> {word}"
+    words = re.search(rf"\b({'|'.join(NUM_WORDS[1:])})\s+{COUNTED}\b", s, flags=re.IGNORECASE)
+    if words:  # and back: two pills -> 2 pills
+        digit = str(NUM_WORDS.index(words.group(1).lower()))
+        return s[: words.start(1)] + digit + s[words.end(1):], f"{words.group(1)} -> {digit}"
+    spelled = re.search(rf"\b(\d+(?:\.\d+)?)\s*({'|'.join(UNIT_ABBR)})\b", s, flags=re.IGNORECASE)
+    if spelled:  # 2.4 grams -> 2.4 g
+        abbr = UNIT_ABBR[spelled.group(2).lower()]
+        return s[: spelled.start(2)] + abbr + s[spelled.end(2):], f"{spelled.group(2)} -> {abbr}"
     for m in re.finditer(r"\b(\d+(?:\.\d+)?)\s*(mg|g|mcg|ml|kg)\b", s, flags=re.IGNORECASE):
         unit = m.group(2).lower()
         if unit == "mg" and Fraction(m.group(1)) >= 100:
             grams = f"{float(Fraction(m.group(1)) / 1000):g} g"
             return s[: m.start()] + grams + s[m.end():], f"{m.group(0)} -> {grams} (equal)"
         return s[: m.start(2)] + UNIT_SPELL[unit] + s[m.end(2):], f"{m.group(2)} -> {UNIT_SPELL[unit]}"
+    return None
+
+
+SCALE_EQUAL = {"mg": (1000, "mcg"), "g": (1000, "mg"), "mcg": (Fraction(1, 1000), "mg"), "ml": (1, "cc"),
+               "kg": (1000, "g")}
+
+
+def p_dose_rescaled(s: str) -> tuple[str, str] | None:
+    """A second meaning-preserving dose rewrite: the same quantity in the neighbouring unit (500 mg ->
+    500000 mcg, 1 g -> 1000 mg, 5 ml -> 5 cc), or the unit spelled out where the first rewrite rescaled."""
+    pattern = rf"\b(\d+(?:\.\d+)?)\s*(mg|g|mcg|ml|kg|{'|'.join(UNIT_ABBR)})\b"
+    for m in re.finditer(pattern, s, flags=re.IGNORECASE):
+        unit = UNIT_ABBR.get(m.group(2).lower(), m.group(2).lower())
+        if unit == "mg" and m.group(2).lower() == "mg" and Fraction(m.group(1)) >= 100:  # first gave grams
+            return s[: m.start(2)] + UNIT_SPELL[unit] + s[m.end(2):], f"{m.group(2)} -> {UNIT_SPELL[unit]}"
+        factor, new_unit = SCALE_EQUAL[unit]
+        value = f"{float(Fraction(m.group(1)) * factor):g}"
+        return s[: m.start()] + f"{value} {new_unit}" + s[m.end():], f"{m.group(0)} -> {value} {new_unit} (equal)"
     return None
 
 
@@ -331,8 +367,13 @@ def p_body_part(s: str) -> tuple[str, str] | None:
 
 
 def _second_paraphrase(kind: str, s: str) -> tuple[str, str] | None:
-    """A second supported rewrite of a sentence whose kind is scarce (doses, frequencies): a synonym of a
-    word outside the slot, applied on top of the first rewrite when there is one."""
+    """A second supported rewrite of a sentence whose kind is scarce (doses, frequencies): for a dose, the
+    same quantity in another unit (``p_dose_rescaled``); otherwise a synonym of a word outside the slot,
+    applied on top of the first rewrite when there is one."""
+    if kind == "dose":
+        rescaled = p_dose_rescaled(s)
+        if rescaled:
+            return rescaled
     first = PARAPHRASE[kind](s)
     base = first[0] if first else s
     syn = synonym(base)

@@ -1,6 +1,7 @@
 """Each backend's accuracy on the contradiction test set (tests/scoring/data/contradiction_pairs.jsonl).
 
-    .venv/bin/python bench/contradiction_accuracy.py [--backends lexical,embedding,nli,llm] [--set PATH]
+    .venv/bin/python bench/contradiction_accuracy.py [--backends lexical,embedding,nli,llm,learned]
+        [--learned-model NAME] [--set PATH]
 
 For every pair the backend's ``supports([claim], [evidence])`` is asked with its default threshold. A pair is
 right when a ``contradicted`` pair gets verdict False and a ``supported`` pair verdict True. Printed per kind
@@ -8,8 +9,9 @@ and label: accuracy, and for contradictions how many carry the label ``contradic
 contradiction, not merely unsupported). "before check" is the accuracy the backend's own verdict would have
 had without ``scoring.metrics.contradiction`` (from ``details.contradiction.verdict_before``).
 
-A backend that cannot run here (no NLI_MODEL_DIR, no LLM endpoint) is reported with its reason, never
-replaced by another one. The set is rebuilt by bench/build_contradiction_set.py.
+A backend that cannot run here (no NLI_MODEL_DIR, no LLM endpoint, no ``--learned-model`` naming a trained
+judge of the registry) is reported with its reason, never replaced by another one. A learned judge trained
+on K-QA or BEGIN text has seen sentences the set is built from: say so next to its figures. The set is rebuilt by bench/build_contradiction_set.py.
 """
 
 from __future__ import annotations
@@ -52,14 +54,16 @@ def evaluate(backend, pairs: list[dict]) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backends", default="lexical,embedding,nli,llm")
+    parser.add_argument("--backends", default="lexical,embedding,nli,llm,learned")
     parser.add_argument("--set", default=str(DEFAULT_SET))
+    parser.add_argument("--learned-model", help="registry name of the supports judge the learned backend uses")
     args = parser.parse_args()
     pairs = [json.loads(line) for line in Path(args.set).read_text(encoding="utf-8").splitlines() if line.strip()]
     print(f"{len(pairs)} pairs from {args.set}")
     for name in args.backends.split(","):
+        options = {"supports_model": args.learned_model} if name == "learned" and args.learned_model else {}
         try:
-            backend = get_backend(name)
+            backend = get_backend(name, **options)
         except MetricError as exc:
             print(f"\n== {name}: not run here: {exc}")
             continue

@@ -36,8 +36,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from scoring.backends.base import Backend, Judgement, Statements
+from scoring.backends.base import Backend, Judgement, Statements, apply_contradiction
 from scoring.backends.lexical import rule_statements, sentence_statements
+from scoring.backends.text import sentences_of
 from scoring.judges import artifacts
 from scoring.judges.selectors import judge_for_scoring
 from scoring.metrics.base import BackendUnavailable
@@ -137,9 +138,14 @@ class LearnedBackend(Backend):
         return [Judgement(bool(p >= t), float(p), {**extra}, probability=float(p)) for p in np.asarray(probs)]
 
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        """The judge's probability, then the mismatch check every backend applies (``apply_contradiction``):
+        a negation, number, dose, frequency, unit, drug or body-part mismatch with the best-matching evidence
+        sentence makes the claim contradicted (probability 0), whatever the judge said."""
         slot = self._slot("supports", "verify claims against evidence", "supports_model")
         context = " ".join(evidence)
-        return self._judge(slot, claims, [context] * len(claims), threshold)
+        judged = self._judge(slot, claims, [context] * len(claims), threshold)
+        sentences = sentences_of([e for e in evidence if e.strip()])
+        return [apply_contradiction(j, claim, sentences) for j, claim in zip(judged, claims, strict=True)]
 
     def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:
         """ICAT coverage by the supports judge: do the grounded claims, taken together as the evidence, support

@@ -137,3 +137,16 @@ def test_rf_with_a_learned_judge_takes_its_statements_from_the_whole_answer_as_r
     spec = get_metric("rf")
     (unit,) = spec.score(item, backend, spec.resolve_params({}))
     assert unit.details["n_statements"] == 5
+
+
+def test_a_learned_judge_is_held_to_the_contradiction_check_like_every_backend(judge):
+    # The worked example: against "Use the eye drops four times a day.", the negated claim shares
+    # every word with its evidence, so a judge trained on overlap calls it supported; the mismatch check
+    # that every backend applies makes it contradicted, with probability 0 for the continuous aggregates.
+    backend = get_backend("learned", model="claims")
+    evidence = "Use the eye drops four times a day."
+    negated, same = backend.supports(["Do not use the eye drops four times a day.", evidence], [evidence])
+    assert negated.details["contradiction"]["verdict_before"] is True
+    assert (negated.verdict, negated.label, negated.probability) == (False, "contradicted", 0.0)
+    assert negated.details["contradiction"]["mismatches"][0]["kind"] == "negation"
+    assert (same.verdict, same.label) == (True, "supported") and same.probability > 0.5

@@ -81,14 +81,15 @@ def test_the_set_has_sixty_contradictions_of_each_kind_and_supported_paraphrases
     counts = Counter((p["kind"], p["label"]) for p in pairs)
     for kind in C.KINDS:
         assert counts[kind, "contradicted"] >= 60, kind
+        assert counts[kind, "supported"] >= 60, kind
         assert counts[kind, "contradicted"] + counts[kind, "supported"] >= 100, kind
     assert counts["natural", "supported"] >= 60
     assert all(p["source"].startswith(("kqa/", "begin_cmudog/")) and p["transform"] for p in pairs)
 
 
 def test_lexical_accuracy_on_the_set():
-    # Figures of bench/contradiction_accuracy.py for lexical (this commit): contradictions 0.966 (473 of 496
-    # labelled contradicted), supported 0.937. A regression in the check or the lexicons fails here.
+    # Figures of bench/contradiction_accuracy.py for lexical (this commit, 1,188 pairs): contradictions 0.966
+    # (473 of 496 labelled contradicted), supported 0.939. A regression in the check or the lexicons fails here.
     backend = get_backend("lexical")
     right: Counter[str] = Counter()
     total: Counter[str] = Counter()
