@@ -11,7 +11,8 @@ had without ``scoring.metrics.contradiction`` (from ``details.contradiction.verd
 
 A backend that cannot run here (no NLI_MODEL_DIR, no LLM endpoint, no ``--learned-model`` naming a trained
 judge of the registry) is reported with its reason, never replaced by another one. A learned judge trained
-on K-QA or BEGIN text has seen sentences the set is built from: say so next to its figures. The set is rebuilt by bench/build_contradiction_set.py.
+on K-QA or BEGIN text has seen sentences the set is built from: say so next to its figures. The set is
+rebuilt by bench/build_contradiction_set.py.
 """
 
 from __future__ import annotations

@@ -455,3 +455,27 @@ def test_mean_pairwise_agreement_is_the_same_from_counts_and_from_columns():
     assert by_columns.extra["mean_pairwise"] == pytest.approx(by_counts.extra["mean_pairwise"])
     # Units: 1 of 3 pairs, 6 of 6, 0 of 1, 1 of 6.
     assert by_counts.extra["mean_pairwise"] == pytest.approx((1 / 3 + 1 + 0 + 1 / 6) / 4)
+
+
+def test_bootstrap_resamples_draw_every_unit_uniformly_in_batches_totalling_n_boot():
+    # The resampling every bootstrap interval rests on: rows of n indices drawn uniformly from 0..n−1 with
+    # replacement (Efron & Tibshirani 1993, ch. 6), exactly n_boot rows, progress after each batch.
+    seen: list[tuple[int, int]] = []
+    def progress(done: int, total: int) -> None:
+        seen.append((done, total))
+
+    batches = list(ag.resample_indices(np.random.default_rng(11), 7, 123, progress))
+    rows = np.vstack(batches)
+    assert rows.shape == (123, 7)
+    reference = np.random.default_rng(11)
+    expected = np.vstack([reference.integers(0, 7, size=(size, 7)) for size in (50, 50, 23)])
+    np.testing.assert_array_equal(rows, expected)
+    assert set(np.unique(rows)) == set(range(7))  # unit 0 and unit n−1 are drawn too
+    assert seen == [(50, 123), (100, 123), (123, 123)]
+
+
+def test_cohen_kappa_counts_units_rated_by_only_one_of_the_two_raters_as_excluded():
+    a = np.array([0, 1, 1, NAN, 0, NAN])
+    b = np.array([0, 1, NAN, 1, 0, NAN])  # units 2 and 3: one rater each; unit 5: neither
+    est = ag.cohen_kappa(a, b, 2)
+    assert (est.n_units, est.n_excluded) == (3, 2)
