@@ -479,3 +479,29 @@ def test_cohen_kappa_counts_units_rated_by_only_one_of_the_two_raters_as_exclude
     b = np.array([0, 1, NAN, 1, 0, NAN])  # units 2 and 3: one rater each; unit 5: neither
     est = ag.cohen_kappa(a, b, 2)
     assert (est.n_units, est.n_excluded) == (3, 2)
+
+
+def test_summary_counts_units_rated_once_as_rated_but_excluded_and_unrated_ones_not_at_all():
+    codes = np.array([[0, 0, 1], [1, 1, NAN], [0, NAN, NAN], [NAN, NAN, NAN], [1, 0, 1]])
+    s = ag.agreement_summary(codes, level="nominal", scale=["a", "b"], rater_names=["x", "y", "z"])
+    # Units 0, 1, 4 have two or more ratings; unit 2 one (rated, but no pair to agree on); unit 3 none.
+    assert (s["n_units"], s["n_excluded_units"], s["n_raters"]) == (4, 1, 3)
+    assert s["scale"] == ["a", "b"] and s["raters"] == ["x", "y", "z"]
+
+
+def test_summary_bootstraps_only_when_asked_and_reports_progress_over_both_bootstraps():
+    codes = kqa_codes()[:60]
+    plain = ag.agreement_summary(codes, level="nominal", scale=["E", "N", "C"], rater_names=["a", "b", "c"])
+    assert "ci95" not in plain["fleiss_kappa"] and "ci95" not in plain["krippendorff_alpha"]
+    seen: list[tuple[int, int]] = []
+
+    def progress(done: int, total: int) -> None:
+        seen.append((done, total))
+
+    booted = ag.agreement_summary(codes, level="nominal", scale=["E", "N", "C"], rater_names=["a", "b", "c"],
+                                  n_boot=120, seed=3, progress=progress)
+    for stat in ("fleiss_kappa", "krippendorff_alpha"):
+        low, high = booted[stat]["ci95"]
+        assert low < booted[stat]["value"] < high and "bootstrap" in booted[stat]["ci_method"]
+    assert seen[-1] == (240, 240) and all(total == 240 for _, total in seen)  # two bootstraps of 120
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
