@@ -51,7 +51,6 @@ def test_lexical_sentence_kinds_and_coverage_use_documented_thresholds():
     assert (kidney.verdict, kidney.score, dose.verdict) == (False, 0.5, True)
 
 
-@pytest.mark.skipif(not BEGIN_DEV.is_file(), reason="the shared BEGIN CMU-DoG data set is not present")
 def test_unigram_precision_reproduces_the_begin_cmudog_lexical_baseline_auc():
     # BEGIN MANIFEST: lexical baseline AUC 0.96729 for Fully vs Not fully attributable (Generic excluded, n=337).
     from sklearn.metrics import roc_auc_score
