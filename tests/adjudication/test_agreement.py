@@ -505,3 +505,29 @@ def test_summary_bootstraps_only_when_asked_and_reports_progress_over_both_boots
         assert low < booted[stat]["value"] < high and "bootstrap" in booted[stat]["ci_method"]
     assert seen[-1] == (240, 240) and all(total == 240 for _, total in seen)  # two bootstraps of 120
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_percent_agreement_carries_the_wilson_interval_of_its_share():
+    # K-QA physicians: full agreement on 312 of 399 units (data/demo/kqa/MANIFEST.md); the interval is the
+    # Wilson score interval of that share (checked against Newcombe 1998 above).
+    est = ag.percent_agreement(kqa_codes())
+    assert (est.extra["n_agreeing_units"], est.n_units) == (312, 399)
+    assert est.ci95 == pytest.approx(ag.wilson_interval(312, 399)) and est.ci_method == "Wilson"
+    assert est.ci95[0] < 312 / 399 < est.ci95[1]
+
+
+@pytest.mark.parametrize("statistic", ["percent", "fleiss", "alpha"])
+def test_with_no_unit_rated_twice_every_statistic_is_undefined_and_says_why(statistic):
+    codes = np.array([[0, NAN], [NAN, 1], [1, NAN], [NAN, NAN]])
+    est = {
+        "percent": lambda: ag.percent_agreement(codes),
+        "fleiss": lambda: ag.fleiss_kappa(codes, 2),
+        "alpha": lambda: ag.krippendorff_alpha(codes, level="nominal", n_categories=2),
+    }[statistic]()
+    assert est.value is None and "two or more raters" in est.reason
+    assert est.n_excluded == 3  # three units rated once; the unrated one is not counted
+
+
+def test_one_unit_rated_twice_is_enough_for_percent_agreement():
+    est = ag.percent_agreement(np.array([[1, 1], [0, NAN]]))
+    assert (est.value, est.n_units, est.n_excluded) == (1.0, 1, 1)
