@@ -13,6 +13,7 @@ class CaseStatus(models.TextChoices):
     OPEN = "open", "Open"
     RESOLVED = "resolved", "Resolved"
     UNRESOLVED = "unresolved", "Unresolved"
+    WITHDRAWN = "withdrawn", "Withdrawn (the annotators agreed after reopening)"
 
 
 class AdjudicationCase(models.Model):

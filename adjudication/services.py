@@ -150,6 +150,16 @@ def case_resolve(
             raise NotFound("no such case") from None
         if not _can_adjudicate(actor, case.pool.study):
             raise Forbidden("only adjudicators and researchers of the study decide cases")
+        if case.status == CaseStatus.WITHDRAWN:
+            raise Conflict("this case was withdrawn: the annotators agreed after the item was reopened")
+        reopened = Assignment.objects.filter(pool_id=case.pool_id, item_id=case.item_id).exclude(
+            status__in=(AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED)
+        )
+        if reopened.exists():
+            raise Conflict(
+                "an annotator reopened this item and is changing their answers; "
+                "decide the case once the item is submitted again"
+            )
         question = case.question
         if unresolved:
             decided, source, status = None, GoldSource.UNRESOLVED, CaseStatus.UNRESOLVED
@@ -189,6 +199,7 @@ class Detection:
     ready: bool
     gold_written: int = 0
     cases_opened: int = 0
+    cases_withdrawn: int = 0
 
 
 def item_disagreements_detect(*, pool_id: int, item_id: int) -> Detection:
@@ -201,7 +212,8 @@ def item_disagreements_detect(*, pool_id: int, item_id: int) -> Detection:
     (``unanimous``); a strict majority makes gold (``majority``) where the pool's ConsensusRule for
     the question allows it; anything else opens one case (unique per pool, item, unit, question).
     Idempotent: a second call finds the same cases and gold and writes nothing new. Gold written by
-    a person (adjudicated, unresolved, imported) is never replaced here.
+    a person (adjudicated, unresolved, imported) is never replaced here. After an item is reopened and
+    submitted again, an open case whose unit now has a consensus is withdrawn (status ``withdrawn``).
     """
     assignments = list(
         Assignment.objects.filter(pool_id=pool_id, item_id=item_id)
@@ -228,7 +240,7 @@ def item_disagreements_detect(*, pool_id: int, item_id: int) -> Detection:
         (c.question_id, c.unit_key): c for c in AdjudicationCase.objects.filter(pool_id=pool_id, item_id=item_id)
     }
 
-    gold_written = cases_opened = 0
+    gold_written = cases_opened = cases_withdrawn = 0
     for (question_id, unit_key), labels in sorted(by_unit.items()):
         question = questions[question_id]
         values = [labels[a.pk].value if a.pk in labels else None for a in submitted]
@@ -236,6 +248,12 @@ def item_disagreements_detect(*, pool_id: int, item_id: int) -> Detection:
         if result.outcome == "empty":
             continue
         if result.outcome in ("unanimous", "majority"):
+            stale = existing_cases.get((question_id, unit_key))
+            if stale is not None and stale.status == CaseStatus.OPEN:
+                # An item reopened and submitted again: the disagreement is gone, so is the case's question.
+                stale.status = CaseStatus.WITHDRAWN
+                stale.save(update_fields=["status"])
+                cases_withdrawn += 1
             gold = current_gold.get((question_id, unit_key))
             if gold is not None and (
                 gold.source in HUMAN_SOURCES
@@ -267,7 +285,7 @@ def item_disagreements_detect(*, pool_id: int, item_id: int) -> Detection:
             )
             cases_opened += 1
         case.labels.add(*labels.values())
-    return Detection(ready=True, gold_written=gold_written, cases_opened=cases_opened)
+    return Detection(ready=True, gold_written=gold_written, cases_opened=cases_opened, cases_withdrawn=cases_withdrawn)
 
 
 def consensus_rule_set(*, pool_id: int, question_id: int, majority: bool, actor: AbstractBaseUser) -> ConsensusRule:

@@ -216,3 +216,53 @@ def test_an_adjudicator_cannot_change_the_rule(client, study, adjudicator):
         content_type="application/json",
     )
     assert response.status_code == 404  # a pool named by its id: not found
+
+
+# --- an item reopened after its disagreement opened a case ---------------------------------------
+
+
+def test_a_reopened_item_holds_its_case_until_resubmitted_then_agreement_withdraws_it(setup, study):
+    from adjudication.models import CaseStatus
+    from adjudication.selectors import case_queue
+    from adjudication.services import case_resolve
+    from annotation.models import Label, Role
+    from concord.errors import Conflict
+
+    pool, (a, b), item = setup
+    first = submit_labels(pool, item, a, {("pf", "item"): "yes"})
+    submit_labels(pool, item, b, {("pf", "item"): "no"})
+    assert item_disagreements_detect(pool_id=pool.pk, item_id=item.pk).cases_opened == 1
+    case = AdjudicationCase.objects.get()
+    adjudicator = factories.make_user("adj-reopen")
+    factories.grant(study, adjudicator, Role.ADJUDICATOR)
+
+    # The annotator reopens the item: deciding now would judge answers that are being changed.
+    first.status = AssignmentStatus.STARTED
+    first.save(update_fields=["status"])
+    with pytest.raises(Conflict, match="reopened this item"):
+        case_resolve(case_id=case.pk, actor=adjudicator, value="yes")
+    assert not GoldLabel.objects.exists()
+
+    # They change their answer to agree and submit again: the disagreement, and the case, are gone.
+    Label.objects.filter(assignment=first).update(value="no")
+    first.status = AssignmentStatus.SUBMITTED
+    first.save(update_fields=["status"])
+    detection = item_disagreements_detect(pool_id=pool.pk, item_id=item.pk)
+    assert (detection.cases_withdrawn, detection.gold_written) == (1, 1)
+    case.refresh_from_db()
+    assert case.status == CaseStatus.WITHDRAWN
+    assert GoldLabel.objects.get(is_current=True).source == "unanimous"
+    assert not case_queue(study=study).filter(pk=case.pk).exists()
+    with pytest.raises(Conflict, match="withdrawn"):
+        case_resolve(case_id=case.pk, actor=adjudicator, value="yes")
+    assert item_disagreements_detect(pool_id=pool.pk, item_id=item.pk).cases_withdrawn == 0  # idempotent
+
+
+def test_a_case_still_disagreeing_after_a_reopening_stays_open(setup):
+    pool, (a, b), item = setup
+    submit_labels(pool, item, a, {("pf", "item"): "yes"})
+    submit_labels(pool, item, b, {("pf", "item"): "no"})
+    item_disagreements_detect(pool_id=pool.pk, item_id=item.pk)
+    detection = item_disagreements_detect(pool_id=pool.pk, item_id=item.pk)
+    assert (detection.cases_opened, detection.cases_withdrawn) == (0, 0)
+    assert AdjudicationCase.objects.get().status == "open"
