@@ -157,8 +157,8 @@ def case_resolve(
         )
         if reopened.exists():
             raise Conflict(
-                "an annotator reopened this item and is changing their answers; "
-                "decide the case once the item is submitted again"
+                "an annotator is working on this item (reopened, or assigned since the case opened); "
+                "decide the case once their answers are submitted"
             )
         question = case.question
         if unresolved:

@@ -239,7 +239,7 @@ def test_a_reopened_item_holds_its_case_until_resubmitted_then_agreement_withdra
     # The annotator reopens the item: deciding now would judge answers that are being changed.
     first.status = AssignmentStatus.STARTED
     first.save(update_fields=["status"])
-    with pytest.raises(Conflict, match="reopened this item"):
+    with pytest.raises(Conflict, match="an annotator is working on this item"):
         case_resolve(case_id=case.pk, actor=adjudicator, value="yes")
     assert not GoldLabel.objects.exists()
 
