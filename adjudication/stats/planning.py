@@ -413,6 +413,23 @@ class CoverageResult:
     mean_estimate: float
     true_value: float
 
+    @classmethod
+    def of_replicates(
+        cls, *, covered: int, replicates: int, stop_ns: list[int], stopped: int, estimates: list[float],
+        true_value: float,
+    ) -> CoverageResult:
+        """Coverage with its Monte Carlo SE, from the tallies of a stopping-rule simulation."""
+        cov = covered / replicates
+        return cls(
+            replicates=replicates,
+            coverage=cov,
+            mc_se=math.sqrt(cov * (1 - cov) / replicates),
+            mean_stop_n=float(np.mean(stop_ns)),
+            stopped_by_rule=stopped,
+            mean_estimate=float(np.mean(estimates)) if estimates else float("nan"),
+            true_value=true_value,
+        )
+
 
 def fixed_precision_reached(
     *,
@@ -490,14 +507,8 @@ def fixed_precision_coverage(
         if est.ci95 is not None and est.value is not None:
             estimates.append(est.value)
             covered += int(est.ci95[0] <= auc <= est.ci95[1])
-    cov = covered / replicates
-    return CoverageResult(
-        replicates=replicates,
-        coverage=cov,
-        mc_se=math.sqrt(cov * (1 - cov) / replicates),
-        mean_stop_n=float(np.mean(stop_ns)),
-        stopped_by_rule=stopped,
-        mean_estimate=float(np.mean(estimates)) if estimates else float("nan"),
+    return CoverageResult.of_replicates(
+        covered=covered, replicates=replicates, stop_ns=stop_ns, stopped=stopped, estimates=estimates,
         true_value=auc,
     )
 
@@ -560,13 +571,7 @@ def significance_stopping_coverage(
         if est.ci95 is not None and est.value is not None:
             estimates.append(est.value)
             covered += int(est.ci95[0] <= 0.5 <= est.ci95[1])
-    cov = covered / replicates
-    return CoverageResult(
-        replicates=replicates,
-        coverage=cov,
-        mc_se=math.sqrt(cov * (1 - cov) / replicates),
-        mean_stop_n=float(np.mean(stop_ns)),
-        stopped_by_rule=stopped,
-        mean_estimate=float(np.mean(estimates)) if estimates else float("nan"),
+    return CoverageResult.of_replicates(
+        covered=covered, replicates=replicates, stop_ns=stop_ns, stopped=stopped, estimates=estimates,
         true_value=0.5,
     )

@@ -12,9 +12,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from adjudication.analysis import planning
-from adjudication.selectors import study_get_for_researcher
+from adjudication.selectors import pool_get_for_researcher, study_get_for_researcher
 from adjudication.validation import studies as validation
-from adjudication.web.planning.access import pool_get_for_researcher
 
 FIELDS = ("auc", "prevalence", "kappa", "alpha", "raters", "categories", "half_width", "confidence", "seed")
 
@@ -40,7 +39,7 @@ class PoolPlanApi(_PlanningApi):
         parameters=[OpenApiParameter("half_width", str, required=False)], responses={200: OpenApiTypes.OBJECT}
     )
     def get(self, request: Request, pk: int) -> Response:
-        pool = pool_get_for_researcher(user=request.user, pk=pk)
+        pool = pool_get_for_researcher(user=request.user, pool_id=pk)
         half_width = planning.parse_half_width(request.query_params.get("half_width"))
         out = planning.pool_plan(pool=pool, half_width=half_width)
         out["line"] = planning.pool_plan_line(out)

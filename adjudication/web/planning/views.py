@@ -9,9 +9,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from adjudication.analysis import planning
+from adjudication.selectors import pool_get_for_researcher
 from adjudication.validation import studies as validation
 from adjudication.web.common import report_errors
-from adjudication.web.planning.access import pool_get_for_researcher
 from concord.access import access_policy
 from concord.errors import ValidationFailed
 from concord.http import vary_on_htmx
@@ -26,7 +26,7 @@ def _pool_context(pool, half_width: float) -> dict:
 @require_GET
 @report_errors
 def pool_plan(request: HttpRequest, pk: int) -> HttpResponse:
-    pool = pool_get_for_researcher(user=request.user, pk=pk)
+    pool = pool_get_for_researcher(user=request.user, pool_id=pk)
     half_width = planning.parse_half_width(request.GET.get("half_width"))
     return vary_on_htmx(render(request, "adjudication/_pool_plan.html", _pool_context(pool, half_width)))
 
@@ -35,7 +35,7 @@ def pool_plan(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @report_errors
 def pool_stop_rule(request: HttpRequest, pk: int) -> HttpResponse:
-    pool = pool_get_for_researcher(user=request.user, pk=pk)
+    pool = pool_get_for_researcher(user=request.user, pool_id=pk)
     try:
         if request.POST.get("action") == "reopen":
             planning.pool_reopen(pool=pool)
