@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Exists, OuterRef, Q, Subquery, Value, prefetch_related_objects
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from annotation import answers, conditions, units
+from annotation import answers, conditions, sql, units
 from annotation.models import (
     Aspect,
     AspectStatus,
@@ -49,11 +49,12 @@ def get_assignment_for_annotator(user: AbstractBaseUser, pk: int, *, with_item: 
     """The user's own assignment in a pool they are an active member of; 404 for anything else,
     so that ids of other people's work reveal nothing (not even that they exist).
 
-    One query: the assignment with its pool and study (and its item when ``with_item``)."""
-    try:
-        return _annotator_assignments(user, pk).select_related("pool__study", *(["item"] if with_item else [])).get()
-    except Assignment.DoesNotExist:
-        raise NotFound("No such assignment.") from None
+    One statement (``annotation.sql``, as every save runs it): the assignment with its pool and study
+    (and its item when ``with_item``). The same rule as ``_annotator_assignments``."""
+    assignment = sql.assignment_for_annotator(pk, getattr(user, "pk", None), with_item=with_item)
+    if assignment is None:
+        raise NotFound("No such assignment.")
+    return assignment
 
 
 def get_assignment_and_unit(user: AbstractBaseUser, pk: int, unit_key: str) -> tuple[Assignment, UnitRow | None]:
@@ -160,10 +161,25 @@ def get_pool_for_annotator(user: AbstractBaseUser, pk: int) -> Pool:
 
 
 def pool_questions(pool: Pool) -> list[Question]:
-    """The pool's questions in protocol order, loaded once per pool object (one query) and reused by
-    every later call: the access check, the save and the redraw of one request share them."""
-    prefetch_related_objects([pool], "questions")
+    """The pool's questions in protocol order, loaded once per pool object (one statement) and reused by
+    every later call: the access check, the save and the redraw of one request share them. They are
+    kept where ``prefetch_related("questions")`` keeps them, so ``pool.questions.all()`` reuses them too."""
+    cache = getattr(pool, "_prefetched_objects_cache", None)
+    if cache is None:
+        pool._prefetched_objects_cache = cache = {}  # type: ignore[attr-defined]
+    if "questions" not in cache:
+        queryset = _pool_questions_queryset(pool.pk)._chain()  # type: ignore[attr-defined]
+        queryset._result_cache = sql.pool_questions(pool.pk)
+        queryset._prefetch_done = True  # type: ignore[attr-defined]
+        cache["questions"] = queryset
     return sorted(pool.questions.all(), key=lambda q: (q.order, q.pk))
+
+
+@lru_cache(maxsize=4096)
+def _pool_questions_queryset(pool_id: int) -> QuerySet[Question]:
+    # The queryset a prefetch would store (never evaluated here: each use is a copy that receives the
+    # questions read), built once per pool and process because building a filter costs more than the read.
+    return Question.objects.filter(pools=pool_id)
 
 
 def get_pool_question(pool: Pool, key_or_id: str | int) -> Question:

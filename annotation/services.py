@@ -26,12 +26,12 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ImproperlyConfigured
-from django.db import IntegrityError, transaction
-from django.db.models import F, FilteredRelation, Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from annotation import answers, conditions, selectors, units
+from annotation import answers, conditions, selectors, sql, units
 from annotation.models import (
     Aspect,
     AspectOrigin,
@@ -359,13 +359,12 @@ def _write_label(
             details = label_conflict_details(None, value, question, unit_key)
             raise Conflict("This answer does not exist at the version you saw.", details=details)
         # A concurrent first answer raises IntegrityError here, which label_save answers after the rollback.
-        label = Label.objects.create(
+        label = Label(
             assignment=assignment, question=question, unit_key=unit_key, value=value,
             version=1, updated_by=actor, updated_at=now,
         )
-        LabelHistory.objects.create(
-            label=label, old_value=None, new_value=value, old_version=None, new_version=1, actor=actor, at=now
-        )
+        label.pk = sql.insert_label_and_history(label)
+        label._state.adding, label._state.db = False, connection.alias
         return label
     if current.value == value and (base_version or 0) <= current.version:
         # A retry of a save that already happened, or a save that changes nothing: no new version.
@@ -375,18 +374,13 @@ def _write_label(
             "This answer was changed since you loaded it.",
             details=label_conflict_details(current, value, question, unit_key),
         )
-    updated = Label.objects.filter(pk=current.pk, version=current.version).update(
-        value=value, version=F("version") + 1, updated_by=actor, updated_at=now
-    )
-    if updated != 1 and not fresh:  # the first guess was out of date: decide on the label as it is now
+    # The update and its history row, written only if the label is still at the version read.
+    updated = sql.update_label_and_history(current, value, actor.pk, now)
+    if not updated and not fresh:  # the first guess was out of date: decide on the label as it is now
         return _write_label(assignment, question, unit_key, value, base_version, actor, now)
-    if updated != 1:  # cannot happen while the row lock is held; refuse rather than guess
+    if not updated:  # cannot happen while the row lock is held; refuse rather than guess
         details = label_conflict_details(current, value, question, unit_key)
         raise Conflict("This answer was changed while saving.", details=details)
-    LabelHistory.objects.create(
-        label=current, old_value=current.value, new_value=value, old_version=current.version,
-        new_version=current.version + 1, actor=actor, at=now,
-    )
     current.value, current.version, current.updated_by, current.updated_at = value, current.version + 1, actor, now
     return current
 
@@ -647,20 +641,7 @@ def _lock_open_assignment(
     again (the insert's unique constraint, the update's version condition) and reads the label afresh
     before answering anything else."""
     _ensure_annotator(assignment, actor)
-    keys = sorted({unit_key, units.ITEM})
-    rows = list(
-        Assignment.objects.filter(pk=assignment.pk)
-        .annotate(
-            unit_ok=selectors.unit_exists(scope, unit_key),
-            unit_label=FilteredRelation("labels", condition=Q(labels__unit_key__in=keys)),
-        )
-        .select_for_update(of=("self",))
-        .values_list(
-            "status", "reserved_until", "unit_ok", "unit_label__id", "unit_label__question_id",
-            "unit_label__unit_key", "unit_label__value", "unit_label__version", "unit_label__updated_by_id",
-            "unit_label__updated_at",
-        )
-    )
+    rows = sql.lock_open_assignment(assignment.pk, scope, unit_key)
     status, reserved_until, unit_ok = rows[0][:3]
     if status == AssignmentStatus.SUBMITTED:
         raise ValidationFailed("This item is submitted; its answers can no longer change.")
