@@ -1,0 +1,204 @@
+"""The label save's hand-written statements (annotation/sql.py) read and write exactly what the ORM would:
+the same access rule, the same authentication refusals, the same stored values and history, in at most
+eight statements for a save through the API with a token."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.urls import reverse
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotation import selectors, sql
+from annotation.models import Assignment, Label, LabelHistory, PoolMembership
+from annotation.services import label_save, pool_assign_items
+from concord.errors import NotFound
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fast_hasher(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+
+
+@pytest.fixture
+def work(study, annotator):
+    pf = factories.make_question(
+        study, "pf", kind="ordinal", order=2,
+        options=[{"value": str(n), "label": str(n), "key": str(n)} for n in range(1, 6)],
+    )
+    ib = factories.make_question(study, "ib", scope="sentence", order=1)
+    other_study_question = factories.make_question(factories.make_study(), "pf")
+    item = factories.make_item(study, "i1", answer="Take 0.5 mg daily. Stop if a rash appears.")
+    pool = factories.make_pool(study, questions=[pf, ib])
+    factories.add_member(pool, annotator)
+    pool_assign_items(pool=pool)
+    return {"pool": pool, "item": item, "assignment": pool.assignments.get(), "pf": pf, "ib": ib,
+            "foreign": other_study_question}
+
+
+def _orm_rule(user, pk):
+    """The access rule as the ORM states it (selectors._annotator_assignments)."""
+    return Assignment.objects.filter(pk=pk, annotator=user, pool__memberships__user=user,
+                                     pool__memberships__active=True).first()
+
+
+def test_the_access_statement_gives_what_the_orm_rule_gives(work, annotator, study):
+    assignment = work["assignment"]
+    stranger = factories.make_user()
+    other_pool = factories.make_pool(study)
+    factories.add_member(other_pool, stranger)
+    peer = factories.make_user()  # an active member of the same pool, but not the assignment's annotator
+    factories.add_member(work["pool"], peer)
+    cases = [(annotator, assignment.pk), (stranger, assignment.pk), (peer, assignment.pk),
+             (annotator, assignment.pk + 1000),
+             (annotator, 0), (annotator, -1)]
+    for user, pk in cases:
+        expected = _orm_rule(user, pk)
+        try:
+            found = selectors.get_assignment_for_annotator(user, pk, with_item=True)
+        except NotFound:
+            found = None
+        assert (found and found.pk) == (expected and expected.pk), (user, pk)
+    found = selectors.get_assignment_for_annotator(annotator, assignment.pk, with_item=True)
+    # Pool, study and item come with it, equal to the ORM's (no further query).
+    with_orm = Assignment.objects.select_related("pool__study", "item").get(pk=assignment.pk)
+    for attribute in ("pool", "item"):
+        ours, theirs = getattr(found, attribute), getattr(with_orm, attribute)
+        assert [getattr(ours, f.attname) for f in ours._meta.concrete_fields] == [
+            getattr(theirs, f.attname) for f in theirs._meta.concrete_fields
+        ]
+    assert found.pool.study.slug == study.slug
+    assert [getattr(found, f.attname) for f in Assignment._meta.concrete_fields] == [
+        getattr(with_orm, f.attname) for f in Assignment._meta.concrete_fields
+    ]
+
+
+def test_an_inactive_membership_or_an_id_beyond_any_integer_names_nothing(work, annotator):
+    assignment = work["assignment"]
+    PoolMembership.objects.filter(user=annotator).update(active=False)
+    with pytest.raises(NotFound):
+        selectors.get_assignment_for_annotator(annotator, assignment.pk)
+    PoolMembership.objects.filter(user=annotator).update(active=True)
+    for pk in (2**63, -(2**63) - 1, 10**30):
+        with pytest.raises(NotFound):
+            selectors.get_assignment_for_annotator(annotator, pk)
+    client = APIClient()
+    client.force_authenticate(annotator)
+    huge = reverse("api-labels", args=[2**63])
+    assert client.put(huge, {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0},
+                      format="json").status_code == 404
+
+
+def test_the_pool_questions_are_those_of_the_pool_in_protocol_order(work):
+    questions = selectors.pool_questions(work["pool"])
+    assert [q.key for q in questions] == ["ib", "pf"]
+    assert questions[1].options == work["pf"].options and questions[1].condition == {}
+    # Kept where a prefetch keeps them: pool.questions.all() is answered without a query, and a filter on it
+    # still only sees the pool's questions.
+    assert list(work["pool"].questions.all()) == questions
+    assert work["foreign"] not in list(work["pool"].questions.filter(key="pf"))
+
+
+def _token_client(user):
+    token = Token.objects.create(user=user)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client, token
+
+
+def test_unknown_tokens_and_inactive_people_are_refused_as_drf_refuses_them(work, annotator):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
+    url = reverse("api-labels", args=[work["assignment"].pk])
+    response = client.get(url)
+    # DRF answers 403 (not 401) because the first authentication class, the session, sends no challenge.
+    assert response.status_code == 403 and "Invalid token" in response.content.decode()
+    client, _ = _token_client(annotator)
+    assert client.get(url).status_code == 200
+    annotator.is_active = False
+    annotator.save()
+    response = client.get(url)
+    assert response.status_code == 403 and "inactive" in response.content.decode()
+
+
+def test_the_token_lookup_returns_the_person_and_the_one_time_password_flag(annotator):
+    token = Token.objects.create(user=annotator)
+    user, found, must_change = sql.token_lookup(token.key)
+    assert (user.pk, user.username, found.key, found.user.pk, must_change) == (
+        annotator.pk, annotator.username, token.key, annotator.pk, False
+    )
+    assert found.created == Token.objects.get(pk=token.key).created
+    assert sql.token_lookup("nope") is None
+
+
+def test_a_token_save_through_the_api_runs_at_most_eight_statements(work, annotator, django_assert_max_num_queries):
+    client, _ = _token_client(annotator)
+    url = reverse("api-labels", args=[work["assignment"].pk])
+    assert client.put(url, {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0},
+                      format="json").status_code == 200
+    # Authentication, access, questions, transaction, lock, label + history (two on SQLite), end.
+    limit = 8 if connection.vendor == "postgresql" else 9
+    with django_assert_max_num_queries(limit) as captured:
+        response = client.put(url, {"question": "pf", "unit_key": "item", "value": "5", "base_version": 1},
+                              format="json")
+    assert response.status_code == 200, response.content
+    assert len(captured) >= 6
+    assert Label.objects.get(unit_key="item").value == "5"
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [("4", "5"), (["a", "b"], ["b"]), (3, 2.5), ({"k": "v ' \" é"}, None), ("line\nbreak ' quote", "x")],
+)
+def test_values_written_in_sql_read_back_as_the_orm_stores_them(work, annotator, first, second):
+    """Whatever the JSON value, the label and its history hold what Label.objects.create / update would."""
+    assignment, question = work["assignment"], work["pf"]
+    now = timezone.now()
+    # The service normalises answers for the question's kind; write through the statements directly so that
+    # every JSON shape is covered.
+    label = Label(assignment=assignment, question=question, unit_key="item", value=first, version=1,
+                  updated_by=annotator, updated_at=now)
+    label.pk = sql.insert_label_and_history(label)
+    stored = Label.objects.get(pk=label.pk)
+    assert (stored.value, stored.version, stored.updated_by_id, stored.updated_at) == (first, 1, annotator.pk, now)
+    (history,) = LabelHistory.objects.filter(label=stored)
+    assert (history.old_value, history.new_value, history.old_version, history.new_version, history.actor_id,
+            history.at, history.undoes_id) == (None, first, None, 1, annotator.pk, now, None)
+    later = now + timedelta(seconds=5)
+    assert sql.update_label_and_history(stored, second, annotator.pk, later) is True
+    stored.refresh_from_db()
+    assert (stored.value, stored.version, stored.updated_at) == (second, 2, later)
+    newest = LabelHistory.objects.get(label=stored, new_version=2)
+    assert (newest.old_value, newest.new_value, newest.old_version, newest.at) == (first, second, 1, later)
+    # A write based on a version that is no longer current changes nothing.
+    stale = Label(pk=stored.pk, value=second, version=1)
+    assert sql.update_label_and_history(stale, "other", annotator.pk, later) is False
+    assert Label.objects.get(pk=stored.pk).version == 2 and LabelHistory.objects.filter(label=stored).count() == 2
+    if second is None:
+        # None is SQL NULL, as the ORM stores it for a nullable JSONField.
+        assert Label.objects.filter(pk=stored.pk, value__isnull=True).exists()
+
+
+def test_the_lock_statement_reads_the_unit_and_the_item_labels_and_whether_the_unit_exists(work, annotator):
+    assignment = work["assignment"]
+    label_save(assignment=assignment, question=work["pf"], unit_key="item", value="3", base_version=0,
+               actor=annotator)
+    label_save(assignment=assignment, question=work["ib"], unit_key="s:1", value="yes", base_version=0,
+               actor=annotator)
+    rows = sql.lock_open_assignment(assignment.pk, "sentence", "s:1")
+    assert {(r[0], r[2]) for r in rows} == {(assignment.status, True)}
+    assert sorted((r[5], r[6]) for r in rows) == [("item", "3"), ("s:1", "yes")]
+    assert sql.lock_open_assignment(assignment.pk, "sentence", "s:2")[0][2] in (False, 0)  # two sentences
+    assert sql.lock_open_assignment(assignment.pk, "item", "s:1")[0][2] in (False, 0)  # wrong scope
+    assert sql.lock_open_assignment(assignment.pk, "sentence", f"s:{2**40}")[0][2] in (False, 0)
+    assert sql.lock_open_assignment(assignment.pk, "chunk", "c:1")[0][2] in (False, 0)  # no chunks
+    factories.make_chunk(work["item"], 1)
+    assert sql.lock_open_assignment(assignment.pk, "chunk", "c:1")[0][2] in (True, 1)
