@@ -3,25 +3,27 @@
 gunicorn also reads this file by itself when started from the repository root. Settings given on the
 command line win over these; the environment variables below adjust them without editing the file.
 
-- Worker class ``gthread``: a save spends most of its time waiting on the database, so each process
-  serves several requests with threads; keep-alive connections wait in the worker's poller, not in a
-  thread.
-- Processes and threads from the cores this process may run on (``os.sched_getaffinity``, which honours
-  a container's or taskset's CPU set): ``2 × cores`` processes (``WEB_CONCURRENCY``) of ``4`` threads
-  (``GUNICORN_THREADS``). More processes with fewer threads each, rather than one big process per core:
-  each process accepts only the connections it can serve soon, the GIL is shared by fewer threads, and
-  a busy process leaves new connections to an idle one.
+- Worker class ``sync``, behind the buffering TLS proxy the README puts in front (nginx or the like):
+  a save is CPU work in Python plus a few short statements on a nearby database, so one request per
+  process is the cheapest way to run it, and the proxy, not gunicorn, holds the clients' slow and
+  keep-alive connections. A sync worker takes a connection only when it is idle, so requests spread
+  over all processes by construction (the kernel's accept queue is first come, first served): measured
+  with 50 closed-loop annotators, each process served about a fifth of the saves, where ``gthread``
+  workers with keep-alive let one process collect 29–34 of the 50 connections, and those annotators'
+  saves waited behind each other (p99 over 10 × p50; ``bench/annotate_load.py`` prints both).
+  ``GUNICORN_WORKER_CLASS=gthread`` (with ``GUNICORN_THREADS``) is for a deployment without such a proxy.
+- Processes ``2 × cores + 1`` (``WEB_CONCURRENCY``), gunicorn's own rule: one per core computing, one
+  per core waiting on the database, and one spare. Cores are those this process may run on
+  (``os.sched_getaffinity``, which honours a container's or taskset's CPU set).
 - ``preload_app``: the application is imported once in the arbiter and forked, so a worker that is
   recycled starts in milliseconds instead of re-importing Django (no database connection is opened at
-  import; each thread opens its own on its first request).
-- ``keepalive`` 10 s: longer than a paced annotator's pause between saves, so the client's next request
-  reuses its connection; short enough that idle connections do not stay tied to one worker.
+  import; each process opens its own on its first request and keeps it, ``DB_CONN_MAX_AGE``).
+- ``keepalive`` 10 s: used by ``gthread`` only (a sync worker closes each connection after its response).
 - ``max_requests`` with ``max_requests_jitter``: each worker is replaced after 10,000–11,000 requests,
-  at different times for different workers. Its keep-alive connections close with it and reconnect to
-  whichever worker accepts them, so a pile of long-lived connections on one worker does not last, and
-  any slow leak is bounded.
-- ``GUNICORN_BIND`` (default ``127.0.0.1:8000``: behind a TLS proxy on the same machine) and
-  ``GUNICORN_TIMEOUT`` (default 60 s, for a worker silent that long).
+  at different times for different workers, so any slow leak is bounded.
+- ``GUNICORN_BIND`` (default ``127.0.0.1:8000``: behind the proxy on the same machine),
+  ``GUNICORN_TIMEOUT`` (default 60 s, for a worker silent that long) and ``GUNICORN_BACKLOG`` (default
+  2048 waiting connections).
 """
 
 from __future__ import annotations
@@ -46,14 +48,17 @@ def cores() -> int:
 
 
 bind = [os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")]
-worker_class = "gthread"
-workers = _env_int("WEB_CONCURRENCY", 2 * cores())
-threads = _env_int("GUNICORN_THREADS", 4)
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "sync").strip() or "sync"
+if worker_class not in {"sync", "gthread"}:
+    raise SystemExit(f"gunicorn.conf.py: GUNICORN_WORKER_CLASS={worker_class!r} must be sync or gthread")
+workers = _env_int("WEB_CONCURRENCY", 2 * cores() + 1)
+threads = _env_int("GUNICORN_THREADS", 1 if worker_class == "sync" else 4)
 preload_app = True
 keepalive = 10
 max_requests = 10_000
 max_requests_jitter = 1_000
 timeout = _env_int("GUNICORN_TIMEOUT", 60)
+backlog = _env_int("GUNICORN_BACKLOG", 2048)
 graceful_timeout = 30
 # No control socket: its default path is one per user ($HOME/.gunicorn/gunicorn.ctl), which a second
 # gunicorn on the machine (a benchmark next to the server) would take over.
