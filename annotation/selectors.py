@@ -163,16 +163,23 @@ def get_pool_for_annotator(user: AbstractBaseUser, pk: int) -> Pool:
 def pool_questions(pool: Pool) -> list[Question]:
     """The pool's questions in protocol order, loaded once per pool object (one statement) and reused by
     every later call: the access check, the save and the redraw of one request share them. They are
-    kept where ``prefetch_related("questions")`` keeps them, so ``pool.questions.all()`` reuses them too."""
+    kept where ``prefetch_related("questions")`` keeps them, so ``pool.questions.all()`` reuses them too,
+    and a change of the pool's questions through its manager (which drops that cache) is seen."""
     cache = getattr(pool, "_prefetched_objects_cache", None)
     if cache is None:
         pool._prefetched_objects_cache = cache = {}  # type: ignore[attr-defined]
-    if "questions" not in cache:
+    queryset = cache.get("questions")
+    ordered = pool.__dict__.get("_questions_in_order")
+    if queryset is not None and ordered is not None and ordered[0] is queryset:
+        return list(ordered[1])
+    if queryset is None:
         queryset = _pool_questions_queryset(pool.pk)._chain()  # type: ignore[attr-defined]
         queryset._result_cache = sql.pool_questions(pool.pk)
-        queryset._prefetch_done = True  # type: ignore[attr-defined]
+        queryset._prefetch_done = True
         cache["questions"] = queryset
-    return sorted(pool.questions.all(), key=lambda q: (q.order, q.pk))
+    questions = sorted(queryset, key=lambda q: (q.order, q.pk))
+    pool.__dict__["_questions_in_order"] = (queryset, questions)
+    return list(questions)
 
 
 @lru_cache(maxsize=4096)

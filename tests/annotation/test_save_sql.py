@@ -202,3 +202,13 @@ def test_the_lock_statement_reads_the_unit_and_the_item_labels_and_whether_the_u
     assert sql.lock_open_assignment(assignment.pk, "chunk", "c:1")[0][2] in (False, 0)  # no chunks
     factories.make_chunk(work["item"], 1)
     assert sql.lock_open_assignment(assignment.pk, "chunk", "c:1")[0][2] in (True, 1)
+
+
+def test_the_pool_questions_follow_a_change_made_through_the_pool_on_the_same_object(work):
+    pool = work["pool"]
+    assert [q.key for q in selectors.pool_questions(pool)] == ["ib", "pf"]
+    pool.questions.set([work["pf"]])
+    assert [q.key for q in selectors.pool_questions(pool)] == ["pf"]
+    returned = selectors.pool_questions(pool)
+    returned.clear()  # a caller's list is its own
+    assert [q.key for q in selectors.pool_questions(pool)] == ["pf"]
