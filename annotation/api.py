@@ -29,7 +29,7 @@ from rest_framework.views import APIView
 from annotation import selectors, services
 from annotation.accounts import tokens
 from annotation.models import Assignment, AssignmentStatus, ExposureKind, Importance
-from concord.errors import ValidationFailed
+from concord.errors import NotFound, ValidationFailed
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -237,10 +237,23 @@ class LabelInput(serializers.Serializer):
     )
 
 
+def _own_assignment(request: Request, pk: int) -> Assignment:
+    """The caller's assignment ``pk`` (404 otherwise): as token authentication already read it, or read now."""
+    assignment = tokens.token_assignment(request, pk)
+    if assignment is tokens.NOT_LOOKED_UP:
+        return selectors.get_assignment_for_annotator(request.user, pk)
+    if assignment is None:
+        raise NotFound("No such assignment.")
+    return assignment
+
+
 class LabelApi(WorkspaceApi):
+    # A save authenticated by token reads the token, the person and this assignment in one statement.
+    assignment_from_token = True
+
     @extend_schema(responses={200: LabelOutput(many=True), 404: ErrorSerializer}, summary="My answers on one item")
     def get(self, request: Request, pk: int) -> Response:
-        assignment = selectors.get_assignment_for_annotator(request.user, pk)
+        assignment = _own_assignment(request, pk)
         return Response(LabelOutput(selectors.assignment_labels(assignment=assignment), many=True).data)
 
     @extend_schema(
@@ -249,7 +262,7 @@ class LabelApi(WorkspaceApi):
         summary="Save one answer (409 when based on an old version)",
     )
     def put(self, request: Request, pk: int) -> Response:
-        assignment = selectors.get_assignment_for_annotator(request.user, pk)
+        assignment = _own_assignment(request, pk)
         data = LabelInput(data=request.data)
         if not data.is_valid():
             raise ValidationFailed("Invalid label.", details=data.errors)

@@ -51,39 +51,77 @@ def _cached(key: Any, build: Any) -> Any:
     return _cache[full]
 
 
+_ACCESS = (rawsql.Columns(Assignment, "a"), rawsql.Columns(Pool, "p"), rawsql.Columns(Study, "s"))
+_ACCESS_WITH_ITEM = (*_ACCESS, rawsql.Columns(Item, "i"))
+
+
 # --- Authentication: the token, its person and the forced password change, in one statement -------
 
 _TOKEN = rawsql.Columns(Token, "t")
 _USER = rawsql.Columns(get_user_model(), "u")
 
 
-def _token_sql() -> str:
+def _token_sql(with_assignment: bool) -> str:
     t, u, p = rawsql.names(Token), rawsql.names(get_user_model()), rawsql.names(PasswordChangeRequired)
+    select = f"{_TOKEN.select(connection)}, {_USER.select(connection)}"
+    joins = ""
+    if with_assignment:
+        # The assignment the URL names, only if it is the token holder's own (the access rule below).
+        a, po, s, m = rawsql.names(Assignment), rawsql.names(Pool), rawsql.names(Study), rawsql.names(PoolMembership)
+        select += ", " + ", ".join(columns.select(connection) for columns in _ACCESS)
+        joins = (
+            f" LEFT OUTER JOIN {a.table} a ON a.{a.id} = %s AND a.{a.annotator} = t.{t.user} AND EXISTS ("
+            f"SELECT 1 FROM {m.table} m WHERE m.{m.pool} = a.{a.pool} AND m.{m.user} = t.{t.user} AND m.{m.active})"
+            f" LEFT OUTER JOIN {po.table} p ON p.{po.id} = a.{a.pool}"
+            f" LEFT OUTER JOIN {s.table} s ON s.{s.id} = p.{po.study}"
+        )
     return (
-        f"SELECT {_TOKEN.select(connection)}, {_USER.select(connection)}, "
-        f"EXISTS (SELECT 1 FROM {p.table} p WHERE p.{p.user} = t.{t.user}) "
-        f"FROM {t.table} t INNER JOIN {u.table} u ON u.{u.id} = t.{t.user} WHERE t.{t.key} = %s"
+        f"SELECT {select}, EXISTS (SELECT 1 FROM {p.table} pcr WHERE pcr.{p.user} = t.{t.user}) "
+        f"FROM {t.table} t INNER JOIN {u.table} u ON u.{u.id} = t.{t.user}{joins} WHERE t.{t.key} = %s"
     )
 
 
-def token_lookup(key: str) -> tuple[Any, Token, bool] | None:
-    """The token ``key`` with its person, and whether that person holds a one-time password; None if unknown."""
+def token_lookup(
+    key: str, *, assignment_pk: Any = None
+) -> tuple[Any, Token, bool, Assignment | None] | None:
+    """The token ``key`` with its person and whether that person holds a one-time password; None if the
+    token is unknown. With ``assignment_pk``, also that assignment if the person may work on it (as
+    :func:`assignment_for_annotator`, in the same statement), else None."""
+    with_assignment = _valid_id(assignment_pk)
+    params = [assignment_pk, key] if with_assignment else [key]
     with connection.cursor() as cursor:
-        cursor.execute(_cached("token", _token_sql), [key])
+        cursor.execute(_cached(("token", with_assignment), lambda: _token_sql(with_assignment)), params)
         row = cursor.fetchone()
     if row is None:
         return None
-    n = len(_TOKEN)
+    n, m = len(_TOKEN), len(_USER)
     token = _TOKEN.build(connection, row[:n])
-    user = _USER.build(connection, row[n : n + len(_USER)])
+    user = _USER.build(connection, row[n : n + m])
     token.user = user  # type: ignore[attr-defined]
-    return user, token, bool(row[-1])  # type: ignore[return-value]
+    assignment = _build_access(row[n + m : -1]) if with_assignment and row[n + m] is not None else None
+    return user, token, bool(row[-1]), assignment  # type: ignore[return-value]
+
+
+def _valid_id(pk: Any) -> bool:
+    return isinstance(pk, int) and not isinstance(pk, bool) and BIGINT[0] <= pk <= BIGINT[1]
+
+
+def _build_access(values: Any, with_item: bool = False) -> Assignment:
+    built = []
+    start = 0
+    for columns in _ACCESS_WITH_ITEM if with_item else _ACCESS:
+        built.append(columns.build(connection, values[start : start + len(columns)]))
+        start += len(columns)
+    assignment, pool, study = built[:3]
+    pool.study = study  # type: ignore[attr-defined]
+    assignment.pool = pool  # type: ignore[attr-defined]
+    if with_item:
+        assignment.item = built[3]  # type: ignore[attr-defined]
+    return assignment  # type: ignore[return-value]
 
 
 # --- Access: the annotator's own assignment, with pool and study, in one statement -------------------
 
-_ACCESS = (rawsql.Columns(Assignment, "a"), rawsql.Columns(Pool, "p"), rawsql.Columns(Study, "s"))
-_ACCESS_WITH_ITEM = (*_ACCESS, rawsql.Columns(Item, "i"))
 
 
 def _access_sql(with_item: bool) -> str:
@@ -102,24 +140,12 @@ def _access_sql(with_item: bool) -> str:
 def assignment_for_annotator(pk: int, user_id: Any, *, with_item: bool = False) -> Assignment | None:
     """The assignment ``pk`` if it is ``user_id``'s and they are an active member of its pool (its pool
     and study attached, and its item when ``with_item``); None otherwise."""
-    if user_id is None or isinstance(pk, bool) or not isinstance(pk, int) or not BIGINT[0] <= pk <= BIGINT[1]:
+    if user_id is None or not _valid_id(pk):
         return None
     with connection.cursor() as cursor:
         cursor.execute(_cached(("access", with_item), lambda: _access_sql(with_item)), [pk, user_id, user_id])
         row = cursor.fetchone()
-    if row is None:
-        return None
-    built = []
-    start = 0
-    for columns in _ACCESS_WITH_ITEM if with_item else _ACCESS:
-        built.append(columns.build(connection, row[start : start + len(columns)]))
-        start += len(columns)
-    assignment, pool, study = built[:3]
-    pool.study = study  # type: ignore[attr-defined]
-    assignment.pool = pool  # type: ignore[attr-defined]
-    if with_item:
-        assignment.item = built[3]  # type: ignore[attr-defined]
-    return assignment  # type: ignore[return-value]
+    return None if row is None else _build_access(row, with_item)
 
 
 # --- The pool's questions ---------------------------------------------------------------------------

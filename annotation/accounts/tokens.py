@@ -74,13 +74,22 @@ class ExpiringTokenAuthentication(TokenAuthentication):
 
     The token, its person and whether that person must still change a one-time password are read in
     one statement (every API request authenticates), with DRF's own refusals for an unknown token or an
-    inactive person."""
+    inactive person. A view whose URL names an assignment (``assignment_from_token = True``) gets that
+    assignment read in the same statement, if it is the person's own: :func:`token_assignment`."""
+
+    def authenticate(self, request: Any) -> tuple[Any, Token] | None:
+        self._request = request
+        return super().authenticate(request)
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Token]:
-        found = sql.token_lookup(key)
+        request = getattr(self, "_request", None)
+        view = (request.parser_context or {}).get("view") if request is not None else None
+        pk = (request.parser_context or {}).get("kwargs", {}).get("pk") if request is not None else None
+        with_assignment = bool(getattr(view, "assignment_from_token", False)) and pk is not None
+        found = sql.token_lookup(key, assignment_pk=pk if with_assignment else None)
         if found is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        user, token, password_change_required = found
+        user, token, password_change_required, assignment = found
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         if token_expired(token):
@@ -88,7 +97,21 @@ class ExpiringTokenAuthentication(TokenAuthentication):
             raise exceptions.AuthenticationFailed("Token expired: ask for a new one at /api/token/.")
         if password_change_required:
             raise exceptions.AuthenticationFailed(PASSWORD_CHANGE_FIRST)
+        if with_assignment:
+            request._request.concord_token_assignment = (user.pk, pk, assignment)
         return user, token
+
+
+NOT_LOOKED_UP = object()
+
+
+def token_assignment(request: Any, pk: int) -> Any:
+    """The assignment ``pk`` as token authentication read it for this request and person: the assignment,
+    None when it is not theirs, or ``NOT_LOOKED_UP`` (a session, or a view that did not ask)."""
+    found = getattr(request._request, "concord_token_assignment", None)
+    if found is None or found[0] != getattr(request.user, "pk", None) or found[1] != pk:
+        return NOT_LOOKED_UP
+    return found[2]
 
 
 @receiver(pre_save, sender=get_user_model(), dispatch_uid="concord_password_change_revokes_tokens")

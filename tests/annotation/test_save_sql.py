@@ -131,7 +131,8 @@ def test_unknown_tokens_and_inactive_people_are_refused_as_drf_refuses_them(work
 
 def test_the_token_lookup_returns_the_person_and_the_one_time_password_flag(annotator):
     token = Token.objects.create(user=annotator)
-    user, found, must_change = sql.token_lookup(token.key)
+    user, found, must_change, assignment = sql.token_lookup(token.key)
+    assert assignment is None
     assert (user.pk, user.username, found.key, found.user.pk, must_change) == (
         annotator.pk, annotator.username, token.key, annotator.pk, False
     )
@@ -144,8 +145,8 @@ def test_a_token_save_through_the_api_runs_at_most_eight_statements(work, annota
     url = reverse("api-labels", args=[work["assignment"].pk])
     assert client.put(url, {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0},
                       format="json").status_code == 200
-    # Authentication, access, questions, transaction, lock, label + history (two on SQLite), end.
-    limit = 8 if connection.vendor == "postgresql" else 9
+    # Token, person and assignment in one; questions; transaction, lock, label + history (two on SQLite), end.
+    limit = 6 if connection.vendor == "postgresql" else 7
     with django_assert_max_num_queries(limit) as captured:
         response = client.put(url, {"question": "pf", "unit_key": "item", "value": "5", "base_version": 1},
                               format="json")
@@ -212,3 +213,25 @@ def test_the_pool_questions_follow_a_change_made_through_the_pool_on_the_same_ob
     returned = selectors.pool_questions(pool)
     returned.clear()  # a caller's list is its own
     assert [q.key for q in selectors.pool_questions(pool)] == ["pf"]
+
+
+def test_a_token_naming_someone_elses_assignment_gets_404_from_the_same_statement(work, annotator, study):
+    peer = factories.make_user()
+    factories.add_member(work["pool"], peer)
+    mine = factories.make_assignment(work["pool"], factories.make_item(study, "i2"), peer)
+    client, _ = _token_client(peer)
+    url = reverse("api-labels", args=[work["assignment"].pk])
+    body = {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}
+    assert client.put(url, body, format="json").status_code == 404
+    assert client.get(url).status_code == 404
+    assert client.put(reverse("api-labels", args=[2**63]), body, format="json").status_code == 404
+    own = reverse("api-labels", args=[mine.pk])
+    assert client.put(own, body, format="json").status_code == 200
+    # The owner's token reaches it; so does the owner's session (read by the access statement instead).
+    owner, _ = _token_client(annotator)
+    assert owner.put(url, body, format="json").status_code == 200
+    session = APIClient()
+    session.force_login(annotator)
+    assert session.get(url).status_code == 200
+    PoolMembership.objects.filter(user=annotator).update(active=False)
+    assert owner.get(url).status_code == 404 and session.get(url).status_code == 404
