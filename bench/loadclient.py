@@ -147,6 +147,9 @@ class Tally:
     # The annotators' views after the run (version, value), carried to the next round on the same database.
     views: dict[Key, tuple[int, Any]] = field(default_factory=dict)
     cpu_window: float = 0.0  # this process's CPU seconds inside the window
+    # How late the event loop woke a 20 ms timer inside the window, seconds: time a response waited
+    # for the client rather than for the server (it inflates the measured latency).
+    loop_lag: list[float] = field(default_factory=list)
 
     def error(self, kind: str) -> None:
         self.errors[kind] = self.errors.get(kind, 0) + 1
@@ -162,6 +165,7 @@ class Tally:
             self.acked.setdefault(key, []).extend(acks)
         self.views.update(other.views)
         self.cpu_window += other.cpu_window
+        self.loop_lag += other.loop_lag
 
 
 async def annotator(spec: dict, cfg: LoadConfig, tally: Tally, rng: random.Random) -> None:
@@ -220,6 +224,16 @@ async def annotator(spec: dict, cfg: LoadConfig, tally: Tally, rng: random.Rando
             conn.close()
 
 
+async def probe_loop_lag(cfg: LoadConfig, tally: Tally, period: float = 0.02) -> None:
+    await asyncio.sleep(max(0.0, cfg.window_start - time.monotonic()))
+    while True:
+        due = time.monotonic() + period
+        if due > cfg.deadline:
+            return
+        await asyncio.sleep(period)
+        tally.loop_lag.append(time.monotonic() - due)
+
+
 async def run_annotators(specs: list[tuple[int, dict]], cfg: LoadConfig, views: dict, seed: int) -> Tally:
     """Run annotators ``(index, spec)`` until the deadline; the CPU of this process inside the window is
     measured at the window's edges by the event loop's own clock (time.monotonic)."""
@@ -228,7 +242,10 @@ async def run_annotators(specs: list[tuple[int, dict]], cfg: LoadConfig, views: 
     marks: dict[str, float] = {}
     loop.call_at(cfg.window_start, lambda: marks.__setitem__("start", time.process_time()))
     loop.call_at(cfg.deadline, lambda: marks.__setitem__("end", time.process_time()))
-    await asyncio.gather(*(annotator(spec, cfg, tally, random.Random(seed * 100_003 + n)) for n, spec in specs))
+    await asyncio.gather(
+        probe_loop_lag(cfg, tally),
+        *(annotator(spec, cfg, tally, random.Random(seed * 100_003 + n)) for n, spec in specs),
+    )
     if "end" not in marks:  # every annotator was done before the deadline (only with an absurd timeout)
         marks["end"] = time.process_time()
     tally.cpu_window = marks["end"] - marks.get("start", marks["end"])
