@@ -302,13 +302,13 @@ def stop(process: subprocess.Popen) -> None:
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def _stat(pid: int | str) -> tuple[int, float] | None:
-    """(parent pid, user + system CPU seconds) of a process; None when it is gone."""
+def _stat(pid: int | str) -> tuple[int, float, float] | None:
+    """(parent pid, user + system CPU seconds, system CPU seconds) of a process; None when it is gone."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
-    return int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK, int(fields[12]) / TICK
 
 
 def children(pid: int) -> list[int]:
@@ -341,20 +341,20 @@ class CpuSnapshot:
     gunicorn: dict[int, float]  # pid → CPU seconds (arbiter and workers)
     postgres: dict[int, float]  # backends serving the bench database
     parent: float  # this process
+    kernel: dict[int, float]  # system CPU seconds of the same gunicorn and PostgreSQL processes
 
 
 def cpu_snapshot(server_pid: int, database: str) -> CpuSnapshot:
-    gunicorn = {}
+    gunicorn, postgres, kernel = {}, {}, {}
     for pid in [server_pid, *children(server_pid)]:
         stat = _stat(pid)
         if stat is not None:
-            gunicorn[pid] = stat[1]
-    postgres = {}
+            gunicorn[pid], kernel[pid] = stat[1], stat[2]
     for pid in postgres_backends(database):
         stat = _stat(pid)
         if stat is not None:
-            postgres[pid] = stat[1]
-    return CpuSnapshot(gunicorn=gunicorn, postgres=postgres, parent=time.process_time())
+            postgres[pid], kernel[pid] = stat[1], stat[2]
+    return CpuSnapshot(gunicorn=gunicorn, postgres=postgres, parent=time.process_time(), kernel=kernel)
 
 
 def cpu_delta(start: dict[int, float], end: dict[int, float]) -> tuple[dict[int, float], int]:
@@ -405,6 +405,7 @@ class Run:
     postgres_cpu: dict[int, float]
     exited: int  # server processes (gunicorn or backends) gone inside the window
     client_cpu: float
+    kernel_cpu: float  # system (kernel) part of gunicorn_cpu + postgres_cpu
     connections: dict[int, int]  # worker pid → keep-alive connections at mid-window
     arbiter: int
     load_before: float
@@ -479,6 +480,7 @@ def run_once(
     return Run(
         system=system, tally=tally, duration=args.duration, gunicorn_cpu=gunicorn_cpu, postgres_cpu=postgres_cpu,
         exited=gone_g + gone_p, client_cpu=tally.cpu_window + (last.parent - first.parent), connections=connections,
+        kernel_cpu=sum(cpu_delta(first.kernel, last.kernel)[0].values()),
         arbiter=server.pid, load_before=load_before, load_after=os.getloadavg()[0],
     )
 
@@ -533,7 +535,8 @@ def print_run(run: Run, label: str) -> None:
     print(
         f"    CPU per request: server {run.per_request_ms(run.server_cpu):.2f} ms = gunicorn "
         f"{run.per_request_ms(gunicorn):.2f} + PostgreSQL backends {run.per_request_ms(postgres):.2f} "
-        f"({len(run.postgres_cpu)} backends); client {run.per_request_ms(run.client_cpu):.3f} ms; "
+        f"({len(run.postgres_cpu)} backends; kernel time {run.per_request_ms(run.kernel_cpu):.2f} of the server's); "
+        f"client {run.per_request_ms(run.client_cpu):.3f} ms; "
         f"client CPU / server CPU {share:.3f} (must stay < 0.333); client event-loop lag p50 "
         f"{1000 * percentile(run.tally.loop_lag, 50):.1f} p99 {1000 * percentile(run.tally.loop_lag, 99):.1f} ms"
         + (f"; {run.exited} server processes exited inside the window (their CPU not counted)" if run.exited else "")
