@@ -362,12 +362,17 @@ PREVIEW_RECORDS = 3
 MAX_LONG_LISTED = 50
 
 
-def long_answer(answer: str, *, max_chars: int, max_sentences: int) -> dict[str, Any] | None:
+def long_answer(answer: str, *, max_chars: int, max_sentences: int,
+                n_sentences: int | None = None) -> dict[str, Any] | None:
     """Why an answer is long enough to tire an annotator (over ``max_chars`` characters or
     ``max_sentences`` sentences), or None. Sentences are counted as the import will split them; an
-    answer shorter than ``max_sentences`` characters cannot hold that many and is not split."""
+    answer shorter than ``max_sentences`` characters cannot hold that many and is not split.
+    ``n_sentences`` is the count when the caller has split the answer already (the write pass)."""
     n_chars = len(answer)
-    n_sentences = len(split_sentences(answer)) if n_chars >= max_sentences else 0
+    if n_chars < max_sentences:
+        n_sentences = 0
+    elif n_sentences is None:
+        n_sentences = len(split_sentences(answer))
     if n_chars <= max_chars and n_sentences <= max_sentences:
         return None
     reasons = []
@@ -378,20 +383,40 @@ def long_answer(answer: str, *, max_chars: int, max_sentences: int) -> dict[str,
     return {"chars": n_chars, "sentences": n_sentences, "reason": " and ".join(reasons)}
 
 
+class LongAnswers:
+    """The answers flagged as long, in file order: all counted, the first ``MAX_LONG_LISTED`` listed."""
+
+    def __init__(self, where: str, *, max_chars: int | None = None, max_sentences: int | None = None) -> None:
+        self.where = where
+        self.max_chars = settings.IMPORT_LONG_ANSWER_CHARS if max_chars is None else max_chars
+        self.max_sentences = settings.IMPORT_LONG_ANSWER_SENTENCES if max_sentences is None else max_sentences
+        self.listed: list[dict[str, Any]] = []
+        self.count = 0
+
+    def check(self, number: int, external_id: str, answer: str, n_sentences: int | None = None) -> None:
+        flagged = long_answer(answer, max_chars=self.max_chars, max_sentences=self.max_sentences,
+                              n_sentences=n_sentences)
+        if flagged is not None:
+            self.count += 1
+            if len(self.listed) < MAX_LONG_LISTED:
+                self.listed.append({"location": f"{self.where} {number}", "id": external_id, **flagged})
+
+
 def _export_header(rec: dict[str, Any]) -> bool:
     return "concord_export" in rec
 
 
 def scan(study: Study, source: RecordSource, where: str, accept_extra: bool, *,
-         long_chars: int | None = None, long_sentences: int | None = None) -> Scan:
+         long_chars: int | None = None, long_sentences: int | None = None, flag_long: bool = True) -> Scan:
     """The validation pass: reads everything, writes nothing; memory does not grow with the file
     beyond the id index (about 24 bytes a record).
 
     Answers over ``long_chars`` characters or ``long_sentences`` sentences (default: the settings
-    IMPORT_LONG_ANSWER_CHARS and IMPORT_LONG_ANSWER_SENTENCES) are flagged, not refused. A Concord
-    study export is refused at its header line with the command that imports it."""
-    long_chars = settings.IMPORT_LONG_ANSWER_CHARS if long_chars is None else long_chars
-    long_sentences = settings.IMPORT_LONG_ANSWER_SENTENCES if long_sentences is None else long_sentences
+    IMPORT_LONG_ANSWER_CHARS and IMPORT_LONG_ANSWER_SENTENCES) are flagged, not refused; with
+    ``flag_long=False`` they are not looked at (a real import flags them in the write pass, which
+    splits every answer anyway, so that no answer is split twice). A Concord study export is refused
+    at its header line with the command that imports it."""
+    long = LongAnswers(where, max_chars=long_chars, max_sentences=long_sentences) if flag_long else None
     validator = Validator(study, where=where, accept_extra=accept_extra)
     scan = Scan()
     index = IdIndex()
@@ -421,11 +446,8 @@ def scan(study: Study, source: RecordSource, where: str, accept_extra: bool, *,
         scan.n_records += 1
         if len(scan.preview) < PREVIEW_RECORDS:
             scan.preview.append(record)
-        flagged = long_answer(record.answer, max_chars=long_chars, max_sentences=long_sentences)
-        if flagged is not None:
-            scan.n_long_answers += 1
-            if len(scan.long_answers) < MAX_LONG_LISTED:
-                scan.long_answers.append({"location": f"{where} {number}", "id": record.external_id, **flagged})
+        if long is not None:
+            long.check(number, record.external_id, record.answer)
         index.add(record.external_id, number)
         pending[record.external_id] = number
         if len(pending) >= _ID_CHECK_BATCH:
@@ -444,6 +466,8 @@ def scan(study: Study, source: RecordSource, where: str, accept_extra: bool, *,
                if number in wanted and isinstance(rec, dict)}
         for number, first in repeats:
             scan.error(RowError(where, number, "id", f"duplicate id {ids.get(number, '')!r}: also on {where} {first}"))
+    if long is not None:
+        scan.long_answers, scan.n_long_answers = long.listed, long.count
     if scan.n_records == 0 and scan.n_errors == 0:
         scan.error(RowError("file", None, "file", "no records found"))
     scan.errors.sort(key=lambda e: (e.number or 0))

@@ -22,7 +22,7 @@ from django.utils.text import slugify
 
 from annotation import units
 from annotation.imports.schema import ExtraWriter, ImportRejected, ImportResult, RecordSource, RowError
-from annotation.imports.validation import LabelIn, Record, Scan, Validator
+from annotation.imports.validation import LabelIn, LongAnswers, Record, Scan, Validator
 from annotation.models import (
     Aspect,
     Assignment,
@@ -146,8 +146,9 @@ def _items_insert(study: Study, batch: list[Record], now: Any) -> list[int]:
 
 class Writer:
     def __init__(self, *, study: Study, pool_name: str, pseudonyms: set[str], extra_writer: ExtraWriter | None,
-                 actor: Any = None) -> None:
+                 actor: Any = None, long_answers: LongAnswers | None = None) -> None:
         self.study = study
+        self.long_answers = long_answers
         self.actor = actor
         self.extra_writer = extra_writer
         self.result_counts = {"items": 0, "sentences": 0, "chunks": 0, "aspects": 0, "labels": 0}
@@ -159,7 +160,8 @@ class Writer:
             self.members = _annotators_ensure(study=study, pool=self.pool, pseudonyms=pseudonyms, actor=actor)
         self.now = timezone.now()
 
-    def write(self, batch: list[Record]) -> None:
+    def write(self, batch: list[Record], numbers: list[int]) -> None:
+        """Writes a batch of records; ``numbers`` are their lines or rows (for the long-answer flags)."""
         item_ids = _items_insert(self.study, batch, self.now)
         chunk_rows: list[tuple[Any, ...]] = []
         aspects: list[Aspect] = []
@@ -172,11 +174,16 @@ class Writer:
             aspects.extend(Aspect(item_id=item_id, text=text, importance=importance) for text, importance in r.aspects)
         n_sentences = 0
 
+        long_answers = self.long_answers
+
         def sentence_rows() -> Iterator[tuple[Any, ...]]:
             nonlocal n_sentences
-            for item_id, r in zip(item_ids, batch, strict=True):
-                for part, text in (("answer", r.answer), ("source", r.source)):
-                    for i, span in enumerate(split_sentences(text)):
+            for item_id, r, number in zip(item_ids, batch, numbers, strict=True):
+                spans = split_sentences(r.answer)
+                if long_answers is not None:
+                    long_answers.check(number, r.external_id, r.answer, n_sentences=len(spans))
+                for part, part_spans in (("answer", spans), ("source", split_sentences(r.source) if r.source else ())):
+                    for i, span in enumerate(part_spans):
                         n_sentences += 1
                         yield (item_id, part, i, span.text, span.start, span.end)
 
@@ -254,20 +261,25 @@ def write(*, study: Study, source: RecordSource, validator: Validator, result: I
 
     Raises ImportRejected when a record has become invalid since the scan (the source changed).
     """
+    # The scan of a real import leaves the long answers to this pass, which splits every answer anyway.
+    long_answers = LongAnswers(validator.where)
     writer = Writer(study=study, pool_name=pool_name, pseudonyms=scan.pseudonyms, extra_writer=extra_writer,
-                    actor=actor)
+                    actor=actor, long_answers=long_answers)
     batch: list[Record] = []
+    numbers: list[int] = []
     for number, rec in source():
         record, errors = (None, [rec]) if isinstance(rec, RowError) else validator.validate(number, rec)
         if record is None:
             # The source changed between the passes; the transaction undoes what was written.
             raise ImportRejected(errors, total=len(errors), filename=filename)
         batch.append(record)
+        numbers.append(number)
         if len(batch) >= BATCH_SIZE:
-            writer.write(batch)
-            batch = []
+            writer.write(batch, numbers)
+            batch, numbers = [], []
     if batch:
-        writer.write(batch)
+        writer.write(batch, numbers)
+    result.long_answers, result.n_long_answers = long_answers.listed, long_answers.count
     counts = writer.result_counts
     batch_row = ImportBatch.objects.create(
         study=study, filename=filename[:300], adapter=adapter, n_items=counts["items"], n_labels=counts["labels"],
