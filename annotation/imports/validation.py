@@ -35,6 +35,7 @@ _NUL_REASON = "contains a NUL character (\\u0000), which cannot be stored"
 _SCOPE_CLASSES = frozenset(ScopeClass.values)
 _IMPORTANCES = frozenset(Importance.values)
 _CONTEXT_KEYS = frozenset({"id", "text", "is_target"})
+_FIELD_SET = frozenset(FIELDS)
 _ASPECT_KEYS = frozenset({"text", "importance"})
 _LABEL_KEYS = frozenset({"annotator", "question", "unit", "value"})
 
@@ -109,7 +110,7 @@ class Validator:
 
     def validate(self, number: int, rec: dict[str, Any]) -> tuple[Record | None, list[RowError]]:
         errs = _RecordErrors(self.where, number)
-        unknown = sorted(k for k in rec if k not in FIELDS)
+        unknown = [] if rec.keys() <= _FIELD_SET else sorted(k for k in rec if k not in FIELDS)
         if unknown:
             errs.add(unknown[0], f"unknown field(s) {', '.join(unknown)} (known: {', '.join(FIELDS)})")
         external_id = _text(rec, "id", errs, required=True, max_length=_MAX_ID).strip()
@@ -156,6 +157,13 @@ class Validator:
             return []
         out: list[tuple[str, str, bool]] = []
         for i, ctx in enumerate(value):
+            if type(ctx) is dict and ctx.keys() <= _CONTEXT_KEYS:
+                # The usual context, taken as is when nothing in it needs a message (the checks below).
+                text, doc_id, target = ctx.get("text"), ctx.get("id", ""), ctx.get("is_target", False)
+                if (type(text) is str and type(doc_id) is str and len(doc_id) <= _MAX_DOC_ID
+                        and type(target) is bool and "\x00" not in text):
+                    out.append((doc_id, text, target))
+                    continue
             where = f"contexts[{i}]"
             if isinstance(ctx, str):
                 if "\x00" in ctx:
