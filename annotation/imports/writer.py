@@ -188,8 +188,10 @@ class _CopyPipeline:
 
     One job is stored at a time and at most one more waits, so memory stays at a few batches. Before it
     stores a batch the thread draws the ids of the next one, which the caller needs to write that one's
-    rows. The caller uses the connection only while the thread is idle (``drain``). The first error in
-    the thread stops it; the caller gets it at its next call, and the transaction is undone around it.
+    rows. The caller uses the connection for the ORM only after ``drain``; should anything else (a record
+    source, say) query meanwhile, psycopg's connection lock makes it wait for the COPY in progress. The
+    first error in the thread stops it; the caller gets it at its next call, and the transaction is
+    undone around it.
     """
 
     def __init__(self, first_ids: list[int]) -> None:
