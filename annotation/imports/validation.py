@@ -62,6 +62,7 @@ class Record:
     labels: list[LabelIn]
     raw: dict[str, Any]
     has_extra: bool
+    metadata_json: str  # ``metadata`` as JSON text, as stored
 
 
 class _RecordErrors:
@@ -93,12 +94,14 @@ def _text(rec: dict[str, Any], name: str, errs: _RecordErrors, *, required: bool
     return value
 
 
-def _json_storable(value: Any) -> bool:
+def _json_text(value: Any) -> str | None:
+    """``value`` as JSON text, or None when it cannot be stored (a NUL character, a number that is not
+    finite)."""
     try:
         text = json.dumps(value, allow_nan=False)
     except ValueError:
-        return False
-    return "\\u0000" not in text
+        return None
+    return None if "\\u0000" in text else text
 
 
 class Validator:
@@ -122,10 +125,11 @@ class Validator:
         if scope and scope not in _SCOPE_CLASSES:
             errs.add("scope", f"{scope!r} is not one of {', '.join(ScopeClass.values)}")
         metadata = rec.get("metadata", {})
+        metadata_json: str | None = "{}"
         if not isinstance(metadata, dict):
             errs.add("metadata", f"must be an object, found {type_name(metadata)}")
             metadata = {}
-        elif metadata and not _json_storable(metadata):
+        elif metadata and (metadata_json := _json_text(metadata)) is None:
             errs.add("metadata", f"{_NUL_REASON}, or a number that is not finite (NaN, Infinity)")
         contexts = self._contexts(rec.get("contexts"), errs)
         aspects = self._aspects(rec.get("aspects"), errs)
@@ -145,6 +149,7 @@ class Validator:
         record = Record(
             external_id=external_id, question=question, answer=answer, source=source, scope=scope, system=system,
             metadata=metadata, contexts=contexts, aspects=aspects, labels=labels, raw=rec, has_extra=has_extra,
+            metadata_json=metadata_json or "{}",
         )
         return record, []
 

@@ -14,7 +14,6 @@ under their pseudonym); their assignments arrive submitted. The importer is the 
 
 from __future__ import annotations
 
-import json
 import queue
 import secrets
 import threading
@@ -363,7 +362,7 @@ class Writer:
         for item_id, r, number in zip(item_ids, batch, numbers, strict=True):
             items.append("\t".join((
                 str(item_id), study, _copy_text(r.external_id), _copy_text(r.question), _copy_text(r.answer),
-                _copy_text(r.source), r.scope, _copy_text(r.system), _copy_text(json.dumps(r.metadata)), now,
+                _copy_text(r.source), r.scope, _copy_text(r.system), _copy_text(r.metadata_json), now,
             )))
             answer_spans, source_spans = self._spans(r, number)
             for part, spans in (("answer", answer_spans), ("source", source_spans)):
