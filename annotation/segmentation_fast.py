@@ -24,7 +24,6 @@ from annotation.segmentation import split_sentences as split_sentences_full
 # Letters, digits, single spaces and in-sentence punctuation; an apostrophe only inside a word.
 _PLAIN = re.compile(r"[A-Za-z0-9,;:\- ]*(?:[A-Za-z]'[A-Za-z][A-Za-z0-9,;:\- ]*)*")
 _TERMINAL = re.compile(r"[.!?]")
-_WORD_BEFORE = re.compile(r"([A-Za-z]+)$")
 
 
 @lru_cache(maxsize=1)
@@ -38,23 +37,36 @@ def _abbreviations() -> frozenset[str]:
     return frozenset(w.lower() for w in words)
 
 
+# One sentence of such prose from a given position: its body, then its terminal mark. The body holds no
+# terminal mark, so a match ends at the first one after that position.
+_PLAIN_SENTENCE = re.compile(_PLAIN.pattern + r"[.!?]")
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def _word_start(text: str, end: int) -> int:
+    """Where the run of ASCII letters that ends at ``end`` starts (``end`` itself when there is none)."""
+    start = end
+    while start and text[start - 1] in _LETTERS:
+        start -= 1
+    return start
+
+
 def _fast_spans(text: str) -> list[Span] | None:
     """The spans when ``text`` is unambiguous plain prose, else None."""
     if not text or text[0] == " " or "  " in text:
         return None
     abbreviations = _abbreviations()
+    match_sentence = _PLAIN_SENTENCE.match
     spans: list[Span] = []
     start = 0
     n = len(text)
-    for match in _TERMINAL.finditer(text):
+    while start < n:
+        match = match_sentence(text, start)
+        if match is None:
+            return None  # something other than plain prose, or a last sentence without a terminal mark
         end = match.end()
-        body = text[start : end - 1]
-        if not body or _PLAIN.fullmatch(body) is None or body.endswith(" "):
-            return None
-        word = _WORD_BEFORE.search(body)
-        if word is None:
-            return None
-        token = word.group(1)
+        # The body ends with a lower-case word of two or more letters that is no abbreviation.
+        token = text[max(start, _word_start(text, end - 1)) : end - 1]
         if len(token) < 2 or not token.islower() or token in abbreviations:
             return None
         if end < n:
@@ -65,8 +77,6 @@ def _fast_spans(text: str) -> list[Span] | None:
                 return None
         spans.append(Span(text=text[start:end], start=start, end=end))
         start = end + 1
-    if start < n:
-        return None  # a final sentence without terminal punctuation: let pysbd decide
     return spans
 
 
@@ -88,13 +98,10 @@ def _safe_cuts(text: str) -> list[int]:
         end = match.end()
         if end + 2 >= n or text[end] != " " or not ("A" <= text[end + 1] <= "Z") or not text[end + 2].islower():
             continue
-        word = _WORD_BEFORE.search(text, 0, end - 1)
-        if word is None:
+        word_start = _word_start(text, end - 1)
+        if word_start > 0 and text[word_start - 1] != " ":
             continue
-        token = word.group(1)
-        before = word.start() - 1
-        if before >= 0 and text[before] != " ":
-            continue
+        token = text[word_start : end - 1]
         if len(token) < 2 or not token.islower() or token in abbreviations:
             continue
         cuts.append(end)

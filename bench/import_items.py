@@ -3,7 +3,10 @@
 Each item is about 1.2 KB of JSON: a question, a five-sentence answer and five retrieved chunks.
 The file is generated as a stream to a temporary file, then imported with the same call the
 command line, the upload page and the API use. Prints items per second and the peak memory of the
-import above the idle process (VmHWM after the import minus VmRSS before it, read from /proc).
+import above the idle process (VmHWM after the import minus VmRSS before it, read from /proc), the
+CPU seconds per 1,000 items of this process and of its PostgreSQL backend (less sensitive to other
+load on the machine than the wall clock), and whether the target of issue O is met: at least
+5,000 items/s at 100,000 items with segmentation, on PostgreSQL.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/concord_bench .venv/bin/python bench/import_items.py --n 10000
 
@@ -92,6 +95,11 @@ WORDS = [
     "nausea",
     "dizziness",
 ]
+# Issue O's import target, judged only for the run it is stated for.
+TARGET_RATE = 5_000
+TARGET_ITEMS = 100_000
+DEFAULT_HARD_FRACTION = 0.2
+
 HARD_SENTENCES = [
     "Dr. Lee suggests approx. 0.5 mg twice daily, e.g. after meals.",
     "Take 2.5 ml, i.e. half a spoon, every 8 hrs.",
@@ -175,7 +183,7 @@ def main() -> None:
     parser.add_argument(
         "--hard-fraction",
         type=float,
-        default=0.2,
+        default=DEFAULT_HARD_FRACTION,
         help="share of answers with abbreviations/decimals (pysbd path); default 0.2",
     )
     parser.add_argument("--keep-file", action="store_true")
@@ -216,18 +224,29 @@ def main() -> None:
     db1 = _backend_cpu_seconds()
     peak = _proc_kib("VmHWM")
     print(result.summary())
+    rate = args.n / elapsed
     print(
-        f"items/s: {args.n / elapsed:,.0f}  ({elapsed:.1f}s wall for {args.n} items, validation and write passes; "
+        f"items/s: {rate:,.0f}  ({elapsed:.1f}s wall for {args.n} items, validation and write passes; "
         f"this process used {cpu:.1f}s CPU = {args.n / cpu:,.0f} items per CPU-second, the database's CPU not counted)"
     )
+    print(f"CPU per 1,000 items: this process {1000 * cpu / args.n:.3f}s", end="")
     if db0 is not None and db1 is not None:
         db_cpu = db1 - db0
-        print(f"database backend CPU: {db_cpu:.1f}s; both together {args.n / (cpu + db_cpu):,.0f} items per CPU-second")
+        print(f", database backend {1000 * db_cpu / args.n:.3f}s; both together {args.n / (cpu + db_cpu):,.0f} "
+              "items per CPU-second")
+    else:
+        print()
     print(f"load average before/after: {load_before} / {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(
         f"peak memory above idle: {(peak - idle) / 1024:.1f} MiB  (idle RSS {idle / 1024:.1f} MiB, "
         f"peak RSS {peak / 1024:.1f} MiB{'' if exact else ', peak includes file generation'})"
     )
+    on_postgresql = connection.vendor == "postgresql"
+    applies = on_postgresql and args.n >= TARGET_ITEMS and args.hard_fraction >= DEFAULT_HARD_FRACTION
+    verdict = ("MET" if rate >= TARGET_RATE else "NOT MET") if applies else (
+        "not judged: it applies to PostgreSQL, --n >= 100000 and --hard-fraction >= 0.2")
+    print(f"target (issue O): >= {TARGET_RATE:,} items/s at {TARGET_ITEMS:,} items with segmentation on PostgreSQL: "
+          f"{verdict} ({rate:,.0f} items/s)")
     if not args.keep_file:
         path.unlink()
         tmp.rmdir()

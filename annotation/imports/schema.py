@@ -27,8 +27,8 @@ scores     no        list of objects; only with an ``extra_writer`` (``manage.py
 
 All or nothing: the file is read twice. The first pass validates every record and collects every
 error (up to ``MAX_ERRORS``) as ``{line|row, field, reason}``; only a clean file gets the second pass,
-which writes everything in one transaction with ``bulk_create`` in batches, so memory stays flat
-however long the file is. CSV rows are numbered as a spreadsheet shows them (the header is row 1).
+which writes everything in one transaction in batches (COPY on PostgreSQL, see ``writer``), so memory
+stays flat however long the file is. CSV rows are numbered as a spreadsheet shows them (the header is row 1).
 Text is stored exactly as given (HTML included); templates escape it when it is shown.
 """
 

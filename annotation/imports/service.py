@@ -38,7 +38,8 @@ def records_import(
     Raises ImportRejected listing every error when any record is bad; nothing is written then.
     """
     pool_name = (pool_name or DEFAULT_POOL).strip() or DEFAULT_POOL
-    scan = validation.scan(study, source, where, accept_extra=extra_writer is not None)
+    # A real import flags long answers in the write pass, which splits every answer anyway.
+    scan = validation.scan(study, source, where, accept_extra=extra_writer is not None, flag_long=dry_run)
     if scan.n_errors:
         raise ImportRejected(scan.errors, total=scan.n_errors, filename=filename)
     result = ImportResult(filename=filename, dry_run=dry_run, adapter=adapter, n_items=scan.n_records,

@@ -35,6 +35,7 @@ _NUL_REASON = "contains a NUL character (\\u0000), which cannot be stored"
 _SCOPE_CLASSES = frozenset(ScopeClass.values)
 _IMPORTANCES = frozenset(Importance.values)
 _CONTEXT_KEYS = frozenset({"id", "text", "is_target"})
+_FIELD_SET = frozenset(FIELDS)
 _ASPECT_KEYS = frozenset({"text", "importance"})
 _LABEL_KEYS = frozenset({"annotator", "question", "unit", "value"})
 
@@ -61,6 +62,7 @@ class Record:
     labels: list[LabelIn]
     raw: dict[str, Any]
     has_extra: bool
+    metadata_json: str  # ``metadata`` as JSON text, as stored
 
 
 class _RecordErrors:
@@ -92,12 +94,14 @@ def _text(rec: dict[str, Any], name: str, errs: _RecordErrors, *, required: bool
     return value
 
 
-def _json_storable(value: Any) -> bool:
+def _json_text(value: Any) -> str | None:
+    """``value`` as JSON text, or None when it cannot be stored (a NUL character, a number that is not
+    finite)."""
     try:
         text = json.dumps(value, allow_nan=False)
     except ValueError:
-        return False
-    return "\\u0000" not in text
+        return None
+    return None if "\\u0000" in text else text
 
 
 class Validator:
@@ -109,7 +113,7 @@ class Validator:
 
     def validate(self, number: int, rec: dict[str, Any]) -> tuple[Record | None, list[RowError]]:
         errs = _RecordErrors(self.where, number)
-        unknown = sorted(k for k in rec if k not in FIELDS)
+        unknown = [] if rec.keys() <= _FIELD_SET else sorted(k for k in rec if k not in FIELDS)
         if unknown:
             errs.add(unknown[0], f"unknown field(s) {', '.join(unknown)} (known: {', '.join(FIELDS)})")
         external_id = _text(rec, "id", errs, required=True, max_length=_MAX_ID).strip()
@@ -121,10 +125,11 @@ class Validator:
         if scope and scope not in _SCOPE_CLASSES:
             errs.add("scope", f"{scope!r} is not one of {', '.join(ScopeClass.values)}")
         metadata = rec.get("metadata", {})
+        metadata_json: str | None = "{}"
         if not isinstance(metadata, dict):
             errs.add("metadata", f"must be an object, found {type_name(metadata)}")
             metadata = {}
-        elif metadata and not _json_storable(metadata):
+        elif metadata and (metadata_json := _json_text(metadata)) is None:
             errs.add("metadata", f"{_NUL_REASON}, or a number that is not finite (NaN, Infinity)")
         contexts = self._contexts(rec.get("contexts"), errs)
         aspects = self._aspects(rec.get("aspects"), errs)
@@ -144,6 +149,7 @@ class Validator:
         record = Record(
             external_id=external_id, question=question, answer=answer, source=source, scope=scope, system=system,
             metadata=metadata, contexts=contexts, aspects=aspects, labels=labels, raw=rec, has_extra=has_extra,
+            metadata_json=metadata_json or "{}",
         )
         return record, []
 
@@ -156,6 +162,13 @@ class Validator:
             return []
         out: list[tuple[str, str, bool]] = []
         for i, ctx in enumerate(value):
+            if type(ctx) is dict and ctx.keys() <= _CONTEXT_KEYS:
+                # The usual context, taken as is when nothing in it needs a message (the checks below).
+                text, doc_id, target = ctx.get("text"), ctx.get("id", ""), ctx.get("is_target", False)
+                if (type(text) is str and type(doc_id) is str and len(doc_id) <= _MAX_DOC_ID
+                        and type(target) is bool and "\x00" not in text):
+                    out.append((doc_id, text, target))
+                    continue
             where = f"contexts[{i}]"
             if isinstance(ctx, str):
                 if "\x00" in ctx:
@@ -362,12 +375,17 @@ PREVIEW_RECORDS = 3
 MAX_LONG_LISTED = 50
 
 
-def long_answer(answer: str, *, max_chars: int, max_sentences: int) -> dict[str, Any] | None:
+def long_answer(answer: str, *, max_chars: int, max_sentences: int,
+                n_sentences: int | None = None) -> dict[str, Any] | None:
     """Why an answer is long enough to tire an annotator (over ``max_chars`` characters or
     ``max_sentences`` sentences), or None. Sentences are counted as the import will split them; an
-    answer shorter than ``max_sentences`` characters cannot hold that many and is not split."""
+    answer shorter than ``max_sentences`` characters cannot hold that many and is not split.
+    ``n_sentences`` is the count when the caller has split the answer already (the write pass)."""
     n_chars = len(answer)
-    n_sentences = len(split_sentences(answer)) if n_chars >= max_sentences else 0
+    if n_chars < max_sentences:
+        n_sentences = 0
+    elif n_sentences is None:
+        n_sentences = len(split_sentences(answer))
     if n_chars <= max_chars and n_sentences <= max_sentences:
         return None
     reasons = []
@@ -378,20 +396,40 @@ def long_answer(answer: str, *, max_chars: int, max_sentences: int) -> dict[str,
     return {"chars": n_chars, "sentences": n_sentences, "reason": " and ".join(reasons)}
 
 
+class LongAnswers:
+    """The answers flagged as long, in file order: all counted, the first ``MAX_LONG_LISTED`` listed."""
+
+    def __init__(self, where: str, *, max_chars: int | None = None, max_sentences: int | None = None) -> None:
+        self.where = where
+        self.max_chars = settings.IMPORT_LONG_ANSWER_CHARS if max_chars is None else max_chars
+        self.max_sentences = settings.IMPORT_LONG_ANSWER_SENTENCES if max_sentences is None else max_sentences
+        self.listed: list[dict[str, Any]] = []
+        self.count = 0
+
+    def check(self, number: int, external_id: str, answer: str, n_sentences: int | None = None) -> None:
+        flagged = long_answer(answer, max_chars=self.max_chars, max_sentences=self.max_sentences,
+                              n_sentences=n_sentences)
+        if flagged is not None:
+            self.count += 1
+            if len(self.listed) < MAX_LONG_LISTED:
+                self.listed.append({"location": f"{self.where} {number}", "id": external_id, **flagged})
+
+
 def _export_header(rec: dict[str, Any]) -> bool:
     return "concord_export" in rec
 
 
 def scan(study: Study, source: RecordSource, where: str, accept_extra: bool, *,
-         long_chars: int | None = None, long_sentences: int | None = None) -> Scan:
+         long_chars: int | None = None, long_sentences: int | None = None, flag_long: bool = True) -> Scan:
     """The validation pass: reads everything, writes nothing; memory does not grow with the file
     beyond the id index (about 24 bytes a record).
 
     Answers over ``long_chars`` characters or ``long_sentences`` sentences (default: the settings
-    IMPORT_LONG_ANSWER_CHARS and IMPORT_LONG_ANSWER_SENTENCES) are flagged, not refused. A Concord
-    study export is refused at its header line with the command that imports it."""
-    long_chars = settings.IMPORT_LONG_ANSWER_CHARS if long_chars is None else long_chars
-    long_sentences = settings.IMPORT_LONG_ANSWER_SENTENCES if long_sentences is None else long_sentences
+    IMPORT_LONG_ANSWER_CHARS and IMPORT_LONG_ANSWER_SENTENCES) are flagged, not refused; with
+    ``flag_long=False`` they are not looked at (a real import flags them in the write pass, which
+    splits every answer anyway, so that no answer is split twice). A Concord study export is refused
+    at its header line with the command that imports it."""
+    long = LongAnswers(where, max_chars=long_chars, max_sentences=long_sentences) if flag_long else None
     validator = Validator(study, where=where, accept_extra=accept_extra)
     scan = Scan()
     index = IdIndex()
@@ -421,11 +459,8 @@ def scan(study: Study, source: RecordSource, where: str, accept_extra: bool, *,
         scan.n_records += 1
         if len(scan.preview) < PREVIEW_RECORDS:
             scan.preview.append(record)
-        flagged = long_answer(record.answer, max_chars=long_chars, max_sentences=long_sentences)
-        if flagged is not None:
-            scan.n_long_answers += 1
-            if len(scan.long_answers) < MAX_LONG_LISTED:
-                scan.long_answers.append({"location": f"{where} {number}", "id": record.external_id, **flagged})
+        if long is not None:
+            long.check(number, record.external_id, record.answer)
         index.add(record.external_id, number)
         pending[record.external_id] = number
         if len(pending) >= _ID_CHECK_BATCH:
@@ -444,6 +479,8 @@ def scan(study: Study, source: RecordSource, where: str, accept_extra: bool, *,
                if number in wanted and isinstance(rec, dict)}
         for number, first in repeats:
             scan.error(RowError(where, number, "id", f"duplicate id {ids.get(number, '')!r}: also on {where} {first}"))
+    if long is not None:
+        scan.long_answers, scan.n_long_answers = long.listed, long.count
     if scan.n_records == 0 and scan.n_errors == 0:
         scan.error(RowError("file", None, "file", "no records found"))
     scan.errors.sort(key=lambda e: (e.number or 0))

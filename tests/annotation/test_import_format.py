@@ -190,3 +190,19 @@ def test_the_example_csv_and_jsonl_import_the_same_items(researcher):
                 for i in Item.objects.filter(study=study).order_by("external_id")]
 
     assert shape(a) == shape(b)
+
+
+def test_a_real_import_flags_the_same_long_answers_as_its_dry_run(researcher, settings):
+    # The dry run flags them in its check; a real import in its write pass, which splits every answer.
+    study = svc.study_create(owner=researcher, name="Long real", presets=["astrid"])
+    settings.IMPORT_LONG_ANSWER_SENTENCES = 2
+    records = [
+        {"id": "one", "question": "Q?", "answer": "Short answer."},
+        {"id": "three", "question": "Q?", "answer": "One here. Two here. Three here."},
+        {"id": "long", "question": "Q?", "answer": "word " * 1100},
+    ]
+    dry = items_import(study=study, file=io.BytesIO(jsonl(*records)), filename="x.jsonl", dry_run=True)
+    real = items_import(study=study, file=io.BytesIO(jsonl(*records)), filename="x.jsonl")
+    assert real.n_long_answers == dry.n_long_answers == 2
+    assert real.long_answers == dry.long_answers
+    assert [a["location"] for a in real.long_answers] == ["line 2", "line 3"]

@@ -427,3 +427,24 @@ def test_line_by_line_segmentation_gives_exactly_the_spans_of_the_full_segmenter
 def test_list_markers_keep_multi_line_text_with_the_full_segmenter():
     text = "Options:\n1. Rest.\n2. Fluids."
     assert segmentation_fast.split_sentences(text) == segmentation.split_sentences(text)
+
+
+# --- pysbd's character spans, found without compiling a pattern per sentence ---------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_clinical_text(), _mixed_answer(), _multi_line_text(), st.text(max_size=80)))
+def test_char_spans_by_string_search_are_pysbds_own(text):
+    import pysbd
+
+    ours = segmentation._segmenter()
+    theirs = pysbd.Segmenter(language="en", clean=False, char_span=True)
+    assert type(ours) is not pysbd.Segmenter  # the override is what runs
+    assert [(s.sent, s.start, s.end) for s in ours.segment(text)] == [
+        (s.sent, s.start, s.end) for s in theirs.segment(text)
+    ]
+
+
+def test_char_spans_skip_an_earlier_occurrence_of_a_repeated_sentence():
+    text = "Rest. Rest. Then rest."
+    assert [(s.text, s.start) for s in split_sentences(text)] == [("Rest.", 0), ("Rest.", 6), ("Then rest.", 12)]

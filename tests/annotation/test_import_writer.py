@@ -1,0 +1,149 @@
+"""The import's write pass: what it stores, batch after batch, and that a failure in any batch undoes all.
+
+These run on the embedded default (SQLite) and, with DATABASE_URL set, on PostgreSQL, where items,
+sentences and chunks go by COPY from a second thread (``writer._CopyPipeline``) while the next batch
+is prepared.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.db import connection
+
+from annotation.imports import ImportRejected, file_source, records_import, validation, writer
+from annotation.models import Aspect, Chunk, ImportBatch, Item, Label, LabelHistory, Sentence
+from annotation.protocols import study_protocol_apply
+from annotation.segmentation_fast import split_sentences
+from concord.errors import Conflict
+from tests import factories
+
+# Tabs, new lines, carriage returns and backslashes are what COPY's text format escapes.
+AWKWARD = "Tab\there, back\\slash \\N and \\t. New\nline; CR\r\nend. <b>HTML</b> & \"quotes\" — é ✓ 🙂."
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def protocol_study(study):
+    study_protocol_apply(study=study, presets=["astrid", "icat"])
+    return study
+
+
+@pytest.fixture
+def small_batches(monkeypatch):
+    monkeypatch.setattr(writer, "BATCH_SIZE", 2)
+
+
+def _jsonl(records) -> io.BytesIO:
+    return io.BytesIO(("\n".join(json.dumps(r) for r in records) + "\n").encode())
+
+
+def _records(n):
+    return [
+        {
+            "id": f"r{i}", "question": f"Question {i}?\tTabbed",
+            "answer": f"Answer {i} here. {AWKWARD} Dr. Lee says so.",
+            "source": f"Source {i}.\nSecond line here." if i % 2 else "",
+            "contexts": [{"id": f"d\\{i}", "text": f"ctx {i}\t{AWKWARD}", "is_target": i % 3 == 0}, f"plain {i}"],
+            "system": "sys\t1", "scope": "in_scope", "metadata": {"n": i, "text": AWKWARD, "nested": [1.5, None, True]},
+        }
+        for i in range(1, n + 1)
+    ]
+
+
+def _import(study, records, **kw):
+    return records_import(study=study, source=file_source(_jsonl(records), filename="x.jsonl")[0],
+                          filename="x.jsonl", where="line", **kw)
+
+
+def test_every_row_is_stored_exactly_as_the_records_say(protocol_study, small_batches):
+    records = _records(5)
+    result = _import(protocol_study, records)
+    items = list(Item.objects.filter(study=protocol_study).order_by("id"))
+    assert [i.external_id for i in items] == [r["id"] for r in records]  # ids in file order, batch after batch
+    n_sentences = 0
+    for item, rec in zip(items, records, strict=True):
+        assert (item.question, item.answer, item.source, item.system, item.scope_class, item.metadata) == (
+            rec["question"], rec["answer"], rec["source"], rec["system"], rec["scope"], rec["metadata"])
+        for part in ("answer", "source"):
+            expected = [(s.text, s.start, s.end) for s in split_sentences(rec[part])]
+            stored = list(Sentence.objects.filter(item=item, part=part).order_by("index").values_list(
+                "text", "start", "end"))
+            assert stored == expected
+            n_sentences += len(expected)
+        chunks = list(Chunk.objects.filter(item=item).order_by("rank").values_list(
+            "rank", "text", "document_id", "is_labelled_target"))
+        assert chunks == [(1, rec["contexts"][0]["text"], rec["contexts"][0]["id"], rec["contexts"][0]["is_target"]),
+                          (2, rec["contexts"][1], "", False)]
+    assert (result.n_items, result.n_sentences, result.n_chunks) == (5, n_sentences, 10)
+
+
+def test_aspects_and_labels_are_written_in_every_batch(protocol_study, small_batches):
+    records = []
+    for i in range(1, 6):
+        labels = [
+            {"annotator": "A", "question": "aspect_covered", "unit": "a:1", "value": "no"},
+            {"annotator": "B", "question": "context_relevant", "unit": "c:1", "value": "yes"},
+        ]
+        records.append({"id": f"r{i}", "question": "Q?", "answer": "One. Two.", "contexts": ["ctx"],
+                        "aspects": [f"first {i}", f"second {i}"], "labels": labels})
+    result = _import(protocol_study, records)
+    assert (result.n_items, result.n_aspects, result.n_labels) == (5, 10, 10)
+    for i in range(1, 6):
+        second = Aspect.objects.get(text=f"second {i}", item__external_id=f"r{i}")
+        label = Label.objects.get(question__key="aspect_covered", assignment__item__external_id=f"r{i}")
+        assert label.unit_key == f"a:{second.pk}"
+    assert LabelHistory.objects.count() == 10
+
+
+def _source_changing(records_check, records_write):
+    calls = []
+
+    def source():
+        calls.append(1)
+        return file_source(_jsonl(records_check if len(calls) == 1 else records_write), filename="x.jsonl")[0]()
+
+    return source
+
+
+@pytest.mark.parametrize("n_write", [3, 6])
+def test_a_source_with_other_records_in_the_write_pass_writes_nothing(protocol_study, small_batches, n_write):
+    records = _records(6)
+    with pytest.raises(ImportRejected):
+        records_import(study=protocol_study, source=_source_changing(records[:4], records[:n_write]),
+                       filename="x.jsonl", where="line")
+    assert not Item.objects.exists() and not Sentence.objects.exists() and not ImportBatch.objects.exists()
+
+
+def test_a_failure_in_a_later_batch_undoes_the_earlier_ones(protocol_study, small_batches, monkeypatch):
+    real_scan = validation.scan
+
+    def scan_then_race(*args, **kwargs):
+        result = real_scan(*args, **kwargs)
+        factories.make_item(protocol_study, "r5")  # another import commits r5, in the third batch
+        return result
+
+    monkeypatch.setattr(validation, "scan", scan_then_race)
+    with pytest.raises(Conflict, match="another import"):
+        _import(protocol_study, _records(6))
+    assert list(Item.objects.values_list("external_id", flat=True)) == ["r5"]
+    assert not Sentence.objects.exclude(item__external_id="r5").exists()
+    assert not Chunk.objects.exclude(item__external_id="r5").exists() and not ImportBatch.objects.exists()
+
+
+def test_the_item_foreign_keys_are_deferred_again_after_the_import(protocol_study):
+    _import(protocol_study, _records(2))
+    if connection.vendor != "postgresql":
+        return
+    # Still deferred in the rest of the transaction: a sentence may precede its item until commit.
+    with connection.cursor() as cursor:
+        cursor.execute("SAVEPOINT deferred_check")
+        cursor.execute('INSERT INTO annotation_sentence (item_id, part, "index", text, start, "end") '
+                       "VALUES (-1, 'answer', 0, 'x', 0, 1)")
+        cursor.execute("ROLLBACK TO SAVEPOINT deferred_check")
