@@ -15,7 +15,17 @@ in a dedicated PostgreSQL database. Then times, REPEAT times each:
   ``cohen_kappa_score`` for every pair and every annotator against the rest's majority, and
   ``fleiss_kappa`` one label against the rest.
 
-Prints the median (and range) of each, and the ratio. Target: end to end ≤ 3 × bare and < 2 s.
+What the end-to-end side computes and the bare side does not (so the ratio is, if anything, against the
+report): the arrays the bare calls are given (the units × raters matrix, each annotator's rest majority),
+percent agreement with its Wilson interval (``proportion_confint``), and for every κ its asymptotic standard
+error and interval (statsmodels ``cohens_kappa``, whose results object the report reads; scikit-learn's
+``cohen_kappa_score`` gives no standard error), the observed agreement and each annotator's agreement with
+the rest. The point estimates are the same numbers on both sides.
+
+Prints the median (and range) of each, and the ratio. Target (issue O.7): end to end ≤ 1.5 × bare.
+On a machine shared with other work the wall-clock ratio moves with the load; the CPU seconds (this
+process plus its PostgreSQL backend, read from /proc where the server runs on this machine) are printed
+alongside as a steadier check.
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 SLUG = "bench-agreement"
+TARGET_RATIO = 1.5
 
 
 def _setup_django(database_url: str) -> None:
@@ -169,6 +180,15 @@ def bare(codes, k: int) -> None:
         fleiss_kappa(np.stack([hits, table.sum(axis=1) - hits], axis=1))
 
 
+def _backend_cpu(pid: int | None) -> float:
+    """CPU seconds of the PostgreSQL backend serving this connection (0 when it is not on this machine)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--units", type=int, default=100_000)
@@ -203,18 +223,28 @@ def main() -> None:
         rests.append(np.where(np.isnan(rest), -1, rest).astype(int))
     bare.rest = rests  # type: ignore[attr-defined]
 
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]
+    if not Path(f"/proc/{backend}/stat").exists():
+        backend = None
+
     # Interleaved, so that both sides see the same load on a shared machine.
-    e2e, lib, read, report = [], [], [], None
+    e2e, lib, read, e2e_cpu, lib_cpu, report = [], [], [], [], [], None
     for _ in range(args.repeat):
-        t0 = time.perf_counter()
+        t0, c0, b0 = time.perf_counter(), time.process_time(), _backend_cpu(backend)
         report = agreement_report(pool=pool, question=question)
         e2e.append(time.perf_counter() - t0)
+        e2e_cpu.append(time.process_time() - c0 + _backend_cpu(backend) - b0)
         t0 = time.perf_counter()
         ratings_load(pool=pool, question=question)
         read.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         bare(codes, k)
         lib.append(time.perf_counter() - t0)
+        lib_cpu.append(time.process_time() - c0)
 
     def fmt(xs: list[float]) -> str:
         return f"median {statistics.median(xs):.3f} s (range {min(xs):.3f}–{max(xs):.3f}, n={len(xs)})"
@@ -233,9 +263,14 @@ def main() -> None:
     print(f"bare library calls on the same arrays:           {fmt(lib)}")
     print(f"  of end to end, reading the matrix from the database alone: {fmt(read)}")
     print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    if backend is not None:
+        cpu_ratio = statistics.median(e2e_cpu) / statistics.median(lib_cpu)
+        print(f"CPU, end to end (this process + its PostgreSQL backend): {fmt(e2e_cpu)}")
+        print(f"CPU, bare:                                                {fmt(lib_cpu)}")
+        print(f"ratio of CPU seconds end to end / bare: {cpu_ratio:.2f}")
     print(
-        f"ratio end to end / bare: {ratio:.2f} (target ≤ 3.00); end to end under 2 s: "
-        f"{'yes' if statistics.median(e2e) < 2 else 'no'}"
+        f"ratio end to end / bare: {ratio:.2f} (target ≤ {TARGET_RATIO:.2f}): "
+        f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}"
     )
 
 
