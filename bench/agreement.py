@@ -20,12 +20,13 @@ report): the arrays the bare calls are given (the units × raters matrix, each a
 percent agreement with its Wilson interval (``proportion_confint``), and for every κ its asymptotic standard
 error and interval (statsmodels ``cohens_kappa``, whose results object the report reads; scikit-learn's
 ``cohen_kappa_score`` gives no standard error), the observed agreement and each annotator's agreement with
-the rest. The point estimates are the same numbers on both sides.
+the rest. The point estimates are the same statistics on both sides (equal up to rounding).
+
+The database read runs with a parallel plan (PostgreSQL's workers build the lines, see
+``adjudication.analysis.loading``): end to end may use a second core while PostgreSQL reads, the bare side is
+one Python thread. On a machine shared with other work both sides slow down, the parallel read the more.
 
 Prints the median (and range) of each, and the ratio. Target (issue O.7): end to end ≤ 1.5 × bare.
-On a machine shared with other work the wall-clock ratio moves with the load; the CPU seconds (this
-process plus its PostgreSQL backend, read from /proc where the server runs on this machine) are printed
-alongside as a steadier check.
 """
 
 from __future__ import annotations
@@ -180,15 +181,6 @@ def bare(codes, k: int) -> None:
         fleiss_kappa(np.stack([hits, table.sum(axis=1) - hits], axis=1))
 
 
-def _backend_cpu(pid: int | None) -> float:
-    """CPU seconds of the PostgreSQL backend serving this connection (0 when it is not on this machine)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--units", type=int, default=100_000)
@@ -223,28 +215,18 @@ def main() -> None:
         rests.append(np.where(np.isnan(rest), -1, rest).astype(int))
     bare.rest = rests  # type: ignore[attr-defined]
 
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        backend = cursor.fetchone()[0]
-    if not Path(f"/proc/{backend}/stat").exists():
-        backend = None
-
     # Interleaved, so that both sides see the same load on a shared machine.
-    e2e, lib, read, e2e_cpu, lib_cpu, report = [], [], [], [], [], None
+    e2e, lib, read, report = [], [], [], None
     for _ in range(args.repeat):
-        t0, c0, b0 = time.perf_counter(), time.process_time(), _backend_cpu(backend)
+        t0 = time.perf_counter()
         report = agreement_report(pool=pool, question=question)
         e2e.append(time.perf_counter() - t0)
-        e2e_cpu.append(time.process_time() - c0 + _backend_cpu(backend) - b0)
         t0 = time.perf_counter()
         ratings_load(pool=pool, question=question)
         read.append(time.perf_counter() - t0)
-        t0, c0 = time.perf_counter(), time.process_time()
+        t0 = time.perf_counter()
         bare(codes, k)
         lib.append(time.perf_counter() - t0)
-        lib_cpu.append(time.process_time() - c0)
 
     def fmt(xs: list[float]) -> str:
         return f"median {statistics.median(xs):.3f} s (range {min(xs):.3f}–{max(xs):.3f}, n={len(xs)})"
@@ -263,11 +245,6 @@ def main() -> None:
     print(f"bare library calls on the same arrays:           {fmt(lib)}")
     print(f"  of end to end, reading the matrix from the database alone: {fmt(read)}")
     print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    if backend is not None:
-        cpu_ratio = statistics.median(e2e_cpu) / statistics.median(lib_cpu)
-        print(f"CPU, end to end (this process + its PostgreSQL backend): {fmt(e2e_cpu)}")
-        print(f"CPU, bare:                                                {fmt(lib_cpu)}")
-        print(f"ratio of CPU seconds end to end / bare: {cpu_ratio:.2f}")
     print(
         f"ratio end to end / bare: {ratio:.2f} (target ≤ {TARGET_RATIO:.2f}): "
         f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}"

@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 import pytest
+from django.db import connection, transaction
 from django.db.models import JSONField, Value
 from django.urls import reverse
 from django.utils import timezone
@@ -204,6 +205,20 @@ def test_the_labels_postgresql_writes_as_text_are_read_back_value_by_value_as_st
         for item, key, rater, value in zip(rows.items, rows.key_codes, rows.raters, rows.value_codes, strict=True)
     ]
     assert [repr(g) for g in got] == [repr(k) for k in kept]  # repr: 1, 1.0 and True are equal in Python
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the parallel read is PostgreSQL's")
+def test_the_parallel_read_leaves_the_planner_settings_of_the_callers_transaction_as_they_were(fixture_study):
+    settings_sql = "SELECT current_setting('parallel_tuple_cost'), current_setting('parallel_setup_cost')"
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL parallel_tuple_cost = 0.5")
+        cursor.execute(settings_sql)
+        before = cursor.fetchone()
+        ratings = ratings_load(pool=fixture_study["pool"], question=fixture_study["pf"])
+        cursor.execute(settings_sql)
+        after = cursor.fetchone()
+    assert ratings.codes.shape == (12, 3)
+    assert after == before and before[0] == "0.5" and before[1] != "0"
 
 
 def test_a_pool_whose_every_answer_was_cleared_has_an_empty_report(fixture_study):
