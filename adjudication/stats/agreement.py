@@ -488,12 +488,11 @@ def krippendorff_alpha(
     n_excluded = int((rated & ~pairable).sum())
     if n_used == 0:
         return Estimate.undefined("no unit was rated by two or more raters", n_excluded=n_excluded)
-    categorical = level in ("nominal", "ordinal") and n_categories is not None
-    if categorical:
-        assert n_categories is not None  # for mypy: categorical implies it
-        # On a categorical scale the distinct values are the categories some pairable unit was rated in.
-        counts = category_counts(codes[pairable], n_categories) if counts is None else counts[pairable]
-        n_distinct = int((counts.sum(axis=0) > 0).sum())
+    table = None  # the pairable units' count table, on a categorical scale
+    if level in ("nominal", "ordinal") and n_categories is not None:
+        table = category_counts(codes[pairable], n_categories) if counts is None else counts[pairable]
+        # The distinct values are the categories some pairable unit was rated in.
+        n_distinct = int((table.sum(axis=0) > 0).sum())
     else:
         sub = codes[pairable]
         distinct = np.unique(sub[~np.isnan(sub)])
@@ -505,14 +504,12 @@ def krippendorff_alpha(
             n_excluded=n_excluded,
         )
     if level in ("nominal", "ordinal"):
-        if n_categories is None:
+        if table is None or n_categories is None:
             raise ValueError("nominal and ordinal α need the declared scale size")
-        assert counts is not None  # built above for every categorical level with a scale size
         value = float(
-            krippendorff.alpha(value_counts=counts, value_domain=np.arange(n_categories), level_of_measurement=level)
+            krippendorff.alpha(value_counts=table, value_domain=np.arange(n_categories), level_of_measurement=level)
         )
     elif level == "interval":
-        counts = None  # interval α works on the numbers, not on a category table
         # The package builds a units × distinct-values table, which grows with every distinct real;
         # past a few thousand distinct values the closed form (same statistic, tested equal) is used.
         if n_distinct <= MAX_DISTINCT_FOR_PACKAGE:
@@ -523,8 +520,8 @@ def krippendorff_alpha(
         raise ValueError(f"unknown level {level!r}")
     est = Estimate(value=value, n_units=n_used, n_excluded=n_excluded, extra={"level": level})
     if n_boot > 0:
-        if counts is not None:
-            samples = _categorical_boot(counts, level, n_boot, seed, progress)
+        if table is not None:
+            samples = _categorical_boot(table, level, n_boot, seed, progress)
         else:
             samples = _interval_boot(sub, n_boot, seed, progress)
         est.ci95, undefined = percentile_ci(samples)
@@ -724,8 +721,7 @@ def agreement_summary(
     alpha = krippendorff_alpha(codes, level, k, n_boot=n_boot, seed=seed, progress=sub_progress(1), counts=counts)
     out["krippendorff_alpha"] = alpha.as_dict()
 
-    if k is not None and scale is not None:
-        assert coded is not None and counts is not None  # built above for every categorical scale
+    if k is not None and scale is not None and coded is not None and counts is not None:
         pairs = _pairwise(coded, k, weights)
         out["cohen_kappa_pairs"] = [
             {"rater_a": rater_names[i], "rater_b": rater_names[j], **est.as_dict()} for (i, j), est in pairs.items()
