@@ -15,7 +15,18 @@ in a dedicated PostgreSQL database. Then times, REPEAT times each:
   ``cohen_kappa_score`` for every pair and every annotator against the rest's majority, and
   ``fleiss_kappa`` one label against the rest.
 
-Prints the median (and range) of each, and the ratio. Target: end to end ≤ 3 × bare and < 2 s.
+What the end-to-end side computes and the bare side does not (so the ratio is, if anything, against the
+report): the arrays the bare calls are given (the units × raters matrix, each annotator's rest majority),
+percent agreement with its Wilson interval (``proportion_confint``), and for every κ its asymptotic standard
+error and interval (statsmodels ``cohens_kappa``, whose results object the report reads; scikit-learn's
+``cohen_kappa_score`` gives no standard error), the observed agreement and each annotator's agreement with
+the rest. The point estimates are the same statistics on both sides (equal up to rounding).
+
+The database read runs with a parallel plan (PostgreSQL's workers build the lines, see
+``adjudication.analysis.loading``): end to end may use a second core while PostgreSQL reads, the bare side is
+one Python thread. On a machine shared with other work both sides slow down, the parallel read the more.
+
+Prints the median (and range) of each, and the ratio. Target (issue O.7): end to end ≤ 1.5 × bare.
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 SLUG = "bench-agreement"
+TARGET_RATIO = 1.5
 
 
 def _setup_django(database_url: str) -> None:
@@ -234,8 +246,8 @@ def main() -> None:
     print(f"  of end to end, reading the matrix from the database alone: {fmt(read)}")
     print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(
-        f"ratio end to end / bare: {ratio:.2f} (target ≤ 3.00); end to end under 2 s: "
-        f"{'yes' if statistics.median(e2e) < 2 else 'no'}"
+        f"ratio end to end / bare: {ratio:.2f} (target ≤ {TARGET_RATIO:.2f}): "
+        f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}"
     )
 
 

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Count, Max
 
 from adjudication import selectors
@@ -109,16 +109,28 @@ def level_for(question: Question) -> ag.Level:
     return "nominal"
 
 
-LabelRows = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Any]]
+@dataclass
+class _LabelRows:
+    """The pool's submitted, non-empty labels, one entry per label: item ids, unit keys as codes into
+    ``keys`` (sorted), annotator ids, and values as codes into ``values`` (the distinct decoded values, a
+    handful, so each is decoded once)."""
+
+    items: np.ndarray
+    key_codes: np.ndarray
+    keys: list[str]
+    raters: np.ndarray
+    value_codes: np.ndarray
+    values: list[Any]
 
 
-def _no_rows() -> LabelRows:
-    return np.empty(0, np.int64), np.empty(0, object), np.empty(0, np.int64), np.empty(0, np.int64), []
+def _no_rows() -> _LabelRows:
+    return _LabelRows(
+        np.empty(0, np.int64), np.empty(0, np.int64), [], np.empty(0, np.int64), np.empty(0, np.int64), []
+    )
 
 
-def _label_rows(pool_id: int, question_id: int) -> LabelRows:
-    """The pool's submitted, non-empty labels: item ids, unit keys, annotator ids, and the values as
-    codes into a list of the distinct decoded values (a handful, so each is decoded once)."""
+def _label_rows(pool_id: int, question_id: int) -> _LabelRows:
+    """The pool's submitted labels on the question; a cleared answer (SQL NULL or JSON null) is no rating."""
     if connection.vendor == "postgresql":
         return _label_rows_pg(pool_id, question_id)
     rows = [
@@ -138,56 +150,92 @@ def _label_rows(pool_id: int, question_id: int) -> LabelRows:
         original.setdefault(h, v)
         keyed.append(h)
     value_codes, uniques = pd.factorize(pd.Series(keyed, dtype=object))
-    decoded = [original[u] for u in uniques]
-    return (
-        np.fromiter(items, np.int64, len(items)),
-        np.array(keys, dtype=object),
-        np.fromiter(raters, np.int64, len(raters)),
-        value_codes,
-        decoded,
+    key_codes, key_uniques = pd.factorize(np.array(keys, dtype=object), sort=True)
+    return _LabelRows(
+        items=np.fromiter(items, np.int64, len(items)),
+        key_codes=key_codes,
+        keys=[str(k) for k in key_uniques],
+        raters=np.fromiter(raters, np.int64, len(raters)),
+        value_codes=value_codes,
+        values=[original[u] for u in uniques],
     )
 
 
+# A cleared answer can be SQL NULL or JSON null; the JSON nulls are dropped after decoding (comparing every
+# jsonb value with 'null' in the query costs more than the rest of the filter). Each value is written after a
+# "v" (see _label_rows_from_text). The lines are built in a subquery (OFFSET 0 keeps it one) so that parallel
+# workers can build them; only their concatenation is left to the backend that answers.
 _LABELS_AS_TEXT = """
-SELECT string_agg(
-    a.item_id::text || E'\\t' || l.unit_key || E'\\t' || a.annotator_id::text || E'\\t' || l.value::text, E'\\n'
-)
-FROM annotation_label l JOIN annotation_assignment a ON a.id = l.assignment_id
-WHERE a.pool_id = %s AND l.question_id = %s AND a.status = 'submitted'
-  AND l.value IS NOT NULL AND l.value <> 'null'::jsonb
+SELECT string_agg(line, E'\\n') FROM (
+    SELECT a.item_id::text || E'\\t' || l.unit_key || E'\\t' || a.annotator_id::text || E'\\tv' || l.value::text
+        AS line
+    FROM annotation_label l JOIN annotation_assignment a ON a.id = l.assignment_id
+    WHERE a.pool_id = %s AND l.question_id = %s AND a.status = 'submitted' AND l.value IS NOT NULL
+    OFFSET 0
+) lines
 """
+# The planner prices building a line (integer and jsonb output, four concatenations) at a few operator costs
+# and each row handed from a worker at a tenth of a page read, so on its own it reads serially. For this one
+# statement the transfer is priced as free: the workers format, the backend concatenates. Scoped to the
+# statement: set inside its transaction (or savepoint), and what the caller's transaction had put back after.
+_PLANNER_COSTS = ("parallel_setup_cost", "parallel_tuple_cost")
 
 
-def _label_rows_pg(pool_id: int, question_id: int) -> LabelRows:
+def _label_rows_pg(pool_id: int, question_id: int) -> _LabelRows:
     """The same rows as one tab-separated text built by PostgreSQL and parsed by pandas' C parser.
 
     Row by row, even through COPY, a 500,000-label pool costs several seconds of Python per read;
     as one string it is one round trip. The value comes last and is jsonb text, in which a tab or a
     newline is always escaped, and unit keys are generated keys without either, so the split is exact.
     """
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join(f"current_setting('{name}')" for name in _PLANNER_COSTS))
+        before = cursor.fetchone()
+        cursor.execute("SELECT " + ", ".join(f"set_config('{name}', '0', true)" for name in _PLANNER_COSTS))
         cursor.execute(_LABELS_AS_TEXT, [pool_id, question_id])
         text = cursor.fetchone()[0]
+        cursor.execute(
+            "SELECT " + ", ".join(f"set_config('{name}', %s, true)" for name in _PLANNER_COSTS), list(before)
+        )
+    return _label_rows_from_text(text or "")
+
+
+def _label_rows_from_text(text: str) -> _LabelRows:
+    """Parse lines ``item id, unit key, annotator id, "v" + the value's JSON`` (tab-separated).
+
+    Unit keys and values are read as categoricals: the parser codes them as it reads, without a Python
+    string per label. A categorical column whose every entry looks like a number (or true/false) would
+    come back as numbers, "1" and "1.0" merged; the "v" before each value keeps every value the exact
+    JSON text that was stored, decoded once per distinct value. Unit keys (``item``, ``s:0``, ...) never
+    look like numbers.
+    """
     if not text:
         return _no_rows()
     frame = pd.read_csv(
-        io.StringIO(text),
+        io.BytesIO(text.encode()),
         sep="\t",
         header=None,
         names=["item", "unit", "rater", "value"],
-        dtype={"item": np.int64, "unit": object, "rater": np.int64, "value": object},
+        dtype={"item": np.int64, "unit": "category", "rater": np.int64, "value": "category"},
         keep_default_na=False,
         quoting=csv.QUOTE_NONE,
         engine="c",
     )
-    value_codes, uniques = pd.factorize(frame["value"].to_numpy(dtype=object))
-    decoded = [json.loads(u) for u in uniques]  # a handful of distinct values, each decoded once
-    return (
-        frame["item"].to_numpy(),
-        frame["unit"].to_numpy(dtype=object),
-        frame["rater"].to_numpy(),
-        value_codes,
-        decoded,
+    values = [json.loads(u[1:]) for u in frame["value"].cat.categories]  # a handful, each decoded once
+    value_codes = frame["value"].cat.codes.to_numpy()
+    rows: slice | np.ndarray = slice(None)
+    null = [i for i, v in enumerate(values) if v is None]
+    if null:  # JSON null: a cleared answer
+        rows = ~np.isin(value_codes, null)
+        if not rows.any():
+            return _no_rows()
+    return _LabelRows(
+        items=frame["item"].to_numpy()[rows],
+        key_codes=frame["unit"].cat.codes.to_numpy()[rows],
+        keys=[str(k) for k in frame["unit"].cat.categories],
+        raters=frame["rater"].to_numpy()[rows],
+        value_codes=value_codes[rows],
+        values=values,
     )
 
 
@@ -197,14 +245,18 @@ def _hashable(value: Any) -> Any:
 
 
 def ratings_load(*, pool: Pool, question: Question) -> Ratings:
-    """The pool's submitted labels on the question, coded on the declared scale."""
-    items, keys, raters, value_codes, value_uniques = _label_rows(pool.pk, question.pk)
+    """The pool's submitted labels on the question, coded on the declared scale.
+
+    Units are ordered by item id, then unit key (as text); raters by user id.
+    """
+    rows = _label_rows(pool.pk, question.pk)
+    items, raters, value_codes, value_uniques = rows.items, rows.raters, rows.value_codes, rows.values
     level = level_for(question)
     scale = question.option_values if question.kind in CATEGORICAL else None
     if items.size == 0:
         return Ratings(question, [], [], [], np.empty((0, 0)), scale, level)
-    key_codes, key_uniques = pd.factorize(keys)
-    combined = items * max(len(key_uniques), 1) + key_codes
+    n_keys = max(len(rows.keys), 1)
+    combined = items * n_keys + rows.key_codes
     unit_codes, unit_uniques = pd.factorize(combined, sort=True)
     rater_codes, rater_uniques = pd.factorize(raters, sort=True)
     shape = (len(unit_uniques), len(rater_uniques))
@@ -238,9 +290,9 @@ def ratings_load(*, pool: Pool, question: Question) -> Ratings:
     n_off = int(np.isnan(coded).sum())
     matrix = np.full(shape, np.nan)
     matrix[unit_codes, rater_codes] = coded
-    n_keys = max(len(key_uniques), 1)
-    units = [(int(c // n_keys), str(key_uniques[int(c % n_keys)])) for c in unit_uniques]
-    rater_ids = [int(r) for r in rater_uniques]
+    key_of = np.array(rows.keys, dtype=object)
+    units = list(zip((unit_uniques // n_keys).tolist(), key_of[unit_uniques % n_keys].tolist(), strict=True))
+    rater_ids = rater_uniques.tolist()
     pseudonyms = dict(
         PoolMembership.objects.filter(pool=pool, user_id__in=rater_ids).values_list("user_id", "pseudonym")
     )

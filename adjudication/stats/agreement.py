@@ -114,15 +114,32 @@ def _as_codes(codes: np.ndarray) -> np.ndarray:
 
 def category_counts(codes: np.ndarray, n_categories: int) -> np.ndarray:
     """Units × categories count table over the declared scale (missing ratings are not a category)."""
+    return _counts_of(codes_with_missing(codes, n_categories), n_categories)
+
+
+def _counts_of(coded: np.ndarray, n_categories: int) -> np.ndarray:
+    """:func:`category_counts` from :func:`codes_with_missing`: one ``bincount`` over units × (k+1) cells,
+    the last column (not rated) dropped."""
+    n_units = coded.shape[0]
+    width = n_categories + 1
+    cells = (np.arange(n_units, dtype=np.int64)[:, None] * width + coded).ravel()
+    flat = np.bincount(cells, minlength=n_units * width)
+    return np.ascontiguousarray(flat.reshape(n_units, width)[:, :n_categories])
+
+
+def codes_with_missing(codes: np.ndarray, n_categories: int) -> np.ndarray:
+    """Scale positions as integers, with ``n_categories`` (one past the scale) standing for a missing rating.
+
+    What the pair and rater-against-rest tables are counted from: one ``bincount`` per pair over these
+    gives the k × k table of the units both rated and, in the extra row and column, the units only one rated.
+    """
     codes = _as_codes(codes)
-    n_units = codes.shape[0]
-    mask = ~np.isnan(codes)
-    unit_idx = np.nonzero(mask)[0]
-    cat = codes[mask].astype(np.int64)
-    if cat.size and (cat.min() < 0 or cat.max() >= n_categories):
+    missing = np.isnan(codes)
+    out = np.where(missing, n_categories, codes).astype(np.int64)
+    # A rated code at or past the scale's end would pass for "not rated": count them apart.
+    if out.size and (out.min() < 0 or int((out >= n_categories).sum()) != int(missing.sum())):
         raise ScaleError(f"codes must lie in 0..{n_categories - 1}")
-    flat = np.bincount(unit_idx * n_categories + cat, minlength=n_units * n_categories)
-    return flat.reshape(n_units, n_categories)
+    return out
 
 
 # --- intervals -------------------------------------------------------------------------------
@@ -146,9 +163,7 @@ def percentile_ci(samples: np.ndarray) -> tuple[tuple[float, float] | None, int]
     return (float(low), float(high)), n_undefined
 
 
-def resample_indices(
-    rng: np.random.Generator, n: int, n_boot: int, progress: Progress | None
-) -> Iterator[np.ndarray]:
+def resample_indices(rng: np.random.Generator, n: int, n_boot: int, progress: Progress | None) -> Iterator[np.ndarray]:
     """Yield batches of bootstrap index rows, reporting progress after each batch."""
     done = 0
     while done < n_boot:
@@ -169,23 +184,26 @@ def percent_agreement(codes: np.ndarray, *, counts: np.ndarray | None = None) ->
     (Fleiss' P̄ generalised to unequal numbers of ratings). Wilson interval on the share.
     """
     codes = _as_codes(codes)
-    n_ratings = (~np.isnan(codes)).sum(axis=1)
+    n_ratings = counts.sum(axis=1) if counts is not None else (~np.isnan(codes)).sum(axis=1)
     rated = n_ratings > 0
     usable = n_ratings >= 2
     n_used = int(usable.sum())
     n_excluded = int((rated & ~usable).sum())
     if n_used == 0:
         return Estimate.undefined("no unit was rated by two or more raters", n_excluded=n_excluded)
-    sub = codes[usable]
-    lo = np.nanmin(sub, axis=1)
-    hi = np.nanmax(sub, axis=1)
-    agree = int((lo == hi).sum())
     m = n_ratings[usable].astype(float)
     if counts is not None:
-        # Categorical: the agreeing pairs of a unit are Σ_c n_c(n_c − 1)/2, whatever the number of raters.
-        used = counts[usable].astype(float)
-        agreeing_pairs = (used * (used - 1.0)).sum(axis=1) / 2.0
+        # Categorical: every rating of a unit is the same category when one category holds them all, and
+        # the agreeing pairs of a unit are Σ_c n_c(n_c − 1)/2, whatever the number of raters.
+        used = counts[usable]
+        agree = int((used.max(axis=1) == n_ratings[usable]).sum())
+        used_f = used.astype(float)
+        agreeing_pairs = (used_f * (used_f - 1.0)).sum(axis=1) / 2.0
     else:
+        sub = codes[usable]
+        lo = np.nanmin(sub, axis=1)
+        hi = np.nanmax(sub, axis=1)
+        agree = int((lo == hi).sum())
         agreeing_pairs = np.zeros(sub.shape[0])
         for i, j in combinations(range(sub.shape[1]), 2):
             agreeing_pairs += sub[:, i] == sub[:, j]  # NaN never equals anything: absent ratings never agree
@@ -220,11 +238,29 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, n_categories: int, weights: Weight
         return Estimate.undefined("the two raters have no unit in common", n_excluded=n_excluded)
     ia = a[both].astype(np.int64)
     ib = b[both].astype(np.int64)
-    table = (
-        np.bincount(ia * n_categories + ib, minlength=n_categories * n_categories)
-        .reshape(n_categories, n_categories)
-        .astype(float)
+    table = np.bincount(ia * n_categories + ib, minlength=n_categories * n_categories).reshape(
+        n_categories, n_categories
     )
+    return kappa_from_table(table, weights, n_excluded=n_excluded)
+
+
+def pair_table(x: np.ndarray, y: np.ndarray, n_categories: int) -> tuple[np.ndarray, int]:
+    """The k × k table of two raters on the units both rated, and the number of units only one of them rated,
+    from columns of :func:`codes_with_missing` (one ``bincount`` over the (k+1) × (k+1) cells)."""
+    k1 = n_categories + 1
+    full = np.bincount(x * k1 + y, minlength=k1 * k1).reshape(k1, k1)
+    return full[:n_categories, :n_categories], int(
+        full[:n_categories, n_categories].sum() + full[n_categories, :n_categories].sum()
+    )
+
+
+def kappa_from_table(table: np.ndarray, weights: Weights = "none", *, n_excluded: int = 0) -> Estimate:
+    """Cohen's κ (see :func:`cohen_kappa`) from the k × k count table of two raters over the declared scale."""
+    n_categories = table.shape[0]
+    n = int(table.sum())
+    if n == 0:
+        return Estimate.undefined("the two raters have no unit in common", n_excluded=n_excluded)
+    table = table.astype(float)
     p = table / n
     row, col = p.sum(axis=1), p.sum(axis=0)
     positions = np.arange(n_categories, dtype=float)
@@ -304,20 +340,42 @@ def fleiss_kappa(
     return fleiss_kappa_from_counts(counts, n_boot=n_boot, seed=seed, progress=progress)
 
 
+def _modal_units(per_unit: np.ndarray) -> tuple[int, np.ndarray] | None:
+    """The modal number of ratings per unit (at least two; ties → the larger) and the units rated that
+    many times; None when no unit was rated twice."""
+    candidates = per_unit[per_unit >= 2]
+    if candidates.size == 0:
+        return None
+    freq = np.bincount(candidates)
+    m = int(np.flatnonzero(freq == freq.max())[-1])
+    return m, per_unit == m
+
+
 def fleiss_kappa_from_counts(
     counts: np.ndarray, *, n_boot: int = 0, seed: int = 0, progress: Progress | None = None
 ) -> Estimate:
     per_unit = counts.sum(axis=1)
     rated = per_unit > 0
-    candidates = per_unit[per_unit >= 2]
-    if candidates.size == 0:
+    modal = _modal_units(per_unit)
+    if modal is None:
         return Estimate.undefined("no unit was rated by two or more raters", n_excluded=int(rated.sum()))
-    freq = np.bincount(candidates)
-    m = int(np.flatnonzero(freq == freq.max())[-1])  # the modal number of ratings; ties → the larger
-    keep = per_unit == m
+    m, keep = modal
     n_used = int(keep.sum())
     n_excluded = int((rated & ~keep).sum())
-    sub = counts[keep]
+    return _fleiss_estimate(counts[keep], m, n_used, n_excluded, n_boot=n_boot, seed=seed, progress=progress)
+
+
+def _fleiss_estimate(
+    sub: np.ndarray,
+    m: int,
+    n_used: int,
+    n_excluded: int,
+    *,
+    n_boot: int = 0,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> Estimate:
+    """Fleiss' κ of ``sub``, the count table of the units rated ``m`` times (see :func:`fleiss_kappa`)."""
     kappa = _fleiss_from_counts(sub, m)
     if kappa is None:
         return Estimate.undefined(
@@ -430,26 +488,31 @@ def krippendorff_alpha(
     n_excluded = int((rated & ~pairable).sum())
     if n_used == 0:
         return Estimate.undefined("no unit was rated by two or more raters", n_excluded=n_excluded)
-    sub = codes[pairable]
-    distinct = np.unique(sub[~np.isnan(sub)])
-    if distinct.size < 2:
+    table = None  # the pairable units' count table, on a categorical scale
+    if level in ("nominal", "ordinal") and n_categories is not None:
+        table = category_counts(codes[pairable], n_categories) if counts is None else counts[pairable]
+        # The distinct values are the categories some pairable unit was rated in.
+        n_distinct = int((table.sum(axis=0) > 0).sum())
+    else:
+        sub = codes[pairable]
+        distinct = np.unique(sub[~np.isnan(sub)])
+        n_distinct = int(distinct.size)
+    if n_distinct < 2:
         return Estimate.undefined(
             "every pairable rating has the same value, so expected disagreement is 0",
             n_units=n_used,
             n_excluded=n_excluded,
         )
     if level in ("nominal", "ordinal"):
-        if n_categories is None:
+        if table is None or n_categories is None:
             raise ValueError("nominal and ordinal α need the declared scale size")
-        counts = category_counts(sub, n_categories) if counts is None else counts[pairable]
         value = float(
-            krippendorff.alpha(value_counts=counts, value_domain=np.arange(n_categories), level_of_measurement=level)
+            krippendorff.alpha(value_counts=table, value_domain=np.arange(n_categories), level_of_measurement=level)
         )
     elif level == "interval":
-        counts = None  # interval α works on the numbers, not on a category table
         # The package builds a units × distinct-values table, which grows with every distinct real;
         # past a few thousand distinct values the closed form (same statistic, tested equal) is used.
-        if distinct.size <= MAX_DISTINCT_FOR_PACKAGE:
+        if n_distinct <= MAX_DISTINCT_FOR_PACKAGE:
             value = float(krippendorff.alpha(reliability_data=sub.T, level_of_measurement="interval"))
         else:
             value = interval_alpha_exact(sub)  # type: ignore[assignment]
@@ -457,8 +520,8 @@ def krippendorff_alpha(
         raise ValueError(f"unknown level {level!r}")
     est = Estimate(value=value, n_units=n_used, n_excluded=n_excluded, extra={"level": level})
     if n_boot > 0:
-        if counts is not None:
-            samples = _categorical_boot(counts, level, n_boot, seed, progress)
+        if table is not None:
+            samples = _categorical_boot(table, level, n_boot, seed, progress)
         else:
             samples = _interval_boot(sub, n_boot, seed, progress)
         est.ci95, undefined = percentile_ci(samples)
@@ -493,20 +556,37 @@ def per_label_agreement(
     """Fleiss' κ of each category against all others (Fleiss 1971's per-category κ)."""
     if counts is None:
         counts = category_counts(codes, len(labels))
+    # Every label's two-column table has the units' total ratings as row sums: the units Fleiss' κ keeps
+    # (those rated the modal number of times) are the same for every label, and chosen once.
     total = counts.sum(axis=1)
+    rated = total > 0
+    modal = _modal_units(total)
+    if modal is None:
+        return {
+            str(label): Estimate.undefined("no unit was rated by two or more raters", n_excluded=int(rated.sum()))
+            for label in labels
+        }
+    m, keep = modal
+    n_used = int(keep.sum())
+    n_excluded = int((rated & ~keep).sum())
+    sub = counts[keep]
     return {
-        str(label): fleiss_kappa_from_counts(np.stack([counts[:, j], total - counts[:, j]], axis=1))
+        str(label): _fleiss_estimate(np.stack([sub[:, j], m - sub[:, j]], axis=1), m, n_used, n_excluded)
         for j, label in enumerate(labels)
     }
 
 
 def pairwise_matrix(codes: np.ndarray, n_categories: int, weights: Weights = "none") -> dict[tuple[int, int], Estimate]:
     """Cohen's κ for every pair of raters (column indices), on the units both rated."""
-    codes = _as_codes(codes)
-    return {
-        (i, j): cohen_kappa(codes[:, i], codes[:, j], n_categories, weights)
-        for i, j in combinations(range(codes.shape[1]), 2)
-    }
+    return _pairwise(codes_with_missing(codes, n_categories), n_categories, weights)
+
+
+def _pairwise(coded: np.ndarray, n_categories: int, weights: Weights) -> dict[tuple[int, int], Estimate]:
+    out = {}
+    for i, j in combinations(range(coded.shape[1]), 2):
+        table, n_excluded = pair_table(coded[:, i], coded[:, j], n_categories)
+        out[(i, j)] = kappa_from_table(table, weights, n_excluded=n_excluded)
+    return out
 
 
 def rest_majority(codes: np.ndarray, rater: int, n_categories: int, *, counts: np.ndarray | None = None) -> np.ndarray:
@@ -514,17 +594,41 @@ def rest_majority(codes: np.ndarray, rater: int, n_categories: int, *, counts: n
 
     ``counts`` is the table of all raters; the rater's own rating is taken out of it.
     """
-    codes = _as_codes(codes)
+    return rest_majorities(codes, n_categories, counts=counts)[:, rater]
+
+
+def rest_majorities(codes: np.ndarray, n_categories: int, *, counts: np.ndarray | None = None) -> np.ndarray:
+    """:func:`rest_majority` of every rater at once: column ``r`` is rater ``r``'s."""
+    coded = codes_with_missing(codes, n_categories)
     if counts is None:
-        counts = category_counts(codes, n_categories)
-    own = codes[:, rater]
-    mine = ~np.isnan(own)
-    others = counts.copy()
-    others[np.nonzero(mine)[0], own[mine].astype(np.int64)] -= 1
-    top = others.max(axis=1)
-    winners = (others == top[:, None]).sum(axis=1)
-    mode = others.argmax(axis=1).astype(float)
-    return np.where((top > 0) & (winners == 1), mode, np.nan)
+        counts = _counts_of(coded, n_categories)
+    rests = _rest_majorities(coded, counts, n_categories)
+    return np.where(rests == n_categories, np.nan, rests.astype(float))
+
+
+def _rest_majorities(coded: np.ndarray, counts: np.ndarray, n_categories: int) -> np.ndarray:
+    """:func:`rest_majorities` as :func:`codes_with_missing` codes (k where the others tie or did not rate).
+
+    Category by category over whole columns of the categories × units table (a reduction along a short
+    row axis is slow in numpy): the others' count of c is the count minus the rater's own rating; the
+    mode is the first category with the highest count, and it stands only when no other category has
+    that count.
+    """
+    by_category = np.ascontiguousarray(counts.T)
+    out = np.empty(coded.shape, dtype=np.int64)
+    for r in range(coded.shape[1]):
+        own = coded[:, r]
+        top = by_category[0] - (own == 0)
+        mode = np.zeros(own.shape[0], dtype=np.int64)
+        winners = np.ones(own.shape[0], dtype=np.int64)
+        for c in range(1, n_categories):
+            others = by_category[c] - (own == c)
+            higher = others > top
+            winners = np.where(higher, 1, winners + (others == top))
+            mode = np.where(higher, c, mode)
+            top = np.maximum(top, others)
+        out[:, r] = np.where((top > 0) & (winners == 1), mode, n_categories)
+    return out
 
 
 def each_against_rest(
@@ -541,19 +645,25 @@ def each_against_rest(
     ``reference`` (the pool's overall agreement): their agreement with colleagues is then
     credibly lower than the pool's. With no interval, nobody is flagged.
     """
-    codes = _as_codes(codes)
+    coded = codes_with_missing(codes, n_categories)
     if counts is None:
-        counts = category_counts(codes, n_categories)
+        counts = _counts_of(coded, n_categories)
+    return _each_against_rest(coded, counts, n_categories, reference=reference, weights=weights)
+
+
+def _each_against_rest(
+    coded: np.ndarray, counts: np.ndarray, n_categories: int, *, reference: float | None, weights: Weights
+) -> list[Estimate]:
+    rests = _rest_majorities(coded, counts, n_categories)
+    n_rated = (coded < n_categories).sum(axis=0)
     out: list[Estimate] = []
-    for r in range(codes.shape[1]):
-        rest = rest_majority(codes, r, n_categories, counts=counts)
-        est = cohen_kappa(codes[:, r], rest, n_categories, weights)
-        mine = ~np.isnan(codes[:, r])
-        agree_units = mine & ~np.isnan(rest)
-        est.extra["agreement_with_rest"] = (
-            float((codes[agree_units, r] == rest[agree_units]).mean()) if agree_units.any() else None
-        )
-        est.extra["n_rated"] = int(mine.sum())
+    for r in range(coded.shape[1]):
+        table, n_excluded = pair_table(coded[:, r], rests[:, r], n_categories)
+        est = kappa_from_table(table, weights, n_excluded=n_excluded)
+        n_both = int(table.sum())
+        # The units where the rater and the rest's majority gave the same category: the table's diagonal.
+        est.extra["agreement_with_rest"] = int(np.trace(table)) / n_both if n_both else None
+        est.extra["n_rated"] = int(n_rated[r])
         outlier = bool(reference is not None and est.ci95 is not None and est.ci95[1] < reference)
         est.extra["outlier"] = outlier
         out.append(est)
@@ -600,7 +710,8 @@ def agreement_summary(
         "scale": [str(v) for v in scale] if scale is not None else None,
         "raters": list(rater_names),
     }
-    counts = category_counts(codes, k) if k is not None else None
+    coded = codes_with_missing(codes, k) if k is not None else None
+    counts = _counts_of(coded, k) if coded is not None and k is not None else None
     out["percent_agreement"] = percent_agreement(codes, counts=counts).as_dict()
     if k is not None:
         fk = fleiss_kappa(codes, k, n_boot=n_boot, seed=seed, progress=sub_progress(0), counts=counts)
@@ -610,8 +721,8 @@ def agreement_summary(
     alpha = krippendorff_alpha(codes, level, k, n_boot=n_boot, seed=seed, progress=sub_progress(1), counts=counts)
     out["krippendorff_alpha"] = alpha.as_dict()
 
-    if k is not None and scale is not None:
-        pairs = pairwise_matrix(codes, k, weights)
+    if k is not None and scale is not None and coded is not None and counts is not None:
+        pairs = _pairwise(coded, k, weights)
         out["cohen_kappa_pairs"] = [
             {"rater_a": rater_names[i], "rater_b": rater_names[j], **est.as_dict()} for (i, j), est in pairs.items()
         ]
@@ -625,9 +736,7 @@ def agreement_summary(
         out["each_against_rest"] = (
             [
                 {"rater": rater_names[r], **est.as_dict()}
-                for r, est in enumerate(
-                    each_against_rest(codes, k, reference=reference, weights=weights, counts=counts)
-                )
+                for r, est in enumerate(_each_against_rest(coded, counts, k, reference=reference, weights=weights))
             ]
             if codes.shape[1] >= 3
             else []

@@ -9,12 +9,15 @@ import re
 
 import numpy as np
 import pytest
+from django.db import connection, transaction
+from django.db.models import JSONField, Value
 from django.urls import reverse
 from django.utils import timezone
 
+from adjudication.analysis import loading
 from adjudication.analysis.agreement import agreement_report
 from adjudication.analysis.jobs import agreement_report_with_bootstrap, job_params_parse, job_run, report_job_start
-from adjudication.analysis.loading import metric_source_get, metric_sources
+from adjudication.analysis.loading import metric_source_get, metric_sources, ratings_load
 from adjudication.analysis.rendering import AGREEMENT_CSV_HEADER, agreement_csv
 from adjudication.analysis.validity import ValidityParams, validity_pairs, validity_params_parse, validity_report
 from adjudication.models import GoldLabel, GoldSource, ReportJob, ReportJobStatus
@@ -158,6 +161,108 @@ def test_a_stored_value_off_the_scale_is_excluded_and_counted(fixture_study):
     Label.objects.filter(pk=label.pk).update(value="maybe")
     rep = agreement_report(pool=fixture_study["pool"], question=fixture_study["pf"])
     assert rep["n_off_scale_ratings"] == 1
+
+
+def test_a_cleared_answer_is_no_rating_neither_on_nor_off_the_scale(fixture_study):
+    # A cleared answer is stored as JSON null (or SQL NULL): the unit counts as not rated by that annotator.
+    pool, pf = fixture_study["pool"], fixture_study["pf"]
+    labels = list(
+        Label.objects.filter(question=pf, assignment__status=AssignmentStatus.SUBMITTED).order_by(
+            "assignment__item__external_id", "assignment__annotator__username"
+        )
+    )
+    Label.objects.filter(pk=labels[0].pk).update(value=Value(None, output_field=JSONField()))  # item 0, A1
+    Label.objects.filter(pk=labels[4].pk).update(value=None)  # item 1, A2 (SQL NULL)
+    assert Label.objects.filter(pk=labels[0].pk, value__isnull=True).count() == 0  # JSON null, not SQL NULL
+    rows = [list(r) for r in PF]
+    rows[0][0] = rows[1][1] = None
+    codes = _codes(rows, ["yes", "no"])
+    rep = agreement_report(pool=pool, question=pf)
+    assert rep["n_off_scale_ratings"] == 0 and rep["n_units"] == 12
+    assert rep["percent_agreement"] == ag.percent_agreement(codes).as_dict()
+    assert rep["fleiss_kappa"] == ag.fleiss_kappa(codes, 2).as_dict()
+    ratings = ratings_load(pool=pool, question=pf)
+    np.testing.assert_array_equal(ratings.codes, codes)
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        [1, 1.0, 1.5, True, "true", "1", None, ["a", "b"], {"x": 1}, "tab\there", "line\nbreak", "1e3", 1e3],
+        [1, 1.0, 2, 10, 0.5],  # numbers only: 1 and 1.0 stay two values, as stored
+        [True, False, True],
+        [None, None],
+    ],
+)
+def test_the_labels_postgresql_writes_as_text_are_read_back_value_by_value_as_stored(stored):
+    # The lines _LABELS_AS_TEXT builds: item id, unit key, annotator id, "v" + the jsonb text (tabs and
+    # newlines in it escaped, as json.dumps writes them).
+    lines = [f"{100 + i}\ts:{i % 3}\t{7 + i % 2}\tv{json.dumps(v)}" for i, v in enumerate(stored)]
+    rows = loading._label_rows_from_text("\n".join(lines))
+    kept = [(100 + i, f"s:{i % 3}", 7 + i % 2, v) for i, v in enumerate(stored) if v is not None]
+    got = [
+        (int(item), rows.keys[key], int(rater), rows.values[value])
+        for item, key, rater, value in zip(rows.items, rows.key_codes, rows.raters, rows.value_codes, strict=True)
+    ]
+    assert [repr(g) for g in got] == [repr(k) for k in kept]  # repr: 1, 1.0 and True are equal in Python
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the parallel read is PostgreSQL's")
+def test_the_parallel_read_leaves_the_planner_settings_of_the_callers_transaction_as_they_were(fixture_study):
+    settings_sql = "SELECT current_setting('parallel_tuple_cost'), current_setting('parallel_setup_cost')"
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL parallel_tuple_cost = 0.5")
+        cursor.execute(settings_sql)
+        before = cursor.fetchone()
+        ratings = ratings_load(pool=fixture_study["pool"], question=fixture_study["pf"])
+        cursor.execute(settings_sql)
+        after = cursor.fetchone()
+    assert ratings.codes.shape == (12, 3)
+    assert after == before and before[0] == "0.5" and before[1] != "0"
+
+
+def test_a_pool_whose_every_answer_was_cleared_has_an_empty_report(fixture_study):
+    pool, pf = fixture_study["pool"], fixture_study["pf"]
+    Label.objects.filter(question=pf).update(value=Value(None, output_field=JSONField()))
+    rep = agreement_report(pool=pool, question=pf)
+    assert rep["empty"] and rep["n_units"] == 0 and rep["n_off_scale_ratings"] == 0
+
+
+def test_units_are_ordered_by_item_then_unit_key_and_raters_by_user(study):
+    question = factories.make_question(study, "claim", scope="sentence")
+    pool = factories.make_pool(study, "sentences", questions=[question], overlap=2)
+    users = [factories.make_user(f"sent{i}") for i in range(2)]
+    for i, user in enumerate(users):
+        factories.add_member(pool, user, pseudonym=f"S{i + 1}")
+    items = [factories.make_item(study, f"s{i}") for i in range(2)]
+    assignments = {
+        (item.pk, user.pk): factories.make_assignment(
+            pool, item, user, status=AssignmentStatus.SUBMITTED, submitted_at=timezone.now()
+        )
+        for item in items
+        for user in users
+    }
+    # Written in an order that is neither the items' nor the keys' ("s:10" sorts before "s:2" as text).
+    written = [
+        (items[1], users[1], "s:2", "no"),
+        (items[0], users[0], "s:10", "yes"),
+        (items[1], users[0], "s:0", "yes"),
+        (items[0], users[1], "s:2", "yes"),
+        (items[0], users[1], "s:10", "no"),
+        (items[1], users[0], "s:2", "no"),
+    ]
+    Label.objects.bulk_create(
+        _label(assignments[(item.pk, user.pk)], question, value, unit_key=key) for item, user, key, value in written
+    )
+    ratings = ratings_load(pool=pool, question=question)
+    a, b = sorted(item.pk for item in items)
+    assert ratings.units == [(a, "s:10"), (a, "s:2"), (b, "s:0"), (b, "s:2")]
+    assert ratings.rater_ids == sorted(user.pk for user in users)
+    column = {user.pk: ratings.rater_ids.index(user.pk) for user in users}
+    expected = np.full((4, 2), np.nan)
+    for item, user, key, value in written:
+        expected[ratings.units.index((item.pk, key)), column[user.pk]] = ["yes", "no"].index(value)
+    np.testing.assert_array_equal(ratings.codes, expected)
 
 
 def test_validity_report_aligns_scores_and_the_majority_on_the_same_units(fixture_study, score_run):
