@@ -408,12 +408,24 @@ def _record_cost(
     target.details = {**(target.details or {}), "cost": cost}
 
 
-def prepare_backend(backend: Any, inputs: list[Any]) -> None:
+@dataclass
+class Prepared:
+    """What ``prepare_backend`` did: distinct texts encoded ahead, and the seconds spent splitting the
+    context passages into sentences and in the model call."""
+
+    texts: int = 0
+    split_seconds: float = 0.0
+    encode_seconds: float = 0.0
+
+
+def prepare_backend(backend: Any, inputs: list[Any]) -> Prepared:
     """Encode every text of the batch in one call before the per-item metric calls, which then hit
-    the backend's cache: one large batch through the model instead of many small ones."""
+    the backend's cache: one large batch through the model instead of many small ones (the model
+    sorts one call's texts by length, so the fewer the calls, the less padding)."""
     encode = getattr(backend, "encode", None)
     if encode is None or not inputs:
-        return
+        return Prepared()
+    started = time.perf_counter()
     texts: list[str] = []
     for item in inputs:
         # Not the question: one text per item, and only some metrics compare with it.
@@ -423,8 +435,10 @@ def prepare_backend(backend: Any, inputs: list[Any]) -> None:
         # Backends compare against the sentences of each context passage, split as at import.
         texts.extend(sentences_of([c.text for c in item.contexts]))
     texts = [t for t in dict.fromkeys(texts) if t]
+    split_done = time.perf_counter()
     if texts:
         encode(texts)
+    return Prepared(len(texts), split_done - started, time.perf_counter() - split_done)
 
 
 def _retriever_for(run: ScoreRun) -> HybridRetriever | None:
@@ -446,6 +460,7 @@ def score_batch_process(*, batch_id: int, worker: str, final_attempt: bool = Tru
     An item whose scoring raises anything else gets a ``failed`` item score with the error; the
     batch goes on.
     """
+    received = time.perf_counter()
     batch = ScoreBatch.objects.filter(pk=batch_id).only("id", "status", "run_id").first()
     if batch is None:
         return BatchOutcome("gone")
@@ -460,6 +475,7 @@ def score_batch_process(*, batch_id: int, worker: str, final_attempt: bool = Tru
 
     token = f"{worker}/{uuid.uuid4().hex[:12]}"[:100]
     claimed = _claim(batch_id, token)
+    claim_seconds = time.perf_counter() - received
     if claimed is None:
         current = ScoreBatch.objects.filter(pk=batch_id).values_list("status", "lease_until").first()
         if current is None:
@@ -472,7 +488,7 @@ def score_batch_process(*, batch_id: int, worker: str, final_attempt: bool = Tru
     # Whatever stops this delivery, the next one may take the batch at once instead of waiting for the
     # lease to run out (a no-op when the lease was already lost).
     try:
-        return _score_claimed(claimed, token=token, final_attempt=final_attempt)
+        return _score_claimed(claimed, token=token, final_attempt=final_attempt, claim_seconds=claim_seconds)
     except LeaseLost:
         raise
     except TransientBackendError as exc:
@@ -488,8 +504,30 @@ def score_batch_process(*, batch_id: int, worker: str, final_attempt: bool = Tru
         raise
 
 
-def _score_claimed(claimed: ScoreBatch, *, token: str, final_attempt: bool) -> BatchOutcome:
+@dataclass
+class BatchTimings:
+    """Where one batch's wall time went, in seconds; logged when the batch is done (bench/score_throughput.py
+    reads the line to name the per-batch overhead: everything but splitting, encoding and the metric)."""
+
+    claim: float = 0.0  # the checks before the claim and the claiming UPDATE
+    load: float = 0.0  # metric, parameters, backend (loaded once per process) and retriever
+    inputs: float = 0.0  # scores already there, and the items' plain data
+    split: float = 0.0  # context passages into sentences (prepare_backend)
+    encode: float = 0.0  # the batch's texts through the model (prepare_backend)
+    metric: float = 0.0  # the per-item metric calls
+    writes: float = 0.0  # score upserts, counters and lease renewals (_flush)
+
+    def log_line(self, batch: ScoreBatch, items: int, texts: int) -> str:
+        total = sum(vars(self).values())
+        parts = ", ".join(f"{name} {seconds * 1000:.1f}" for name, seconds in vars(self).items())
+        return (f"score batch {batch.pk} (run {batch.run_id}, index {batch.index}): {items} items, {texts} texts "
+                f"encoded, {total * 1000:.1f} ms: {parts} ms")
+
+
+def _score_claimed(claimed: ScoreBatch, *, token: str, final_attempt: bool, claim_seconds: float = 0.0) -> BatchOutcome:
     batch_id, run = claimed.pk, claimed.run
+    timings = BatchTimings(claim=claim_seconds)
+    mark = time.perf_counter()
     try:
         metric = get_metric(run.metric)
         params = metric.resolve_params(run.parameters)
@@ -500,19 +538,28 @@ def _score_claimed(claimed: ScoreBatch, *, token: str, final_attempt: bool) -> B
         unavailable = isinstance(exc, BackendUnavailable)
         _run_fail(run.pk, f"The {run.backend} backend is unavailable: {exc}" if unavailable else str(exc))
         return BatchOutcome("run_failed")
+    timings.load, mark = time.perf_counter() - mark, time.perf_counter()
 
     already = set(
         Score.objects.filter(run=run, item_id__in=claimed.item_ids).values_list("item_id", flat=True).distinct()
     )
     todo = [i for i in claimed.item_ids if i not in already]
     inputs = selectors.item_inputs(todo)
-    prepare_backend(backend, [inputs[i] for i in todo if i in inputs])
+    timings.inputs = time.perf_counter() - mark
+    prepared = prepare_backend(backend, [inputs[i] for i in todo if i in inputs])
+    timings.split, timings.encode = prepared.split_seconds, prepared.encode_seconds
 
     results: list[tuple[int, list[UnitScore]]] = []
     scored = 0
     # Renew the lease well before it can run out, however short it is configured.
     flush_every = min(FLUSH_SECONDS, _lease_seconds() / 3)
     last_flush = time.monotonic()
+
+    def flush(finish: bool) -> None:
+        started = time.perf_counter()
+        _flush(batch_id=batch_id, run_id=run.pk, token=token, results=results, finish=finish)
+        timings.writes += time.perf_counter() - started
+
     for item_id in todo:
         item = inputs.get(item_id)
         if item is None:  # deleted since the run started; nothing left to score
@@ -525,24 +572,27 @@ def _score_claimed(claimed: ScoreBatch, *, token: str, final_attempt: bool) -> B
             if not units:
                 units = [UnitScore(ITEM, None, "failed", {"error": "the metric returned no score"})]
         except TransientBackendError:
-            _flush(batch_id=batch_id, run_id=run.pk, token=token, results=results, finish=False)
+            flush(False)
             _release(batch_id, token)
             raise
         except MetricError as exc:
-            _flush(batch_id=batch_id, run_id=run.pk, token=token, results=results, finish=False)
+            flush(False)
             _release(batch_id, token)
             _run_fail(run.pk, f"{run.metric} with the {run.backend} backend cannot run: {exc}")
             return BatchOutcome("run_failed", scored)
         except Exception as exc:
             logger.exception("scoring item %s of run %s failed", item_id, run.pk)
             units = [UnitScore(ITEM, None, "failed", {"error": f"{type(exc).__name__}: {exc}"})]
-        _record_cost(units, seconds=time.perf_counter() - started, usage_before=usage_before, backend=backend)
+        seconds = time.perf_counter() - started
+        timings.metric += seconds
+        _record_cost(units, seconds=seconds, usage_before=usage_before, backend=backend)
         results.append((item_id, units))
         scored += 1
         if time.monotonic() - last_flush >= flush_every:
-            _flush(batch_id=batch_id, run_id=run.pk, token=token, results=results, finish=False)
+            flush(False)
             results, last_flush = [], time.monotonic()
-    _flush(batch_id=batch_id, run_id=run.pk, token=token, results=results, finish=True)
+    flush(True)
+    logger.info("%s", timings.log_line(claimed, scored, prepared.texts))
     return BatchOutcome("done", scored)
 
 

@@ -29,6 +29,7 @@ Judgements and their default thresholds (``defaults``), all on cosine similarity
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import threading
@@ -82,6 +83,10 @@ def without_topic(sentence: str) -> str:
     return _TOPIC.sub(lambda m: f"{m.group(1)} that", sentence)
 
 
+logger = logging.getLogger(__name__)
+# Texts per forward pass. The model sorts one call's texts by length before cutting them into these,
+# so one call over many texts pads less than many calls over few (scoring.services.prepare_backend).
+ENCODE_BATCH_SIZE = 64
 _LOCK = threading.Lock()
 _BACKENDS: dict[str, EmbeddingBackend] = {}
 
@@ -157,6 +162,12 @@ class EmbeddingBackend(Backend):
             ) from exc
         self.path = path
         self.identity = f"embedding:{label} sha256:{weights_digest(path)}"
+        import torch
+
+        # The thread count is torch's own default (the machine's cores, or OMP_NUM_THREADS / torch's
+        # settings where the administrator set them); logged because a worker process that shares its cores
+        # with other processes may want fewer (docs/architecture.md, "Scoring throughput").
+        logger.info("embedding model %s loaded on %s; torch uses %d threads", label, device, torch.get_num_threads())
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
 
@@ -167,7 +178,8 @@ class EmbeddingBackend(Backend):
             missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if missing:
             vectors = self.model.encode(
-                missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+                missing, batch_size=ENCODE_BATCH_SIZE, normalize_embeddings=True, convert_to_numpy=True,
+                show_progress_bar=False,
             )
             with self._cache_lock:
                 for text, vector in zip(missing, vectors, strict=True):

@@ -1,4 +1,5 @@
-"""Sentence splitting for the backends, with the import's offline segmenter (``annotation.segmentation``).
+"""Sentence splitting for the backends, with the import's offline segmenter (``annotation.segmentation_fast``:
+pysbd's sentences, with a fast path for plain prose that gives the same ones).
 
 Tokenisation and the conversational rule set are pure and live in ``scoring.metrics.text``, shared
 with the metrics; they are re-exported here for the backends.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from annotation.segmentation import split_sentences
+from annotation.segmentation_fast import split_sentences
 from scoring.metrics.text import (
     CONVERSATIONAL_FILLERS,
     CONVERSATIONAL_PATTERNS,
