@@ -7,10 +7,12 @@ command line win over these; the environment variables below adjust them without
   a save is CPU work in Python plus a few short statements on a nearby database, so one request per
   process is the cheapest way to run it, and the proxy, not gunicorn, holds the clients' slow and
   keep-alive connections. A sync worker takes a connection only when it is idle, so requests spread
-  over all processes by construction (the kernel's accept queue is first come, first served): measured
-  with 50 closed-loop annotators, each process served about a fifth of the saves, where ``gthread``
-  workers with keep-alive let one process collect 29–34 of the 50 connections, and those annotators'
-  saves waited behind each other (p99 over 10 × p50; ``bench/annotate_load.py`` prints both).
+  over all processes by construction (the kernel's accept queue is first come, first served). Measured
+  with ``bench/annotate_load.py --mode capacity`` (50 closed-loop annotators, 2 cores): with sync workers
+  each of the 5 processes did 18–22 % of the work and p99 was 1.2–1.3 × p50 (quiet machine); with ``gthread``
+  workers and keep-alive, one process collected 29–44 of the 50 connections (it keeps accepting while it
+  holds fewer than ``worker_connections``) and those annotators' saves queued behind each other, p99 up
+  to 10–21 × p50 for the same bare save.
   ``GUNICORN_WORKER_CLASS=gthread`` (with ``GUNICORN_THREADS``) is for a deployment without such a proxy.
 - Processes ``2 × cores + 1`` (``WEB_CONCURRENCY``), gunicorn's own rule: one per core computing, one
   per core waiting on the database, and one spare. Cores are those this process may run on
