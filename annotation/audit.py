@@ -203,11 +203,17 @@ CREATE OR REPLACE FUNCTION concord_audit_row() RETURNS trigger LANGUAGE plpgsql 
 DECLARE
     old_row jsonb := NULL;
     new_row jsonb := NULL;
-    excluded text[] := string_to_array(TG_ARGV[2], ',');
+    excluded text[];
     actor text := NULL;
 BEGIN
-    IF TG_OP <> 'INSERT' THEN old_row := to_jsonb(OLD) - excluded; END IF;
-    IF TG_OP <> 'DELETE' THEN new_row := to_jsonb(NEW) - excluded; END IF;
+    IF TG_OP <> 'INSERT' THEN old_row := to_jsonb(OLD); END IF;
+    IF TG_OP <> 'DELETE' THEN new_row := to_jsonb(NEW); END IF;
+    IF TG_ARGV[2] <> '' THEN
+        -- Only tables with secret columns pay for removing them (each removal copies the row's JSON).
+        excluded := string_to_array(TG_ARGV[2], ',');
+        old_row := old_row - excluded;
+        new_row := new_row - excluded;
+    END IF;
     IF TG_OP <> 'DELETE' AND TG_ARGV[1] <> '' THEN actor := new_row ->> TG_ARGV[1]; END IF;
     INSERT INTO annotation_auditevent
         (table_name, row_pk, operation, old_row, new_row, actor_id, at, seq, prev_hash, hash)
