@@ -67,11 +67,10 @@ def _token_sql(with_assignment: bool) -> str:
     joins = ""
     if with_assignment:
         # The assignment the URL names, only if it is the token holder's own (the access rule below).
-        a, po, s, m = rawsql.names(Assignment), rawsql.names(Pool), rawsql.names(Study), rawsql.names(PoolMembership)
+        a, po, s = rawsql.names(Assignment), rawsql.names(Pool), rawsql.names(Study)
         select += ", " + ", ".join(columns.select(connection) for columns in _ACCESS)
         joins = (
-            f" LEFT OUTER JOIN {a.table} a ON a.{a.id} = %s AND a.{a.annotator} = t.{t.user} AND EXISTS ("
-            f"SELECT 1 FROM {m.table} m WHERE m.{m.pool} = a.{a.pool} AND m.{m.user} = t.{t.user} AND m.{m.active})"
+            f" LEFT OUTER JOIN {a.table} a ON a.{a.id} = %s AND {_own_assignment(f't.{t.user}')}"
             f" LEFT OUTER JOIN {po.table} p ON p.{po.id} = a.{a.pool}"
             f" LEFT OUTER JOIN {s.table} s ON s.{s.id} = p.{po.study}"
         )
@@ -123,17 +122,26 @@ def _build_access(values: Any, with_item: bool = False) -> Assignment:
 # --- Access: the annotator's own assignment, with pool and study, in one statement -------------------
 
 
+def _own_assignment(user: str) -> str:
+    """The access rule as an SQL condition on the assignment ``a``: it is the annotator's (``user``, a
+    column or a parameter), who is an active member of its pool. The rule of
+    ``selectors._annotator_assignments``, written once for both statements that apply it."""
+    a, m = rawsql.names(Assignment), rawsql.names(PoolMembership)
+    return (
+        f"a.{a.annotator} = {user} AND EXISTS (SELECT 1 FROM {m.table} m WHERE m.{m.pool} = a.{a.pool} "
+        f"AND m.{m.user} = {user} AND m.{m.active})"
+    )
+
 
 def _access_sql(with_item: bool) -> str:
     parts = _ACCESS_WITH_ITEM if with_item else _ACCESS
     a, p, s = rawsql.names(Assignment), rawsql.names(Pool), rawsql.names(Study)
-    i, m = rawsql.names(Item), rawsql.names(PoolMembership)
+    i = rawsql.names(Item)
     item_join = f" INNER JOIN {i.table} i ON i.{i.id} = a.{a.item}" if with_item else ""
     return (
         f"SELECT {', '.join(columns.select(connection) for columns in parts)} FROM {a.table} a "
         f"INNER JOIN {p.table} p ON p.{p.id} = a.{a.pool} INNER JOIN {s.table} s ON s.{s.id} = p.{p.study}"
-        f"{item_join} WHERE a.{a.id} = %s AND a.{a.annotator} = %s AND EXISTS ("
-        f"SELECT 1 FROM {m.table} m WHERE m.{m.pool} = a.{a.pool} AND m.{m.user} = %s AND m.{m.active})"
+        f"{item_join} WHERE a.{a.id} = %s AND {_own_assignment('%s')}"
     )
 
 
