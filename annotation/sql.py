@@ -88,7 +88,7 @@ def token_lookup(
     :func:`assignment_for_annotator`, in the same statement), else None."""
     with_assignment = _valid_id(assignment_pk)
     params = [assignment_pk, key] if with_assignment else [key]
-    with connection.cursor() as cursor:
+    with rawsql.cursor() as cursor:
         cursor.execute(_cached(("token", with_assignment), lambda: _token_sql(with_assignment)), params)
         row = cursor.fetchone()
     if row is None:
@@ -150,7 +150,7 @@ def assignment_for_annotator(pk: int, user_id: Any, *, with_item: bool = False) 
     and study attached, and its item when ``with_item``); None otherwise."""
     if user_id is None or not _valid_id(pk):
         return None
-    with connection.cursor() as cursor:
+    with rawsql.cursor() as cursor:
         cursor.execute(_cached(("access", with_item), lambda: _access_sql(with_item)), [pk, user_id, user_id])
         row = cursor.fetchone()
     return None if row is None else _build_access(row, with_item)
@@ -171,7 +171,7 @@ def _pool_questions_sql() -> str:
 
 def pool_questions(pool_id: int) -> list[Question]:
     """The questions of the pool, in protocol order (order, then id)."""
-    with connection.cursor() as cursor:
+    with rawsql.cursor() as cursor:
         cursor.execute(_cached("questions", _pool_questions_sql), [pool_id])
         return [_QUESTION.build(connection, row) for row in cursor.fetchall()]  # type: ignore[misc]
 
@@ -229,7 +229,7 @@ def lock_open_assignment(assignment_id: int, scope: str, unit_key: str) -> list[
         f"LEFT OUTER JOIN {lb.table} l ON l.{lb.assignment} = a.{a.id} AND l.{lb.unit_key} IN (%s, %s) "
         f"WHERE a.{a.id} = %s{lock}"
     )
-    with connection.cursor() as cursor:
+    with rawsql.cursor() as cursor:
         cursor.execute(sql, [*exists_params, unit_key, units.ITEM, assignment_id])
         rows = cursor.fetchall()
     c = connection
@@ -280,7 +280,7 @@ def insert_label_and_history(label: Label) -> int:
     new_value = rawsql.adapt(c, LabelHistory, "new_value", label.value)
     sql = _cached("label", _label_sql)
     label_params = [label.assignment_id, label.question_id, label.unit_key, value, label.updated_by_id, at]
-    with c.cursor() as cursor:
+    with rawsql.cursor() as cursor:
         if c.vendor == "postgresql":
             cursor.execute(sql["insert"], [*label_params, new_value, label.updated_by_id, at])
             return int(cursor.fetchone()[0])
@@ -300,7 +300,7 @@ def update_label_and_history(current: Label, value: Any, actor_id: Any, now: dat
     old_value = rawsql.adapt(c, LabelHistory, "old_value", current.value)
     new_value = rawsql.adapt(c, LabelHistory, "new_value", value)
     sql = _cached("label", _label_sql)
-    with c.cursor() as cursor:
+    with rawsql.cursor() as cursor:
         if c.vendor == "postgresql":
             params = [new, actor_id, at, current.pk, old, old_value, new_value, old, old + 1, actor_id, at]
             cursor.execute(sql["update"], params)

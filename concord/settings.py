@@ -118,6 +118,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
 else:
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # The label save's statements (concord.rawsql.cursor) are prepared by PostgreSQL after this many runs on
+    # a connection; Django's other statements bind on the client and are never prepared. 0 turns it off:
+    # needed behind a pooler in transaction mode that does not track prepared statements (PgBouncer before
+    # 1.21, or without max_prepared_statements).
+    _prepare = env_int("DB_PREPARE_THRESHOLD", 5, minimum=0)
+    DATABASES["default"]["OPTIONS"] = {"prepare_threshold": _prepare or None}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Auth and sessions ----------------------------------------------------------------------
