@@ -19,6 +19,7 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
@@ -174,11 +175,33 @@ def pool_questions(pool: Pool) -> list[Question]:
         return list(ordered[1])
     if queryset is None:
         queryset = _pool_questions_queryset(pool.pk)._chain()  # type: ignore[attr-defined]
-        queryset._result_cache = sql.pool_questions(pool.pk)
+        queryset._result_cache = _pool_questions_current(pool)
         queryset._prefetch_done = True
         cache["questions"] = queryset
     questions = sorted(queryset, key=lambda q: (q.order, q.pk))
     pool.__dict__["_questions_in_order"] = (queryset, questions)
+    return list(questions)
+
+
+# Per process: pool id → (the questions' revision when they were read, the questions). Used only for a pool
+# that carries the revision read in its request's own statement (a save through the API), so a change of the
+# questions committed before that statement is always seen (annotation/sql.py, QUESTIONS_REVISION).
+_questions_kept: dict[tuple[str, int], tuple[int, list[Question]]] = {}
+_QUESTIONS_KEPT_MAX = 4096
+
+
+def _pool_questions_current(pool: Pool) -> list[Question]:
+    revision = pool.__dict__.get(sql.QUESTIONS_REVISION)
+    if revision is None:
+        return sql.pool_questions(pool.pk)
+    key = (connection.settings_dict["NAME"], pool.pk)
+    kept = _questions_kept.get(key)
+    if kept is not None and kept[0] == revision:
+        return list(kept[1])
+    questions = sql.pool_questions(pool.pk)
+    if len(_questions_kept) >= _QUESTIONS_KEPT_MAX:
+        _questions_kept.clear()
+    _questions_kept[key] = (revision, questions)
     return list(questions)
 
 

@@ -55,6 +55,14 @@ _ACCESS = (rawsql.Columns(Assignment, "a"), rawsql.Columns(Pool, "p"), rawsql.Co
 _ACCESS_WITH_ITEM = (*_ACCESS, rawsql.Columns(Item, "i"))
 
 
+# The revision of the questions (migration 0010): it changes with every change of any question or of any
+# pool's questions. The token statement reads it with the assignment, and the pool then carries it under
+# this name, so that the pool's questions kept by this process are used only while they are current
+# (selectors.pool_questions).
+QUESTIONS_REVISION = "_concord_questions_revision"
+_REVISION = "(SELECT r.n FROM annotation_questions_revision r WHERE r.id = 1)"
+
+
 # --- Authentication: the token, its person and the forced password change, in one statement -------
 
 _TOKEN = rawsql.Columns(Token, "t")
@@ -68,7 +76,7 @@ def _token_sql(with_assignment: bool) -> str:
     if with_assignment:
         # The assignment the URL names, only if it is the token holder's own (the access rule below).
         a, po, s = rawsql.names(Assignment), rawsql.names(Pool), rawsql.names(Study)
-        select += ", " + ", ".join(columns.select(connection) for columns in _ACCESS)
+        select += ", " + ", ".join(columns.select(connection) for columns in _ACCESS) + f", {_REVISION}"
         joins = (
             f" LEFT OUTER JOIN {a.table} a ON a.{a.id} = %s AND {_own_assignment(f't.{t.user}')}"
             f" LEFT OUTER JOIN {po.table} p ON p.{po.id} = a.{a.pool}"
@@ -97,7 +105,10 @@ def token_lookup(
     token = _TOKEN.build(connection, row[:n])
     user = _USER.build(connection, row[n : n + m])
     token.user = user  # type: ignore[attr-defined]
-    assignment = _build_access(row[n + m : -1]) if with_assignment and row[n + m] is not None else None
+    assignment = None
+    if with_assignment and row[n + m] is not None:
+        assignment = _build_access(row[n + m : -2])
+        assignment.pool.__dict__[QUESTIONS_REVISION] = row[-2]
     return user, token, bool(row[-1]), assignment  # type: ignore[return-value]
 
 
