@@ -234,10 +234,7 @@ def label_save(
     dependent questions whose condition stops holding are cleared the same way (with history), so
     stored labels always match what the pool asks.
     """
-    return label_save_in_unit(
-        assignment=assignment, question=question, unit_key=unit_key, value=value, base_version=base_version,
-        actor=actor, now=now,
-    ).label
+    return _label_save(assignment, question, unit_key, value, base_version, actor, now, unit_labels=False).label
 
 
 def label_save_in_unit(
@@ -257,19 +254,36 @@ def label_save_in_unit(
     that the assignment is open and the unit exists and reads the unit's labels, then the insert or
     update and the history row.
     """
+    return _label_save(assignment, question, unit_key, value, base_version, actor, now, unit_labels=True)
+
+
+def _label_save(
+    assignment: Assignment,
+    question: Question,
+    unit_key: str,
+    value: Any,
+    base_version: int | None,
+    actor: AbstractBaseUser,
+    now: datetime | None,
+    *,
+    unit_labels: bool,
+) -> LabelSaved:
+    """The save; with ``unit_labels`` False the lock reads only the label being saved (``LabelSaved.unit_labels``
+    then holds that label alone)."""
     now = now or timezone.now()
     pool_questions = selectors.pool_questions(assignment.pool)
     by_key = {q.key: q for q in pool_questions}
     if question.pk not in {q.pk for q in pool_questions}:
         raise ValidationFailed(f"Question {question.key!r} is not asked in this pool.")
+    args = (assignment, question, unit_key, value, base_version, actor, now, by_key, unit_labels)
     try:
         with transaction.atomic():
-            return _label_save_locked(assignment, question, unit_key, value, base_version, actor, now, by_key)
+            return _label_save_locked(*args)
     except IntegrityError:
         # Another request created this label between our read and our insert (two tabs, first answer),
         # and nothing of this save was kept: save again, now reading that label (idempotent or 409).
         with transaction.atomic():
-            return _label_save_locked(assignment, question, unit_key, value, base_version, actor, now, by_key)
+            return _label_save_locked(*args)
 
 
 def _label_save_locked(
@@ -281,8 +295,11 @@ def _label_save_locked(
     actor: AbstractBaseUser,
     now: datetime,
     by_key: dict[str, Question],
+    with_unit_labels: bool = True,
 ) -> LabelSaved:
-    reserved_until, unit_exists, unit_labels = _lock_open_assignment(assignment, actor, question.scope, unit_key)
+    reserved_until, unit_exists, unit_labels = _lock_open_assignment(
+        assignment, actor, question.scope, unit_key, only_question=None if with_unit_labels else question.pk
+    )
     if not unit_exists:
         raise ValidationFailed(f"There is no {question.scope} {unit_key!r} in this item.")
     targets: Iterable[int] = ()
@@ -629,11 +646,12 @@ def _ensure_annotator(assignment: Assignment, actor: AbstractBaseUser) -> None:
 
 
 def _lock_open_assignment(
-    assignment: Assignment, actor: AbstractBaseUser, scope: str, unit_key: str
+    assignment: Assignment, actor: AbstractBaseUser, scope: str, unit_key: str, *, only_question: int | None = None
 ) -> tuple[datetime | None, bool, dict[tuple[int, str], Label]]:
     """Lock the assignment row (a concurrent submit waits, and vice versa) and check that it is still
     open, in one query that also tells whether the unit exists and reads the annotator's labels of that
-    unit and of the item. Returns the current reservation end, whether the unit exists and those labels.
+    unit and of the item (with ``only_question``, only that question's label of the unit). Returns the
+    current reservation end, whether the unit exists and those labels.
 
     The status is read from the locked row, so it is current. The labels are read in the same
     statement; on PostgreSQL a query that waited for the lock sees them as they were when it started,
@@ -641,7 +659,7 @@ def _lock_open_assignment(
     again (the insert's unique constraint, the update's version condition) and reads the label afresh
     before answering anything else."""
     _ensure_annotator(assignment, actor)
-    rows = sql.lock_open_assignment(assignment.pk, scope, unit_key)
+    rows = sql.lock_open_assignment(assignment.pk, scope, unit_key, only_question=only_question)
     status, reserved_until, unit_ok = rows[0][:3]
     if status == AssignmentStatus.SUBMITTED:
         raise ValidationFailed("This item is submitted; its answers can no longer change.")

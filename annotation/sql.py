@@ -226,22 +226,29 @@ def _unit_exists_sql(scope: str, unit_key: str) -> tuple[str, list[Any]]:
     )
 
 
-def lock_open_assignment(assignment_id: int, scope: str, unit_key: str) -> list[tuple[Any, ...]]:
+def lock_open_assignment(
+    assignment_id: int, scope: str, unit_key: str, *, only_question: int | None = None
+) -> list[tuple[Any, ...]]:
     """Lock the assignment row (FOR UPDATE where the database has it; SQLite's writers are serialised by its
     IMMEDIATE transactions) and read, in the same statement, its status and reservation, whether the unit
-    exists, and its labels of ``unit_key`` and of the item: one row per label (or one row of NULLs), as
-    ``(status, reserved_until, unit_exists, *LOCK_COLUMNS)`` with values converted as the ORM would."""
+    exists, and its labels of ``unit_key`` and of the item (with ``only_question``: its label of that question
+    and unit): one row per label (or one row of NULLs), as ``(status, reserved_until, unit_exists,
+    *LOCK_COLUMNS)`` with values converted as the ORM would."""
     a, lb = rawsql.names(Assignment), rawsql.names(Label)
     exists, exists_params = _unit_exists_sql(scope, unit_key)
     lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
     labels = ", ".join(f"l.{getattr(lb, name.removesuffix('_id'))}" for name in LOCK_COLUMNS)
+    if only_question is None:
+        which, which_params = f"l.{lb.unit_key} IN (%s, %s)", [unit_key, units.ITEM]
+    else:
+        which, which_params = f"l.{lb.question} = %s AND l.{lb.unit_key} = %s", [only_question, unit_key]
     sql = (
         f"SELECT a.{a.status}, a.{a.reserved_until}, {exists}, {labels} FROM {a.table} a "
-        f"LEFT OUTER JOIN {lb.table} l ON l.{lb.assignment} = a.{a.id} AND l.{lb.unit_key} IN (%s, %s) "
+        f"LEFT OUTER JOIN {lb.table} l ON l.{lb.assignment} = a.{a.id} AND {which} "
         f"WHERE a.{a.id} = %s{lock}"
     )
     with rawsql.cursor() as cursor:
-        cursor.execute(sql, [*exists_params, unit_key, units.ITEM, assignment_id])
+        cursor.execute(sql, [*exists_params, *which_params, assignment_id])
         rows = cursor.fetchall()
     c = connection
     converted = []

@@ -6,8 +6,8 @@
 
 Seeds a scratch PostgreSQL database as bench/annotate_load.py does (default ``concord_bench_profile``), then
 drives Django's WSGI handler directly (no server, no network) with ``PUT /api/assignments/<id>/labels/``
-and a token, changing one answer after another with the version it last saw, exactly as the load bench's
-annotators do. It prints, per save: the Python function calls, the SQL statements (``CaptureQueriesContext``
+and a token, changing one answer after another (always to another value) with the version it last saw, as
+the load bench's annotators do. It prints, per save: the Python function calls, the SQL statements (``CaptureQueriesContext``
 in a separate pass, so that the profile is not paying for it), the wall and process CPU time without the
 profiler; then the profile's top functions. Call counts are deterministic; times depend on the machine.
 """
@@ -62,7 +62,7 @@ def main() -> int:
     from django.test.utils import CaptureQueriesContext
 
     application = get_wsgi_application()
-    versions: dict[tuple[int, str, str], int] = {}
+    versions: dict[tuple[int, str, str], tuple[int, str | None]] = {}
     cases = [
         (assignment, key, unit, options)
         for assignment in plan["assignments"]
@@ -71,11 +71,10 @@ def main() -> int:
 
     def environ(n: int) -> dict:
         assignment, key, unit, options = cases[n % len(cases)]
-        version = versions.get((assignment, key, unit), 0)
-        body = json.dumps({
-            "question": key, "unit_key": unit, "value": options[(n // len(cases) + version) % len(options)],
-            "base_version": version,
-        }).encode()
+        version, current = versions.get((assignment, key, unit), (0, None))
+        # Always a change, as a clinician's save (and the load bench's) is.
+        value = options[(options.index(current) + 1) % len(options)] if current in options else options[0]
+        body = json.dumps({"question": key, "unit_key": unit, "value": value, "base_version": version}).encode()
         return {
             "REQUEST_METHOD": "PUT", "PATH_INFO": f"/api/assignments/{assignment}/labels/", "QUERY_STRING": "",
             "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "8000", "SERVER_PROTOCOL": "HTTP/1.1",
@@ -96,7 +95,7 @@ def main() -> int:
             raise SystemExit(f"save {n} answered {status[0]}: {body[:300]!r}")
         saved = json.loads(body)
         assignment = int(env["PATH_INFO"].split("/")[3])
-        versions[(assignment, saved["question"], saved["unit_key"])] = saved["version"]
+        versions[(assignment, saved["question"], saved["unit_key"])] = (saved["version"], saved["value"])
 
     for _ in range(50):  # warm: connection, caches, first imports
         save()
