@@ -6,10 +6,11 @@
 
 Seeds a scratch PostgreSQL database as bench/annotate_load.py does (default ``concord_bench_profile``), then
 drives Django's WSGI handler directly (no server, no network) with ``PUT /api/assignments/<id>/labels/``
-and a token, changing one answer after another (always to another value) with the version it last saw, as
-the load bench's annotators do. It prints, per save: the Python function calls, the SQL statements (``CaptureQueriesContext``
-in a separate pass, so that the profile is not paying for it), the wall and process CPU time without the
-profiler; then the profile's top functions. Call counts are deterministic; times depend on the machine.
+and a token, changing one answer after another (always to another value) with the version it last saw,
+as the load bench's annotators do. It prints, per save: the Python function calls, the SQL statements
+(``CaptureQueriesContext``, in a separate pass so that the profile does not pay for it), the CPU time of
+this process and of its PostgreSQL backend without the profiler; then the profile's top functions. Call
+counts are deterministic; times depend on the machine and on what else runs on it.
 """
 
 from __future__ import annotations
