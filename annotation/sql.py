@@ -192,37 +192,54 @@ def pool_questions(pool_id: int) -> list[Question]:
 LOCK_COLUMNS = ("id", "question_id", "unit_key", "value", "version", "updated_by_id", "updated_at")
 
 
-def _unit_exists_sql(scope: str, unit_key: str) -> tuple[str, list[Any]]:
-    """An SQL condition over the assignment row ``a``: whether its item has the unit ``unit_key`` of
-    ``scope`` (the same units as ``selectors.unit_exists``)."""
+def _unit_exists(scope: str, unit_key: str) -> tuple[str, list[Any]]:
+    """Which of the conditions of :func:`_unit_exists_sql` tells whether the assignment's item has the unit
+    ``unit_key`` of ``scope`` (the same units as ``selectors.unit_exists``), and its parameters."""
     if not units.is_valid(unit_key):
-        return "1 = 0", []
+        return "none", []
     unit = units.parse(unit_key)
     if unit.scope != scope:
-        return "1 = 0", []
-    a = rawsql.names(Assignment)
+        return "none", []
     if unit.kind == units.ITEM:
-        return "1 = 1", []
+        return "item", []
     ref = unit.ref or 0
     if unit.kind == units.ANSWER_SENTENCE:
-        if ref > POSITIVE_INT_MAX:
-            return "1 = 0", []
+        return ("sentence", ["answer", ref]) if ref <= POSITIVE_INT_MAX else ("none", [])
+    if unit.kind == units.CHUNK:
+        return ("chunk", [ref]) if ref <= POSITIVE_INT_MAX else ("none", [])
+    return ("aspect", [ref, AspectStatus.ACCEPTED.value]) if ref <= BIGINT[1] else ("none", [])
+
+
+def _unit_exists_sql(kind: str) -> str:
+    """The SQL condition over the assignment row ``a`` of one kind of :func:`_unit_exists`."""
+    if kind in ("none", "item"):
+        return "1 = 0" if kind == "none" else "1 = 1"
+    a = rawsql.names(Assignment)
+    if kind == "sentence":
         x = rawsql.names(Sentence)
         return (
             f"EXISTS (SELECT 1 FROM {x.table} x WHERE x.{x.item} = a.{a.item} AND x.{x.part} = %s "
-            f"AND x.{x.index} = %s)", ["answer", ref],
+            f"AND x.{x.index} = %s)"
         )
-    if unit.kind == units.CHUNK:
-        if ref > POSITIVE_INT_MAX:
-            return "1 = 0", []
+    if kind == "chunk":
         x = rawsql.names(Chunk)
-        return f"EXISTS (SELECT 1 FROM {x.table} x WHERE x.{x.item} = a.{a.item} AND x.{x.rank} = %s)", [ref]
-    if ref > BIGINT[1]:
-        return "1 = 0", []
+        return f"EXISTS (SELECT 1 FROM {x.table} x WHERE x.{x.item} = a.{a.item} AND x.{x.rank} = %s)"
     x = rawsql.names(Aspect)
     return (
         f"EXISTS (SELECT 1 FROM {x.table} x WHERE x.{x.item} = a.{a.item} AND x.{x.id} = %s "
-        f"AND x.{x.status} = %s AND x.{x.retired_in_version} IS NULL)", [ref, AspectStatus.ACCEPTED.value],
+        f"AND x.{x.status} = %s AND x.{x.retired_in_version} IS NULL)"
+    )
+
+
+def _lock_sql(kind: str, one_label: bool) -> str:
+    a, lb = rawsql.names(Assignment), rawsql.names(Label)
+    lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
+    labels = ", ".join(f"l.{getattr(lb, name.removesuffix('_id'))}" for name in LOCK_COLUMNS)
+    which = f"l.{lb.question} = %s AND l.{lb.unit_key} = %s" if one_label else f"l.{lb.unit_key} IN (%s, %s)"
+    return (
+        f"SELECT a.{a.status}, a.{a.reserved_until}, {_unit_exists_sql(kind)}, {labels} FROM {a.table} a "
+        f"LEFT OUTER JOIN {lb.table} l ON l.{lb.assignment} = a.{a.id} AND {which} "
+        f"WHERE a.{a.id} = %s{lock}"
     )
 
 
@@ -234,19 +251,10 @@ def lock_open_assignment(
     exists, and its labels of ``unit_key`` and of the item (with ``only_question``: its label of that question
     and unit): one row per label (or one row of NULLs), as ``(status, reserved_until, unit_exists,
     *LOCK_COLUMNS)`` with values converted as the ORM would."""
-    a, lb = rawsql.names(Assignment), rawsql.names(Label)
-    exists, exists_params = _unit_exists_sql(scope, unit_key)
-    lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
-    labels = ", ".join(f"l.{getattr(lb, name.removesuffix('_id'))}" for name in LOCK_COLUMNS)
-    if only_question is None:
-        which, which_params = f"l.{lb.unit_key} IN (%s, %s)", [unit_key, units.ITEM]
-    else:
-        which, which_params = f"l.{lb.question} = %s AND l.{lb.unit_key} = %s", [only_question, unit_key]
-    sql = (
-        f"SELECT a.{a.status}, a.{a.reserved_until}, {exists}, {labels} FROM {a.table} a "
-        f"LEFT OUTER JOIN {lb.table} l ON l.{lb.assignment} = a.{a.id} AND {which} "
-        f"WHERE a.{a.id} = %s{lock}"
-    )
+    kind, exists_params = _unit_exists(scope, unit_key)
+    one_label = only_question is not None
+    sql = _cached(("lock", kind, one_label), lambda: _lock_sql(kind, one_label))
+    which_params = [only_question, unit_key] if one_label else [unit_key, units.ITEM]
     with rawsql.cursor() as cursor:
         cursor.execute(sql, [*exists_params, *which_params, assignment_id])
         rows = cursor.fetchall()
