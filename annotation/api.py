@@ -24,6 +24,7 @@ from rest_framework.generics import ListAPIView
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils import json as drf_json
 from rest_framework.views import APIView
 
 from annotation import selectors, services
@@ -291,7 +292,12 @@ def label_input(data: Any) -> dict[str, Any]:
     if type(data) is dict and "value" in data:
         question, unit_key, base = data.get("question"), data.get("unit_key"), data.get("base_version")
         if _plain_text(question) and _plain_text(unit_key) and type(base) is int and 0 <= base <= _BIGINT_MAX:
-            return {"question": question, "unit_key": unit_key, "value": data["value"], "base_version": base}
+            try:
+                drf_json.dumps(data["value"])  # LabelInput's JSONField check: no NaN or infinity
+            except (TypeError, ValueError):
+                pass
+            else:
+                return {"question": question, "unit_key": unit_key, "value": data["value"], "base_version": base}
     serializer = LabelInput(data=data)
     if not serializer.is_valid():
         raise ValidationFailed("Invalid label.", details=serializer.errors)

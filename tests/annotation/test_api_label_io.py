@@ -17,13 +17,16 @@ from concord.errors import ValidationFailed
 
 # What clients send, and the near misses that a shortcut could get wrong: white space around a key,
 # NUL and surrogate characters, blank strings, numbers and booleans where text or an integer belongs,
-# integers as text, negative and huge versions.
+# integers as text, negative and huge versions, infinities in values (not JSON: refused).
 _TEXT = st.one_of(
     st.sampled_from(["item", "s:0", "c:1", "a:12", "supported", "q_binary", "42"]),
     st.sampled_from(["", " ", " item", "item ", "s:0\n", "\tc:1", "a\x00b", "\ud800", "é", "über", "\u00a0x"]),
     st.text(max_size=8),
 )
-_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), _TEXT)
+_SCALAR = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), _TEXT,
+    st.sampled_from([float("inf"), float("-inf"), float("nan")]),
+)
 _VERSION = st.one_of(
     st.integers(min_value=-3, max_value=10),
     st.sampled_from([2**63 - 1, 2**63, 10**1000, True, False, 1.0, 2.5, "3", " 4", "x", None, [], {}]),
@@ -65,6 +68,8 @@ def test_label_input_is_label_input(data):
         {"question": "q", "unit_key": "item", "base_version": 0},
         {"question": "", "unit_key": "item", "value": 1, "base_version": 0},
         {"question": 7, "unit_key": "item", "value": 1, "base_version": 0},
+        {"question": "q", "unit_key": "item", "value": [float("inf")], "base_version": 0},
+        {"question": "q", "unit_key": "item", "value": {"k": float("nan")}, "base_version": 0},
     ],
 )
 def test_near_misses_are_answered_as_label_input_answers(data):
