@@ -18,6 +18,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
+import orjson
 from django.conf import settings
 
 from annotation.imports.schema import (
@@ -106,8 +107,46 @@ def detect_format(file: IO[bytes], filename: str, fmt: str | None) -> str:
 
 
 
+# orjson turns an integer outside 64 bits into a float; json keeps it an int. A float this large in
+# orjson's result may be such an integer, so its line is read by json instead.
+_INT64_SPAN = float(2**63)
+
+
+def _orjson_agrees(value: Any) -> bool:
+    """Whether json.loads reads the same line as orjson did into ``value``: no float that orjson may have
+    made of a large integer."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        kind = type(v)
+        if kind is dict:
+            stack.extend(v.values())
+        elif kind is list:
+            stack.extend(v)
+        elif kind is float and not -_INT64_SPAN < v < _INT64_SPAN:
+            return False
+    return True
+
+
+def _object_of(raw: bytes) -> dict[str, Any] | None:
+    """The JSON object on a line, read by orjson (twice as fast as json), or None when json.loads must
+    decide: orjson refuses what json would read differently or reports otherwise (NaN and Infinity,
+    lone surrogates, invalid UTF-8, a byte-order mark, deep nesting, anything malformed) and agrees
+    with json on what it reads, except integers outside 64 bits (``_orjson_agrees``).
+    tests/annotation/test_import_readers.py checks the two readings against each other."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return value if type(value) is dict and _orjson_agrees(value) else None
+
+
 def jsonl_records(stream: IO[bytes]) -> Iterator[Located]:
     for lineno, raw in enumerate(stream, start=1):
+        fast = _object_of(raw)
+        if fast is not None:
+            yield lineno, fast
+            continue
         try:
             text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
         except UnicodeDecodeError as exc:

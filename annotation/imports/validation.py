@@ -94,11 +94,16 @@ def _text(rec: dict[str, Any], name: str, errs: _RecordErrors, *, required: bool
     return value
 
 
+# ``json.dumps(value, allow_nan=False)`` without building an encoder per call (dumps does, for any
+# argument not at its default): the same output.
+_ENCODE_FINITE = json.JSONEncoder(allow_nan=False).encode
+
+
 def _json_text(value: Any) -> str | None:
     """``value`` as JSON text, or None when it cannot be stored (a NUL character, a number that is not
     finite)."""
     try:
-        text = json.dumps(value, allow_nan=False)
+        text = _ENCODE_FINITE(value)
     except ValueError:
         return None
     return None if "\\u0000" in text else text
