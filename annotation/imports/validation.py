@@ -171,7 +171,7 @@ class Validator:
                 # The usual context, taken as is when nothing in it needs a message (the checks below).
                 text, doc_id, target = ctx.get("text"), ctx.get("id", ""), ctx.get("is_target", False)
                 if (type(text) is str and type(doc_id) is str and len(doc_id) <= _MAX_DOC_ID
-                        and type(target) is bool and "\x00" not in text):
+                        and type(target) is bool and "\x00" not in text and "\x00" not in doc_id):
                     out.append((doc_id, text, target))
                     continue
             where = f"contexts[{i}]"
@@ -199,6 +199,9 @@ class Validator:
                 doc_id = str(doc_id)
             if not isinstance(doc_id, str) or len(doc_id) > _MAX_DOC_ID:
                 errs.add(f"{where}.id", f"must be a string of at most {_MAX_DOC_ID} characters")
+                continue
+            if "\x00" in doc_id:
+                errs.add(f"{where}.id", _NUL_REASON)
                 continue
             if not isinstance(target, bool):
                 errs.add(f"{where}.is_target", f"must be true or false, found {type_name(target)}")
@@ -271,6 +274,9 @@ class Validator:
             pseudonym, key, unit = label.get("annotator"), label.get("question"), label.get("unit", "item")
             if not isinstance(pseudonym, str) or not pseudonym.strip() or len(pseudonym) > _MAX_PSEUDONYM:
                 errs.add(f"{where}.annotator", f"must be a pseudonym of 1 to {_MAX_PSEUDONYM} characters")
+                continue
+            if "\x00" in pseudonym:
+                errs.add(f"{where}.annotator", _NUL_REASON)
                 continue
             question = self.questions.get(key) if isinstance(key, str) else None
             if question is None:
