@@ -149,7 +149,8 @@ class ItemQuerySet(models.QuerySet["Item"]):
 
 
 class Item(models.Model):
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    # No index of its own: the unique (study, external_id) constraint's index starts with it.
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items", db_index=False)
     external_id = models.CharField(max_length=200)
     question = models.TextField()
     answer = models.TextField()
@@ -177,7 +178,8 @@ class Sentence(models.Model):
     Split once at import; offsets index into the stored text, so ``text == answer[start:end]``.
     """
 
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="sentences")
+    # No index of its own: the unique (item, part, index) constraint's index starts with it.
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="sentences", db_index=False)
     part = models.CharField(max_length=6, default="answer", choices=[("answer", "Answer"), ("source", "Source")])
     index = models.PositiveIntegerField()
     text = models.TextField()
@@ -197,7 +199,8 @@ class Sentence(models.Model):
 
 
 class Chunk(models.Model):
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="chunks")
+    # No index of its own: the unique (item, rank) constraint's index starts with it.
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="chunks", db_index=False)
     rank = models.PositiveIntegerField(help_text="1 is the top-ranked retrieved chunk.")
     text = models.TextField()
     document_id = models.CharField(max_length=200, blank=True)

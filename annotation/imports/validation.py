@@ -18,11 +18,13 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.db import connection
 
 from annotation import answers, units
 from annotation.imports.schema import EXPORT_HINT, FIELDS, MAX_ERRORS, RecordSource, RowError, type_name
 from annotation.models import Chunk, Importance, Item, PoolMembership, Question, ScopeClass, Study
 from annotation.segmentation_fast import split_sentences
+from concord import rawsql
 from concord.errors import ValidationFailed
 
 _ID_CHECK_BATCH = 1000
@@ -94,11 +96,16 @@ def _text(rec: dict[str, Any], name: str, errs: _RecordErrors, *, required: bool
     return value
 
 
+# ``json.dumps(value, allow_nan=False)`` without building an encoder per call (dumps does, for any
+# argument not at its default): the same output.
+_ENCODE_FINITE = json.JSONEncoder(allow_nan=False).encode
+
+
 def _json_text(value: Any) -> str | None:
     """``value`` as JSON text, or None when it cannot be stored (a NUL character, a number that is not
     finite)."""
     try:
-        text = json.dumps(value, allow_nan=False)
+        text = _ENCODE_FINITE(value)
     except ValueError:
         return None
     return None if "\\u0000" in text else text
@@ -166,7 +173,7 @@ class Validator:
                 # The usual context, taken as is when nothing in it needs a message (the checks below).
                 text, doc_id, target = ctx.get("text"), ctx.get("id", ""), ctx.get("is_target", False)
                 if (type(text) is str and type(doc_id) is str and len(doc_id) <= _MAX_DOC_ID
-                        and type(target) is bool and "\x00" not in text):
+                        and type(target) is bool and "\x00" not in text and "\x00" not in doc_id):
                     out.append((doc_id, text, target))
                     continue
             where = f"contexts[{i}]"
@@ -194,6 +201,9 @@ class Validator:
                 doc_id = str(doc_id)
             if not isinstance(doc_id, str) or len(doc_id) > _MAX_DOC_ID:
                 errs.add(f"{where}.id", f"must be a string of at most {_MAX_DOC_ID} characters")
+                continue
+            if "\x00" in doc_id:
+                errs.add(f"{where}.id", _NUL_REASON)
                 continue
             if not isinstance(target, bool):
                 errs.add(f"{where}.is_target", f"must be true or false, found {type_name(target)}")
@@ -266,6 +276,9 @@ class Validator:
             pseudonym, key, unit = label.get("annotator"), label.get("question"), label.get("unit", "item")
             if not isinstance(pseudonym, str) or not pseudonym.strip() or len(pseudonym) > _MAX_PSEUDONYM:
                 errs.add(f"{where}.annotator", f"must be a pseudonym of 1 to {_MAX_PSEUDONYM} characters")
+                continue
+            if "\x00" in pseudonym:
+                errs.add(f"{where}.annotator", _NUL_REASON)
                 continue
             question = self.questions.get(key) if isinstance(key, str) else None
             if question is None:
@@ -415,6 +428,23 @@ class LongAnswers:
                 self.listed.append({"location": f"{self.where} {number}", "id": external_id, **flagged})
 
 
+def _existing_ids(study: Study, external_ids: list[str]) -> list[str]:
+    """Which of ``external_ids`` the study has already, in the items' order (as the ORM's query gives them).
+    On PostgreSQL the ids go as one array parameter: the ORM's ``IN`` with a thousand placeholders costs
+    this process several times as much (about 8 against 1.6 ms per thousand ids)."""
+    if connection.vendor != "postgresql":
+        existing = Item.objects.filter(study=study, external_id__in=external_ids)
+        return list(existing.values_list("external_id", flat=True))
+    qn = connection.ops.quote_name
+    with rawsql.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {qn('external_id')} FROM {qn(Item._meta.db_table)} "  # noqa: S608
+            f"WHERE {qn('study_id')} = %s AND {qn('external_id')} = ANY(%s) ORDER BY {qn('id')}",
+            [study.pk, external_ids],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
 def _export_header(rec: dict[str, Any]) -> bool:
     return "concord_export" in rec
 
@@ -436,8 +466,7 @@ def scan(study: Study, source: RecordSource, where: str, accept_extra: bool, *,
     pending: dict[str, int] = {}
 
     def check_existing() -> None:
-        existing = Item.objects.filter(study=study, external_id__in=list(pending)).values_list("external_id", flat=True)
-        for external_id in existing:
+        for external_id in _existing_ids(study, list(pending)):
             scan.error(RowError(where, pending[external_id], "id",
                                 f"id {external_id!r} already exists in study {study.slug!r}; it is not imported again"))
         pending.clear()

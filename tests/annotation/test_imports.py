@@ -442,13 +442,19 @@ def test_the_same_id_in_another_study_is_fine(protocol_study):
 def test_nul_characters_and_non_finite_numbers_are_refused_on_every_database(protocol_study):
     errors = _rejected(protocol_study, _jsonl(
         _record(1, answer="Take it.\x00"), _record(2, contexts=["a\x00b"]), _record(3, metadata={"x": float("nan")}),
-        _record(4, aspects=[{"text": "a\x00"}]),
+        _record(4, aspects=[{"text": "a\x00"}]), _record(5, contexts=[{"id": "doc\x00", "text": "a"}]),
+        _record(6, contexts=["a", {"id": "doc\x00", "text": "b", "is_target": True, "extra": 1}]),
+        _record(7, labels=[{"annotator": "A\x00", "question": "perceived_faithfulness", "unit": "item", "value": 4}]),
     ))
     assert [(e["line"], e["field"]) for e in errors] == [
         (1, "answer"),
         (2, "contexts[0]"),
         (3, "metadata"),
         (4, "aspects[0].text"),
+        (5, "contexts[0].id"),
+        (6, "contexts[1]"),
+        (6, "contexts[1].id"),
+        (7, "labels[0].annotator"),
     ]
 
 
