@@ -18,7 +18,7 @@ _INDEXES = [
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0009_pool_reopen_and_visible_metadata'),
+        ('annotation', '0010_questions_revision'),
     ]
 
     operations = [
