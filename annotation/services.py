@@ -275,6 +275,10 @@ def _label_save(
     by_key = {q.key: q for q in pool_questions}
     if question.pk not in {q.pk for q in pool_questions}:
         raise ValidationFailed(f"Question {question.key!r} is not asked in this pool.")
+    if not unit_labels:
+        saved = _label_save_at_once(assignment, question, unit_key, value, base_version, actor, now, by_key)
+        if saved is not None:
+            return saved
     args = (assignment, question, unit_key, value, base_version, actor, now, by_key, unit_labels)
     try:
         with transaction.atomic():
@@ -284,6 +288,63 @@ def _label_save(
         # and nothing of this save was kept: save again, now reading that label (idempotent or 409).
         with transaction.atomic():
             return _label_save_locked(*args)
+
+
+def _involved(question: Question, by_key: dict[str, Question]) -> bool:
+    """Whether a condition involves the question (its own, or another question's on it)."""
+    return bool(question.condition) or any(
+        q.condition.get("question") == question.key for q in by_key.values() if q.condition
+    )
+
+
+def _plain_json(value: Any) -> bool:
+    """Values that Python and PostgreSQL's jsonb call equal alike (no booleans, which Python equates with
+    1 and 0): text, numbers, and lists of text, as the option, number and text questions store."""
+    if type(value) in (str, int, float):
+        return True
+    return type(value) is list and all(type(v) is str for v in value)
+
+
+def _label_save_at_once(
+    assignment: Assignment,
+    question: Question,
+    unit_key: str,
+    value: Any,
+    base_version: int | None,
+    actor: AbstractBaseUser,
+    now: datetime,
+    by_key: dict[str, Question],
+) -> LabelSaved | None:
+    """The common save of one answer through the API, on PostgreSQL, in one statement
+    (``sql.save_label_at_once``): a valid value of a question that no condition involves and that is not
+    an alignment, by the assigned annotator. None when that statement wrote nothing, or the save is not
+    such a save: the caller then runs the locked save, which answers every other case (a refusal, a 409,
+    the stored label for a repeat) exactly as before."""
+    if connection.vendor != "postgresql":
+        return None
+    if assignment.annotator_id != actor.pk or question.kind == "alignment" or _involved(question, by_key):
+        return None
+    try:
+        clean = answers.normalise(question, value, alignment_targets=())
+    except answers.InvalidValue:
+        return None  # the locked save refuses it, after its own checks of the item and the unit
+    if not _plain_json(clean):
+        return None
+    saved = sql.save_label_at_once(
+        assignment_id=assignment.pk, question_id=question.pk, scope=question.scope, unit_key=unit_key,
+        value=clean, base_version=base_version or 0, actor_id=actor.pk, now=now,
+        reserve_until=now + timedelta(minutes=assignment.pool.reservation_minutes),
+        reserve_if_before=now + timedelta(minutes=5),
+    )
+    if saved is None:
+        return None
+    label_id, version = saved
+    label = Label(
+        pk=label_id, assignment=assignment, question=question, unit_key=unit_key, value=clean, version=version,
+        updated_by=actor, updated_at=now,
+    )
+    label._state.adding, label._state.db = False, connection.alias
+    return LabelSaved(label=label, unit_labels={(question.pk, unit_key): label})
 
 
 def _label_save_locked(
@@ -311,9 +372,7 @@ def _label_save_locked(
         details = {"question": question.key, "unit_key": unit_key}
         raise ValidationFailed(f"{question.prompt}: {exc}", details=details) from exc
     # Other answers matter only when a condition involves this question (the common case needs none).
-    involved = bool(question.condition) or any(
-        q.condition.get("question") == question.key for q in by_key.values() if q.condition
-    )
+    involved = _involved(question, by_key)
     given = {(q.key, u): v for q, u, v in _answers(assignment, by_key)} if involved else {}
     if involved and clean is not None and not conditions.is_applicable(question, unit_key, given, by_key):
         raise ValidationFailed(f"{question.prompt}: not asked here given the other answers.")

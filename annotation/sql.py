@@ -23,6 +23,7 @@ from annotation.models import (
     Aspect,
     AspectStatus,
     Assignment,
+    AssignmentStatus,
     Chunk,
     Item,
     Label,
@@ -210,24 +211,26 @@ def _unit_exists(scope: str, unit_key: str) -> tuple[str, list[Any]]:
     return ("aspect", [ref, AspectStatus.ACCEPTED.value]) if ref <= BIGINT[1] else ("none", [])
 
 
-def _unit_exists_sql(kind: str) -> str:
-    """The SQL condition over the assignment row ``a`` of one kind of :func:`_unit_exists`."""
+def _unit_exists_sql(kind: str, named: bool = False) -> str:
+    """The SQL condition over the assignment row ``a`` of one kind of :func:`_unit_exists` (``named``: its
+    parameters as ``%(unit0)s``, ``%(unit1)s``, for a statement with named parameters)."""
     if kind in ("none", "item"):
         return "1 = 0" if kind == "none" else "1 = 1"
+    p0, p1 = ("%(unit0)s", "%(unit1)s") if named else ("%s", "%s")
     a = rawsql.names(Assignment)
     if kind == "sentence":
         x = rawsql.names(Sentence)
         return (
-            f"EXISTS (SELECT 1 FROM {x.table} x WHERE x.{x.item} = a.{a.item} AND x.{x.part} = %s "
-            f"AND x.{x.index} = %s)"
+            f"EXISTS (SELECT 1 FROM {x.table} x WHERE x.{x.item} = a.{a.item} AND x.{x.part} = {p0} "
+            f"AND x.{x.index} = {p1})"
         )
     if kind == "chunk":
         x = rawsql.names(Chunk)
-        return f"EXISTS (SELECT 1 FROM {x.table} x WHERE x.{x.item} = a.{a.item} AND x.{x.rank} = %s)"
+        return f"EXISTS (SELECT 1 FROM {x.table} x WHERE x.{x.item} = a.{a.item} AND x.{x.rank} = {p0})"
     x = rawsql.names(Aspect)
     return (
-        f"EXISTS (SELECT 1 FROM {x.table} x WHERE x.{x.item} = a.{a.item} AND x.{x.id} = %s "
-        f"AND x.{x.status} = %s AND x.{x.retired_in_version} IS NULL)"
+        f"EXISTS (SELECT 1 FROM {x.table} x WHERE x.{x.item} = a.{a.item} AND x.{x.id} = {p0} "
+        f"AND x.{x.status} = {p1} AND x.{x.retired_in_version} IS NULL)"
     )
 
 
@@ -336,3 +339,84 @@ def update_label_and_history(current: Label, value: Any, actor_id: Any, now: dat
             return False
         cursor.execute(sql["history"], [current.pk, old_value, new_value, old, old + 1, actor_id, at])
         return True
+
+
+# --- The common save in one statement (PostgreSQL) ----------------------------------------------------
+#
+# Outside a transaction one statement is one: it locks the assignment row, checks that the assignment is
+# open and the unit exists, and writes either the first answer (base version 0, no label yet) or the next
+# version of the label (the label at the base version, its value different), with its history row, and
+# extends a reservation about to lapse, as the locked save does in four statements and a transaction. When
+# it writes nothing (an item no longer open, a unit that does not exist, a stale base version, a repeat of
+# the stored value, a concurrent first answer) it has changed nothing, and the caller runs the locked save,
+# which answers those cases.
+#
+# The label is read in the statement's snapshot, which may predate the lock when the statement waited for
+# it; the update is therefore guarded twice: the label read has the base version, and the row updated
+# still has it (PostgreSQL re-checks the updated row's condition on its newest version). The history row's
+# old value is then the value at the base version. A concurrent first answer meets the unique constraint
+# and is skipped (ON CONFLICT DO NOTHING), never raised.
+
+
+def _save_at_once_sql(kind: str) -> str:
+    a, lb, h = rawsql.names(Assignment), rawsql.names(Label), rawsql.names(LabelHistory)
+    return (
+        f"WITH a AS (SELECT a.{a.id}, a.{a.status}, a.{a.reserved_until}, {_unit_exists_sql(kind, True)} AS unit_ok "
+        f"FROM {a.table} a WHERE a.{a.id} = %(assignment)s FOR UPDATE OF a), "
+        f"go AS (SELECT a.{a.id} FROM a WHERE a.{a.status} NOT IN (%(submitted)s, %(skipped)s) AND a.unit_ok), "
+        f"cur AS (SELECT l.{lb.id}, l.{lb.version}, l.{lb.value} FROM {lb.table} l "
+        f"WHERE l.{lb.assignment} = %(assignment)s AND l.{lb.question} = %(question)s "
+        f"AND l.{lb.unit_key} = %(unit_key)s), "
+        f"changed AS (UPDATE {lb.table} l SET {lb.value} = %(value)s, {lb.version} = l.{lb.version} + 1, "
+        f"{lb.updated_by} = %(actor)s, {lb.updated_at} = %(now)s FROM cur, go "
+        f"WHERE l.{lb.id} = cur.{lb.id} AND cur.{lb.version} = %(base)s AND l.{lb.version} = %(base)s "
+        f"AND l.{lb.value} IS DISTINCT FROM %(value)s RETURNING l.{lb.id}, l.{lb.version}, cur.{lb.value} AS old), "
+        f"added AS (INSERT INTO {lb.table} ({lb.assignment}, {lb.question}, {lb.unit_key}, {lb.value}, "
+        f"{lb.version}, {lb.updated_by}, {lb.updated_at}) SELECT go.{a.id}, %(question)s, %(unit_key)s, "
+        f"%(value)s, 1, %(actor)s, %(now)s FROM go WHERE %(base)s = 0 AND NOT EXISTS (SELECT 1 FROM cur) "
+        f"ON CONFLICT ({lb.assignment}, {lb.question}, {lb.unit_key}) DO NOTHING RETURNING {lb.id}), "
+        f"history AS (INSERT INTO {h.table} ({h.label}, {h.old_value}, {h.new_value}, {h.old_version}, "
+        f"{h.new_version}, {h.actor}, {h.at}, {h.undoes}) "
+        f"SELECT w.id, w.old, %(history_value)s, w.old_version, w.new_version, %(actor)s, %(now)s, NULL "
+        f"FROM (SELECT changed.{lb.id} AS id, changed.old, %(base)s AS old_version, changed.{lb.version} AS "
+        f"new_version FROM changed UNION ALL SELECT added.{lb.id}, NULL, NULL, 1 FROM added) w "
+        f"RETURNING {h.label}), "
+        f"extended AS (UPDATE {a.table} x SET {a.reserved_until} = %(until)s FROM a "
+        f"WHERE x.{a.id} = a.{a.id} AND a.{a.reserved_until} < %(soon)s "
+        f"AND EXISTS (SELECT 1 FROM history) RETURNING x.{a.id}) "
+        f"SELECT (SELECT {lb.id} FROM changed), (SELECT {lb.version} FROM changed), (SELECT {lb.id} FROM added), "
+        f"(SELECT count(*) FROM extended) FROM a"
+    )
+
+
+def save_label_at_once(
+    *, assignment_id: int, question_id: int, scope: str, unit_key: str, value: Any, base_version: int,
+    actor_id: Any, now: datetime, reserve_until: datetime, reserve_if_before: datetime,
+) -> tuple[int, int] | None:
+    """Write the answer in one statement (PostgreSQL only; see above): ``(label id, new version)``, or None
+    when it wrote nothing."""
+    kind, exists_params = _unit_exists(scope, unit_key)
+    c = connection
+    params = {
+        "assignment": assignment_id, "question": question_id, "unit_key": unit_key, "base": base_version,
+        "value": rawsql.adapt(c, Label, "value", value),
+        "history_value": rawsql.adapt(c, LabelHistory, "new_value", value),
+        "actor": actor_id, "now": rawsql.adapt(c, Label, "updated_at", now),
+        "until": rawsql.adapt(c, Assignment, "reserved_until", reserve_until),
+        "soon": rawsql.adapt(c, Assignment, "reserved_until", reserve_if_before),
+        "submitted": AssignmentStatus.SUBMITTED.value, "skipped": AssignmentStatus.SKIPPED.value,
+    }
+    sql = _cached(("at-once", kind), lambda: _save_at_once_sql(kind))
+    for n, param in enumerate(exists_params):
+        params[f"unit{n}"] = param
+    with rawsql.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    changed_id, changed_version, added_id, _ = row
+    if changed_id is not None:
+        return int(changed_id), int(changed_version)
+    if added_id is not None:
+        return int(added_id), 1
+    return None
