@@ -458,15 +458,14 @@ def test_a_save_that_waited_for_the_lock_never_overwrites_the_version_committed_
     try:
         other.execute("SELECT 1 FROM annotation_assignment WHERE id = %s FOR UPDATE", [assignment.pk])
         thread.start()
-        # Wait (on the database, not a clock) until the save's statement is blocked by the lock held here.
+        # Wait (on the database, not a clock) until the save's statement is blocked by the lock held here; if
+        # it never blocks, its thread ends instead (and the assertion below fails).
         blocked = [other.info.backend_pid]
         waiting = 0
-        for _ in range(20_000):
+        while not waiting and thread.is_alive():
             waiting = watcher.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))", blocked
             ).fetchone()[0]
-            if waiting or not thread.is_alive():
-                break
         assert waiting == 1, "the save did not wait for the lock"
         other.execute("UPDATE annotation_label SET value = %s, version = 2 WHERE id = %s", ['"7"', label.pk])
         other.commit()
