@@ -49,6 +49,10 @@ def bodies(draw):
 @settings(max_examples=600, deadline=None)
 @given(st.one_of(bodies(), st.lists(_SCALAR, max_size=2), _SCALAR))
 def test_label_input_is_label_input(data):
+    _answered_as_label_input_answers(data)
+
+
+def _answered_as_label_input_answers(data):
     serializer = LabelInput(data=data)
     if serializer.is_valid():
         assert label_input(data) == dict(serializer.validated_data)
@@ -74,13 +78,7 @@ def test_label_input_is_label_input(data):
 )
 def test_near_misses_are_answered_as_label_input_answers(data):
     """Trimmed, refused, converted or out of the database's range: each is answered as LabelInput answers."""
-    serializer = LabelInput(data=data)
-    if serializer.is_valid():
-        assert label_input(data) == dict(serializer.validated_data)
-    else:
-        with pytest.raises(ValidationFailed) as refused:
-            label_input(data)
-        assert refused.value.details == serializer.errors
+    _answered_as_label_input_answers(data)
 
 
 @settings(max_examples=200, deadline=None)
