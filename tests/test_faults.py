@@ -54,7 +54,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from adjudication.models import AdjudicationCase, GoldLabel
-from annotation import services
+from annotation import services, sql
 from annotation.models import Assignment, AssignmentStatus, Item, Label, LabelHistory, Sentence
 from annotation.segmentation import split_sentences
 from concord.celery import app
@@ -342,10 +342,22 @@ def _drop(conn) -> None:
 
 
 @contextmanager
-def _first_label_write(around: Callable[[Callable[..., Label], tuple, dict], Label]) -> Iterator[list[str]]:
+def _first_label_write(
+    around: Callable[[Callable[..., Any], tuple, dict], Any], *, locked: bool = False
+) -> Iterator[list[str]]:
     """Run ``around`` instead of the first label write of the server (the retry writes normally);
-    yields the list of what happened, for the test to wait on."""
-    original = services._write_label
+    yields the list of what happened, for the test to wait on.
+
+    The write is the API's one-statement save on PostgreSQL (``annotation.sql.save_label_at_once``: lock,
+    checks, label and history, committed as one statement), elsewhere the locked save's write
+    (``services._write_label``, inside its transaction). ``locked``: the locked save's write on every
+    database, with the one-statement save handing every save over to it (as it does for the htmx page and
+    for every case it does not write itself)."""
+    owner, name = (sql, "save_label_at_once") if connection.vendor == "postgresql" and not locked else (
+        services, "_write_label"
+    )
+    original = getattr(owner, name)
+    at_once = services._label_save_at_once
     events: list[str] = []
     lock = threading.Lock()
 
@@ -360,11 +372,14 @@ def _first_label_write(around: Callable[[Callable[..., Label], tuple, dict], Lab
                 events.append("first done")
         return original(*args, **kwargs)
 
-    services._write_label = patched
+    setattr(owner, name, patched)
+    if locked:
+        services._label_save_at_once = lambda *args, **kwargs: None
     try:
         yield events
     finally:
-        services._write_label = original
+        setattr(owner, name, original)
+        services._label_save_at_once = at_once
 
 
 def _drop_before_the_write(original, args, kwargs):
@@ -374,7 +389,8 @@ def _drop_before_the_write(original, args, kwargs):
 
 
 def _drop_at_commit(original, args, kwargs):
-    label = original(*args, **kwargs)  # the label and its history row are written, not committed
+    # The locked save: the label and its history row are written, not committed.
+    label = original(*args, **kwargs)
     conn = connections["default"]
     commit = conn._commit
 
@@ -395,13 +411,17 @@ def api_http(live_server, one_item, annotator) -> Iterator[httpx.Client]:
         yield client
 
 
-@pytest.mark.parametrize("moment", [_drop_before_the_write, _drop_at_commit], ids=["before the write", "at commit"])
+@pytest.mark.parametrize(
+    "moment, locked",
+    [(_drop_before_the_write, False), (_drop_before_the_write, True), (_drop_at_commit, True)],
+    ids=["before the write", "before the locked save's write", "at the locked save's commit"],
+)
 def test_a_label_save_whose_database_connection_drops_fails_and_its_retry_writes_once(
-    api_http, one_item, moment, caplog
+    api_http, one_item, moment, locked, caplog
 ):
     url = reverse("api-labels", args=[one_item["assignment"].pk])
     body = {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}
-    with _first_label_write(moment) as events:
+    with _first_label_write(moment, locked=locked) as events:
         failed = api_http.put(url, json=body)
         assert "first done" in events
         assert failed.status_code == 500, failed.text
@@ -423,15 +443,16 @@ def test_a_label_save_whose_database_connection_drops_fails_and_its_retry_writes
 
 
 def test_a_label_put_retried_after_a_client_timeout_is_stored_once(api_http, one_item):
-    """The first request is still holding its transaction when the client gives up and sends it again:
-    the retry waits for it, finds the value it sends already stored, and answers with that label."""
+    """The first request is still working when the client gives up and sends it again (on PostgreSQL its
+    one statement has stored the label; elsewhere it still holds its transaction, and the retry waits for
+    it): the retry finds the value it sends already stored, and answers with that label."""
     url = reverse("api-labels", args=[one_item["assignment"].pk])
     body = {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}
 
     def slow(original, args, kwargs):
-        label = original(*args, **kwargs)
-        time.sleep(1.5)  # longer than the client waits; the write commits after this
-        return label
+        written = original(*args, **kwargs)
+        time.sleep(1.5)  # longer than the client waits
+        return written
 
     with _first_label_write(slow) as events:
         with pytest.raises(httpx.ReadTimeout):
