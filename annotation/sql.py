@@ -343,10 +343,11 @@ def update_label_and_history(current: Label, value: Any, actor_id: Any, now: dat
 
 # --- The common save in one statement (PostgreSQL) ----------------------------------------------------
 #
-# Outside a transaction one statement is one: it locks the assignment row, checks that the assignment is
-# open and the unit exists, and writes either the first answer (base version 0, no label yet) or the next
-# version of the label (the label at the base version, its value different), with its history row, and
-# extends a reservation about to lapse, as the locked save does in four statements and a transaction. When
+# One statement, which outside a transaction is its own (inside one, an undo's, it is one statement of it):
+# it locks the assignment row, checks that the assignment is open and the unit exists, and writes either
+# the first answer (base version 0, no label yet) or the next version of the label (the label at the base
+# version, its value different), with its history row, and extends a reservation about to lapse, as the
+# locked save does in a transaction of four statements. When
 # it writes nothing (an item no longer open, a unit that does not exist, a stale base version, a repeat of
 # the stored value, a concurrent first answer) it has changed nothing, and the caller runs the locked save,
 # which answers those cases.
