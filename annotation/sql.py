@@ -384,9 +384,9 @@ def _save_at_once_sql(kind: str) -> str:
         f"RETURNING {h.label}), "
         f"extended AS (UPDATE {a.table} x SET {a.reserved_until} = %(until)s FROM a "
         f"WHERE x.{a.id} = a.{a.id} AND a.{a.reserved_until} < %(soon)s "
-        f"AND EXISTS (SELECT 1 FROM history) RETURNING x.{a.id}) "
-        f"SELECT (SELECT {lb.id} FROM changed), (SELECT {lb.version} FROM changed), (SELECT {lb.id} FROM added), "
-        f"(SELECT count(*) FROM extended) FROM a"
+        f"AND EXISTS (SELECT 1 FROM history)) "
+        f"SELECT (SELECT {lb.id} FROM changed), (SELECT {lb.version} FROM changed), (SELECT {lb.id} FROM added) "
+        f"FROM a"
     )
 
 
@@ -415,7 +415,8 @@ def save_label_at_once(
         row = cursor.fetchone()
     if row is None:
         return None
-    changed_id, changed_version, added_id, _ = row
+    # (PostgreSQL runs every data-modifying WITH part once, read or not: ``extended`` needs no reader.)
+    changed_id, changed_version, added_id = row
     if changed_id is not None:
         return int(changed_id), int(changed_version)
     if added_id is not None:

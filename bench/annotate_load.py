@@ -557,17 +557,21 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def main() -> int:
-    args = parse_args()
-    env = {
-        **os.environ,
+def server_env(database: str) -> dict[str, str]:
+    """The settings Concord runs with in the benchmarks: the scratch database, no debug, warnings only."""
+    return {
         "DJANGO_SETTINGS_MODULE": "concord.settings",
-        "DATABASE_URL": args.database,
+        "DATABASE_URL": database,
         "DEBUG": "false",
         "CONCORD_ENV": "development",
         "CONCORD_VAR_DIR": os.environ.get("CONCORD_VAR_DIR") or tempfile.mkdtemp(prefix="concord-bench-"),
         "LOG_LEVEL": "WARNING",
     }
+
+
+def main() -> int:
+    args = parse_args()
+    env = {**os.environ, **server_env(args.database)}
     os.environ.update(env)
     print(f"command: {shlex.join([sys.executable, *sys.argv])}")
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} before seeding (shared machine)")

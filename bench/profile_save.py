@@ -22,7 +22,6 @@ import json
 import os
 import pstats
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -45,16 +44,9 @@ def main() -> int:
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--out", help="write the pstats file here")
     args = parser.parse_args()
-    os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "concord.settings",
-        "DATABASE_URL": args.database,
-        "DEBUG": "false",
-        "CONCORD_ENV": "development",
-        "CONCORD_VAR_DIR": os.environ.get("CONCORD_VAR_DIR") or tempfile.mkdtemp(prefix="concord-bench-"),
-        "LOG_LEVEL": "WARNING",
-    })
     import annotate_load
 
+    os.environ.update(annotate_load.server_env(args.database))
     annotate_load.recreate_database(args.database)
     plan = annotate_load.seed(argparse.Namespace(annotators=1, items=max(1, args.saves // 200 + 1), seed=1))[0]
 

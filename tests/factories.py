@@ -100,3 +100,14 @@ def add_member(pool: Pool, user: AbstractBaseUser, pseudonym: str | None = None)
 
 def make_assignment(pool: Pool, item: Item, annotator: AbstractBaseUser, **extra: Any) -> Assignment:
     return Assignment.objects.create(pool=pool, item=item, annotator=annotator, **extra)
+
+
+def one_nominal_assignment(study, annotator):
+    """An assignment of one item in a pool asking one nominal question (eight options), and the question."""
+    item = make_item(study)
+    pf = make_question(
+        study, "pf", kind="nominal", options=[{"value": str(n), "label": str(n), "key": str(n)} for n in range(1, 9)]
+    )
+    pool = make_pool(study, questions=[pf])
+    add_member(pool, annotator)
+    return make_assignment(pool, item, annotator), pf

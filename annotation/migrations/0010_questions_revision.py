@@ -53,7 +53,7 @@ def create(apps, schema_editor):
                 f'ON "{table}" FOR EACH ROW BEGIN UPDATE {TABLE} SET n = random() WHERE id = 1; END'
             )
     else:
-        raise NotImplementedError(f"the questions' revision has no triggers for {connection.vendor}")
+        raise RuntimeError(f"Concord supports SQLite and PostgreSQL, not {connection.vendor}")
     for statement in statements:
         schema_editor.execute(statement)
 

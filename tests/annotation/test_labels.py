@@ -260,18 +260,9 @@ def test_a_proposed_aspect_waits_for_a_second_person(setup, annotator):
     assert Aspect.objects.count() == 1
 
 
-@pytest.mark.django_db(transaction=True)
-def test_two_concurrent_saves_on_one_version_never_both_win(study, annotator):
-    """Runs real threads with their own connections; on PostgreSQL the row lock decides, on SQLite
-    the IMMEDIATE transaction does. Either way exactly one save wins."""
-    item = factories.make_item(study)
-    pf = factories.make_question(
-        study, "pf", kind="nominal", options=[{"value": str(n), "label": str(n), "key": str(n)} for n in range(1, 9)]
-    )
-    pool = factories.make_pool(study, questions=[pf])
-    factories.add_member(pool, annotator)
-    assignment = factories.make_assignment(pool, item, annotator)
-    label_save(assignment=assignment, question=pf, unit_key="item", value="1", base_version=0, actor=annotator)
+def _six_concurrent_saves(assignment, question, annotator, base_version: int) -> list[str]:
+    """Six threads with their own connections save different values on one unit from the same base version
+    at once; returns each one's outcome ("won" or "conflict")."""
     outcomes: list[str] = []
     barrier = threading.Barrier(6)
 
@@ -279,7 +270,8 @@ def test_two_concurrent_saves_on_one_version_never_both_win(study, annotator):
         try:
             barrier.wait()
             label_save(
-                assignment=assignment, question=pf, unit_key="item", value=str(n + 2), base_version=1, actor=annotator
+                assignment=assignment, question=question, unit_key="item", value=str(n + 2),
+                base_version=base_version, actor=annotator,
             )
             outcomes.append("won")
         except Conflict:
@@ -292,10 +284,32 @@ def test_two_concurrent_saves_on_one_version_never_both_win(study, annotator):
         t.start()
     for t in threads:
         t.join()
+    return outcomes
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_concurrent_saves_on_one_version_never_both_win(study, annotator):
+    """Runs real threads with their own connections; on PostgreSQL the row lock decides, on SQLite
+    the IMMEDIATE transaction does. Either way exactly one save wins."""
+    assignment, pf = factories.one_nominal_assignment(study, annotator)
+    label_save(assignment=assignment, question=pf, unit_key="item", value="1", base_version=0, actor=annotator)
+    outcomes = _six_concurrent_saves(assignment, pf, annotator, base_version=1)
     assert outcomes.count("won") == 1 and outcomes.count("conflict") == 5
     label = Label.objects.get()
     assert label.version == 2
     assert label.history.count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_first_answers_to_one_unit_store_one_label_and_one_history_row(study, annotator):
+    """Real threads with their own connections, each the first answer (base version 0) to the same unit: the
+    lock and the unique constraint let exactly one win; the others get a 409 (a different value) — on
+    PostgreSQL through the one-statement save, on SQLite through the locked save."""
+    assignment, pf = factories.one_nominal_assignment(study, annotator)
+    outcomes = _six_concurrent_saves(assignment, pf, annotator, base_version=0)
+    assert sorted(outcomes) == ["conflict"] * 5 + ["won"]
+    label = Label.objects.get()
+    assert label.version == 1 and label.history.count() == 1
 
 
 def test_submitting_the_last_assignment_of_an_item_hands_it_to_adjudication(study, settings):

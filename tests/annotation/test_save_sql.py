@@ -375,52 +375,6 @@ def test_the_one_statement_save_extends_a_reservation_about_to_lapse_and_only_th
     assert assignment.reserved_until == extended  # far from lapsing: untouched
 
 
-def _one_nominal_item(study, annotator):
-    """An assignment of one item in a pool asking one nominal question (eight options), and the question."""
-    item = factories.make_item(study)
-    pf = factories.make_question(
-        study, "pf", kind="nominal", options=[{"value": str(n), "label": str(n), "key": str(n)} for n in range(1, 9)]
-    )
-    pool = factories.make_pool(study, questions=[pf])
-    factories.add_member(pool, annotator)
-    return factories.make_assignment(pool, item, annotator), pf
-
-
-@pytest.mark.django_db(transaction=True)
-def test_concurrent_first_answers_to_one_unit_store_one_label_and_one_history_row(study, annotator):
-    """Real threads with their own connections, each the first answer (base version 0) to the same unit: the
-    lock and the unique constraint let exactly one win; the others get a 409 (a different value) — on
-    PostgreSQL through the one-statement save, on SQLite through the locked save."""
-    import threading
-
-    from annotation.services import label_save
-    from concord.errors import Conflict
-
-    assignment, pf = _one_nominal_item(study, annotator)
-    outcomes: list[str] = []
-    barrier = threading.Barrier(6)
-
-    def worker(n: int) -> None:
-        try:
-            barrier.wait()
-            label_save(assignment=assignment, question=pf, unit_key="item", value=str(n + 1), base_version=0,
-                       actor=annotator)
-            outcomes.append("won")
-        except Conflict:
-            outcomes.append("conflict")
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(outcomes) == ["conflict"] * 5 + ["won"]
-    label = Label.objects.get()
-    assert label.version == 1 and label.history.count() == 1
-
-
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the one-statement save: PostgreSQL")
 @pytest.mark.django_db(transaction=True)
 def test_a_save_that_waited_for_the_lock_never_overwrites_the_version_committed_meanwhile(study, annotator):
@@ -435,7 +389,7 @@ def test_a_save_that_waited_for_the_lock_never_overwrites_the_version_committed_
     from annotation.services import label_save
     from concord.errors import Conflict
 
-    assignment, pf = _one_nominal_item(study, annotator)
+    assignment, pf = factories.one_nominal_assignment(study, annotator)
     label = label_save(assignment=assignment, question=pf, unit_key="item", value="1", base_version=0, actor=annotator)
     s = connection.settings_dict
     conninfo = {"host": s["HOST"], "port": s["PORT"] or 5432, "user": s["USER"], "password": s["PASSWORD"],
