@@ -137,10 +137,13 @@ class ConsoleInvitationSentOut(serializers.Serializer):
     invitation = ConsoleInvitationOut()
 
 
-def _invitation_sent(invited: str, invitation: StudyInvitation) -> Response:
+def _invitation_sent(invited: str, invitation: StudyInvitation, *, address: bool = False) -> Response:
     """The answer to adding someone outside the study: 202, the same whether or not the name has an account."""
     return Response(
-        {"detail": svc.invitation_sent_message(invited), "invitation": ConsoleInvitationOut(invitation).data},
+        {
+            "detail": svc.invitation_sent_message(invited, address=address),
+            "invitation": ConsoleInvitationOut(invitation).data,
+        },
         status=status.HTTP_202_ACCEPTED,
     )
 
@@ -608,7 +611,7 @@ class InvitationApi(ConsoleApi):
             pool=pool,
         )
         if isinstance(sent, StudyInvitation):
-            return _invitation_sent(v["email"], sent)
+            return _invitation_sent(v["email"], sent, address=True)
         return Response(
             {"username": sent.get_username(), "email": v["email"], "role": v["role"]}, status=status.HTTP_201_CREATED
         )

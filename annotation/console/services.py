@@ -4,7 +4,7 @@ Every function here is a domain write, keyword-only, taking the acting user expl
 either completes inside one transaction or raises a ``concord.errors`` DomainError and changes
 nothing. The console's htmx views and its REST API call these same functions.
 
-Two rules recur:
+Three rules recur:
 
 * Labels are never lost or silently re-interpreted. A question that already has labels may only be
   changed in ways that keep every stored value meaningful (its option *labels* may be renamed, its
@@ -13,6 +13,9 @@ Two rules recur:
   membership is deactivated, never deleted, once they have started work.
 * Nobody changes their own role or their own pool: a researcher cannot quietly make themselves an
   annotator of a blinded pool, nor remove the last researcher of a study.
+* Nobody is put into a study who is not in it already: a name (or address) outside the study gets an
+  invitation that its person accepts or declines, and the researcher's answer does not tell whether an
+  account of that name exists (see "Adding people by name" below).
 """
 
 from __future__ import annotations
@@ -820,9 +823,14 @@ def study_role_revoke(*, study: Study, user: AbstractBaseUser, role: str, actor:
 # the name as it was typed. Only the invited person's own answer (accepted, declined) ever shows more.
 
 
-def invitation_sent_message(invited: str) -> str:
+def invitation_sent_message(invited: str, *, address: bool = False) -> str:
     """The one answer to "add or invite ``invited``" for anyone outside the study, whether or not an account
-    of that name (or address) exists."""
+    of that name (or, with ``address``, that e-mail address) exists."""
+    if address:
+        return (
+            f"If {invited!r} is not yet in this study, an invitation was mailed to it (with a new account when "
+            "the address had none); the person joins once they accept it on their home page."
+        )
     return (
         f"If an account {invited!r} exists and is not yet in this study, it has been invited; the person joins "
         "once they accept the invitation on their home page."

@@ -671,7 +671,7 @@ def invite(request: HttpRequest, slug: str) -> HttpResponse:
             request, "annotation/console/people.html", _people_context(study, invite_form=form), status=exc.status_code
         )
     if isinstance(person, StudyInvitation):
-        messages.success(request, svc.invitation_sent_message(data["email"]))
+        messages.success(request, svc.invitation_sent_message(data["email"], address=True))
     else:
         messages.success(request, f"{person.get_username()}, already in this study, now has the role; a mail was sent.")
     return redirect("console:people", slug=slug)

@@ -200,6 +200,8 @@ def test_an_address_outside_the_study_is_answered_alike_whether_or_not_it_has_an
 
     got = _each_alike(ADDRESSES, answer)
     assert got["status"] == (302 if channel == "page" else 202)
+    said = got["page"] if channel == "page" else got["body"]["detail"]
+    assert "an invitation was mailed to it (with a new account when the address had none)" in said
     # The mail goes to the address only, whoever holds it.
     assert {tuple(m.to) for m in mail.outbox} == {(ADDRESS,)} and len(mail.outbox) == len(ADDRESSES)
     assert not StudyRole.objects.filter(study=study).exclude(user=study.owner).exists()
@@ -330,6 +332,16 @@ def test_a_withdrawn_invitation_cannot_be_accepted(rita, api, study, pool, clock
         assert refused.status_code == 409
     assert not StudyRole.objects.filter(study=study, user=person).exists()
     assert "Invitations" not in clinician.get(reverse("annotation:home")).content.decode()
+
+
+def test_an_invitation_withdrawn_after_its_page_was_opened_is_not_accepted(study, pool, clock):
+    person = factories.make_user(NAME)
+    invitation = svc.pool_member_add_or_invite(pool=pool, username=NAME, actor=study.owner)
+    seen = StudyInvitation.objects.get(pk=invitation.pk)  # what the person's open page was built from
+    svc.invitation_withdraw(invitation=invitation, actor=study.owner)
+    with pytest.raises(Conflict, match="already withdrawn"):
+        svc.invitation_accept(invitation=seen, user=person)
+    assert not StudyRole.objects.filter(study=study, user=person).exists()
 
 
 def test_an_invitation_expires_after_the_configured_time(rita, study, pool, clock, settings):
