@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh
 
 from annotation import answers, selectors, services, units
+from annotation.console.selectors import open_invitations
 from annotation.models import ExposureKind, Label, Question, Study
 from concord.access import access_policy
 from concord.errors import Conflict, NotFound, ValidationFailed
@@ -40,7 +41,11 @@ def home(request: HttpRequest) -> HttpResponse:
         # A study already shown as a queue is listed again only for its researcher/adjudicator tools.
         if study.pk not in annotating or set(roles) - {"annotator"}:
             other_studies.append((study, roles))
-    return render(request, "annotation/home.html", {"queue": queue, "other_studies": other_studies})
+    # Invitations to join a study, which only their person sees and answers (annotation.console.invitee).
+    invitations = open_invitations(request.user, timezone.now())
+    return render(
+        request, "annotation/home.html", {"queue": queue, "other_studies": other_studies, "invitations": invitations}
+    )
 
 
 @access_policy("annotator")

@@ -162,6 +162,8 @@ GUIDELINES_MAX_CHARS = env_int("GUIDELINES_MAX_CHARS", 20_000, minimum=1)
 MARKDOWN_RENDER_TIMEOUT_SECONDS = env_int("MARKDOWN_RENDER_TIMEOUT_SECONDS", 5, minimum=1)
 # An API token is refused (and deleted) this long after it was issued; a new one is issued by /api/token/.
 API_TOKEN_TTL_SECONDS = env_int("API_TOKEN_TTL_SECONDS", 30 * 24 * 3600, minimum=60)
+# An invitation to join a study (annotation.models.StudyInvitation) can be accepted for this long after it was sent.
+INVITATION_TTL_SECONDS = env_int("INVITATION_TTL_SECONDS", 14 * 24 * 3600, minimum=60)
 
 # --- Cache ----------------------------------------------------------------------------------
 # db://<table> (the default; migrate creates the table), redis://host:6379/N, or locmem:// (one

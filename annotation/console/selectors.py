@@ -14,7 +14,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.paginator import Page, Paginator
@@ -26,6 +26,7 @@ from annotation.models import (
     Assignment,
     AssignmentStatus,
     ImportJob,
+    InvitationState,
     Item,
     Pool,
     PoolMembership,
@@ -33,6 +34,7 @@ from annotation.models import (
     Role,
     Scope,
     Study,
+    StudyInvitation,
     StudyRole,
 )
 
@@ -449,3 +451,41 @@ def pool_members(pools: Iterable[Pool]) -> dict[int, list[PoolMembership]]:
     for m in PoolMembership.objects.filter(pool__in=list(pools)).select_related("user").order_by("pseudonym"):
         members[m.pool_id].append(m)
     return members
+
+
+# --- Invitations ------------------------------------------------------------------------------
+
+
+@dataclass
+class InvitationRow:
+    invitation: StudyInvitation
+    status: str  # pending, expired, accepted, declined, withdrawn
+
+    @property
+    def open(self) -> bool:
+        return self.status == InvitationState.PENDING
+
+
+def study_invitations_queryset(study: Study, *, pool: Pool | None = None) -> QuerySet[StudyInvitation]:
+    """The study's invitations (of one pool, when given), newest first, for the researcher. What is shown of
+    them is the name as typed, never the account each was bound to: whether there was one is not the
+    researcher's to learn."""
+    invitations = StudyInvitation.objects.filter(study=study).select_related("pool", "invited_by")
+    if pool is not None:
+        invitations = invitations.filter(pool=pool)
+    return invitations.order_by("-created_at", "-id")
+
+
+def study_invitations(study: Study, now: datetime, *, pool: Pool | None = None) -> list[InvitationRow]:
+    return [InvitationRow(invitation=i, status=i.status(now)) for i in study_invitations_queryset(study, pool=pool)]
+
+
+def open_invitations(user: AbstractBaseUser, now: datetime) -> list[StudyInvitation]:
+    """The invitations ``user`` may still answer (pending, not expired), oldest first, for their home page."""
+    if not user.is_authenticated:
+        return []
+    return list(
+        StudyInvitation.objects.filter(user=user, state=InvitationState.PENDING, expires_at__gt=now)
+        .select_related("study", "pool", "invited_by")
+        .order_by("created_at", "id")
+    )
