@@ -156,10 +156,8 @@ X_FRAME_OPTIONS = "DENY"
 AUTHENTICATION_BACKENDS = ["concord.auth.ThrottledModelBackend"]
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60, minimum=1)
-# Guidelines (Markdown): at most this many characters, rendered in a child process killed after this many
-# seconds (annotation/markdown.py).
+# Guidelines (Markdown, rendered in linear time by annotation/markdown.py): at most this many characters.
 GUIDELINES_MAX_CHARS = env_int("GUIDELINES_MAX_CHARS", 20_000, minimum=1)
-MARKDOWN_RENDER_TIMEOUT_SECONDS = env_int("MARKDOWN_RENDER_TIMEOUT_SECONDS", 5, minimum=1)
 # An API token is refused (and deleted) this long after it was issued; a new one is issued by /api/token/.
 API_TOKEN_TTL_SECONDS = env_int("API_TOKEN_TTL_SECONDS", 30 * 24 * 3600, minimum=60)
 
