@@ -112,6 +112,25 @@ def test_a_pool_short_of_its_precision_stays_open(researcher):
     assert not status["reached"] and status["reasons"]
 
 
+@pytest.mark.parametrize("planned,reached", [(12, True), (13, False)])
+def test_the_pool_rule_waits_for_half_the_planned_items(researcher, monkeypatch, planned, reached):
+    """Six items complete: a plan of 12 lets the rule decide (half is 6), a plan of 13 does not (half is 7),
+    whatever the figures say (pool B's κ is within ±0.49 here)."""
+    s = _study(researcher, label_b=False, metric=False)
+    vs_support.label_pool_b(s)
+    Pool.objects.filter(pk=s["pool_b"].pk).update(stop_at_half_width=0.49, closed_at=None, closed_reason="")
+    real = planning.validation_plan
+
+    def plan_of(**kwargs):
+        return {**real(**kwargs), "n_items": planned}
+
+    monkeypatch.setattr(planning, "validation_plan", plan_of)
+    status = planning.pool_precision_status(pool=Pool.objects.get(pk=s["pool_b"].pk))
+    assert status["reached"] is reached, status
+    if not reached:
+        assert status["reasons"] == ["planning test: 6 of at least 7 items (half the plan) completed"]
+
+
 def test_a_pool_without_a_rule_is_never_closed(researcher):
     s = _study(researcher)
     assert Pool.objects.get(pk=s["pool_b"].pk).closed_at is None
