@@ -102,8 +102,7 @@ def guidelines_preview(request: HttpRequest) -> HttpResponse:
     """Markdown rendered exactly as annotators will see it (sanitised); writes nothing.
 
     For people who write guidelines: researchers of some study and those allowed to create one (others
-    403). Text longer than ``GUIDELINES_MAX_CHARS`` is refused (413), and text that does not render
-    within ``MARKDOWN_RENDER_TIMEOUT_SECONDS`` is refused (400), as when guidelines are saved.
+    403). Text longer than ``GUIDELINES_MAX_CHARS`` is refused (413), as when guidelines are saved.
     """
     is_researcher = StudyRole.objects.filter(user=request.user, role=Role.RESEARCHER).exists()
     if not (is_researcher or can_create_studies(request.user)):
