@@ -110,6 +110,7 @@ def _waited_for_a_lock(thread: threading.Thread) -> bool:
             ).fetchone()[0]
             if blocked:
                 return True
+            thread.join(0.01)  # a poll interval, not a deadline: the loop ends on progress only
     return False
 
 
