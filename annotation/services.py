@@ -515,7 +515,9 @@ def label_undo(*, assignment: Assignment, actor: AbstractBaseUser, now: datetime
 def reopen_refusal(*, assignment: Assignment) -> str | None:
     """Why a submitted item cannot be reopened, or None when it can: only submitted items, only in pools
     that allow it, and never once the annotator saw other annotators' labels on it (a calibration pool
-    after submitting): changing answers then would break their independence without anyone knowing."""
+    after submitting): changing answers then would break their independence without anyone knowing.
+    It decides only under the assignment's row lock (:func:`assignment_reopen`), which the page that shows
+    others' labels takes too (:func:`assignment_workspace_shown`); elsewhere it is what a page tells."""
     if assignment.status != AssignmentStatus.SUBMITTED:
         return "Only a submitted item can be reopened."
     if not assignment.pool.reopen_allowed:
