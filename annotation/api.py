@@ -209,12 +209,8 @@ class AssignmentDetailApi(WorkspaceApi):
     @extend_schema(responses={200: WorkspaceOutput, 404: ErrorSerializer}, summary="One of my items, blinded")
     def get(self, request: Request, pk: int) -> Response:
         assignment = selectors.get_assignment_for_annotator(request.user, pk, with_item=True)
-        workspace = selectors.assignment_workspace(assignment=assignment, user=request.user)
-        services.exposure_record(
-            user=request.user, assignment=assignment, kind=ExposureKind.API,
-            showed_other_labels=workspace.showed_other_labels, showed_system=workspace.showed_system,
-        metadata_keys=workspace.metadata_keys,
-        )
+        # Built and recorded in one step that a reopening cannot interleave with (services.assignment_reopen).
+        workspace = services.assignment_workspace_shown(assignment=assignment, user=request.user, kind=ExposureKind.API)
         return Response(WorkspaceOutput(workspace).data)
 
 

@@ -561,7 +561,9 @@ def assignment_workspace(*, assignment: Assignment, user: AbstractBaseUser) -> W
     """Everything the item page (and the API's item view) may show this annotator.
 
     Precondition: ``assignment`` came from get_assignment_for_annotator(user, …).
-    A fixed number of queries, whatever the size of the item.
+    A fixed number of queries, whatever the size of the item. Pages and the API show it through
+    ``services.assignment_workspace_shown``, which records what was shown and, when other annotators'
+    labels may be among it, serialises this read with a reopening of the item.
     """
     # Loaded here unless the access helper joined it: a label save never needs the item's texts.
     pool = assignment.pool

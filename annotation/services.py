@@ -40,6 +40,7 @@ from annotation.models import (
     AssignmentReopening,
     AssignmentStatus,
     Exposure,
+    ExposureKind,
     Importance,
     Item,
     Label,
@@ -48,6 +49,7 @@ from annotation.models import (
     PoolItemExclusion,
     PoolMembership,
     Question,
+    Visibility,
 )
 from annotation.selectors import assignment_units, label_conflict_details
 from concord.errors import Conflict, Forbidden, ValidationFailed
@@ -513,7 +515,9 @@ def label_undo(*, assignment: Assignment, actor: AbstractBaseUser, now: datetime
 def reopen_refusal(*, assignment: Assignment) -> str | None:
     """Why a submitted item cannot be reopened, or None when it can: only submitted items, only in pools
     that allow it, and never once the annotator saw other annotators' labels on it (a calibration pool
-    after submitting): changing answers then would break their independence without anyone knowing."""
+    after submitting): changing answers then would break their independence without anyone knowing.
+    It decides only under the assignment's row lock (:func:`assignment_reopen`), which the page that shows
+    others' labels takes too (:func:`assignment_workspace_shown`); elsewhere it is what a page tells."""
     if assignment.status != AssignmentStatus.SUBMITTED:
         return "Only a submitted item can be reopened."
     if not assignment.pool.reopen_allowed:
@@ -680,6 +684,41 @@ def aspect_propose(*, assignment: Assignment, actor: AbstractBaseUser, text: str
         item_id=assignment.item_id, text=text, importance=importance,
         origin=AspectOrigin.PROPOSED, status=AspectStatus.PROPOSED, proposed_by=actor,
     )
+
+
+def assignment_workspace_shown(
+    *, assignment: Assignment, user: AbstractBaseUser, kind: str | None = None
+) -> selectors.Workspace:
+    """The workspace an item page (or the API's item view) shows, with what it shows recorded (an Exposure).
+
+    Seeing other annotators' labels (a calibration pool, after submitting) forbids reopening the item
+    (:func:`reopen_refusal`), so showing them and reopening are one serialised step on the assignment row,
+    which :func:`assignment_reopen` locks too: here the row is locked, its status read afresh (an item
+    reopened meanwhile is open again, and its page shows no other labels), the labels read and the exposure
+    recorded in one transaction, and nothing leaves the server before it commits. A reopening that waited
+    for this lock then finds the exposure and is refused; a page that waited for a reopening finds the item
+    open. Other pages take no lock: an item read here as open is drawn without others' labels even if it is
+    submitted meanwhile. ``kind``: the API's (``ExposureKind.API``), or None for the item page
+    (``CALIBRATION`` when it shows others' labels, else ``ITEM_PAGE``). ``assignment`` is updated in place."""
+    if assignment.pool.visibility != Visibility.AFTER_SUBMIT or assignment.status != AssignmentStatus.SUBMITTED:
+        return _workspace_recorded(assignment, user, kind)
+    with transaction.atomic():
+        fields = ("status", "reserved_until", "started_at", "submitted_at", "reopened_count")
+        current = Assignment.objects.select_for_update().filter(pk=assignment.pk).values(*fields).get()
+        for name in fields:
+            setattr(assignment, name, current[name])
+        return _workspace_recorded(assignment, user, kind)
+
+
+def _workspace_recorded(assignment: Assignment, user: AbstractBaseUser, kind: str | None) -> selectors.Workspace:
+    workspace = selectors.assignment_workspace(assignment=assignment, user=user)
+    if kind is None:
+        kind = ExposureKind.CALIBRATION if workspace.showed_other_labels else ExposureKind.ITEM_PAGE
+    exposure_record(
+        user=user, assignment=assignment, kind=kind, showed_other_labels=workspace.showed_other_labels,
+        showed_system=workspace.showed_system, metadata_keys=workspace.metadata_keys,
+    )
+    return workspace
 
 
 def exposure_record(

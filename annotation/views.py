@@ -22,7 +22,7 @@ from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefre
 
 from annotation import answers, selectors, services, units
 from annotation.console.selectors import open_invitations
-from annotation.models import ExposureKind, Label, Question, Study
+from annotation.models import Label, Question, Study
 from concord.access import access_policy
 from concord.errors import Conflict, NotFound, ValidationFailed
 from concord.http import domain_errors, htmx_render, is_htmx, vary_on_htmx
@@ -73,13 +73,8 @@ def _workspace(request: HttpRequest, assignment) -> selectors.Workspace:
 def item_page(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = selectors.get_assignment_for_annotator(request.user, pk, with_item=True)
     assignment = services.assignment_open(assignment=assignment, actor=request.user)
-    workspace = _workspace(request, assignment)
-    services.exposure_record(
-        user=request.user, assignment=assignment,
-        kind=ExposureKind.CALIBRATION if workspace.showed_other_labels else ExposureKind.ITEM_PAGE,
-        showed_other_labels=workspace.showed_other_labels, showed_system=workspace.showed_system,
-        metadata_keys=workspace.metadata_keys,
-    )
+    # Built and recorded in one step that a reopening cannot interleave with (it reads the status afresh).
+    workspace = services.assignment_workspace_shown(assignment=assignment, user=request.user)
     reopen_refusal = None
     if assignment.status == "submitted" and assignment.pool.reopen_allowed:
         reopen_refusal = services.reopen_refusal(assignment=assignment) or ""
