@@ -285,15 +285,23 @@ def current_aspects(item_id: int):
     return accepted.order_by("id")
 
 
-def label_conflict_details(current: Label | None, attempted: Any, question: Question, unit_key: str) -> dict[str, Any]:
-    """What a 409 carries: the newer value, its version, who set it and when, and the value the
-    client tried to save (so the page can offer it again — nothing typed is lost)."""
+CONFLICT_BY_YOU = "you"
+
+
+def label_conflict_details(
+    current: Label | None, attempted: Any, question: Question, unit_key: str, *, viewer: AbstractBaseUser
+) -> dict[str, Any]:
+    """What a 409 carries: the newer value, its version, whether ``viewer`` (the annotator who tried to
+    save) set it, when, and the value the client tried to save (so the page can offer it again — nothing
+    typed is lost). Who set it is ``"you"`` for the viewer's own earlier save (another tab, window or
+    script), and None for anyone else: an annotator never learns another person's identity, not even
+    a pseudonym (the answer is simply newer than theirs)."""
     return {
         "question": question.key,
         "unit_key": unit_key,
         "value": current.value if current else None,
         "version": current.version if current else 0,
-        "updated_by": current.updated_by.get_username() if current else None,
+        "updated_by": CONFLICT_BY_YOU if current is not None and current.updated_by_id == viewer.pk else None,
         "updated_at": current.updated_at.isoformat() if current else None,
         "your_value": attempted,
     }

@@ -432,7 +432,7 @@ def _write_label(
         if base_version:
             # The client saw a label that no longer exists; labels are never deleted, so this is a
             # forged or corrupted version number.
-            details = label_conflict_details(None, value, question, unit_key)
+            details = label_conflict_details(None, value, question, unit_key, viewer=actor)
             raise Conflict("This answer does not exist at the version you saw.", details=details)
         # A concurrent first answer raises IntegrityError here, which label_save answers after the rollback.
         label = Label(
@@ -448,14 +448,14 @@ def _write_label(
     if (base_version or 0) != current.version:
         raise Conflict(
             "This answer was changed since you loaded it.",
-            details=label_conflict_details(current, value, question, unit_key),
+            details=label_conflict_details(current, value, question, unit_key, viewer=actor),
         )
     # The update and its history row, written only if the label is still at the version read.
     updated = sql.update_label_and_history(current, value, actor.pk, now)
     if not updated and not fresh:  # the first guess was out of date: decide on the label as it is now
         return _write_label(assignment, question, unit_key, value, base_version, actor, now)
     if not updated:  # cannot happen while the row lock is held; refuse rather than guess
-        details = label_conflict_details(current, value, question, unit_key)
+        details = label_conflict_details(current, value, question, unit_key, viewer=actor)
         raise Conflict("This answer was changed while saving.", details=details)
     current.value, current.version, current.updated_by, current.updated_at = value, current.version + 1, actor, now
     return current
