@@ -358,11 +358,12 @@ class StudyQueue:
 
 def annotator_queue(*, user: AbstractBaseUser) -> list[StudyQueue]:
     """My studies → my pools → progress; two queries whatever the number of pools."""
+    mine = Q(assignments__annotator=user) & ~Q(assignments__status=AssignmentStatus.WITHDRAWN)
     pools = list(
         Pool.objects.filter(memberships__user=user, memberships__active=True)
         .select_related("study")
         .annotate(
-            n_assigned=Count("assignments", filter=Q(assignments__annotator=user)),
+            n_assigned=Count("assignments", filter=mine),
             n_submitted=Count(
                 "assignments", filter=Q(assignments__annotator=user, assignments__status=AssignmentStatus.SUBMITTED)
             ),
@@ -382,7 +383,9 @@ def annotator_queue(*, user: AbstractBaseUser) -> list[StudyQueue]:
 
 
 def pool_progress(*, pool: Pool, user: AbstractBaseUser) -> PoolProgress:
-    counts = Counter(Assignment.objects.filter(pool=pool, annotator=user).values_list("status", flat=True))
+    # A withdrawn item left the queue: it is neither to do nor done.
+    mine = Assignment.objects.filter(pool=pool, annotator=user).exclude(status=AssignmentStatus.WITHDRAWN)
+    counts = Counter(mine.values_list("status", flat=True))
     return PoolProgress(
         pool=pool, assigned=sum(counts.values()), submitted=counts[AssignmentStatus.SUBMITTED],
         skipped=counts[AssignmentStatus.SKIPPED],
@@ -703,11 +706,13 @@ def unit_redraw(
 
 def _calibration_labels(assignment: Assignment) -> list[OtherLabel]:
     """Other members' labels on the same item in the same pool, by pseudonym (calibration pools,
-    after this annotator submitted). Other pools' labels are never included."""
+    after this annotator submitted). Other pools' labels are never included, nor withdrawn work (a
+    researcher took the item from its annotator, perhaps to give it to this one)."""
     pseudonyms = dict(PoolMembership.objects.filter(pool_id=assignment.pool_id).values_list("user_id", "pseudonym"))
     rows = (
         Label.objects.filter(assignment__pool_id=assignment.pool_id, assignment__item_id=assignment.item_id)
         .exclude(assignment__annotator_id=assignment.annotator_id)
+        .exclude(assignment__status=AssignmentStatus.WITHDRAWN)
         .filter(value__isnull=False)
         .values_list("assignment__annotator_id", "question__key", "unit_key", "value")
         .order_by("question__order", "unit_key", "assignment__annotator_id")

@@ -50,7 +50,7 @@ from annotation.models import (
     Question,
 )
 from annotation.selectors import assignment_units, label_conflict_details
-from concord.errors import Conflict, Forbidden, ValidationFailed
+from concord.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
 # A heartbeat reports the active seconds since the previous one; the page sends one at most every
 # 30 s while the annotator is active, so anything above this is a clock jump or a forged request.
@@ -58,6 +58,9 @@ MAX_ACTIVE_SECONDS_PER_BEAT = 120.0
 MAX_SKIP_REASON = 2000
 MAX_ASPECT_TEXT = 1000
 OPEN_STATUSES = (AssignmentStatus.ASSIGNED, AssignmentStatus.STARTED)
+WITHDRAWN_REFUSAL = (
+    "A researcher took this item out of your queue; your answers on it are kept as they are and can no longer change."
+)
 
 
 # --- Assignment --------------------------------------------------------------------------------
@@ -78,7 +81,9 @@ def pool_assign_items(*, pool: Pool, items: Iterable[Item] | None = None, seed: 
 
     Idempotent: existing assignments count towards k, so re-running (or running after members or
     items were added) creates only what is missing. A member who left keeps the items they already
-    submitted, which still count; their open ones do not. Ties between equally loaded members are
+    submitted, which still count; their open ones do not. A withdrawn assignment (a researcher took the
+    item from that member) never counts, nor adds to its member's load, but that member is never given
+    the item again (one assignment per member and item). Ties between equally loaded members are
     broken by the seeded hash, so the same inputs give the same assignment. Returns how many
     assignments were created. Raises ValidationFailed when k exceeds the active members or an item
     belongs to another study.
@@ -114,6 +119,8 @@ def pool_assign_items(*, pool: Pool, items: Iterable[Item] | None = None, seed: 
         current = Assignment.objects.filter(pool=pool).values_list("item_id", "annotator_id", "status")
         for item_id, user_id, status in current:
             existing[item_id].add(user_id)
+            if status == AssignmentStatus.WITHDRAWN:
+                continue
             if user_id in active:
                 load[user_id] += 1
             if user_id in active or status == AssignmentStatus.SUBMITTED:
@@ -567,6 +574,8 @@ def assignment_submit(*, assignment: Assignment, actor: AbstractBaseUser, now: d
             return locked
         if locked.status == AssignmentStatus.SKIPPED:
             raise ValidationFailed("This item was skipped and cannot be submitted.")
+        if locked.status == AssignmentStatus.WITHDRAWN:
+            raise ValidationFailed(WITHDRAWN_REFUSAL)
         missing = assignment_missing_answers(assignment=locked)
         if missing:
             raise ValidationFailed(
@@ -631,6 +640,8 @@ def assignment_skip(
             return locked
         if locked.status == AssignmentStatus.SUBMITTED:
             raise ValidationFailed("This item is already submitted.")
+        if locked.status == AssignmentStatus.WITHDRAWN:
+            raise ValidationFailed(WITHDRAWN_REFUSAL)
         locked.status = AssignmentStatus.SKIPPED
         locked.skip_reason = reason
         locked.reserved_until = None
@@ -719,11 +730,15 @@ def _lock_open_assignment(
     before answering anything else."""
     _ensure_annotator(assignment, actor)
     rows = sql.lock_open_assignment(assignment.pk, scope, unit_key, only_question=only_question)
+    if not rows:  # deleted meanwhile (a researcher took the unanswered item out of the annotator's queue)
+        raise NotFound("No such assignment.")
     status, reserved_until, unit_ok = rows[0][:3]
     if status == AssignmentStatus.SUBMITTED:
         raise ValidationFailed("This item is submitted; its answers can no longer change.")
     if status == AssignmentStatus.SKIPPED:
         raise ValidationFailed("This item was skipped; its answers can no longer change.")
+    if status == AssignmentStatus.WITHDRAWN:
+        raise ValidationFailed(WITHDRAWN_REFUSAL)
     labels = {
         (question_id, key): Label(
             pk=pk, assignment=assignment, question_id=question_id, unit_key=key, value=value, version=version,
