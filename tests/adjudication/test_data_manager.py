@@ -97,6 +97,10 @@ def test_a_bad_filter_is_said_in_place(rita, data):
     assert response.status_code == 400 and "must be a number" in response.content.decode()
     response = rita.get(reverse("adjudication:data-manager", args=[data["study"].slug]), {"meta_key": "a b"})
     assert response.status_code == 400
+    for bound in ("nan", "inf", "-Infinity"):
+        url = reverse("adjudication:data-manager", args=[data["study"].slug])
+        response = rita.get(url, {"score_min": bound, "run": str(data["run"].pk)})
+        assert response.status_code == 400 and "finite number" in response.content.decode()
 
 
 def _bulk(client, study, **fields):
