@@ -5,7 +5,10 @@ who gave them (withdrawn), and the receiver starts empty (issue Q)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
@@ -15,7 +18,7 @@ from adjudication.models import AdjudicationCase, BulkAction, CaseStatus, GoldLa
 from annotation import services
 from annotation.console.services import pool_top_up
 from annotation.models import Assignment, AssignmentStatus, AuditEvent, Label, PoolItemExclusion, PoolMembership, Role
-from concord.errors import Conflict
+from concord.errors import Conflict, NotFound, ValidationFailed
 from scoring.models import Score, ScoreRun
 from tests import factories
 
@@ -416,3 +419,78 @@ def test_the_metadata_key_is_one_literal_key_never_an_orm_lookup(rita, data):
     assert status == 200 and ">g-7</a>" in body and "<strong>1</strong> item matches" in body
     for key in ("0", "-1", "1_000", "a b", "x" * 81):
         assert _page(rita, study, meta_key=key)[0] == 400, key
+
+
+def _waiting_on_a_lock() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' "
+            "AND query LIKE %s AND pid <> pg_backend_pid()",
+            ["%annotation_assignment%"],
+        )
+        return cursor.fetchone()[0] > 0
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("answered", [True, False], ids=["answered", "unanswered"])
+def test_a_save_waiting_on_the_data_managers_lock_finds_the_item_gone_and_writes_nothing(
+    data, researcher, monkeypatch, answered
+):
+    """Real threads with their own connections (PostgreSQL: SQLite serialises whole transactions). The data
+    manager has closed kim's assignment but not committed; kim's save waits on the assignment's row lock,
+    then finds it withdrawn (400) or deleted (404), and writes nothing."""
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks are PostgreSQL's; SQLite's IMMEDIATE transactions never interleave")
+    study, pool, kim, lee, b = data["study"], data["pool"], data["kim"], data["lee"], data["items"]["b"]
+    kims = Assignment.objects.get(item=b, annotator=kim)
+    if answered:
+        _answer(kims, kim)
+    filters = dm.Filters.parse(study, {})
+    request = {"action": "reassign", "target_pool": str(pool.pk), "from_user": str(kim.pk), "to_user": str(lee.pk)}
+    plan = dm.bulk_plan(study=study, data=request, chosen=[str(b.pk)], all_matching=False, filters=filters)
+    closed, release = threading.Event(), threading.Event()
+    original = dm._close
+
+    def close_then_hold(assignments):
+        out = original(assignments)
+        closed.set()
+        assert release.wait(120)
+        return out
+
+    monkeypatch.setattr(dm, "_close", close_then_hold)
+    outcome: dict[str, object] = {}
+
+    def apply() -> None:
+        try:
+            dm.bulk_apply(study=study, plan=plan, actor=researcher, filters=filters)
+        finally:
+            connection.close()
+
+    def save() -> None:
+        try:
+            services.label_save(assignment=kims, question=pool.questions.get(), unit_key="item", value="no",
+                                base_version=1 if answered else 0, actor=kim)
+            outcome["result"] = "saved"
+        except (ValidationFailed, NotFound) as exc:
+            outcome["result"] = type(exc).__name__
+        finally:
+            connection.close()
+
+    applier = threading.Thread(target=apply)
+    applier.start()
+    assert closed.wait(120)
+    saver = threading.Thread(target=save)
+    saver.start()
+    polls = 2400  # each a statement and a short wait: a guard against a save that never blocks, not a deadline
+    while not _waiting_on_a_lock():
+        polls -= 1
+        assert polls > 0 and saver.is_alive(), "the save never waited on the data manager's lock"
+        threading.Event().wait(0.05)
+    release.set()
+    applier.join()
+    saver.join()
+    assert outcome["result"] == ("ValidationFailed" if answered else "NotFound")
+    assert list(Label.objects.filter(assignment__item=b).values_list("assignment__annotator__username", "value")) == (
+        [("kim", "yes")] if answered else []
+    )
+    assert Assignment.objects.get(item=b, annotator=lee).status == AssignmentStatus.ASSIGNED
