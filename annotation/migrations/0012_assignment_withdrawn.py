@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0011_drop_redundant_fk_indexes'),
+        ('annotation', '0013_studyinvitation'),
     ]
 
     operations = [
