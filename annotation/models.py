@@ -397,6 +397,11 @@ class AssignmentStatus(models.TextChoices):
     STARTED = "started", "Started"
     SUBMITTED = "submitted", "Submitted"
     SKIPPED = "skipped", "Skipped"
+    # Closed by a researcher while it was open, with answers saved (the data manager's reassign or remove):
+    # the item left this annotator's queue and its answers never change again. They stay this annotator's
+    # (exports, under their pseudonym) and are never counted as submitted work, never shown to another
+    # annotator, and never moved to whoever receives the item (who gets an assignment of their own).
+    WITHDRAWN = "withdrawn", "Withdrawn by a researcher"
 
 
 class AssignmentQuerySet(models.QuerySet["Assignment"]):

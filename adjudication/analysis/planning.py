@@ -209,8 +209,10 @@ class _Completion:
 
 
 def _completions(pool: Pool) -> _Completion:
-    """Items whose every non-skipped assignment in the pool is submitted, in order of completion."""
-    rows = Assignment.objects.filter(pool=pool).exclude(status=AssignmentStatus.SKIPPED)
+    """Items whose every assignment in the pool is submitted (skipped and withdrawn ones aside), in order of
+    completion."""
+    not_waited_for = (AssignmentStatus.SKIPPED, AssignmentStatus.WITHDRAWN)
+    rows = Assignment.objects.filter(pool=pool).exclude(status__in=not_waited_for)
     latest: dict[int, datetime] = {}
     open_items: set[int] = set()
     for item_id, status, at in rows.values_list("item_id", "status", "submitted_at"):

@@ -126,6 +126,7 @@ def item_page(study: Study, *, query: str = "", page: int = 1, per_page: int = 5
     counts: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
     for row in (
         Assignment.objects.filter(item__in=[i.pk for i in current.object_list])
+        .exclude(status=AssignmentStatus.WITHDRAWN)  # taken back by a researcher: neither to do nor done
         .values("item_id", "pool_id", "status")
         .annotate(n=Count("id"))
     ):
@@ -268,9 +269,8 @@ def study_progress(study: Study) -> list[PoolProgress]:
     for m in PoolMembership.objects.filter(study=study).select_related("user").order_by("pseudonym"):
         members[m.pool_id].append(m)
     counts: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
-    for row in (
-        Assignment.objects.filter(pool__study=study).values("pool_id", "annotator_id", "status").annotate(n=Count("id"))
-    ):
+    live = Assignment.objects.filter(pool__study=study).exclude(status=AssignmentStatus.WITHDRAWN)
+    for row in live.values("pool_id", "annotator_id", "status").annotate(n=Count("id")):
         counts[(row["pool_id"], row["annotator_id"])][row["status"]] = row["n"]
     seconds: dict[tuple[int, int], list[float]] = defaultdict(list)
     for pool_id, annotator_id, active in Assignment.objects.filter(
@@ -394,7 +394,10 @@ def study_completion_chart(study: Study, today: date) -> Chart | None:
     pools = {p.pk: p.name for p in Pool.objects.filter(study=study)}
     totals = {
         pools[row["pool_id"]]: row["n"]
-        for row in Assignment.objects.filter(pool__study=study).values("pool_id").annotate(n=Count("id"))
+        for row in Assignment.objects.filter(pool__study=study)
+        .exclude(status=AssignmentStatus.WITHDRAWN)
+        .values("pool_id")
+        .annotate(n=Count("id"))
     }
     series: dict[str, list[tuple[date, int]]] = defaultdict(list)
     for row in (

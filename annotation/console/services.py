@@ -88,8 +88,9 @@ _METADATA_KEY = re.compile(r"^[A-Za-z0-9_.\-]{1,80}$")
 _USERNAME = re.compile(r"^[\w.@+-]{3,150}$")
 # What may be typed to name an existing account (Django's own username characters).
 _TYPED_USERNAME = re.compile(r"^[\w.@+-]{1,150}$")
-# Statuses that mean the annotator has opened the item: they have seen it, and may have labels on it.
-_TOUCHED = [AssignmentStatus.STARTED, AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED]
+# Statuses that mean the annotator has opened the item: they have seen it, and may have labels on it (a
+# withdrawn assignment holds answers: the data manager deletes the ones that hold none).
+_TOUCHED = [AssignmentStatus.STARTED, AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED, AssignmentStatus.WITHDRAWN]
 
 
 # --- Concurrent edits -----------------------------------------------------------------------
