@@ -594,8 +594,11 @@ def scan(study: Study, source: RecordSource, where: str, accept_extra: bool, *, 
     if repeats:
         # The index holds no ids, so the repeated ones are read back for the message (error path only).
         wanted = {n for pair in repeats for n in pair}
-        ids = {number: str(rec.get("id", "")).strip() for number, rec in source()
-               if number in wanted and isinstance(rec, dict)}
+        ids: dict[int, str] = {}
+        for number, rec in source():
+            deadline.check(where, number)
+            if number in wanted and isinstance(rec, dict):
+                ids[number] = str(rec.get("id", "")).strip()
         for number, first in repeats:
             scan.error(RowError(where, number, "id", f"duplicate id {ids.get(number, '')!r}: also on {where} {first}"))
     if long is not None:

@@ -611,6 +611,12 @@ def test_the_budget_counts_the_check_and_the_write_and_a_refused_write_is_undone
     source = _moving(_moving(source, clock, on_pass=1, at=2, seconds=40), clock, on_pass=2, at=1, seconds=30)
     with pytest.raises(PayloadTooLarge, match="stopped at line 1"):
         records_import(study=protocol_study, source=source, filename="items.jsonl", where="line", clock=clock)
+    # A file with repeated ids is read a second time for their messages: within the budget too.
+    clock = _Clock()
+    source, _ = file_source(_jsonl(_record(1), _record(2), _record(1)), filename="items.jsonl")
+    with pytest.raises(PayloadTooLarge, match="stopped at line 2"):
+        records_import(study=protocol_study, source=_moving(source, clock, on_pass=2, at=2, seconds=61),
+                       filename="items.jsonl", where="line", clock=clock, dry_run=True)
     assert _counts() == before
 
 
