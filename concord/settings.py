@@ -210,6 +210,10 @@ STORAGES = {
 
 # --- Uploads --------------------------------------------------------------------------------
 IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024, minimum=1)
+# One import reads at most this many lines (decompressed, blank ones included; 413 past them) and runs
+# at most this many seconds, its check and its write together (413 then; nothing is written).
+IMPORT_MAX_LINES = env_int("IMPORT_MAX_LINES", 2_000_000, minimum=1)
+IMPORT_MAX_SECONDS = env_int("IMPORT_MAX_SECONDS", 600, minimum=1)
 # An import's dry run flags (never refuses) answers longer than this, in characters or sentences.
 IMPORT_LONG_ANSWER_CHARS = env_int("IMPORT_LONG_ANSWER_CHARS", 5000, minimum=1)
 IMPORT_LONG_ANSWER_SENTENCES = env_int("IMPORT_LONG_ANSWER_SENTENCES", 60, minimum=1)

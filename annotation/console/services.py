@@ -67,6 +67,7 @@ from annotation.presets import (
     validate_specs,
 )
 from annotation.protocols import study_protocol_apply
+from annotation.pseudonyms import pseudonym_keys
 from annotation.services import pool_assign_items
 from concord.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
@@ -646,13 +647,15 @@ def pool_update(
 
 
 def _next_pseudonym(study: Study, user: AbstractBaseUser) -> str:
-    """The person's pseudonym in the study: kept if they already have one, else the next free ``A<n>``."""
+    """The person's pseudonym in the study: kept if they already have one, else the next ``A<n>`` that looks
+    like no pseudonym of the study (``annotation.pseudonyms``: not "A2" beside an imported "a2")."""
     existing = PoolMembership.objects.filter(study=study, user=user).values_list("pseudonym", flat=True).first()
     if existing:
         return existing
     taken = set(PoolMembership.objects.filter(study=study).values_list("pseudonym", flat=True))
+    keys = {key for pseudonym in taken for key in pseudonym_keys(pseudonym)}
     n = len(taken) + 1
-    while f"A{n}" in taken:
+    while not keys.isdisjoint(pseudonym_keys(f"A{n}")):
         n += 1
     return f"A{n}"
 

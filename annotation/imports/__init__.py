@@ -8,8 +8,11 @@ to write everything in one transaction.
 Modules:
 
 * ``schema``: the record schema (documented there), ``RowError``, ``ImportRejected``, ``ImportResult``.
-* ``readers``: a reader per format (JSONL, CSV), gzip decompression under the size limit, ``file_source``.
-* ``validation``: one record checked against the schema and the study's questions; the scan pass.
+* ``readers``: a reader per format (JSONL, CSV), gzip decompression under the size limit, lines cut in
+  blocks with blank ones passed over in C and counted against the line limit, ``file_source``.
+* ``deadline``: the wall-clock budget of one import, asked before each record of either pass.
+* ``validation``: one record checked against the schema and the study's questions; the scan pass; the
+  labels' pseudonyms compared with each other and with the study's people (``annotation.pseudonyms``).
 * ``writer``: the write pass, in batches, inside one transaction.
 * ``service``: ``records_import`` and ``items_import``, the entry points re-exported here.
 * ``jobs``: the console's import jobs (upload, dry run, confirm, import) run by a worker.

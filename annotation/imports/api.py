@@ -17,7 +17,8 @@ from annotation.imports.service import items_import
 
 class ItemsImportApi(APIView):
     """POST a JSONL or CSV file as multipart ``file``; 201 with the counts, or 400 with every error
-    (``details``: ``{location, line|row, field, reason}``) and nothing written; 413 over the size limit."""
+    (``details``: ``{location, line|row, field, reason}``) and nothing written; 413 over the size, line or
+    time limit (IMPORT_MAX_BYTES, IMPORT_MAX_LINES, IMPORT_MAX_SECONDS)."""
 
     access_policy = "researcher"
     parser_classes = [MultiPartParser]

@@ -7,6 +7,8 @@ for an uploaded or opened JSONL / CSV file (optionally gzip-compressed).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from time import monotonic
 from typing import IO, Any
 
 from django.conf import settings
@@ -14,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 
 from annotation.imports import validation, writer
+from annotation.imports.deadline import Deadline
 from annotation.imports.preview import records_preview
 from annotation.imports.readers import file_source
 from annotation.imports.schema import DEFAULT_POOL, ExtraWriter, ImportRejected, ImportResult, RecordSource
@@ -32,14 +35,19 @@ def records_import(
     dry_run: bool = False,
     pool_name: str | None = None,
     extra_writer: ExtraWriter | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> ImportResult:
     """Import the records of a re-startable ``source`` (called once to validate, once to write).
 
-    Raises ImportRejected listing every error when any record is bad; nothing is written then.
+    Raises ImportRejected listing every error when any record is bad; nothing is written then. Refused
+    (PayloadTooLarge, nothing written) once it has run longer than ``IMPORT_MAX_SECONDS`` by ``clock``
+    (a monotonic clock in seconds; ``time.monotonic`` unless a test drives its own).
     """
     pool_name = (pool_name or DEFAULT_POOL).strip() or DEFAULT_POOL
+    deadline = Deadline(seconds=settings.IMPORT_MAX_SECONDS, clock=clock or monotonic, filename=filename)
     # A real import flags long answers in the write pass, which splits every answer anyway.
-    scan = validation.scan(study, source, where, accept_extra=extra_writer is not None, flag_long=dry_run)
+    scan = validation.scan(study, source, where, accept_extra=extra_writer is not None, flag_long=dry_run,
+                           pool_name=pool_name, deadline=deadline)
     if scan.n_errors:
         raise ImportRejected(scan.errors, total=scan.n_errors, filename=filename)
     result = ImportResult(filename=filename, dry_run=dry_run, adapter=adapter, n_items=scan.n_records,
@@ -57,7 +65,7 @@ def records_import(
             new_pool = bool(scan.pseudonyms) and not Pool.objects.filter(study=study, name=pool_name).exists()
             written = writer.write(
                 study=study, source=source, validator=validator, result=result, filename=filename, actor=actor,
-                adapter=adapter, pool_name=pool_name, scan=scan, extra_writer=extra_writer,
+                adapter=adapter, pool_name=pool_name, scan=scan, extra_writer=extra_writer, deadline=deadline,
             )
             if new_pool:
                 _imported_pool_overlap(study, pool_name)
@@ -95,15 +103,17 @@ def items_import(
     dry_run: bool = False,
     pool_name: str | None = None,
     extra_writer: ExtraWriter | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> ImportResult:
     """Import a JSONL or CSV file (optionally gzip-compressed) into ``study``; all or nothing.
 
     ``file`` is a seekable binary file (an upload, or ``open(path, "rb")``). Raises PayloadTooLarge
-    before parsing when it is over ``settings.IMPORT_MAX_BYTES``, ImportRejected with the full error
-    list when any record is bad.
+    before parsing when it is over ``settings.IMPORT_MAX_BYTES``, while reading it when it has more than
+    ``IMPORT_MAX_LINES`` lines or the import runs longer than ``IMPORT_MAX_SECONDS`` (by ``clock``), and
+    ImportRejected with the full error list when any record is bad.
     """
     source, fmt = file_source(file, filename=filename, fmt=fmt)
     return records_import(
         study=study, source=source, filename=filename, actor=actor, where="line" if fmt == "jsonl" else "row",
-        dry_run=dry_run, pool_name=pool_name, extra_writer=extra_writer,
+        dry_run=dry_run, pool_name=pool_name, extra_writer=extra_writer, clock=clock,
     )

@@ -13,6 +13,7 @@ import hashlib
 import json
 import struct
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,8 +22,10 @@ from django.conf import settings
 from django.db import connection
 
 from annotation import answers, units
+from annotation.imports.deadline import Deadline
 from annotation.imports.schema import EXPORT_HINT, FIELDS, MAX_ERRORS, RecordSource, RowError, type_name
 from annotation.models import Chunk, Importance, Item, PoolMembership, Question, ScopeClass, Study
+from annotation.pseudonyms import pseudonym_keys
 from annotation.segmentation_fast import split_sentences
 from concord import rawsql
 from concord.errors import ValidationFailed
@@ -111,12 +114,42 @@ def _json_text(value: Any) -> str | None:
     return None if "\\u0000" in text else text
 
 
+class Pseudonyms:
+    """The annotators' pseudonyms of one file: where each spelling first appears, and no two that look alike
+    (``annotation.pseudonyms``), since two such spellings in one file are either one annotator written two
+    ways or two annotators a reader cannot tell apart; either way the file must say which."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, tuple[int, str]] = {}  # spelling → (line or row, field) where it first appears
+        self.by_key: dict[str, str] = {}  # comparison key → the spelling that has it
+
+    def __len__(self) -> int:
+        return len(self.first)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.first)
+
+    def add(self, pseudonym: str, number: int, field_name: str) -> str | None:
+        """Records ``pseudonym``; returns the other spelling of the file that looks like it, if any."""
+        if pseudonym in self.first:
+            return None
+        keys = pseudonym_keys(pseudonym)
+        for key in keys:
+            if key in self.by_key:
+                return self.by_key[key]
+        for key in keys:
+            self.by_key[key] = pseudonym
+        self.first[pseudonym] = (number, field_name)
+        return None
+
+
 class Validator:
     def __init__(self, study: Study, *, where: str, accept_extra: bool) -> None:
         self.study = study
         self.where = where
         self.accept_extra = accept_extra
         self.questions = {q.key: q for q in Question.objects.filter(study=study)}
+        self.pseudonyms = Pseudonyms()
 
     def validate(self, number: int, rec: dict[str, Any]) -> tuple[Record | None, list[RowError]]:
         errs = _RecordErrors(self.where, number)
@@ -274,11 +307,17 @@ class Validator:
                 errs.add(where, f"unknown key(s) {', '.join(extra)} (known: annotator, question, unit, value)")
                 continue
             pseudonym, key, unit = label.get("annotator"), label.get("question"), label.get("unit", "item")
-            if not isinstance(pseudonym, str) or not pseudonym.strip() or len(pseudonym) > _MAX_PSEUDONYM:
-                errs.add(f"{where}.annotator", f"must be a pseudonym of 1 to {_MAX_PSEUDONYM} characters")
+            # A pseudonym is trimmed (white space around it is never part of it), then checked and compared.
+            pseudonym = pseudonym.strip() if isinstance(pseudonym, str) else None
+            if not pseudonym or len(pseudonym) > _MAX_PSEUDONYM:
+                errs.add(f"{where}.annotator", f"must be a pseudonym of 1 to {_MAX_PSEUDONYM} characters, "
+                                               "not counting white space around it")
                 continue
             if "\x00" in pseudonym:
                 errs.add(f"{where}.annotator", _NUL_REASON)
+                continue
+            if not any(pseudonym_keys(pseudonym)):
+                errs.add(f"{where}.annotator", f"{pseudonym!r} has no visible character")
                 continue
             question = self.questions.get(key) if isinstance(key, str) else None
             if question is None:
@@ -317,11 +356,17 @@ class Validator:
             except answers.InvalidValue as exc:
                 errs.add(f"{where}.value", str(exc))
                 continue
-            pseudonym = pseudonym.strip()
             if (pseudonym, key, unit) in seen:
                 errs.add(where, f"a second label of {pseudonym!r} for {key!r} on {unit}")
                 continue
             seen.add((pseudonym, key, unit))
+            other = self.pseudonyms.add(pseudonym, errs.number, f"{where}.annotator")
+            if other is not None:
+                first, first_field = self.pseudonyms.first[other]
+                errs.add(f"{where}.annotator",
+                         f"pseudonym {pseudonym!r} looks like {other!r} ({self.where} {first}, {first_field}): "
+                         "write one annotator one way, and give two annotators pseudonyms that do not look alike")
+                continue
             out.append(LabelIn(pseudonym=pseudonym, question=question, unit=unit, value=value))
         return out
 
@@ -332,7 +377,7 @@ class Scan:
     n_chunks: int = 0
     n_aspects: int = 0
     n_labels: int = 0
-    pseudonyms: set[str] = field(default_factory=set)
+    pseudonyms: Pseudonyms = field(default_factory=Pseudonyms)
     errors: list[RowError] = field(default_factory=list)
     n_errors: int = 0
     # The first records as read (for the dry run's preview) and the answers flagged as long.
@@ -449,10 +494,52 @@ def _export_header(rec: dict[str, Any]) -> bool:
     return "concord_export" in rec
 
 
-def scan(study: Study, source: RecordSource, where: str, accept_extra: bool, *,
+def pseudonym_clashes(study: Study, pool_name: str, pseudonyms: Pseudonyms, where: str) -> list[RowError]:
+    """The file's pseudonyms that look like (``annotation.pseudonyms``) one of the study's people, each
+    located where it first appears and naming whom it looks like (the importer is a researcher of the study,
+    who sees its people's pseudonyms in the console anyway):
+
+    * a live annotator's, in any pool: imported labels are never attributed to, or mistaken for, a real
+      person's work;
+    * an imported annotator's of the import's own pool, spelt otherwise: the exact spelling adds to their
+      labels (a second import of the same pool), a look-alike would be a second annotator who looks the same.
+
+    The imported annotators of other pools are not compared: each pool's are its own (``ImportIdentity``).
+    """
+    if not pseudonyms:
+        return []
+    imported = pseudonyms.by_key
+    people = (
+        PoolMembership.objects.filter(study=study)
+        .values_list("pseudonym", "pool__name", "user__import_identity__id")
+        .order_by("pseudonym", "pool__name")
+    )
+    clashes = []
+    for existing, pool, identity in people:
+        pseudonym = next((imported[k] for k in pseudonym_keys(existing) if k in imported), None)
+        if pseudonym is None:
+            continue
+        if identity is None:
+            whom = f"a live annotator of pool {pool!r}"
+            advice = "imported labels need pseudonyms of their own"
+        elif pool == pool_name and pseudonym != existing:
+            whom = f"an imported annotator of pool {pool!r}"
+            advice = f"write {existing!r} to add to their labels, or give this annotator a pseudonym of their own"
+        else:
+            continue
+        number, field_name = pseudonyms.first[pseudonym]
+        like = "is" if pseudonym == existing else f"looks like {existing!r},"
+        clashes.append(RowError(where, number, field_name,
+                                f"pseudonym {pseudonym!r} {like} the pseudonym of {whom}; {advice}"))
+    return clashes
+
+
+def scan(study: Study, source: RecordSource, where: str, accept_extra: bool, *, pool_name: str, deadline: Deadline,
          long_chars: int | None = None, long_sentences: int | None = None, flag_long: bool = True) -> Scan:
     """The validation pass: reads everything, writes nothing; memory does not grow with the file
-    beyond the id index (about 24 bytes a record).
+    beyond the id index (about 24 bytes a record). The labels' pseudonyms are compared with the study's
+    people (``pseudonym_clashes``: the import's pool is ``pool_name``) in the dry run as in a real import;
+    ``deadline`` is asked before each record.
 
     Answers over ``long_chars`` characters or ``long_sentences`` sentences (default: the settings
     IMPORT_LONG_ANSWER_CHARS and IMPORT_LONG_ANSWER_SENTENCES) are flagged, not refused; with
@@ -472,6 +559,7 @@ def scan(study: Study, source: RecordSource, where: str, accept_extra: bool, *,
         pending.clear()
 
     for number, rec in source():
+        deadline.check(where, number)
         if isinstance(rec, RowError):
             scan.error(rec)
             continue
@@ -497,15 +585,20 @@ def scan(study: Study, source: RecordSource, where: str, accept_extra: bool, *,
         scan.n_chunks += len(record.contexts)
         scan.n_aspects += len(record.aspects)
         scan.n_labels += len(record.labels)
-        scan.pseudonyms.update(label.pseudonym for label in record.labels)
     if pending:
         check_existing()
+    scan.pseudonyms = validator.pseudonyms
+    for clash in pseudonym_clashes(study, pool_name, scan.pseudonyms, where):
+        scan.error(clash)
     repeats = index.repeats()
     if repeats:
         # The index holds no ids, so the repeated ones are read back for the message (error path only).
         wanted = {n for pair in repeats for n in pair}
-        ids = {number: str(rec.get("id", "")).strip() for number, rec in source()
-               if number in wanted and isinstance(rec, dict)}
+        ids: dict[int, str] = {}
+        for number, rec in source():
+            deadline.check(where, number)
+            if number in wanted and isinstance(rec, dict):
+                ids[number] = str(rec.get("id", "")).strip()
         for number, first in repeats:
             scan.error(RowError(where, number, "id", f"duplicate id {ids.get(number, '')!r}: also on {where} {first}"))
     if long is not None:

@@ -26,8 +26,9 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from annotation import units
+from annotation.imports.deadline import Deadline
 from annotation.imports.schema import ExtraWriter, ImportRejected, ImportResult, RecordSource, RowError
-from annotation.imports.validation import LabelIn, LongAnswers, Record, Scan, Validator
+from annotation.imports.validation import LabelIn, LongAnswers, Pseudonyms, Record, Scan, Validator, pseudonym_clashes
 from annotation.models import (
     Aspect,
     Assignment,
@@ -60,31 +61,23 @@ def _unique_username(base: str) -> str:
     return candidate
 
 
-def _annotators_ensure(*, study: Study, pool: Pool, pseudonyms: set[str], actor: Any) -> dict[str, Any]:
+def _annotators_ensure(*, study: Study, pool: Pool, pseudonyms: Pseudonyms, actor: Any, where: str,
+                       filename: str) -> dict[str, Any]:
     """Pseudonym → import-only identity for the imported annotators (``ImportIdentity``).
 
-    An identity already made for this pool's pseudonym by an earlier import is reused. A new one is an
-    inactive account that cannot log in, a member of the pool under that pseudonym. Refused (nothing is
-    written) when the pseudonym is a live annotator's in this study — in this pool or another — so that
-    imported labels are never attributed to, or confused with, a real person's work.
+    An identity already made for this pool's pseudonym by an earlier import is reused (the same spelling).
+    A new one is an inactive account that cannot log in, a member of the pool under that pseudonym. Refused
+    (nothing is written) when a pseudonym looks like a live annotator's in this study — in this pool or
+    another — or like another spelling of this pool's imported annotators (``validation.pseudonym_clashes``,
+    which the check pass ran too: this is for what changed since), so that imported labels are never
+    attributed to, or confused with, a real person's work.
     """
     User = get_user_model()
-    identities = {i.pseudonym: i.user for i in ImportIdentity.objects.filter(pool=pool).select_related("user")}
-    live = (
-        PoolMembership.objects.filter(study=study, pseudonym__in=pseudonyms - set(identities))
-        .exclude(user__import_identity__isnull=False)
-        .select_related("pool")
-        .order_by("pseudonym")
-    )
-    clashes = [
-        RowError("file", None, "labels.annotator",
-                 f"pseudonym {m.pseudonym!r} belongs to a live annotator of pool {m.pool.name!r}; imported labels "
-                 "need pseudonyms of their own")
-        for m in live
-    ]  # fmt: skip
+    clashes = pseudonym_clashes(study, pool.name, pseudonyms, where)
     if clashes:
-        raise ImportRejected(clashes, total=len(clashes), filename="the import")
-    for pseudonym in sorted(pseudonyms - set(identities)):
+        raise ImportRejected(clashes, total=len(clashes), filename=filename)
+    identities = {i.pseudonym: i.user for i in ImportIdentity.objects.filter(pool=pool).select_related("user")}
+    for pseudonym in sorted(p for p in pseudonyms if p not in identities):
         user = User(username=_unique_username(f"imported-{study.pk}-{slugify(pool.name)}-{slugify(pseudonym)}"),
                     is_active=False)
         user.set_unusable_password()
@@ -267,8 +260,8 @@ class _CopyPipeline:
 
 
 class Writer:
-    def __init__(self, *, study: Study, pool_name: str, pseudonyms: set[str], extra_writer: ExtraWriter | None,
-                 actor: Any = None, long_answers: LongAnswers | None = None) -> None:
+    def __init__(self, *, study: Study, pool_name: str, pseudonyms: Pseudonyms, extra_writer: ExtraWriter | None,
+                 where: str, filename: str, actor: Any = None, long_answers: LongAnswers | None = None) -> None:
         self.study = study
         self.long_answers = long_answers
         self.actor = actor
@@ -279,7 +272,8 @@ class Writer:
         self.questions_used: set[int] = set()
         if pseudonyms:
             self.pool, _ = Pool.objects.get_or_create(study=study, name=pool_name)
-            self.members = _annotators_ensure(study=study, pool=self.pool, pseudonyms=pseudonyms, actor=actor)
+            self.members = _annotators_ensure(study=study, pool=self.pool, pseudonyms=pseudonyms, actor=actor,
+                                              where=where, filename=filename)
         self.now = timezone.now()
         self.pipeline: _CopyPipeline | None = None
 
@@ -421,15 +415,18 @@ class Writer:
 
 
 def write(*, study: Study, source: RecordSource, validator: Validator, result: ImportResult, filename: str,
-           actor: Any, adapter: str, pool_name: str, scan: Scan, extra_writer: ExtraWriter | None) -> ImportResult:
+          actor: Any, adapter: str, pool_name: str, scan: Scan, extra_writer: ExtraWriter | None,
+          deadline: Deadline) -> ImportResult:
     """The write pass over a source that ``scan`` found clean; runs inside the caller's transaction.
 
-    Raises ImportRejected when a record has become invalid since the scan (the source changed).
+    Raises ImportRejected when a record has become invalid since the scan (the source changed), and
+    PayloadTooLarge when ``deadline`` passes (asked before each record); the caller's transaction undoes
+    what was written then.
     """
     # The scan of a real import leaves the long answers to this pass, which splits every answer anyway.
     long_answers = LongAnswers(validator.where)
     writer = Writer(study=study, pool_name=pool_name, pseudonyms=scan.pseudonyms, extra_writer=extra_writer,
-                    actor=actor, long_answers=long_answers)
+                    actor=actor, long_answers=long_answers, where=validator.where, filename=filename)
     n_records = scan.n_records
 
     def changed(errors: list[RowError]) -> ImportRejected:
@@ -449,6 +446,7 @@ def write(*, study: Study, source: RecordSource, validator: Validator, result: I
         numbers: list[int] = []
         n_read = 0
         for number, rec in source():
+            deadline.check(validator.where, number)
             record, errors = (None, [rec]) if isinstance(rec, RowError) else validator.validate(number, rec)
             if record is None:
                 raise changed(errors)

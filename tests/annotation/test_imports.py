@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from annotation.answers import MAX_TEXT_LENGTH
-from annotation.imports import MAX_ERRORS, ImportRejected, items_import, validation
+from annotation.imports import MAX_ERRORS, ImportRejected, file_source, items_import, records_import, validation, writer
 from annotation.imports.validation import IdIndex
 from annotation.models import (
     Aspect,
@@ -458,9 +458,189 @@ def test_nul_characters_and_non_finite_numbers_are_refused_on_every_database(pro
     ]
 
 
+_NUL = "contains a NUL character (\\u0000), which cannot be stored"
+
+
+@pytest.mark.parametrize(("extra", "field", "reason"), [
+    ({"id": "q\x00"}, "id", _NUL),
+    ({"question": "Why?\x00"}, "question", _NUL),
+    ({"source": "The source.\x00"}, "source", _NUL),
+    ({"system": "rag\x00"}, "system", _NUL),
+    ({"scope": "in_scope\x00"}, "scope", _NUL),
+    ({"metadata": {"site": ["a", "b\x00"]}}, "metadata", "contains a NUL character"),
+    ({"metadata": {"si\x00te": 1}}, "metadata", "contains a NUL character"),
+    ({"contexts": ["ok", "b\x00"]}, "contexts[1]", _NUL),
+    ({"contexts": [{"text": "b\x00"}]}, "contexts[0].text", _NUL),
+    ({"contexts": [{"id": "d\x00", "text": "b"}]}, "contexts[0].id", _NUL),
+    ({"aspects": ["a\x00"]}, "aspects[0]", _NUL),
+    ({"aspects": [{"text": "a\x00", "importance": "nice_to_have"}]}, "aspects[0].text", _NUL),
+    ({"labels": [{"annotator": "A\x00", "question": "refused", "unit": "item", "value": "no"}]}, "labels[0].annotator",
+     _NUL),
+    ({"labels": [{"annotator": "A", "question": "missing_aspects", "unit": "item", "value": "x\x00"}]},
+     "labels[0].value", "text contains a NUL character"),
+])
+def test_a_nul_character_in_any_field_is_refused_naming_line_and_field(protocol_study, extra, field, reason):
+    # PostgreSQL stores no NUL in text or JSON: refused here, on either database, before anything is written.
+    errors = _rejected(protocol_study, _jsonl(_record(1), _record(2, **extra)))
+    assert [(e["line"], e["field"]) for e in errors if reason in e["reason"]] == [(2, field)], errors
+
+
+def test_a_second_label_of_one_annotator_for_one_question_and_unit_is_refused(protocol_study):
+    def label(annotator, question="refused", unit="item", value="no"):
+        return {"annotator": annotator, "question": question, "unit": unit, "value": value}
+
+    errors = _rejected(protocol_study, _jsonl(
+        _record(1, labels=[label("A"), label("B"), label("A", value="yes")]),
+        _record(2, labels=[label("A", "grounded", "s:0", "supported"), label(" A ", "grounded", "s:00", "supported")]),
+    ))
+    assert [(e["location"], e["field"], e["reason"]) for e in errors] == [
+        ("line 1", "labels[2]", "a second label of 'A' for 'refused' on item"),
+        ("line 2", "labels[1]", "a second label of 'A' for 'grounded' on s:0"),
+    ]
+    # One label each per question and unit, on any number of items, is what a file holds.
+    result = _import(protocol_study, _jsonl(
+        _record(1, labels=[label("A"), label("B")]), _record(2, labels=[label("A")]),
+        _record(3, labels=[label("A"), label("A", "grounded", "s:0", "supported")]),
+    ))
+    assert (result.n_labels, Label.objects.count()) == (5, 5)
+
+
+def test_a_live_annotator_who_joins_between_the_check_and_the_write_stops_the_import(protocol_study, annotator,
+                                                                                     monkeypatch):
+    real_scan = validation.scan
+
+    def scan_then_join(*args, **kwargs):
+        result = real_scan(*args, **kwargs)
+        factories.add_member(factories.make_pool(protocol_study, "live"), annotator, pseudonym="ＫＩＭ")
+        return result
+
+    monkeypatch.setattr(validation, "scan", scan_then_join)
+    lab = [{"annotator": "kim", "question": "refused", "unit": "item", "value": "no"}]
+    with pytest.raises(ImportRejected) as refused:
+        _import(protocol_study, _jsonl(_record(1), _record(2, labels=lab)))
+    assert [e.as_dict() for e in refused.value.errors] == [{
+        "location": "line 2", "line": 2, "field": "labels[0].annotator",
+        "reason": "pseudonym 'kim' looks like 'ＫＩＭ', the pseudonym of a live annotator of pool 'live'; imported "
+                  "labels need pseudonyms of their own"}]
+    assert not Item.objects.exists() and not Label.objects.exists() and not ImportBatch.objects.exists()
+
+
 def test_an_empty_file_is_rejected(protocol_study):
     errors = _rejected(protocol_study, io.BytesIO(b"\n\n"))
     assert errors[0]["reason"] == "no records found"
+
+
+# --- budgets: lines and wall-clock seconds -----------------------------------------------------------
+
+
+@override_settings(IMPORT_MAX_LINES=50)
+@pytest.mark.parametrize("name", ["items.jsonl.gz", "items.csv.gz"])
+def test_a_file_past_the_line_budget_is_answered_413_and_writes_nothing(client, protocol_study, researcher, name):
+    # A few hundred bytes of gzip that inflate to a hundred thousand blank lines before one good record.
+    head = b"id,question,answer\n" if name.startswith("items.csv") else b""
+    record = b"q1,Why?,Because.\n" if name.startswith("items.csv") else json.dumps(_record(1)).encode() + b"\n"
+    body = gzip.compress(head + b" \n" * 100_000 + record)
+    client.force_login(researcher)
+    before = _counts()
+    response = client.post(f"/api/studies/{protocol_study.slug}/items/import", {"file": _upload(body, name)})
+    assert response.status_code == 413
+    assert response.json()["detail"].startswith(f"{name} has more than 50 lines (IMPORT_MAX_LINES)")
+    page = client.post(f"/studies/{protocol_study.slug}/import/", {"file": _upload(body, name), "dry_run": "on"})
+    assert page.status_code == 413 and b"more than 50 lines (IMPORT_MAX_LINES)" in page.content
+    assert _counts() == before
+
+
+class _Clock:
+    """A monotonic clock that the test moves, read by the import's wall-clock budget instead of the machine's."""
+
+    def __init__(self, *, step: float = 0.0) -> None:
+        self.now, self.step = 1000.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def _moving(source, clock, *, on_pass: int, at: int, seconds: float):
+    """``source``, moving ``clock`` on by ``seconds`` when its pass ``on_pass`` (1: the check, 2: the write)
+    reaches record ``at``."""
+    passes = 0
+
+    def moved():
+        nonlocal passes
+        passes += 1
+        for number, rec in source():
+            if passes == on_pass and number == at:
+                clock.now += seconds
+            yield number, rec
+
+    return moved
+
+
+def _budgeted_import(study, clock, *, on_pass, at, seconds, n=6):
+    source, _ = file_source(_jsonl(*(_record(i) for i in range(1, n + 1))), filename="items.jsonl")
+    return records_import(study=study, source=_moving(source, clock, on_pass=on_pass, at=at, seconds=seconds),
+                          filename="items.jsonl", where="line", clock=clock)
+
+
+@override_settings(IMPORT_MAX_SECONDS=60)
+def test_an_import_past_its_wall_clock_budget_is_refused_where_it_got_and_writes_nothing(protocol_study):
+    before = _counts()
+    with pytest.raises(PayloadTooLarge) as refused:
+        _budgeted_import(protocol_study, _Clock(), on_pass=1, at=3, seconds=60.5)
+    assert refused.value.status_code == 413
+    assert refused.value.message.startswith(
+        "items.jsonl: the import ran longer than 60 seconds (IMPORT_MAX_SECONDS) and was stopped at line 3")
+    assert refused.value.details == [{"location": "line 3", "line": 3, "field": "file",
+                                      "reason": "longer than 60 seconds (IMPORT_MAX_SECONDS)"}]
+    assert _counts() == before
+    # Sixty seconds are within the budget.
+    assert _budgeted_import(protocol_study, _Clock(), on_pass=1, at=3, seconds=60).n_items == 6
+
+
+@override_settings(IMPORT_MAX_SECONDS=60)
+def test_the_budget_counts_the_check_and_the_write_and_a_refused_write_is_undone(protocol_study, monkeypatch):
+    monkeypatch.setattr(writer, "BATCH_SIZE", 2)  # lines 1 to 4 are written before the budget runs out
+    before = _counts()
+    with pytest.raises(PayloadTooLarge, match="stopped at line 5"):
+        _budgeted_import(protocol_study, _Clock(), on_pass=2, at=5, seconds=61)
+    assert _counts() == before
+    # The check's seconds count too: 40 of them there and 30 in the write are over 60.
+    clock = _Clock()
+    source, _ = file_source(_jsonl(_record(1), _record(2)), filename="items.jsonl")
+    source = _moving(_moving(source, clock, on_pass=1, at=2, seconds=40), clock, on_pass=2, at=1, seconds=30)
+    with pytest.raises(PayloadTooLarge, match="stopped at line 1"):
+        records_import(study=protocol_study, source=source, filename="items.jsonl", where="line", clock=clock)
+    # A file with repeated ids is read a second time for their messages: within the budget too.
+    clock = _Clock()
+    source, _ = file_source(_jsonl(_record(1), _record(2), _record(1)), filename="items.jsonl")
+    with pytest.raises(PayloadTooLarge, match="stopped at line 2"):
+        records_import(study=protocol_study, source=_moving(source, clock, on_pass=2, at=2, seconds=61),
+                       filename="items.jsonl", where="line", clock=clock, dry_run=True)
+    assert _counts() == before
+
+
+@override_settings(IMPORT_MAX_SECONDS=60)
+def test_the_api_the_page_and_a_console_check_refuse_an_import_past_its_budget(client, protocol_study, researcher,
+                                                                              monkeypatch):
+    from annotation.imports import jobs, service
+    from annotation.models import ImportJobStatus
+
+    monkeypatch.setattr(service, "monotonic", _Clock(step=61))  # each reading of the clock 61 s after the last
+    client.force_login(researcher)
+    body = _jsonl(_record(1), _record(2)).getvalue()
+    before = _counts()
+    response = client.post(f"/api/studies/{protocol_study.slug}/items/import", {"file": _upload(body)})
+    assert response.status_code == 413
+    assert "ran longer than 60 seconds (IMPORT_MAX_SECONDS) and was stopped at line 1" in response.json()["detail"]
+    page = client.post(f"/studies/{protocol_study.slug}/import/", {"file": _upload(body)})
+    assert page.status_code == 413 and b"IMPORT_MAX_SECONDS" in page.content
+    job = jobs.import_job_create(study=protocol_study, actor=researcher, upload=_upload(body))
+    job = jobs.import_job_check(job_id=job.pk)
+    assert job.status == ImportJobStatus.INVALID
+    assert job.errors == [{"location": "line 1", "line": 1, "field": "file",
+                           "reason": "longer than 60 seconds (IMPORT_MAX_SECONDS)"}]
+    assert _counts() == before
 
 
 # --- the command line ---------------------------------------------------------------------------------
