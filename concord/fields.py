@@ -41,10 +41,12 @@ class WholeNumberField(serializers.IntegerField):
 
     def __init__(self, *, min_value: int, max_value: int, **kwargs: Any) -> None:
         super().__init__(min_value=min_value, max_value=max_value, **kwargs)
+        self.bounds = (min_value, max_value)
 
     def to_internal_value(self, data: Any) -> int:
+        low, high = self.bounds
         try:
-            return parse_int(data, name=self.field_name or "value", minimum=self.min_value, maximum=self.max_value)
+            return parse_int(data, name=self.field_name or "value", minimum=low, maximum=high)
         except ValidationFailed as exc:
             raise serializers.ValidationError(exc.message, code="invalid") from None
 

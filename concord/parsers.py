@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Mapping
 from itertools import accumulate
 from typing import IO, Any
 
@@ -61,8 +62,11 @@ class JSONParser(parsers.JSONParser):
     """DRF's JSON parser (the same errors, the same strictness) that refuses a body nested more than
     ``MAX_JSON_DEPTH`` levels deep with a 400 before decoding it. The default parser of the REST API."""
 
-    def parse(self, stream: IO[bytes], media_type: str | None = None, parser_context: dict | None = None) -> Any:
-        encoding = parsers.get_encoding(parser_context or {})
+    def parse(
+        self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+    ) -> Any:
+        # DRF's own choice of charset (text codecs only: a bz2 "charset" would decompress a small body).
+        encoding = parsers.get_encoding(parser_context or {})  # type: ignore[attr-defined]
         try:
             text = codecs.getreader(encoding)(stream).read()
         except UnicodeDecodeError as exc:

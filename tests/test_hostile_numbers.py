@@ -284,6 +284,17 @@ def test_a_hostile_number_in_an_id_segment_of_any_route_answers_404():
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.django_db
+def test_an_invitation_link_naming_a_hostile_user_id_is_an_invalid_link():
+    """The invitation link's first segment is a user id in base64 (Django's password-reset view reads it)."""
+    from django.utils.http import urlsafe_base64_encode
+
+    client = _client()
+    for number in HOSTILE_NUMBERS.values():
+        response = client.get(f"/accounts/invitation/{urlsafe_base64_encode(number.encode())}/x-y/")
+        assert response.status_code == 200 and response.context["validlink"] is False
+
+
 def _fill_with(route: str, world: dict[str, Any], name: str, value: str) -> str:
     """``route`` naming ``world``'s objects, with ``value`` for the parameter ``name``."""
     marker = "999999999"
@@ -572,11 +583,11 @@ def test_a_report_job_body_that_is_not_an_object_of_plain_values_is_refused(rese
 
 # --- 14. Page sizes ------------------------------------------------------------------------------
 
+MAX_LIMIT = 1000  # concord.pagination.MAX_LIMIT, as the API documents it
+
 
 @pytest.mark.slow
 def test_every_endpoint_that_reads_limit_refuses_a_billion_and_documents_the_maximum():
-    from concord.pagination import MAX_LIMIT
-
     world = access_world.build_world("own-study", "own")
     client, callbacks = _client(), _callbacks()
     paginated = []
@@ -592,6 +603,9 @@ def test_every_endpoint_that_reads_limit_refuses_a_billion_and_documents_the_max
                     assert response.json()["detail"] == "limit must be a whole number from 1 to 1000"
                 assert _send(client, "get", path, {"limit": MAX_LIMIT}).status_code == 200
     assert sorted(paginated) == ["api/assignments/", "api/scoring/runs/<int:run_id>/scores/"]
+    from concord.pagination import MAX_LIMIT as configured
+
+    assert configured == MAX_LIMIT
     _login(client, world["researcher"], "")
     schema = client.get("/api/schema/", {"format": "json"}).json()
     documented = {
@@ -644,13 +658,18 @@ def _sources():
                 yield path, path.read_text()
 
 
+DRF_JSON_PARSER = re.compile(
+    r"from rest_framework\.parsers import [^\n]*\bJSONParser\b|rest_framework\.parsers\.JSONParser"
+)
+
+
 def test_json_from_clients_is_decoded_only_through_the_bounded_loader():
     """No request-facing module decodes JSON with json.loads or DRF's own parser (the recursion limit)."""
     offenders = []
     for path, text in _sources():
         relative = path.relative_to(ROOT).as_posix()
         request_facing = path.name in ("views.py", "api.py", "forms.py") or "/web/" in relative
-        if re.search(r"from rest_framework\.parsers import [^\n]*\bJSONParser\b|rest_framework\.parsers\.JSONParser", text):
+        if DRF_JSON_PARSER.search(text):
             offenders.append(f"{relative}: DRF's JSONParser (use concord.parsers.JSONParser)")
         if request_facing and re.search(r"\bjson\.loads\(", text):
             offenders.append(f"{relative}: json.loads (use concord.parsers.loads)")
