@@ -131,14 +131,15 @@ class ReportJobKind(models.TextChoices):
     VALIDITY = "validity", "Metric vs human"
     RATERS = "raters", "Model as rater"
     OUTCOME = "outcome", "Outcome prediction"
+    PLANNING = "planning", "Planning"
 
 
 ReportJobStatus = JobStatus
 
 
 class ReportJob(Job):
-    """A slow report computed by a worker: a bootstrap (agreement, metric vs human, model as rater) or an
-    outcome cross-validation (see adjudication.analysis.jobs).
+    """A slow report computed by a worker: a bootstrap (agreement, metric vs human, model as rater), an
+    outcome cross-validation or a planning simulation (see adjudication.analysis.jobs).
 
     Unique on (study, params_hash): the same report with the same resample count and seed is computed
     once; asking again returns the existing job, and a redelivered task overwrites its own result.

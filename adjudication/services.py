@@ -153,7 +153,7 @@ def case_resolve(
         if case.status == CaseStatus.WITHDRAWN:
             raise Conflict("this case was withdrawn: the annotators agreed after the item was reopened")
         reopened = Assignment.objects.filter(pool_id=case.pool_id, item_id=case.item_id).exclude(
-            status__in=(AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED)
+            status__in=(AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED, AssignmentStatus.WITHDRAWN)
         )
         if reopened.exists():
             raise Conflict(
@@ -207,7 +207,8 @@ def item_disagreements_detect(*, pool_id: int, item_id: int) -> Detection:
 
     Called by annotation.services.assignment_submit inside the submitting transaction (named in
     settings.ASSIGNMENT_SUBMITTED_HANDLERS). Nothing happens until every non-skipped assignment of
-    the item in the pool is submitted and at least two are (one annotator cannot agree or disagree).
+    the item in the pool is submitted and at least two are (one annotator cannot agree or disagree);
+    withdrawn work (a researcher took the item back) is not waited for and never counts.
     Then, for every question of the pool and every unit anyone labelled: unanimity makes gold
     (``unanimous``); a strict majority makes gold (``majority``) where the pool's ConsensusRule for
     the question allows it; anything else opens one case (unique per pool, item, unit, question).
@@ -217,7 +218,7 @@ def item_disagreements_detect(*, pool_id: int, item_id: int) -> Detection:
     """
     assignments = list(
         Assignment.objects.filter(pool_id=pool_id, item_id=item_id)
-        .exclude(status=AssignmentStatus.SKIPPED)
+        .exclude(status__in=(AssignmentStatus.SKIPPED, AssignmentStatus.WITHDRAWN))
         .order_by("pk")
     )
     submitted = [a for a in assignments if a.status == AssignmentStatus.SUBMITTED]

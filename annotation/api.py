@@ -4,7 +4,7 @@ One class per operation, nested input/output serializers, one access helper per 
 anything that is not the caller's own). Token authentication (``Authorization: Token …``) works
 alongside the session. Domain errors (``concord.errors``) are left to the project's one API error handler
 (``concord.api_errors``), which answers 400 / 403 / 404 / 409 with ``{"error", "detail", "details"}``; a 409
-on a label carries the newer value, who and when.
+on a label carries the newer value, whether you set it (never who else did) and when.
 """
 
 from __future__ import annotations
@@ -46,7 +46,11 @@ class ConflictDetailsSerializer(serializers.Serializer):
     unit_key = serializers.CharField()
     value = serializers.JSONField(allow_null=True, help_text="The newer value now stored.")
     version = serializers.IntegerField()
-    updated_by = serializers.CharField(allow_null=True)
+    updated_by = serializers.CharField(
+        allow_null=True,
+        help_text='"you" when your own earlier save set the newer value (another tab, window or script); null '
+        "otherwise. No other person is ever named.",
+    )
     updated_at = serializers.DateTimeField(allow_null=True)
     your_value = serializers.JSONField(allow_null=True, help_text="The value you tried to save (not stored).")
 
@@ -212,12 +216,8 @@ class AssignmentDetailApi(WorkspaceApi):
     @extend_schema(responses={200: WorkspaceOutput, 404: ErrorSerializer}, summary="One of my items, blinded")
     def get(self, request: Request, pk: int) -> Response:
         assignment = selectors.get_assignment_for_annotator(request.user, pk, with_item=True)
-        workspace = selectors.assignment_workspace(assignment=assignment, user=request.user)
-        services.exposure_record(
-            user=request.user, assignment=assignment, kind=ExposureKind.API,
-            showed_other_labels=workspace.showed_other_labels, showed_system=workspace.showed_system,
-        metadata_keys=workspace.metadata_keys,
-        )
+        # Built and recorded in one step that a reopening cannot interleave with (services.assignment_reopen).
+        workspace = services.assignment_workspace_shown(assignment=assignment, user=request.user, kind=ExposureKind.API)
         return Response(WorkspaceOutput(workspace).data)
 
 

@@ -78,6 +78,7 @@ AUDITED_TABLES: tuple[Audited, ...] = (
     # Roles and memberships.
     Audited("annotation_studyrole"),
     Audited("annotation_poolmembership"),
+    Audited("annotation_studyinvitation", actor_column="updated_by_id"),
     Audited(
         "auth_user",
         watched_columns=("is_active", "is_staff", "is_superuser"),

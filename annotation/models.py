@@ -7,6 +7,8 @@ Rules about one row live here; anything spanning rows or with side effects lives
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -341,11 +343,65 @@ class PoolMembership(models.Model):
         return f"{self.user} in {self.pool}"
 
 
+class InvitationState(models.TextChoices):
+    PENDING = "pending", "Pending"
+    ACCEPTED = "accepted", "Accepted"
+    DECLINED = "declined", "Declined"
+    WITHDRAWN = "withdrawn", "Withdrawn"
+
+
+class StudyInvitation(models.Model):
+    """An invitation to join a study (a role, and a pool for an annotator) that the invited person accepts or
+    declines on their home page; until they accept, they have no role and no membership.
+
+    ``invited`` is what the researcher typed (a username or an e-mail address), shown back to them as typed.
+    ``user`` is the account the invitation was bound to when it was made, and only that account may see or
+    answer it. A row is written whether or not such an account exists (``user`` is then empty, and nobody can
+    ever answer it), so that the researcher's list of invitations reads the same either way
+    (annotation.console.services). ``updated_by`` is whoever last changed the row: the researcher who
+    invited or withdrew, or the invited person who accepted or declined (the audit trail's actor).
+    A pending invitation past ``expires_at`` is expired: it can no longer be answered.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="invitations")
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, null=True, blank=True, related_name="invitations")
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.ANNOTATOR)
+    invited = models.CharField(max_length=254, help_text="The username or e-mail address typed by the researcher.")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="study_invitations"
+    )
+    pseudonym = models.CharField(max_length=40, blank=True, help_text="Empty: the next free one when accepted.")
+    state = models.CharField(max_length=10, choices=InvitationState.choices, default=InvitationState.PENDING)
+    invited_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.invited} to {self.pool or self.study} ({self.state})"
+
+    def expired(self, now: datetime) -> bool:
+        return self.state == InvitationState.PENDING and self.expires_at <= now
+
+    def status(self, now: datetime) -> str:
+        """What the researcher and the invited person read: the state, or ``expired`` for a lapsed pending one."""
+        return "expired" if self.expired(now) else self.state
+
+
 class AssignmentStatus(models.TextChoices):
     ASSIGNED = "assigned", "Assigned"
     STARTED = "started", "Started"
     SUBMITTED = "submitted", "Submitted"
     SKIPPED = "skipped", "Skipped"
+    # Closed by a researcher while it was open, with answers saved (the data manager's reassign or remove):
+    # the item left this annotator's queue and its answers never change again. They stay this annotator's
+    # (exports, under their pseudonym) and are never counted as submitted work, never shown to another
+    # annotator, and never moved to whoever receives the item (who gets an assignment of their own).
+    WITHDRAWN = "withdrawn", "Withdrawn by a researcher"
 
 
 class AssignmentQuerySet(models.QuerySet["Assignment"]):

@@ -287,15 +287,23 @@ def current_aspects(item_id: int):
     return accepted.order_by("id")
 
 
-def label_conflict_details(current: Label | None, attempted: Any, question: Question, unit_key: str) -> dict[str, Any]:
-    """What a 409 carries: the newer value, its version, who set it and when, and the value the
-    client tried to save (so the page can offer it again — nothing typed is lost)."""
+CONFLICT_BY_YOU = "you"
+
+
+def label_conflict_details(
+    current: Label | None, attempted: Any, question: Question, unit_key: str, *, viewer: AbstractBaseUser
+) -> dict[str, Any]:
+    """What a 409 carries: the newer value, its version, whether ``viewer`` (the annotator who tried to
+    save) set it, when, and the value the client tried to save (so the page can offer it again — nothing
+    typed is lost). Who set it is ``"you"`` for the viewer's own earlier save (another tab, window or
+    script), and None for anyone else: an annotator never learns another person's identity, not even
+    a pseudonym (the answer is simply newer than theirs)."""
     return {
         "question": question.key,
         "unit_key": unit_key,
         "value": current.value if current else None,
         "version": current.version if current else 0,
-        "updated_by": current.updated_by.get_username() if current else None,
+        "updated_by": CONFLICT_BY_YOU if current is not None and current.updated_by_id == viewer.pk else None,
         "updated_at": current.updated_at.isoformat() if current else None,
         "your_value": attempted,
     }
@@ -352,11 +360,12 @@ class StudyQueue:
 
 def annotator_queue(*, user: AbstractBaseUser) -> list[StudyQueue]:
     """My studies → my pools → progress; two queries whatever the number of pools."""
+    mine = Q(assignments__annotator=user) & ~Q(assignments__status=AssignmentStatus.WITHDRAWN)
     pools = list(
         Pool.objects.filter(memberships__user=user, memberships__active=True)
         .select_related("study")
         .annotate(
-            n_assigned=Count("assignments", filter=Q(assignments__annotator=user)),
+            n_assigned=Count("assignments", filter=mine),
             n_submitted=Count(
                 "assignments", filter=Q(assignments__annotator=user, assignments__status=AssignmentStatus.SUBMITTED)
             ),
@@ -376,7 +385,9 @@ def annotator_queue(*, user: AbstractBaseUser) -> list[StudyQueue]:
 
 
 def pool_progress(*, pool: Pool, user: AbstractBaseUser) -> PoolProgress:
-    counts = Counter(Assignment.objects.filter(pool=pool, annotator=user).values_list("status", flat=True))
+    # A withdrawn item left the queue: it is neither to do nor done.
+    mine = Assignment.objects.filter(pool=pool, annotator=user).exclude(status=AssignmentStatus.WITHDRAWN)
+    counts = Counter(mine.values_list("status", flat=True))
     return PoolProgress(
         pool=pool, assigned=sum(counts.values()), submitted=counts[AssignmentStatus.SUBMITTED],
         skipped=counts[AssignmentStatus.SKIPPED],
@@ -563,7 +574,9 @@ def assignment_workspace(*, assignment: Assignment, user: AbstractBaseUser) -> W
     """Everything the item page (and the API's item view) may show this annotator.
 
     Precondition: ``assignment`` came from get_assignment_for_annotator(user, …).
-    A fixed number of queries, whatever the size of the item.
+    A fixed number of queries, whatever the size of the item. Pages and the API show it through
+    ``services.assignment_workspace_shown``, which records what was shown and, when other annotators'
+    labels may be among it, serialises this read with a reopening of the item.
     """
     # Loaded here unless the access helper joined it: a label save never needs the item's texts.
     pool = assignment.pool
@@ -697,11 +710,13 @@ def unit_redraw(
 
 def _calibration_labels(assignment: Assignment) -> list[OtherLabel]:
     """Other members' labels on the same item in the same pool, by pseudonym (calibration pools,
-    after this annotator submitted). Other pools' labels are never included."""
+    after this annotator submitted). Other pools' labels are never included, nor withdrawn work (a
+    researcher took the item from its annotator, perhaps to give it to this one)."""
     pseudonyms = dict(PoolMembership.objects.filter(pool_id=assignment.pool_id).values_list("user_id", "pseudonym"))
     rows = (
         Label.objects.filter(assignment__pool_id=assignment.pool_id, assignment__item_id=assignment.item_id)
         .exclude(assignment__annotator_id=assignment.annotator_id)
+        .exclude(assignment__status=AssignmentStatus.WITHDRAWN)
         .filter(value__isnull=False)
         .values_list("assignment__annotator_id", "question__key", "unit_key", "value")
         .order_by("question__order", "unit_key", "assignment__annotator_id")

@@ -40,6 +40,7 @@ from annotation.models import (
     AssignmentReopening,
     AssignmentStatus,
     Exposure,
+    ExposureKind,
     Importance,
     Item,
     Label,
@@ -48,9 +49,10 @@ from annotation.models import (
     PoolItemExclusion,
     PoolMembership,
     Question,
+    Visibility,
 )
 from annotation.selectors import assignment_units, label_conflict_details
-from concord.errors import Conflict, Forbidden, ValidationFailed
+from concord.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
 # A heartbeat reports the active seconds since the previous one; the page sends one at most every
 # 30 s while the annotator is active, so anything above this is a clock jump or a forged request.
@@ -58,6 +60,9 @@ MAX_ACTIVE_SECONDS_PER_BEAT = 120.0
 MAX_SKIP_REASON = 2000
 MAX_ASPECT_TEXT = 1000
 OPEN_STATUSES = (AssignmentStatus.ASSIGNED, AssignmentStatus.STARTED)
+WITHDRAWN_REFUSAL = (
+    "A researcher took this item out of your queue; your answers on it are kept as they are and can no longer change."
+)
 
 
 # --- Assignment --------------------------------------------------------------------------------
@@ -78,7 +83,9 @@ def pool_assign_items(*, pool: Pool, items: Iterable[Item] | None = None, seed: 
 
     Idempotent: existing assignments count towards k, so re-running (or running after members or
     items were added) creates only what is missing. A member who left keeps the items they already
-    submitted, which still count; their open ones do not. Ties between equally loaded members are
+    submitted, which still count; their open ones do not. A withdrawn assignment (a researcher took the
+    item from that member) never counts, nor adds to its member's load, but that member is never given
+    the item again (one assignment per member and item). Ties between equally loaded members are
     broken by the seeded hash, so the same inputs give the same assignment. Returns how many
     assignments were created. Raises ValidationFailed when k exceeds the active members or an item
     belongs to another study.
@@ -114,6 +121,8 @@ def pool_assign_items(*, pool: Pool, items: Iterable[Item] | None = None, seed: 
         current = Assignment.objects.filter(pool=pool).values_list("item_id", "annotator_id", "status")
         for item_id, user_id, status in current:
             existing[item_id].add(user_id)
+            if status == AssignmentStatus.WITHDRAWN:
+                continue
             if user_id in active:
                 load[user_id] += 1
             if user_id in active or status == AssignmentStatus.SUBMITTED:
@@ -432,7 +441,7 @@ def _write_label(
         if base_version:
             # The client saw a label that no longer exists; labels are never deleted, so this is a
             # forged or corrupted version number.
-            details = label_conflict_details(None, value, question, unit_key)
+            details = label_conflict_details(None, value, question, unit_key, viewer=actor)
             raise Conflict("This answer does not exist at the version you saw.", details=details)
         # A concurrent first answer raises IntegrityError here, which label_save answers after the rollback.
         label = Label(
@@ -448,14 +457,14 @@ def _write_label(
     if (base_version or 0) != current.version:
         raise Conflict(
             "This answer was changed since you loaded it.",
-            details=label_conflict_details(current, value, question, unit_key),
+            details=label_conflict_details(current, value, question, unit_key, viewer=actor),
         )
     # The update and its history row, written only if the label is still at the version read.
     updated = sql.update_label_and_history(current, value, actor.pk, now)
     if not updated and not fresh:  # the first guess was out of date: decide on the label as it is now
         return _write_label(assignment, question, unit_key, value, base_version, actor, now)
     if not updated:  # cannot happen while the row lock is held; refuse rather than guess
-        details = label_conflict_details(current, value, question, unit_key)
+        details = label_conflict_details(current, value, question, unit_key, viewer=actor)
         raise Conflict("This answer was changed while saving.", details=details)
     current.value, current.version, current.updated_by, current.updated_at = value, current.version + 1, actor, now
     return current
@@ -513,7 +522,9 @@ def label_undo(*, assignment: Assignment, actor: AbstractBaseUser, now: datetime
 def reopen_refusal(*, assignment: Assignment) -> str | None:
     """Why a submitted item cannot be reopened, or None when it can: only submitted items, only in pools
     that allow it, and never once the annotator saw other annotators' labels on it (a calibration pool
-    after submitting): changing answers then would break their independence without anyone knowing."""
+    after submitting): changing answers then would break their independence without anyone knowing.
+    It decides only under the assignment's row lock (:func:`assignment_reopen`), which the page that shows
+    others' labels takes too (:func:`assignment_workspace_shown`); elsewhere it is what a page tells."""
     if assignment.status != AssignmentStatus.SUBMITTED:
         return "Only a submitted item can be reopened."
     if not assignment.pool.reopen_allowed:
@@ -567,6 +578,8 @@ def assignment_submit(*, assignment: Assignment, actor: AbstractBaseUser, now: d
             return locked
         if locked.status == AssignmentStatus.SKIPPED:
             raise ValidationFailed("This item was skipped and cannot be submitted.")
+        if locked.status == AssignmentStatus.WITHDRAWN:
+            raise ValidationFailed(WITHDRAWN_REFUSAL)
         missing = assignment_missing_answers(assignment=locked)
         if missing:
             raise ValidationFailed(
@@ -631,6 +644,8 @@ def assignment_skip(
             return locked
         if locked.status == AssignmentStatus.SUBMITTED:
             raise ValidationFailed("This item is already submitted.")
+        if locked.status == AssignmentStatus.WITHDRAWN:
+            raise ValidationFailed(WITHDRAWN_REFUSAL)
         locked.status = AssignmentStatus.SKIPPED
         locked.skip_reason = reason
         locked.reserved_until = None
@@ -682,6 +697,41 @@ def aspect_propose(*, assignment: Assignment, actor: AbstractBaseUser, text: str
     )
 
 
+def assignment_workspace_shown(
+    *, assignment: Assignment, user: AbstractBaseUser, kind: str | None = None
+) -> selectors.Workspace:
+    """The workspace an item page (or the API's item view) shows, with what it shows recorded (an Exposure).
+
+    Seeing other annotators' labels (a calibration pool, after submitting) forbids reopening the item
+    (:func:`reopen_refusal`), so showing them and reopening are one serialised step on the assignment row,
+    which :func:`assignment_reopen` locks too: here the row is locked, its status read afresh (an item
+    reopened meanwhile is open again, and its page shows no other labels), the labels read and the exposure
+    recorded in one transaction, and nothing leaves the server before it commits. A reopening that waited
+    for this lock then finds the exposure and is refused; a page that waited for a reopening finds the item
+    open. Other pages take no lock: an item read here as open is drawn without others' labels even if it is
+    submitted meanwhile. ``kind``: the API's (``ExposureKind.API``), or None for the item page
+    (``CALIBRATION`` when it shows others' labels, else ``ITEM_PAGE``). ``assignment`` is updated in place."""
+    if assignment.pool.visibility != Visibility.AFTER_SUBMIT or assignment.status != AssignmentStatus.SUBMITTED:
+        return _workspace_recorded(assignment, user, kind)
+    with transaction.atomic():
+        fields = ("status", "reserved_until", "started_at", "submitted_at", "reopened_count")
+        current = Assignment.objects.select_for_update().filter(pk=assignment.pk).values(*fields).get()
+        for name in fields:
+            setattr(assignment, name, current[name])
+        return _workspace_recorded(assignment, user, kind)
+
+
+def _workspace_recorded(assignment: Assignment, user: AbstractBaseUser, kind: str | None) -> selectors.Workspace:
+    workspace = selectors.assignment_workspace(assignment=assignment, user=user)
+    if kind is None:
+        kind = ExposureKind.CALIBRATION if workspace.showed_other_labels else ExposureKind.ITEM_PAGE
+    exposure_record(
+        user=user, assignment=assignment, kind=kind, showed_other_labels=workspace.showed_other_labels,
+        showed_system=workspace.showed_system, metadata_keys=workspace.metadata_keys,
+    )
+    return workspace
+
+
 def exposure_record(
     *, user: AbstractBaseUser, assignment: Assignment, kind: str, showed_other_labels: bool, showed_system: bool,
     metadata_keys: Iterable[str] = (),
@@ -719,11 +769,15 @@ def _lock_open_assignment(
     before answering anything else."""
     _ensure_annotator(assignment, actor)
     rows = sql.lock_open_assignment(assignment.pk, scope, unit_key, only_question=only_question)
+    if not rows:  # deleted meanwhile (a researcher took the unanswered item out of the annotator's queue)
+        raise NotFound("No such assignment.")
     status, reserved_until, unit_ok = rows[0][:3]
     if status == AssignmentStatus.SUBMITTED:
         raise ValidationFailed("This item is submitted; its answers can no longer change.")
     if status == AssignmentStatus.SKIPPED:
         raise ValidationFailed("This item was skipped; its answers can no longer change.")
+    if status == AssignmentStatus.WITHDRAWN:
+        raise ValidationFailed(WITHDRAWN_REFUSAL)
     labels = {
         (question_id, key): Label(
             pk=pk, assignment=assignment, question_id=question_id, unit_key=key, value=value, version=version,

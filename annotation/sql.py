@@ -364,7 +364,7 @@ def _save_at_once_sql(kind: str) -> str:
     return (
         f"WITH a AS (SELECT a.{a.id}, a.{a.status}, a.{a.reserved_until}, {_unit_exists_sql(kind, True)} AS unit_ok "
         f"FROM {a.table} a WHERE a.{a.id} = %(assignment)s FOR UPDATE OF a), "
-        f"go AS (SELECT a.{a.id} FROM a WHERE a.{a.status} NOT IN (%(submitted)s, %(skipped)s) AND a.unit_ok), "
+        f"go AS (SELECT a.{a.id} FROM a WHERE a.{a.status} IN (%(assigned)s, %(started)s) AND a.unit_ok), "
         f"cur AS (SELECT l.{lb.id}, l.{lb.version}, l.{lb.value} FROM {lb.table} l "
         f"WHERE l.{lb.assignment} = %(assignment)s AND l.{lb.question} = %(question)s "
         f"AND l.{lb.unit_key} = %(unit_key)s), "
@@ -409,7 +409,8 @@ def save_label_at_once(
         "actor": actor_id, "now": rawsql.adapt(c, Label, "updated_at", now),
         "until": rawsql.adapt(c, Assignment, "reserved_until", reserve_until),
         "soon": rawsql.adapt(c, Assignment, "reserved_until", reserve_if_before),
-        "submitted": AssignmentStatus.SUBMITTED.value, "skipped": AssignmentStatus.SKIPPED.value,
+        # Only an open item takes answers (submitted, skipped or withdrawn: the locked save says why not).
+        "assigned": AssignmentStatus.ASSIGNED.value, "started": AssignmentStatus.STARTED.value,
     }
     sql = _cached(("at-once", kind), lambda: _save_at_once_sql(kind))
     for n, param in enumerate(exists_params):

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from annotation import views
+from annotation.console import invitee
 
 app_name = "annotation"
 urlpatterns = [
@@ -15,4 +16,7 @@ urlpatterns = [
     path("assignments/<int:pk>/undo/", views.label_undo, name="undo"),
     path("assignments/<int:pk>/reopen/", views.assignment_reopen, name="reopen"),
     path("history/", views.history, name="history"),
+    path("invitations/<int:invitation_id>/", invitee.invitation_detail, name="invitation"),
+    path("invitations/<int:invitation_id>/accept/", invitee.invitation_accept, name="invitation-accept"),
+    path("invitations/<int:invitation_id>/decline/", invitee.invitation_decline, name="invitation-decline"),
 ]

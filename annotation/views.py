@@ -21,7 +21,8 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh
 
 from annotation import answers, selectors, services, units
-from annotation.models import ExposureKind, Label, Question, Study
+from annotation.console.selectors import open_invitations
+from annotation.models import Label, Question, Study
 from concord.access import access_policy
 from concord.errors import Conflict, NotFound, ValidationFailed
 from concord.http import domain_errors, htmx_render, is_htmx, vary_on_htmx
@@ -41,7 +42,11 @@ def home(request: HttpRequest) -> HttpResponse:
         # A study already shown as a queue is listed again only for its researcher/adjudicator tools.
         if study.pk not in annotating or set(roles) - {"annotator"}:
             other_studies.append((study, roles))
-    return render(request, "annotation/home.html", {"queue": queue, "other_studies": other_studies})
+    # Invitations to join a study, which only their person sees and answers (annotation.console.invitee).
+    invitations = open_invitations(request.user, timezone.now())
+    return render(
+        request, "annotation/home.html", {"queue": queue, "other_studies": other_studies, "invitations": invitations}
+    )
 
 
 @access_policy("annotator")
@@ -69,13 +74,8 @@ def _workspace(request: HttpRequest, assignment) -> selectors.Workspace:
 def item_page(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = selectors.get_assignment_for_annotator(request.user, pk, with_item=True)
     assignment = services.assignment_open(assignment=assignment, actor=request.user)
-    workspace = _workspace(request, assignment)
-    services.exposure_record(
-        user=request.user, assignment=assignment,
-        kind=ExposureKind.CALIBRATION if workspace.showed_other_labels else ExposureKind.ITEM_PAGE,
-        showed_other_labels=workspace.showed_other_labels, showed_system=workspace.showed_system,
-        metadata_keys=workspace.metadata_keys,
-    )
+    # Built and recorded in one step that a reopening cannot interleave with (it reads the status afresh).
+    workspace = services.assignment_workspace_shown(assignment=assignment, user=request.user)
     reopen_refusal = None
     if assignment.status == "submitted" and assignment.pool.reopen_allowed:
         reopen_refusal = services.reopen_refusal(assignment=assignment) or ""

@@ -49,3 +49,10 @@ class Conflict(DomainError):
 class PayloadTooLarge(DomainError):
     status_code = 413
     code = "too_large"
+
+
+class TooManyRequests(DomainError):
+    """A bounded resource is busy (as many of these computations are running as allowed): try again later."""
+
+    status_code = 429
+    code = "too_many_requests"

@@ -156,12 +156,19 @@ X_FRAME_OPTIONS = "DENY"
 AUTHENTICATION_BACKENDS = ["concord.auth.ThrottledModelBackend"]
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60, minimum=1)
-# Guidelines (Markdown): at most this many characters, rendered in a child process killed after this many
-# seconds (annotation/markdown.py).
+# Guidelines (Markdown, rendered in linear time by annotation/markdown.py): at most this many characters.
 GUIDELINES_MAX_CHARS = env_int("GUIDELINES_MAX_CHARS", 20_000, minimum=1)
-MARKDOWN_RENDER_TIMEOUT_SECONDS = env_int("MARKDOWN_RENDER_TIMEOUT_SECONDS", 5, minimum=1)
+# Planning simulations (adjudication.analysis.jobs, kind "planning") run in a worker; at most this many are
+# queued or running at once per study and on the whole site (a further one is refused, 429). One queued or
+# running longer than the stale limit is taken as lost (its worker died): it no longer counts, and asking
+# for the same plan again queues it again.
+PLANNING_MAX_RUNNING_PER_STUDY = env_int("PLANNING_MAX_RUNNING_PER_STUDY", 2, minimum=1)
+PLANNING_MAX_RUNNING = env_int("PLANNING_MAX_RUNNING", 6, minimum=1)
+PLANNING_JOB_STALE_SECONDS = env_int("PLANNING_JOB_STALE_SECONDS", 15 * 60, minimum=60)
 # An API token is refused (and deleted) this long after it was issued; a new one is issued by /api/token/.
 API_TOKEN_TTL_SECONDS = env_int("API_TOKEN_TTL_SECONDS", 30 * 24 * 3600, minimum=60)
+# An invitation to join a study (annotation.models.StudyInvitation) can be accepted for this long after it was sent.
+INVITATION_TTL_SECONDS = env_int("INVITATION_TTL_SECONDS", 14 * 24 * 3600, minimum=60)
 
 # --- Cache ----------------------------------------------------------------------------------
 # db://<table> (the default; migrate creates the table), redis://host:6379/N, or locmem:// (one

@@ -192,9 +192,14 @@ class TrainedJudge(models.Model):
     ``study`` owns it: researchers of that study see, share and retire it. A study scores with its own
     judges and with judges explicitly shared with it (``shared_with``); nothing else, whatever a run's
     options say. A judge trained from a file on the command line has no owning study until shared.
+
+    Names are per study, so that a study's researchers cannot learn from a refused name that another study
+    has a judge of that name: unique among a study's own judges, and among the judges without a study
+    (constraints below); ``scoring.judges.services`` also keeps them unique among the judges a study may use
+    (its own and those shared with it), and every lookup by name is scoped to one study.
     """
 
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=100)
     study = models.ForeignKey(
         Study, null=True, blank=True, on_delete=models.CASCADE, related_name="trained_judges",
         help_text="The owning study (None: registered on the command line from a file).",
@@ -233,6 +238,10 @@ class TrainedJudge(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(task__in=JudgeTask.values), name="judge_task_known"),
             models.CheckConstraint(condition=Q(n_positive__lte=models.F("n")), name="judge_positives_within_n"),
+            models.UniqueConstraint(fields=["study", "name"], name="judge_name_unique_in_study"),
+            models.UniqueConstraint(
+                fields=["name"], condition=Q(study__isnull=True), name="judge_name_unique_without_study"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -6,7 +6,8 @@ plan have a precision target, and allows reopening), an item with a chunk, a sec
 assignment the annotator submitted and reopened (a row of their history), an aspect proposal, an
 adjudication case, two score runs (one to compare with), a knowledge base, an export, a validation
 study, a report job, an analysis job, an import job, a data manager's bulk action, a trained judge and
-its training job. ``fill`` turns a route pattern into a path naming those objects.
+its training job, and an invitation to the study's annotator role bound to the annotator (only they may
+see or answer it). ``fill`` turns a route pattern into a path naming those objects.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from django.urls import URLPattern, URLResolver
 from django.utils import timezone
 
 from adjudication.models import AdjudicationCase, BulkAction, BulkActionKind, ExportJob, ReportJob, ValidationStudy
-from annotation.models import Aspect, AssignmentReopening, AssignmentStatus, ImportJob, Role
+from annotation.models import Aspect, AssignmentReopening, AssignmentStatus, ImportJob, Role, StudyInvitation
 from concord.jobs import JobStatus
 from scoring.models import JudgeTrainJob, KnowledgeBase, ScoreRun, TrainedJudge
 from tests import factories
@@ -101,13 +102,19 @@ def build_world(slug: str, tag: str) -> dict[str, Any]:
         study=study, name=f"{tag}-judge", question_key=question.key, task="supports", positive=["yes"],
         status=JobStatus.DONE, judge=judge, requested_by=researcher,
     )
+    # Accepting it changes nothing the other routes depend on: the annotator already holds the role.
+    now = timezone.now()
+    invitation = StudyInvitation.objects.create(
+        study=study, role=Role.ANNOTATOR, invited=annotator.username, user=annotator, invited_by=researcher,
+        updated_by=researcher, created_at=now, expires_at=now + timezone.timedelta(days=1),
+    )
     return {
         "study": study, "researcher": researcher, "adjudicator": adjudicator, "annotator": annotator, "mate": mate,
         "question": question, "item": item, "pool": pool, "membership": membership, "assignment": assignment,
         "aspect": aspect, "case": case, "run": run, "kb": kb, "export": export, "validation": validation,
         "report_job": report_job, "analysis_job": analysis_job, "import_job": import_job,
         "reopened": reopened, "other_run": other_run, "bulk_action": bulk_action, "judge": judge,
-        "judge_job": judge_job,
+        "judge_job": judge_job, "invitation": invitation,
     }
 
 
@@ -142,7 +149,7 @@ def object_of(route: str, name: str) -> str:
     known = {
         "pool_id": "pool", "run_id": "run", "kb_id": "kb", "membership_id": "membership", "slug": "study",
         "external_id": "item", "key": "question", "question": "question",
-        "judge_id": "judge",
+        "judge_id": "judge", "invitation_id": "invitation",
     }  # fmt: skip
     if name in known:
         return known[name]

@@ -6,6 +6,8 @@ exports, validation studies, report, analysis and import jobs. Every route of th
 (the Django admin aside, with its own staff-only checks) is sent GET, POST, PUT, PATCH and DELETE by
 each role — anonymous, an annotator who owns the assignment, a pool-mate, an adjudicator, a researcher —
 naming the objects of their own study and, for each logged-in role, those of the other study.
+The invited person's pages (``invitations/<id>/``) belong to the one account the invitation is bound to
+(the world's annotator): everyone else, the study's researcher included, is answered 404.
 
 The rule (SECURITY.md): objects a user may not see answer 404 (405 for a method the route does not
 take, which is decided before any object is looked up); a study page above the user's role answers
@@ -42,6 +44,8 @@ ALLOWED = {
 # A 404 that is the route's own answer for these objects, not an access refusal: the pool answers none
 # of the questions a human measure is computed from ("pool … does not answer …").
 DOMAIN_404 = {"api/adjudication/pools/<int:pk>/human-measures/<slug:measure>/"}
+# The invited person's own pages: the world's invitation is bound to its annotator.
+INVITEE_PREFIX = "invitations/"
 
 
 def _all_routes() -> list[tuple[str, str]]:
@@ -95,6 +99,11 @@ def _expected(route: str, policy: str, role: str, target: str, method: str, stat
         if policy == "public" or status in (302, 401, 403, 405):
             return None
         return "a login redirect or 401/403"
+    if route.startswith(INVITEE_PREFIX):
+        if target == "own" and role == "annotator":
+            refused = status == 403 or (status == 404 and method == "get")
+            return "not refused (their own invitation)" if refused else None
+        return None if status in (404, 405) else "404 (another person's invitation)"
     if target == "other" and names and policy not in ("public", "authenticated"):
         return None if status in (404, 405) else "404 (another study's object)"
     if _allowed(route, policy, role, method):
@@ -168,5 +177,5 @@ def access_world_names() -> dict[str, Any]:
 
     keys = ("study", "question", "item", "pool", "membership", "assignment", "aspect", "case", "run", "kb",
             "export", "validation", "report_job", "analysis_job", "import_job", "reopened", "other_run", "bulk_action",
-            "judge", "judge_job")  # fmt: skip
+            "judge", "judge_job", "invitation")  # fmt: skip
     return dict.fromkeys(keys, Obj())

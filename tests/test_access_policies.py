@@ -50,3 +50,17 @@ def test_the_walk_sees_the_routes_of_every_app():
     routes = [route for route, _ in _walk(get_resolver().url_patterns)]
     assert "accounts/login/" in routes
     assert len(routes) > 5
+
+
+def test_the_invitation_routes_declare_their_policies():
+    policies = {route: _policy_of(callback) for route, callback in _walk(get_resolver().url_patterns)}
+    # The invited person's pages: any logged-in user, shown only their own invitation (404 otherwise).
+    for route in (
+        "invitations/<int:invitation_id>/",
+        "invitations/<int:invitation_id>/accept/",
+        "invitations/<int:invitation_id>/decline/",
+    ):
+        assert policies[route] == "authenticated", route
+    # Withdrawing one: the study's researchers.
+    assert policies["console/<slug:slug>/invitations/<int:invitation_id>/withdraw/"] == "researcher"
+    assert policies["api/console/studies/<slug:slug>/invitations/<int:invitation_id>/"] == "researcher"

@@ -26,6 +26,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from adjudication.models import AdjudicationCase, ExportJob
+from annotation.console import services as svc
 from annotation.models import Aspect, Role
 from scoring.models import KnowledgeBase, ScoreRun
 from tests import factories
@@ -55,6 +56,7 @@ def fixture_study(researcher, annotator, adjudicator) -> dict[str, Any]:
     )
     kb = KnowledgeBase.objects.create(study=study, name="guidelines")
     job = ExportJob.objects.create(study=study, format="jsonl", requested_by=researcher)
+    invitation = svc.pool_member_add_or_invite(pool=pool, username="someone-else", actor=researcher)
     return {
         "slug": study.slug,
         "pool_id": pool.pk,
@@ -63,6 +65,7 @@ def fixture_study(researcher, annotator, adjudicator) -> dict[str, Any]:
         "key": question.key,
         "question": question.key,
         "membership_id": membership.pk,
+        "invitation_id": invitation.pk,
         "measure": "human_cf",
         # ``id`` names a different object on each route.
         "id": {
@@ -156,6 +159,7 @@ MUST_SUCCEED = {
         "GET /api/scoring/runs/{run_id}/scores/",
         "GET /api/adjudication/studies/{slug}/exports/",
         "GET /api/adjudication/exports/{id}/",
+        "GET /api/console/studies/{slug}/invitations/{invitation_id}/",
     },
 }
 

@@ -502,7 +502,7 @@ def test_two_saves_on_one_version_store_the_first_and_answer_the_second_with_409
         "4",
         1,
         "2",
-        annotator.get_username(),
+        "you",
     )
     label = Label.objects.get()
     assert (label.value, label.version) == ("4", 1)

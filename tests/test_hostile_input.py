@@ -186,6 +186,17 @@ def hostile_study(researcher, annotator, adjudicator, tmp_path, settings):
 
     out = write_export(study=study, fmt="csv", out=tmp_path / "hostile.csv")
     export = ExportJob.objects.create(study=study, format="csv", status="done", path=str(out), requested_by=researcher)
+    # An invitation to the hostile pool, from the hostile account, to a hostile name, bound to the annotator:
+    # their home page and invitation page, and the researcher's lists, show all three.
+    from django.utils import timezone
+
+    from annotation.models import StudyInvitation
+
+    now = timezone.now()
+    invitation = StudyInvitation.objects.create(
+        study=study, pool=imported, invited=HOSTILE, user=annotator, invited_by=evil, updated_by=evil,
+        created_at=now, expires_at=now + timezone.timedelta(days=1),
+    )
     return {
         "study": study,
         "item": item,
@@ -198,6 +209,7 @@ def hostile_study(researcher, annotator, adjudicator, tmp_path, settings):
         "membership": membership,
         "export": export,
         "imported": imported,
+        "invitation": invitation,
         "question": pf,
         "evil": evil,
     }
@@ -244,6 +256,7 @@ def _fill(route: str, params: list[str], h: dict) -> str | None:
         "fmt": "csv",
         "measure": "human_cf",
         "job_id": 0,
+        "invitation_id": h["invitation"].pk,
     }
     path = route
     for name in params:
@@ -294,7 +307,7 @@ def test_html_in_every_text_field_is_escaped_on_every_page_each_role_opens(
                     assert response["Content-Disposition"].startswith("attachment")
         client.logout()
     # The pages that show the hostile text were really rendered (not refused), for each role.
-    assert {"assignments/<int:pk>/", ""} <= opened[annotator.get_username()]
+    assert {"assignments/<int:pk>/", "", "invitations/<int:invitation_id>/"} <= opened[annotator.get_username()]
     assert {"adjudication/cases/<int:pk>/", "adjudication/studies/<slug:slug>/cases/"} <= opened[
         adjudicator.get_username()
     ]

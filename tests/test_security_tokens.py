@@ -7,12 +7,14 @@ from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.models import PasswordChangeRequired
+from annotation import sql
+from annotation.models import Label, LabelHistory, PasswordChangeRequired
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -116,3 +118,31 @@ def test_a_person_sees_and_revokes_their_token_on_the_account_page(client, annot
     assert not Token.objects.filter(key=key).exists()
     assert Token.objects.filter(key=other).exists()  # only one's own
     assert _token_client(key).get(reverse("api-assignments")).status_code in (401, 403)
+
+
+def test_a_label_save_with_the_token_of_someone_who_must_change_their_password_is_refused(
+    annotator, study, monkeypatch
+):
+    """The label save reads the token, its person, the one-time password flag and the assignment in one statement
+    (annotation/sql.py); on PostgreSQL the save after it is one statement too. The flag must refuse the save there
+    as it refuses every other request, on either database, and nothing is written."""
+    assignment, pf = factories.one_nominal_assignment(study, annotator)
+    at_once = []
+    save_label_at_once = sql.save_label_at_once
+    monkeypatch.setattr(sql, "save_label_at_once", lambda **kw: at_once.append(kw) or save_label_at_once(**kw))
+    client = _token_client(_issue(annotator))
+    url = reverse("api-labels", args=[assignment.pk])
+    first = client.put(url, {"question": "pf", "unit_key": "item", "value": "1", "base_version": 0}, format="json")
+    assert first.status_code == 200, first.content  # the token works, by the save's own path
+    assert len(at_once) == (connection.vendor == "postgresql")  # the one-statement save on PostgreSQL
+    PasswordChangeRequired.objects.create(user=annotator)
+    refused = client.put(url, {"question": "pf", "unit_key": "item", "value": "2", "base_version": 1}, format="json")
+    assert refused.status_code in (401, 403)
+    assert "password" in refused.json()["detail"]
+    label = Label.objects.get(assignment=assignment, question=pf)
+    assert (label.value, label.version) == ("1", 1) and LabelHistory.objects.filter(label=label).count() == 1
+    assert len(at_once) == (connection.vendor == "postgresql")  # refused before any save was tried
+    assert client.get(url).status_code in (401, 403)  # reading the labels by the same statement: refused too
+    elsewhere = reverse("api-labels", args=[assignment.pk + 1000])  # not theirs: still the token's refusal, no 404
+    assert client.put(elsewhere, {"question": "pf", "unit_key": "item", "value": "2", "base_version": 1},
+                      format="json").status_code in (401, 403)

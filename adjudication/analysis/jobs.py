@@ -8,6 +8,12 @@ never duplicates work. :func:`job_start` queues ``adjudication.tasks.reports.rep
 the task calls :func:`job_run`, which runs the job's computation through ``concord.jobs.run_job``
 (claim, throttled progress, done or failed). The ``*_current`` helpers answer a page or the API with
 the finished job's result for exactly these parameters, else with point estimates.
+
+Planning simulations (kind ``planning``) are the same family: a pool's plan, a validation study's plan and
+precision over time, or a plan from expected figures, each keyed on its inputs and, where it reads data, on
+a fingerprint of that data; so a plan is computed once and then served from its job (a cache that is never
+stale). :func:`planning_job` finds or queues one; at most ``PLANNING_MAX_RUNNING_PER_STUDY`` per study and
+``PLANNING_MAX_RUNNING`` on the site are queued or running at once, and a further one is refused (429).
 """
 
 from __future__ import annotations
@@ -15,21 +21,24 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
+from django.utils import timezone
 
 from adjudication import tasks
-from adjudication.analysis import outcomes, raters
+from adjudication.analysis import outcomes, planning, raters
 from adjudication.analysis.access import pool_get_for_report, question_get_for_report
 from adjudication.analysis.agreement import agreement_report
 from adjudication.analysis.loading import data_version, metric_source_get
 from adjudication.analysis.params import bootstrap_params, id_param
 from adjudication.analysis.validity import ValidityParams, validity_params_parse, validity_report
-from adjudication.models import ReportJob, ReportJobKind, ReportJobStatus
-from annotation.models import Item, Study
-from concord.errors import NotFound, ValidationFailed
+from adjudication.models import ReportJob, ReportJobKind, ReportJobStatus, ValidationStudy
+from annotation.models import Item, Pool, Study
+from concord.errors import NotFound, TooManyRequests, ValidationFailed
 from concord.jobs import Progress, run_job
 from scoring.models import ScoreRun
 
@@ -105,11 +114,26 @@ def _outcome_result(job: ReportJob, progress: Progress) -> dict[str, Any]:
     return outcomes.outcome_report(study=job.study, params=outcome_params_from_job(job.params), progress=progress)
 
 
+def _planning_result(job: ReportJob, progress: Progress) -> dict[str, Any]:
+    params = job.params
+    what = params["what"]
+    if what == "figures":
+        return planning.plan_compute(params["inputs"], progress=progress)
+    if what == "pool":
+        pool = Pool.objects.get(pk=int(params["pool"]), study=job.study)
+        return planning.pool_plan(pool=pool, half_width=float(params["half_width"]), progress=progress)
+    vs = ValidationStudy.objects.select_related("target_pool", "target_question", "metric_run").get(
+        pk=int(params["validation"]), study=job.study
+    )
+    return planning.validation_monitoring(vs=vs, half_width=float(params["half_width"]), progress=progress)
+
+
 COMPUTE: dict[str, Callable[[ReportJob, Progress], dict[str, Any]]] = {
     ReportJobKind.AGREEMENT: _agreement_result,
     ReportJobKind.VALIDITY: _validity_result,
     ReportJobKind.RATERS: _raters_result,
     ReportJobKind.OUTCOME: _outcome_result,
+    ReportJobKind.PLANNING: _planning_result,
 }
 
 
@@ -319,3 +343,99 @@ def analysis_params_parse(*, study: Study, data: Any) -> tuple[str, dict[str, An
     if kind == ReportJobKind.OUTCOME:
         return kind, outcomes.outcome_params_parse(study=study, query=data).as_dict()
     raise ValidationFailed("kind must be raters or outcome")
+
+
+# --- planning simulations --------------------------------------------------------------------------------
+
+# The PostgreSQL advisory lock that serialises starting planning jobs, so that two requests cannot both see
+# room under the bound and both start one ("plan" in ASCII).
+_PLANNING_LOCK_KEY = 0x706C616E
+
+
+def _planning_lock() -> None:
+    """Inside the transaction: PostgreSQL's advisory lock; SQLite's transactions are IMMEDIATE
+    (settings.DATABASES), so the transaction already holds the database's write lock."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_PLANNING_LOCK_KEY])
+
+
+def _planning_stale(job: ReportJob, now: Any) -> bool:
+    """Queued or running longer than the stale limit (its worker died), or failed that long ago: computed again."""
+    return job.created_at < now - timedelta(seconds=settings.PLANNING_JOB_STALE_SECONDS)
+
+
+def planning_job(*, study: Study, params: dict[str, Any], user: AbstractBaseUser) -> ReportJob:
+    """The planning job for these parameters: the finished one, the one computing it, or a new one queued.
+
+    A failed job is returned as it is (its reason shown), and computed again only once it is stale. A new
+    or stale job is queued only while fewer than ``PLANNING_MAX_RUNNING_PER_STUDY`` planning jobs are
+    queued or running for the study and fewer than ``PLANNING_MAX_RUNNING`` on the site; otherwise
+    ``TooManyRequests`` (429) says so and nothing is queued."""
+    key = params_hash(ReportJobKind.PLANNING, params)
+    found = ReportJob.objects.filter(study=study, params_hash=key).first()
+    now = timezone.now()
+    if found is not None and (found.status == ReportJobStatus.DONE or not _planning_stale(found, now)):
+        return found
+    with transaction.atomic():
+        _planning_lock()
+        job = ReportJob.objects.select_for_update().filter(study=study, params_hash=key).first()
+        if job is not None and (job.status == ReportJobStatus.DONE or not _planning_stale(job, now)):
+            return job
+        active = ReportJob.objects.filter(
+            kind=ReportJobKind.PLANNING,
+            status__in=[ReportJobStatus.QUEUED, ReportJobStatus.RUNNING],
+            created_at__gte=now - timedelta(seconds=settings.PLANNING_JOB_STALE_SECONDS),
+        )
+        per_study, site = settings.PLANNING_MAX_RUNNING_PER_STUDY, settings.PLANNING_MAX_RUNNING
+        if active.filter(study=study).count() >= per_study:
+            raise TooManyRequests(
+                f"{per_study} planning simulations are already running for this study; "
+                "try again when one of them has finished"
+            )
+        if active.count() >= site:
+            raise TooManyRequests(
+                f"{site} planning simulations are already running on this site; try again in a minute"
+            )
+        if job is None:
+            job = ReportJob.objects.create(
+                study=study, kind=ReportJobKind.PLANNING, params=params, params_hash=key, requested_by=user
+            )
+        else:
+            ReportJob.objects.filter(pk=job.pk).update(
+                status=ReportJobStatus.QUEUED, error="", n_done=0, n_total=0, result=None, requested_by=user,
+                created_at=now, started_at=None, finished_at=None,
+            )
+            job.refresh_from_db()
+        tasks.reports.report_job_run.delay_on_commit(job.pk)
+    return job
+
+
+def figures_plan_job(*, study: Study, data: Any, user: AbstractBaseUser) -> ReportJob:
+    """A plan from expected figures (the API): inputs checked now (400), the simulation in a worker."""
+    inputs = planning.plan_inputs(data)
+    return planning_job(study=study, params={"what": "figures", "inputs": inputs}, user=user)
+
+
+def pool_plan_job(*, pool: Pool, half_width: float, user: AbstractBaseUser) -> ReportJob:
+    params = {
+        "what": "pool",
+        "pool": pool.pk,
+        "half_width": half_width,
+        "design": planning.pool_design(pool),
+    }
+    return planning_job(study=pool.study, params=params, user=user)
+
+
+def validation_plan_job(*, vs: ValidationStudy, half_width: float, user: AbstractBaseUser) -> ReportJob:
+    params = {
+        "what": "validation",
+        "validation": vs.pk,
+        "half_width": half_width,
+        "data_version": planning.validation_data_version(vs),
+    }
+    return planning_job(study=vs.study, params=params, user=user)
+
+
+def planning_job_get(*, study: Study, job_id: int) -> ReportJob:
+    return job_get(study=study, job_id=job_id, kinds=(ReportJobKind.PLANNING,), what="planning job")

@@ -18,19 +18,24 @@ Statistics come from :mod:`adjudication.stats.planning`; nothing here computes a
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import math
+import re
 import statistics
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Count, Max, Q, Sum
 from django.utils import timezone
 
 from adjudication.analysis.access import CATEGORICAL
-from adjudication.analysis.loading import binary_target, ratings_load
+from adjudication.analysis.loading import binary_target, data_version, ratings_load
 from adjudication.models import ValidationStudy
 from adjudication.stats import agreement as ag
 from adjudication.stats import planning as sp
@@ -39,6 +44,7 @@ from adjudication.stats import validity as va
 from annotation import units
 from annotation.models import Assignment, AssignmentStatus, Pool, Question
 from concord.errors import ValidationFailed
+from concord.params import parse_int
 from scoring.models import RunStatus, Score, ScoreState
 
 DEFAULT_HALF_WIDTH = 0.05
@@ -52,16 +58,45 @@ N_SIM = 1000
 Unit = tuple[int, str]
 
 
+MAX_HALF_WIDTH = 0.5
+# A decimal number in ASCII: float() alone also reads "nan", "inf", "1_000" and Unicode digits ("٠.٥").
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,3})?", re.ASCII)
+MAX_NUMBER_CHARS = 32
+
+
+def parse_number(value: Any, name: str) -> float | None:
+    """A finite decimal number written in ASCII (``0.05``, ``5e-2``), None when absent or empty; anything else
+    (NaN, infinity, Unicode digits, underscores, a list, a very long string) is refused naming ``name``."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        value = repr(value)
+    text = value.strip() if isinstance(value, str) else ""
+    if len(text) > MAX_NUMBER_CHARS or not _DECIMAL.fullmatch(text):
+        raise ValidationFailed(f"{name} must be a number such as 0.05")
+    x = float(text)
+    if not math.isfinite(x):
+        raise ValidationFailed(f"{name} must be a finite number")
+    return x
+
+
 def parse_half_width(value: Any, default: float = DEFAULT_HALF_WIDTH) -> float:
-    if value in (None, ""):
+    """The wanted half-width of a 95% interval: from ``MIN_HALF_WIDTH`` (0.001) to below 0.5."""
+    h = parse_number(value, "half_width")
+    if h is None:
         return default
-    try:
-        h = float(value)
-    except (TypeError, ValueError):
-        raise ValidationFailed("half_width must be a number such as 0.05") from None
-    if not 0 < h < 0.5 or not math.isfinite(h):
-        raise ValidationFailed("half_width must lie strictly between 0 and 0.5")
+    if not sp.MIN_HALF_WIDTH <= h < MAX_HALF_WIDTH:
+        raise ValidationFailed(f"half_width must be at least {sp.MIN_HALF_WIDTH:g} and less than {MAX_HALF_WIDTH:g}")
     return h
+
+
+@contextlib.contextmanager
+def planning_errors() -> Iterator[None]:
+    """A planning error is a domain error: an input the formulas cannot take becomes a 400 with its reason."""
+    try:
+        yield
+    except sp.PlanningError as exc:
+        raise ValidationFailed(str(exc)) from None
 
 
 # --- design facts ----------------------------------------------------------------------------------
@@ -87,7 +122,8 @@ def _kappa_plan(*, kappa: float, raters: int, categories: int, half_width: float
     asks for it after every submission."""
     if raters < 2:
         raise ValidationFailed("agreement needs k of at least 2 annotators per item")
-    return _kappa_plan_cached(round(kappa, 2), raters, categories, half_width)
+    with planning_errors():
+        return _kappa_plan_cached(round(kappa, 2), raters, categories, half_width)
 
 
 @functools.lru_cache(maxsize=256)
@@ -95,14 +131,34 @@ def _kappa_plan_cached(kappa: float, raters: int, categories: int, half_width: f
     return sp.agreement_plan("fleiss", kappa, raters, categories, half_width, n_sim=N_SIM, seed=0)
 
 
-def pool_plan(*, pool: Pool, half_width: float = DEFAULT_HALF_WIDTH, kappa: float = ASSUMED_KAPPA) -> dict[str, Any]:
+def pool_design(pool: Pool) -> dict[str, Any]:
+    """What a pool's plan depends on: its k, its categorical questions' numbers of options, the timed
+    submissions (for the clinician-hours). A planning job keeps it in its parameters, so a plan computed
+    before the design changed is never shown as the current one."""
+    questions = [q for q in pool.questions.all() if q.kind in CATEGORICAL and len(q.option_values) >= 2]
+    timed = Assignment.objects.filter(pool=pool, status=AssignmentStatus.SUBMITTED, active_seconds__gt=0)
+    return {
+        "k": pool.overlap,
+        "questions": sorted((q.key, len(q.option_values)) for q in questions),
+        "timed": list(timed.aggregate(n=Count("pk"), seconds=Sum("active_seconds")).values()),
+    }
+
+
+def pool_plan(
+    *,
+    pool: Pool,
+    half_width: float = DEFAULT_HALF_WIDTH,
+    kappa: float = ASSUMED_KAPPA,
+    progress: sp.Progress | None = None,
+) -> dict[str, Any]:
     """Items and clinician-hours for the pool's agreement at ``±half_width`` (the pool's k, each categorical
     question's number of options, equal category shares, expected κ ``kappa``)."""
     minutes = median_minutes_per_item(pool)
     questions = [q for q in pool.questions.all() if q.kind in CATEGORICAL and len(q.option_values) >= 2]
     rows = []
     if pool.overlap >= 2:
-        for categories in sorted({len(q.option_values) for q in questions}):
+        sizes = sorted({len(q.option_values) for q in questions})
+        for i, categories in enumerate(sizes):
             plan = _kappa_plan(kappa=kappa, raters=pool.overlap, categories=categories, half_width=half_width)
             rows.append(
                 {
@@ -110,6 +166,8 @@ def pool_plan(*, pool: Pool, half_width: float = DEFAULT_HALF_WIDTH, kappa: floa
                     "plan": plan.as_dict(),
                 }
             )
+            if progress is not None:
+                progress(i + 1, len(sizes))
     n = max((r["plan"]["n_items"] for r in rows), default=None)
     return {
         "pool": {"id": pool.pk, "name": pool.name, "k": pool.overlap},
@@ -151,8 +209,10 @@ class _Completion:
 
 
 def _completions(pool: Pool) -> _Completion:
-    """Items whose every non-skipped assignment in the pool is submitted, in order of completion."""
-    rows = Assignment.objects.filter(pool=pool).exclude(status=AssignmentStatus.SKIPPED)
+    """Items whose every assignment in the pool is submitted (skipped and withdrawn ones aside), in order of
+    completion."""
+    not_waited_for = (AssignmentStatus.SKIPPED, AssignmentStatus.WITHDRAWN)
+    rows = Assignment.objects.filter(pool=pool).exclude(status__in=not_waited_for)
     latest: dict[int, datetime] = {}
     open_items: set[int] = set()
     for item_id, status, at in rows.values_list("item_id", "status", "submitted_at"):
@@ -285,10 +345,12 @@ def validation_plan(
     per_item = _units_per_item(data)
     k = _raters_per_item(data, pool)
     figures = []
-    for plan in (
-        sp.auc_plan_hanley_mcneil(auc, prevalence, half_width),
-        sp.auc_plan_obuchowski(auc, prevalence, half_width),
-    ):
+    with planning_errors():
+        auc_plans = (
+            sp.auc_plan_hanley_mcneil(auc, prevalence, half_width),
+            sp.auc_plan_obuchowski(auc, prevalence, half_width),
+        )
+    for plan in auc_plans:
         figures.append({"plan": plan.as_dict(), "n_items": math.ceil(plan.n_items / per_item)})
     if k >= 2 and data.n_categories >= 2:
         plan = _kappa_plan(kappa=kappa, raters=k, categories=data.n_categories, half_width=half_width)
@@ -309,11 +371,34 @@ def validation_plan(
     }
 
 
+def validation_data_version(vs: ValidationStudy) -> str:
+    """A fingerprint of what a validation study's plan and monitoring read: pool B's labels and gold on the
+    target question, the metric's scores, which items were completed when, the pool's closing, and the
+    study's own settings. A planning job keeps it in its parameters."""
+    source = f"run:{vs.metric_run_id}" if vs.metric_run_id else None
+    labels = data_version(pool=vs.target_pool, question=vs.target_question, source=source)
+    rows = Assignment.objects.filter(pool=vs.target_pool)
+    done = rows.aggregate(
+        n=Count("pk", filter=Q(status=AssignmentStatus.SUBMITTED)),
+        skipped=Count("pk", filter=Q(status=AssignmentStatus.SKIPPED)),
+        at=Max("submitted_at"),
+        seconds=Sum("active_seconds"),
+    )
+    run = vs.metric_run.status if vs.metric_run_id else None
+    parts = [labels, done, run, vs.target_pool.overlap, vs.target_pool.closed_at, vs.positive, vs.parameters]
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+
 def validation_monitoring(
-    *, vs: ValidationStudy, half_width: float = DEFAULT_HALF_WIDTH, now: datetime | None = None
+    *,
+    vs: ValidationStudy,
+    half_width: float = DEFAULT_HALF_WIDTH,
+    now: datetime | None = None,
+    progress: sp.Progress | None = None,
 ) -> dict[str, Any]:
     """The half-width of each headline figure at checkpoints as pool B's items were completed, the plan,
-    and at the current pace (items completed per day) the items and days still needed."""
+    and at the current pace (items completed per day) the items and days still needed. ``progress`` counts
+    the plan and each checkpoint."""
     now = now or timezone.now()
     data = _load(vs)
     plan = validation_plan(vs=vs, half_width=half_width, data=data)
@@ -321,8 +406,11 @@ def validation_monitoring(
     p = {"n_boot": KAPPA_N_BOOT, "seed": 0, **(vs.parameters or {})}
     n_boot = min(int(p.get("n_boot") or 0), KAPPA_N_BOOT) or KAPPA_N_BOOT
     checkpoints = sorted({max(1, round(len(order) * (i + 1) / CHECKPOINTS)) for i in range(CHECKPOINTS)})
+    steps = 1 + (len(checkpoints) if order else 0)
+    if progress is not None:
+        progress(1, steps)
     series: dict[str, dict[str, Any]] = {}
-    for j in checkpoints if order else []:
+    for step, j in enumerate(checkpoints if order else [], start=2):
         figs = _figures_at(data, set(order[:j]), n_boot=n_boot, seed=int(p.get("seed") or 0))
         for key, fig in figs.items():
             entry = series.setdefault(key, {"key": key, "title": fig["title"], "points": []})
@@ -335,6 +423,8 @@ def validation_monitoring(
                     "n_units": fig["n_units"],
                 }
             )
+        if progress is not None:
+            progress(step, steps)
     done = len(order)
     current = {k: v["points"][-1] for k, v in series.items() if v["points"]}
     needed_total = plan["n_items"]
@@ -445,88 +535,93 @@ def pool_precision_check(*, pool_id: int, item_id: int) -> bool:
 # --- a plan from figures alone (the command and the API) -----------------------------------------------
 
 
-def _number(data: dict[str, Any], key: str) -> float | None:
-    value = data.get(key)
-    if value in (None, ""):
-        return None
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValidationFailed(f"{key} must be a number") from None
-    if not math.isfinite(x):
-        raise ValidationFailed(f"{key} must be a finite number")
-    return x
-
-
 def _whole(data: dict[str, Any], key: str, low: int, high: int) -> int | None:
-    x = _number(data, key)
-    if x is None:
+    raw = data.get(key)
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
-    if x != int(x) or not low <= x <= high:
-        raise ValidationFailed(f"{key} must be a whole number from {low} to {high}")
-    return int(x)
+    return parse_int(raw, name=key, minimum=low, maximum=high)
 
 
-def plan_request(data: dict[str, Any]) -> dict[str, Any]:
-    """The plan for ``auc`` (with ``prevalence``), ``kappa`` (with ``raters``, ``categories``; and
-    ``prevalence`` for two raters on two categories) or ``alpha`` (with ``raters``, ``categories``), at
-    ``half_width`` and ``confidence``. Bad input: ValidationFailed naming the field, nothing computed."""
+def plan_inputs(data: dict[str, Any]) -> dict[str, Any]:
+    """The inputs of a plan from figures, parsed and checked (ValidationFailed naming the field): ``auc``
+    (with ``prevalence``), ``kappa`` (with ``raters``, ``categories``; and ``prevalence`` for two raters on
+    two categories) or ``alpha`` (with ``raters``, ``categories``), at ``half_width`` and ``confidence``.
+    What the formulas refuse is refused here too, before anything is computed or queued."""
     half_width = parse_half_width(data.get("half_width"))
-    confidence = _number(data, "confidence") or sp.DEFAULT_CONFIDENCE
-    auc, kappa, alpha = _number(data, "auc"), _number(data, "kappa"), _number(data, "alpha")
+    confidence = parse_number(data.get("confidence"), "confidence")
+    if confidence is None:
+        confidence = sp.DEFAULT_CONFIDENCE
+    if not 0.5 <= confidence <= sp.MAX_CONFIDENCE:
+        raise ValidationFailed(f"confidence must lie in [0.5, {sp.MAX_CONFIDENCE:g}]")
+    auc, kappa, alpha = (parse_number(data.get(k), k) for k in ("auc", "kappa", "alpha"))
     if sum(x is not None for x in (auc, kappa, alpha)) != 1:
         raise ValidationFailed("give exactly one of auc, kappa or alpha")
-    prevalence = _number(data, "prevalence")
+    prevalence = parse_number(data.get("prevalence"), "prevalence")
     raters = _whole(data, "raters", 2, 50)
     categories = _whole(data, "categories", 2, 50)
     seed = _whole(data, "seed", 0, 2**31 - 1) or 0
-    plans: list[sp.Plan] = []
-    try:
+    if auc is not None and prevalence is None:
+        raise ValidationFailed("an AUC plan needs prevalence (the share of positive items)")
+    value = kappa if kappa is not None else alpha
+    if auc is None:
+        if raters is None or categories is None:
+            raise ValidationFailed("an agreement plan needs raters and categories")
+        if value is None or not 0 <= value < 1:
+            raise ValidationFailed("the expected agreement must lie in [0, 1) for the simulated plan")
+    inputs = {
+        "auc": auc,
+        "kappa": kappa,
+        "alpha": alpha,
+        "prevalence": prevalence,
+        "raters": raters,
+        "categories": categories,
+        "half_width": half_width,
+        "confidence": confidence,
+        "seed": seed,
+    }
+    _closed_form_plans(inputs)  # the formulas' own checks (instant), so a bad input never reaches a job
+    return inputs
+
+
+def _closed_form_plans(inputs: dict[str, Any]) -> list[sp.Plan]:
+    auc, kappa, prevalence = inputs["auc"], inputs["kappa"], inputs["prevalence"]
+    half_width, confidence = inputs["half_width"], inputs["confidence"]
+    with planning_errors():
         if auc is not None:
-            if prevalence is None:
-                raise ValidationFailed("an AUC plan needs prevalence (the share of positive items)")
-            plans = [
+            return [
                 sp.auc_plan_hanley_mcneil(auc, prevalence, half_width, confidence),
                 sp.auc_plan_obuchowski(auc, prevalence, half_width, confidence),
             ]
-        else:
-            value = kappa if kappa is not None else alpha
-            assert value is not None
-            if raters is None or categories is None:
-                raise ValidationFailed("an agreement plan needs raters and categories")
-            if kappa is not None and raters == 2 and categories == 2 and prevalence is not None:
-                plans.append(sp.cohen_kappa_plan(kappa, prevalence, half_width, confidence))
-            if not 0 <= value < 1:
-                raise ValidationFailed("the expected agreement must lie in [0, 1) for the simulated plan")
+        if kappa is not None and inputs["raters"] == 2 and inputs["categories"] == 2 and prevalence is not None:
+            return [sp.cohen_kappa_plan(kappa, prevalence, half_width, confidence)]
+    return []
+
+
+def plan_compute(inputs: dict[str, Any], progress: sp.Progress | None = None) -> dict[str, Any]:
+    """The plan for inputs from :func:`plan_inputs`; the simulated agreement plan reports its progress."""
+    plans = _closed_form_plans(inputs)
+    if inputs["auc"] is None:
+        kappa = inputs["kappa"]
+        with planning_errors():
             plans.append(
                 sp.agreement_plan(
                     "fleiss" if kappa is not None else "alpha",
-                    value,
-                    raters,
-                    categories,
-                    half_width,
-                    confidence,
+                    kappa if kappa is not None else inputs["alpha"],
+                    inputs["raters"],
+                    inputs["categories"],
+                    inputs["half_width"],
+                    inputs["confidence"],
                     n_sim=N_SIM * 2,
-                    seed=seed,
+                    seed=inputs["seed"],
+                    progress=progress,
                 )
             )
-    except sp.PlanningError as exc:
-        raise ValidationFailed(str(exc)) from None
-    return {
-        "inputs": {
-            "auc": auc,
-            "kappa": kappa,
-            "alpha": alpha,
-            "prevalence": prevalence,
-            "raters": raters,
-            "categories": categories,
-            "half_width": half_width,
-            "confidence": confidence,
-            "seed": seed,
-        },
-        "plans": [p.as_dict() for p in plans],
-        "n_items": max(p.n_items for p in plans),
-    }
+    return {"inputs": inputs, "plans": [p.as_dict() for p in plans], "n_items": max(p.n_items for p in plans)}
+
+
+def plan_request(data: dict[str, Any]) -> dict[str, Any]:
+    """The plan for raw inputs (the command): :func:`plan_inputs`, then :func:`plan_compute`."""
+    return plan_compute(plan_inputs(data))
 
 
 def plan_text(plan: dict[str, Any]) -> str:
@@ -643,7 +738,8 @@ def precision_chart(monitoring: dict[str, Any]) -> dict[str, Any] | None:
 def pool_stop_rule_set(*, pool: Pool, half_width: Any) -> Pool:
     """Set (or clear, with an empty value) the pool's fixed-precision rule. Reopening a pool closed by the
     rule is a separate, explicit act (:func:`pool_reopen`); setting a rule never reopens it."""
-    value = None if half_width in (None, "") else parse_half_width(half_width)
+    blank = half_width is None or (isinstance(half_width, str) and not half_width.strip())
+    value = None if blank else parse_half_width(half_width)
     Pool.objects.filter(pk=pool.pk).update(stop_at_half_width=value)
     pool.refresh_from_db()
     return pool

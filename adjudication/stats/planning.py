@@ -24,6 +24,7 @@ two-sided ``confidence`` interval of half-width ``half_width`` around the expect
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -35,6 +36,15 @@ from adjudication.stats.validity import roc_auc
 DEFAULT_CONFIDENCE = 0.95
 MAX_ITEMS = 10_000_000
 SIMULATE_AT_MOST = 2000
+# The narrowest interval a plan is made for, and the confidence levels it accepts: below 0.001 (or above
+# 99.9%) the items needed run to millions, and at 1e-300 the formulas divide by a half-width squared to 0.
+MIN_HALF_WIDTH = 0.001
+MAX_CONFIDENCE = 0.999
+# A prevalence (a share of positives) further from 0 and 1 than this: at 1e-300 a plan needs no positives
+# at all, or more negatives than there are numbers.
+MIN_SHARE = 0.001
+
+Progress = Callable[[int, int], None]
 
 
 class PlanningError(ValueError):
@@ -67,13 +77,17 @@ class Plan:
 
 
 def z_value(confidence: float = DEFAULT_CONFIDENCE) -> float:
-    if not 0.5 <= confidence < 1:
-        raise PlanningError("confidence must lie in [0.5, 1)")
+    if not _is_number(confidence) or not 0.5 <= confidence <= MAX_CONFIDENCE:
+        raise PlanningError(f"confidence must lie in [0.5, {MAX_CONFIDENCE:g}]")
     return float(stats.norm.ppf(0.5 + confidence / 2))
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _check_open(value: float, name: str, low: float = 0.0, high: float = 1.0) -> float:
-    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+    if not _is_number(value):
         raise PlanningError(f"{name} must be a number")
     if not low < value < high:
         raise PlanningError(f"{name} must lie strictly between {low:g} and {high:g}")
@@ -85,7 +99,24 @@ def _check_auc(auc: float) -> float:
 
 
 def _check_half_width(half_width: float) -> float:
-    return _check_open(half_width, "the half-width", 0.0, 1.0)
+    h = _check_open(half_width, "the half-width", 0.0, 1.0)
+    if h < MIN_HALF_WIDTH:
+        raise PlanningError(f"the half-width must be at least {MIN_HALF_WIDTH:g}")
+    return h
+
+
+def _check_share(value: float, name: str) -> float:
+    p = _check_open(value, name)
+    if not MIN_SHARE <= p <= 1 - MIN_SHARE:
+        raise PlanningError(f"{name} must lie between {MIN_SHARE:g} and {1 - MIN_SHARE:g}")
+    return p
+
+
+def _items(exact: float, what: str) -> int:
+    """``exact`` rounded up to whole items, refused beyond ``MAX_ITEMS`` (never an overflow)."""
+    if not exact <= MAX_ITEMS:
+        raise PlanningError(f"more than ten million {what} would be needed; widen the half-width")
+    return math.ceil(exact - 1e-9)
 
 
 # --- AUC ------------------------------------------------------------------------------------------------
@@ -114,7 +145,7 @@ def auc_plan_hanley_mcneil(
     a Hanley–McNeil interval no wider than ``±half_width``."""
     a, prev, h, z = (
         _check_auc(auc),
-        _check_open(prevalence, "the prevalence"),
+        _check_share(prevalence, "the prevalence"),
         _check_half_width(half_width),
         z_value(confidence),
     )
@@ -167,14 +198,14 @@ def auc_plan_obuchowski(
     """Positives ``= z²·V/L²`` (rounded up), negatives ``= R`` times as many, ``R = (1 − p)/p``."""
     a, prev, h, z = (
         _check_auc(auc),
-        _check_open(prevalence, "the prevalence"),
+        _check_share(prevalence, "the prevalence"),
         _check_half_width(half_width),
         z_value(confidence),
     )
     ratio = (1 - prev) / prev
     v = obuchowski_variance(a, ratio)
-    pos = math.ceil(z * z * v / (h * h) - 1e-9)
-    neg = math.ceil(pos * ratio - 1e-9)
+    pos = _items(z * z * v / (h * h), "positive items")
+    neg = _items(pos * ratio, "negative items")
     return Plan(
         figure="auc",
         method="Obuchowski (binormal)",
@@ -198,8 +229,8 @@ def cohen_kappa_q(kappa: float, p1: float, p2: float | None = None) -> float:
     """``Q = n·Var(κ̂)``: the Fleiss, Cohen & Everitt (1969) large-sample variance for two raters, a
     binary rating with positive proportions ``p1``, ``p2`` and agreement κ (Cantor 1996's Q)."""
     k = _check_open(kappa, "the expected kappa", -1.0, 1.0)
-    a = _check_open(p1, "the prevalence")
-    b = a if p2 is None else _check_open(p2, "the second rater's prevalence")
+    a = _check_share(p1, "the prevalence")
+    b = a if p2 is None else _check_share(p2, "the second rater's prevalence")
     cross = a * (1 - b) + b * (1 - a)
     num = (1 - k) * (4 * a * b * (1 - a) * (1 - b) * (1 + k) + (1 - 2 * a) * (1 - 2 * b) * cross * k * (2 - k))
     return num / (cross * cross)
@@ -219,8 +250,10 @@ def cohen_kappa_plan(
     h, z = _check_half_width(half_width), z_value(confidence)
     q = cohen_kappa_q(kappa, prevalence, p2)
     exact = z * z * q / (h * h)
+    if not exact <= MAX_ITEMS:
+        raise PlanningError("more than ten million items would be needed; widen the half-width")
     if rounding == "up":
-        n = math.ceil(exact - 1e-9)
+        n = _items(exact, "items")
     elif rounding == "nearest":
         n = math.floor(exact + 0.5)
     else:
@@ -319,9 +352,11 @@ def simulated_n_variance(
     n_items: int,
     n_sim: int = 2000,
     seed: int = 0,
+    progress: Progress | None = None,
 ) -> tuple[float, float]:
     """``n·Var`` of Fleiss' κ (``statistic="fleiss"``) or nominal α (``"alpha"``) at ``n_items`` items,
-    by simulation, and its Monte Carlo standard error (from the sampling variance of a variance)."""
+    by simulation, and its Monte Carlo standard error (from the sampling variance of a variance).
+    ``progress(done, n_sim)`` is called after each batch of simulated tables."""
     p = np.asarray(proportions, dtype=float)
     if p.ndim != 1 or p.size < 2 or np.any(p <= 0) or abs(float(p.sum()) - 1) > 1e-9:
         raise PlanningError("the category proportions must be at least two positive numbers summing to 1")
@@ -337,6 +372,8 @@ def simulated_n_variance(
         counts = kappa_sampling_model(kappa, p, n_items, raters, size, rng)
         values.append(fleiss_kappa_batch(counts) if statistic == "fleiss" else krippendorff_alpha_nominal_batch(counts))
         done += size
+        if progress is not None:
+            progress(done, n_sim)
     est = np.concatenate(values)
     est = est[np.isfinite(est)]
     var = float(est.var(ddof=1))
@@ -355,9 +392,11 @@ def agreement_plan(
     proportions: list[float] | None = None,
     n_sim: int = 2000,
     seed: int = 0,
+    progress: Progress | None = None,
 ) -> Plan:
     """Items for Fleiss' κ or nominal α among ``raters`` raters on ``categories`` categories (equal
-    proportions unless given), from the simulated variance at a pilot size and again at the planned size."""
+    proportions unless given), from the simulated variance at a pilot size and again at the planned size.
+    ``progress(done, total)`` counts simulated tables over both rounds (the second may not be needed)."""
     if statistic not in ("fleiss", "alpha"):
         raise PlanningError("statistic must be fleiss or alpha")
     h, z = _check_half_width(half_width), z_value(confidence)
@@ -369,12 +408,21 @@ def agreement_plan(
     # A pilot at 200 items, then once more at the planned size (n·Var settles as n grows; beyond
     # SIMULATE_AT_MOST items the pilot's n·Var is used, which keeps the cost bounded).
     n, sim_n = 200, 200
-    for _ in range(2):
-        n_var, mc_se = simulated_n_variance(statistic, kappa, p, raters, n_items=sim_n, n_sim=n_sim, seed=seed)
-        n = max(10, math.ceil(z * z * n_var / (h * h)))
+    for round_ in range(2):
+
+        def report(done: int, total: int, before: int = round_ * n_sim) -> None:
+            if progress is not None:
+                progress(before + done, 2 * n_sim)
+
+        n_var, mc_se = simulated_n_variance(
+            statistic, kappa, p, raters, n_items=sim_n, n_sim=n_sim, seed=seed, progress=report
+        )
+        n = max(10, _items(z * z * n_var / (h * h), "items"))
         if n > SIMULATE_AT_MOST:
             break
         sim_n = n
+    if progress is not None:
+        progress(2 * n_sim, 2 * n_sim)
     name = "Fleiss' kappa" if statistic == "fleiss" else "Krippendorff's alpha (nominal)"
     return Plan(
         figure="fleiss_kappa" if statistic == "fleiss" else "krippendorff_alpha",

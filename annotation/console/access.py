@@ -9,11 +9,14 @@ even learn that a slug exists (``concord.access.require_role``). The helpers rai
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.base_user import AbstractBaseUser
 
-from annotation.models import ImportJob, Pool, PoolMembership, Question, Role, Study
+from annotation.models import ImportJob, Pool, PoolMembership, Question, Role, Study, StudyInvitation
 from concord.access import require_role
 from concord.errors import Forbidden, NotFound
+from concord.params import parse_id
 
 
 def can_create_studies(user: AbstractBaseUser) -> bool:
@@ -68,3 +71,27 @@ def get_import_job_for_researcher(user: AbstractBaseUser, slug: str, job_id: int
     if job is None:
         raise NotFound("import not found")
     return job
+
+
+def get_invitation_for_researcher(user: AbstractBaseUser, slug: str, invitation_id: Any) -> StudyInvitation:
+    study = get_study_for_researcher(user, slug)
+    pk = parse_id(invitation_id)
+    invitations = StudyInvitation.objects.filter(study=study).select_related("study", "pool")
+    invitation = None if pk is None else invitations.filter(pk=pk).first()
+    if invitation is None:
+        raise NotFound("invitation not found")
+    return invitation
+
+
+def get_invitation_for_invitee(user: AbstractBaseUser, invitation_id: Any) -> StudyInvitation:
+    """An invitation is seen and answered by the account it is bound to only: 404 for everyone else, other
+    people invited to the same study and the researchers included (they withdraw it from the console)."""
+    pk = parse_id(invitation_id)
+    invitation = (
+        None
+        if pk is None or not user.is_authenticated
+        else StudyInvitation.objects.filter(pk=pk, user=user).select_related("study", "pool", "invited_by").first()
+    )
+    if invitation is None:
+        raise NotFound("no such invitation")
+    return invitation

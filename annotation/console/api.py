@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -24,6 +23,7 @@ from annotation.console import selectors as sel
 from annotation.console import services as svc
 from annotation.console.access import (
     get_import_job_for_researcher,
+    get_invitation_for_researcher,
     get_membership_for_researcher,
     get_pool_for_researcher,
     get_question_for_researcher,
@@ -31,25 +31,27 @@ from annotation.console.access import (
     require_study_creator,
 )
 from annotation.imports import jobs
-from annotation.models import ImportJob, Pool, PoolMembership, Question, QuestionKind, Role, Scope, Study, Visibility
+from annotation.models import (
+    ImportJob,
+    Pool,
+    PoolMembership,
+    Question,
+    QuestionKind,
+    Role,
+    Scope,
+    Study,
+    StudyInvitation,
+    Visibility,
+)
 from annotation.presets import PRESET_ORDER
 from annotation.protocols import study_protocol_apply
 from concord.errors import NotFound
 from concord.fields import IdField, WholeNumberField
 from concord.params import MAX_ID, MAX_INT, parse_int
 
-User = get_user_model()
-
 
 class ConsoleApi(APIView):
     access_policy = "researcher"
-
-
-def _user_named(username: str) -> Any:
-    user = User.objects.filter(username__iexact=username.strip()).first()
-    if user is None:
-        raise NotFound(f"there is no account named {username.strip()!r}")
-    return user
 
 
 # --- Output shapes ----------------------------------------------------------------------------
@@ -111,6 +113,41 @@ class ConsoleMembershipOut(serializers.ModelSerializer):
     class Meta:
         model = PoolMembership
         fields = ["id", "pool", "username", "pseudonym", "active"]
+
+
+class ConsoleInvitationOut(serializers.ModelSerializer):
+    """An invitation as the researcher sees it: the name as typed, never the account it was bound to."""
+
+    pool = serializers.IntegerField(source="pool_id", allow_null=True)
+    pool_name = serializers.CharField(source="pool.name", allow_null=True, default=None)
+    invited_by = serializers.CharField(source="invited_by.username")
+    status = serializers.SerializerMethodField(help_text="pending, expired, accepted, declined or withdrawn.")
+
+    def get_status(self, invitation: StudyInvitation) -> str:
+        return invitation.status(timezone.now())
+
+    class Meta:
+        model = StudyInvitation
+        fields = [
+            "id", "invited", "role", "pool", "pool_name", "invited_by", "created_at", "expires_at", "decided_at",
+            "status",
+        ]
+
+
+class ConsoleInvitationSentOut(serializers.Serializer):
+    detail = serializers.CharField(help_text="The same words whether or not the name has an account.")
+    invitation = ConsoleInvitationOut()
+
+
+def _invitation_sent(invited: str, invitation: StudyInvitation, *, address: bool = False) -> Response:
+    """The answer to adding someone outside the study: 202, the same whether or not the name has an account."""
+    return Response(
+        {
+            "detail": svc.invitation_sent_message(invited, address=address),
+            "invitation": ConsoleInvitationOut(invitation).data,
+        },
+        status=status.HTTP_202_ACCEPTED,
+    )
 
 
 class ConsoleImportJobOut(serializers.ModelSerializer):
@@ -432,16 +469,20 @@ class PoolMemberAddApi(ConsoleApi):
         username = serializers.CharField(max_length=150)
 
     @extend_schema(
-        operation_id="console_pool_member_add", request=ConsoleMemberAddIn, responses={201: ConsoleMembershipOut}
+        operation_id="console_pool_member_add", request=ConsoleMemberAddIn,
+        responses={201: ConsoleMembershipOut, 202: ConsoleInvitationSentOut},
+        description="Someone already in the study is added at once (201). Anyone else is invited (202), with the "
+        "same answer whether or not an account of that name exists; they join when they accept.",
     )
     def post(self, request: Request, slug: str, pool_id: int) -> Response:
         pool = get_pool_for_researcher(request.user, slug, pool_id)
         data = self.ConsoleMemberAddIn(data=request.data)
         data.is_valid(raise_exception=True)
-        membership = svc.pool_membership_add(
-            pool=pool, user=_user_named(data.validated_data["username"]), actor=request.user
-        )
-        return Response(ConsoleMembershipOut(membership).data, status=status.HTTP_201_CREATED)
+        username = data.validated_data["username"]
+        added = svc.pool_member_add_or_invite(pool=pool, username=username, actor=request.user)
+        if isinstance(added, StudyInvitation):
+            return _invitation_sent(username.strip(), added)
+        return Response(ConsoleMembershipOut(added).data, status=status.HTTP_201_CREATED)
 
 
 class MembershipMoveApi(ConsoleApi):
@@ -487,16 +528,21 @@ class RoleListGrantApi(ConsoleApi):
             for p in sel.study_people(study)
         ])
 
-    @extend_schema(operation_id="console_role_grant", request=ConsoleRoleIn, responses={201: OpenApiTypes.OBJECT})
+    @extend_schema(
+        operation_id="console_role_grant", request=ConsoleRoleIn,
+        responses={201: OpenApiTypes.OBJECT, 202: ConsoleInvitationSentOut},
+        description="Someone already in the study gets the role at once (201). Anyone else is invited (202), with "
+        "the same answer whether or not an account of that name exists.",
+    )
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
         data = ConsoleRoleIn(data=request.data)
         data.is_valid(raise_exception=True)
-        user = _user_named(data.validated_data["username"])
-        svc.study_role_grant(study=study, user=user, role=data.validated_data["role"], actor=request.user)
-        return Response(
-            {"username": user.get_username(), "role": data.validated_data["role"]}, status=status.HTTP_201_CREATED
-        )
+        username, role = data.validated_data["username"], data.validated_data["role"]
+        granted = svc.study_role_grant_or_invite(study=study, username=username, role=role, actor=request.user)
+        if isinstance(granted, StudyInvitation):
+            return _invitation_sent(username.strip(), granted)
+        return Response({"username": granted.user.get_username(), "role": role}, status=status.HTTP_201_CREATED)
 
 
 class RoleRevokeApi(ConsoleApi):
@@ -505,8 +551,10 @@ class RoleRevokeApi(ConsoleApi):
         study = get_study_for_researcher(request.user, slug)
         data = ConsoleRoleIn(data=request.data)
         data.is_valid(raise_exception=True)
-        user = _user_named(data.validated_data["username"])
-        svc.study_role_revoke(study=study, user=user, role=data.validated_data["role"], actor=request.user)
+        svc.study_role_revoke_by_username(
+            study=study, username=data.validated_data["username"], role=data.validated_data["role"],
+            actor=request.user,
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -547,8 +595,16 @@ class InvitationApi(ConsoleApi):
         role = serializers.ChoiceField(choices=Role.values, required=False, default=Role.ANNOTATOR)
         pool = IdField(required=False, allow_null=True, default=None)
 
+    @extend_schema(operation_id="console_invitations_list", responses=ConsoleInvitationOut(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        return Response(ConsoleInvitationOut(sel.study_invitations_queryset(study), many=True).data)
+
     @extend_schema(
-        operation_id="console_invitation_send", request=ConsoleInvitationIn, responses={201: OpenApiTypes.OBJECT}
+        operation_id="console_invitation_send", request=ConsoleInvitationIn,
+        responses={201: OpenApiTypes.OBJECT, 202: ConsoleInvitationSentOut},
+        description="Someone of the study with that address gets the role (and pool) at once (201). Anyone else is "
+        "invited (202; an account is made for an address without one), with the same answer either way.",
     )
     def post(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
@@ -556,7 +612,7 @@ class InvitationApi(ConsoleApi):
         data.is_valid(raise_exception=True)
         v = data.validated_data
         pool = get_pool_for_researcher(request.user, slug, v["pool"]) if v["pool"] else None
-        user = svc.annotator_invite(
+        sent = svc.annotator_invite(
             study=study,
             actor=request.user,
             email=v["email"],
@@ -564,9 +620,25 @@ class InvitationApi(ConsoleApi):
             role=v["role"],
             pool=pool,
         )
+        if isinstance(sent, StudyInvitation):
+            return _invitation_sent(v["email"], sent, address=True)
         return Response(
-            {"username": user.get_username(), "email": v["email"], "role": v["role"]}, status=status.HTTP_201_CREATED
+            {"username": sent.get_username(), "email": v["email"], "role": v["role"]}, status=status.HTTP_201_CREATED
         )
+
+
+class InvitationDetailApi(ConsoleApi):
+    @extend_schema(operation_id="console_invitation_read", responses=ConsoleInvitationOut)
+    def get(self, request: Request, slug: str, invitation_id: int) -> Response:
+        return Response(ConsoleInvitationOut(get_invitation_for_researcher(request.user, slug, invitation_id)).data)
+
+    @extend_schema(
+        operation_id="console_invitation_withdraw", responses=ConsoleInvitationOut,
+        description="Withdraw a pending invitation: it can no longer be accepted (the row is kept, as withdrawn).",
+    )
+    def delete(self, request: Request, slug: str, invitation_id: int) -> Response:
+        invitation = get_invitation_for_researcher(request.user, slug, invitation_id)
+        return Response(ConsoleInvitationOut(svc.invitation_withdraw(invitation=invitation, actor=request.user)).data)
 
 
 # --- Progress ---------------------------------------------------------------------------------

@@ -40,5 +40,10 @@ urlpatterns = [
     path("studies/<slug:slug>/roles/revoke/", api.RoleRevokeApi.as_view(), name="console-api-roles-revoke"),
     path("studies/<slug:slug>/accounts/", api.AccountCreateApi.as_view(), name="console-api-accounts"),
     path("studies/<slug:slug>/invitations/", api.InvitationApi.as_view(), name="console-api-invitations"),
+    path(
+        "studies/<slug:slug>/invitations/<int:invitation_id>/",
+        api.InvitationDetailApi.as_view(),
+        name="console-api-invitation",
+    ),
     path("studies/<slug:slug>/progress/", api.ProgressApi.as_view(), name="console-api-progress"),
 ]

@@ -194,7 +194,7 @@ class PoolForm(forms.Form):
 
 class MemberAddForm(_OwnIds, forms.Form):
     id_prefix = "member"
-    username = forms.CharField(max_length=150, label="Username of an existing account")
+    username = forms.CharField(max_length=150, label="Username")
 
 
 class MemberMoveForm(forms.Form):

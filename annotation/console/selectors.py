@@ -14,7 +14,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.paginator import Page, Paginator
@@ -26,6 +26,7 @@ from annotation.models import (
     Assignment,
     AssignmentStatus,
     ImportJob,
+    InvitationState,
     Item,
     Pool,
     PoolMembership,
@@ -33,6 +34,7 @@ from annotation.models import (
     Role,
     Scope,
     Study,
+    StudyInvitation,
     StudyRole,
 )
 
@@ -129,6 +131,7 @@ def item_page(
     counts: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
     for row in (
         Assignment.objects.filter(item__in=[i.pk for i in current.object_list])
+        .exclude(status=AssignmentStatus.WITHDRAWN)  # taken back by a researcher: neither to do nor done
         .values("item_id", "pool_id", "status")
         .annotate(n=Count("id"))
     ):
@@ -271,9 +274,8 @@ def study_progress(study: Study) -> list[PoolProgress]:
     for m in PoolMembership.objects.filter(study=study).select_related("user").order_by("pseudonym"):
         members[m.pool_id].append(m)
     counts: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
-    for row in (
-        Assignment.objects.filter(pool__study=study).values("pool_id", "annotator_id", "status").annotate(n=Count("id"))
-    ):
+    live = Assignment.objects.filter(pool__study=study).exclude(status=AssignmentStatus.WITHDRAWN)
+    for row in live.values("pool_id", "annotator_id", "status").annotate(n=Count("id")):
         counts[(row["pool_id"], row["annotator_id"])][row["status"]] = row["n"]
     seconds: dict[tuple[int, int], list[float]] = defaultdict(list)
     for pool_id, annotator_id, active in Assignment.objects.filter(
@@ -397,7 +399,10 @@ def study_completion_chart(study: Study, today: date) -> Chart | None:
     pools = {p.pk: p.name for p in Pool.objects.filter(study=study)}
     totals = {
         pools[row["pool_id"]]: row["n"]
-        for row in Assignment.objects.filter(pool__study=study).values("pool_id").annotate(n=Count("id"))
+        for row in Assignment.objects.filter(pool__study=study)
+        .exclude(status=AssignmentStatus.WITHDRAWN)
+        .values("pool_id")
+        .annotate(n=Count("id"))
     }
     series: dict[str, list[tuple[date, int]]] = defaultdict(list)
     for row in (
@@ -454,3 +459,41 @@ def pool_members(pools: Iterable[Pool]) -> dict[int, list[PoolMembership]]:
     for m in PoolMembership.objects.filter(pool__in=list(pools)).select_related("user").order_by("pseudonym"):
         members[m.pool_id].append(m)
     return members
+
+
+# --- Invitations ------------------------------------------------------------------------------
+
+
+@dataclass
+class InvitationRow:
+    invitation: StudyInvitation
+    status: str  # pending, expired, accepted, declined, withdrawn
+
+    @property
+    def open(self) -> bool:
+        return self.status == InvitationState.PENDING
+
+
+def study_invitations_queryset(study: Study, *, pool: Pool | None = None) -> QuerySet[StudyInvitation]:
+    """The study's invitations (of one pool, when given), newest first, for the researcher. What is shown of
+    them is the name as typed, never the account each was bound to: whether there was one is not the
+    researcher's to learn."""
+    invitations = StudyInvitation.objects.filter(study=study).select_related("pool", "invited_by")
+    if pool is not None:
+        invitations = invitations.filter(pool=pool)
+    return invitations.order_by("-created_at", "-id")
+
+
+def study_invitations(study: Study, now: datetime, *, pool: Pool | None = None) -> list[InvitationRow]:
+    return [InvitationRow(invitation=i, status=i.status(now)) for i in study_invitations_queryset(study, pool=pool)]
+
+
+def open_invitations(user: AbstractBaseUser, now: datetime) -> list[StudyInvitation]:
+    """The invitations ``user`` may still answer (pending, not expired), oldest first, for their home page."""
+    if not user.is_authenticated:
+        return []
+    return list(
+        StudyInvitation.objects.filter(user=user, state=InvitationState.PENDING, expires_at__gt=now)
+        .select_related("study", "pool", "invited_by")
+        .order_by("created_at", "id")
+    )

@@ -4,7 +4,7 @@ Every function here is a domain write, keyword-only, taking the acting user expl
 either completes inside one transaction or raises a ``concord.errors`` DomainError and changes
 nothing. The console's htmx views and its REST API call these same functions.
 
-Two rules recur:
+Three rules recur:
 
 * Labels are never lost or silently re-interpreted. A question that already has labels may only be
   changed in ways that keep every stored value meaningful (its option *labels* may be renamed, its
@@ -13,6 +13,9 @@ Two rules recur:
   membership is deactivated, never deleted, once they have started work.
 * Nobody changes their own role or their own pool: a researcher cannot quietly make themselves an
   annotator of a blinded pool, nor remove the last researcher of a study.
+* Nobody is put into a study who is not in it already: a name (or address) outside the study gets an
+  invitation that its person accepts or declines, and the researcher's answer does not tell whether an
+  account of that name exists (see "Adding people by name" below).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import re
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -31,7 +35,8 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.tokens import default_token_generator
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
-from django.db.models import Max, ProtectedError
+from django.db.models import Max, ProtectedError, Q
+from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.utils.text import slugify
@@ -40,6 +45,7 @@ from annotation.markdown import guidelines_check
 from annotation.models import (
     Assignment,
     AssignmentStatus,
+    InvitationState,
     Label,
     PasswordChangeRequired,
     Pool,
@@ -48,6 +54,7 @@ from annotation.models import (
     QuestionKind,
     Role,
     Study,
+    StudyInvitation,
     StudyRole,
     Visibility,
 )
@@ -79,8 +86,11 @@ _QUESTION_FIELDS = (
 )
 _METADATA_KEY = re.compile(r"^[A-Za-z0-9_.\-]{1,80}$")
 _USERNAME = re.compile(r"^[\w.@+-]{3,150}$")
-# Statuses that mean the annotator has opened the item: they have seen it, and may have labels on it.
-_TOUCHED = [AssignmentStatus.STARTED, AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED]
+# What may be typed to name an existing account (Django's own username characters).
+_TYPED_USERNAME = re.compile(r"^[\w.@+-]{1,150}$")
+# Statuses that mean the annotator has opened the item: they have seen it, and may have labels on it (a
+# withdrawn assignment holds answers: the data manager deletes the ones that hold none).
+_TOUCHED = [AssignmentStatus.STARTED, AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED, AssignmentStatus.WITHDRAWN]
 
 
 # --- Concurrent edits -----------------------------------------------------------------------
@@ -801,6 +811,210 @@ def study_role_revoke(*, study: Study, user: AbstractBaseUser, role: str, actor:
         granted.delete()
 
 
+# --- Adding people by name: at once inside the study, by invitation outside it ----------------
+#
+# A researcher types a username (or an e-mail address, annotator_invite below). Someone who already has a
+# role in the study or belongs to one of its pools is added at once: the researcher sees them on the People
+# page anyway. Anyone else is only *invited*: a StudyInvitation they accept or decline on their home page,
+# and nothing about them exists in the study until they accept. The researcher's answer must not tell
+# whether such an account exists, so the invitation path does the same work whatever the name names: the
+# same statements in the same order (the account lookup runs, and a row is written, for a name with no
+# account, an inactive account or an import-only identity too; such a row is bound to nobody and can never
+# be answered), the same message, and the same row in the researcher's list of invitations, which shows
+# the name as it was typed. Only the invited person's own answer (accepted, declined) ever shows more.
+
+
+def invitation_sent_message(invited: str, *, address: bool = False) -> str:
+    """The one answer to "add or invite ``invited``" for anyone outside the study, whether or not an account
+    of that name (or, with ``address``, that e-mail address) exists."""
+    if address:
+        return (
+            f"If {invited!r} is not yet in this study, an invitation was mailed to it (with a new account when "
+            "the address had none); the person joins once they accept it on their home page."
+        )
+    return (
+        f"If an account {invited!r} exists and is not yet in this study, it has been invited; the person joins "
+        "once they accept the invitation on their home page."
+    )
+
+
+def _study_person(study: Study, *, username: str = "", email: str = "") -> Any:
+    """The account of that username (or e-mail address) that holds a role in ``study`` or belongs to one of its
+    pools (also one they left), or None."""
+    people = User.objects.filter(Q(study_roles__study=study) | Q(pool_memberships__study=study))
+    people = people.filter(username__iexact=username) if username else people.filter(email__iexact=email)
+    return people.distinct().order_by("pk").first()
+
+
+def _outsider(*, username: str = "", email: str = "") -> Any:
+    """The active account an invitation to someone outside the study is bound to, or None (no such account,
+    or one that cannot log in: an inactive account, an import-only identity)."""
+    accounts = User.objects.filter(is_active=True)
+    accounts = accounts.filter(username__iexact=username) if username else accounts.filter(email__iexact=email)
+    return accounts.order_by("pk").first()
+
+
+def _check_typed_username(username: str) -> str:
+    username = username.strip()
+    if not _TYPED_USERNAME.match(username):
+        raise ValidationFailed("a username has 1 to 150 letters, digits or the characters . @ + - _")
+    return username
+
+
+def _invitation_record(
+    *, study: Study, pool: Pool | None, role: str, invited: str, user: Any, actor: AbstractBaseUser,
+    pseudonym: str = "",
+) -> StudyInvitation:
+    """The pending invitation of ``invited`` to ``role`` (and ``pool``): the one still open for the same name,
+    else a new one. Keyed by the name as typed (case aside), never by the account, so that a repeated
+    invitation is answered the same whether or not the name has an account."""
+    now = timezone.now()
+    open_one = (
+        StudyInvitation.objects.filter(
+            study=study, pool=pool, role=role, invited__iexact=invited, state=InvitationState.PENDING,
+            expires_at__gt=now,
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    if open_one is not None:
+        return open_one
+    return StudyInvitation.objects.create(
+        study=study, pool=pool, role=role, invited=invited, user=user, pseudonym=pseudonym.strip(),
+        invited_by=actor, updated_by=actor, created_at=now,
+        expires_at=now + timedelta(seconds=settings.INVITATION_TTL_SECONDS),
+    )
+
+
+def pool_member_add_or_invite(
+    *, pool: Pool, username: str, actor: AbstractBaseUser, pseudonym: str = ""
+) -> PoolMembership | StudyInvitation:
+    """Add the person named ``username`` to ``pool``: at once (the membership) when they are already in the
+    study, else by an invitation, the same whether or not the name has an account."""
+    username = username.strip()
+    if not username:
+        raise ValidationFailed("name the person to add by their username")
+    with transaction.atomic():
+        study = Study.objects.select_for_update().get(pk=pool.study_id)
+        person = _study_person(study, username=username)
+        if person is not None:
+            return pool_membership_add(pool=pool, user=person, actor=actor, pseudonym=pseudonym)
+        username = _check_typed_username(username)
+        return _invitation_record(
+            study=study, pool=pool, role=Role.ANNOTATOR, invited=username, user=_outsider(username=username),
+            actor=actor, pseudonym=pseudonym,
+        )
+
+
+def study_role_grant_or_invite(
+    *, study: Study, username: str, role: str, actor: AbstractBaseUser
+) -> StudyRole | StudyInvitation:
+    """Give the person named ``username`` a role: at once when they are already in the study, else by an
+    invitation, the same whether or not the name has an account."""
+    if role not in Role.values:
+        raise ValidationFailed(f"role must be one of {', '.join(Role.values)}")
+    username = username.strip()
+    if not username:
+        raise ValidationFailed("name the person by their username")
+    with transaction.atomic():
+        study = Study.objects.select_for_update().get(pk=study.pk)
+        person = _study_person(study, username=username)
+        if person is not None:
+            return study_role_grant(study=study, user=person, role=role, actor=actor)
+        username = _check_typed_username(username)
+        return _invitation_record(
+            study=study, pool=None, role=role, invited=username, user=_outsider(username=username), actor=actor
+        )
+
+
+def study_role_revoke_by_username(*, study: Study, username: str, role: str, actor: AbstractBaseUser) -> None:
+    """Take a role away from the person of the study named ``username``. A name that is nobody in the study is
+    refused with the words of a person without that role, whether or not an account of that name exists."""
+    person = _study_person(study, username=username.strip())
+    if person is None:
+        raise NotFound(f"{username.strip()!r} is not {role} of this study")
+    study_role_revoke(study=study, user=person, role=role, actor=actor)
+
+
+def _lock_invitation(invitation: StudyInvitation) -> StudyInvitation:
+    # The study first, as every service that changes its people does, then the invitation itself.
+    Study.objects.select_for_update().filter(pk=invitation.study_id).first()
+    locked = StudyInvitation.objects.select_for_update(of=("self",))
+    return locked.select_related("study", "pool", "invited_by").get(pk=invitation.pk)
+
+
+def _check_open(invitation: StudyInvitation, now: Any) -> None:
+    if invitation.state != InvitationState.PENDING:
+        raise Conflict(f"this invitation was already {invitation.state}")
+    if invitation.expired(now):
+        raise Conflict(
+            f"this invitation expired on {timezone.localtime(invitation.expires_at):%Y-%m-%d %H:%M}; "
+            "ask the researcher for a new one"
+        )
+
+
+def invitation_withdraw(*, invitation: StudyInvitation, actor: AbstractBaseUser) -> StudyInvitation:
+    """A researcher takes back a pending invitation: it can no longer be accepted."""
+    with transaction.atomic():
+        invitation = _lock_invitation(invitation)
+        now = timezone.now()
+        _check_open(invitation, now)
+        invitation.state = InvitationState.WITHDRAWN
+        invitation.decided_at = now
+        invitation.updated_by = actor
+        invitation.save(update_fields=["state", "decided_at", "updated_by"])
+    return invitation
+
+
+def invitation_decline(*, invitation: StudyInvitation, user: AbstractBaseUser) -> StudyInvitation:
+    """The invited person says no; the researcher sees that they declined."""
+    with transaction.atomic():
+        invitation = _lock_invitation(invitation)
+        if invitation.user_id != user.pk:
+            raise NotFound("no such invitation")
+        now = timezone.now()
+        _check_open(invitation, now)
+        invitation.state = InvitationState.DECLINED
+        invitation.decided_at = now
+        invitation.updated_by = user
+        invitation.save(update_fields=["state", "decided_at", "updated_by"])
+    return invitation
+
+
+def invitation_accept(*, invitation: StudyInvitation, user: AbstractBaseUser) -> StudyInvitation:
+    """The invited person says yes: only now do they get the role, and the pool's membership (with its items).
+
+    Refused while the invitation is not theirs (404), no longer pending or expired (409), and when the
+    researcher who sent it is no longer a researcher of the study (409: a researcher whose role was taken
+    away does not keep bringing people in). A role or pool they already have meanwhile is kept as it is.
+    """
+    with transaction.atomic():
+        invitation = _lock_invitation(invitation)
+        if invitation.user_id != user.pk:
+            raise NotFound("no such invitation")
+        now = timezone.now()
+        _check_open(invitation, now)
+        study, pool = invitation.study, invitation.pool
+        inviter = StudyRole.objects.filter(study=study, user_id=invitation.invited_by_id, role=Role.RESEARCHER)
+        if not inviter.exists():
+            raise Conflict("this invitation is no longer valid: the person who sent it no longer runs the study")
+        StudyRole.objects.get_or_create(study=study, user=user, role=invitation.role)
+        if pool is not None and not PoolMembership.objects.filter(pool=pool, user=user, active=True).exists():
+            other = PoolMembership.objects.filter(study=study, user=user).exclude(pool=pool).select_related("pool")
+            elsewhere = other.first() if study.independent_pools else None
+            if elsewhere is not None:
+                raise Conflict(
+                    f"you already belong to pool {elsewhere.pool.name!r} of this study, which keeps its pools "
+                    "independent (one pool per person): decline this invitation, or ask the researcher to move you"
+                )
+            pool_membership_add(pool=pool, user=user, actor=invitation.invited_by, pseudonym=invitation.pseudonym)
+        invitation.state = InvitationState.ACCEPTED
+        invitation.decided_at = now
+        invitation.updated_by = user
+        invitation.save(update_fields=["state", "decided_at", "updated_by"])
+    return invitation
+
+
 @dataclass(frozen=True)
 class NewAccount:
     user: AbstractBaseUser
@@ -867,9 +1081,12 @@ def annotator_invite(
     site_url: str,
     role: str = Role.ANNOTATOR,
     pool: Pool | None = None,
-) -> AbstractBaseUser:
-    """Invite a person by e-mail: an existing account gets the role (and pool); a new account is
-    created without a usable password, and the mail carries a link where they choose one.
+) -> AbstractBaseUser | StudyInvitation:
+    """Invite a person by e-mail. Someone of the study with that address gets the role (and pool) at once, as
+    with a username. Anyone else gets an invitation (StudyInvitation) to accept on their home page: bound to
+    the account that has the address, or to a new account made without a usable password, whose mail carries
+    a link where they choose one. Returns the person added at once, or the invitation, which reads the
+    same whether or not the address had an account.
 
     The mail is sent after the transaction commits, so a refused invitation sends nothing.
     """
@@ -881,17 +1098,28 @@ def annotator_invite(
     if pool is not None and pool.study_id != study.pk:
         raise NotFound("pool not found")
     with transaction.atomic():
-        user = User.objects.filter(email__iexact=email).order_by("pk").first()
-        new = user is None
-        if new:
-            user = User.objects.create_user(username=_username_from_email(email), email=email)
-            user.set_unusable_password()
-            user.save(update_fields=["password"])
-        _refuse_self(actor, user, "role")
-        StudyRole.objects.get_or_create(study=study, user=user, role=role)
-        if pool is not None:
-            pool_membership_add(pool=pool, user=user, actor=actor)
-        body = _invitation_body(study=study, actor=actor, user=user, new=new, site_url=site_url)
+        study = Study.objects.select_for_update().get(pk=study.pk)
+        person = _study_person(study, email=email)
+        invitation = None
+        if person is not None:
+            _refuse_self(actor, person, "role")
+            StudyRole.objects.get_or_create(study=study, user=person, role=role)
+            if pool is not None:
+                pool_membership_add(pool=pool, user=person, actor=actor)
+            user, new = person, False
+        else:
+            # Any account with the address, an inactive one too: a second account for a deactivated person
+            # would get round the deactivation; an inactive account simply cannot log in to accept.
+            user = User.objects.filter(email__iexact=email).order_by("pk").first()
+            new = user is None
+            if new:
+                user = User.objects.create_user(username=_username_from_email(email), email=email)
+                user.set_unusable_password()
+                user.save(update_fields=["password"])
+            invitation = _invitation_record(study=study, pool=pool, role=role, invited=email, user=user, actor=actor)
+        body = _invitation_body(
+            study=study, actor=actor, user=user, new=new, site_url=site_url, invitation=invitation
+        )
         transaction.on_commit(
             lambda: send_mail(
                 subject=f"You are invited to annotate in {study.name}",
@@ -900,10 +1128,13 @@ def annotator_invite(
                 recipient_list=[email],
             )
         )
-    return user
+    return person if invitation is None else invitation
 
 
-def _invitation_body(*, study: Study, actor: AbstractBaseUser, user: AbstractBaseUser, new: bool, site_url: str) -> str:
+def _invitation_body(
+    *, study: Study, actor: AbstractBaseUser, user: AbstractBaseUser, new: bool, site_url: str,
+    invitation: StudyInvitation | None,
+) -> str:
     site = site_url.rstrip("/")
     inviter = actor.get_full_name() or actor.get_username()
     if new:
@@ -916,4 +1147,10 @@ def _invitation_body(*, study: Study, actor: AbstractBaseUser, user: AbstractBas
         )
     else:
         action = f"Log in with your existing account ({user.get_username()}) at {site}/\n"
+    if invitation is not None:
+        until = timezone.localtime(invitation.expires_at)
+        action += (
+            f"\nThe invitation is on your home page once you are logged in: accept it to join the study, or "
+            f"decline it. It can be accepted until {until:%Y-%m-%d %H:%M}.\n"
+        )
     return f"{inviter} invites you to the study “{study.name}” on Concord.\n\n{action}"

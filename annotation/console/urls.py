@@ -31,5 +31,9 @@ urlpatterns = [
     path("<slug:slug>/people/revoke/", views.role_revoke, name="role_revoke"),
     path("<slug:slug>/people/accounts/", views.account_create, name="account_create"),
     path("<slug:slug>/people/invite/", views.invite, name="invite"),
+    path(
+        "<slug:slug>/invitations/<int:invitation_id>/withdraw/", views.invitation_withdraw,
+        name="invitation_withdraw",
+    ),
     path("<slug:slug>/progress/", views.progress, name="progress"),
 ]

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -27,6 +26,7 @@ from annotation.console import services as svc
 from annotation.console.access import (
     can_create_studies,
     get_import_job_for_researcher,
+    get_invitation_for_researcher,
     get_membership_for_researcher,
     get_pool_for_researcher,
     get_question_for_researcher,
@@ -48,24 +48,14 @@ from annotation.console.forms import (
 from annotation.imports import jobs, reference
 from annotation.markdown import guidelines_check
 from annotation.markdown import render_guidelines as render_guidelines_html
-from annotation.models import ImportJobStatus, Role, Study, StudyRole
+from annotation.models import ImportJobStatus, Role, Study, StudyInvitation, StudyRole
 from annotation.presets import PRESET_DESCRIPTIONS, PRESET_ORDER
 from annotation.protocols import study_protocol_apply
 from annotation.selectors import preview_workspace
 from annotation.templatetags.concord_tags import safe_markdown
 from concord.access import access_policy
-from concord.errors import DomainError, Forbidden, NotFound
+from concord.errors import DomainError, Forbidden
 from concord.http import attachment, domain_errors, htmx_render, is_htmx
-
-User = get_user_model()
-
-
-def _user_named(username: str) -> Any:
-    user = User.objects.filter(username__iexact=username.strip()).first()
-    if user is None:
-        raise NotFound(f"there is no account named {username.strip()!r}; create one or invite them by e-mail")
-    return user
-
 
 # --- Studies ----------------------------------------------------------------------------------
 
@@ -112,8 +102,7 @@ def guidelines_preview(request: HttpRequest) -> HttpResponse:
     """Markdown rendered exactly as annotators will see it (sanitised); writes nothing.
 
     For people who write guidelines: researchers of some study and those allowed to create one (others
-    403). Text longer than ``GUIDELINES_MAX_CHARS`` is refused (413), and text that does not render
-    within ``MARKDOWN_RENDER_TIMEOUT_SECONDS`` is refused (400), as when guidelines are saved.
+    403). Text longer than ``GUIDELINES_MAX_CHARS`` is refused (413), as when guidelines are saved.
     """
     is_researcher = StudyRole.objects.filter(user=request.user, role=Role.RESEARCHER).exists()
     if not (is_researcher or can_create_studies(request.user)):
@@ -464,6 +453,7 @@ def _pool_context(pool: Any, **extra: Any) -> dict[str, Any]:
         "move_form": MemberMoveForm(study=pool.study, exclude=pool),
         "account_form": AccountForm(study=pool.study, initial={"pool": pool}),
         "invite_form": InviteForm(study=pool.study, initial={"pool": pool}),
+        "invitations": sel.study_invitations(pool.study, timezone.now(), pool=pool),
         "n_assignments": pool.assignments.count(),
         **extra,
     }
@@ -501,16 +491,19 @@ def member_add(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
     form = MemberAddForm(request.POST)
     if not form.is_valid():
         return render(request, "annotation/console/pool.html", _pool_context(pool, add_form=form), status=400)
+    username = form.cleaned_data["username"]
     try:
-        membership = svc.pool_membership_add(
-            pool=pool, user=_user_named(form.cleaned_data["username"]), actor=request.user
-        )
+        added = svc.pool_member_add_or_invite(pool=pool, username=username, actor=request.user)
     except DomainError as exc:
         form.add_error(None, exc.message)
         return render(
             request, "annotation/console/pool.html", _pool_context(pool, add_form=form), status=exc.status_code
         )
-    messages.success(request, f"{membership.user.get_username()} joined {pool.name} as {membership.pseudonym}.")
+    if isinstance(added, StudyInvitation):
+        # The same answer whether or not such an account exists (annotation.console.services).
+        messages.success(request, svc.invitation_sent_message(username))
+    else:
+        messages.success(request, f"{added.user.get_username()} joined {pool.name} as {added.pseudonym}.")
     return redirect("console:pool", slug=slug, pool_id=pool.pk)
 
 
@@ -571,6 +564,7 @@ def _people_context(study: Study, **extra: Any) -> dict[str, Any]:
         "role_form": extra.pop("role_form", None) or RoleForm(),
         "account_form": extra.pop("account_form", None) or AccountForm(study=study),
         "invite_form": extra.pop("invite_form", None) or InviteForm(study=study),
+        "invitations": sel.study_invitations(study, timezone.now()),
         **extra,
     }
 
@@ -591,15 +585,18 @@ def role_grant(request: HttpRequest, slug: str) -> HttpResponse:
     form = RoleForm(request.POST)
     if not form.is_valid():
         return render(request, "annotation/console/people.html", _people_context(study, role_form=form), status=400)
+    username, role = form.cleaned_data["username"], form.cleaned_data["role"]
     try:
-        user = _user_named(form.cleaned_data["username"])
-        svc.study_role_grant(study=study, user=user, role=form.cleaned_data["role"], actor=request.user)
+        granted = svc.study_role_grant_or_invite(study=study, username=username, role=role, actor=request.user)
     except DomainError as exc:
         form.add_error(None, exc.message)
         return render(
             request, "annotation/console/people.html", _people_context(study, role_form=form), status=exc.status_code
         )
-    messages.success(request, f"{user.get_username()} is now {form.cleaned_data['role']} of this study.")
+    if isinstance(granted, StudyInvitation):
+        messages.success(request, svc.invitation_sent_message(username))
+    else:
+        messages.success(request, f"{granted.user.get_username()} is now {role} of this study.")
     return redirect("console:people", slug=slug)
 
 
@@ -613,16 +610,14 @@ def role_revoke(request: HttpRequest, slug: str) -> HttpResponse:
         return render(
             request, "annotation/console/people.html", _people_context(study, error="Unknown role."), status=400
         )
+    username, role = form.cleaned_data["username"], form.cleaned_data["role"]
     try:
-        user = _user_named(form.cleaned_data["username"])
-        svc.study_role_revoke(study=study, user=user, role=form.cleaned_data["role"], actor=request.user)
+        svc.study_role_revoke_by_username(study=study, username=username, role=role, actor=request.user)
     except DomainError as exc:
         return render(
             request, "annotation/console/people.html", _people_context(study, error=exc.message), status=exc.status_code
         )
-    messages.success(
-        request, f"{user.get_username()} is no longer {form.cleaned_data['role']}; their past labels are kept."
-    )
+    messages.success(request, f"{username} is no longer {role}; their past labels are kept.")
     return redirect("console:people", slug=slug)
 
 
@@ -665,7 +660,7 @@ def invite(request: HttpRequest, slug: str) -> HttpResponse:
         return render(request, "annotation/console/people.html", _people_context(study, invite_form=form), status=400)
     data = form.cleaned_data
     try:
-        user = svc.annotator_invite(
+        person = svc.annotator_invite(
             study=study, actor=request.user, email=data["email"], site_url=request.build_absolute_uri("/"),
             role=data["role"], pool=data["pool"],
         )
@@ -674,7 +669,34 @@ def invite(request: HttpRequest, slug: str) -> HttpResponse:
         return render(
             request, "annotation/console/people.html", _people_context(study, invite_form=form), status=exc.status_code
         )
-    messages.success(request, f"Invitation sent to {data['email']} (username {user.get_username()}).")
+    if isinstance(person, StudyInvitation):
+        messages.success(request, svc.invitation_sent_message(data["email"], address=True))
+    else:
+        messages.success(request, f"{person.get_username()}, already in this study, now has the role; a mail was sent.")
+    return redirect("console:people", slug=slug)
+
+
+@access_policy("researcher")
+@domain_errors
+@require_POST
+def invitation_withdraw(request: HttpRequest, slug: str, invitation_id: int) -> HttpResponse:
+    """Take back a pending invitation; back to the pool page it was withdrawn from, else the People page."""
+    invitation = get_invitation_for_researcher(request.user, slug, invitation_id)
+    pool = invitation.pool if request.POST.get("back") == "pool" else None
+    try:
+        svc.invitation_withdraw(invitation=invitation, actor=request.user)
+    except DomainError as exc:
+        if pool is not None:
+            return render(
+                request, "annotation/console/pool.html", _pool_context(pool, error=exc.message), status=exc.status_code
+            )
+        return render(
+            request, "annotation/console/people.html", _people_context(invitation.study, error=exc.message),
+            status=exc.status_code,
+        )
+    messages.success(request, f"The invitation of {invitation.invited} was withdrawn.")
+    if pool is not None:
+        return redirect("console:pool", slug=slug, pool_id=pool.pk)
     return redirect("console:people", slug=slug)
 
 

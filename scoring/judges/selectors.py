@@ -29,14 +29,26 @@ def judges_for_study(study: Study) -> QuerySet[TrainedJudge]:
 def judge_for_scoring(name: str, *, study_id: int | None) -> TrainedJudge:
     """The judge a run (``study_id``) or the command line (None: the operator, any judge) names.
 
-    A name that is not the study's own judge, nor one shared with it, reads exactly like a name that
-    does not exist, so a run can neither use nor detect another study's judges.
+    Names are per study: a run looks the name up among its study's own judges and those shared with it only
+    (where the registry keeps names unique), so a name that is another study's judge reads exactly like a name
+    that does not exist, and a run can neither use nor detect another study's judges. The operator's command
+    line sees every judge; a name that several studies use is refused there, naming them, rather than guessed
+    (the backend option ``study=ID`` chooses).
     """
     qs = TrainedJudge.objects.all() if study_id is None else judges_usable_by(study_id)
-    judge = qs.filter(name=name).select_related("source_study").first()
-    if judge is None:
+    found = list(qs.filter(name=name).select_related("study", "source_study")[:11])
+    if not found:
         where = "" if study_id is None else " to this study (its own judges and those shared with it)"
         raise BackendUnavailable(f"learned backend: no trained judge named {name!r} is available{where}")
+    if len(found) > 1:
+        owners = sorted({f"study {j.study.slug} (id {j.study_id})" if j.study else "no study" for j in found})
+        count = "more than 10" if len(found) > 10 else str(len(found))
+        choose = "give the option study=ID of the study whose judge you mean" if study_id is None else \
+            "unshare one of them (judges page)"
+        raise BackendUnavailable(
+            f"learned backend: {count} judges named {name!r} are available ({', '.join(owners)}); {choose}"
+        )
+    judge = found[0]
     if judge.is_retired:
         raise BackendUnavailable(f"learned backend: the judge {name!r} is retired")
     return judge

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Role, Study
@@ -27,6 +27,7 @@ from scoring import tasks
 from scoring.backends.embedding import PACKAGED_MODEL, get_embedding_backend, resolve_model_dir
 from scoring.judges import artifacts, gold
 from scoring.judges.features import FEATURE_SETS, needs_encoder
+from scoring.judges.selectors import judges_usable_by
 from scoring.judges.training import (
     MODEL_TYPES,
     TASKS,
@@ -74,15 +75,24 @@ def _candidates(options: dict[str, Any], task: str) -> list[tuple[str, str]]:
     return out
 
 
-def _check_name(name: str) -> str:
+def _check_name(name: str, owner: Study | None) -> str:
     name = (name or "").strip()
     if not NAME.match(name):
         raise ValidationFailed(
             "a judge name is 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit"
         )
-    if TrainedJudge.objects.filter(name=name).exists():
-        raise Conflict(f"a judge named {name!r} already exists; choose another name")
+    _refuse_name_in_use(name, owner)
     return name
+
+
+def _refuse_name_in_use(name: str, owner: Study | None, *, but: int | None = None) -> None:
+    """Refuse (409) a name that the owning study already uses: one of its own judges or of those shared with it
+    (a run names its judge among these), or, without an owner, one of the judges without a study. Another
+    study's judges never count, so the refusal tells nothing about them. ``but``: a judge that does not count."""
+    in_use = judges_usable_by(owner.pk) if owner is not None else TrainedJudge.objects.filter(study__isnull=True)
+    if in_use.filter(name=name).exclude(pk=but).exists():
+        where = f"study {owner.slug!r}" if owner is not None else "the judges without a study"
+        raise Conflict(f"a judge named {name!r} already exists in {where}; choose another name")
 
 
 def _check_task(task: str) -> None:
@@ -110,8 +120,9 @@ def _register(trained: Trained, *, name: str, owner: Study | None, actor: Abstra
     key = artifacts.save(trained)
     try:
         with transaction.atomic():
-            if TrainedJudge.objects.select_for_update().filter(name=name).exists():
-                raise Conflict(f"a judge named {name!r} already exists; choose another name")
+            if owner is not None:
+                _lock_names(owner)
+            _refuse_name_in_use(name, owner)
             return TrainedJudge.objects.create(
                 name=name, study=owner, task=trained.task, data_hash=trained.data_hash,
                 model_type=trained.model_type, feature_set=trained.feature_set,
@@ -119,16 +130,28 @@ def _register(trained: Trained, *, name: str, owner: Study | None, actor: Abstra
                 cv={**trained.evaluation.figures, "folds": trained.evaluation.folds}, comparison=trained.comparison,
                 path=key, trained_by=actor, **source,
             )
+    except IntegrityError:
+        # A judge without a study registered with this name meanwhile (no study row to lock: the constraint
+        # decides): the 409 of a name in use; any other broken constraint as it is.
+        shutil.rmtree(artifacts.judges_root() / key, ignore_errors=True)
+        _refuse_name_in_use(name, owner)
+        raise
     except BaseException:
         shutil.rmtree(artifacts.judges_root() / key, ignore_errors=True)
         raise
+
+
+def _lock_names(study: Study) -> None:
+    """Serialise changes of the names a study uses (a judge registered for it, a judge shared with it) on its row,
+    so that two of them cannot both find a name free."""
+    Study.objects.select_for_update().filter(pk=study.pk).values_list("pk").first()
 
 
 def judge_train_from_study(*, study: Study, question_key: str, task: str, name: str, actor: AbstractBaseUser | None,
                            positive: Iterable[str] = (), exclude: Iterable[str] = (),
                            options: dict[str, Any] | None = None, progress: Progress | None = None) -> TrainedJudge:
     _check_task(task)
-    name = _check_name(name)
+    name = _check_name(name, study)
     opts = clean_options(options)
     positive, exclude = [str(p) for p in positive], [str(e) for e in exclude]
     try:
@@ -146,7 +169,7 @@ def judge_train_from_file(*, content: bytes, filename: str, task: str, name: str
                           owner: Study | None = None, options: dict[str, Any] | None = None,
                           progress: Progress | None = None) -> TrainedJudge:
     _check_task(task)
-    name = _check_name(name)
+    name = _check_name(name, owner)
     opts = clean_options(options)
     try:
         examples = read_labelled_file(content, filename)
@@ -168,7 +191,7 @@ def judge_train_job_start(*, study: Study, question_key: str, task: str, name: s
     """Check what can be checked at once, record the job and send it to a worker after commit."""
     require_role(actor, study, Role.RESEARCHER)
     _check_task(task)
-    name = _check_name(name)
+    name = _check_name(name, study)
     opts = clean_options(options)
     try:
         examples, _ = gold.examples_from_gold(study, question_key, task, positive=list(positive),
@@ -234,7 +257,12 @@ def judge_share(*, judge: TrainedJudge, target_slug: str, actor: AbstractBaseUse
     require_role(actor, target, Role.RESEARCHER)
     if target.pk == owner.pk:
         raise ValidationFailed("a study already uses its own judges")
-    judge.shared_with.add(target)
+    with transaction.atomic():
+        # A study names its judges among its own and those shared with it, so one name must mean one judge
+        # there; the actor is a researcher of the target, whose judges they may see.
+        _lock_names(target)
+        _refuse_name_in_use(judge.name, target, but=judge.pk)
+        judge.shared_with.add(target)
     return target
 
 

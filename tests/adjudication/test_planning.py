@@ -11,8 +11,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from adjudication.analysis import planning
-from adjudication.models import ValidationStudy, ValidationTemplate
+from adjudication.analysis import jobs, planning
+from adjudication.models import ReportJob, ReportJobKind, ReportJobStatus, ValidationStudy, ValidationTemplate
 from adjudication.stats import planning as sp
 from annotation.models import Assignment, AuditEvent, Pool
 from annotation.services import assignment_reserve_next
@@ -112,6 +112,25 @@ def test_a_pool_short_of_its_precision_stays_open(researcher):
     assert not status["reached"] and status["reasons"]
 
 
+@pytest.mark.parametrize("planned,reached", [(12, True), (13, False)])
+def test_the_pool_rule_waits_for_half_the_planned_items(researcher, monkeypatch, planned, reached):
+    """Six items complete: a plan of 12 lets the rule decide (half is 6), a plan of 13 does not (half is 7),
+    whatever the figures say (pool B's κ is within ±0.49 here)."""
+    s = _study(researcher, label_b=False, metric=False)
+    vs_support.label_pool_b(s)
+    Pool.objects.filter(pk=s["pool_b"].pk).update(stop_at_half_width=0.49, closed_at=None, closed_reason="")
+    real = planning.validation_plan
+
+    def plan_of(**kwargs):
+        return {**real(**kwargs), "n_items": planned}
+
+    monkeypatch.setattr(planning, "validation_plan", plan_of)
+    status = planning.pool_precision_status(pool=Pool.objects.get(pk=s["pool_b"].pk))
+    assert status["reached"] is reached, status
+    if not reached:
+        assert status["reasons"] == ["planning test: 6 of at least 7 items (half the plan) completed"]
+
+
 def test_a_pool_without_a_rule_is_never_closed(researcher):
     s = _study(researcher)
     assert Pool.objects.get(pk=s["pool_b"].pk).closed_at is None
@@ -157,6 +176,25 @@ def test_plan_validation_refuses_bad_input_naming_it(args, message):
 # --- pages and API -------------------------------------------------------------------------------------
 
 
+def run_planning_jobs() -> int:
+    """What the worker does: run every queued planning job (tests never wait on a real worker)."""
+    queued = list(ReportJob.objects.filter(kind=ReportJobKind.PLANNING, status=ReportJobStatus.QUEUED))
+    for job in queued:
+        jobs.job_run(job_id=job.pk)
+    return len(queued)
+
+
+def computed(client, url, query=None):
+    """GET a planning address: 202 while the job is queued, then (the worker having run) 200."""
+    pending = client.get(url, query or {})
+    assert pending.status_code == 202, pending.content
+    assert pending.json()["status"] == "queued"
+    assert run_planning_jobs() == 1
+    done = client.get(url, query or {})
+    assert done.status_code == 200, done.content
+    return done.json()
+
+
 def _refused_anonymous(response):
     # DRF answers 401 only when its first authenticator names a scheme; this project's is the session
     # (settings.REST_FRAMEWORK), so an anonymous caller gets 403 "credentials were not provided", as on
@@ -172,8 +210,10 @@ def test_the_plan_api_serves_the_same_plan_and_refuses_outsiders(client, researc
     query = {"auc": "0.8", "prevalence": "0.3", "half_width": "0.05"}
     _refused_anonymous(client.get(url, query))
     client.force_login(researcher)
-    data = client.get(url, query).json()
+    data = computed(client, url, query)
     assert data["plans"][0]["n_items"] == sp.auc_plan_hanley_mcneil(0.8, 0.3, 0.05).n_items
+    assert client.get(url, query).json() == data  # computed once, then served from its job
+    assert ReportJob.objects.filter(kind=ReportJobKind.PLANNING).count() == 1
     bad = client.get(url, {"auc": "0.8"})
     assert bad.status_code == 400 and "prevalence" in json.dumps(bad.json())
     client.force_login(s["b_users"][0])
@@ -190,11 +230,11 @@ def test_the_validation_plan_api_and_chart_are_for_researchers_only(client, rese
     pool_api = reverse("adjudication-api-pool-plan", args=[s["pool_b"].pk])
     _refused_anonymous(client.get(api))
     client.force_login(researcher)
-    data = client.get(api).json()
+    data = computed(client, api)
     assert data["items_done"] == 6 and data["series"]
-    body = client.get(page).content.decode()
+    body = client.get(page).content.decode()  # the same job (same half-width, same data): done
     assert '<svg class="precision"' in body and "<polyline" in body and "still needed about" in body
-    assert client.get(pool_api).json()["line"].startswith("At k = 2 and ±0.05")
+    assert computed(client, pool_api)["line"].startswith("At k = 2 and ±0.05")
     report = client.get(reverse("adjudication:validation-report", args=[vs.pk])).content.decode()
     assert reverse("adjudication:validation-precision", args=[vs.pk]) in report
     # Objects named by their own id answer 404 to members who may not see them, as to strangers.
@@ -215,8 +255,12 @@ def test_the_console_pool_page_loads_the_plan_and_the_rule_can_be_set(client, re
     client.force_login(researcher)
     page = client.get(reverse("console:pool", args=[s["study"].slug, pool.pk])).content.decode()
     assert reverse("adjudication:pool-plan", args=[pool.pk]) in page
-    fragment = client.get(reverse("adjudication:pool-plan", args=[pool.pk])).content.decode()
-    assert "At k = 2 and ±0.05 you need about" in fragment
+    url = reverse("adjudication:pool-plan", args=[pool.pk])
+    progress = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "Computing the plan" in progress and f'hx-get="{url}"' in progress and "<progress" in progress
+    run_planning_jobs()
+    fragment = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "At k = 2 and ±0.05 you need about" in fragment and "hx-trigger" not in fragment
     stop = reverse("adjudication:pool-stop-rule", args=[pool.pk])
     assert client.post(stop, {"stop_at_half_width": "0.07"}).status_code == 302
     assert Pool.objects.get(pk=pool.pk).stop_at_half_width == 0.07

@@ -125,6 +125,50 @@ def test_cohen_kappa_q_is_the_bloch_kraemer_variance_for_equal_marginals():
         assert pl.cohen_kappa_q(k, p) == pytest.approx(expected, rel=1e-12)
 
 
+def _fce_q_from_cells(table: np.ndarray) -> float:
+    """Cantor's (1996) Q, n·Var(κ̂), computed from the cells of a 2×2 table of proportions as Fleiss, Cohen &
+    Everitt (1969) give it (Fleiss 1981, eqs. 13.15-13.18): an independent route to what cohen_kappa_q
+    computes in closed form from κ and the two raters' marginals."""
+    rows, cols = table.sum(axis=1), table.sum(axis=0)
+    p_o, p_e = float(np.trace(table)), float(rows @ cols)
+    diagonal = sum(table[i, i] * ((1 - p_e) - (cols[i] + rows[i]) * (1 - p_o)) ** 2 for i in range(2))
+    off = (1 - p_o) ** 2 * sum(table[i, j] * (cols[i] + rows[j]) ** 2 for i in range(2) for j in range(2) if i != j)
+    return float((diagonal + off - (p_o * p_e - 2 * p_e + p_o) ** 2) / (1 - p_e) ** 4)
+
+
+def _table(kappa: float, p1: float, p2: float) -> np.ndarray:
+    """The 2×2 table of proportions with rater 1 positive in ``p1``, rater 2 in ``p2`` and Cohen's κ."""
+    p_e = p1 * p2 + (1 - p1) * (1 - p2)
+    both = p1 * p2 + kappa * (1 - p_e) / 2
+    return np.array([[both, p1 - both], [p2 - both, 1 - p1 - p2 + both]])
+
+
+def test_cantors_q_with_two_prevalences_reproduces_a_published_standard_error():
+    # The calcugator chi2_kappa worked example (www.calcugator.com, "Measure of Agreement Kappa"): two judges
+    # rate 12 items, table (4, 1; 2, 5): the first judge says "very good" for 5 of 12, the second for 6 of 12
+    # (two different prevalences); kappa 0.5, "Asymp. Std. Error: 0.24650332429581734" (the Fleiss, Cohen &
+    # Everitt non-null standard error, as SPSS prints it). Q is n·Var(κ̂), so SE = √(Q/12).
+    table = np.array([[4, 1], [2, 5]]) / 12
+    assert _fce_q_from_cells(table) == pytest.approx(0.24650332429581734**2 * 12, rel=1e-12)
+    assert math.sqrt(pl.cohen_kappa_q(0.5, 5 / 12, 6 / 12) / 12) == pytest.approx(0.24650332429581734, rel=1e-12)
+    assert math.sqrt(pl.cohen_kappa_q(0.5, 6 / 12, 5 / 12) / 12) == pytest.approx(0.24650332429581734, rel=1e-12)
+    # With one prevalence for both raters the figure differs: the second prevalence is used, not ignored.
+    assert math.sqrt(pl.cohen_kappa_q(0.5, 5 / 12) / 12) != pytest.approx(0.24650332429581734, rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    "kappa,p1,p2", [(0.6, 0.3, 0.4), (0.4, 0.1, 0.25), (0.8, 0.5, 0.45), (0.2, 0.6, 0.3), (0.1, 0.2, 0.3)]
+)
+def test_cantors_q_with_two_prevalences_is_the_fleiss_cohen_everitt_variance_of_the_table(kappa, p1, p2):
+    """Cantor (1996) drops the equal-marginals assumption for two raters and two categories: Q is the FCE
+    variance of the one 2×2 table with the given κ and the two raters' own prevalences."""
+    table = _table(kappa, p1, p2)
+    assert table.min() > 0 and table[0].sum() == pytest.approx(p1) and table[:, 0].sum() == pytest.approx(p2)
+    assert pl.cohen_kappa_q(kappa, p1, p2) == pytest.approx(_fce_q_from_cells(table), rel=1e-12)
+    plan = pl.cohen_kappa_plan(kappa, p1, 0.1, p2=p2)
+    assert plan.n_items == math.ceil(pl.z_value() ** 2 * _fce_q_from_cells(table) / 0.01 - 1e-9)
+
+
 # --- Fleiss' kappa: Fleiss, Nee & Landis (1979) --------------------------------------------------------
 
 
@@ -241,6 +285,35 @@ def test_stopping_on_significance_instead_breaks_the_coverage():
     result = pl.significance_stopping_coverage(replicates=replicates, seed=3)
     mc_se = math.sqrt(0.95 * 0.05 / replicates)
     assert result.coverage < 0.95 - 5 * mc_se
+
+
+@pytest.mark.parametrize("planned,first", [(100, 50), (101, 51), (2, 1), (1, 1), (7, 4)])
+def test_the_fixed_precision_rule_never_stops_before_half_the_plan(planned, first):
+    """The rule may stop at ⌈planned/2⌉ items done, never one item earlier, however narrow the interval."""
+
+    def reached(n_done: int) -> bool:
+        return pl.fixed_precision_reached(
+            ci95=(0.79, 0.81), n_positive=50_000, n_negative=50_000, n_done=n_done, planned_items=planned, target=0.05
+        )
+
+    assert not reached(first - 1)
+    assert reached(first)
+    assert reached(planned)
+
+
+def test_the_fixed_precision_rule_stops_at_the_target_and_not_above_it():
+    width = pl.auc_stopping_half_width((0.75, 0.85), 50_000, 50_000)
+    assert width == pytest.approx(0.05)
+
+    def reached(target: float) -> bool:
+        return pl.fixed_precision_reached(
+            ci95=(0.75, 0.85), n_positive=50_000, n_negative=50_000, n_done=60, planned_items=100, target=target
+        )
+
+    assert reached(width) and not reached(width - 1e-9)
+    assert not pl.fixed_precision_reached(
+        ci95=None, n_positive=50, n_negative=50, n_done=100, planned_items=100, target=0.5
+    )
 
 
 def test_items_for_half_width_scales_with_the_square_of_the_ratio():

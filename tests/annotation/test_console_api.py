@@ -16,6 +16,7 @@ from annotation.models import (
     PasswordChangeRequired,
     Pool,
     PoolMembership,
+    StudyInvitation,
     StudyRole,
 )
 from tests import factories
@@ -52,7 +53,11 @@ def test_every_console_api_class_declares_the_researcher_policy_except_the_study
 def test_every_console_api_route_answers_strangers_404_and_annotators_403(astrid, annotator, stranger):
     pool = factories.make_pool(astrid, questions=list(astrid.questions.all()))
     membership = factories.add_member(pool, annotator)
-    values = {"slug": astrid.slug, "key": "helpful", "pool_id": pool.pk, "membership_id": membership.pk, "job_id": 1}
+    invitation = svc.pool_member_add_or_invite(pool=pool, username="someone", actor=astrid.owner)
+    values = {
+        "slug": astrid.slug, "key": "helpful", "pool_id": pool.pk, "membership_id": membership.pk, "job_id": 1,
+        "invitation_id": invitation.pk,
+    }
     from annotation.models import ImportJob
 
     ImportJob.objects.create(pk=1, study=astrid, filename="f", stored_name="f")
@@ -129,8 +134,12 @@ def test_a_researcher_sets_up_a_study_through_the_api(
     assert account["Cache-Control"] == "no-store"
     assert Assignment.objects.filter(annotator__username="dr.kim").count() == 2
 
+    # The annotator is not in this study yet: they are invited, and join when they accept.
     member = api.post(f"{base}/pools/{pool.data['id']}/members/", {"username": annotator.username}, format="json")
-    assert member.status_code == 201
+    assert member.status_code == 202
+    assert not PoolMembership.objects.filter(user=annotator).exists()
+    svc.invitation_accept(invitation=StudyInvitation.objects.get(pk=member.data["invitation"]["id"]), user=annotator)
+    assert PoolMembership.objects.filter(pool_id=pool.data["id"], user=annotator, active=True).exists()
     assert api.patch(f"{base}/pools/{pool.data['id']}/", {"overlap": 2}, format="json").status_code == 200
     assert Assignment.objects.filter(pool_id=pool.data["id"]).count() == 4
 
@@ -216,7 +225,9 @@ def test_an_invitation_through_the_api(api, astrid, django_capture_on_commit_cal
         response = api.post(
             f"/api/console/studies/{astrid.slug}/invitations/", {"email": "lee@example.org"}, format="json"
         )
-    assert response.status_code == 201 and response.data["username"] == "lee"
+    assert response.status_code == 202 and "username" not in response.data
+    assert response.data["invitation"]["invited"] == "lee@example.org"
+    assert response.data["invitation"]["status"] == "pending"
     assert len(mail.outbox) == 1
     assert not PasswordChangeRequired.objects.exists()
     assert Item.objects.count() == 0

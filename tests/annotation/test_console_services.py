@@ -12,10 +12,12 @@ from annotation.imports import jobs
 from annotation.models import (
     Assignment,
     AssignmentStatus,
+    InvitationState,
     Label,
     PasswordChangeRequired,
     PoolMembership,
     Role,
+    StudyInvitation,
     StudyRole,
 )
 from concord.errors import Conflict, Forbidden, ValidationFailed
@@ -419,28 +421,47 @@ def test_an_invitation_creates_an_account_and_mails_a_set_password_link(
     study, researcher, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        user = svc.annotator_invite(
+        invitation = svc.annotator_invite(
             study=study, actor=researcher, email="dr.lee@example.org", site_url="http://concord.test/"
         )
+    user = invitation.user
     assert not user.has_usable_password()
     assert user.username == "dr.lee"
-    assert StudyRole.objects.filter(study=study, user=user, role=Role.ANNOTATOR).exists()
+    # The new account is invited like any other outsider: no role until they accept.
+    assert invitation.state == InvitationState.PENDING and invitation.invited == "dr.lee@example.org"
+    assert not StudyRole.objects.filter(study=study, user=user).exists()
     assert len(mail.outbox) == 1
     assert "http://concord.test/accounts/invitation/" in mail.outbox[0].body
+    assert "accept it to join the study" in mail.outbox[0].body
     assert mail.outbox[0].to == ["dr.lee@example.org"]
+    svc.invitation_accept(invitation=invitation, user=user)
+    assert StudyRole.objects.filter(study=study, user=user, role=Role.ANNOTATOR).exists()
 
 
-def test_inviting_an_existing_account_grants_the_role_without_a_new_user(
+def test_inviting_an_existing_account_by_e_mail_invites_it_without_a_new_user(
     study, researcher, django_capture_on_commit_callbacks
 ):
     existing = factories.make_user("lee", email="lee@example.org")
     with django_capture_on_commit_callbacks(execute=True):
-        user = svc.annotator_invite(
+        invitation = svc.annotator_invite(
             study=study, actor=researcher, email="LEE@example.org", site_url="http://concord.test"
         )
-    assert user == existing
+    assert invitation.user == existing
+    assert not StudyRole.objects.filter(study=study, user=existing).exists()
     assert get_user_model().objects.filter(email__iexact="lee@example.org").count() == 1
     assert "existing account" in mail.outbox[0].body
+
+
+def test_inviting_a_person_of_the_study_by_e_mail_gives_the_role_at_once(
+    study, researcher, django_capture_on_commit_callbacks
+):
+    adjudicator = factories.make_user("lee", email="lee@example.org")
+    factories.grant(study, adjudicator, Role.ADJUDICATOR)
+    with django_capture_on_commit_callbacks(execute=True):
+        person = svc.annotator_invite(study=study, actor=researcher, email="lee@example.org", site_url="http://x")
+    assert person == adjudicator
+    assert StudyRole.objects.filter(study=study, user=adjudicator, role=Role.ANNOTATOR).exists()
+    assert not StudyInvitation.objects.exists()
 
 
 def test_a_refused_invitation_sends_nothing(study, researcher, django_capture_on_commit_callbacks):

@@ -20,6 +20,7 @@ from annotation.models import (
     Pool,
     PoolMembership,
     Role,
+    StudyInvitation,
     StudyRole,
 )
 from tests import factories
@@ -50,7 +51,7 @@ def _console_routes():
                 yield sub.name, sub.pattern.converters.keys()
 
 
-def _url(name, keys, study, pool, membership, job):
+def _url(name, keys, study, pool, membership, job, invitation):
     values = {
         "slug": study.slug,
         "key": "helpful",
@@ -58,6 +59,7 @@ def _url(name, keys, study, pool, membership, job):
         "membership_id": membership.pk,
         "job_id": job.pk,
         "name": "astrid.jsonl",
+        "invitation_id": invitation.pk,
     }
     return reverse(f"console:{name}", kwargs={k: values[k] for k in keys})
 
@@ -69,11 +71,12 @@ def test_every_study_page_answers_strangers_404_and_annotators_403(client, astri
     pool = factories.make_pool(astrid, questions=list(astrid.questions.all()))
     membership = factories.add_member(pool, annotator)
     job = ImportJob.objects.create(study=astrid, filename="x.jsonl", stored_name="x", requested_by=None)
+    invitation = svc.pool_member_add_or_invite(pool=pool, username="someone", actor=astrid.owner)
     checked = 0
     for name, keys in _console_routes():
         if "slug" not in keys:
             continue
-        url = _url(name, keys, astrid, pool, membership, job)
+        url = _url(name, keys, astrid, pool, membership, job, invitation)
         for user, expected in ((stranger, 404), (annotator, 403)):
             client.force_login(user)
             for method in (client.get, client.post):
@@ -307,10 +310,19 @@ def test_creating_a_pool_and_adding_members_assigns_items(rita, astrid):
     })
     pool = Pool.objects.get(study=astrid, name="PF")
     assert response["Location"] == reverse("console:pool", args=[astrid.slug, pool.pk])
-    factories.make_user("nora")
+    nora = factories.make_user("nora")
     response = rita.post(reverse("console:member_add", args=[astrid.slug, pool.pk]), {"username": "nora"})
     assert response.status_code == 302
+    # nora is not in the study yet: she is invited, and gets items once she accepts.
+    assert not Assignment.objects.filter(pool=pool).exists()
+    svc.invitation_accept(invitation=StudyInvitation.objects.get(user=nora), user=nora)
     assert Assignment.objects.filter(pool=pool, annotator__username="nora").count() == 1
+    # Someone already in the study is added at once.
+    olga = factories.make_user("olga")
+    factories.grant(astrid, olga, Role.ADJUDICATOR)
+    response = rita.post(reverse("console:member_add", args=[astrid.slug, pool.pk]), {"username": "OLGA"})
+    assert response.status_code == 302
+    assert PoolMembership.objects.filter(pool=pool, user=olga, active=True).exists()
 
 
 def test_a_refused_move_shows_the_reason(rita, astrid):
@@ -370,13 +382,16 @@ def test_a_researcher_cannot_revoke_their_own_role(rita, astrid, researcher):
 
 
 def test_granting_and_revoking_roles(rita, astrid):
-    factories.make_user("adam")
+    adam = factories.make_user("adam")
     assert (
         rita.post(
             reverse("console:role_grant", args=[astrid.slug]), {"username": "adam", "role": "adjudicator"}
         ).status_code
         == 302
     )
+    # adam was in no role of the study: he is invited, and has the role once he accepts.
+    assert not StudyRole.objects.filter(study=astrid, user=adam).exists()
+    svc.invitation_accept(invitation=StudyInvitation.objects.get(user=adam), user=adam)
     assert StudyRole.objects.filter(study=astrid, user__username="adam", role="adjudicator").exists()
     assert (
         rita.post(
@@ -385,12 +400,6 @@ def test_granting_and_revoking_roles(rita, astrid):
         == 302
     )
     assert not StudyRole.objects.filter(study=astrid, user__username="adam").exists()
-    assert (
-        rita.post(
-            reverse("console:role_grant", args=[astrid.slug]), {"username": "nobody", "role": "annotator"}
-        ).status_code
-        == 404
-    )
 
 
 # --- progress ---------------------------------------------------------------------------------

@@ -24,12 +24,15 @@ from annotation.models import (
     LabelHistory,
     Visibility,
 )
+from annotation.selectors import REOPEN_AFTER_SEEING_OTHERS, annotator_history
 from annotation.services import (
     assignment_reopen,
+    assignment_skip,
     assignment_submit,
     label_save,
     label_undo,
     pool_assign_items,
+    reopen_refusal,
 )
 from concord.errors import ValidationFailed
 from tests import factories
@@ -249,3 +252,78 @@ def test_undo_and_reopen_through_the_api(work, annotator):
     response = api.post(reverse("api-reopen", args=[pk]))
     assert response.status_code == 200 and response.json()["status"] == "started"
     assert api.get(reverse("api-assignments")).json()  # the list still works
+
+
+# --- The exposure rule, on data where every id differs (a swapped id in a filter fails) ------------------
+
+
+@pytest.fixture
+def apart(study, settings):
+    """A submitted assignment in a calibration pool that allows reopening, with the annotator's, the pool's, the
+    item's and the assignment's ids all different; and exposures that showed other labels to someone else on
+    that item, to the annotator on another item of the pool and on that item in another pool, and an exposure of
+    that very item that showed no other labels. None of them forbids reopening."""
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+    question = factories.make_question(study, "pf")
+    user = factories.make_user("apart-annotator", pk=4_100_003)
+    colleague = factories.make_user("apart-colleague", pk=4_100_005)
+    pool = factories.make_pool(
+        study, "calibration", questions=[question], visibility=Visibility.AFTER_SUBMIT, reopen_allowed=True,
+        pk=4_100_011,
+    )
+    other_pool = factories.make_pool(factories.make_study(), "other", reopen_allowed=True, pk=4_100_013)
+    item = factories.make_item(study, "apart-item", pk=4_100_019)
+    other_item = factories.make_item(study, "apart-other-item", pk=4_100_023)
+    factories.add_member(pool, user)
+    factories.add_member(pool, colleague)
+    assignment = factories.make_assignment(
+        pool, item, user, status=AssignmentStatus.SUBMITTED, submitted_at=timezone.now(), pk=4_100_029
+    )
+    ids = {user.pk, pool.pk, item.pk, assignment.pk}
+    assert len(ids) == 4
+    seen = {"kind": "calibration", "showed_other_labels": True}
+    Exposure.objects.create(user=colleague, pool=pool, item=item, **seen)
+    Exposure.objects.create(user=user, pool=pool, item=other_item, **seen)
+    Exposure.objects.create(user=user, pool=other_pool, item=item, **seen)
+    Exposure.objects.create(user=user, pool=pool, item=item, kind="item_page", showed_other_labels=False)
+    return {"user": user, "pool": pool, "item": item, "assignment": assignment}
+
+
+def _history_refusal(apart):
+    (row,) = annotator_history(user=apart["user"])
+    assert row.assignment.pk == apart["assignment"].pk
+    return row.reopen_refusal
+
+
+def test_only_the_annotators_own_exposure_on_that_item_in_that_pool_forbids_reopening(apart):
+    assignment = Assignment.objects.select_related("pool").get(pk=apart["assignment"].pk)
+    assert reopen_refusal(assignment=assignment) is None
+    assert _history_refusal(apart) is None
+    Exposure.objects.create(
+        user=apart["user"], pool=apart["pool"], item=apart["item"], kind="calibration", showed_other_labels=True
+    )
+    assert reopen_refusal(assignment=assignment) == REOPEN_AFTER_SEEING_OTHERS
+    assert _history_refusal(apart) == REOPEN_AFTER_SEEING_OTHERS
+    with pytest.raises(ValidationFailed, match="can no longer change"):
+        assignment_reopen(assignment=assignment, actor=apart["user"])
+    assert not AssignmentReopening.objects.exists()
+
+
+def test_the_exposure_rule_reopens_where_only_others_exposures_exist(apart):
+    reopened = assignment_reopen(assignment=apart["assignment"], actor=apart["user"])
+    assert reopened.status == AssignmentStatus.STARTED and AssignmentReopening.objects.count() == 1
+
+
+def test_a_skipped_item_cannot_be_reopened(client, work, annotator):
+    assignment_skip(assignment=work["assignment"], actor=annotator, reason="not my field")
+    assignment = Assignment.objects.select_related("pool").get(pk=work["assignment"].pk)
+    assert work["pool"].reopen_allowed
+    assert reopen_refusal(assignment=assignment) == "Only a submitted item can be reopened."
+    with pytest.raises(ValidationFailed, match="Only a submitted item"):
+        assignment_reopen(assignment=assignment, actor=annotator)
+    client.force_login(annotator)
+    response = client.post(reverse("annotation:reopen", args=[assignment.pk]), follow=True)
+    assert "Not reopened: Only a submitted item can be reopened." in response.content.decode()
+    assignment.refresh_from_db()
+    assert assignment.status == AssignmentStatus.SKIPPED and assignment.skip_reason == "not my field"
+    assert not AssignmentReopening.objects.exists()

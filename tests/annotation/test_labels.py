@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
-from annotation.models import Aspect, AspectOrigin, AspectStatus, AssignmentStatus, Label, LabelHistory
+from annotation import sql
+from annotation.models import Aspect, AspectOrigin, AspectStatus, Assignment, AssignmentStatus, Label, LabelHistory
 from annotation.services import (
     MAX_ACTIVE_SECONDS_PER_BEAT,
     aspect_propose,
@@ -15,6 +18,7 @@ from annotation.services import (
     assignment_submit,
     assignment_time_record,
     label_save,
+    label_save_in_unit,
 )
 from concord.errors import Conflict, Forbidden, ValidationFailed
 from tests import factories
@@ -113,7 +117,7 @@ def test_a_save_based_on_an_old_version_is_a_conflict_with_the_newer_value(setup
         save(setup, annotator, "pf", "item", "1", base=1)
     details = caught.value.details
     assert details["value"] == "5" and details["version"] == 2
-    assert details["updated_by"] == annotator.get_username() and details["updated_at"]
+    assert details["updated_by"] == "you" and details["updated_at"]  # the annotator's own save; never a username
     assert details["your_value"] == "1"
     assert Label.objects.get().value == "5"
 
@@ -330,3 +334,53 @@ def test_submitting_the_last_assignment_of_an_item_hands_it_to_adjudication(stud
         label_save(assignment=assignment, question=pf, unit_key="item", value=value, base_version=0, actor=user)
         assignment_submit(assignment=assignment, actor=user)
     assert AdjudicationCase.objects.filter(pool=pool).count() == 1
+
+
+# --- Working on an item keeps it reserved -------------------------------------------------------------
+
+
+# (question, unit, first value, second value, service): the plain question saved by label_save takes the
+# one-statement save on PostgreSQL and the locked save on SQLite; the same through the page's save
+# (label_save_in_unit), and a question that a condition involves, take the locked save on both.
+RESERVING_SAVES = {
+    "plain question": ("pf", "item", "3", "4", label_save),
+    "plain question, from the page": ("pf", "item", "3", "4", label_save_in_unit),
+    "question a condition involves": ("ib", "s:0", "yes", "no", label_save),
+}
+
+
+@pytest.mark.parametrize("case", RESERVING_SAVES)
+def test_a_save_extends_a_reservation_about_to_lapse_and_leaves_a_distant_one_alone(setup, annotator, monkeypatch,
+                                                                                   case):
+    key, unit, first, second, service = RESERVING_SAVES[case]
+    calls = {"at_once": [], "locked": 0}
+    at_once, locked = sql.save_label_at_once, sql.lock_open_assignment
+
+    def spy_at_once(**kwargs):
+        calls["at_once"].append(at_once(**kwargs))
+        return calls["at_once"][-1]
+
+    def spy_locked(*args, **kwargs):
+        calls["locked"] += 1
+        return locked(*args, **kwargs)
+
+    monkeypatch.setattr(sql, "save_label_at_once", spy_at_once)
+    monkeypatch.setattr(sql, "lock_open_assignment", spy_locked)
+    pool, assignment = setup["pool"], setup["assignment"]
+    pool.reservation_minutes = 45
+    pool.save()
+    assignment.refresh_from_db()
+    now = timezone.now().replace(microsecond=0)
+
+    def saved(value, base, reserved_until):
+        Assignment.objects.filter(pk=assignment.pk).update(reserved_until=reserved_until)
+        service(assignment=assignment, question=setup[key], unit_key=unit, value=value, base_version=base,
+                actor=annotator, now=now)
+        return Assignment.objects.get(pk=assignment.pk).reserved_until
+
+    assert saved(first, 0, now + timedelta(minutes=4)) == now + timedelta(minutes=45)  # about to lapse: extended
+    assert saved(second, 1, now + timedelta(minutes=6)) == now + timedelta(minutes=6)  # not yet: untouched
+    assert Label.objects.get(question=setup[key], unit_key=unit).version == 2
+    one_statement = connection.vendor == "postgresql" and case == "plain question"
+    assert (len(calls["at_once"]) == 2 and None not in calls["at_once"]) if one_statement else not calls["at_once"]
+    assert calls["locked"] == (0 if one_statement else 2)

@@ -1,10 +1,12 @@
-"""A validation study's report in a real browser: the precision chart loads (htmx) and draws, no script error."""
+"""A validation study's report in a real browser: the planning job's progress shows, then the precision chart
+loads (htmx polling) and draws, no script error."""
 
 from __future__ import annotations
 
 import pytest
 from django.urls import reverse
 
+from concord.celery import app as celery_app
 from tests.adjudication.test_planning import _study
 from tests.e2e.conftest import ARTIFACTS
 
@@ -16,7 +18,16 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-def test_the_validation_report_draws_the_precision_chart(live_server, login, researcher):
+@pytest.fixture
+def eager_tasks():
+    """The planning job runs when its request commits (no worker in this test); the page still polls it."""
+    before = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = before
+
+
+def test_the_validation_report_draws_the_precision_chart(live_server, login, researcher, eager_tasks):
     s = _study(researcher)
     page = login(researcher).new_page()
     errors = []

@@ -130,7 +130,7 @@ def test_a_researcher_filters_the_data_and_requeues_skipped_items(live_server, l
     assert Assignment.objects.filter(status=AssignmentStatus.SKIPPED).count() == 3
     _shot(page, "data_manager_confirm")
     page.click("#dm-confirm button[type=submit]")
-    page.get_by_text("Re-queue skipped assignments: 3 assignments changed").wait_for()
+    page.get_by_text("Re-queued 3 skipped assignments of pool PF.").wait_for()
     page.locator("#dm-audit").wait_for()
     assert Assignment.objects.filter(status=AssignmentStatus.SKIPPED).count() == 0
     assert BulkAction.objects.get().n_assignments == 3

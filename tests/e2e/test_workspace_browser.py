@@ -146,7 +146,7 @@ def test_two_tabs_editing_one_label_show_the_conflict_and_lose_nothing(live_serv
     conflict = second.locator(f"{pf} .conflict")
     conflict.wait_for()
     text = conflict.inner_text()
-    assert "changed elsewhere" in text and "nora-nurse" in text
+    assert "changed elsewhere" in text and "set by you" in text and "nora-nurse" not in text
     assert second.locator(f"{pf} .conflict-value").inner_text() == "4"
     assert second.locator(f"{pf} .conflict-mine").inner_text() == "2"
     assert "Not saved" in second.locator("#save-status").inner_text()

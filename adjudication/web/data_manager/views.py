@@ -79,11 +79,12 @@ def data_bulk(request: HttpRequest, slug: str) -> HttpResponse:
             study, request.POST, plan=plan, hidden=_hidden(request), n_items=len(plan.item_ids),
             n_assignments=len(plan.assignments),
         ))
-    action = dm.bulk_apply(study=study, plan=plan, actor=request.user, filters=filters)
-    messages.success(
-        request, f"{action.get_action_display()}: {action.n_assignments} assignment"
-        f"{'s' if action.n_assignments != 1 else ''} changed on {action.n_items} items of pool {plan.pool.name}.",
-    )
+    try:
+        action = dm.bulk_apply(study=study, plan=plan, actor=request.user, filters=filters)
+    except DomainError as exc:
+        return render(request, "adjudication/data_manager_confirm.html",
+                      _context(study, request.POST, error=exc.message), status=exc.status_code)
+    messages.success(request, dm.outcome_message(action))
     return redirect(reverse("adjudication:data-manager", args=[study.slug]) + "?" + urlencode(filters.as_query()))
 
 

@@ -1,9 +1,15 @@
-"""REST API of planning: a plan from expected figures, and a validation study's plan and precision so far.
+"""REST API of planning: a plan from expected figures, a pool's plan, and a validation study's plan and
+precision so far.
 
-Both are scoped to a study the caller is a researcher of (annotators 403, anyone else 404, anonymous 401).
+All are scoped to a study the caller is a researcher of (annotators 403, anyone else 404, anonymous 401).
+The plans simulate, so each is a planning job (``adjudication.analysis.jobs``): a GET answers 200 with the
+plan once it is computed, and otherwise 202 with the job's state and progress (the same GET, repeated,
+polls it); a failed job answers 400 with its reason, and too many running planning jobs 429.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -11,11 +17,31 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from adjudication.analysis import planning
+from adjudication.analysis import jobs, planning
+from adjudication.models import ReportJob, ReportJobStatus
 from adjudication.selectors import pool_get_for_researcher, study_get_for_researcher
 from adjudication.validation import studies as validation
+from concord.errors import ValidationFailed
 
 FIELDS = ("auc", "prevalence", "kappa", "alpha", "raters", "categories", "half_width", "confidence", "seed")
+RESPONSES = {200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT}
+
+
+def _pending(job: ReportJob) -> Response | None:
+    """202 with the job's state while it is queued or running; None once it is done."""
+    if job.status == ReportJobStatus.FAILED:
+        raise ValidationFailed(f"the plan could not be computed: {job.error}")
+    if job.status == ReportJobStatus.DONE:
+        return None
+    body: dict[str, Any] = {
+        "status": job.status,
+        "job": job.pk,
+        "n_done": job.n_done,
+        "n_total": job.n_total,
+        "progress": job.progress,
+        "detail": "the plan is being computed; repeat this request to follow it",
+    }
+    return Response(body, status=202)
 
 
 class _PlanningApi(APIView):
@@ -26,22 +52,24 @@ class PlanApi(_PlanningApi):
     """GET the items a wanted precision needs: ``auc`` + ``prevalence``, or ``kappa``/``alpha`` + ``raters``
     + ``categories``; ``half_width`` (default 0.05). The same plan as ``manage.py plan_validation``."""
 
-    @extend_schema(
-        parameters=[OpenApiParameter(f, str, required=False) for f in FIELDS], responses={200: OpenApiTypes.OBJECT}
-    )
+    @extend_schema(parameters=[OpenApiParameter(f, str, required=False) for f in FIELDS], responses=RESPONSES)
     def get(self, request: Request, slug: str) -> Response:
-        study_get_for_researcher(user=request.user, slug=slug)
-        return Response(planning.plan_request({f: request.query_params.get(f) for f in FIELDS}))
+        study = study_get_for_researcher(user=request.user, slug=slug)
+        data = {f: request.query_params.get(f) for f in FIELDS}
+        job = jobs.figures_plan_job(study=study, data=data, user=request.user)
+        return _pending(job) or Response(job.result)
 
 
 class PoolPlanApi(_PlanningApi):
-    @extend_schema(
-        parameters=[OpenApiParameter("half_width", str, required=False)], responses={200: OpenApiTypes.OBJECT}
-    )
+    @extend_schema(parameters=[OpenApiParameter("half_width", str, required=False)], responses=RESPONSES)
     def get(self, request: Request, pk: int) -> Response:
         pool = pool_get_for_researcher(user=request.user, pool_id=pk)
         half_width = planning.parse_half_width(request.query_params.get("half_width"))
-        out = planning.pool_plan(pool=pool, half_width=half_width)
+        job = jobs.pool_plan_job(pool=pool, half_width=half_width, user=request.user)
+        pending = _pending(job)
+        if pending is not None:
+            return pending
+        out = dict(job.result)
         out["line"] = planning.pool_plan_line(out)
         out["stop_at_half_width"] = pool.stop_at_half_width
         out["closed_at"] = pool.closed_at
@@ -53,13 +81,15 @@ class ValidationPlanApi(_PlanningApi):
     """GET a validation study's plan and monitoring: the half-width of each headline figure as pool B's
     items were completed, and at the current pace the items and days still needed."""
 
-    @extend_schema(
-        parameters=[OpenApiParameter("half_width", str, required=False)], responses={200: OpenApiTypes.OBJECT}
-    )
+    @extend_schema(parameters=[OpenApiParameter("half_width", str, required=False)], responses=RESPONSES)
     def get(self, request: Request, pk: int) -> Response:
         vs = validation.validation_study_get_for_researcher(user=request.user, pk=pk)
         half_width = planning.parse_half_width(request.query_params.get("half_width"))
-        out = planning.validation_monitoring(vs=vs, half_width=half_width)
+        job = jobs.validation_plan_job(vs=vs, half_width=half_width, user=request.user)
+        pending = _pending(job)
+        if pending is not None:
+            return pending
+        out = dict(job.result)
         out["validation_study"] = {"id": vs.pk, "name": vs.name, "study": vs.study.slug}
         out["not_independent"] = vs.not_independent
         return Response(out)

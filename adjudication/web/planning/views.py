@@ -1,25 +1,46 @@
 """Planning fragments: the pool's plan and stopping rule (loaded into the console's pool page) and a
-validation study's precision over time (loaded into its report). Researchers only."""
+validation study's precision over time (loaded into its report). Researchers only.
+
+The plans simulate (seconds for large designs), so each is a planning job (``adjudication.analysis.jobs``):
+the fragment shows the finished plan, or the job's progress, polled by htmx until it is done, as the report
+pages poll their bootstraps. Too many running planning jobs: 429 with the reason.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from adjudication.analysis import planning
+from adjudication.analysis import jobs, planning
+from adjudication.models import ReportJob, ReportJobKind, ReportJobStatus
 from adjudication.selectors import pool_get_for_researcher
 from adjudication.validation import studies as validation
 from adjudication.web.common import report_errors
+from annotation.models import Pool
 from concord.access import access_policy
 from concord.errors import ValidationFailed
 from concord.http import vary_on_htmx
 
 
-def _pool_context(pool, half_width: float) -> dict:
-    plan = planning.pool_plan(pool=pool, half_width=half_width)
-    return {"pool": pool, "plan": plan, "line": planning.pool_plan_line(plan), "half_width": half_width}
+def _progress(request: HttpRequest, job: ReportJob) -> HttpResponse:
+    """The job's progress, polling the same address; a failed job's reason as a 400."""
+    if job.status == ReportJobStatus.FAILED:
+        raise ValidationFailed(f"the plan could not be computed: {job.error}")
+    context = {"job": job, "poll": request.get_full_path()}
+    return vary_on_htmx(render(request, "adjudication/_planning_job.html", context))
+
+
+def _pool_context(pool: Pool, half_width: float, plan: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "pool": pool,
+        "plan": plan,
+        "line": planning.pool_plan_line(plan) if plan else "",
+        "half_width": half_width,
+    }
 
 
 @access_policy("researcher")
@@ -28,7 +49,11 @@ def _pool_context(pool, half_width: float) -> dict:
 def pool_plan(request: HttpRequest, pk: int) -> HttpResponse:
     pool = pool_get_for_researcher(user=request.user, pool_id=pk)
     half_width = planning.parse_half_width(request.GET.get("half_width"))
-    return vary_on_htmx(render(request, "adjudication/_pool_plan.html", _pool_context(pool, half_width)))
+    job = jobs.pool_plan_job(pool=pool, half_width=half_width, user=request.user)
+    if job.status != ReportJobStatus.DONE:
+        return _progress(request, job)
+    context = _pool_context(pool, half_width, job.result)
+    return vary_on_htmx(render(request, "adjudication/_pool_plan.html", context))
 
 
 @access_policy("researcher")
@@ -42,7 +67,11 @@ def pool_stop_rule(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             planning.pool_stop_rule_set(pool=pool, half_width=request.POST.get("stop_at_half_width", ""))
     except ValidationFailed as exc:
-        context = _pool_context(pool, planning.DEFAULT_HALF_WIDTH)
+        # The form again with the reason; the plan only if it was computed already (nothing is started here).
+        done = ReportJob.objects.filter(
+            study=pool.study, kind=ReportJobKind.PLANNING, status=ReportJobStatus.DONE, params__pool=pool.pk
+        ).order_by("-finished_at").first()
+        context = _pool_context(pool, planning.DEFAULT_HALF_WIDTH, done.result if done else None)
         context["error"] = exc.message
         return render(request, "adjudication/_pool_plan.html", context, status=400)
     return redirect(reverse("console:pool", args=[pool.study.slug, pool.pk]))
@@ -56,6 +85,9 @@ def validation_precision(request: HttpRequest, pk: int) -> HttpResponse:
     half_width = planning.parse_half_width(
         request.GET.get("half_width") or vs.target_pool.stop_at_half_width or planning.DEFAULT_HALF_WIDTH
     )
-    monitoring = planning.validation_monitoring(vs=vs, half_width=half_width)
+    job = jobs.validation_plan_job(vs=vs, half_width=half_width, user=request.user)
+    if job.status != ReportJobStatus.DONE:
+        return _progress(request, job)
+    monitoring = job.result
     context = {"vs": vs, "m": monitoring, "chart": planning.precision_chart(monitoring)}
     return vary_on_htmx(render(request, "adjudication/_validation_precision.html", context))
