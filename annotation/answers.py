@@ -22,6 +22,8 @@ CATEGORICAL = frozenset({"binary", "nominal", "ordinal"})
 LIST_KINDS = frozenset({"multilabel", "alignment"})
 KINDS = ("binary", "nominal", "ordinal", "multilabel", "alignment", "text", "number")
 NO_ANSWER = "no answer"
+MAX_INDEX = 2**31 - 1  # a sentence number fits the database's PositiveIntegerField
+MAX_WHOLE = 2**63 - 1  # a whole-number answer fits 64 bits (what exports and reports read)
 
 
 class QuestionLike(Protocol):
@@ -133,13 +135,19 @@ def _one_option(question: QuestionLike, value: Any) -> str:
 def _as_index(value: Any) -> int:
     if isinstance(value, bool):
         raise InvalidValue("expected a sentence number")
-    if isinstance(value, int):
-        if value < 0:
-            raise InvalidValue(f"{value!r} is not a sentence number")
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) <= 10:
+        value = int(value.strip())  # at most 10 ASCII digits: int() reads them, and reads them as written
+    if isinstance(value, int) and 0 <= value <= MAX_INDEX:
         return value
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        return int(value.strip())
-    raise InvalidValue(f"{value!r} is not a sentence number")
+    raise InvalidValue(f"{_short(value)} is not a sentence number")
+
+
+def _short(value: Any) -> str:
+    """A refused value as a message names it: an integer by its size, anything else cut to 40 characters."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_WHOLE:
+        return "a number that long"
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:39] + "…"
 
 
 def _as_number(value: Any) -> float | int:
@@ -152,6 +160,9 @@ def _as_number(value: Any) -> float | int:
             value = float(text) if is_float else int(text)
         except ValueError as exc:
             raise InvalidValue(f"{value!r} is not a number") from exc
+    if isinstance(value, int) and not -MAX_WHOLE - 1 <= value <= MAX_WHOLE:
+        # Exports (64-bit integers) and reports (floats) could not read it; a 400-digit one broke isfinite().
+        raise InvalidValue("a whole number must lie within ±9,223,372,036,854,775,807 (write a larger one as 1.5e20)")
     if not isinstance(value, int | float) or not math.isfinite(value):
         raise InvalidValue("expected a finite number")
     return value

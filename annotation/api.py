@@ -31,6 +31,8 @@ from annotation import selectors, services
 from annotation.accounts import tokens
 from annotation.models import Assignment, AssignmentStatus, ExposureKind, Importance
 from concord.errors import NotFound, ValidationFailed
+from concord.fields import JSONField, WholeNumberField
+from concord.params import MAX_BIGINT, parse_id
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -95,9 +97,10 @@ class AssignmentListApi(WorkspaceApi, ListAPIView):
         queryset = selectors.annotator_assignments(user=self.request.user)
         pool = self.request.query_params.get("pool")
         if pool:
-            if not pool.isdigit():
+            pool_id = parse_id(pool)
+            if pool_id is None:
                 raise ValidationFailed("pool must be a pool id")
-            queryset = queryset.filter(pool_id=int(pool))
+            queryset = queryset.filter(pool_id=pool_id)
         wanted = self.request.query_params.get("status")
         if wanted:
             if wanted not in AssignmentStatus.values:
@@ -232,9 +235,9 @@ class LabelOutput(serializers.Serializer):
 class LabelInput(serializers.Serializer):
     question = serializers.CharField(help_text="The question's key (or id).")
     unit_key = serializers.CharField(help_text="item, s:<index>, c:<rank> or a:<aspect id>.")
-    value = serializers.JSONField(allow_null=True, help_text="Null clears the answer.")
-    base_version = serializers.IntegerField(
-        min_value=0, help_text="The version you last saw; 0 when there was no answer."
+    value = JSONField(allow_null=True, help_text="Null clears the answer.")
+    base_version = WholeNumberField(
+        min_value=0, max_value=MAX_BIGINT, help_text="The version you last saw; 0 when there was no answer."
     )
 
 
@@ -277,7 +280,7 @@ class LabelApi(WorkspaceApi):
 # instance: about 400 function calls a save). What they accept and answer is LabelInput's and LabelOutput's,
 # which tests/annotation/test_api_label_io.py checks on generated bodies.
 _UPDATED_AT = LabelOutput().fields["updated_at"]
-_BIGINT_MAX = 2**63 - 1
+_BIGINT_MAX = MAX_BIGINT
 
 
 def _plain_text(value: Any) -> bool:

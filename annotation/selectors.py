@@ -42,6 +42,7 @@ from annotation.models import (
     Visibility,
 )
 from concord.errors import NotFound
+from concord.params import parse_id
 
 # --- Access helpers ----------------------------------------------------------------------------
 
@@ -213,9 +214,10 @@ def _pool_questions_queryset(pool_id: int) -> QuerySet[Question]:
 
 
 def get_pool_question(pool: Pool, key_or_id: str | int) -> Question:
-    by_id = isinstance(key_or_id, int) or str(key_or_id).isdigit()
+    """The pool's question named by its key or its id (404 otherwise)."""
+    question_id = parse_id(key_or_id)
     for question in pool_questions(pool):
-        if (question.pk == int(key_or_id)) if by_id else (question.key == key_or_id):
+        if (question.pk == question_id) if question_id is not None else (question.key == key_or_id):
             return question
     raise NotFound("No such question in this pool.")
 

@@ -661,7 +661,7 @@ def assignment_time_record(*, assignment: Assignment, actor: AbstractBaseUser, s
     _ensure_annotator(assignment, actor)
     try:
         seconds = float(seconds)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: an integer past a float (400 digits)
         raise ValidationFailed("seconds must be a number") from exc
     if seconds != seconds:  # NaN
         raise ValidationFailed("seconds must be a number")

@@ -397,6 +397,10 @@ def save_label_at_once(
     """Write the answer in one statement (PostgreSQL only; see above): ``(label id, new version)``, or None
     when it wrote nothing."""
     kind, exists_params = _unit_exists(scope, unit_key)
+    if kind == "none":
+        # No such unit: the statement would write nothing, and a key longer than the column (a 400-digit
+        # one) would not even bind to it. The locked save refuses it.
+        return None
     c = connection
     params = {
         "assignment": assignment_id, "question": question_id, "unit_key": unit_key, "base": base_version,

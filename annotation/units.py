@@ -29,6 +29,10 @@ CHUNK = "c"
 ASPECT = "a"
 
 PREFIXES = (ANSWER_SENTENCE, SOURCE_SENTENCE, CHUNK, ASPECT)
+# An index, rank or aspect id has at most as many digits as an id (concord.params.MAX_ID_DIGITS; not imported,
+# so that this module stays free of the settings package): int() refuses more than 4,300 digits with a
+# ValueError that is not InvalidUnitKey, and a longer number names no unit anyway.
+MAX_REF_DIGITS = 18
 # The question scope each kind of unit answers (source sentences are only alignment targets).
 SCOPE_OF_KIND = {ITEM: "item", ANSWER_SENTENCE: "sentence", SOURCE_SENTENCE: "source", CHUNK: "chunk", ASPECT: "aspect"}
 KIND_OF_SCOPE = {"item": ITEM, "sentence": ANSWER_SENTENCE, "chunk": CHUNK, "aspect": ASPECT}
@@ -107,7 +111,7 @@ def parse(key: str) -> Unit:
     if key == ITEM:
         return Unit(ITEM)
     kind, sep, rest = key.partition(":")
-    if not sep or kind not in PREFIXES or not rest.isdigit() or not rest.isascii():
+    if not sep or kind not in PREFIXES or not rest.isdigit() or not rest.isascii() or len(rest) > MAX_REF_DIGITS:
         raise InvalidUnitKey(
             f"{key!r} is not a unit; expected item, s:<sentence>, src:<source sentence>, c:<chunk rank> or a:<aspect>"
         )

@@ -26,6 +26,7 @@ from annotation.models import Label, Question, Study
 from concord.access import access_policy
 from concord.errors import Conflict, NotFound, ValidationFailed
 from concord.http import domain_errors, htmx_render, is_htmx, vary_on_htmx
+from concord.params import MAX_BIGINT, parse_int
 
 # --- Queue -------------------------------------------------------------------------------------
 
@@ -94,13 +95,6 @@ def _form_value(question: Question, data: QueryDict) -> Any:
         raise ValidationFailed(f"{question.prompt}: {exc}") from exc
 
 
-def _int(raw: str | None, name: str) -> int:
-    try:
-        return int(raw or 0)
-    except ValueError as exc:
-        raise ValidationFailed(f"{name} must be a whole number") from exc
-
-
 def _anchor(unit_key: str) -> str:
     """The element id of a unit on the item page."""
     return "unit-" + units.slug(unit_key)
@@ -143,9 +137,11 @@ def label_save(request: HttpRequest, pk: int) -> HttpResponse:
     item_url = reverse("annotation:item", args=[pk])
     try:
         value = _form_value(question, request.POST)
+        raw_base = request.POST.get("base_version")
+        base = parse_int(raw_base, name="base_version", minimum=0, maximum=MAX_BIGINT, default=0)
         saved = services.label_save_in_unit(
-            assignment=assignment, question=question, unit_key=unit_key, value=value,
-            base_version=_int(request.POST.get("base_version"), "base_version"), actor=request.user,
+            assignment=assignment, question=question, unit_key=unit_key, value=value, base_version=base,
+            actor=request.user,
         )
     except Conflict as exc:
         if not is_htmx(request):

@@ -13,6 +13,9 @@ from typing import Any
 from concord.errors import ValidationFailed
 
 MAX_ID_DIGITS = 18  # 999,999,999,999,999,999 < 2**63 - 1: any longer string cannot name a row
+MAX_ID = 10**MAX_ID_DIGITS - 1  # the largest id (or version) a request may name: it fits a bigint column
+MAX_BIGINT = 2**63 - 1  # the most a BigIntegerField (or a primary key) column holds
+MAX_INT = 2**31 - 1  # the most an IntegerField or PositiveIntegerField column holds on PostgreSQL
 
 
 def _ascii_digits(raw: Any, max_digits: int) -> str | None:

@@ -245,7 +245,14 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "concord.api_errors.exception_handler",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # JSON nested more than concord.parsers.MAX_JSON_DEPTH levels is refused (400) before it is decoded.
+    "DEFAULT_PARSER_CLASSES": [
+        "concord.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    # ?limit= from 1 to concord.pagination.MAX_LIMIT (1,000); PAGE_SIZE results without one.
+    "DEFAULT_PAGINATION_CLASS": "concord.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {

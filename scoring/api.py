@@ -6,13 +6,15 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from concord import pagination
 from concord.errors import ValidationFailed
+from concord.fields import IdField, WholeNumberField
+from concord.parsers import JSONParser
 from scoring import selectors, services
 from scoring.models import KnowledgeBase, ScoreRun, ScoreState
 
@@ -63,11 +65,9 @@ class RunStartApi(APIView):
         backend = serializers.CharField()
         parameters = serializers.DictField(required=False, default=dict)
         backend_options = serializers.DictField(required=False, default=dict)
-        knowledge_base = serializers.IntegerField(required=False, allow_null=True, default=None)
+        knowledge_base = IdField(required=False, allow_null=True, default=None)
         retrieval_alpha = serializers.FloatField(required=False, default=0.5)
-        batch_size = serializers.IntegerField(
-            required=False, allow_null=True, default=None, min_value=1, max_value=10_000
-        )
+        batch_size = WholeNumberField(required=False, allow_null=True, default=None, min_value=1, max_value=10_000)
 
         class Meta:
             ref_name = "RunStartIn"
@@ -123,8 +123,7 @@ class RunScoresApi(APIView):
         operation_id="scoring_run_scores",
         parameters=[
             OpenApiParameter("state", str, enum=list(ScoreState.values), required=False),
-            OpenApiParameter("limit", int, required=False),
-            OpenApiParameter("offset", int, required=False),
+            *pagination.schema_parameters(),
         ],
         responses=inline_serializer(
             "PaginatedScores",
@@ -144,7 +143,7 @@ class RunScoresApi(APIView):
             if state not in ScoreState.values:
                 raise ValidationFailed(f"state must be one of {ScoreState.values}")
             scores = scores.filter(state=state)
-        paginator = LimitOffsetPagination()
+        paginator = pagination.LimitOffsetPagination()
         page = paginator.paginate_queryset(scores, request, view=self)
         return paginator.get_paginated_response(self.Output(page, many=True).data)
 
@@ -165,8 +164,8 @@ class KnowledgeBaseCreateApi(APIView):
 
     class Input(serializers.Serializer):
         name = serializers.CharField(max_length=200)
-        chunk_size = serializers.IntegerField(required=False, default=200, min_value=1, max_value=10_000)
-        chunk_overlap = serializers.IntegerField(required=False, default=40, min_value=0, max_value=10_000)
+        chunk_size = WholeNumberField(required=False, default=200, min_value=1, max_value=10_000)
+        chunk_overlap = WholeNumberField(required=False, default=40, min_value=0, max_value=10_000)
 
         class Meta:
             ref_name = "KnowledgeBaseCreateIn"

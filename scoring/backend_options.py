@@ -101,8 +101,22 @@ def _number(backend: str, key: str, value: Any) -> int | float:
             raise ValidationFailed(f"{backend}.{key} must be {kind} between {low:g} and {high:g}")
         value = int(value)
     if not low <= value <= high:
-        raise ValidationFailed(f"{backend}.{key} must be {kind} between {low:g} and {high:g}, got {value:g}")
+        raise ValidationFailed(f"{backend}.{key} must be {kind} between {low:g} and {high:g}, got {_shown(value)}")
     return value
+
+
+def _shown(value: int | float) -> str:
+    """A refused number as the message shows it. An integer past a float's range (a 400-digit one: JSON reads
+    integers of up to 4,300 digits) cannot be formatted with ``:g``, which raised OverflowError (a 500), nor
+    be printed whole in a message; it is described by its size."""
+    try:
+        return f"{value:g}"
+    except OverflowError:
+        pass
+    try:
+        return f"a number of {len(str(abs(value)))} digits"
+    except ValueError:  # past int()'s limit both ways (4,300 digits)
+        return "a number of more than 4,300 digits"
 
 
 def backend_options_clean(backend: str, options: Any, *, study_id: int, study_slug: str = "") -> dict[str, Any]:

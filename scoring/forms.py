@@ -6,16 +6,18 @@ carry every metric's fieldset and the server reads only the chosen metric's.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from django.http import QueryDict
 
 from annotation.models import Study
+from concord import parsers
 from concord.errors import ValidationFailed
+from concord.params import parse_id, parse_int
 from scoring.metrics import METRICS, Metric, Param
 from scoring.models import KnowledgeBase
+from scoring.services import MAX_BATCH_SIZE
 
 
 @dataclass(frozen=True)
@@ -78,19 +80,21 @@ def parse_run_form(data: QueryDict, *, study: Study) -> dict[str, Any]:
     knowledge_base = None
     kb_raw = (data.get("knowledge_base") or "").strip()
     if kb_raw:
-        knowledge_base = KnowledgeBase.objects.filter(study=study, pk=int(kb_raw) if kb_raw.isdigit() else -1).first()
+        kb_id = parse_id(kb_raw)
+        knowledge_base = KnowledgeBase.objects.filter(study=study, pk=kb_id).first() if kb_id else None
         if knowledge_base is None:
             raise ValidationFailed("No such knowledge base in this study.")
     try:
         alpha = float((data.get("retrieval_alpha") or "0.5").strip())
-        batch_size = int((data.get("batch_size") or "0").strip()) or None
     except ValueError:
-        raise ValidationFailed("Alpha must be a number and the batch size a whole number.") from None
+        raise ValidationFailed("Alpha must be a number.") from None
+    raw_batch = (data.get("batch_size") or "").strip()
+    batch_size = parse_int(raw_batch, name="batch size", minimum=1, maximum=MAX_BATCH_SIZE) if raw_batch else None
     raw_options = (data.get("backend_options") or "").strip()
     try:
-        backend_options = json.loads(raw_options) if raw_options else {}
-    except json.JSONDecodeError as exc:
-        raise ValidationFailed(f"Backend options must be a JSON object ({exc.msg}).") from None
+        backend_options = parsers.loads(raw_options) if raw_options else {}
+    except ValueError as exc:
+        raise ValidationFailed(f"Backend options must be a JSON object ({getattr(exc, 'msg', exc)}).") from None
     if not isinstance(backend_options, dict):
         raise ValidationFailed("Backend options must be a JSON object.")
     return {

@@ -17,7 +17,6 @@ count), so a worker rebuilds them only after an upload.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from typing import Any, TypeVar
 import numpy as np
 from django.db import transaction
 
+from concord import parsers
 from scoring.metrics import ChunkInput
 from scoring.models import KnowledgeBase, Passage
 
@@ -75,9 +75,9 @@ def parse_documents(content: str, *, filename: str) -> list[tuple[str, str]]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DocumentError(f"line {number}: malformed JSON ({exc.msg})") from None
+            row = parsers.loads(line, strict=False)
+        except ValueError as exc:  # not JSON, nested too deep, a number past int()'s limit
+            raise DocumentError(f"line {number}: malformed JSON ({getattr(exc, 'msg', exc)})") from None
         if not isinstance(row, dict):
             raise DocumentError(f"line {number}: expected an object with a 'text' field")
         text = row.get("text")

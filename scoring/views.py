@@ -17,6 +17,7 @@ from annotation.models import Study
 from concord.access import access_policy
 from concord.errors import DomainError, NotFound, ValidationFailed
 from concord.http import domain_errors, htmx_render, is_htmx
+from concord.params import parse_id, parse_int
 from scoring import selectors, services, summary
 from scoring.forms import catalogue, parse_run_form
 from scoring.judges.selectors import judges_usable_by
@@ -110,8 +111,8 @@ COMPARED_ROWS = 200
 def run_compare(request: HttpRequest, run_id: int) -> HttpResponse:
     """Two runs of one study side by side (e.g. lexical vs embedding) with their agreement."""
     run = selectors.get_run_for_researcher(request.user, run_id)
-    raw = (request.GET.get("with") or "").strip()
-    other = selectors.get_run_for_researcher(request.user, int(raw)) if raw.isdigit() else None
+    other_id = parse_id(request.GET.get("with"))
+    other = selectors.get_run_for_researcher(request.user, other_id) if other_id is not None else None
     if other is None or other.study_id != run.study_id or other.pk == run.pk:
         raise NotFound("choose another run of the same study to compare with")
     unit = "units" if request.GET.get("units") == "all" else "item"
@@ -156,16 +157,6 @@ def _kb_page(request: HttpRequest, study, *, error: str = "", status: int = 200)
     )
 
 
-def _int_field(data, name: str, default: int) -> int:
-    raw = (data.get(name) or "").strip()
-    if not raw:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ValidationFailed(f"{name.replace('_', ' ')} must be a whole number") from None
-
-
 @access_policy("researcher")
 @require_http_methods(["GET", "POST"])
 @domain_errors
@@ -177,8 +168,10 @@ def knowledge_bases(request: HttpRequest, slug: str) -> HttpResponse:
         kb = services.knowledge_base_create(
             study=study,
             name=request.POST.get("name", ""),
-            chunk_size=_int_field(request.POST, "chunk_size", 200),
-            chunk_overlap=_int_field(request.POST, "chunk_overlap", 40),
+            chunk_size=parse_int(request.POST.get("chunk_size"), name="chunk size", minimum=1,
+                                 maximum=services.MAX_PASSAGE_WORDS, default=200),
+            chunk_overlap=parse_int(request.POST.get("chunk_overlap"), name="chunk overlap", minimum=0,
+                                    maximum=services.MAX_PASSAGE_WORDS, default=40),
             actor=request.user,
         )
     except ValidationFailed as exc:

@@ -34,7 +34,7 @@ from adjudication.analysis import outcomes, planning, raters
 from adjudication.analysis.access import pool_get_for_report, question_get_for_report
 from adjudication.analysis.agreement import agreement_report
 from adjudication.analysis.loading import data_version, metric_source_get
-from adjudication.analysis.params import bootstrap_params, parse_int
+from adjudication.analysis.params import bootstrap_params, id_param
 from adjudication.analysis.validity import ValidityParams, validity_params_parse, validity_report
 from adjudication.models import ReportJob, ReportJobKind, ReportJobStatus, ValidationStudy
 from annotation.models import Item, Pool, Study
@@ -227,7 +227,7 @@ def job_params_parse(*, study: Study, data: Any) -> tuple[str, dict[str, Any]]:
     kind = (data.get("kind") or "").strip()
     n_boot, seed = bootstrap_params(data.get("n_boot"), data.get("seed"))
     if kind == ReportJobKind.AGREEMENT:
-        pool = pool_get_for_report(study=study, pool_id=parse_int(data.get("pool"), "pool"))
+        pool = pool_get_for_report(study=study, pool_id=id_param(data.get("pool"), "pool must be a pool id"))
         question = question_get_for_report(pool=pool, key=(data.get("question") or "").strip())
         params = {
             "pool": pool.pk,

@@ -64,6 +64,7 @@ from annotation.models import (
 )
 from annotation.presets import PRESETS
 from concord.errors import NotFound, ValidationFailed
+from concord.params import parse_id
 from scoring.metrics import MetricError, get_metric
 from scoring.models import Score, ScoreRun, ScoreState
 
@@ -530,8 +531,9 @@ def data_version(*, pool: Pool, question: Question, source: str | None = None) -
     )
     gold = GoldLabel.objects.filter(pool=pool, question=question).aggregate(n=Count("pk"), at=Max("created_at"))
     parts = [labels["n"], labels["at"], gold["n"], gold["at"]]
-    if source and source.startswith("run:"):
-        scores = Score.objects.filter(run_id=int(source.split(":")[1])).aggregate(n=Count("pk"), at=Max("computed_at"))
+    run_id = parse_id(source.split(":", 1)[1]) if source and source.startswith("run:") else None
+    if run_id is not None:  # a source that names no run has no scores; reading the source says so (404)
+        scores = Score.objects.filter(run_id=run_id).aggregate(n=Count("pk"), at=Max("computed_at"))
         parts += [scores["n"], scores["at"]]
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
 

@@ -23,6 +23,7 @@ import numpy as np
 from adjudication.analysis import raters
 from adjudication.analysis.access import CATEGORICAL, pool_get_for_report, question_get_for_report
 from adjudication.analysis.loading import binary_target, default_positive, human_target, ratings_load, unit_scope
+from adjudication.analysis.params import id_param
 from adjudication.analysis.validity import default_target
 from adjudication.stats import rater_stats
 from adjudication.stats import validity as va
@@ -59,19 +60,13 @@ def comparison_params_parse(*, study: Study, query: Any) -> ComparisonParams:
     if isinstance(raw, str):
         raw = [raw]
     parts = [p.strip() for r in (raw or []) for p in str(r).split(",") if p.strip()]
-    try:
-        runs = list(dict.fromkeys(int(p) for p in parts))
-    except ValueError:
-        raise ValidationFailed("runs are whole-number ids") from None
+    runs = list(dict.fromkeys(id_param(p, "runs are whole-number ids") for p in parts))
     if not 2 <= len(runs) <= MAX_RUNS:
         raise ValidationFailed(f"choose between 2 and {MAX_RUNS} score runs of one metric")
     metrics = {raters.run_get_for_study(study=study, run_id=r).metric for r in runs}
     if len(metrics) != 1:
         raise ValidationFailed(f"compare runs of one metric; these compute {', '.join(sorted(metrics))}")
-    try:
-        pool_id = int(query.get("pool") or "")
-    except ValueError:
-        raise ValidationFailed("choose a pool (a whole-number id)") from None
+    pool_id = id_param(query.get("pool"), "choose a pool (a whole-number id)")
     pool = pool_get_for_report(study=study, pool_id=pool_id)
     key = (query.get("question") or "").strip()
     question = question_get_for_report(pool=pool, key=key)

@@ -31,12 +31,13 @@ import numpy as np
 from adjudication.analysis import raters
 from adjudication.analysis.access import CATEGORICAL, pool_get_for_report, question_get_for_report
 from adjudication.analysis.loading import binary_target, human_target, ratings_load
-from adjudication.analysis.params import MAX_BOOTSTRAP
+from adjudication.analysis.params import MAX_BOOTSTRAP, id_param
 from adjudication.analysis.validity import default_target
 from adjudication.stats import agreement as ag
 from adjudication.stats import outcome_cv
 from annotation.models import Item, QuestionKind, Study
 from concord.errors import ValidationFailed
+from concord.params import parse_int
 from scoring.models import RunStatus, Score, ScoreRun, ScoreState
 
 MAX_REPEATS = 50
@@ -76,15 +77,7 @@ class OutcomeParams:
 
 
 def _int_in(raw: Any, name: str, default: int, low: int, high: int) -> int:
-    if raw in (None, ""):
-        return default
-    try:
-        v = int(raw)
-    except (TypeError, ValueError):
-        raise ValidationFailed(f"{name} must be a whole number") from None
-    if not low <= v <= high:
-        raise ValidationFailed(f"{name} must be between {low} and {high}")
-    return v
+    return parse_int(raw, name=name, minimum=low, maximum=high, default=default)
 
 
 def _is_attribute(name: str) -> bool:
@@ -92,10 +85,7 @@ def _is_attribute(name: str) -> bool:
 
 
 def outcome_params_parse(*, study: Study, query: Any) -> OutcomeParams:
-    try:
-        pool_id = int(query.get("pool") or "")
-    except ValueError:
-        raise ValidationFailed("choose a pool (a whole-number id)") from None
+    pool_id = id_param(query.get("pool"), "choose a pool (a whole-number id)")
     key = (query.get("question") or query.get("outcome") or "").strip()
     pool = pool_get_for_report(study=study, pool_id=pool_id)
     question = question_get_for_report(pool=pool, key=key)
@@ -146,10 +136,8 @@ def outcome_params_parse(*, study: Study, query: Any) -> OutcomeParams:
 
 def _run_for_feature(study: Study, name: str) -> Any:
     if name.startswith("run:"):
-        try:
-            return raters.run_get_for_study(study=study, run_id=int(name.split(":", 1)[1]))
-        except ValueError:
-            raise ValidationFailed(f"feature {name!r}: run ids are whole numbers") from None
+        run_id = id_param(name.split(":", 1)[1], f"feature {name!r}: run ids are whole numbers")
+        return raters.run_get_for_study(study=study, run_id=run_id)
     metric, _, backend = name.partition(":")
     runs = ScoreRun.objects.filter(study=study, metric=metric, status=RunStatus.DONE)
     if backend:

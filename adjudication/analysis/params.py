@@ -1,30 +1,34 @@
-"""Parsing of the parameters shared by every report: bootstrap size and seed, whole numbers."""
+"""Parsing of the parameters shared by every report: bootstrap size and seed, ids.
+
+Every number goes through ``concord.params`` (ASCII digits only, within bounds), so a Unicode digit or a
+number thousands of digits long is refused with a 400 naming the parameter.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from concord.errors import ValidationFailed
+from concord.params import MAX_INT, parse_id
+from concord.params import parse_int as _parse_int
 
 DEFAULT_BOOTSTRAP = 2000
 
 
 MAX_BOOTSTRAP = 20000
+MAX_SEED = MAX_INT  # numpy's generators take any non-negative seed; this one fits every column and file
 
 
 def bootstrap_params(raw_n: Any, raw_seed: Any) -> tuple[int, int]:
-    try:
-        n = int(raw_n) if raw_n not in (None, "") else DEFAULT_BOOTSTRAP
-        seed = int(raw_seed) if raw_seed not in (None, "") else 0
-    except (TypeError, ValueError):
-        raise ValidationFailed("n_boot and seed must be whole numbers") from None
-    if not 100 <= n <= MAX_BOOTSTRAP:
-        raise ValidationFailed(f"n_boot must be between 100 and {MAX_BOOTSTRAP}")
+    n = _parse_int(raw_n, name="n_boot", minimum=100, maximum=MAX_BOOTSTRAP, default=DEFAULT_BOOTSTRAP)
+    seed = _parse_int(raw_seed, name="seed", minimum=0, maximum=MAX_SEED, default=0)
     return n, seed
 
 
-def parse_int(value: Any, name: str) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise ValidationFailed(f"{name} must be a whole number") from None
+def id_param(value: Any, message: str) -> int:
+    """The id ``value`` names (``concord.params.parse_id``), or ValidationFailed with ``message``. Whether a
+    row has that id, and may be seen, is the access helper's question (404)."""
+    found = parse_id(value)
+    if found is None:
+        raise ValidationFailed(message)
+    return found

@@ -32,12 +32,14 @@ from django.db.models import Count
 
 from adjudication.analysis.access import CATEGORICAL, pool_get_for_report, question_get_for_report
 from adjudication.analysis.loading import compatible_questions, human_target, level_for, ratings_load, unit_scope
+from adjudication.analysis.params import id_param
 from adjudication.analysis.validity import default_target
 from adjudication.models import GoldLabel
 from adjudication.stats import agreement as ag
 from adjudication.stats import rater_stats
 from annotation.models import Pool, Question, QuestionKind, Study
 from concord.errors import NotFound, ValidationFailed
+from concord.params import MAX_ID_DIGITS
 from scoring.models import Score, ScoreRun, ScoreState
 
 AT_OR_ABOVE, BELOW = "at_or_above", "below"
@@ -127,10 +129,8 @@ def parse_threshold(raw: Any) -> float | None:
 
 
 def rater_params_parse(*, study: Study, query: Any) -> RaterParams:
-    try:
-        run_id, pool_id = int(query.get("run") or ""), int(query.get("pool") or "")
-    except ValueError:
-        raise ValidationFailed("choose a score run and a pool (whole-number ids)") from None
+    choose = "choose a score run and a pool (whole-number ids)"
+    run_id, pool_id = id_param(query.get("run"), choose), id_param(query.get("pool"), choose)
     key = (query.get("question") or "").strip()
     if not key:
         raise ValidationFailed("choose a question")
@@ -165,11 +165,20 @@ def rater_params_parse(*, study: Study, query: Any) -> RaterParams:
 # --- model categories ------------------------------------------------------------------------------
 
 
+def _list_index(part: str) -> int | None:
+    """A path part as a list index: ASCII digits, few enough that int() reads them (``"²"`` is a digit to
+    ``isdigit()`` but not to ``int()``; more than 4,300 digits are too many for it)."""
+    if part.isascii() and part.isdigit() and len(part) <= MAX_ID_DIGITS:
+        return int(part)
+    return None
+
+
 def _walk(details: dict[str, Any], path: str) -> Any:
     node: Any = details
     for part in path.split("."):
-        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]  # e.g. details.samples.0.clarity: one judge sample of several
+        index = _list_index(part)
+        if isinstance(node, list) and index is not None and index < len(node):
+            node = node[index]  # e.g. details.samples.0.clarity: one judge sample of several
         elif isinstance(node, dict) and part in node:
             node = node[part]
         else:

@@ -22,7 +22,7 @@ from adjudication.analysis.loading import (
     metric_sources,
     ratings_load,
 )
-from adjudication.analysis.params import parse_int
+from adjudication.analysis.params import id_param
 from adjudication.models import GoldLabel, GoldSource
 from adjudication.stats import agreement as ag
 from adjudication.stats import validity as va
@@ -224,7 +224,7 @@ def validity_params_parse(*, study: Study, query: Any) -> ValidityParams:
     key = (query.get("question") or "").strip()
     if not source or not key or not query.get("pool"):
         raise ValidationFailed("choose a metric source, a pool and a question")
-    pool = pool_get_for_report(study=study, pool_id=parse_int(query.get("pool"), "pool"))
+    pool = pool_get_for_report(study=study, pool_id=id_param(query.get("pool"), "pool must be a pool id"))
     question = question_get_for_report(pool=pool, key=key)
     if question.kind not in CATEGORICAL:
         raise ValidationFailed("metric vs human needs a categorical human question")

@@ -67,6 +67,7 @@ from annotation.models import (
 )
 from concord.access import require_object_role
 from concord.errors import NotFound, ValidationFailed
+from concord.params import parse_int
 from scoring.metrics.retrieval import MEASURES as RETRIEVAL_MEASURES
 from scoring.metrics.retrieval import retrieval_measures
 from scoring.models import RunStatus, Score, ScoreRun, ScoreState
@@ -114,15 +115,7 @@ Unit = tuple[int, str]
 
 
 def _int_param(value: Any, name: str, default: int, low: int, high: int) -> int:
-    if value in (None, ""):
-        return default
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        raise ValidationFailed(f"{name} must be a whole number") from None
-    if not low <= n <= high:
-        raise ValidationFailed(f"{name} must lie between {low} and {high}")
-    return n
+    return parse_int(value, name=name, minimum=low, maximum=high, default=default)
 
 
 def validation_parameters(*, n_boot: Any = None, seed: Any = None, k: Any = None) -> dict[str, int]:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from django.http import HttpRequest, HttpResponse
 from rest_framework.views import APIView
 
-from concord.errors import DomainError, NotFound
+from concord.errors import DomainError, NotFound, ValidationFailed
 from concord.http import attachment, error_response
 
 REPORT_ERROR_TITLE = "Cannot compute this report"
@@ -68,7 +68,24 @@ class ResearcherApi(APIView):
 
 
 def flat(data: Any) -> dict[str, Any]:
-    """Form or JSON bodies alike as a mapping of single values."""
+    """Form or JSON bodies alike as a mapping of single values, as the parameter parsers read them from a
+    query string: text, or from a JSON array a list of texts. A JSON number or boolean becomes its text and
+    a null is left out; an object as a value, or a body that is not an object, is refused (400). (A parser
+    calling ``.strip()`` on a JSON number answered 500.)"""
     if hasattr(data, "dict"):
         return data.dict()
-    return dict(data)
+    if not isinstance(data, dict):
+        raise ValidationFailed("the body must be a JSON object or a form")
+    return {str(key): text for key, value in data.items() if (text := _as_text(str(key), value)) is not None}
+
+
+def _as_text(key: str, value: Any) -> str | list[str] | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, list) and all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in value):
+        return [str(v) for v in value]
+    raise ValidationFailed(f"{key} must be text, a number or a list of them")

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -46,6 +46,8 @@ from annotation.models import (
 from annotation.presets import PRESET_ORDER
 from annotation.protocols import study_protocol_apply
 from concord.errors import NotFound
+from concord.fields import IdField, WholeNumberField
+from concord.params import MAX_ID, MAX_INT, parse_int
 
 
 class ConsoleApi(APIView):
@@ -325,13 +327,21 @@ class QuestionReorderApi(ConsoleApi):
 
 
 class ItemListApi(ConsoleApi):
-    @extend_schema(operation_id="console_items_list", responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        operation_id="console_items_list",
+        parameters=[
+            OpenApiParameter(
+                "page", {"type": "integer", "minimum": 1, "maximum": MAX_ID}, required=False,
+                description=f"Page number, from 1 (the default); {sel.ITEMS_PER_PAGE} items a page, and a page past "
+                "the last is the last. Anything else answers 400.",
+            ),
+            OpenApiParameter("q", str, required=False, description="Items whose id, question or answer hold this."),
+        ],
+        responses=OpenApiTypes.OBJECT,
+    )
     def get(self, request: Request, slug: str) -> Response:
         study = get_study_for_researcher(request.user, slug)
-        try:
-            page_number = max(1, int(request.query_params.get("page", 1)))
-        except ValueError:
-            page_number = 1
+        page_number = parse_int(request.query_params.get("page"), name="page", minimum=1, maximum=MAX_ID, default=1)
         page, rows = sel.item_page(study, query=request.query_params.get("q", ""), page=page_number)
         return Response(
             {
@@ -399,7 +409,7 @@ class ImportJobConfirmApi(ConsoleApi):
 class ConsolePoolIn(serializers.Serializer):
     name = serializers.CharField(max_length=120)
     questions = serializers.ListField(child=serializers.CharField(), allow_empty=False)
-    overlap = serializers.IntegerField(min_value=1, required=False)
+    overlap = WholeNumberField(min_value=1, max_value=MAX_INT, required=False)
     visibility = serializers.ChoiceField(choices=Visibility.values, required=False)
     reopen_allowed = serializers.BooleanField(required=False, help_text="Annotators may reopen submitted items.")
     base = serializers.CharField(required=False, help_text="The fingerprint you read (updates only).")
@@ -477,7 +487,7 @@ class PoolMemberAddApi(ConsoleApi):
 
 class MembershipMoveApi(ConsoleApi):
     class ConsoleMoveIn(serializers.Serializer):
-        to_pool = serializers.IntegerField()
+        to_pool = IdField()
 
     @extend_schema(operation_id="console_member_move", request=ConsoleMoveIn, responses=ConsoleMembershipOut)
     def post(self, request: Request, slug: str, membership_id: int) -> Response:
@@ -553,7 +563,7 @@ class AccountCreateApi(ConsoleApi):
         username = serializers.CharField(max_length=150)
         email = serializers.EmailField(required=False, default="", allow_blank=True)
         role = serializers.ChoiceField(choices=Role.values, required=False, default=Role.ANNOTATOR)
-        pool = serializers.IntegerField(required=False, allow_null=True, default=None)
+        pool = IdField(required=False, allow_null=True, default=None)
 
     @extend_schema(
         operation_id="console_account_create", request=ConsoleAccountIn, responses={201: OpenApiTypes.OBJECT}
@@ -583,7 +593,7 @@ class InvitationApi(ConsoleApi):
     class ConsoleInvitationIn(serializers.Serializer):
         email = serializers.EmailField()
         role = serializers.ChoiceField(choices=Role.values, required=False, default=Role.ANNOTATOR)
-        pool = serializers.IntegerField(required=False, allow_null=True, default=None)
+        pool = IdField(required=False, allow_null=True, default=None)
 
     @extend_schema(operation_id="console_invitations_list", responses=ConsoleInvitationOut(many=True))
     def get(self, request: Request, slug: str) -> Response:

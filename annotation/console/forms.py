@@ -9,6 +9,8 @@ from django import forms
 from annotation.console.services import pool_fingerprint, question_fingerprint, study_fingerprint
 from annotation.models import Pool, Question, QuestionKind, Role, Scope, Study, Visibility
 from annotation.presets import PRESET_DESCRIPTIONS, PRESET_ORDER
+from concord.forms import ModelChoiceField, ModelMultipleChoiceField
+from concord.params import MAX_INT
 
 
 class _OwnIds:
@@ -160,8 +162,8 @@ class QuestionForm(forms.Form):
 
 class PoolForm(forms.Form):
     name = forms.CharField(max_length=120)
-    questions = forms.ModelMultipleChoiceField(queryset=Question.objects.none(), widget=forms.CheckboxSelectMultiple)
-    overlap = forms.IntegerField(min_value=1, initial=1, label="Overlap k (annotators per item)")
+    questions = ModelMultipleChoiceField(queryset=Question.objects.none(), widget=forms.CheckboxSelectMultiple)
+    overlap = forms.IntegerField(min_value=1, max_value=MAX_INT, initial=1, label="Overlap k (annotators per item)")
     visibility = forms.ChoiceField(choices=Visibility.choices, label="Members may see")
     reopen_allowed = forms.BooleanField(
         required=False, label="Annotators may reopen an item they submitted",
@@ -196,7 +198,7 @@ class MemberAddForm(_OwnIds, forms.Form):
 
 
 class MemberMoveForm(forms.Form):
-    to_pool = forms.ModelChoiceField(queryset=Pool.objects.none(), label="Move to")
+    to_pool = ModelChoiceField(queryset=Pool.objects.none(), label="Move to")
 
     def __init__(self, *args: Any, study: Study, exclude: Pool | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -236,7 +238,7 @@ class AccountForm(_OwnIds, forms.Form):
     username = forms.CharField(max_length=150)
     email = forms.EmailField(required=False)
     role = forms.ChoiceField(choices=Role.choices, initial=Role.ANNOTATOR)
-    pool = forms.ModelChoiceField(queryset=Pool.objects.none(), required=False, empty_label="— no pool yet —")
+    pool = ModelChoiceField(queryset=Pool.objects.none(), required=False, empty_label="— no pool yet —")
 
     def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -251,7 +253,7 @@ class InviteForm(_OwnIds, forms.Form):
 
     email = forms.EmailField()
     role = forms.ChoiceField(choices=Role.choices, initial=Role.ANNOTATOR)
-    pool = forms.ModelChoiceField(queryset=Pool.objects.none(), required=False, empty_label="— no pool yet —")
+    pool = ModelChoiceField(queryset=Pool.objects.none(), required=False, empty_label="— no pool yet —")
 
     def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -112,7 +112,12 @@ class ItemRow:
     statuses: list[PoolStatus]
 
 
-def item_page(study: Study, *, query: str = "", page: int = 1, per_page: int = 50) -> tuple[Page, list[ItemRow]]:
+ITEMS_PER_PAGE = 50
+
+
+def item_page(
+    study: Study, *, query: str = "", page: int | str = 1, per_page: int = ITEMS_PER_PAGE
+) -> tuple[Page, list[ItemRow]]:
     """One page of the study's items, searchable by id, question and answer, each with its status per pool."""
     items = Item.objects.filter(study=study).order_by("id")
     query = query.strip()

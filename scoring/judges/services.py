@@ -22,6 +22,7 @@ from annotation.models import Role, Study
 from concord.access import require_role
 from concord.errors import Conflict, NotFound, ValidationFailed
 from concord.jobs import Progress, run_job
+from concord.params import parse_int
 from scoring import tasks
 from scoring.backends.embedding import PACKAGED_MODEL, get_embedding_backend, resolve_model_dir
 from scoring.judges import artifacts, gold
@@ -51,14 +52,9 @@ def clean_options(options: dict[str, Any] | None) -> dict[str, Any]:
     unknown = set(out) - set(DEFAULT_OPTIONS)
     if unknown:
         raise ValidationFailed(f"unknown training options: {', '.join(sorted(unknown))}")
-    try:
-        out["folds"], out["epochs"] = int(out["folds"]), int(out["epochs"])
-    except (TypeError, ValueError):
-        raise ValidationFailed("folds and epochs must be whole numbers") from None
-    if not 2 <= out["folds"] <= MAX_FOLDS:
-        raise ValidationFailed(f"folds must be between 2 and {MAX_FOLDS}")
-    if not 1 <= out["epochs"] <= MAX_EPOCHS:
-        raise ValidationFailed(f"epochs must be between 1 and {MAX_EPOCHS} (cross-encoder training is bounded)")
+    out["folds"] = parse_int(out["folds"], name="folds", minimum=2, maximum=MAX_FOLDS)
+    # Cross-encoder training is bounded.
+    out["epochs"] = parse_int(out["epochs"], name="epochs", minimum=1, maximum=MAX_EPOCHS)
     for key, allowed in (("model_types", MODEL_TYPES), ("feature_sets", FEATURE_SETS)):
         values = out[key]
         if isinstance(values, str):

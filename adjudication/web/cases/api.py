@@ -15,6 +15,7 @@ from adjudication import selectors, services
 from adjudication.models import CaseStatus, GoldLabel
 from adjudication.web.cases.views import parse_decision
 from concord.errors import NotFound
+from concord.params import MAX_ID
 
 
 def _gold(g: GoldLabel) -> dict[str, Any]:
@@ -178,7 +179,9 @@ class CaseDecideApi(APIView):
                 "confidence": serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=5),
                 "guideline_gap": serializers.BooleanField(required=False),
                 "unresolved": serializers.BooleanField(required=False),
-                "expected_version": serializers.IntegerField(required=False, allow_null=True),
+                "expected_version": serializers.IntegerField(
+                    required=False, allow_null=True, min_value=0, max_value=MAX_ID
+                ),
             },
         ),
         responses={201: _GoldOut},

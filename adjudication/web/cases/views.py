@@ -6,7 +6,6 @@ strangers 404), calls one service and responds; for an htmx request it answers o
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -15,9 +14,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from adjudication import selectors, services
 from adjudication.models import CaseStatus
+from concord import parsers
 from concord.access import access_policy
 from concord.errors import DomainError, ValidationFailed
 from concord.http import domain_errors, vary_on_htmx
+from concord.params import MAX_ID, MAX_INT, parse_id, parse_int
 
 
 def parse_decision(data: Any, question_kind: str) -> dict[str, Any]:
@@ -27,29 +28,26 @@ def parse_decision(data: Any, question_kind: str) -> dict[str, Any]:
     confidence = None
     if raw_confidence not in (None, ""):
         try:
-            confidence = int(raw_confidence)
-        except (TypeError, ValueError):
-            raise ValidationFailed(
-                "confidence must be a whole number from 1 to 5", details={"field": "confidence"}
-            ) from None
+            confidence = parse_int(raw_confidence, name="confidence", minimum=1, maximum=5)
+        except ValidationFailed as exc:
+            raise ValidationFailed(exc.message, details={"field": "confidence"}) from None
     raw_version = data.get("expected_version")
-    try:
-        expected_version = int(raw_version) if raw_version not in (None, "") else None
-    except (TypeError, ValueError):
-        raise ValidationFailed("expected_version must be a whole number") from None
+    expected_version = None
+    if raw_version not in (None, ""):
+        expected_version = parse_int(raw_version, name="expected_version", minimum=0, maximum=MAX_ID)
     value: Any = None
     if not unresolved:
         if hasattr(data, "getlist") and question_kind in ("multilabel", "alignment"):
             value = data.getlist("value")
-            if question_kind == "alignment":
-                value = [int(v) for v in value if str(v).strip().isdigit()]
+            if question_kind == "alignment":  # sentence indices, from 0
+                value = [parse_int(v, name="value", minimum=0, maximum=MAX_INT) for v in value]
         else:
             value = data.get("value")
             if question_kind == "number" and isinstance(value, str) and value.strip():
                 value = value.strip()
             if isinstance(value, str) and question_kind in ("multilabel", "alignment"):
                 try:
-                    value = json.loads(value)
+                    value = parsers.loads(value)
                 except ValueError:
                     raise ValidationFailed("value must be a JSON list") from None
     guideline_gap = data.get("guideline_gap", False)
@@ -141,10 +139,10 @@ def aspect_decide(request: HttpRequest, pk: int) -> HttpResponse:
 @domain_errors
 def consensus_rule(request: HttpRequest, pk: int) -> HttpResponse:
     pool = selectors.pool_get_for_researcher(user=request.user, pool_id=pk)
-    question_id = request.POST.get("question", "")
-    if not str(question_id).isdigit():
+    question_id = parse_id(request.POST.get("question"))
+    if question_id is None:
         raise ValidationFailed("choose a question")
     services.consensus_rule_set(
-        pool_id=pool.pk, question_id=int(question_id), majority=request.POST.get("majority") == "1", actor=request.user
+        pool_id=pool.pk, question_id=question_id, majority=request.POST.get("majority") == "1", actor=request.user
     )
     return redirect("adjudication:queue", slug=pool.study.slug)

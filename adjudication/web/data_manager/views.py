@@ -26,6 +26,8 @@ def _context(study: Study, data: Any, **extra: Any) -> dict[str, Any]:
     pools = list(study.pools.order_by("name"))
     return {
         "study": study, "section": "data", "pools": pools, "params": data,
+        # As pairs: in a template, ``params.items`` is the parameter named "items" when the query has one.
+        "param_pairs": [(key, value) for key, value in data.items() if key != "page"],
         "runs": list(ScoreRun.objects.filter(study=study).order_by("-created_at")[:50]),
         "members": list(PoolMembership.objects.filter(pool__study=study).select_related("user", "pool")
                         .order_by("pool__name", "pseudonym")),

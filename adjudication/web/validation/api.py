@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from adjudication.models import ValidationStudy
 from adjudication.selectors import study_get_for_researcher
 from adjudication.validation import studies as validation
+from concord.fields import IdField
 
 
 class _ValidationApi(APIView):
@@ -27,13 +28,13 @@ class _ValidationApi(APIView):
 class _Input(serializers.Serializer):
     name = serializers.CharField(required=False, allow_blank=True)
     template = serializers.CharField()
-    target_pool = serializers.IntegerField()
+    target_pool = IdField()
     target_question = serializers.CharField()
     target_mode = serializers.CharField(required=False, allow_blank=True)
     positive = serializers.CharField(required=False, allow_blank=True)
-    metric_run = serializers.IntegerField(required=False, allow_null=True)
-    compare_run = serializers.IntegerField(required=False, allow_null=True)
-    metric_pool = serializers.IntegerField(required=False, allow_null=True)
+    metric_run = IdField(required=False, allow_null=True)
+    compare_run = IdField(required=False, allow_null=True)
+    metric_pool = IdField(required=False, allow_null=True)
     metric_rater = serializers.CharField(required=False, allow_blank=True)
     n_boot = serializers.IntegerField(required=False)
     seed = serializers.IntegerField(required=False)
