@@ -512,7 +512,7 @@ class MembershipDetailApi(ConsoleApi):
 
 class ConsoleRoleIn(serializers.Serializer):
     username = serializers.CharField(max_length=150)
-    role = serializers.ChoiceField(choices=Role.values)
+    role = serializers.ChoiceField(choices=Role.choices)
 
 
 class RoleListGrantApi(ConsoleApi):
@@ -562,7 +562,7 @@ class AccountCreateApi(ConsoleApi):
     class ConsoleAccountIn(serializers.Serializer):
         username = serializers.CharField(max_length=150)
         email = serializers.EmailField(required=False, default="", allow_blank=True)
-        role = serializers.ChoiceField(choices=Role.values, required=False, default=Role.ANNOTATOR)
+        role = serializers.ChoiceField(choices=Role.choices, required=False, default=Role.ANNOTATOR)
         pool = IdField(required=False, allow_null=True, default=None)
 
     @extend_schema(
@@ -592,7 +592,7 @@ class AccountCreateApi(ConsoleApi):
 class InvitationApi(ConsoleApi):
     class ConsoleInvitationIn(serializers.Serializer):
         email = serializers.EmailField()
-        role = serializers.ChoiceField(choices=Role.values, required=False, default=Role.ANNOTATOR)
+        role = serializers.ChoiceField(choices=Role.choices, required=False, default=Role.ANNOTATOR)
         pool = IdField(required=False, allow_null=True, default=None)
 
     @extend_schema(operation_id="console_invitations_list", responses=ConsoleInvitationOut(many=True))
