@@ -38,6 +38,8 @@ from annotation.imports.schema import (
     type_name,
 )
 from concord.errors import PayloadTooLarge, ValidationFailed
+from concord.parsers import MAX_JSON_DEPTH, TooDeep, nests_deeper_than
+from concord.parsers import loads as client_json
 
 # CSV cells of these fields hold JSON.
 JSON_CELLS = ("contexts", "aspects", "metadata", "labels", "gold", "scores")
@@ -336,6 +338,10 @@ def jsonl_records(stream: IO[bytes], *, filename: str = "the file") -> Iterator[
     lines = _Lines(_byte_blocks(stream), kind=_BYTES, filename=filename, every_line=True)
     for raw in lines:
         lineno = lines.number
+        if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and nests_deeper_than(raw.decode("utf-8", "replace")):
+            # json.loads would recurse past Python's limit, orjson past 1,024 levels; no record needs this.
+            yield lineno, RowError("line", lineno, "", f"malformed JSON: {TooDeep().msg}")
+            continue
         fast = _object_of(raw)
         if fast is not None:
             yield lineno, fast
@@ -351,6 +357,9 @@ def jsonl_records(stream: IO[bytes], *, filename: str = "the file") -> Iterator[
             record = json.loads(text)
         except json.JSONDecodeError as exc:
             yield lineno, RowError("line", lineno, "", f"malformed JSON: {exc.msg} (column {exc.colno})")
+            continue
+        except ValueError as exc:  # a number of more digits than int() reads (4,300)
+            yield lineno, RowError("line", lineno, "", f"malformed JSON: {exc}")
             continue
         if not isinstance(record, dict):
             yield lineno, RowError("line", lineno, "", f"expected a JSON object, found {type_name(record)}")
@@ -418,9 +427,9 @@ def csv_records(stream: IO[bytes], *, filename: str = "the file") -> Iterator[Lo
                 if not cell.strip():
                     continue
                 try:
-                    record[name] = json.loads(cell)
-                except json.JSONDecodeError as exc:
-                    bad = RowError("row", row, name, f"the cell must hold JSON: {exc.msg}")
+                    record[name] = client_json(cell, strict=False)
+                except ValueError as exc:  # JSONDecodeError, TooDeep, a number int() refuses
+                    bad = RowError("row", row, name, f"the cell must hold JSON: {getattr(exc, 'msg', exc)}")
                     break
             elif cell != "" or name in REQUIRED:
                 record[name] = cell

@@ -802,3 +802,29 @@ def test_api_answers_403_to_annotators_and_404_to_strangers(client, protocol_stu
     assert client.post(url, {"file": _upload(data)}).status_code == 404
     assert client.post("/api/studies/nope/items/import", {"file": _upload(data)}).status_code == 404
     assert not Item.objects.exists()
+
+
+@pytest.mark.parametrize("depth", [65, 2_000, 100_000])
+def test_json_nested_past_the_client_limit_is_refused_naming_the_line_never_a_crash(protocol_study, depth):
+    # json.loads recursed past Python's limit (RecursionError: a 500 on the upload page and the API) and
+    # orjson accepts up to 1,024 levels; the import takes no more than any other client JSON (64 levels).
+    nested = "[" * depth + "]" * depth
+    line = '{"id": "q2", "question": "Why?", "answer": "Because.", "metadata": {"x": ' + nested + "}}"
+    errors = _rejected(protocol_study, _jsonl(_record(1), line))
+    assert [(e["line"], e["field"]) for e in errors] == [(2, "")]
+    assert "nested more than 64 levels deep" in errors[0]["reason"]
+    csv_file = io.BytesIO(f'id,question,answer,metadata\nq1,Why?,Because.,"{nested}"\n'.encode())
+    errors = _rejected(protocol_study, csv_file, filename="items.csv")
+    assert [(e["row"], e["field"]) for e in errors] == [(2, "metadata")]
+    assert "nested more than 64 levels deep" in errors[0]["reason"]
+
+
+def test_a_number_of_more_digits_than_int_reads_is_refused_naming_the_line(protocol_study):
+    line = '{"id": "q2", "question": "Why?", "answer": "Because.", "metadata": {"x": 1' + "1" * 5_000 + "}}"
+    errors = _rejected(protocol_study, _jsonl(_record(1), line))
+    assert [(e["line"], e["field"]) for e in errors] == [(2, "")]
+    assert "4300 digits" in errors[0]["reason"]
+    cell = '"{""x"": 1' + "1" * 5_000 + '}"'
+    errors = _rejected(protocol_study, io.BytesIO(f"id,question,answer,metadata\nq1,Why?,Because.,{cell}\n".encode()),
+                       filename="items.csv")
+    assert [(e["row"], e["field"]) for e in errors] == [(2, "metadata")]
