@@ -8,9 +8,13 @@ PORT ?= 8000
 # The demo's one worker consumes every queue (concord/settings.py, "Scale-out"); production splits them.
 QUEUES ?= jobs,scoring-cpu,scoring-gpu,scoring-llm
 
-.PHONY: run test venv browser lint worker serve clean-demo
+.PHONY: run test venv browser sysdeps lint worker serve clean-demo
 
-$(BIN)/.installed: requirements.txt
+# PyICU (the Unicode confusables of pseudonym checks) builds from source against the system's ICU.
+sysdeps:
+	@dpkg -s libicu-dev pkg-config g++ >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libicu-dev pkg-config g++ >/dev/null)
+
+$(BIN)/.installed: requirements.txt | sysdeps
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --disable-pip-version-check -q --upgrade pip
 	$(BIN)/pip install --disable-pip-version-check -q -r requirements.txt
