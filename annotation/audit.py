@@ -725,23 +725,23 @@ def _fence(vendor: str) -> str:
 
 
 def _row_events_sql(vendor: str, table: str, pk: str) -> str:
-    """Each row of ``table`` (as ``t``) with its creation event and its latest event: their ids, ``new_row``
-    and the latest one's operation.
+    """Each row of ``table`` (as ``t``) with the ids of its creation event and its latest event, the latest
+    one's ``new_row`` (NULL for a DELETE) and, when the two differ, the creation event's ``new_row``.
 
     Looked up row by row, through the (table_name, row_pk) index and then the events' primary key, in
     subqueries fenced off from the query around them: a plan that does not depend on the planner's row
     estimates (a join of the table with all its events can be planned as a nested loop over both on stale
-    statistics, or hash the whole audit table twice) and that grows linearly with the table."""
+    statistics, or hash the whole audit table) and that grows linearly with the table."""
     events = f'FROM {AUDIT_TABLE} e WHERE e.table_name = %s AND e.row_pk = CAST(t."{pk}" AS TEXT)'
     ids = (
         f"SELECT t.*, (SELECT MIN(CASE WHEN e.operation IN ('INSERT', '{BASELINE}') THEN e.id END) {events}) "
         f'AS concord_created_id, (SELECT MAX(e.id) {events}) AS concord_last_id FROM "{table}" t {_fence(vendor)}'
     )
     return (
-        f"SELECT t.*, (SELECT e.new_row FROM {AUDIT_TABLE} e WHERE e.id = t.concord_created_id) "
-        f"AS concord_created_row, (SELECT e.new_row FROM {AUDIT_TABLE} e WHERE e.id = t.concord_last_id) "
-        f"AS concord_last_row, (SELECT e.operation FROM {AUDIT_TABLE} e WHERE e.id = t.concord_last_id) "
-        f"AS concord_last_op FROM ({ids}) t {_fence(vendor)}"
+        f"SELECT t.*, (SELECT e.new_row FROM {AUDIT_TABLE} e WHERE e.id = t.concord_last_id) AS concord_last_row, "
+        "CASE WHEN t.concord_created_id = t.concord_last_id THEN NULL ELSE "
+        f"(SELECT e.new_row FROM {AUDIT_TABLE} e WHERE e.id = t.concord_created_id) END AS concord_created_other "
+        f"FROM ({ids}) t {_fence(vendor)}"
     )
 
 
@@ -753,31 +753,35 @@ def _rows_against_their_events(connection: BaseDatabaseWrapper, spec: Audited, l
     pk = _primary_key_column(connection, table)
     fixed = [c for c in spec.fixed_columns if c in existing]
     tracked = [c for c in spec.tracked_columns if c in existing]
+    created_row = (
+        "(CASE WHEN t.concord_created_id = t.concord_last_id THEN t.concord_last_row ELSE t.concord_created_other END)"
+    )
     flags = [
-        f"CASE WHEN {_row_differs(vendor, 't.concord_created_row', col, kinds.get(col, ''))} THEN 1 ELSE 0 END"
-        for col in fixed
+        f"CASE WHEN {_row_differs(vendor, created_row, col, kinds.get(col, ''))} THEN 1 ELSE 0 END" for col in fixed
     ] + [
         f"CASE WHEN {_row_differs(vendor, 't.concord_last_row', col, kinds.get(col, ''))} THEN 1 ELSE 0 END"
         for col in tracked
     ]
     names = [f"d{i}" for i in range(len(flags))]
+    # Only a DELETE event has no new row.
+    deleted = "CASE WHEN t.concord_last_id IS NOT NULL AND t.concord_last_row IS NULL THEN 1 ELSE 0 END"
     sql = (
         f"SELECT * FROM (SELECT t.\"{pk}\" AS pk, t.concord_created_id AS created_id, t.concord_last_id AS last_id, "
-        "t.concord_last_op AS last_op"
+        f"{deleted} AS deleted"
         + "".join(f", {flag} AS {name}" for flag, name in zip(flags, names, strict=True))
         + f" FROM ({_row_events_sql(vendor, table, pk)}) t) x "
-        "WHERE x.created_id IS NULL OR x.last_op = 'DELETE'"
+        "WHERE x.created_id IS NULL OR x.deleted = 1"
         + "".join(f" OR x.{name} = 1" for name in names)
         + " ORDER BY x.pk LIMIT %s"
     )
     problems = []
-    for row_pk, created_id, last_id, last_op, *differs in _fetch(connection, sql, [table, table, limit]):
+    for row_pk, created_id, last_id, deleted, *differs in _fetch(connection, sql, [table, table, limit]):
         where = f"{table}#{row_pk}"
         if created_id is None:
             later = f" (the trail holds only later changes of it, up to event id {last_id})" if last_id else ""
             problems.append(f"{where} has no INSERT audit event{later}: it was created with the audit triggers off")
             continue
-        if last_op == "DELETE":
+        if deleted:
             problems.append(
                 f"{where} exists, but its latest audit event (id {last_id}) deleted it: "
                 "it was re-created with the audit triggers off"
@@ -839,12 +843,18 @@ def baseline_record(*, using: str = "default") -> dict[str, int]:
             columns = [c for c in _table_columns(connection, table) if c not in spec.excluded_columns]
             row = _sqlite_row_json("t", columns, _json_columns(table))
             now = "strftime('%Y-%m-%d %H:%M:%f', 'now')"
+        # Each row's creation event is looked up by index, row by row (see _row_events_sql): an anti-join
+        # planned on stale statistics can be quadratic.
+        created = (
+            f"SELECT MIN(e.id) FROM {AUDIT_TABLE} e WHERE e.table_name = {_pg_quote_literal(table)} "
+            f"AND e.row_pk = CAST(t.\"{pk}\" AS TEXT) AND e.operation IN ('INSERT', '{BASELINE}')"
+        )
         sql = (
             f"INSERT INTO {AUDIT_TABLE} (table_name, row_pk, operation, old_row, new_row, actor_id, at, seq, "
             f"prev_hash, hash) SELECT {_pg_quote_literal(table)}, CAST(t.\"{pk}\" AS TEXT), '{BASELINE}', NULL, "
-            f"{row}, NULL, {now}, NULL, '', '' FROM \"{table}\" t WHERE NOT EXISTS (SELECT 1 FROM {AUDIT_TABLE} e "
-            f"WHERE e.table_name = {_pg_quote_literal(table)} AND e.row_pk = CAST(t.\"{pk}\" AS TEXT) "
-            f"AND e.operation IN ('INSERT', '{BASELINE}')) ORDER BY t.\"{pk}\""
+            f"{row}, NULL, {now}, NULL, '', '' FROM \"{table}\" t WHERE t.\"{pk}\" IN (SELECT r.\"{pk}\" FROM "
+            f"(SELECT t.\"{pk}\", ({created}) AS concord_created_id FROM \"{table}\" t {_fence(connection.vendor)}) r "
+            f"WHERE r.concord_created_id IS NULL) ORDER BY t.\"{pk}\""
         )
         with transaction.atomic(using=using), connection.cursor() as cursor:
             cursor.execute(sql)

@@ -142,7 +142,7 @@ def main() -> None:
     for name in ("labels_unaccounted", "attribution_changes", "rows_unaccounted"):
         check = getattr(audit, name, None)
         if check is not None:
-            problems = _timed(f"{name} (SQL)", check)
+            problems = _timed(name, check)
             assert problems == [], problems
     with open(os.devnull, "w") as quiet:
         _timed("manage.py audit_verify --no-anchor (all)", lambda: call_command("audit_verify", "--no-anchor",
