@@ -22,6 +22,14 @@ How it works:
   finds the first event whose hash, link or position no longer holds. Rewriting the whole tail of the
   chain consistently is caught by the anchor: ``audit_verify`` records the verified head (seq and hash) in
   a file outside the database and later refuses a chain that no longer contains it.
+* The chain proves the trail intact; the data is then checked against the trail, for the tables whose
+  ``Audited`` spec names ``fixed_columns`` (who is credited: an assignment's annotator, pool and item, a
+  label's assignment, a history row, a membership's pseudonym, an import identity, gold's adjudicator) and
+  ``tracked_columns``: ``attribution_changes`` finds UPDATE events of a fixed column (the application never
+  makes one), ``rows_unaccounted`` rows that were created, changed or deleted with the triggers off (no
+  creation event, fixed columns other than their creation event recorded, tracked columns other than their
+  latest event recorded, gone without a DELETE event), ``labels_unaccounted`` labels that do not match
+  their history. Rows that existed when this began (migration 0012) have a baseline event (``EXISTS``).
 
 The acting user: SQLite has no per-transaction variable that a trigger could read, so ``actor_id`` is
 the user that the audited row itself names (``Label.updated_by``, ``LabelHistory.actor``,
@@ -82,7 +90,6 @@ ATTRIBUTION_ASSIGNMENT = ("pool_id", "item_id", "annotator_id")
 # The operation of a baseline event: the row as it stood when the trail began to vouch for it (migration
 # annotation 0012; ``baseline_record``), standing in for the INSERT the trail never saw.
 BASELINE = "EXISTS"
-CREATION_OPERATIONS = ("INSERT", BASELINE)
 
 # Everything that is audited. A table that does not exist (yet) is skipped and picked up by the next
 # migrate, so an app may add its table later without touching this machinery's install order.
