@@ -763,12 +763,13 @@ def _rows_against_their_events(connection: BaseDatabaseWrapper, spec: Audited, l
     created_row = (
         "(CASE WHEN t.concord_created_id = t.concord_last_id THEN t.concord_last_row ELSE t.concord_created_other END)"
     )
-    flags = [
-        f"CASE WHEN {_row_differs(vendor, created_row, col, kinds.get(col, ''))} THEN 1 ELSE 0 END" for col in fixed
-    ] + [
-        f"CASE WHEN {_row_differs(vendor, 't.concord_last_row', col, kinds.get(col, ''))} THEN 1 ELSE 0 END"
-        for col in tracked
-    ]
+    def flag(row: str, column: str) -> str:
+        return f"CASE WHEN {_row_differs(vendor, row, column, kinds.get(column, ''))} THEN 1 ELSE 0 END"
+
+    # Fixed columns against the creation event and the latest one; tracked columns against the latest.
+    against_created = [flag(created_row, c) for c in fixed]
+    against_last = [flag("t.concord_last_row", c) for c in fixed + tracked]
+    flags = against_created + against_last
     names = [f"d{i}" for i in range(len(flags))]
     # Only a DELETE event has no new row.
     deleted = "CASE WHEN t.concord_last_id IS NOT NULL AND t.concord_last_row IS NULL THEN 1 ELSE 0 END"
@@ -784,6 +785,7 @@ def _rows_against_their_events(connection: BaseDatabaseWrapper, spec: Audited, l
     problems = []
     for row_pk, created_id, last_id, deleted, *differs in _fetch(connection, sql, [table, table, limit]):
         where = f"{table}#{row_pk}"
+        created = f"its INSERT (or baseline) audit event (id {created_id})"
         if created_id is None:
             later = f" (the trail holds only later changes of it, up to event id {last_id})" if last_id else ""
             problems.append(f"{where} has no INSERT audit event{later}: it was created with the audit triggers off")
@@ -794,17 +796,17 @@ def _rows_against_their_events(connection: BaseDatabaseWrapper, spec: Audited, l
                 "it was re-created with the audit triggers off"
             )
             continue
-        changed_fixed = [c for c, d in zip(fixed, differs[: len(fixed)], strict=True) if d]
-        changed_tracked = [c for c, d in zip(tracked, differs[len(fixed) :], strict=True) if d]
-        if changed_fixed:
+        off_trail = [c for c, d in zip(fixed + tracked, differs[len(fixed) :], strict=True) if d]
+        moved = [c for c, d in zip(fixed, differs[: len(fixed)], strict=True) if d and c not in off_trail]
+        if off_trail:
+            latest = created if last_id == created_id else f"its latest audit event (id {last_id})"
             problems.append(
-                f"{where}: {', '.join(changed_fixed)} differ from what its INSERT audit event (id {created_id}) "
-                "recorded: changed with the audit triggers off"
+                f"{where}: {', '.join(off_trail)} differ from what {latest} recorded: "
+                "changed with the audit triggers off"
             )
-        if changed_tracked:
+        if moved:
             problems.append(
-                f"{where}: {', '.join(changed_tracked)} differ from what its latest audit event (id {last_id}) "
-                "recorded: changed with the audit triggers off"
+                f"{where}: {', '.join(moved)} differ from what {created} recorded: moved by an UPDATE in the trail"
             )
     return problems[:limit]
 

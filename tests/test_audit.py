@@ -530,6 +530,8 @@ def test_a_raw_update_that_moves_credit_is_recorded_and_fails_audit_verify(credi
     message = _verify_fails()
     assert f"attribution changed by an UPDATE: {table}#{pk}: audit event id" in message
     assert f"records an UPDATE of {column} " in message
+    assert f"{table}#{pk}: {column} differ from what its INSERT (or baseline) audit event" in message
+    assert "moved by an UPDATE in the trail" in message and "triggers off" not in message
 
 
 @pytest.mark.parametrize("move", MOVES)
@@ -555,7 +557,7 @@ def test_a_label_edit_with_a_forged_history_row_made_with_the_triggers_off_fails
         )
     assert audit.labels_unaccounted() == []  # the label and its history agree: that check alone is fooled
     message = _verify_fails()
-    assert f"annotation_label#{label.pk}: value, version differ from what its latest audit event" in message
+    assert f"annotation_label#{label.pk}: value, version differ from what its INSERT (or baseline) audit" in message
     assert f"annotation_labelhistory#{forged.pk} has no INSERT audit event" in message
 
 
@@ -565,6 +567,21 @@ def test_a_history_row_whose_content_was_rewritten_with_the_triggers_off_fails_a
         LabelHistory.objects.filter(pk=history.pk).update(new_value="maybe", old_value="no")
     message = _verify_fails()
     assert f"annotation_labelhistory#{history.pk}: old_value, new_value differ from what its INSERT" in message
+
+
+def test_a_membership_reactivated_with_the_triggers_off_after_a_recorded_removal_fails_audit_verify(
+    credited, researcher, anchor_file
+):
+    pool_membership_remove(membership=credited.membership, actor=researcher)  # recorded: active → false
+    call_command("audit_verify")
+    removal = events_for("annotation_poolmembership", row_pk=str(credited.membership.pk))[-1]
+    with triggers_off("annotation_poolmembership"):
+        PoolMembership.objects.filter(pk=credited.membership.pk).update(active=True)
+    message = _verify_fails()
+    assert (
+        f"annotation_poolmembership#{credited.membership.pk}: active differ from what its latest audit event "
+        f"(id {removal.pk}) recorded: changed with the audit triggers off"
+    ) in message
 
 
 def test_an_assignment_created_with_the_triggers_off_fails_audit_verify(credited, anchor_file):
