@@ -589,9 +589,9 @@ def anchor_write(path: Path, *, seq: int, hash: str) -> None:
 # --- The data against its history and the trail ----------------------------------------------------
 #
 # The chain proves the trail was not edited; these checks prove the data is what the trail says. Each is
-# one set-based statement (joins and aggregates the database plans, the same SQL on PostgreSQL and SQLite
-# but for how a value is read out of an event's JSON), never a Python loop over a table: audit_verify runs
-# on tens of millions of labels. Each returns at most ``limit`` problems, each naming the row.
+# one set-based statement (the same SQL on PostgreSQL and SQLite but for how a value is read out of an
+# event's JSON and how a subquery is fenced), never a Python loop over a table: audit_verify runs on tens of
+# millions of labels. Each returns at most ``limit`` problems, each naming the row.
 #
 # The latest event of a row is the one with the highest id: the trigger writes it while the row is locked
 # by the change, so a later change of the same row always gets a later id.
