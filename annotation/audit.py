@@ -22,6 +22,14 @@ How it works:
   finds the first event whose hash, link or position no longer holds. Rewriting the whole tail of the
   chain consistently is caught by the anchor: ``audit_verify`` records the verified head (seq and hash) in
   a file outside the database and later refuses a chain that no longer contains it.
+* The chain proves the trail intact; the data is then checked against the trail, for the tables whose
+  ``Audited`` spec names ``fixed_columns`` (who is credited: an assignment's annotator, pool and item, a
+  label's assignment, a history row, a membership's pseudonym, an import identity, gold's adjudicator) and
+  ``tracked_columns``: ``attribution_changes`` finds UPDATE events of a fixed column (the application never
+  makes one), ``rows_unaccounted`` rows that were created, changed or deleted with the triggers off (no
+  creation event, fixed columns other than their creation event recorded, tracked columns other than their
+  latest event recorded, gone without a DELETE event), ``labels_unaccounted`` labels that do not match
+  their history. Rows that existed when this began (migration 0012) have a baseline event (``EXISTS``).
 
 The acting user: SQLite has no per-transaction variable that a trigger could read, so ``actor_id`` is
 the user that the audited row itself names (``Label.updated_by``, ``LabelHistory.actor``,
@@ -43,7 +51,7 @@ from django.apps import apps as global_apps
 from django.db import connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from annotation.models import AuditEvent, Label, LabelHistory
+from annotation.models import AuditEvent
 
 AUDIT_TABLE = "annotation_auditevent"
 GENESIS_HASH = ""
@@ -64,7 +72,24 @@ class Audited:
     watched_columns: tuple[str, ...] = ()
     # Columns never copied into the trail (secrets).
     excluded_columns: tuple[str, ...] = ()
+    # Columns that decide whom a row credits, or what it records, and that the application writes once, when
+    # it creates the row (moving an assignment to another annotator, pool or item moves its labels). An
+    # UPDATE event changing one, or a row whose value differs from the one its creation event recorded,
+    # fails ``audit_verify`` (``attribution_changes``, ``rows_unaccounted``).
+    fixed_columns: tuple[str, ...] = ()
+    # Columns the application may change, whose current value must be the one the row's latest audit event
+    # recorded: every change of them is recorded, so a difference is a change made with the triggers off.
+    tracked_columns: tuple[str, ...] = ()
 
+    @property
+    def verified_columns(self) -> tuple[str, ...]:
+        return self.fixed_columns + self.tracked_columns
+
+
+ATTRIBUTION_ASSIGNMENT = ("pool_id", "item_id", "annotator_id")
+# The operation of a baseline event: the row as it stood when the trail began to vouch for it (migration
+# annotation 0012; ``baseline_record``), standing in for the INSERT the trail never saw.
+BASELINE = "EXISTS"
 
 # Everything that is audited. A table that does not exist (yet) is skipped and picked up by the next
 # migrate, so an app may add its table later without touching this machinery's install order.
@@ -75,9 +100,13 @@ AUDITED_TABLES: tuple[Audited, ...] = (
     Audited("annotation_pool"),
     Audited("annotation_pool_questions"),
     Audited("adjudication_consensusrule", actor_column="updated_by_id"),
-    # Roles and memberships.
+    # Roles and memberships (a membership's pseudonym is whom exports and adjudication credit).
     Audited("annotation_studyrole"),
-    Audited("annotation_poolmembership"),
+    Audited(
+        "annotation_poolmembership",
+        fixed_columns=("pool_id", "study_id", "user_id", "pseudonym"),
+        tracked_columns=("active",),
+    ),
     Audited("annotation_studyinvitation", actor_column="updated_by_id"),
     Audited(
         "auth_user",
@@ -86,11 +115,42 @@ AUDITED_TABLES: tuple[Audited, ...] = (
     ),
     Audited("auth_user_groups"),
     Audited("auth_user_user_permissions"),
+    # Who is credited for work: an assignment's annotator is the author of every label under it. Only these
+    # columns are watched: its status, reservation and timings change on every open, save and submit.
+    Audited(
+        "annotation_assignment",
+        watched_columns=ATTRIBUTION_ASSIGNMENT,
+        fixed_columns=ATTRIBUTION_ASSIGNMENT,
+    ),
+    # The import-only identity standing for an imported pseudonym (annotation.models.ImportIdentity).
+    Audited(
+        "annotation_importidentity", actor_column="created_by_id", fixed_columns=("user_id", "pool_id", "pseudonym")
+    ),
     # Labels and gold.
-    Audited("annotation_label", actor_column="updated_by_id"),
-    Audited("annotation_labelhistory", actor_column="actor_id"),
+    Audited(
+        "annotation_label",
+        actor_column="updated_by_id",
+        fixed_columns=("assignment_id", "question_id", "unit_key"),
+        tracked_columns=("value", "version", "updated_by_id"),
+    ),
+    Audited(
+        "annotation_labelhistory",
+        actor_column="actor_id",
+        # Append-only; only an undo sets ``undoes`` on the rows it wrote.
+        fixed_columns=("label_id", "old_value", "new_value", "old_version", "new_version", "actor_id", "at"),
+        tracked_columns=("undoes_id",),
+    ),
     Audited("annotation_assignmentreopening", actor_column="actor_id"),
-    Audited("adjudication_goldlabel", actor_column="adjudicator_id"),
+    Audited(
+        "adjudication_goldlabel",
+        actor_column="adjudicator_id",
+        # A new decision is a new version; only ``is_current`` of the previous one changes.
+        fixed_columns=(
+            "pool_id", "item_id", "unit_key", "question_id", "value", "source", "version",
+            "adjudicator_id", "adjudicator_name",
+        ),
+        tracked_columns=("is_current",),
+    ),
     # Exports and who downloaded them (the download rows carry who/what/when, never the content).
     Audited("adjudication_exportjob", actor_column="requested_by_id"),
     Audited("adjudication_exportdownload", actor_column="user_id"),
@@ -526,7 +586,289 @@ def anchor_write(path: Path, *, seq: int, hash: str) -> None:
     tmp.replace(path)
 
 
-# --- Labels against their history and the trail -----------------------------------------------------
+# --- The data against its history and the trail ----------------------------------------------------
+#
+# The chain proves the trail was not edited; these checks prove the data is what the trail says. Each is
+# one set-based statement (the same SQL on PostgreSQL and SQLite but for how a value is read out of an
+# event's JSON and how a subquery is fenced), never a Python loop over a table: audit_verify runs on tens of
+# millions of labels. Each returns at most ``limit`` problems, each naming the row.
+#
+# The latest event of a row is the one with the highest id: the trigger writes it while the row is locked
+# by the change, so a later change of the same row always gets a later id.
+
+
+def _column_kinds(table: str) -> dict[str, str]:
+    """Each column's Django field type (``JSONField``, ``DateTimeField``, ...), as the models declare it."""
+    for model in global_apps.get_models(include_auto_created=True):
+        if model._meta.db_table == table:
+            return {f.column: f.get_internal_type() for f in model._meta.concrete_fields}
+    return {}
+
+
+def _recorded(vendor: str, row: str, column: str) -> str:
+    """A column's value in an event's ``old_row``/``new_row``, comparable between events."""
+    _check_identifier(column)
+    if vendor == "postgresql":
+        return f"({row} -> '{column}')"
+    return f"json_extract({row}, '$.{column}')"
+
+
+def _is_distinct(vendor: str) -> str:
+    return "IS DISTINCT FROM" if vendor == "postgresql" else "IS NOT"
+
+
+def _sqlite_json_value(ref: str) -> str:
+    # How a JSON column's text compares with json_extract() of the trail (the triggers embed valid JSON).
+    return f"CASE WHEN json_valid({ref}) THEN json_extract({ref}, '$') ELSE {ref} END"
+
+
+def _pg_json(ref: str) -> str:
+    return f"COALESCE({ref}, 'null'::jsonb)"
+
+
+def _event_changed(vendor: str, column: str) -> str:
+    """An UPDATE event ``e`` changed ``column``."""
+    return f"{_recorded(vendor, 'e.old_row', column)} {_is_distinct(vendor)} {_recorded(vendor, 'e.new_row', column)}"
+
+
+def _row_differs(vendor: str, row: str, column: str, kind: str) -> str:
+    """The current row ``t``'s ``column`` differs from what an event recorded in its ``new_row`` (``row``).
+
+    A column the event does not hold (added to the table after the event was written) is not compared."""
+    ref = f't."{_check_identifier(column)}"'
+    if vendor == "postgresql":
+        present = f"({row} -> '{column}') IS NOT NULL"
+        if kind == "DateTimeField":  # compared as instants: the JSON text depends on the writer's time zone
+            recorded, current = f"({row} ->> '{column}')::timestamptz", ref
+        else:
+            recorded, current = _recorded(vendor, row, column), _pg_json(f"to_jsonb({ref})")
+    else:
+        present = f"json_type({row}, '$.{column}') IS NOT NULL"
+        recorded = _recorded(vendor, row, column)
+        current = _sqlite_json_value(ref) if kind == "JSONField" else ref
+    return f"({present} AND {recorded} {_is_distinct(vendor)} {current})"
+
+
+def _as_json(value: Any) -> dict[str, Any]:
+    if isinstance(value, str):  # SQLite hands JSON columns of a raw cursor back as text
+        value = json.loads(value)
+    return value if isinstance(value, dict) else {}
+
+
+def _verified_specs(connection: BaseDatabaseWrapper) -> list[Audited]:
+    existing = _existing_tables(connection)
+    specs = [spec for spec in AUDITED_TABLES if spec.verified_columns and spec.table in existing]
+    for spec in specs:
+        for name in (spec.table, *spec.verified_columns):
+            _check_identifier(name)
+    return specs
+
+
+def _fetch(connection: BaseDatabaseWrapper, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def attribution_changes(*, using: str = "default", limit: int = 20) -> list[str]:
+    """UPDATE events that changed a column the application writes only when it creates the row.
+
+    ``fixed_columns`` say whom a row credits (an assignment's annotator, pool and item; a label's assignment;
+    a history row's actor; a membership's pseudonym; a gold label's adjudicator) and what it records. The
+    application never updates them — a reassignment closes the old assignment and creates a new one — so an
+    UPDATE of one in the trail is someone moving work by hand, however it was attributed."""
+    connection = connections[using]
+    vendor = connection.vendor
+    specs = {spec.table: spec for spec in _verified_specs(connection) if spec.fixed_columns}
+    if not specs:
+        return []
+    clauses = [
+        f"(e.table_name = {_pg_quote_literal(table)} AND ("
+        + " OR ".join(_event_changed(vendor, c) for c in spec.fixed_columns)
+        + "))"
+        for table, spec in specs.items()
+    ]
+    sql = (
+        f"SELECT e.id, e.table_name, e.row_pk, e.old_row, e.new_row FROM {AUDIT_TABLE} e "
+        f"WHERE e.operation = 'UPDATE' AND ({' OR '.join(clauses)}) ORDER BY e.id LIMIT %s"
+    )
+    problems = []
+    for event_id, table, row_pk, old, new in _fetch(connection, sql, [limit]):
+        old, new = _as_json(old), _as_json(new)
+        changes = ", ".join(
+            f"{c} {old.get(c)!r} → {new.get(c)!r}" for c in specs[table].fixed_columns if old.get(c) != new.get(c)
+        )
+        problems.append(
+            f"{table}#{row_pk}: audit event id {event_id} records an UPDATE of {changes}, which the application "
+            "never makes (it creates a new row instead): the work was moved by hand"
+        )
+    return problems
+
+
+def rows_unaccounted(*, using: str = "default", limit: int = 20) -> list[str]:
+    """Rows of the verified tables that the trail does not account for: changed, created or deleted with the
+    audit triggers off (or before the trail began to vouch for them, without a baseline event).
+
+    For each row: it must have a creation event (INSERT, or the baseline of migration annotation 0012); its
+    ``fixed_columns`` must be what that event recorded (so a history row forged with the triggers off, even
+    one matching its label, has no INSERT event with its content); its ``tracked_columns`` what its latest
+    event recorded; and that latest event must not be a DELETE. A row the trail records as existing (its
+    latest event is not a DELETE) must still exist."""
+    connection = connections[using]
+    problems: list[str] = []
+    for spec in _verified_specs(connection):
+        problems += _rows_against_their_events(connection, spec, limit - len(problems))
+        if len(problems) < limit:
+            problems += _rows_gone_without_a_trace(connection, spec, limit - len(problems))
+        if len(problems) >= limit:
+            break
+    return problems
+
+
+def _fence(vendor: str) -> str:
+    # Keeps a subquery from being merged into the query around it, so that its per-row lookups run once per
+    # row (SQLite allows OFFSET only after a LIMIT; -1 is none).
+    return "OFFSET 0" if vendor == "postgresql" else "LIMIT -1 OFFSET 0"
+
+
+def _row_events_sql(vendor: str, table: str, pk: str) -> str:
+    """Each row of ``table`` (as ``t``) with the ids of its creation event and its latest event, the latest
+    one's ``new_row`` (NULL for a DELETE) and, when the two differ, the creation event's ``new_row``.
+
+    Looked up row by row, through the (table_name, row_pk) index and then the events' primary key, in
+    subqueries fenced off from the query around them: a plan that does not depend on the planner's row
+    estimates (a join of the table with all its events can be planned as a nested loop over both on stale
+    statistics, or hash the whole audit table) and that grows linearly with the table."""
+    events = f'FROM {AUDIT_TABLE} e WHERE e.table_name = %s AND e.row_pk = CAST(t."{pk}" AS TEXT)'
+    ids = (
+        f"SELECT t.*, (SELECT MIN(CASE WHEN e.operation IN ('INSERT', '{BASELINE}') THEN e.id END) {events}) "
+        f'AS concord_created_id, (SELECT MAX(e.id) {events}) AS concord_last_id FROM "{table}" t {_fence(vendor)}'
+    )
+    return (
+        f"SELECT t.*, (SELECT e.new_row FROM {AUDIT_TABLE} e WHERE e.id = t.concord_last_id) AS concord_last_row, "
+        "CASE WHEN t.concord_created_id = t.concord_last_id THEN NULL ELSE "
+        f"(SELECT e.new_row FROM {AUDIT_TABLE} e WHERE e.id = t.concord_created_id) END AS concord_created_other "
+        f"FROM ({ids}) t {_fence(vendor)}"
+    )
+
+
+def _rows_against_their_events(connection: BaseDatabaseWrapper, spec: Audited, limit: int) -> list[str]:
+    vendor = connection.vendor
+    table = _check_identifier(spec.table)
+    existing = set(_table_columns(connection, table))
+    kinds = _column_kinds(table)
+    pk = _primary_key_column(connection, table)
+    fixed = [c for c in spec.fixed_columns if c in existing]
+    tracked = [c for c in spec.tracked_columns if c in existing]
+    created_row = (
+        "(CASE WHEN t.concord_created_id = t.concord_last_id THEN t.concord_last_row ELSE t.concord_created_other END)"
+    )
+    def flag(row: str, column: str) -> str:
+        return f"CASE WHEN {_row_differs(vendor, row, column, kinds.get(column, ''))} THEN 1 ELSE 0 END"
+
+    # Fixed columns against the creation event and the latest one; tracked columns against the latest.
+    against_created = [flag(created_row, c) for c in fixed]
+    against_last = [flag("t.concord_last_row", c) for c in fixed + tracked]
+    flags = against_created + against_last
+    names = [f"d{i}" for i in range(len(flags))]
+    # Only a DELETE event has no new row.
+    deleted = "CASE WHEN t.concord_last_id IS NOT NULL AND t.concord_last_row IS NULL THEN 1 ELSE 0 END"
+    sql = (
+        f"SELECT * FROM (SELECT t.\"{pk}\" AS pk, t.concord_created_id AS created_id, t.concord_last_id AS last_id, "
+        f"{deleted} AS deleted"
+        + "".join(f", {flag} AS {name}" for flag, name in zip(flags, names, strict=True))
+        + f" FROM ({_row_events_sql(vendor, table, pk)}) t) x "
+        "WHERE x.created_id IS NULL OR x.deleted = 1"
+        + "".join(f" OR x.{name} = 1" for name in names)
+        + " ORDER BY x.pk LIMIT %s"
+    )
+    problems = []
+    for row_pk, created_id, last_id, deleted, *differs in _fetch(connection, sql, [table, table, limit]):
+        where = f"{table}#{row_pk}"
+        created = f"its INSERT (or baseline) audit event (id {created_id})"
+        if created_id is None:
+            later = f" (the trail holds only later changes of it, up to event id {last_id})" if last_id else ""
+            problems.append(f"{where} has no INSERT audit event{later}: it was created with the audit triggers off")
+            continue
+        if deleted:
+            problems.append(
+                f"{where} exists, but its latest audit event (id {last_id}) deleted it: "
+                "it was re-created with the audit triggers off"
+            )
+            continue
+        off_trail = [c for c, d in zip(fixed + tracked, differs[len(fixed) :], strict=True) if d]
+        moved = [c for c, d in zip(fixed, differs[: len(fixed)], strict=True) if d and c not in off_trail]
+        if off_trail:
+            latest = created if last_id == created_id else f"its latest audit event (id {last_id})"
+            problems.append(
+                f"{where}: {', '.join(off_trail)} differ from what {latest} recorded: "
+                "changed with the audit triggers off"
+            )
+        if moved:
+            problems.append(
+                f"{where}: {', '.join(moved)} differ from what {created} recorded: moved by an UPDATE in the trail"
+            )
+    return problems[:limit]
+
+
+def _rows_gone_without_a_trace(connection: BaseDatabaseWrapper, spec: Audited, limit: int) -> list[str]:
+    table = _check_identifier(spec.table)
+    pk = _primary_key_column(connection, table)
+    # Grouped once (the rows that are gone have no row to look up by).
+    sql = (
+        f"SELECT ev.row_pk, l.id, l.operation FROM (SELECT row_pk, MAX(id) AS last_id FROM {AUDIT_TABLE} "
+        "WHERE table_name = %s GROUP BY row_pk) ev "
+        f"JOIN {AUDIT_TABLE} l ON l.id = ev.last_id WHERE l.operation <> 'DELETE' "
+        f'AND NOT EXISTS (SELECT 1 FROM "{table}" t WHERE t."{pk}" = CAST(ev.row_pk AS BIGINT)) '
+        "ORDER BY l.id LIMIT %s"
+    )
+    return [
+        f"{table}#{row_pk} is gone, but the trail records no DELETE of it (its latest audit event, id {event_id}, "
+        f"is an {operation}): it was deleted with the audit triggers off"
+        for row_pk, event_id, operation in _fetch(connection, sql, [table, limit])
+    ]
+
+
+def baseline_record(*, using: str = "default") -> dict[str, int]:
+    """Record a baseline event (operation ``EXISTS``: the row as it stands, no actor) for each row of the
+    verified tables that has no creation event. Returns how many per table.
+
+    Run once, by migration annotation 0012, when the trail began to vouch for every row of these tables:
+    assignments and import identities were not audited before, and rows of the audited tables may predate
+    the trail (migration 0002). It is the documented cut-off: rows as they stood then are taken as given.
+    Never run it again on a live database: it would vouch for rows created with the triggers off since."""
+    connection = connections[using]
+    _check_vendor(connection)
+    if AUDIT_TABLE not in _existing_tables(connection):
+        return {}
+    counts: dict[str, int] = {}
+    for spec in _verified_specs(connection):
+        table = _check_identifier(spec.table)
+        pk = _primary_key_column(connection, table)
+        if connection.vendor == "postgresql":
+            row = "to_jsonb(t)" + "".join(f" - {_pg_quote_literal(c)}" for c in spec.excluded_columns)
+            now = "clock_timestamp()"
+        else:
+            columns = [c for c in _table_columns(connection, table) if c not in spec.excluded_columns]
+            row = _sqlite_row_json("t", columns, _json_columns(table))
+            now = "strftime('%Y-%m-%d %H:%M:%f', 'now')"
+        # Each row's creation event is looked up by index, row by row (see _row_events_sql): an anti-join
+        # planned on stale statistics can be quadratic.
+        created = (
+            f"SELECT MIN(e.id) FROM {AUDIT_TABLE} e WHERE e.table_name = {_pg_quote_literal(table)} "
+            f"AND e.row_pk = CAST(t.\"{pk}\" AS TEXT) AND e.operation IN ('INSERT', '{BASELINE}')"
+        )
+        sql = (
+            f"INSERT INTO {AUDIT_TABLE} (table_name, row_pk, operation, old_row, new_row, actor_id, at, seq, "
+            f"prev_hash, hash) SELECT {_pg_quote_literal(table)}, CAST(t.\"{pk}\" AS TEXT), '{BASELINE}', NULL, "
+            f"{row}, NULL, {now}, NULL, '', '' FROM \"{table}\" t WHERE t.\"{pk}\" IN (SELECT r.\"{pk}\" FROM "
+            f"(SELECT t.\"{pk}\", ({created}) AS concord_created_id FROM \"{table}\" t {_fence(connection.vendor)}) r "
+            f"WHERE r.concord_created_id IS NULL) ORDER BY t.\"{pk}\""
+        )
+        with transaction.atomic(using=using), connection.cursor() as cursor:
+            cursor.execute(sql)
+            counts[table] = max(cursor.rowcount, 0)
+    return counts
 
 
 def labels_unaccounted(*, using: str = "default", limit: int = 20) -> list[str]:
@@ -537,64 +879,54 @@ def labels_unaccounted(*, using: str = "default", limit: int = 20) -> list[str]:
     and (2) each recorded UPDATE of a label's value in the trail must raise the version by one, with the
     history row of that version recorded too. A raw ``UPDATE annotation_label SET value = …`` fails (1) —
     and, when the trail recorded it, (2) — however it is attributed (the trigger names the row's
-    ``updated_by``, who did not make it).
+    ``updated_by``, who did not make it). A change made with the triggers off, with a history row forged to
+    match, passes both; ``rows_unaccounted`` finds it (neither row matches the trail).
     """
+    connection = connections[using]
+    vendor = connection.vendor
+    if vendor == "postgresql":
+        value_differs = f"{_pg_json('l.value')} IS DISTINCT FROM {_pg_json('h.new_value')}"
+        version = "COALESCE(({row} ->> 'version')::bigint, 0)"
+    else:
+        value_differs = f"{_sqlite_json_value('l.value')} IS NOT {_sqlite_json_value('h.new_value')}"
+        version = "COALESCE(json_extract({row}, '$.version'), 0)"
     problems: list[str] = []
-    newest: dict[int, tuple[int, Any]] = {}
-    for label_id, version, value in (
-        LabelHistory.objects.using(using).order_by("label_id", "new_version").values_list(
-            "label_id", "new_version", "new_value"
-        ).iterator(chunk_size=5000)
-    ):
-        newest[label_id] = (version, value)
-    for label_id, version, value in Label.objects.using(using).order_by("id").values_list(
-        "id", "version", "value"
-    ).iterator(chunk_size=5000):
-        history = newest.get(label_id)
-        if history is None:
-            problems.append(f"label {label_id} has no history row")
-        elif history[0] != version:
-            problems.append(f"label {label_id} is at version {version} but its history ends at version {history[0]}")
-        elif history[1] != value:
-            problems.append(f"label {label_id}'s value differs from its history's version {version}")
-        if len(problems) >= limit:
-            return problems
-    recorded_versions = {
-        (int(row["label_id"]), int(row["new_version"]))
-        for row in AuditEvent.objects.using(using)
-        .filter(table_name="annotation_labelhistory", operation="INSERT")
-        .values_list("new_row", flat=True)
-        .iterator(chunk_size=5000)
-        if row
-    }
-    events = (
-        AuditEvent.objects.using(using)
-        .filter(table_name="annotation_label", operation="UPDATE")
-        .order_by("id")
-        .values_list("id", "row_pk", "old_row", "new_row")
-        .iterator(chunk_size=5000)
+    # Each label's newest version looked up through the history's unique (label, version) index.
+    newest = (
+        "SELECT l.id, l.version, h.new_version, CASE WHEN " + value_differs + " THEN 1 ELSE 0 END "
+        "FROM (SELECT l.*, (SELECT MAX(x.new_version) FROM annotation_labelhistory x WHERE x.label_id = l.id) "
+        f"AS concord_newest FROM annotation_label l {_fence(vendor)}) l "
+        "LEFT JOIN annotation_labelhistory h ON h.label_id = l.id AND h.new_version = l.concord_newest "
+        f"WHERE h.id IS NULL OR h.new_version <> l.version OR {value_differs} ORDER BY l.id LIMIT %s"
     )
-    for event_id, row_pk, old, new in events:
-        if not old or not new or _json_value(old.get("value")) == _json_value(new.get("value")):
-            continue
-        old_version, new_version = int(old.get("version") or 0), int(new.get("version") or 0)
-        if new_version != old_version + 1:
+    for label_id, label_version, history_version_, _differs in _fetch(connection, newest, [limit]):
+        if history_version_ is None:
+            problems.append(f"label {label_id} has no history row")
+        elif history_version_ != label_version:
+            problems.append(
+                f"label {label_id} is at version {label_version} but its history ends at version {history_version_}"
+            )
+        else:
+            problems.append(f"label {label_id}'s value differs from its history's version {label_version}")
+    if len(problems) >= limit:
+        return problems
+    old_version, new_version = version.format(row="e.old_row"), version.format(row="e.new_row")
+    # The history row is looked up in its table (by its unique index): that each history row is the one the
+    # trail recorded is ``rows_unaccounted``'s part.
+    events = (
+        f"SELECT e.id, e.row_pk, {old_version}, {new_version}, CASE WHEN h.id IS NULL THEN 0 ELSE 1 END "
+        f"FROM {AUDIT_TABLE} e LEFT JOIN annotation_labelhistory h "
+        f"ON h.label_id = CAST(e.row_pk AS BIGINT) AND h.new_version = {new_version} "
+        "WHERE e.table_name = 'annotation_label' AND e.operation = 'UPDATE' "
+        f"AND {_event_changed(vendor, 'value')} AND ({new_version} <> {old_version} + 1 OR h.id IS NULL) "
+        "ORDER BY e.id LIMIT %s"
+    )
+    for event_id, row_pk, old, new, recorded in _fetch(connection, events, [limit - len(problems)]):
+        if new != old + 1:
             problems.append(
                 f"audit event id {event_id}: label {row_pk}'s value changed without a new version "
-                f"(version {old_version} → {new_version}): not written by the application"
+                f"(version {old} → {new}): not written by the application"
             )
-        elif (int(row_pk), new_version) not in recorded_versions:
-            problems.append(f"audit event id {event_id}: label {row_pk} version {new_version} has no history row")
-        if len(problems) >= limit:
-            break
+        elif not recorded:
+            problems.append(f"audit event id {event_id}: label {row_pk} version {new} has no history row")
     return problems
-
-
-def _json_value(value: Any) -> Any:
-    # SQLite's triggers store JSON columns as JSON; a text column holding JSON is parsed for comparison.
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value

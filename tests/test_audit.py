@@ -4,7 +4,12 @@ that `manage.py audit_verify` recomputes (annotation/audit.py)."""
 from __future__ import annotations
 
 import hashlib
+import importlib
+import io
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import SimpleNamespace
 
 import pytest
 from django.apps import apps
@@ -12,11 +17,30 @@ from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection, transaction
+from django.urls import reverse
 from django.utils import timezone
 
+from adjudication.exports import write_export
+from adjudication.models import GoldLabel, GoldSource
+from adjudication.roundtrip import study_import_export
+from adjudication.services import gold_set
 from annotation import audit
-from annotation.models import AuditEvent, Label, Pool, PoolMembership, Study, StudyRole
-from annotation.services import label_save
+from annotation.console.services import pool_membership_add, pool_membership_remove
+from annotation.imports import items_import
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    AuditEvent,
+    ImportIdentity,
+    Label,
+    LabelHistory,
+    Pool,
+    PoolMembership,
+    Study,
+    StudyRole,
+)
+from annotation.protocols import study_protocol_apply
+from annotation.services import assignment_reopen, assignment_submit, label_save, label_undo
 from annotation.tasks import audit_seal_task
 from concord.celery import app as celery_app
 from tests import factories
@@ -377,3 +401,323 @@ def test_pending_events_are_sealed_by_a_periodic_task_every_minute(label, settin
     assert AuditEvent.objects.filter(seq__isnull=True).exists()
     assert audit_seal_task.apply().get() > 0
     assert not AuditEvent.objects.filter(seq__isnull=True).exists()
+
+
+# --- Attribution: who is credited for work (issue Q) ----------------------------------------------------
+#
+# An assignment's annotator is the author of every label under it; a label's assignment, a history row's
+# actor, a membership's pseudonym, an import identity and a gold label's adjudicator decide who is credited
+# for the rest. The application writes these columns once, when it creates the row.
+
+
+@contextmanager
+def triggers_off(*tables: str) -> Iterator[None]:
+    """What someone owning the tables does to change them unseen: silence the audit triggers, change the
+    data, then put the triggers back (ENABLE ALWAYS again), so that audit_verify's trigger checks pass."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # ALTER TABLE refuses pending deferred checks
+            for table in tables:
+                for operation in ("insert", "update", "delete"):
+                    cursor.execute(f'ALTER TABLE "{table}" DISABLE TRIGGER concord_audit_{table}_{operation}')
+    else:
+        audit.triggers_remove()  # SQLite's triggers cannot be disabled, only dropped
+    try:
+        yield
+    finally:
+        audit.triggers_install()
+    assert audit.triggers_missing() == [] and audit.triggers_not_always_enabled() == []
+
+
+@pytest.fixture
+def credited(study, annotator, adjudicator, researcher):
+    """A label and its history in an assignment, another annotator with an assignment of their own, a
+    membership, an import identity and a gold label: one row of every table whose attribution is verified."""
+    question = factories.make_question(study)
+    item, other_item = factories.make_item(study), factories.make_item(study)
+    pool = factories.make_pool(study, questions=[question])
+    colleague = factories.make_user("colin-colleague")
+    membership = factories.add_member(pool, annotator, "A1")
+    factories.add_member(pool, colleague, "A2")
+    assignment = factories.make_assignment(pool, item, annotator)
+    other = factories.make_assignment(pool, other_item, colleague)
+    label = label_save(
+        assignment=assignment, question=question, unit_key="item", value="yes", base_version=0, actor=annotator
+    )
+    identity = ImportIdentity.objects.create(
+        user=factories.make_user("imported-b", is_active=False), pool=pool, pseudonym="B", created_by=researcher
+    )
+    gold = gold_set(
+        pool_id=pool.pk, item_id=item.pk, unit_key="item", question_id=question.pk, value="yes",
+        source=GoldSource.ADJUDICATED, adjudicator=adjudicator, rationale="Chunk 2 says so.",
+    )
+    return SimpleNamespace(
+        question=question, pool=pool, item=item, other_item=other_item, annotator=annotator, colleague=colleague,
+        membership=membership, assignment=assignment, other=other, label=label, history=label.history.get(),
+        identity=identity, gold=gold,
+    )
+
+
+def _moves(c: SimpleNamespace) -> dict[str, tuple[str, str, object, int]]:
+    """Each way of moving credit: (table, column, new value, row id)."""
+    return {
+        "assignment to another annotator": ("annotation_assignment", "annotator_id", c.colleague.pk, c.assignment.pk),
+        "assignment to another item": ("annotation_assignment", "item_id", c.other_item.pk, c.assignment.pk),
+        "label to another assignment": ("annotation_label", "assignment_id", c.other.pk, c.label.pk),
+        "history row to another actor": ("annotation_labelhistory", "actor_id", c.colleague.pk, c.history.pk),
+        "membership to another pseudonym": ("annotation_poolmembership", "pseudonym", "A9", c.membership.pk),
+        "import identity to another user": ("annotation_importidentity", "user_id", c.colleague.pk, c.identity.pk),
+        "gold to another adjudicator": ("adjudication_goldlabel", "adjudicator_id", c.colleague.pk, c.gold.pk),
+    }
+
+
+MOVES = [
+    "assignment to another annotator", "assignment to another item", "label to another assignment",
+    "history row to another actor", "membership to another pseudonym", "import identity to another user",
+    "gold to another adjudicator",
+]
+
+
+def _raw_update(table: str, column: str, value: object, pk: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f'UPDATE "{table}" SET "{column}" = %s WHERE id = %s', [value, pk])  # noqa: S608 (names: MOVES)
+
+
+def _verify_fails() -> str:
+    with pytest.raises(CommandError) as failure:
+        call_command("audit_verify")
+    assert failure.value.returncode == 1
+    return str(failure.value)
+
+
+def test_every_column_that_decides_attribution_is_verified_and_exists(credited):
+    specs = {spec.table: spec for spec in audit.AUDITED_TABLES}
+    assert set(audit.ATTRIBUTION_ASSIGNMENT) == {"pool_id", "item_id", "annotator_id"}
+    for table, columns in {
+        "annotation_assignment": {"annotator_id", "pool_id", "item_id"},
+        "annotation_label": {"assignment_id"},
+        "annotation_labelhistory": {"label_id", "actor_id", "new_value", "new_version"},
+        "annotation_poolmembership": {"user_id", "pseudonym", "pool_id"},
+        "annotation_importidentity": {"user_id", "pseudonym", "pool_id"},
+        "adjudication_goldlabel": {"adjudicator_id", "adjudicator_name", "value"},
+    }.items():
+        assert columns <= set(specs[table].fixed_columns), table
+    for spec in audit.AUDITED_TABLES:
+        with connection.cursor() as cursor:
+            existing = {c.name for c in connection.introspection.get_table_description(cursor, spec.table)}
+        assert set(spec.verified_columns) <= existing, spec.table
+        if spec.watched_columns:  # a tracked column that is not watched could change without an event
+            assert set(spec.verified_columns) <= set(spec.watched_columns), spec.table
+
+
+def test_an_assignment_is_audited_for_its_attribution_only_not_for_every_status_change(credited):
+    work = credited
+    assignment_submit(assignment=work.assignment, actor=work.annotator)
+    assert Assignment.objects.get(pk=work.assignment.pk).status == AssignmentStatus.SUBMITTED
+    assert [e.operation for e in events_for("annotation_assignment", row_pk=str(work.assignment.pk))] == ["INSERT"]
+    Assignment.objects.filter(pk=work.assignment.pk).update(annotator=work.colleague)
+    insert, update = events_for("annotation_assignment", row_pk=str(work.assignment.pk))
+    assert insert.new_row["annotator_id"] == work.annotator.pk
+    assert (update.old_row["annotator_id"], update.new_row["annotator_id"]) == (work.annotator.pk, work.colleague.pk)
+
+
+@pytest.mark.parametrize("move", MOVES)
+def test_a_raw_update_that_moves_credit_is_recorded_and_fails_audit_verify(credited, anchor_file, move):
+    call_command("audit_verify")
+    table, column, value, pk = _moves(credited)[move]
+    _raw_update(table, column, value, pk)
+    assert events_for(table, row_pk=str(pk))[-1].operation == "UPDATE"
+    message = _verify_fails()
+    assert f"attribution changed by an UPDATE: {table}#{pk}: audit event id" in message
+    assert f"records an UPDATE of {column} " in message
+    assert f"{table}#{pk}: {column} differ from what its INSERT (or baseline) audit event" in message
+    assert "moved by an UPDATE in the trail" in message and "triggers off" not in message
+
+
+@pytest.mark.parametrize("move", MOVES)
+def test_a_move_of_credit_made_with_the_triggers_off_fails_audit_verify(credited, anchor_file, move):
+    call_command("audit_verify")
+    table, column, value, pk = _moves(credited)[move]
+    before = AuditEvent.objects.count()
+    with triggers_off(table):
+        _raw_update(table, column, value, pk)
+    assert AuditEvent.objects.count() == before  # nothing recorded the change
+    message = _verify_fails()
+    assert f"rows the audit trail does not account for: {table}#{pk}: {column} differ from what its INSERT" in message
+    assert "changed with the audit triggers off" in message
+
+
+def test_a_label_edit_with_a_forged_history_row_made_with_the_triggers_off_fails_audit_verify(label, anchor_file):
+    call_command("audit_verify")
+    with triggers_off("annotation_label", "annotation_labelhistory"):
+        Label.objects.filter(pk=label.pk).update(value="no", version=2)
+        forged = LabelHistory.objects.create(
+            label=label, old_value="yes", new_value="no", old_version=1, new_version=2, actor=label.updated_by,
+            at=timezone.now(),
+        )
+    assert audit.labels_unaccounted() == []  # the label and its history agree: that check alone is fooled
+    message = _verify_fails()
+    assert f"annotation_label#{label.pk}: value, version differ from what its INSERT (or baseline) audit" in message
+    assert f"annotation_labelhistory#{forged.pk} has no INSERT audit event" in message
+
+
+def test_a_history_row_whose_content_was_rewritten_with_the_triggers_off_fails_audit_verify(label, anchor_file):
+    history = label.history.get()
+    with triggers_off("annotation_labelhistory"):
+        LabelHistory.objects.filter(pk=history.pk).update(new_value="maybe", old_value="no")
+    message = _verify_fails()
+    assert f"annotation_labelhistory#{history.pk}: old_value, new_value differ from what its INSERT" in message
+
+
+def test_a_membership_reactivated_with_the_triggers_off_after_a_recorded_removal_fails_audit_verify(
+    credited, researcher, anchor_file
+):
+    pool_membership_remove(membership=credited.membership, actor=researcher)  # recorded: active → false
+    call_command("audit_verify")
+    removal = events_for("annotation_poolmembership", row_pk=str(credited.membership.pk))[-1]
+    with triggers_off("annotation_poolmembership"):
+        PoolMembership.objects.filter(pk=credited.membership.pk).update(active=True)
+    message = _verify_fails()
+    assert (
+        f"annotation_poolmembership#{credited.membership.pk}: active differ from what its latest audit event "
+        f"(id {removal.pk}) recorded: changed with the audit triggers off"
+    ) in message
+
+
+def test_an_assignment_created_with_the_triggers_off_fails_audit_verify(credited, anchor_file):
+    with triggers_off("annotation_assignment"):
+        smuggled = factories.make_assignment(credited.pool, credited.other_item, credited.annotator)
+    message = _verify_fails()
+    assert f"annotation_assignment#{smuggled.pk} has no INSERT audit event" in message
+
+
+def test_an_assignment_deleted_with_the_triggers_off_fails_audit_verify(credited, anchor_file):
+    with triggers_off("annotation_assignment"):
+        Assignment.objects.filter(pk=credited.other.pk).delete()
+    message = _verify_fails()
+    assert f"annotation_assignment#{credited.other.pk} is gone, but the trail records no DELETE of it" in message
+
+
+def test_rows_that_predate_the_trail_get_one_baseline_event_from_the_migration_and_then_pass(credited, anchor_file):
+    # Before migration 0012 assignments were not audited: rows like these have no INSERT event.
+    with triggers_off("annotation_assignment", "annotation_importidentity"):
+        old = factories.make_assignment(credited.pool, credited.other_item, credited.annotator)
+    assert f"annotation_assignment#{old.pk} has no INSERT audit event" in _verify_fails()
+    migration = importlib.import_module("annotation.migrations.0012_audit_baseline")
+    migration.record_baseline(apps, SimpleNamespace(connection=connection))
+    (baseline,) = events_for("annotation_assignment", row_pk=str(old.pk))
+    assert (baseline.operation, baseline.actor_id, baseline.old_row) == (audit.BASELINE, None, None)
+    assert baseline.new_row["annotator_id"] == credited.annotator.pk
+    call_command("audit_verify")
+    assert audit.baseline_record() == {spec.table: 0 for spec in audit._verified_specs(connection)}  # once per row
+    # From then on, the baseline is what a change is checked against.
+    with triggers_off("annotation_assignment"):
+        Assignment.objects.filter(pk=old.pk).update(annotator=factories.make_user("someone-else"))
+    assert f"annotation_assignment#{old.pk}: annotator_id differ from what its INSERT" in _verify_fails()
+
+
+def _import_file(*pseudonyms: str) -> io.BytesIO:
+    record = {
+        "id": "imported-1", "question": "How much?", "answer": "Take 0.5 mg. Daily.", "source": "0.5 mg daily.",
+        "labels": [{"annotator": p, "question": "refused", "unit": "item", "value": "no"} for p in pseudonyms],
+    }  # fmt: skip
+    return io.BytesIO(json.dumps(record).encode() + b"\n")
+
+
+def test_the_applications_own_flows_pass_audit_verify(study, researcher, annotator, adjudicator, anchor_file, settings):
+    """Import with labels, save, undo, submit, reopen, gold and a re-decision, membership changes: every
+    row they write is accounted for by the trail, and none of them moves credit."""
+    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+    study_protocol_apply(study=study, presets=["astrid"])
+    items_import(study=study, file=_import_file("B", "C"), filename="x.jsonl", actor=researcher)
+    assert Label.objects.count() == 2 and ImportIdentity.objects.count() == 2
+    question = factories.make_question(study, "overall-ok")
+    pool = factories.make_pool(study, questions=[question], reopen_allowed=True)
+    membership = pool_membership_add(pool=pool, user=annotator, actor=researcher)
+    assignment = factories.make_assignment(pool, factories.make_item(study), annotator)
+
+    def save(value: str) -> Label:
+        current = Label.objects.filter(assignment=assignment, question=question).first()
+        return label_save(
+            assignment=assignment, question=question, unit_key="item", value=value,
+            base_version=current.version if current else 0, actor=annotator,
+        )
+
+    save("yes")
+    save("no")
+    label_undo(assignment=assignment, actor=annotator)
+    assignment_submit(assignment=assignment, actor=annotator)
+    assignment_reopen(assignment=assignment, actor=annotator)
+    save("no")
+    assignment_submit(assignment=assignment, actor=annotator)
+    key = {"pool_id": pool.pk, "item_id": assignment.item_id, "unit_key": "item", "question_id": question.pk}
+    gold_set(**key, value="yes", source=GoldSource.ADJUDICATED, adjudicator=adjudicator)
+    gold_set(**key, value="no", source=GoldSource.ADJUDICATED, adjudicator=adjudicator, expected_version=1)
+    assert GoldLabel.objects.filter(is_current=False).count() == 1
+    pool_membership_remove(membership=membership, actor=researcher)
+    assert not PoolMembership.objects.get(pk=membership.pk).active
+    call_command("audit_verify")
+    assert Label.objects.get(assignment=assignment).version == 4
+
+
+def test_the_demo_study_and_its_export_imported_again_pass_audit_verify(anchor_file, tmp_path):
+    """The demo loader and the study round-trip write assignments, labels, history, gold and pseudonymous
+    members in bulk: all of it accounted for, none of it moved."""
+    call_command("load_demo", "--no-begin", stdout=io.StringIO())
+    demo = Study.objects.get(slug="kqa-demo")
+    out = write_export(study=demo, fmt="jsonl", out=tmp_path / "kqa.jsonl")
+    copy = study_import_export(path=out, slug="kqa-copy", owner=demo.owner)
+    assert Label.objects.filter(assignment__pool__study=copy).count() == Label.objects.filter(
+        assignment__pool__study=demo
+    ).count() > 0
+    assert GoldLabel.objects.filter(pool__study=copy).exists()
+    call_command("audit_verify")
+
+
+def test_a_data_manager_reassign_passes_audit_verify(client, study, researcher, anchor_file):
+    """A reassignment closes the giver's assignments (withdrawn with their answers, or deleted when empty)
+    and creates the receiver's own: it never moves an assignment, so nothing is flagged."""
+    question = factories.make_question(study)
+    pool = factories.make_pool(study, questions=[question], overlap=1)
+    kim, lee = factories.make_user("kim"), factories.make_user("lee")
+    factories.add_member(pool, kim, "P-A1")
+    factories.add_member(pool, lee, "P-A2")
+    answered, empty = factories.make_item(study), factories.make_item(study)
+    started = factories.make_assignment(pool, answered, kim)
+    label_save(assignment=started, question=question, unit_key="item", value="yes", base_version=0, actor=kim)
+    factories.make_assignment(pool, empty, kim)
+    client.force_login(researcher)
+    fields = {
+        "action": "reassign", "target_pool": pool.pk, "from_user": kim.pk, "to_user": lee.pk,
+        "item": [answered.pk, empty.pk], "confirmed": "1",
+    }  # fmt: skip
+    assert client.post(reverse("adjudication:data-bulk", args=[study.slug]), fields).status_code == 302
+    assert Assignment.objects.get(pk=started.pk).annotator == kim  # the giver's answers stay theirs
+    assert Assignment.objects.filter(annotator=lee, item__in=[answered, empty]).count() == 2
+    call_command("audit_verify")
+
+
+@postgres_only
+def test_a_superuser_who_demotes_the_triggers_and_replicates_a_forged_edit_fails_audit_verify(label, anchor_file):
+    if not _is_superuser():
+        pytest.skip("setting session_replication_role needs a PostgreSQL superuser (the attack needs one too)")
+    call_command("audit_verify")
+    tables = ("annotation_label", "annotation_labelhistory")
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        for table in tables:  # from ALWAYS to origin-only, which the replication role silences
+            for operation in ("insert", "update", "delete"):
+                cursor.execute(f'ALTER TABLE "{table}" ENABLE TRIGGER concord_audit_{table}_{operation}')
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        before = AuditEvent.objects.count()
+        Label.objects.filter(pk=label.pk).update(value="no", version=2)
+        forged = LabelHistory.objects.create(
+            label=label, old_value="yes", new_value="no", old_version=1, new_version=2, actor=label.updated_by,
+            at=timezone.now(),
+        )
+        cursor.execute("SET LOCAL session_replication_role = origin")
+    assert AuditEvent.objects.count() == before
+    audit.triggers_install()  # ENABLE ALWAYS again: the trigger checks pass
+    message = _verify_fails()
+    assert f"annotation_label#{label.pk}: value, version differ" in message
+    assert f"annotation_labelhistory#{forged.pk} has no INSERT audit event" in message

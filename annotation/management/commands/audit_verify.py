@@ -1,4 +1,11 @@
-"""Seal pending audit events, then recompute the whole hash chain; exit non-zero at the first bad event."""
+"""Seal pending audit events, recompute the whole hash chain, then check the data against the trail.
+
+Exits 1 at the first bad event of the chain, when an audit trigger is missing or silenced, or when the data
+holds what the trail cannot account for: labels changed without their history, attribution (an assignment's
+annotator, a label's assignment, a history row's actor, ...) changed by an UPDATE, or rows created, changed
+or deleted with the triggers off (``annotation.audit``: ``labels_unaccounted``, ``attribution_changes``,
+``rows_unaccounted``). Each problem names its row.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +31,9 @@ class Command(BaseCommand):
         )
         parser.add_argument("--no-anchor", action="store_true", help="Neither check nor update the anchor file.")
         parser.add_argument(
-            "--no-labels", action="store_true", help="Skip checking labels against their history and the trail."
+            "--no-labels",
+            action="store_true",
+            help="Check only the chain and the triggers: skip checking labels, attribution and rows against the trail.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -53,16 +62,24 @@ class Command(BaseCommand):
                 returncode=1,
             )
         if not options["no_labels"]:
-            unaccounted = audit.labels_unaccounted(using=using)
-            if unaccounted:
-                raise CommandError(
-                    "labels changed outside the application (no version, history row or both): "
-                    + "; ".join(unaccounted),
-                    returncode=1,
-                )
+            self._check_data(using)
         if anchor_path:
             audit.anchor_write(anchor_path, seq=report.head_seq, hash=report.head_hash)
         self.stdout.write(
             f"audit chain intact: {report.n_sealed} events (sealed {sealed} now), "
             f"head seq {report.head_seq} hash {report.head_hash or '-'}; {report.n_unsealed} unsealed"
         )
+
+    def _check_data(self, using: str) -> None:
+        """The data against its history and the trail: every finding of every check, in one failure."""
+        findings = [
+            ("labels changed outside the application (no version, history row or both)", audit.labels_unaccounted),
+            ("attribution changed by an UPDATE", audit.attribution_changes),
+            ("rows the audit trail does not account for", audit.rows_unaccounted),
+        ]
+        problems = [(what, found) for what, check in findings if (found := check(using=using))]
+        if problems:
+            raise CommandError(
+                "; ".join(f"{what}: " + "; ".join(found) for what, found in problems),
+                returncode=1,
+            )
