@@ -603,7 +603,7 @@ def test_rows_that_predate_the_trail_get_one_baseline_event_from_the_migration_a
     with triggers_off("annotation_assignment", "annotation_importidentity"):
         old = factories.make_assignment(credited.pool, credited.other_item, credited.annotator)
     assert f"annotation_assignment#{old.pk} has no INSERT audit event" in _verify_fails()
-    migration = importlib.import_module("annotation.migrations.0012_audit_baseline")
+    migration = importlib.import_module("annotation.migrations.0014_audit_baseline")
     migration.record_baseline(apps, SimpleNamespace(connection=connection))
     (baseline,) = events_for("annotation_assignment", row_pk=str(old.pk))
     assert (baseline.operation, baseline.actor_id, baseline.old_row) == (audit.BASELINE, None, None)

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0013_studyinvitation'),
+        ('annotation', '0012_studyinvitation'),
     ]
 
     operations = [

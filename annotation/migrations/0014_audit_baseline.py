@@ -25,7 +25,7 @@ def record_baseline(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("annotation", "0012_assignment_withdrawn"),
+        ("annotation", "0013_assignment_withdrawn"),
         ("adjudication", "0008_case_withdrawn"),
     ]
 
