@@ -760,10 +760,16 @@ def pool_membership_move(*, membership: PoolMembership, to_pool: Pool, actor: Ab
             raise Conflict(f"{user.get_username()} is already a member of {to_pool.name}")
         pseudonym = membership.pseudonym
         _withdraw(membership)
-        moved, _ = PoolMembership.objects.update_or_create(
-            pool=to_pool, user=user,
-            defaults={"study": study, "independent": study.independent_pools, "pseudonym": pseudonym, "active": True},
-        )
+        # A membership they left in the target pool keeps its own pseudonym: their past work there is
+        # credited to it, and a pseudonym is never rewritten (audit_verify fails on any such UPDATE).
+        moved = PoolMembership.objects.filter(pool=to_pool, user=user).first()
+        if moved is None:
+            moved = PoolMembership.objects.create(
+                pool=to_pool, user=user, study=study, independent=study.independent_pools, pseudonym=pseudonym,
+            )
+        else:
+            moved.active, moved.independent = True, study.independent_pools
+            moved.save(update_fields=["active", "independent"])
         pool_top_up(source)
         pool_top_up(to_pool)
     return moved

@@ -316,6 +316,24 @@ def test_with_independent_pools_a_person_who_has_worked_cannot_move(astrid, rese
     assert PoolMembership.objects.get(user=person).pool == p1
 
 
+def test_moving_back_to_a_pool_they_left_keeps_the_pseudonym_their_work_there_is_credited_to(astrid, researcher):
+    # The move used to rewrite the kept membership's pseudonym with the one they carried, crediting their
+    # earlier work in that pool to another name (audit_verify reports such an UPDATE as moved credit).
+    svc.study_update(study=astrid, actor=researcher, independent_pools=False)
+    factories.make_item(astrid)
+    qs = list(astrid.questions.filter(key="helpful"))
+    p1 = svc.pool_create(study=astrid, actor=researcher, name="CF", questions=qs)
+    p2 = svc.pool_create(study=astrid, actor=researcher, name="PF", questions=qs)
+    person = factories.make_user()
+    in_p2 = svc.pool_membership_add(pool=p2, user=person, actor=researcher, pseudonym="Reviewer Two")
+    Assignment.objects.filter(annotator=person, pool=p2).update(status=AssignmentStatus.SUBMITTED)
+    svc.pool_membership_remove(membership=in_p2, actor=researcher)
+    in_p1 = svc.pool_membership_add(pool=p1, user=person, actor=researcher, pseudonym="Dr X")
+    moved = svc.pool_membership_move(membership=in_p1, to_pool=p2, actor=researcher)
+    assert (moved.pk, moved.pseudonym, moved.active) == (in_p2.pk, "Reviewer Two", True)
+    assert PoolMembership.objects.get(pk=in_p2.pk).pseudonym == "Reviewer Two"
+
+
 def test_an_item_in_progress_blocks_a_move_even_without_independence(astrid, researcher):
     svc.study_update(study=astrid, actor=researcher, independent_pools=False)
     factories.make_item(astrid)
