@@ -8,6 +8,8 @@ load, once, by ``dispatch_uid``.
 from __future__ import annotations
 
 import importlib.util
+import io
+import json
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,8 @@ from django.apps import apps
 import adjudication.apps
 from adjudication import services as adjudication_services
 from adjudication.models import AdjudicationCase, GoldLabel
+from annotation.imports import items_import
+from annotation.protocols import study_protocol_apply
 from annotation.services import assignment_submit, label_save, pool_assign_items
 from annotation.signals import assignment_submitted
 from tests import factories
@@ -60,6 +64,23 @@ def test_without_adjudications_receivers_a_submission_opens_no_case(disagreeing,
     _submit_all(assignments)
     assert pool.assignments.filter(status="submitted").count() == 2
     assert not AdjudicationCase.objects.exists()
+
+
+def test_imported_labels_that_disagree_open_a_case_through_the_signal(study, researcher):
+    """An import's labels arrive as submitted assignments: the importer sends the signal for each such item, so
+    two imported annotators who disagree leave a case, as two who submitted in the workspace would."""
+    study_protocol_apply(study=study, presets=["astrid"])
+    labels = [
+        {"annotator": name, "question": "refused", "unit": "item", "value": value}
+        for name, value in (("A", "yes"), ("B", "no"))
+    ]
+    record = {"id": "q1", "question": "What dose of drug X?", "answer": "Take 0.5 mg daily.", "labels": labels}
+    items_import(study=study, file=io.BytesIO(json.dumps(record).encode() + b"\n"), filename="items.jsonl",
+                 actor=researcher)
+    case = AdjudicationCase.objects.get()
+    assert (case.pool.name, case.item.external_id, case.question.key, case.unit_key) == (
+        "imported", "q1", "refused", "item"
+    )
 
 
 def test_adjudications_receivers_are_connected_once_even_when_its_apps_module_is_loaded_twice(
