@@ -205,8 +205,8 @@ class Detection:
 def item_disagreements_detect(*, pool_id: int, item_id: int) -> Detection:
     """Turn the submitted labels of one item in one pool into gold or adjudication cases.
 
-    Called by annotation.services.assignment_submit inside the submitting transaction (named in
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS). Nothing happens until every non-skipped assignment of
+    Called inside the submitting transaction, on annotation.signals.assignment_submitted (connected in
+    adjudication/apps.py). Nothing happens until every non-skipped assignment of
     the item in the pool is submitted and at least two are (one annotator cannot agree or disagree);
     withdrawn work (a researcher took the item back) is not waited for and never counts.
     Then, for every question of the pool and every unit anyone labelled: unanimity makes gold

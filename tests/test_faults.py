@@ -53,6 +53,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from adjudication.apps import disagreements_on_submit
 from adjudication.models import AdjudicationCase, GoldLabel
 from annotation import services, sql
 from annotation.models import Assignment, AssignmentStatus, Item, Label, LabelHistory, Sentence
@@ -296,9 +297,8 @@ def _binary(study, key: str):
 
 
 @pytest.fixture
-def one_item(study, annotator, settings):
+def one_item(study, annotator, no_submit_receivers):
     """One item, one item-level ordinal question, one assignment of the annotator's."""
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
     pf = factories.make_question(
         study, "pf", kind="ordinal", options=[{"value": str(n), "label": str(n), "key": str(n)} for n in range(1, 6)]
     )
@@ -513,19 +513,16 @@ SUBMISSIONS: list[tuple[int, int]] = []
 _submissions_lock = threading.Lock()
 
 
-def record_submission(*, pool_id: int, item_id: int) -> None:
-    """A second submitted-handler: counts how often the handlers ran (in committed submissions)."""
+def record_submission(sender: Any, *, pool_id: int, item_id: int, **kwargs: Any) -> None:
+    """A second receiver of assignment_submitted: counts how often the receivers ran (in committed submissions)."""
     with _submissions_lock:
         SUBMISSIONS.append((pool_id, item_id))
 
 
 @pytest.fixture
-def two_annotators_one_item(study, settings):
+def two_annotators_one_item(study, submit_receivers):
     """Two annotators, overlap 2, one item: they agree on ``agree`` and disagree on ``differ``."""
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = [
-        "adjudication.services.item_disagreements_detect",
-        "tests.test_faults.record_submission",
-    ]
+    submit_receivers(disagreements_on_submit, record_submission)
     SUBMISSIONS.clear()
     agree, differ = _binary(study, "agree"), _binary(study, "differ")
     item = factories.make_item(study, answer="Take 0.5 mg daily.")
@@ -594,23 +591,20 @@ def test_the_same_submit_sent_concurrently_submits_once_and_runs_the_handlers_on
     assert LabelHistory.objects.filter(label__assignment__pool=pool).count() == 4
 
 
-def pause_inside_the_submission(*, pool_id: int, item_id: int) -> None:
+def pause_inside_the_submission(sender: Any, **kwargs: Any) -> None:
     """Keeps a submission's transaction open a moment, so that two submissions surely overlap."""
     time.sleep(0.5)
 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_last_two_annotators_submitting_at_once_still_hand_the_item_to_adjudication(
-    two_annotators_one_item, settings
+    two_annotators_one_item, submit_receivers
 ):
-    """Each submission's handler must see the other one: if both ran on a snapshot where the other
+    """Each submission's receiver must see the other one: if both ran on a snapshot where the other
     assignment was still open, neither would make gold or open the case, and the item would be lost
     to adjudication."""
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = [
-        "tests.test_faults.pause_inside_the_submission",
-        *settings.ASSIGNMENT_SUBMITTED_HANDLERS,
-    ]
     data = two_annotators_one_item
+    submit_receivers(pause_inside_the_submission, disagreements_on_submit, record_submission)
     pool, first, second = data["pool"], data["first"], data["second"]
     results = _concurrently(
         [

@@ -23,8 +23,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def _quiet(settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+def _quiet(settings, no_submit_receivers):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 

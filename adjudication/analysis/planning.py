@@ -8,7 +8,7 @@
   and from stated assumptions otherwise.
 * :func:`validation_monitoring` — the 95% half-width of each headline figure as pool B's items were
   completed, and at the current pace the items and days still needed.
-* :func:`pool_precision_check` — the handler named in ``settings.ASSIGNMENT_SUBMITTED_HANDLERS``: when
+* :func:`pool_precision_check` — run on ``annotation.signals.assignment_submitted`` (adjudication/apps.py): when
   a pool has ``stop_at_half_width`` and every headline figure of the validation studies it is the target
   of has reached it (after at least half the planned items), the pool closes; the UPDATE of the pool
   row is what the audit trail records.

@@ -5,7 +5,7 @@ submitted ones, ``skipped`` the skipped ones; the median active time is taken ov
 assignments only (time spent on a skipped item says nothing about the pace of labelling).
 
 Agreement is not computed here: annotation never imports adjudication (docs/architecture.md). The progress
-page asks adjudication's per-pool agreement fragment over htmx when that route exists.
+page asks the per-pool agreement fragment over htmx of the app that declares one (``console.links``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch
 
+from annotation.console import links
 from annotation.models import (
     Assignment,
     AssignmentStatus,
@@ -225,43 +226,32 @@ class PoolProgress:
 
 
 def agreement_fragment_url(pool: Pool) -> str:
-    """adjudication's per-pool agreement fragment, when that app serves one (it owns the statistics)."""
-    for name in ("adjudication:pool_agreement_fragment", "adjudication:agreement_fragment"):
-        try:
-            return reverse(name, kwargs={"slug": pool.study.slug, "pool_id": pool.pk})
-        except NoReverseMatch:
-            continue
-    return ""
+    """The per-pool agreement fragment of the app that computes agreement (adjudication), "" without one."""
+    return links.console_url("pool-agreement-fragment", slug=pool.study.slug, pool_id=pool.pk)
 
 
 def agreement_reports_url(study: Study) -> str:
-    for name in ("adjudication:report-index", "adjudication:agreement", "adjudication:reports"):
-        try:
-            return reverse(name, kwargs={"slug": study.slug})
-        except NoReverseMatch:
-            continue
-    return ""
+    return links.console_url("agreement-reports", slug=study.slug)
 
 
 def agreement_report_links(pool: Pool) -> list[tuple[str, str]]:
-    """adjudication's agreement report of each categorical question of the pool, when that route exists."""
-    links = []
+    """The agreement report of each categorical question of the pool, [] without an app that serves one."""
+    if not links.url_name("question-agreement-report"):
+        return []
+    result = []
     for question in pool.questions.all():
         if not question.is_categorical and question.kind != "multilabel":
             continue
         try:
-            links.append(
-                (
-                    question.key,
-                    reverse(
-                        "adjudication:report-agreement",
-                        kwargs={"slug": pool.study.slug, "pool_id": pool.pk, "question": question.key},
-                    ),
-                )
+            url = links.console_url(
+                "question-agreement-report", slug=pool.study.slug, pool_id=pool.pk, question=question.key
             )
         except NoReverseMatch:
+            # A key the report's URL cannot carry (one re-imported from an export need not be a slug): the page
+            # lists no per-question links and points to the reports' index instead, as it always has.
             return []
-    return links
+        result.append((question.key, url))
+    return result
 
 
 def study_progress(study: Study) -> list[PoolProgress]:

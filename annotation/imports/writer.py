@@ -47,7 +47,7 @@ from annotation.models import (
     StudyRole,
 )
 from annotation.segmentation_fast import split_sentences
-from annotation.services import submitted_handlers
+from annotation.signals import assignment_submitted
 
 BATCH_SIZE = 500
 
@@ -313,10 +313,8 @@ class Writer:
         if labelled:
             # Imported assignments arrive submitted: what happens on submit (disagreement detection)
             # happens for them too, after any imported gold so that it is never overridden.
-            handlers = submitted_handlers()
             for item_id in labelled:
-                for handler in handlers:
-                    handler(pool_id=self.pool.pk, item_id=item_id)
+                assignment_submitted.send(sender=Assignment, pool_id=self.pool.pk, item_id=item_id)
         self.result_counts["aspects"] += len(aspects)
 
     def _rows_insert(self, batch: list[Record], numbers: list[int]) -> list[int]:

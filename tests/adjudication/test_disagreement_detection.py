@@ -169,7 +169,7 @@ def test_adjudicated_gold_is_never_replaced_by_detection(setup, adjudicator):
 
 
 def test_submitting_through_the_workspace_runs_detection(setup):
-    """The hook named in settings.ASSIGNMENT_SUBMITTED_HANDLERS runs inside assignment_submit."""
+    """adjudication's receiver of assignment_submitted runs inside assignment_submit."""
     from annotation.services import assignment_submit
 
     pool, (a, b), item = setup

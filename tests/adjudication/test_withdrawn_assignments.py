@@ -124,10 +124,9 @@ def test_a_case_can_be_decided_while_an_assignment_of_its_item_is_withdrawn(stud
     assert AdjudicationCase.objects.get().status == CaseStatus.RESOLVED
 
 
-def test_a_calibration_pool_never_shows_withdrawn_answers(client, study, settings):
+def test_a_calibration_pool_never_shows_withdrawn_answers(client, study, no_submit_receivers):
     """The receiver of a reassigned item, after submitting, sees the other members' answers (calibration),
     never the previous annotator's withdrawn ones."""
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
     pf = factories.make_question(study, "pf", kind="text")
     pool = factories.make_pool(study, "calibration", questions=[pf], visibility=Visibility.AFTER_SUBMIT, overlap=2)
     item = factories.make_item(study, "w-5")

@@ -20,8 +20,7 @@ def fast_password_hashing(settings):
 
 
 @pytest.fixture
-def work(study, annotator, settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+def work(study, annotator, no_submit_receivers):
     study.blind_system = True
     study.visible_metadata_fields = ["topic", "model_temperature"]
     study.hidden_metadata_fields = ["model_temperature"]  # never shown, even when listed as visible

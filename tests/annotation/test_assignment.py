@@ -118,8 +118,7 @@ def test_the_database_refuses_one_person_in_two_independent_pools_of_a_study(stu
         factories.add_member(factories.make_pool(study, "b"), annotator)
 
 
-def test_reserve_next_follows_the_annotators_order_and_skips_closed_items(pool_of_four, settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+def test_reserve_next_follows_the_annotators_order_and_skips_closed_items(pool_of_four, no_submit_receivers):
     pool, members, _ = pool_of_four
     pool_assign_items(pool=pool)
     me = members[0]
@@ -145,8 +144,7 @@ def test_an_abandoned_reservation_is_released(pool_of_four):
     assert again.reserved_until > later
 
 
-def test_reserve_next_returns_none_when_everything_is_done(study, annotator, settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+def test_reserve_next_returns_none_when_everything_is_done(study, annotator, no_submit_receivers):
     pool = factories.make_pool(study)
     factories.add_member(pool, annotator)
     factories.make_item(study)

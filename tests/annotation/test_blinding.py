@@ -58,10 +58,9 @@ def _yes_no(study, key, **extra):
 
 
 @pytest.fixture
-def world(study, annotator, settings):
+def world(study, annotator, no_submit_receivers):
     """Pool A (the annotator's), pool B in the same study, and study C elsewhere, each with work.
     B's and C's rows get ids far from A's, so a B id can never be one of A's ids by coincidence."""
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
     pf = _yes_no(study, "pf")
     note = factories.make_question(study, "note", kind="text", required=False)
     item_a = factories.make_item(study, "a1", answer="Plain answer for A.")
@@ -264,8 +263,9 @@ def test_item_page_shows_the_system_when_the_study_is_not_blind_and_records_it(c
     assert Exposure.objects.get().showed_system
 
 
-def test_calibration_pool_shows_others_labels_only_after_submitting_and_records_it(client, study, annotator, settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+def test_calibration_pool_shows_others_labels_only_after_submitting_and_records_it(
+    client, study, annotator, no_submit_receivers
+):
     pf = factories.make_question(study, "pf", kind="text")
     factories.make_item(study)
     pool = factories.make_pool(study, "calibration", questions=[pf], visibility=Visibility.AFTER_SUBMIT, overlap=2)
@@ -289,8 +289,7 @@ def test_calibration_pool_shows_others_labels_only_after_submitting_and_records_
     assert shown == [(False, "item_page"), (True, "calibration")]
 
 
-def test_a_pool_without_calibration_never_shows_others_labels(client, study, annotator, settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+def test_a_pool_without_calibration_never_shows_others_labels(client, study, annotator, no_submit_receivers):
     pf = factories.make_question(study, "pf", kind="text")
     factories.make_item(study)
     pool = factories.make_pool(study, questions=[pf], overlap=2)

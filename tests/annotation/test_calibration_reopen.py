@@ -41,8 +41,8 @@ THEIRS = "COLLEAGUE-ANSWER-7Q"
 
 
 @pytest.fixture(autouse=True)
-def _no_handlers(settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+def _annotation_alone(no_submit_receivers):
+    """Submitting here runs no adjudication."""
 
 
 @pytest.fixture

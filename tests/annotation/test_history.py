@@ -42,9 +42,8 @@ HX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
-def work(study, annotator, settings):
+def work(study, annotator, no_submit_receivers):
     """An item with a sentence question and a dependent one (asked only when the first is yes)."""
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
     bearing = factories.make_question(study, "bearing", scope="sentence", order=1)
     grounded = factories.make_question(
         study, "grounded", scope="sentence", order=2, condition={"question": "bearing", "in": ["yes"]},
@@ -155,8 +154,7 @@ def test_reopening_is_refused_where_the_pool_does_not_allow_it(work, annotator):
     assert Assignment.objects.get().status == AssignmentStatus.SUBMITTED and not AssignmentReopening.objects.exists()
 
 
-def test_an_item_whose_other_labels_were_seen_cannot_be_reopened(client, study, annotator, settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+def test_an_item_whose_other_labels_were_seen_cannot_be_reopened(client, study, annotator, no_submit_receivers):
     question = factories.make_question(study, "pf")
     factories.make_item(study, "c1")
     pool = factories.make_pool(
@@ -258,12 +256,11 @@ def test_undo_and_reopen_through_the_api(work, annotator):
 
 
 @pytest.fixture
-def apart(study, settings):
+def apart(study, no_submit_receivers):
     """A submitted assignment in a calibration pool that allows reopening, with the annotator's, the pool's, the
     item's and the assignment's ids all different; and exposures that showed other labels to someone else on
     that item, to the annotator on another item of the pool and on that item in another pool, and an exposure of
     that very item that showed no other labels. None of them forbids reopening."""
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
     question = factories.make_question(study, "pf")
     user = factories.make_user("apart-annotator", pk=4_100_003)
     colleague = factories.make_user("apart-colleague", pk=4_100_005)

@@ -162,20 +162,34 @@ def test_labels_can_go_to_a_named_pool(protocol_study):
     assert Pool.objects.filter(study=protocol_study, name="physicians").exists()
 
 
-def test_imported_submissions_run_the_submit_handlers(protocol_study):
+def test_imported_submissions_send_assignment_submitted(protocol_study, submit_receivers):
     calls.clear()
+    submit_receivers(record_call)
     lab = [{"annotator": a, "question": "refused", "unit": "item", "value": "no"} for a in ("A", "B")]
-    with override_settings(ASSIGNMENT_SUBMITTED_HANDLERS=["tests.annotation.test_imports.record_call"]):
-        _import(protocol_study, _jsonl(_record(1, labels=lab), _record(2)))
+    _import(protocol_study, _jsonl(_record(1, labels=lab), _record(2)))
     item = Item.objects.get(external_id="q1")
-    assert calls == [{"pool_id": Pool.objects.get(name="imported").pk, "item_id": item.pk}]
+    assert calls == [{"sender": Assignment, "pool_id": Pool.objects.get(name="imported").pk, "item_id": item.pk}]
+
+
+def test_a_failing_receiver_rolls_the_whole_import_back(protocol_study, submit_receivers):
+    """The signal is sent inside the import's transaction: a receiver that fails leaves nothing imported."""
+
+    def explode(sender, **kwargs):
+        raise RuntimeError("receiver failed")
+
+    submit_receivers(explode)
+    lab = [{"annotator": a, "question": "refused", "unit": "item", "value": "no"} for a in ("A", "B")]
+    with pytest.raises(RuntimeError, match="receiver failed"):
+        _import(protocol_study, _jsonl(_record(1, labels=lab), _record(2)))
+    assert not Item.objects.filter(study=protocol_study).exists()
+    assert not Assignment.objects.filter(pool__study=protocol_study).exists()
 
 
 calls: list[dict] = []
 
 
-def record_call(**kwargs):
-    calls.append(kwargs)
+def record_call(sender, *, pool_id, item_id, **kwargs):
+    calls.append({"sender": sender, "pool_id": pool_id, "item_id": item_id})
 
 
 def test_csv_with_json_cells_imports(protocol_study):

@@ -35,12 +35,12 @@ def fast_password_hashing(settings):
 CALLS: list[dict] = []
 
 
-def record_submission(**kwargs):
-    CALLS.append(kwargs)
+def record_submission(sender, *, pool_id, item_id, **kwargs):
+    CALLS.append({"sender": sender, "pool_id": pool_id, "item_id": item_id})
 
 
-def explode(**kwargs):
-    raise RuntimeError("handler failed")
+def explode(sender, **kwargs):
+    raise RuntimeError("receiver failed")
 
 
 @pytest.fixture
@@ -182,8 +182,7 @@ def test_someone_else_cannot_save_into_my_assignment(setup, stranger):
         save(setup, stranger, "pf", "item", "4")
 
 
-def test_submit_lists_the_missing_required_answers_respecting_conditions(setup, annotator, settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+def test_submit_lists_the_missing_required_answers_respecting_conditions(setup, annotator, no_submit_receivers):
     save(setup, annotator, "ib", "s:0", "yes")
     save(setup, annotator, "ib", "s:1", "no")
     with pytest.raises(ValidationFailed) as caught:
@@ -195,8 +194,8 @@ def test_submit_lists_the_missing_required_answers_respecting_conditions(setup, 
     assert setup["assignment"].status != AssignmentStatus.SUBMITTED
 
 
-def test_submit_is_idempotent_and_calls_the_handlers_once(setup, annotator, settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = [f"{__name__}.record_submission"]
+def test_submit_is_idempotent_and_sends_assignment_submitted_once(setup, annotator, submit_receivers):
+    submit_receivers(record_submission)
     CALLS.clear()
     save(setup, annotator, "ib", "s:0", "no")
     save(setup, annotator, "ib", "s:1", "no")
@@ -205,29 +204,19 @@ def test_submit_is_idempotent_and_calls_the_handlers_once(setup, annotator, sett
     second = assignment_submit(assignment=setup["assignment"], actor=annotator)
     assert first.status == second.status == AssignmentStatus.SUBMITTED
     assert first.submitted_at == second.submitted_at
-    assert [{"pool_id": setup["pool"].pk, "item_id": setup["item"].pk}] == CALLS
+    assert [{"sender": Assignment, "pool_id": setup["pool"].pk, "item_id": setup["item"].pk}] == CALLS
     with pytest.raises(ValidationFailed, match="submitted"):
         save(setup, annotator, "pf", "item", "1", base=1)
 
 
-def test_a_failing_handler_rolls_the_submission_back(setup, annotator, settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = [f"{__name__}.explode"]
+def test_a_failing_receiver_rolls_the_submission_back(setup, annotator, submit_receivers):
+    submit_receivers(explode)
     setup["pool"].questions.set([setup["pf"]])
     save(setup, annotator, "pf", "item", "5")
     with pytest.raises(RuntimeError):
         assignment_submit(assignment=setup["assignment"], actor=annotator)
     setup["assignment"].refresh_from_db()
     assert setup["assignment"].status != AssignmentStatus.SUBMITTED
-
-
-def test_a_missing_handler_is_a_configuration_error(setup, annotator, settings):
-    from django.core.exceptions import ImproperlyConfigured
-
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = ["adjudication.services.no_such_handler_anywhere"]
-    setup["pool"].questions.set([setup["pf"]])
-    save(setup, annotator, "pf", "item", "5")
-    with pytest.raises(ImproperlyConfigured):
-        assignment_submit(assignment=setup["assignment"], actor=annotator)
 
 
 def test_skip_needs_a_reason_and_closes_the_item(setup, annotator):
@@ -316,12 +305,12 @@ def test_concurrent_first_answers_to_one_unit_store_one_label_and_one_history_ro
     assert label.version == 1 and label.history.count() == 1
 
 
-def test_submitting_the_last_assignment_of_an_item_hands_it_to_adjudication(study, settings):
-    """With the project's default handler: two annotators disagree on one answer, so a case opens."""
+def test_submitting_the_last_assignment_of_an_item_hands_it_to_adjudication(study):
+    """With adjudication's receivers of assignment_submitted, as the apps connect them when they load: two
+    annotators disagree on one answer, so a case opens."""
     from adjudication.models import AdjudicationCase
     from annotation.services import pool_assign_items
 
-    assert "adjudication.services.item_disagreements_detect" in settings.ASSIGNMENT_SUBMITTED_HANDLERS
     pf = factories.make_question(study, "pf")
     factories.make_item(study)
     pool = factories.make_pool(study, questions=[pf], overlap=2)

@@ -23,9 +23,8 @@ SUBMIT = 16
 
 
 @pytest.fixture
-def astrid(study, annotator, settings):
+def astrid(study, annotator, no_submit_receivers):
     """An item of 30 sentences and 10 passages under the ASTRID protocol."""
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
     questions = study_protocol_apply(study=study, presets="astrid")
     item = factories.make_item(study, "i1", answer=LONG_ANSWER, question="What dose of X?")
     for rank in range(1, 11):

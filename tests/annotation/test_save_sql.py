@@ -24,9 +24,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def _fast_hasher(settings):
+def _fast_hasher(settings, no_submit_receivers):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
 
 
 @pytest.fixture

@@ -23,8 +23,7 @@ HX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
-def astrid(study, annotator, settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+def astrid(study, annotator, no_submit_receivers):
     study.guidelines = "# Read me\n\nMark **every** sentence. <script>alert(1)</script>"
     study.save()
     questions = study_protocol_apply(study=study, presets="astrid")
@@ -214,8 +213,7 @@ def test_the_item_page_uses_a_fixed_number_of_queries(client, annotator, astrid,
 
 
 @pytest.fixture
-def plainfact_icat(study, annotator, settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+def plainfact_icat(study, annotator, no_submit_receivers):
     questions = study_protocol_apply(study=study, presets="plainfact,icat")
     item = factories.make_item(
         study,

@@ -35,8 +35,7 @@ ITEM = [
 
 
 @pytest.fixture
-def astrid(settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+def astrid(no_submit_receivers):
     annotator = factories.make_user("nora-nurse")
     study = factories.make_study(slug="astrid-e2e", guidelines="Label **every** sentence.")
     questions = {q.key: q for q in study_protocol_apply(study=study, presets="astrid")}
@@ -166,8 +165,7 @@ def test_two_tabs_editing_one_label_show_the_conflict_and_lose_nothing(live_serv
     assert Label.objects.get(question__key="perceived_faithfulness").value == "2"
 
 
-def test_html_in_an_answer_is_shown_as_text(live_server, login, settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+def test_html_in_an_answer_is_shown_as_text(live_server, login, no_submit_receivers):
     annotator = factories.make_user("hugo-html")
     study = factories.make_study(slug="xss-e2e")
     question = factories.make_question(study, "pf")
@@ -222,8 +220,7 @@ def test_errors_are_shown_in_place_with_debug_on_and_off(live_server, login, ast
 
 
 @pytest.fixture
-def icat(settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+def icat(no_submit_receivers):
     annotator = factories.make_user("ivan-icat")
     study = factories.make_study(slug="icat-e2e")
     questions = {q.key: q for q in study_protocol_apply(study=study, presets="icat")}
@@ -327,9 +324,8 @@ def test_the_key_list_says_the_cursor_moves_on_by_itself(live_server, login, ast
 
 
 def test_a_blind_study_shows_annotators_only_the_visible_metadata_and_the_preview_matches(
-    live_server, login, settings
+    live_server, login, no_submit_receivers
 ):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
     annotator = factories.make_user("bea-blind")
     researcher = factories.make_user("rhea-research")
     study = factories.make_study(slug="blind-e2e", blind_system=True, visible_metadata_fields=["topic"])
@@ -366,8 +362,7 @@ def test_a_blind_study_shows_annotators_only_the_visible_metadata_and_the_previe
 # --- My history: undo, submit, reopen ----------------------------------------------------------
 
 
-def test_undo_then_submit_then_reopen_from_my_history(live_server, login, settings, debug_mode):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+def test_undo_then_submit_then_reopen_from_my_history(live_server, login, no_submit_receivers, debug_mode):
     annotator = factories.make_user("hana-history")
     study = factories.make_study(slug=f"history-e2e-{int(debug_mode)}")
     question = factories.make_question(study, "pf", prompt="Is the answer faithful?")
@@ -411,8 +406,7 @@ def test_undo_then_submit_then_reopen_from_my_history(live_server, login, settin
     assert LabelHistory.objects.count() == 4
 
 
-def test_sentence_numbers_above_nine_are_ended_by_enter(live_server, login, settings):
-    settings.ASSIGNMENT_SUBMITTED_HANDLERS = []
+def test_sentence_numbers_above_nine_are_ended_by_enter(live_server, login, no_submit_receivers):
     annotator = factories.make_user("lena-long")
     study = factories.make_study(slug="long-e2e")
     questions = {q.key: q for q in study_protocol_apply(study=study, presets="icat")}

@@ -1,0 +1,1 @@
+"""The researcher console: studies, protocol, pools, people, progress."""
