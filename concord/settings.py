@@ -313,7 +313,7 @@ CELERY_BEAT_SCHEDULE = {
 # The second closes a pool by its fixed-precision rule (docs/guide/planning-a-validation.md).
 ASSIGNMENT_SUBMITTED_HANDLERS = env_list(
     "ASSIGNMENT_SUBMITTED_HANDLERS",
-    ["adjudication.services.item_disagreements_detect", "adjudication.analysis.planning.pool_precision_check"],
+    ["adjudication.services.item_disagreements_detect", "adjudication.validation.services.pool_precision_check"],
 )
 
 # --- Scoring backends -----------------------------------------------------------------------

@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 from adjudication.analysis import jobs, planning
 from adjudication.models import ReportJob, ReportJobStatus
 from adjudication.selectors import pool_get_for_researcher, study_get_for_researcher
-from adjudication.validation import studies as validation
+from adjudication.validation.services import validation_study_get_for_researcher
 from concord.errors import ValidationFailed
 
 FIELDS = ("auc", "prevalence", "kappa", "alpha", "raters", "categories", "half_width", "confidence", "seed")
@@ -83,7 +83,7 @@ class ValidationPlanApi(_PlanningApi):
 
     @extend_schema(parameters=[OpenApiParameter("half_width", str, required=False)], responses=RESPONSES)
     def get(self, request: Request, pk: int) -> Response:
-        vs = validation.validation_study_get_for_researcher(user=request.user, pk=pk)
+        vs = validation_study_get_for_researcher(user=request.user, pk=pk)
         half_width = planning.parse_half_width(request.query_params.get("half_width"))
         job = jobs.validation_plan_job(vs=vs, half_width=half_width, user=request.user)
         pending = _pending(job)

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from adjudication.analysis import jobs, planning
 from adjudication.models import ReportJob, ReportJobKind, ReportJobStatus
 from adjudication.selectors import pool_get_for_researcher
-from adjudication.validation import studies as validation
+from adjudication.validation.services import pool_reopen, pool_stop_rule_set, validation_study_get_for_researcher
 from adjudication.web.common import report_errors
 from annotation.models import Pool
 from concord.access import access_policy
@@ -63,9 +63,9 @@ def pool_stop_rule(request: HttpRequest, pk: int) -> HttpResponse:
     pool = pool_get_for_researcher(user=request.user, pool_id=pk)
     try:
         if request.POST.get("action") == "reopen":
-            planning.pool_reopen(pool=pool)
+            pool_reopen(pool=pool)
         else:
-            planning.pool_stop_rule_set(pool=pool, half_width=request.POST.get("stop_at_half_width", ""))
+            pool_stop_rule_set(pool=pool, half_width=request.POST.get("stop_at_half_width", ""))
     except ValidationFailed as exc:
         # The form again with the reason; the plan only if it was computed already (nothing is started here).
         done = ReportJob.objects.filter(
@@ -81,7 +81,7 @@ def pool_stop_rule(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @report_errors
 def validation_precision(request: HttpRequest, pk: int) -> HttpResponse:
-    vs = validation.validation_study_get_for_researcher(user=request.user, pk=pk)
+    vs = validation_study_get_for_researcher(user=request.user, pk=pk)
     half_width = planning.parse_half_width(
         request.GET.get("half_width") or vs.target_pool.stop_at_half_width or planning.DEFAULT_HALF_WIDTH
     )
