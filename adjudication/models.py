@@ -114,7 +114,7 @@ class ExportJob(Job):
     format = models.CharField(max_length=5, choices=ExportFormat.choices)
     path = models.CharField(max_length=500, blank=True)
     size_bytes = models.BigIntegerField(default=0)
-    # What the export is limited to (adjudication.exports.ExportFilters): gold only, pools, questions.
+    # What the export is limited to (adjudication.exports.filters.ExportFilters): gold only, pools, questions.
     filters = models.JSONField(default=dict, blank=True)
 
 

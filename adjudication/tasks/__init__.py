@@ -1,6 +1,6 @@
 """Celery tasks of adjudication: thin interfaces that take a job id and call one service.
 
-* :mod:`adjudication.tasks.exports` — writing a study export (``services.export_run``).
+* :mod:`adjudication.tasks.exports` — writing a study export (``exports.services.export_run``).
 * :mod:`adjudication.tasks.reports` — every report job: bootstrap intervals, model-as-rater bootstraps,
   outcome cross-validations (``analysis.jobs.job_run``).
 
