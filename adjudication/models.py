@@ -139,7 +139,7 @@ ReportJobStatus = JobStatus
 
 class ReportJob(Job):
     """A slow report computed by a worker: a bootstrap (agreement, metric vs human, model as rater), an
-    outcome cross-validation or a planning simulation (see adjudication.analysis.jobs).
+    outcome cross-validation or a planning simulation (see adjudication.report_jobs).
 
     Unique on (study, params_hash): the same report with the same resample count and seed is computed
     once; asking again returns the existing job, and a redelivered task overwrites its own result.

@@ -11,7 +11,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from adjudication.analysis import jobs, planning
+from adjudication import report_jobs
+from adjudication.analysis import planning
 from adjudication.models import ReportJob, ReportJobKind, ReportJobStatus, ValidationStudy, ValidationTemplate
 from adjudication.stats import planning as sp
 from adjudication.validation.services import pool_precision_check
@@ -181,7 +182,7 @@ def run_planning_jobs() -> int:
     """What the worker does: run every queued planning job (tests never wait on a real worker)."""
     queued = list(ReportJob.objects.filter(kind=ReportJobKind.PLANNING, status=ReportJobStatus.QUEUED))
     for job in queued:
-        jobs.job_run(job_id=job.pk)
+        report_jobs.job_run(job_id=job.pk)
     return len(queued)
 
 
