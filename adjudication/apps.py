@@ -25,7 +25,7 @@ def disagreements_on_submit(sender: Any, *, pool_id: int, item_id: int, **kwargs
 
 def precision_on_submit(sender: Any, *, pool_id: int, item_id: int, **kwargs: Any) -> None:
     """Receiver of ``assignment_submitted``: the pool closes once its fixed-precision rule is met."""
-    from adjudication.analysis.planning import pool_precision_check
+    from adjudication.validation.services import pool_precision_check
 
     pool_precision_check(pool_id=pool_id, item_id=item_id)
 

@@ -114,7 +114,7 @@ class ExportJob(Job):
     format = models.CharField(max_length=5, choices=ExportFormat.choices)
     path = models.CharField(max_length=500, blank=True)
     size_bytes = models.BigIntegerField(default=0)
-    # What the export is limited to (adjudication.exports.ExportFilters): gold only, pools, questions.
+    # What the export is limited to (adjudication.exports.filters.ExportFilters): gold only, pools, questions.
     filters = models.JSONField(default=dict, blank=True)
 
 
@@ -139,7 +139,7 @@ ReportJobStatus = JobStatus
 
 class ReportJob(Job):
     """A slow report computed by a worker: a bootstrap (agreement, metric vs human, model as rater), an
-    outcome cross-validation or a planning simulation (see adjudication.analysis.jobs).
+    outcome cross-validation or a planning simulation (see adjudication.report_jobs).
 
     Unique on (study, params_hash): the same report with the same resample count and seed is computed
     once; asking again returns the existing job, and a redelivered task overwrites its own result.

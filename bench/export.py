@@ -260,7 +260,7 @@ def export_child(slug: str, fmt: str, out: str) -> None:
     import krippendorff  # noqa: F401
     import numpy  # noqa: F401
 
-    from adjudication import exports
+    from adjudication.exports.writers import write_export
     from adjudication.stats import agreement  # noqa: F401
     from annotation.models import Study
     from scoring.models import Score  # noqa: F401
@@ -269,7 +269,7 @@ def export_child(slug: str, fmt: str, out: str) -> None:
     gc.collect()
     idle = _proc_kib("VmRSS")
     started, cpu_started = time.perf_counter(), time.process_time()
-    exports.write_export(study=study, fmt=fmt, out=Path(out))
+    write_export(study=study, fmt=fmt, out=Path(out))
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     peak = _proc_kib("VmHWM")
     n = study.items.count()

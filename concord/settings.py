@@ -158,7 +158,7 @@ LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60, minimum=1)
 # Guidelines (Markdown, rendered in linear time by annotation/markdown.py): at most this many characters.
 GUIDELINES_MAX_CHARS = env_int("GUIDELINES_MAX_CHARS", 20_000, minimum=1)
-# Planning simulations (adjudication.analysis.jobs, kind "planning") run in a worker; at most this many are
+# Planning simulations (adjudication.report_jobs, kind "planning") run in a worker; at most this many are
 # queued or running at once per study and on the whole site (a further one is refused, 429). One queued or
 # running longer than the stale limit is taken as lost (its worker died): it no longer counts, and asking
 # for the same plan again queues it again.

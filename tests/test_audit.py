@@ -20,9 +20,9 @@ from django.db import DatabaseError, connection, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from adjudication.exports import write_export
+from adjudication.exports.roundtrip import study_import_export
+from adjudication.exports.writers import write_export
 from adjudication.models import GoldLabel, GoldSource
-from adjudication.roundtrip import study_import_export
 from adjudication.services import gold_set
 from annotation import audit
 from annotation.console.services import pool_membership_add, pool_membership_remove

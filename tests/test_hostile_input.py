@@ -181,7 +181,7 @@ def hostile_study(researcher, annotator, adjudicator, tmp_path, settings):
     )
     Score.objects.create(run=run, item=item, unit_key="item", value=0.5, state="ok", details={"why": HOSTILE})
     kb = KnowledgeBase.objects.create(study=study, name=HOSTILE[:200])
-    from adjudication.exports import write_export
+    from adjudication.exports.writers import write_export
     from adjudication.models import ExportJob
 
     out = write_export(study=study, fmt="csv", out=tmp_path / "hostile.csv")
@@ -336,7 +336,7 @@ def test_exports_keep_hostile_text_exactly_but_neutralise_markup_in_the_card_and
     import csv
     import json
 
-    from adjudication.exports import write_export
+    from adjudication.exports.writers import write_export
 
     study = hostile_study["study"]
     write_export(study=study, fmt="jsonl", out=tmp_path / "e.jsonl")

@@ -9,8 +9,8 @@ from django.db import OperationalError
 from django.db.models import Q
 from django.utils import timezone
 
+from adjudication.exports.services import EXPORT_LEASE_SECONDS, export_run
 from adjudication.models import ExportJob
-from adjudication.services import EXPORT_LEASE_SECONDS, export_run
 from concord.errors import ValidationFailed
 from concord.jobs import JobStatus, job_claim, run_job
 

@@ -7,7 +7,10 @@
 * :mod:`.agreement`, :mod:`.validity`, :mod:`.raters`, :mod:`.model_comparison`, :mod:`.outcomes`,
   :mod:`.pool_agreement` — the report computations: load, call :mod:`adjudication.stats`, shape a
   dictionary for pages, downloads, the REST API and the CLI.
+* :mod:`.planning` — planning and monitoring a validation, and whether a pool's stopping rule is met.
 * :mod:`.rendering` — the CSV downloads of every report and the ROC curve as SVG points.
-* :mod:`.jobs` — the report-jobs service: the slow reports run as a ``ReportJob`` through
-  ``concord.jobs.run_job``, and pages read back the finished result for their parameters.
+
+Nothing here writes: the slow reports run as report jobs (:mod:`adjudication.report_jobs`), and the writes
+planning leads to (a pool's stopping rule: set, reopen, close) are in :mod:`adjudication.validation.services`.
+An import contract (pyproject.toml) keeps services, jobs and tasks out of this package.
 """

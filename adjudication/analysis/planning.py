@@ -8,12 +8,14 @@
   and from stated assumptions otherwise.
 * :func:`validation_monitoring` — the 95% half-width of each headline figure as pool B's items were
   completed, and at the current pace the items and days still needed.
-* :func:`pool_precision_check` — run on ``annotation.signals.assignment_submitted`` (adjudication/apps.py): when
-  a pool has ``stop_at_half_width`` and every headline figure of the validation studies it is the target
-  of has reached it (after at least half the planned items), the pool closes; the UPDATE of the pool
-  row is what the audit trail records.
+* :func:`pool_precision_status` — whether a pool's fixed-precision rule is met (the receiver of
+  ``annotation.signals.assignment_submitted`` in adjudication/apps.py closes the pool when it is): it has
+  ``stop_at_half_width`` and every headline figure of the validation studies it is the target of has
+  reached it (after at least half the planned items). Closing the pool, setting the rule and reopening are
+  writes, in :mod:`adjudication.validation.services`.
 
-Statistics come from :mod:`adjudication.stats.planning`; nothing here computes a formula itself.
+Statistics come from :mod:`adjudication.stats.planning`; nothing here computes a formula itself, and
+nothing here writes: the planning jobs (:mod:`adjudication.report_jobs`) run these computations.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db import transaction
 from django.db.models import Count, Max, Q, Sum
 from django.utils import timezone
 
@@ -511,27 +512,6 @@ def pool_precision_status(*, pool: Pool) -> dict[str, Any]:
     return {"reached": not reasons, "reasons": reasons, "summary": summary}
 
 
-def pool_precision_check(*, pool_id: int, item_id: int) -> bool:
-    """Close the pool when its fixed-precision rule is met (called inside the submitting transaction).
-
-    Does nothing (one query) unless the pool has ``stop_at_half_width`` and is open. The close is one
-    UPDATE of the pool row, so the audit trail (annotation/audit.py) records it with the reason."""
-    pool = Pool.objects.filter(pk=pool_id, stop_at_half_width__isnull=False, closed_at__isnull=True).first()
-    if pool is None:
-        return False
-    status = pool_precision_status(pool=pool)
-    if not status["reached"]:
-        return False
-    reason = f"fixed-precision rule: every headline figure within ±{pool.stop_at_half_width:g} (95%): " + "; ".join(
-        status["summary"]
-    )
-    with transaction.atomic():
-        updated = Pool.objects.filter(pk=pool.pk, closed_at__isnull=True).update(
-            closed_at=timezone.now(), closed_reason=reason[:2000]
-        )
-    return bool(updated)
-
-
 # --- a plan from figures alone (the command and the API) -----------------------------------------------
 
 
@@ -733,19 +713,3 @@ def precision_chart(monitoring: dict[str, Any]) -> dict[str, Any] | None:
         "lines": lines,
         "legend_x": CHART_LEFT,
     }
-
-
-def pool_stop_rule_set(*, pool: Pool, half_width: Any) -> Pool:
-    """Set (or clear, with an empty value) the pool's fixed-precision rule. Reopening a pool closed by the
-    rule is a separate, explicit act (:func:`pool_reopen`); setting a rule never reopens it."""
-    blank = half_width is None or (isinstance(half_width, str) and not half_width.strip())
-    value = None if blank else parse_half_width(half_width)
-    Pool.objects.filter(pk=pool.pk).update(stop_at_half_width=value)
-    pool.refresh_from_db()
-    return pool
-
-
-def pool_reopen(*, pool: Pool) -> Pool:
-    Pool.objects.filter(pk=pool.pk).update(closed_at=None, closed_reason="")
-    pool.refresh_from_db()
-    return pool

@@ -1,8 +1,8 @@
 """Celery tasks of adjudication: thin interfaces that take a job id and call one service.
 
-* :mod:`adjudication.tasks.exports` — writing a study export (``services.export_run``).
+* :mod:`adjudication.tasks.exports` — writing a study export (``exports.services.export_run``).
 * :mod:`adjudication.tasks.reports` — every report job: bootstrap intervals, model-as-rater bootstraps,
-  outcome cross-validations (``analysis.jobs.job_run``).
+  outcome cross-validations, planning simulations (``report_jobs.job_run``).
 
 Each task is registered as ``adjudication.<function name>``. Jobs are claimed by a conditional UPDATE
 (``concord.jobs``), so a redelivered task (late acknowledgement, a worker lost mid-job) never runs a

@@ -1,11 +1,11 @@
-"""The export task: writes one study export (see :func:`adjudication.services.export_run`)."""
+"""The export task: writes one study export (see :func:`adjudication.exports.services.export_run`)."""
 
 from __future__ import annotations
 
 from celery import shared_task
 from django.db import OperationalError
 
-from adjudication import services
+from adjudication.exports import services
 
 
 @shared_task(

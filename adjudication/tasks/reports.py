@@ -1,5 +1,5 @@
-"""The report-job task: bootstrap intervals, model-as-rater bootstraps and outcome cross-validations,
-which are too slow for a request (see :mod:`adjudication.analysis.jobs`).
+"""The report-job task: every report job — bootstrap intervals, model-as-rater bootstraps, outcome
+cross-validations and planning simulations — is too slow for a request (see :mod:`adjudication.report_jobs`).
 
 A redelivered task recomputes the same seeded result and overwrites it (the job row is keyed on its
 parameters), so nothing duplicates.
@@ -10,7 +10,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import OperationalError
 
-from adjudication.analysis import jobs
+from adjudication import report_jobs
 
 
 @shared_task(
@@ -24,4 +24,4 @@ from adjudication.analysis import jobs
     max_retries=3,
 )
 def report_job_run(self, job_id: int) -> None:
-    jobs.job_run(job_id=job_id)
+    report_jobs.job_run(job_id=job_id)

@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from adjudication import data_manager as dm
-from adjudication.exports import iter_records
+from adjudication.exports.records import iter_records
 from adjudication.models import AdjudicationCase, BulkAction, CaseStatus, GoldLabel, GoldSource
 from annotation import services
 from annotation.console.services import pool_top_up

@@ -13,9 +13,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from adjudication.exports import ExportFilters, scores_path, write_export
+from adjudication.exports.filters import ExportFilters
+from adjudication.exports.services import export_request, export_run
+from adjudication.exports.writers import scores_path, write_export
 from adjudication.models import ExportJob, GoldLabel
-from adjudication.services import export_request, export_run
 from concord.errors import ValidationFailed
 from tests import factories
 from tests.adjudication.gold_helpers import pool_with_members, submit_labels

@@ -14,8 +14,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from adjudication.analysis import outcomes
-from adjudication.analysis.jobs import job_run
 from adjudication.models import ReportJobStatus
+from adjudication.report_jobs import job_run
 from adjudication.stats import outcome_cv
 from annotation.models import AssignmentStatus, Label
 from concord.errors import ValidationFailed

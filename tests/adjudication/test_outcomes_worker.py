@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from adjudication.analysis import outcomes
-from adjudication.analysis.jobs import analysis_job_start
 from adjudication.models import ReportJob, ReportJobStatus
+from adjudication.report_jobs import ANALYSIS, job_request
 from tests.adjudication.test_outcomes import _query, fast_password_hashing, harm_study  # noqa: F401
 from tests.worker import celery_worker, wait_for
 
@@ -17,7 +17,9 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 def test_a_real_worker_runs_the_outcome_cross_validation(harm_study, researcher):  # noqa: F811
     params = outcomes.outcome_params_parse(study=harm_study["study"], query=_query(harm_study))
     with celery_worker() as worker:
-        job = analysis_job_start(study=harm_study["study"], kind="outcome", params=params.as_dict(), user=researcher)
+        job = job_request(
+            study=harm_study["study"], family=ANALYSIS, kind="outcome", params=params.as_dict(), user=researcher
+        )
         wait_for(
             lambda: ReportJob.objects.get(pk=job.pk).status in (ReportJobStatus.DONE, ReportJobStatus.FAILED),
             timeout=60,

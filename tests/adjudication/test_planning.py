@@ -11,9 +11,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from adjudication.analysis import jobs, planning
+from adjudication import report_jobs
+from adjudication.analysis import planning
 from adjudication.models import ReportJob, ReportJobKind, ReportJobStatus, ValidationStudy, ValidationTemplate
 from adjudication.stats import planning as sp
+from adjudication.validation.services import pool_precision_check
 from annotation.models import Assignment, AuditEvent, Pool
 from annotation.services import assignment_reserve_next
 from tests.adjudication import validation_support as vs_support
@@ -134,7 +136,7 @@ def test_the_pool_rule_waits_for_half_the_planned_items(researcher, monkeypatch,
 def test_a_pool_without_a_rule_is_never_closed(researcher):
     s = _study(researcher)
     assert Pool.objects.get(pk=s["pool_b"].pk).closed_at is None
-    assert planning.pool_precision_check(pool_id=s["pool_b"].pk, item_id=s["items"][0].pk) is False
+    assert pool_precision_check(pool_id=s["pool_b"].pk, item_id=s["items"][0].pk) is False
 
 
 # --- the command ---------------------------------------------------------------------------------------
@@ -180,7 +182,7 @@ def run_planning_jobs() -> int:
     """What the worker does: run every queued planning job (tests never wait on a real worker)."""
     queued = list(ReportJob.objects.filter(kind=ReportJobKind.PLANNING, status=ReportJobStatus.QUEUED))
     for job in queued:
-        jobs.job_run(job_id=job.pk)
+        report_jobs.job_run(job_id=job.pk)
     return len(queued)
 
 

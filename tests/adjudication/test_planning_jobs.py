@@ -14,7 +14,8 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
-from adjudication.analysis import jobs, planning
+from adjudication import report_jobs
+from adjudication.analysis import planning
 from adjudication.models import ReportJob, ReportJobKind, ReportJobStatus
 from adjudication.stats import planning as sp
 from annotation.models import Pool
@@ -87,7 +88,7 @@ def test_a_planning_job_records_its_progress_and_the_page_polls_it(client, resea
     job = ReportJob.objects.get(kind=ReportJobKind.PLANNING)
     assert job.params["what"] == "validation" and job.params["data_version"]
     seen: list[tuple[int, int]] = []
-    real = jobs.planning.validation_monitoring
+    real = report_jobs.planning.validation_monitoring
 
     def watched(**kwargs):
         progress = kwargs.pop("progress")
@@ -98,11 +99,11 @@ def test_a_planning_job_records_its_progress_and_the_page_polls_it(client, resea
 
         return real(**kwargs, progress=spy)
 
-    jobs.planning.validation_monitoring = watched
+    report_jobs.planning.validation_monitoring = watched
     try:
         run_planning_jobs()
     finally:
-        jobs.planning.validation_monitoring = real
+        report_jobs.planning.validation_monitoring = real
     job.refresh_from_db()
     assert job.status == ReportJobStatus.DONE and job.n_done == job.n_total == seen[-1][0] > 1
     assert [d for d, _ in seen] == list(range(1, len(seen) + 1))
@@ -208,11 +209,11 @@ def test_concurrent_starts_never_exceed_the_bound(researcher, settings):
     def start(i: int) -> None:
         try:
             barrier.wait(timeout=60)
-            jobs.figures_plan_job(
+            report_jobs.figures_plan_job(
                 study=study, data={"kappa": f"0.{i + 1}", "raters": "3", "categories": "3"}, user=researcher
             )
             outcomes.append("queued")
-        except jobs.TooManyRequests:
+        except report_jobs.TooManyRequests:
             outcomes.append("refused")
         finally:
             connection.close()

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from adjudication.analysis import raters
-from adjudication.analysis.jobs import analysis_job_start, job_run
+from adjudication.report_jobs import ANALYSIS, job_request, job_run
 from adjudication.stats import rater_stats
 from annotation.models import AssignmentStatus, Label
 from concord.errors import ValidationFailed
@@ -179,8 +179,8 @@ def test_rater_bootstrap_job_runs_once_per_parameters_and_gives_alpha_intervals(
 
     params = {**_params(rated).as_dict(), "n_boot": 200, "seed": 3}
     with django_capture_on_commit_callbacks(execute=False):
-        job = analysis_job_start(study=rated["study"], kind="raters", params=params, user=researcher)
-        again = analysis_job_start(study=rated["study"], kind="raters", params=params, user=researcher)
+        job = job_request(study=rated["study"], family=ANALYSIS, kind="raters", params=params, user=researcher)
+        again = job_request(study=rated["study"], family=ANALYSIS, kind="raters", params=params, user=researcher)
     assert again.pk == job.pk
     job_run(job_id=job.pk)
     job.refresh_from_db()

@@ -14,13 +14,22 @@ from django.db.models import JSONField, Value
 from django.urls import reverse
 from django.utils import timezone
 
+from adjudication import report_jobs
 from adjudication.analysis import loading
 from adjudication.analysis.agreement import agreement_report
-from adjudication.analysis.jobs import agreement_report_with_bootstrap, job_params_parse, job_run, report_job_start
 from adjudication.analysis.loading import metric_source_get, metric_sources, ratings_load
 from adjudication.analysis.rendering import AGREEMENT_CSV_HEADER, agreement_csv
 from adjudication.analysis.validity import ValidityParams, validity_pairs, validity_params_parse, validity_report
-from adjudication.models import GoldLabel, GoldSource, ReportJob, ReportJobStatus
+from adjudication.models import GoldLabel, GoldSource, ReportJob, ReportJobKind, ReportJobStatus
+from adjudication.report_jobs import (
+    ANALYSIS,
+    PLANNING,
+    REPORT,
+    agreement_report_with_bootstrap,
+    job_params_parse,
+    job_request,
+    job_run,
+)
 from adjudication.stats import agreement as ag
 from adjudication.stats import validity as va
 from annotation.models import AssignmentStatus, Label
@@ -472,9 +481,10 @@ def test_bootstrap_intervals_are_not_shown_once_the_labels_changed(researcher, f
     study = fixture_study["study"]
     kind, params = job_params_parse(
         study=study,
+        family=REPORT,
         data={"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "pf", "n_boot": "200", "seed": "1"},
     )
-    job = report_job_start(study=study, kind=kind, params=params, user=researcher)
+    job = job_request(study=study, family=REPORT, kind=kind, params=params, user=researcher)
     job_run(job_id=job.pk)
     view_params = {"pool": fixture_study["pool"].pk, "question": "pf", "weights": None, "n_boot": 200, "seed": 1}
     rep, _ = agreement_report_with_bootstrap(study=study, params=view_params)
@@ -530,12 +540,57 @@ def test_starting_a_bootstrap_enqueues_the_task_once_after_commit(
     monkeypatch.setattr(report_tasks.report_job_run, "delay", lambda job_id: sent.append(job_id))
     study = fixture_study["study"]
     data = {"kind": "agreement", "pool": fixture_study["pool"].pk, "question": "harm", "n_boot": "150", "seed": "0"}
-    kind, params = job_params_parse(study=study, data=data)
+    kind, params = job_params_parse(study=study, family=REPORT, data=data)
     with django_capture_on_commit_callbacks(execute=True):
-        job = report_job_start(study=study, kind=kind, params=params, user=researcher)
+        job = job_request(study=study, family=REPORT, kind=kind, params=params, user=researcher)
     with django_capture_on_commit_callbacks(execute=True):
-        again = report_job_start(study=study, kind=kind, params=params, user=researcher)
+        again = job_request(study=study, family=REPORT, kind=kind, params=params, user=researcher)
     assert sent == [job.pk] and again.pk == job.pk
+
+
+def test_every_report_job_kind_is_in_the_one_registry_under_its_family():
+    """Bootstraps, analyses and planning simulations are one family of jobs: one registry, one task."""
+    assert set(report_jobs.KINDS) == set(ReportJobKind.values)
+    assert report_jobs.family_kinds(REPORT) == (ReportJobKind.AGREEMENT, ReportJobKind.VALIDITY)
+    assert report_jobs.family_kinds(ANALYSIS) == (ReportJobKind.RATERS, ReportJobKind.OUTCOME)
+    assert report_jobs.family_kinds(PLANNING) == (ReportJobKind.PLANNING,)
+
+
+def test_each_job_route_starts_only_the_kinds_of_its_family(client, researcher, fixture_study):
+    client.force_login(researcher)
+    slug = fixture_study["study"].slug
+    body = {"pool": fixture_study["pool"].pk, "question": "pf", "n_boot": 200, "seed": 1}
+    for route, kind, expected in (
+        ("adjudication-api-report-job-start", "raters", "kind must be agreement or validity"),
+        ("adjudication-api-report-job-start", "planning", "kind must be agreement or validity"),
+        ("adjudication-api-analysis-job-start", "agreement", "kind must be raters or outcome"),
+        ("adjudication-api-analysis-job-start", "planning", "kind must be raters or outcome"),
+    ):
+        response = client.post(reverse(route, args=[slug]), {**body, "kind": kind}, content_type="application/json")
+        assert response.status_code == 400 and response.json()["detail"] == expected, (route, kind)
+    page = client.post(reverse("adjudication:analysis-job-start", args=[slug]), {**body, "kind": "validity"})
+    assert page.status_code == 400
+    assert not ReportJob.objects.exists()
+
+
+def test_the_analysis_job_route_answers_its_own_kinds_and_the_report_route_any_job_of_the_study(
+    client, researcher, fixture_study
+):
+    """As before the two families became one: reports/jobs/<id>/ answers any job of the study, the
+    analysis route only model-as-rater and outcome jobs (404 otherwise)."""
+    study = fixture_study["study"]
+    bootstrap = ReportJob.objects.create(study=study, kind="agreement", params_hash="a", requested_by=researcher)
+    analysis = ReportJob.objects.create(study=study, kind="raters", params_hash="r", requested_by=researcher)
+    client.force_login(researcher)
+    for job in (bootstrap, analysis):
+        assert client.get(reverse("adjudication-api-report-job", args=[study.slug, job.pk])).status_code == 200
+    assert client.get(reverse("adjudication-api-analysis-job", args=[study.slug, analysis.pk])).status_code == 200
+    missing = client.get(reverse("adjudication-api-analysis-job", args=[study.slug, bootstrap.pk]))
+    assert missing.status_code == 404 and missing.json()["detail"] == "no such analysis job"
+    fragment = client.get(reverse("adjudication:report-job", args=[study.slug, bootstrap.pk]), HTTP_HX_REQUEST="true")
+    body = fragment.content.decode()
+    assert 'id="report-job"' in body and "hx-trigger=\"every 2s\"" in body
+    assert f'hx-get="{reverse("adjudication:report-job", args=[study.slug, bootstrap.pk])}"' in body
 
 
 def test_two_metrics_are_compared_with_the_paired_delong_test(client, researcher, fixture_study, score_run):

@@ -10,9 +10,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from adjudication.exports import write_export
+from adjudication.exports.roundtrip import study_canonical, study_import_export
+from adjudication.exports.writers import write_export
 from adjudication.models import AdjudicationCase, GoldLabel
-from adjudication.roundtrip import study_canonical, study_import_export
 from adjudication.services import aspect_decide, case_resolve, item_disagreements_detect
 from annotation.models import Aspect, AspectOrigin, AspectStatus, Item, Label, Pool, Study
 from concord.errors import Conflict, ValidationFailed

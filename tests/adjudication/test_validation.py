@@ -10,7 +10,8 @@ from scipy import stats
 from adjudication.models import ValidationStudy
 from adjudication.services import aspect_decide
 from adjudication.stats.validation_stats import mean_ci, paired_difference
-from adjudication.validation import studies as validation
+from adjudication.validation.inputs import validation_checks_preview, validation_inputs_parse
+from adjudication.validation.services import validation_study_create, validation_study_run
 from annotation.models import Aspect, Assignment, Exposure, ExposureKind, Role, Visibility
 from annotation.protocols import study_protocol_apply
 from annotation.services import aspect_propose, pool_assign_items
@@ -47,7 +48,7 @@ def _inputs(study, **data):
     if data.get("target_question") == "perceived_faithfulness":
         # The researcher's cut-off, given explicitly: the service has no default for an ordinal target.
         data.setdefault("positive", "3")
-    return validation.validation_inputs_parse(study=study, data={"n_boot": "200", **data})
+    return validation_inputs_parse(study=study, data={"n_boot": "200", **data})
 
 
 def test_an_ordinal_target_without_an_explicit_cut_off_is_refused(researcher):
@@ -55,7 +56,7 @@ def test_an_ordinal_target_without_an_explicit_cut_off_is_refused(researcher):
     data = {"n_boot": "200", "template": "astrid", "target_pool": s["pool_b"].pk,
             "target_question": "perceived_faithfulness", "metric_pool": s["pool_a"].pk}
     with pytest.raises(ValidationFailed, match="choose the cut-off"):
-        validation.validation_inputs_parse(study=s["study"], data=data)
+        validation_inputs_parse(study=s["study"], data=data)
 
 
 # --- pure figures --------------------------------------------------------------------------------
@@ -93,7 +94,7 @@ def test_a_study_whose_pools_share_an_annotator_is_refused_with_the_reason(resea
         metric_pool=s["pool_a"].pk,
     )
     with pytest.raises(ValidationFailed) as refused:
-        validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
+        validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
     assert "belong to both pools" in refused.value.message and "A1 (A) = B3 (B)" in refused.value.message
     assert not ValidationStudy.objects.exists()
 
@@ -108,7 +109,7 @@ def test_running_anyway_is_recorded_and_stamps_not_independent_on_the_results(re
         target_question="perceived_faithfulness",
         metric_pool=s["pool_a"].pk,
     )
-    vs = validation.validation_study_create(
+    vs = validation_study_create(
         study=s["study"],
         actor=researcher,
         inputs=inputs,
@@ -116,7 +117,7 @@ def test_running_anyway_is_recorded_and_stamps_not_independent_on_the_results(re
         override_reason="pilot: only three clinicians available",
     )
     assert vs.not_independent and not vs.checks_passed
-    vs = validation.validation_study_run(validation_study=vs, actor=researcher)
+    vs = validation_study_run(validation_study=vs, actor=researcher)
     assert vs.results["not_independent"] is True
     assert vs.results["stamp"].startswith("NOT INDEPENDENT") and "pilot" in vs.results["stamp"]
 
@@ -131,7 +132,7 @@ def test_independent_blinded_pools_pass_every_blocking_check(researcher):
         target_question="perceived_faithfulness",
         metric_pool=s["pool_a"].pk,
     )
-    checks = {c["key"]: c for c in validation.validation_checks_preview(inputs=inputs)}
+    checks = {c["key"]: c for c in validation_checks_preview(inputs=inputs)}
     assert checks["pools_disjoint"]["status"] == "pass"
     assert checks["roles_blind"]["status"] == "pass"
     assert checks["pool_visibility"]["status"] == "pass"
@@ -158,7 +159,7 @@ def test_a_pool_b_member_shown_scores_or_pool_a_labels_fails_blinding_with_the_r
         target_question="perceived_faithfulness",
         metric_pool=s["pool_a"].pk,
     )
-    trail = next(c for c in validation.validation_checks_preview(inputs=inputs) if c["key"] == "exposure_trail")
+    trail = next(c for c in validation_checks_preview(inputs=inputs) if c["key"] == "exposure_trail")
     assert trail["status"] == "fail"
     assert (
         trail["data"]["showed_scores"],
@@ -167,7 +168,7 @@ def test_a_pool_b_member_shown_scores_or_pool_a_labels_fails_blinding_with_the_r
     ) == (1, 2, 4)
     assert "3 of 4" in trail["detail"]
     with pytest.raises(ValidationFailed, match="showed scores"):
-        validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
+        validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
 
 
 def test_a_read_after_pool_b_finished_collecting_is_outside_the_audited_period(researcher):
@@ -183,7 +184,7 @@ def test_a_read_after_pool_b_finished_collecting_is_outside_the_audited_period(r
         target_question="perceived_faithfulness",
         metric_pool=s["pool_a"].pk,
     )
-    trail = next(c for c in validation.validation_checks_preview(inputs=inputs) if c["key"] == "exposure_trail")
+    trail = next(c for c in validation_checks_preview(inputs=inputs) if c["key"] == "exposure_trail")
     assert trail["data"]["showed_scores"] == 0 and trail["data"]["period_open"] is False
 
 
@@ -198,7 +199,7 @@ def test_a_pool_b_member_who_adjudicates_the_study_fails_the_access_rule_check(r
         metric_pool=s["pool_a"].pk,
     )
     with pytest.raises(ValidationFailed, match="B2 \\(adjudicator\\)"):
-        validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
+        validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
 
 
 def test_calibration_within_pool_b_is_a_warning_not_a_refusal(researcher):
@@ -219,9 +220,9 @@ def test_calibration_within_pool_b_is_a_warning_not_a_refusal(researcher):
         target_question="perceived_faithfulness",
         metric_pool=s["pool_a"].pk,
     )
-    checks = {c["key"]: c for c in validation.validation_checks_preview(inputs=inputs)}
+    checks = {c["key"]: c for c in validation_checks_preview(inputs=inputs)}
     assert checks["pool_visibility"]["status"] == "warn" and checks["exposure_trail"]["status"] == "pass"
-    assert validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs).checks_passed
+    assert validation_study_create(study=s["study"], actor=researcher, inputs=inputs).checks_passed
 
 
 def test_a_study_that_later_fails_a_check_is_refused_at_run_time(researcher):
@@ -233,12 +234,12 @@ def test_a_study_that_later_fails_a_check_is_refused_at_run_time(researcher):
         target_question="perceived_faithfulness",
         metric_pool=s["pool_a"].pk,
     )
-    vs = validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
+    vs = validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
     Exposure.objects.create(
         user=s["b_users"][0], pool=s["pool_b"], item=s["items"][0], kind=ExposureKind.API, showed_scores=True
     )
     with pytest.raises(ValidationFailed, match="now fails"):
-        validation.validation_study_run(validation_study=vs, actor=researcher)
+        validation_study_run(validation_study=vs, actor=researcher)
     vs.refresh_from_db()
     assert vs.results is None
 
@@ -254,7 +255,7 @@ def test_pool_b_with_one_annotator_per_item_has_no_ceiling_and_says_so(researche
         target_question="perceived_faithfulness",
         metric_pool=s["pool_a"].pk,
     )
-    ceiling = next(c for c in validation.validation_checks_preview(inputs=inputs) if c["key"] == "human_ceiling")
+    ceiling = next(c for c in validation_checks_preview(inputs=inputs) if c["key"] == "human_ceiling")
     assert ceiling["status"] == "warn" and "k=1" in ceiling["detail"] and not ceiling["blocking"]
 
 
@@ -282,8 +283,8 @@ def test_astrid_figures_match_aucs_counted_by_hand(researcher):
         metric_pool=s["pool_a"].pk,
         metric_rater="A1",
     )
-    vs = validation.validation_study_create(study=study, actor=researcher, inputs=inputs)
-    results = validation.validation_study_run(validation_study=vs, actor=researcher).results
+    vs = validation_study_create(study=study, actor=researcher, inputs=inputs)
+    results = validation_study_run(validation_study=vs, actor=researcher).results
     # Positive = "3" or more (the middle of 1..5, in the declared order).
     b1 = [1 if int(a) >= 3 else 0 for a, _ in vs_support.PF]
     target = "pool B annotator B1"
@@ -316,8 +317,8 @@ def test_astrid_without_an_rf_run_or_pool_a_names_each_missing_input(researcher)
         target_question="perceived_faithfulness",
         metric_run=cf.pk,
     )
-    vs = validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
-    results = validation.validation_study_run(validation_study=vs, actor=researcher).results
+    vs = validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
+    results = validation_study_run(validation_study=vs, actor=researcher).results
     assert _analysis(results, "automated_cf")["status"] == "ok"
     assert _analysis(results, "cf_vs_rf")["missing"] == [
         "no comparison run (RF): choose a completed rf score run of this study"
@@ -346,8 +347,8 @@ def test_a_run_that_is_not_done_is_named_as_not_done(researcher):
         target_question="perceived_faithfulness",
         metric_run=cf.pk,
     )
-    vs = validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
-    results = validation.validation_study_run(validation_study=vs, actor=researcher).results
+    vs = validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
+    results = validation_study_run(validation_study=vs, actor=researcher).results
     assert (
         f"the metric run (automated CF) (run #{cf.pk}, cf) is running, not done"
         in _analysis(results, "automated_cf")["missing"]
@@ -422,8 +423,8 @@ def test_icat_reports_coverage_under_the_original_and_the_expanded_aspect_set_as
         metric_run=run.pk,
         metric_pool=pool_a.pk,
     )
-    vs = validation.validation_study_create(study=study, actor=researcher, inputs=inputs)
-    results = validation.validation_study_run(validation_study=vs, actor=researcher).results
+    vs = validation_study_create(study=study, actor=researcher, inputs=inputs)
+    results = validation_study_run(validation_study=vs, actor=researcher).results
     target = "pool B annotator B1"
 
     def cov(table, names):
@@ -499,8 +500,8 @@ def test_pubhealth_retrieval_and_rubric_under_single_target_and_multi_label_rele
         metric_run=rubric.pk,
         k="1",
     )
-    vs = validation.validation_study_create(study=study, actor=researcher, inputs=inputs)
-    results = validation.validation_study_run(validation_study=vs, actor=researcher).results
+    vs = validation_study_create(study=study, actor=researcher, inputs=inputs)
+    results = validation_study_run(validation_study=vs, actor=researcher).results
     # MRR by hand: single target at ranks 1, 2, 3, 1 → 1, 1/2, 1/3, 1; multi-label first hits 1, 1, 1, 2 → 1, 1, 1, 1/2.
     single = _figure(results, "retrieval", "mrr, single target: mean")
     multi = _figure(results, "retrieval", "mrr, multi-label (pool B): mean")
@@ -561,8 +562,8 @@ def test_plainqafact_explanation_only_auc_kind_aware_against_source_only_paired(
         metric_run=a.pk,
         compare_run=b.pk,
     )
-    vs = validation.validation_study_create(study=study, actor=researcher, inputs=inputs)
-    results = validation.validation_study_run(validation_study=vs, actor=researcher).results
+    vs = validation_study_create(study=study, actor=researcher, inputs=inputs)
+    results = validation_study_run(validation_study=vs, actor=researcher).results
     name_a, name_b = f"kind-aware (run #{a.pk})", f"source-only (run #{b.pk})"
     assert _figure(results, "explanation_only_auc", f"{name_a}: ROC AUC (paired units)")["value"] == pytest.approx(
         auc_by_counting(kind_aware, truth)
@@ -585,8 +586,8 @@ def test_plainqafact_on_a_study_without_its_runs_says_which_input_is_missing(res
         target_question="perceived_faithfulness",
         metric_run=cf.pk,
     )
-    vs = validation.validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
-    results = validation.validation_study_run(validation_study=vs, actor=researcher).results
+    vs = validation_study_create(study=s["study"], actor=researcher, inputs=inputs)
+    results = validation_study_run(validation_study=vs, actor=researcher).results
     missing = _analysis(results, "explanation_only_auc")["missing"]
     assert missing == [
         f"the metric run (kind-aware PlainQAFact) is run #{cf.pk}, a cf run; this analysis needs a plainqafact run",
@@ -641,4 +642,4 @@ def test_a_metric_is_offered_only_against_the_human_questions_it_estimates(resea
     inputs = {"n_boot": "200", "template": "astrid", "target_pool": harm_pool.pk, "target_question": "harmful",
               "positive": "slight", "metric_run": cf.pk}
     with pytest.raises(ValidationFailed, match="does not estimate 'harmful'"):
-        validation.validation_inputs_parse(study=s["study"], data=inputs)
+        validation_inputs_parse(study=s["study"], data=inputs)

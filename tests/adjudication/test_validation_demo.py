@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from adjudication.models import ValidationStudy
-from adjudication.validation import studies as validation
+from adjudication.validation.services import validation_study_run
 from annotation.adapters import ADAPTERS
 from annotation.console.services import pool_create
 from annotation.imports import records_from, records_import
@@ -74,7 +74,7 @@ def test_the_demo_gets_validation_studies_ready_to_run_on_the_kqa_items(capsys):
     assert icat_study.checks_passed and checks["exposure_trail"]["status"] == "warn"
     assert checks["human_ceiling"]["status"] == "pass" and checks["human_ceiling"]["data"]["n_raters"] == 3
 
-    before = validation.validation_study_run(validation_study=icat_study, actor=researcher).results
+    before = validation_study_run(validation_study=icat_study, actor=researcher).results
     icat_run = icat_study.metric_run
     assert any(
         f"(run #{icat_run.pk}, icat) is queued, not done" in m
@@ -85,7 +85,7 @@ def test_the_demo_gets_validation_studies_ready_to_run_on_the_kqa_items(capsys):
 
     _compute(icat_run)
     assert icat_run.status == RunStatus.DONE
-    after = validation.validation_study_run(validation_study=icat_study, actor=researcher).results
+    after = validation_study_run(validation_study=icat_study, actor=researcher).results
     by_key = {a["key"]: a for a in after["analyses"]}
     assert by_key["icat_vs_human"]["status"] == "ok"
     auc = next(
@@ -98,7 +98,7 @@ def test_the_demo_gets_validation_studies_ready_to_run_on_the_kqa_items(capsys):
         "pool A (Demo annotators) has no gold labels on aspect_covered yet"
     ]
 
-    astrid = validation.validation_study_run(validation_study=astrid_study, actor=researcher).results
+    astrid = validation_study_run(validation_study=astrid_study, actor=researcher).results
     assert all(a["status"] == "missing" for a in astrid["analyses"])
     assert (
         "pool B (Demo annotators) has no majority target on perceived_faithfulness yet"

@@ -162,12 +162,13 @@ def test_annotators_are_refused_and_strangers_learn_nothing(client, researcher, 
         "positive": "3",
         "metric_run": labelled["cf"].pk,
     }
-    from adjudication.validation import studies as validation
+    from adjudication.validation.inputs import validation_inputs_parse
+    from adjudication.validation.services import validation_study_create
 
-    vs = validation.validation_study_create(
+    vs = validation_study_create(
         study=labelled["study"],
         actor=researcher,
-        inputs=validation.validation_inputs_parse(study=labelled["study"], data=vs_body),
+        inputs=validation_inputs_parse(study=labelled["study"], data=vs_body),
     )
     annotator = labelled["b_users"][0]
     client.force_login(annotator)
@@ -181,7 +182,7 @@ def test_annotators_are_refused_and_strangers_learn_nothing(client, researcher, 
 
 
 def test_the_pages_pool_b_opens_while_labelling_are_the_audit_trail_the_check_reads(client, researcher):
-    from adjudication.validation import studies as validation
+    from adjudication.validation.inputs import validation_checks_preview, validation_inputs_parse
     from annotation.models import Assignment
 
     s = vs_support.build(researcher)
@@ -189,7 +190,7 @@ def test_the_pages_pool_b_opens_while_labelling_are_the_audit_trail_the_check_re
     client.force_login(bob)
     for assignment in Assignment.objects.filter(pool=s["pool_b"], annotator=bob)[:2]:
         assert client.get(reverse("annotation:item", args=[assignment.pk])).status_code == 200
-    inputs = validation.validation_inputs_parse(
+    inputs = validation_inputs_parse(
         study=s["study"],
         data={
             "template": "astrid",
@@ -199,6 +200,6 @@ def test_the_pages_pool_b_opens_while_labelling_are_the_audit_trail_the_check_re
             "metric_pool": s["pool_a"].pk,
         },
     )
-    trail = next(c for c in validation.validation_checks_preview(inputs=inputs) if c["key"] == "exposure_trail")
+    trail = next(c for c in validation_checks_preview(inputs=inputs) if c["key"] == "exposure_trail")
     assert trail["status"] == "pass" and trail["data"]["exposures_audited"] == 2
     assert Exposure.objects.filter(user=bob, showed_scores=False, showed_other_labels=False).count() == 2

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from adjudication.validation import studies as validation
+from adjudication.validation.inputs import validation_inputs_parse
+from adjudication.validation.services import validation_study_create, validation_study_run
 from scoring import services as scoring_services
 from scoring.models import RunStatus, Score, ScoreRun
 from tests.adjudication import validation_support as vs_support
@@ -44,7 +45,7 @@ def test_a_blinded_validation_study_runs_end_to_end_and_matches_hand_counted_val
     rf.refresh_from_db()
     assert (cf.status, rf.status) == (RunStatus.DONE, RunStatus.DONE), (cf.error, rf.error)
 
-    inputs = validation.validation_inputs_parse(
+    inputs = validation_inputs_parse(
         study=study,
         data={
             "template": "astrid",
@@ -59,9 +60,9 @@ def test_a_blinded_validation_study_runs_end_to_end_and_matches_hand_counted_val
             "n_boot": 200,
         },
     )
-    vs = validation.validation_study_create(study=study, actor=researcher, inputs=inputs)
+    vs = validation_study_create(study=study, actor=researcher, inputs=inputs)
     assert vs.checks_passed and not vs.not_independent
-    results = validation.validation_study_run(validation_study=vs, actor=researcher).results
+    results = validation_study_run(validation_study=vs, actor=researcher).results
 
     # By hand: the worker's stored item scores, pool B's ratings binarised at "3 or more", pairs counted.
     order = [item.pk for item in s["items"]]

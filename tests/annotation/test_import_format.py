@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from adjudication.exports import write_export
+from adjudication.exports.writers import write_export
 from annotation.console import services as svc
 from annotation.imports import FIELDS, items_import
 from annotation.imports.reference import EXAMPLES, docs_dir, format_reference

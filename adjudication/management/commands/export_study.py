@@ -12,8 +12,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from adjudication.exports.services import export_run
 from adjudication.models import ExportFormat, ExportJob, ExportStatus
-from adjudication.services import export_run
 from annotation.models import Study
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from adjudication.roundtrip import study_import_export
+from adjudication.exports.roundtrip import study_import_export
 from concord.errors import DomainError
 
 

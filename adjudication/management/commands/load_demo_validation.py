@@ -27,7 +27,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from adjudication.models import ValidationStudy
-from adjudication.validation import studies as validation
+from adjudication.validation.inputs import validation_inputs_parse
+from adjudication.validation.services import validation_study_create
 from annotation.models import Pool, Study
 from scoring.models import ScoreRun
 from scoring.services import score_run_start
@@ -104,8 +105,8 @@ class Command(BaseCommand):
         if existing is not None:
             self.stdout.write(f"Validation study #{existing.pk} {name!r} is in place.")
             return
-        inputs = validation.validation_inputs_parse(study=study, data={**data, "name": name})
-        vs = validation.validation_study_create(study=study, actor=researcher, inputs=inputs)
+        inputs = validation_inputs_parse(study=study, data={**data, "name": name})
+        vs = validation_study_create(study=study, actor=researcher, inputs=inputs)
         warnings = [c["key"] for c in vs.checks if c["status"] != "pass"]
         note = f" (checks with warnings: {', '.join(warnings)})" if warnings else ""
         self.stdout.write(f"Validation study #{vs.pk} {name!r} is ready to run{note}.")

@@ -12,8 +12,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from adjudication import selectors, services
-from adjudication.exports import ExportFilters
+from adjudication import selectors
+from adjudication.exports import services
+from adjudication.exports.filters import ExportFilters
 from adjudication.models import ExportJob
 
 

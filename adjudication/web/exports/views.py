@@ -12,8 +12,10 @@ from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
-from adjudication import selectors, services
-from adjudication.exports import ExportFilters, scores_path
+from adjudication import selectors
+from adjudication.exports import services
+from adjudication.exports.filters import ExportFilters
+from adjudication.exports.writers import scores_path
 from adjudication.models import ExportFormat, ExportStatus
 from concord.access import access_policy
 from concord.errors import NotFound

@@ -2,7 +2,7 @@
 precision so far.
 
 All are scoped to a study the caller is a researcher of (annotators 403, anyone else 404, anonymous 401).
-The plans simulate, so each is a planning job (``adjudication.analysis.jobs``): a GET answers 200 with the
+The plans simulate, so each is a planning job (``adjudication.report_jobs``): a GET answers 200 with the
 plan once it is computed, and otherwise 202 with the job's state and progress (the same GET, repeated,
 polls it); a failed job answers 400 with its reason, and too many running planning jobs 429.
 """
@@ -17,10 +17,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from adjudication.analysis import jobs, planning
+from adjudication import report_jobs
+from adjudication.analysis import planning
 from adjudication.models import ReportJob, ReportJobStatus
 from adjudication.selectors import pool_get_for_researcher, study_get_for_researcher
-from adjudication.validation import studies as validation
+from adjudication.validation.services import validation_study_get_for_researcher
 from concord.errors import ValidationFailed
 
 FIELDS = ("auc", "prevalence", "kappa", "alpha", "raters", "categories", "half_width", "confidence", "seed")
@@ -56,7 +57,7 @@ class PlanApi(_PlanningApi):
     def get(self, request: Request, slug: str) -> Response:
         study = study_get_for_researcher(user=request.user, slug=slug)
         data = {f: request.query_params.get(f) for f in FIELDS}
-        job = jobs.figures_plan_job(study=study, data=data, user=request.user)
+        job = report_jobs.figures_plan_job(study=study, data=data, user=request.user)
         return _pending(job) or Response(job.result)
 
 
@@ -65,7 +66,7 @@ class PoolPlanApi(_PlanningApi):
     def get(self, request: Request, pk: int) -> Response:
         pool = pool_get_for_researcher(user=request.user, pool_id=pk)
         half_width = planning.parse_half_width(request.query_params.get("half_width"))
-        job = jobs.pool_plan_job(pool=pool, half_width=half_width, user=request.user)
+        job = report_jobs.pool_plan_job(pool=pool, half_width=half_width, user=request.user)
         pending = _pending(job)
         if pending is not None:
             return pending
@@ -83,9 +84,9 @@ class ValidationPlanApi(_PlanningApi):
 
     @extend_schema(parameters=[OpenApiParameter("half_width", str, required=False)], responses=RESPONSES)
     def get(self, request: Request, pk: int) -> Response:
-        vs = validation.validation_study_get_for_researcher(user=request.user, pk=pk)
+        vs = validation_study_get_for_researcher(user=request.user, pk=pk)
         half_width = planning.parse_half_width(request.query_params.get("half_width"))
-        job = jobs.validation_plan_job(vs=vs, half_width=half_width, user=request.user)
+        job = report_jobs.validation_plan_job(vs=vs, half_width=half_width, user=request.user)
         pending = _pending(job)
         if pending is not None:
             return pending

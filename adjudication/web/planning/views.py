@@ -1,9 +1,10 @@
 """Planning fragments: the pool's plan and stopping rule (loaded into the console's pool page) and a
 validation study's precision over time (loaded into its report). Researchers only.
 
-The plans simulate (seconds for large designs), so each is a planning job (``adjudication.analysis.jobs``):
-the fragment shows the finished plan, or the job's progress, polled by htmx until it is done, as the report
-pages poll their bootstraps. Too many running planning jobs: 429 with the reason.
+The plans simulate (seconds for large designs), so each is a planning job (``adjudication.report_jobs``):
+the fragment shows the finished plan, or the job's progress, polled by htmx until it is done, in the same
+``_job.html`` fragment as the report pages' jobs (adjudication.web.jobs). Too many running planning jobs:
+429 with the reason.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from adjudication.analysis import jobs, planning
+from adjudication import report_jobs
+from adjudication.analysis import planning
 from adjudication.models import ReportJob, ReportJobKind, ReportJobStatus
 from adjudication.selectors import pool_get_for_researcher
-from adjudication.validation import studies as validation
+from adjudication.validation.services import pool_reopen, pool_stop_rule_set, validation_study_get_for_researcher
 from adjudication.web.common import report_errors
+from adjudication.web.jobs import planning_fragment
 from annotation.models import Pool
 from concord.access import access_policy
 from concord.errors import ValidationFailed
@@ -30,8 +33,8 @@ def _progress(request: HttpRequest, job: ReportJob) -> HttpResponse:
     """The job's progress, polling the same address; a failed job's reason as a 400."""
     if job.status == ReportJobStatus.FAILED:
         raise ValidationFailed(f"the plan could not be computed: {job.error}")
-    context = {"job": job, "poll": request.get_full_path()}
-    return vary_on_htmx(render(request, "adjudication/_planning_job.html", context))
+    context = {"fragment": planning_fragment(job=job, poll=request.get_full_path())}
+    return vary_on_htmx(render(request, "adjudication/_job.html", context))
 
 
 def _pool_context(pool: Pool, half_width: float, plan: dict[str, Any] | None) -> dict[str, Any]:
@@ -49,7 +52,7 @@ def _pool_context(pool: Pool, half_width: float, plan: dict[str, Any] | None) ->
 def pool_plan(request: HttpRequest, pk: int) -> HttpResponse:
     pool = pool_get_for_researcher(user=request.user, pool_id=pk)
     half_width = planning.parse_half_width(request.GET.get("half_width"))
-    job = jobs.pool_plan_job(pool=pool, half_width=half_width, user=request.user)
+    job = report_jobs.pool_plan_job(pool=pool, half_width=half_width, user=request.user)
     if job.status != ReportJobStatus.DONE:
         return _progress(request, job)
     context = _pool_context(pool, half_width, job.result)
@@ -63,9 +66,9 @@ def pool_stop_rule(request: HttpRequest, pk: int) -> HttpResponse:
     pool = pool_get_for_researcher(user=request.user, pool_id=pk)
     try:
         if request.POST.get("action") == "reopen":
-            planning.pool_reopen(pool=pool)
+            pool_reopen(pool=pool)
         else:
-            planning.pool_stop_rule_set(pool=pool, half_width=request.POST.get("stop_at_half_width", ""))
+            pool_stop_rule_set(pool=pool, half_width=request.POST.get("stop_at_half_width", ""))
     except ValidationFailed as exc:
         # The form again with the reason; the plan only if it was computed already (nothing is started here).
         done = ReportJob.objects.filter(
@@ -81,11 +84,11 @@ def pool_stop_rule(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @report_errors
 def validation_precision(request: HttpRequest, pk: int) -> HttpResponse:
-    vs = validation.validation_study_get_for_researcher(user=request.user, pk=pk)
+    vs = validation_study_get_for_researcher(user=request.user, pk=pk)
     half_width = planning.parse_half_width(
         request.GET.get("half_width") or vs.target_pool.stop_at_half_width or planning.DEFAULT_HALF_WIDTH
     )
-    job = jobs.validation_plan_job(vs=vs, half_width=half_width, user=request.user)
+    job = report_jobs.validation_plan_job(vs=vs, half_width=half_width, user=request.user)
     if job.status != ReportJobStatus.DONE:
         return _progress(request, job)
     monitoring = job.result

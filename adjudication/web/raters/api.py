@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from adjudication.analysis import jobs, model_comparison, raters
+from adjudication import report_jobs
+from adjudication.analysis import model_comparison, raters
 from adjudication.models import ReportJobStatus
 from adjudication.selectors import study_get_for_researcher
-from adjudication.web.common import ResearcherApi, flat
+from adjudication.web.common import ResearcherApi
 
 
 class RaterChoicesApi(ResearcherApi):
@@ -45,7 +45,7 @@ class RaterReportApi(ResearcherApi):
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str) -> Response:
         study = study_get_for_researcher(user=request.user, slug=slug)
-        report, job, _ = jobs.rater_report_current(study=study, query=request.query_params)
+        report, job, _ = report_jobs.rater_report_current(study=study, query=request.query_params)
         return Response({**report, "bootstrap_job": job.pk if job else None})
 
 
@@ -67,30 +67,12 @@ class OutcomeApi(ResearcherApi):
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str) -> Response:
         study = study_get_for_researcher(user=request.user, slug=slug)
-        params, job = jobs.outcome_current(study=study, query=request.query_params)
+        params, job = report_jobs.outcome_current(study=study, query=request.query_params)
         done = job is not None and job.status == ReportJobStatus.DONE
         return Response(
             {
                 "params": params.as_dict(),
-                "job": jobs.job_as_dict(job) if job else None,
+                "job": report_jobs.job_as_dict(job) if job else None,
                 "result": job.result if done else None,
             }
         )
-
-
-class AnalysisJobStartApi(ResearcherApi):
-    """Body: kind (raters | outcome) and that report's parameters. 202 with the job."""
-
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={202: OpenApiTypes.OBJECT})
-    def post(self, request: Request, slug: str) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
-        kind, params = jobs.analysis_params_parse(study=study, data=flat(request.data))
-        job = jobs.analysis_job_start(study=study, kind=kind, params=params, user=request.user)
-        return Response(jobs.job_as_dict(job), status=status.HTTP_202_ACCEPTED)
-
-
-class AnalysisJobApi(ResearcherApi):
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
-    def get(self, request: Request, slug: str, job_id: int) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
-        return Response(jobs.job_as_dict(jobs.analysis_job_get(study=study, job_id=job_id)))

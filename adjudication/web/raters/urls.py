@@ -2,6 +2,8 @@
 
 from django.urls import path
 
+from adjudication import report_jobs
+from adjudication.web import jobs
 from adjudication.web.raters import api as rater_api
 from adjudication.web.raters import views as rater_views
 
@@ -23,8 +25,18 @@ urlpatterns = [
     path(
         "studies/<slug:slug>/reports/outcome/download.<str:fmt>", rater_views.outcome_download, name="outcome-download"
     ),
-    path("studies/<slug:slug>/reports/analysis-jobs/", rater_views.analysis_job_start, name="analysis-job-start"),
-    path("studies/<slug:slug>/reports/analysis-jobs/<int:job_id>/", rater_views.analysis_job, name="analysis-job"),
+    path(
+        "studies/<slug:slug>/reports/analysis-jobs/",
+        jobs.job_start,
+        {"family": report_jobs.ANALYSIS},
+        name="analysis-job-start",
+    ),
+    path(
+        "studies/<slug:slug>/reports/analysis-jobs/<int:job_id>/",
+        jobs.job_poll,
+        {"family": report_jobs.ANALYSIS},
+        name="analysis-job",
+    ),
 ]
 
 api_urlpatterns = [
@@ -40,12 +52,14 @@ api_urlpatterns = [
     path("studies/<slug:slug>/reports/outcome/", rater_api.OutcomeApi.as_view(), name="adjudication-api-outcome"),
     path(
         "studies/<slug:slug>/reports/analysis-jobs/",
-        rater_api.AnalysisJobStartApi.as_view(),
+        jobs.JobStartApi.as_view(),
+        {"family": report_jobs.ANALYSIS},
         name="adjudication-api-analysis-job-start",
     ),
     path(
         "studies/<slug:slug>/reports/analysis-jobs/<int:job_id>/",
-        rater_api.AnalysisJobApi.as_view(),
+        jobs.JobApi.as_view(),
+        {"family": report_jobs.ANALYSIS},
         name="adjudication-api-analysis-job",
     ),
 ]

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from adjudication.analysis import jobs
+from adjudication import report_jobs
 from adjudication.analysis.agreement import agreement_overview, agreement_params_parse
 from adjudication.analysis.params import bootstrap_params
 from adjudication.analysis.validity import validity_pairs, validity_params_parse
 from adjudication.selectors import study_get_for_researcher
-from adjudication.web.common import ResearcherApi, flat
+from adjudication.web.common import ResearcherApi
 
 BOOTSTRAP_PARAMETERS = [
     OpenApiParameter("n_boot", int, description="bootstrap resamples whose finished job to return (default 2000)"),
@@ -64,7 +63,7 @@ class AgreementReportApi(ResearcherApi):
     @extend_schema(parameters=BOOTSTRAP_PARAMETERS, responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str, pool_id: int, question: str) -> Response:
         study = study_get_for_researcher(user=request.user, slug=slug)
-        report, job = jobs.agreement_report_with_bootstrap(
+        report, job = report_jobs.agreement_report_with_bootstrap(
             study=study, params=agreement_params_parse(pool_id=pool_id, question=question, query=request.query_params)
         )
         return Response({**report, "bootstrap_job": job.pk if job else None})
@@ -78,23 +77,5 @@ class ValidityReportApi(ResearcherApi):
         study = study_get_for_researcher(user=request.user, slug=slug)
         vp = validity_params_parse(study=study, query=request.query_params)
         n_boot, seed = bootstrap_params(request.query_params.get("n_boot"), request.query_params.get("seed"))
-        report, job = jobs.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
+        report, job = report_jobs.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
         return Response({**report, "bootstrap_job": job.pk if job else None})
-
-
-class ReportJobStartApi(ResearcherApi):
-    """Body: kind (agreement | validity), the report's parameters, n_boot, seed. 202 with the job."""
-
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={202: OpenApiTypes.OBJECT})
-    def post(self, request: Request, slug: str) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
-        kind, params = jobs.job_params_parse(study=study, data=flat(request.data))
-        job = jobs.report_job_start(study=study, kind=kind, params=params, user=request.user)
-        return Response(jobs.job_as_dict(job), status=status.HTTP_202_ACCEPTED)
-
-
-class ReportJobApi(ResearcherApi):
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
-    def get(self, request: Request, slug: str, job_id: int) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
-        return Response(jobs.job_as_dict(jobs.report_job_get(study=study, job_id=job_id)))

@@ -2,6 +2,8 @@
 
 from django.urls import path
 
+from adjudication import report_jobs
+from adjudication.web import jobs
 from adjudication.web.reports import api as report_api
 from adjudication.web.reports import views as report_views
 
@@ -23,8 +25,13 @@ urlpatterns = [
         report_views.report_validity_download,
         name="report-validity-download",
     ),
-    path("studies/<slug:slug>/reports/jobs/", report_views.report_job_start, name="report-job-start"),
-    path("studies/<slug:slug>/reports/jobs/<int:job_id>/", report_views.report_job, name="report-job"),
+    path("studies/<slug:slug>/reports/jobs/", jobs.job_start, {"family": report_jobs.REPORT}, name="report-job-start"),
+    path(
+        "studies/<slug:slug>/reports/jobs/<int:job_id>/",
+        jobs.job_poll,
+        {"family": report_jobs.REPORT},
+        name="report-job",
+    ),
 ]
 
 api_urlpatterns = [
@@ -41,12 +48,14 @@ api_urlpatterns = [
     ),
     path(
         "studies/<slug:slug>/reports/jobs/",
-        report_api.ReportJobStartApi.as_view(),
+        jobs.JobStartApi.as_view(),
+        {"family": report_jobs.REPORT},
         name="adjudication-api-report-job-start",
     ),
     path(
         "studies/<slug:slug>/reports/jobs/<int:job_id>/",
-        report_api.ReportJobApi.as_view(),
+        jobs.JobApi.as_view(),
+        {"family": report_jobs.REPORT},
         name="adjudication-api-report-job",
     ),
 ]

@@ -2,33 +2,28 @@
 
 Every view parses, authorizes with ``study_get_for_researcher`` (annotators 403, strangers 404),
 calls one service of adjudication.analysis and responds. Point estimates are computed in the
-request; bootstrap intervals are queued as a ReportJob and polled through the ``_report_job.html``
-fragment.
+request; bootstrap intervals are a report job (family ``report``), started and polled through
+adjudication.web.jobs and shown by the ``_job.html`` fragment.
 """
 
 from __future__ import annotations
 
-from typing import Any
-from urllib.parse import urlencode
-
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
-from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
 
-from adjudication.analysis import jobs
+from adjudication import report_jobs
 from adjudication.analysis.access import pool_get_for_report
 from adjudication.analysis.agreement import agreement_overview, agreement_params_parse, pair_matrix
 from adjudication.analysis.loading import target_choices
 from adjudication.analysis.params import bootstrap_params
 from adjudication.analysis.rendering import agreement_csv, roc_svg_points, validity_csv
 from adjudication.analysis.validity import comparison_choices, validity_pairs, validity_params_parse
-from adjudication.models import ReportJobKind, ReportJobStatus
+from adjudication.models import ReportJobKind
 from adjudication.selectors import study_get_for_researcher
 from adjudication.web.common import check_format, report_download, report_errors
-from annotation.models import Study
+from adjudication.web.jobs import job_fragment
 from concord.access import access_policy
-from concord.http import vary_on_htmx
 
 # --- pages ---------------------------------------------------------------------------------------
 
@@ -55,11 +50,12 @@ def report_index(request: HttpRequest, slug: str) -> HttpResponse:
 def report_agreement(request: HttpRequest, slug: str, pool_id: int, question: str) -> HttpResponse:
     study = study_get_for_researcher(user=request.user, slug=slug)
     params = agreement_params_parse(pool_id=pool_id, question=question, query=request.GET)
-    report, job = jobs.agreement_report_with_bootstrap(study=study, params=params)
+    report, job = report_jobs.agreement_report_with_bootstrap(study=study, params=params)
     context = {
         "study": study,
         "report": report,
         "job": job,
+        "fragment": job_fragment(study=study, job=job, family=report_jobs.REPORT),
         "params": params,
         "matrix": pair_matrix(report),
         "options": [
@@ -79,7 +75,7 @@ def report_agreement_download(request: HttpRequest, slug: str, pool_id: int, que
     study = study_get_for_researcher(user=request.user, slug=slug)
     check_format(fmt)
     params = agreement_params_parse(pool_id=pool_id, question=question, query=request.GET)
-    report, _ = jobs.agreement_report_with_bootstrap(study=study, params=params)
+    report, _ = report_jobs.agreement_report_with_bootstrap(study=study, params=params)
     name = f"{study.slug}-{report['pool']['name']}-{question}-agreement"
     return report_download(fmt, report, name, agreement_csv)
 
@@ -91,12 +87,13 @@ def report_validity(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get_for_researcher(user=request.user, slug=slug)
     vp = validity_params_parse(study=study, query=request.GET)
     n_boot, seed = bootstrap_params(request.GET.get("n_boot"), request.GET.get("seed"))
-    report, job = jobs.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
+    report, job = report_jobs.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
     pool = pool_get_for_report(study=study, pool_id=vp.pool_id)
     context = {
         "study": study,
         "report": report,
         "job": job,
+        "fragment": job_fragment(study=study, job=job, family=report_jobs.REPORT),
         "vp": vp,
         "n_boot": n_boot,
         "seed": seed,
@@ -118,55 +115,6 @@ def report_validity_download(request: HttpRequest, slug: str, fmt: str) -> HttpR
     check_format(fmt)
     vp = validity_params_parse(study=study, query=request.GET)
     n_boot, seed = bootstrap_params(request.GET.get("n_boot"), request.GET.get("seed"))
-    report, _ = jobs.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
+    report, _ = report_jobs.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
     name = f"{study.slug}-validity-{vp.source.replace(':', '-')}-{vp.question}"
     return report_download(fmt, report, name, validity_csv)
-
-
-# --- bootstrap jobs (htmx) -----------------------------------------------------------------------------
-
-
-def _job_fragment(request: HttpRequest, study: Study, job: Any) -> HttpResponse:
-    return vary_on_htmx(render(request, "adjudication/_report_job.html", {"study": study, "job": job}))
-
-
-@access_policy("researcher")
-@require_POST
-@report_errors
-def report_job_start(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
-    kind, params = jobs.job_params_parse(study=study, data=request.POST)
-    job = jobs.report_job_start(study=study, kind=kind, params=params, user=request.user)
-    if not request.htmx:
-        return redirect(_report_url(study, kind, params))
-    response = _job_fragment(request, study, job)
-    if job.status == ReportJobStatus.DONE:
-        response["HX-Refresh"] = "true"  # these intervals exist already: show them
-    return response
-
-
-def _report_url(study: Study, kind: str, params: dict[str, Any]) -> str:
-    query = {"n_boot": params["n_boot"], "seed": params["seed"]}
-    if kind == ReportJobKind.AGREEMENT:
-        return (
-            reverse("adjudication:report-agreement", args=[study.slug, params["pool"], params["question"]])
-            + "?"
-            + urlencode(query)
-        )
-    query.update(
-        {k: params[k] for k in ("source", "pool", "question", "target", "positive", "compare") if params.get(k)}
-    )
-    return reverse("adjudication:report-validity", args=[study.slug]) + "?" + urlencode(query)
-
-
-@access_policy("researcher")
-@require_GET
-@report_errors
-def report_job(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
-    job = jobs.report_job_get(study=study, job_id=job_id)
-    response = _job_fragment(request, study, job)
-    if job.status == ReportJobStatus.DONE and request.htmx:
-        # The finished bootstrap changes the whole report: reload the page to show its intervals.
-        response["HX-Refresh"] = "true"
-    return response

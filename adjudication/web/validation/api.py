@@ -17,7 +17,14 @@ from rest_framework.views import APIView
 
 from adjudication.models import ValidationStudy
 from adjudication.selectors import study_get_for_researcher
-from adjudication.validation import studies as validation
+from adjudication.validation import checks as vc
+from adjudication.validation.inputs import validation_checks_preview, validation_inputs_parse
+from adjudication.validation.services import (
+    validation_study_as_dict,
+    validation_study_create,
+    validation_study_get_for_researcher,
+    validation_study_run,
+)
 from concord.fields import IdField
 
 
@@ -57,21 +64,21 @@ class ValidationStudyListCreateApi(_ValidationApi):
     def get(self, request: Request, slug: str) -> Response:
         study = study_get_for_researcher(user=request.user, slug=slug)
         rows = ValidationStudy.objects.filter(study=study).select_related("study", "target_question")
-        return Response([validation.validation_study_as_dict(vs) for vs in rows])
+        return Response([validation_study_as_dict(vs) for vs in rows])
 
     @extend_schema(request=_Input, responses={201: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT})
     def post(self, request: Request, slug: str) -> Response:
         study = study_get_for_researcher(user=request.user, slug=slug)
         data = _parsed(request)
-        inputs = validation.validation_inputs_parse(study=study, data=data)
-        vs = validation.validation_study_create(
+        inputs = validation_inputs_parse(study=study, data=data)
+        vs = validation_study_create(
             study=study,
             actor=request.user,
             inputs=inputs,
             run_anyway=data["run_anyway"],
             override_reason=data["override_reason"],
         )
-        return Response(validation.validation_study_as_dict(vs), status=status.HTTP_201_CREATED)
+        return Response(validation_study_as_dict(vs), status=status.HTTP_201_CREATED)
 
 
 class ValidationChecksApi(_ValidationApi):
@@ -80,23 +87,23 @@ class ValidationChecksApi(_ValidationApi):
     @extend_schema(request=_Input, responses={200: OpenApiTypes.OBJECT})
     def post(self, request: Request, slug: str) -> Response:
         study = study_get_for_researcher(user=request.user, slug=slug)
-        inputs = validation.validation_inputs_parse(study=study, data=_parsed(request))
-        checks = validation.validation_checks_preview(inputs=inputs)
+        inputs = validation_inputs_parse(study=study, data=_parsed(request))
+        checks = validation_checks_preview(inputs=inputs)
         return Response(
-            {"checks": checks, "blocking_failures": [c["key"] for c in validation.vc.blocking_failures(checks)]}
+            {"checks": checks, "blocking_failures": [c["key"] for c in vc.blocking_failures(checks)]}
         )
 
 
 class ValidationStudyDetailApi(_ValidationApi):
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, pk: int) -> Response:
-        vs = validation.validation_study_get_for_researcher(user=request.user, pk=pk)
-        return Response(validation.validation_study_as_dict(vs))
+        vs = validation_study_get_for_researcher(user=request.user, pk=pk)
+        return Response(validation_study_as_dict(vs))
 
 
 class ValidationStudyRunApi(_ValidationApi):
     @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT})
     def post(self, request: Request, pk: int) -> Response:
-        vs = validation.validation_study_get_for_researcher(user=request.user, pk=pk)
-        vs = validation.validation_study_run(validation_study=vs, actor=request.user)
-        return Response(validation.validation_study_as_dict(vs))
+        vs = validation_study_get_for_researcher(user=request.user, pk=pk)
+        vs = validation_study_run(validation_study=vs, actor=request.user)
+        return Response(validation_study_as_dict(vs))

@@ -21,7 +21,16 @@ from adjudication.analysis import planning
 from adjudication.analysis.access import CATEGORICAL
 from adjudication.models import ValidationStudy, ValidationTargetMode, ValidationTemplate
 from adjudication.selectors import study_get_for_researcher
-from adjudication.validation import studies as validation
+from adjudication.validation import checks as vc
+from adjudication.validation.inputs import validation_checks_preview, validation_inputs_parse
+from adjudication.validation.services import (
+    stamp,
+    validation_study_as_dict,
+    validation_study_create,
+    validation_study_get_for_researcher,
+    validation_study_run,
+)
+from adjudication.validation.templates import TEMPLATE_INFO
 from adjudication.web.common import json_download, report_errors
 from annotation.models import Pool, PoolMembership, Study
 from concord.access import access_policy
@@ -44,7 +53,7 @@ def _wizard_choices(study: Study) -> dict[str, Any]:
     ]
     runs = list(ScoreRun.objects.filter(study=study).order_by("-created_at", "-id"))
     return {
-        "templates": [(value, label, validation.TEMPLATE_INFO[value]) for value, label in ValidationTemplate.choices],
+        "templates": [(value, label, TEMPLATE_INFO[value]) for value, label in ValidationTemplate.choices],
         "runs": runs,
         "pools": pools,
         "targets": targets,
@@ -112,16 +121,16 @@ def validation_new(request: HttpRequest, slug: str) -> HttpResponse:
     data = _form_data(request.POST)
     context["form"] = data
     try:
-        inputs = validation.validation_inputs_parse(study=study, data=data)
+        inputs = validation_inputs_parse(study=study, data=data)
         if request.POST.get("action") != "create":
-            context["checks"] = validation.validation_checks_preview(inputs=inputs)
-            context["blocking"] = validation.vc.blocking_failures(context["checks"])
+            context["checks"] = validation_checks_preview(inputs=inputs)
+            context["blocking"] = vc.blocking_failures(context["checks"])
             context["plan"] = planning.validation_plan(
                 vs=ValidationStudy(study=study, **inputs),
                 half_width=planning.parse_half_width(request.POST.get("half_width")),
             )
             return render(request, "adjudication/validation_new.html", context)
-        vs = validation.validation_study_create(
+        vs = validation_study_create(
             study=study,
             actor=request.user,
             inputs=inputs,
@@ -132,7 +141,7 @@ def validation_new(request: HttpRequest, slug: str) -> HttpResponse:
         context["error"] = exc.message
         if isinstance(exc.details, dict) and "checks" in exc.details:
             context["checks"] = exc.details["checks"]
-            context["blocking"] = validation.vc.blocking_failures(context["checks"])
+            context["blocking"] = vc.blocking_failures(context["checks"])
         return render(request, "adjudication/validation_new.html", context, status=400)
     return redirect(reverse("adjudication:validation-report", args=[vs.pk]))
 
@@ -142,7 +151,7 @@ def _report_context(vs: ValidationStudy) -> dict[str, Any]:
         "vs": vs,
         "study": vs.study,
         "results": vs.results,
-        "stamp": validation.stamp(vs),
+        "stamp": stamp(vs),
         "checks": (vs.results or {}).get("checks") or vs.checks,
     }
 
@@ -151,7 +160,7 @@ def _report_context(vs: ValidationStudy) -> dict[str, Any]:
 @require_GET
 @report_errors
 def validation_report(request: HttpRequest, pk: int) -> HttpResponse:
-    vs = validation.validation_study_get_for_researcher(user=request.user, pk=pk)
+    vs = validation_study_get_for_researcher(user=request.user, pk=pk)
     return render(request, "adjudication/validation_report.html", _report_context(vs))
 
 
@@ -159,9 +168,9 @@ def validation_report(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @report_errors
 def validation_run(request: HttpRequest, pk: int) -> HttpResponse:
-    vs = validation.validation_study_get_for_researcher(user=request.user, pk=pk)
+    vs = validation_study_get_for_researcher(user=request.user, pk=pk)
     try:
-        validation.validation_study_run(validation_study=vs, actor=request.user)
+        validation_study_run(validation_study=vs, actor=request.user)
     except ValidationFailed as exc:
         context = _report_context(vs)
         context["error"] = exc.message
@@ -173,14 +182,14 @@ def validation_run(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @report_errors
 def validation_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
-    vs = validation.validation_study_get_for_researcher(user=request.user, pk=pk)
+    vs = validation_study_get_for_researcher(user=request.user, pk=pk)
     if fmt not in ("html", "json"):
         raise NotFound("downloads are .html or .json")
     if not vs.results:
         raise ValidationFailed("run the study first: it has no results to download")
     name = f"{vs.study.slug}-validation-{vs.pk}"
     if fmt == "json":
-        return json_download(validation.validation_study_as_dict(vs), name)
+        return json_download(validation_study_as_dict(vs), name)
     # A page for the researcher's disk, with its stylesheet inline so that it opens anywhere. It is
     # sent as an attachment, never rendered by the app under its Content-Security-Policy.
     body = render_to_string("adjudication/validation_export.html", _report_context(vs))

@@ -1,4 +1,4 @@
-"""Import a JSONL export (adjudication.exports) into a new study: the round trip of a study.
+"""Import a JSONL export (adjudication.exports.writers) into a new study: the round trip of a study.
 
 The items, sentences, chunks and aspects go through annotation.imports (the one import service, all
 or nothing, in batches); everything else rides along in the same transaction through its
@@ -29,7 +29,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from adjudication.exports import FORMAT_VERSION
+from adjudication.exports.records import FORMAT_VERSION
 from adjudication.models import AdjudicationCase, ConsensusRule, GoldLabel
 from annotation import imports, units
 from annotation.models import (

@@ -1,19 +1,29 @@
-"""The report-jobs service: the slow parts of the reports (bootstrap intervals, model-as-rater
-bootstraps, outcome cross-validations) run as a ``ReportJob`` in a worker.
+"""Report jobs: every slow report a person waits for runs as a ``ReportJob`` in a worker — one family, one
+registry of kinds, one task.
 
-A job is keyed on (study, a hash of its kind and parameters); the parameters carry a fingerprint of the
-data they read (:func:`adjudication.analysis.loading.data_version`), so a result computed before labels,
-gold or scores changed is never shown as the current one, and asking twice (or a redelivered task)
-never duplicates work. :func:`job_start` queues ``adjudication.tasks.reports.report_job_run`` on commit;
-the task calls :func:`job_run`, which runs the job's computation through ``concord.jobs.run_job``
-(claim, throttled progress, done or failed). The ``*_current`` helpers answer a page or the API with
-the finished job's result for exactly these parameters, else with point estimates.
+``KINDS`` names each kind with its *family* (the routes that start and poll it), how a request's parameters
+are read (``parse``: 400 naming the field, 404 for another study's pool or run), how they are keyed on a
+fingerprint of the data they read (``key``: :func:`adjudication.analysis.loading.data_version`), and its
+computation (``compute``, over :mod:`adjudication.analysis`):
 
-Planning simulations (kind ``planning``) are the same family: a pool's plan, a validation study's plan and
-precision over time, or a plan from expected figures, each keyed on its inputs and, where it reads data, on
-a fingerprint of that data; so a plan is computed once and then served from its job (a cache that is never
-stale). :func:`planning_job` finds or queues one; at most ``PLANNING_MAX_RUNNING_PER_STUDY`` per study and
-``PLANNING_MAX_RUNNING`` on the site are queued or running at once, and a further one is refused (429).
+* family ``report`` (``reports/jobs/``) — agreement and validity bootstrap intervals;
+* family ``analysis`` (``reports/analysis-jobs/``) — model-as-rater bootstraps, outcome cross-validations;
+* family ``planning`` — planning simulations (a pool's plan, a validation study's plan and precision over
+  time, a plan from expected figures), started by the planning pages and API themselves
+  (:func:`planning_job`), under a bound on how many run at once.
+
+A job is keyed on (study, a hash of its kind and keyed parameters), so a result computed before labels,
+gold or scores changed is never shown as the current one, and asking twice (or a redelivered task) never
+duplicates work. :func:`job_start` queues ``adjudication.tasks.reports.report_job_run`` on commit; the task
+calls :func:`job_run`, which runs the kind's computation through ``concord.jobs.run_job`` (claim, throttled
+progress, done or failed). The ``*_current`` helpers answer a page or the API with the finished job's
+result for exactly these parameters, else with point estimates. Pages show a job through one fragment
+(``adjudication.web.jobs``).
+
+Planning jobs are a cache that is never stale: each is keyed on its inputs and, where it reads data, on a
+fingerprint of that data, so a plan is computed once and then served from its job. :func:`planning_job`
+finds or queues one; at most ``PLANNING_MAX_RUNNING_PER_STUDY`` per study and ``PLANNING_MAX_RUNNING`` on the
+site are queued or running at once, and a further one is refused (429).
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -42,8 +53,10 @@ from concord.errors import NotFound, TooManyRequests, ValidationFailed
 from concord.jobs import Progress, run_job
 from scoring.models import ScoreRun
 
-REPORT_KINDS = (ReportJobKind.AGREEMENT, ReportJobKind.VALIDITY)
-ANALYSIS_KINDS = (ReportJobKind.RATERS, ReportJobKind.OUTCOME)
+# The families: which routes start and poll a kind (docs above).
+REPORT = "report"
+ANALYSIS = "analysis"
+PLANNING = "planning"
 
 
 def params_hash(kind: str, params: dict[str, Any]) -> str:
@@ -69,6 +82,102 @@ def job_start(*, study: Study, kind: str, params: dict[str, Any], user: Abstract
             job.save(update_fields=["status", "error", "n_done", "result", "requested_by"])
         tasks.reports.report_job_run.delay_on_commit(job.pk)
     return job
+
+
+def job_run(*, job_id: int) -> None:
+    """Compute a queued job, writing progress as it goes; the result replaces, never appends."""
+
+    def work(job: ReportJob, progress: Progress) -> dict[str, Any]:
+        return {"result": KINDS[job.kind].compute(job, progress)}
+
+    run_job(ReportJob, job_id, work)
+
+
+def job_get(*, study: Study, job_id: int, kinds: tuple[str, ...] = (), what: str = "report job") -> ReportJob:
+    """The study's job (of one of ``kinds`` when given); 404 for another study's or an unknown job."""
+    jobs = ReportJob.objects.filter(study=study, pk=job_id)
+    job = (jobs.filter(kind__in=list(kinds)) if kinds else jobs).first()
+    if job is None:
+        raise NotFound(f"no such {what}")
+    return job
+
+
+def job_as_dict(job: ReportJob) -> dict[str, Any]:
+    return {
+        "id": job.pk,
+        "kind": job.kind,
+        "status": job.status,
+        "params": job.params,
+        "n_done": job.n_done,
+        "n_total": job.n_total,
+        "progress": job.progress,
+        "error": job.error or None,
+        "result": job.result,
+    }
+
+
+def _latest(*, study: Study, kind: str, keyed: dict[str, Any]) -> ReportJob | None:
+    """The job for exactly these parameters (bootstrap size and seed included), if one was asked for."""
+    return ReportJob.objects.filter(study=study, params_hash=params_hash(kind, keyed)).first()
+
+
+def _current(job: ReportJob | None, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    if job is not None and job.status == ReportJobStatus.DONE and job.result:
+        return {**job.result, "bootstrap_status": "done"}
+    return {**compute(), "bootstrap_status": job.status if job else "not requested"}
+
+
+# --- the kinds: how a request is read and keyed, and how a worker computes it ----------------------------
+
+
+def _agreement_parse(study: Study, data: Any) -> dict[str, Any]:
+    n_boot, seed = bootstrap_params(data.get("n_boot"), data.get("seed"))
+    pool = pool_get_for_report(study=study, pool_id=id_param(data.get("pool"), "pool must be a pool id"))
+    question = question_get_for_report(pool=pool, key=(data.get("question") or "").strip())
+    return {"pool": pool.pk, "question": question.key, "weights": None, "n_boot": n_boot, "seed": seed}
+
+
+def _agreement_key(study: Study, params: dict[str, Any]) -> dict[str, Any]:
+    pool = pool_get_for_report(study=study, pool_id=int(params["pool"]))
+    question = question_get_for_report(pool=pool, key=params["question"])
+    return {**params, "data_version": data_version(pool=pool, question=question)}
+
+
+def _validity_parse(study: Study, data: Any) -> dict[str, Any]:
+    n_boot, seed = bootstrap_params(data.get("n_boot"), data.get("seed"))
+    return {**validity_params_parse(study=study, query=data).as_dict(), "n_boot": n_boot, "seed": seed}
+
+
+def _validity_key(study: Study, params: dict[str, Any]) -> dict[str, Any]:
+    metric_source_get(study=study, key=params["source"])
+    pool = pool_get_for_report(study=study, pool_id=int(params["pool"]))
+    question = question_get_for_report(pool=pool, key=params["question"])
+    return {**params, "data_version": data_version(pool=pool, question=question, source=params["source"])}
+
+
+def _raters_parse(study: Study, data: Any) -> dict[str, Any]:
+    n_boot, seed = bootstrap_params(data.get("n_boot"), data.get("seed"))
+    return rater_job_params(raters.rater_params_parse(study=study, query=data), n_boot, seed)
+
+
+def _raters_key(study: Study, params: dict[str, Any]) -> dict[str, Any]:
+    pool = pool_get_for_report(study=study, pool_id=int(params["pool"]))
+    question = question_get_for_report(pool=pool, key=params["question"])
+    return {**params, "data_version": data_version(pool=pool, question=question, source=f"run:{params['run']}")}
+
+
+def _outcome_parse(study: Study, data: Any) -> dict[str, Any]:
+    return outcomes.outcome_params_parse(study=study, query=data).as_dict()
+
+
+def _outcome_key(study: Study, params: dict[str, Any]) -> dict[str, Any]:
+    """The labels' fingerprint, and the newest score run and the item count (the features come from them)."""
+    pool = pool_get_for_report(study=study, pool_id=int(params["pool"]))
+    question = question_get_for_report(pool=pool, key=params["question"])
+    version = data_version(pool=pool, question=question, source=None)
+    latest = ScoreRun.objects.filter(study=study).order_by("-id").values_list("pk", "finished_at").first()
+    items = Item.objects.filter(study=study).count()
+    return {**params, "data_version": hashlib.sha256(f"{version}|{latest}|{items}".encode()).hexdigest()[:16]}
 
 
 def _agreement_result(job: ReportJob, progress: Progress) -> dict[str, Any]:
@@ -128,74 +237,68 @@ def _planning_result(job: ReportJob, progress: Progress) -> dict[str, Any]:
     return planning.validation_monitoring(vs=vs, half_width=float(params["half_width"]), progress=progress)
 
 
-COMPUTE: dict[str, Callable[[ReportJob, Progress], dict[str, Any]]] = {
-    ReportJobKind.AGREEMENT: _agreement_result,
-    ReportJobKind.VALIDITY: _validity_result,
-    ReportJobKind.RATERS: _raters_result,
-    ReportJobKind.OUTCOME: _outcome_result,
-    ReportJobKind.PLANNING: _planning_result,
+Parse = Callable[[Study, Any], dict[str, Any]]
+Key = Callable[[Study, dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """One kind of report job. ``parse`` reads a request's parameters (refusing what cannot make a job);
+    ``key`` adds the fingerprint of the data they read, checking again that the study's pool, question and
+    source exist; ``compute`` is what the worker runs. Planning jobs are started by their own service
+    (:func:`planning_job`), so they have neither."""
+
+    family: str
+    compute: Callable[[ReportJob, Progress], dict[str, Any]]
+    parse: Parse | None = None
+    key: Key | None = None
+
+
+KINDS: dict[str, JobKind] = {
+    ReportJobKind.AGREEMENT: JobKind(REPORT, _agreement_result, _agreement_parse, _agreement_key),
+    ReportJobKind.VALIDITY: JobKind(REPORT, _validity_result, _validity_parse, _validity_key),
+    ReportJobKind.RATERS: JobKind(ANALYSIS, _raters_result, _raters_parse, _raters_key),
+    ReportJobKind.OUTCOME: JobKind(ANALYSIS, _outcome_result, _outcome_parse, _outcome_key),
+    ReportJobKind.PLANNING: JobKind(PLANNING, _planning_result),
 }
 
 
-def job_run(*, job_id: int) -> None:
-    """Compute a queued job, writing progress as it goes; the result replaces, never appends."""
-
-    def work(job: ReportJob, progress: Progress) -> dict[str, Any]:
-        return {"result": COMPUTE[job.kind](job, progress)}
-
-    run_job(ReportJob, job_id, work)
+def family_kinds(family: str) -> tuple[str, ...]:
+    return tuple(kind for kind, spec in KINDS.items() if spec.family == family)
 
 
-def job_get(*, study: Study, job_id: int, kinds: tuple[str, ...] = (), what: str = "report job") -> ReportJob:
-    """The study's job (of one of ``kinds`` when given); 404 for another study's or an unknown job."""
-    jobs = ReportJob.objects.filter(study=study, pk=job_id)
-    job = (jobs.filter(kind__in=list(kinds)) if kinds else jobs).first()
-    if job is None:
-        raise NotFound(f"no such {what}")
-    return job
+def _requested(family: str, kind: str) -> tuple[Parse, Key]:
+    """How a request to the routes of ``family`` reads and keys a job of ``kind``; 400 for another kind."""
+    spec = KINDS.get(kind)
+    if spec is None or spec.family != family or spec.parse is None or spec.key is None:
+        kinds = [k for k in family_kinds(family) if KINDS[k].parse is not None]
+        raise ValidationFailed(f"kind must be {' or '.join(kinds)}")
+    return spec.parse, spec.key
 
 
-def job_as_dict(job: ReportJob) -> dict[str, Any]:
-    return {
-        "id": job.pk,
-        "kind": job.kind,
-        "status": job.status,
-        "params": job.params,
-        "n_done": job.n_done,
-        "n_total": job.n_total,
-        "progress": job.progress,
-        "error": job.error or None,
-        "result": job.result,
-    }
+# --- starting a job from a request, and the finished result a page shows -------------------------------
 
 
-def _latest(*, study: Study, kind: str, keyed: dict[str, Any]) -> ReportJob | None:
-    """The job for exactly these parameters (bootstrap size and seed included), if one was asked for."""
-    return ReportJob.objects.filter(study=study, params_hash=params_hash(kind, keyed)).first()
+def job_params_parse(*, study: Study, family: str, data: Any) -> tuple[str, dict[str, Any]]:
+    """The kind and the keyed parameters of a request to start a job of ``family`` (400 naming the field)."""
+    kind = (data.get("kind") or "").strip()
+    parse, key = _requested(family, kind)
+    return kind, key(study, parse(study, data))
 
 
-def _current(job: ReportJob | None, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    if job is not None and job.status == ReportJobStatus.DONE and job.result:
-        return {**job.result, "bootstrap_status": "done"}
-    return {**compute(), "bootstrap_status": job.status if job else "not requested"}
+def job_request(
+    *, study: Study, family: str, kind: str, params: dict[str, Any], user: AbstractBaseUser
+) -> ReportJob:
+    """Queue a job of ``family`` for these parameters, keyed on the current data, or return the job that
+    already has (or is computing) this result. Keyed on (study, parameters, data version)."""
+    _, key = _requested(family, kind)
+    return job_start(study=study, kind=kind, params=key(study, params), user=user)
 
 
-# --- agreement and validity bootstraps ------------------------------------------------------------------
-
-
-def report_job_start(*, study: Study, kind: str, params: dict[str, Any], user: AbstractBaseUser) -> ReportJob:
-    """Queue a bootstrap of an agreement or validity report (parameters from :func:`job_params_parse`)."""
-    if kind not in REPORT_KINDS:
-        raise ValidationFailed("unknown report kind")
-    pool = pool_get_for_report(study=study, pool_id=int(params["pool"]))
-    question_get_for_report(pool=pool, key=params["question"])
-    if kind == ReportJobKind.VALIDITY:
-        metric_source_get(study=study, key=params["source"])
-    return job_start(study=study, kind=kind, params=params, user=user)
-
-
-def report_job_get(*, study: Study, job_id: int) -> ReportJob:
-    return job_get(study=study, job_id=job_id)
+def job_latest(*, study: Study, family: str, kind: str, params: dict[str, Any]) -> ReportJob | None:
+    """The job for exactly these parameters on the current data, if one was asked for."""
+    _, key = _requested(family, kind)
+    return _latest(study=study, kind=kind, keyed=key(study, params))
 
 
 def agreement_report_with_bootstrap(*, study: Study, params: dict[str, Any]) -> tuple[dict[str, Any], ReportJob | None]:
@@ -220,72 +323,6 @@ def validity_report_with_bootstrap(
     }
     job = _latest(study=study, kind=ReportJobKind.VALIDITY, keyed=keyed)
     return _current(job, lambda: validity_report(study=study, params=params)), job
-
-
-def job_params_parse(*, study: Study, data: Any) -> tuple[str, dict[str, Any]]:
-    """The kind and the normalised, data-versioned parameters of a bootstrap request."""
-    kind = (data.get("kind") or "").strip()
-    n_boot, seed = bootstrap_params(data.get("n_boot"), data.get("seed"))
-    if kind == ReportJobKind.AGREEMENT:
-        pool = pool_get_for_report(study=study, pool_id=id_param(data.get("pool"), "pool must be a pool id"))
-        question = question_get_for_report(pool=pool, key=(data.get("question") or "").strip())
-        params = {
-            "pool": pool.pk,
-            "question": question.key,
-            "weights": None,
-            "n_boot": n_boot,
-            "seed": seed,
-            "data_version": data_version(pool=pool, question=question),
-        }
-        return kind, params
-    if kind == ReportJobKind.VALIDITY:
-        vp = validity_params_parse(study=study, query=data)
-        metric_source_get(study=study, key=vp.source)
-        pool = pool_get_for_report(study=study, pool_id=vp.pool_id)
-        question = question_get_for_report(pool=pool, key=vp.question)
-        params = {
-            **vp.as_dict(),
-            "n_boot": n_boot,
-            "seed": seed,
-            "data_version": data_version(pool=pool, question=question, source=vp.source),
-        }
-        return kind, params
-    raise ValidationFailed("kind must be agreement or validity")
-
-
-# --- model-as-rater bootstraps and outcome cross-validations ---------------------------------------------
-
-
-def analysis_job_params(*, study: Study, kind: str, params: dict[str, Any]) -> dict[str, Any]:
-    """Parameters keyed with a fingerprint of the data, so a result computed on older labels or scores is
-    never shown as current."""
-    pool = pool_get_for_report(study=study, pool_id=int(params["pool"]))
-    question = question_get_for_report(pool=pool, key=params["question"])
-    source = f"run:{params['run']}" if kind == ReportJobKind.RATERS else None
-    version = data_version(pool=pool, question=question, source=source)
-    if kind == ReportJobKind.OUTCOME:
-        latest = ScoreRun.objects.filter(study=study).order_by("-id").values_list("pk", "finished_at").first()
-        items = Item.objects.filter(study=study).count()
-        version = hashlib.sha256(f"{version}|{latest}|{items}".encode()).hexdigest()[:16]
-    return {**params, "data_version": version}
-
-
-def analysis_job_start(*, study: Study, kind: str, params: dict[str, Any], user: AbstractBaseUser) -> ReportJob:
-    """Queue a model-as-rater bootstrap or an outcome cross-validation, or return the job that already
-    has (or is computing) this result. Keyed on (study, parameters, data version)."""
-    if kind not in ANALYSIS_KINDS:
-        raise ValidationFailed("kind must be raters or outcome")
-    return job_start(
-        study=study, kind=kind, params=analysis_job_params(study=study, kind=kind, params=params), user=user
-    )
-
-
-def analysis_job_latest(*, study: Study, kind: str, params: dict[str, Any]) -> ReportJob | None:
-    return _latest(study=study, kind=kind, keyed=analysis_job_params(study=study, kind=kind, params=params))
-
-
-def analysis_job_get(*, study: Study, job_id: int) -> ReportJob:
-    return job_get(study=study, job_id=job_id, kinds=ANALYSIS_KINDS, what="analysis job")
 
 
 def rater_params_from_job(params: dict[str, Any]) -> raters.RaterParams:
@@ -325,24 +362,13 @@ def rater_report_current(*, study: Study, query: Any) -> tuple[dict[str, Any], R
     params = raters.rater_params_parse(study=study, query=query)
     n_boot, seed = bootstrap_params(query.get("n_boot"), query.get("seed"))
     job_params = rater_job_params(params, n_boot, seed)
-    job = analysis_job_latest(study=study, kind=ReportJobKind.RATERS, params=job_params)
+    job = job_latest(study=study, family=ANALYSIS, kind=ReportJobKind.RATERS, params=job_params)
     return _current(job, lambda: raters.rater_report(study=study, params=params)), job, job_params
 
 
 def outcome_current(*, study: Study, query: Any) -> tuple[outcomes.OutcomeParams, ReportJob | None]:
     params = outcomes.outcome_params_parse(study=study, query=query)
-    return params, analysis_job_latest(study=study, kind=ReportJobKind.OUTCOME, params=params.as_dict())
-
-
-def analysis_params_parse(*, study: Study, data: Any) -> tuple[str, dict[str, Any]]:
-    """The kind and the parameters of a model-as-rater bootstrap or outcome cross-validation request."""
-    kind = (data.get("kind") or "").strip()
-    if kind == ReportJobKind.RATERS:
-        n_boot, seed = bootstrap_params(data.get("n_boot"), data.get("seed"))
-        return kind, rater_job_params(raters.rater_params_parse(study=study, query=data), n_boot, seed)
-    if kind == ReportJobKind.OUTCOME:
-        return kind, outcomes.outcome_params_parse(study=study, query=data).as_dict()
-    raise ValidationFailed("kind must be raters or outcome")
+    return params, job_latest(study=study, family=ANALYSIS, kind=ReportJobKind.OUTCOME, params=params.as_dict())
 
 
 # --- planning simulations --------------------------------------------------------------------------------
@@ -435,7 +461,3 @@ def validation_plan_job(*, vs: ValidationStudy, half_width: float, user: Abstrac
         "data_version": planning.validation_data_version(vs),
     }
     return planning_job(study=vs.study, params=params, user=user)
-
-
-def planning_job_get(*, study: Study, job_id: int) -> ReportJob:
-    return job_get(study=study, job_id=job_id, kinds=(ReportJobKind.PLANNING,), what="planning job")
