@@ -7,8 +7,11 @@ Nothing falls back silently from one database or broker to another: the URL give
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -357,17 +360,27 @@ def _env_queue(name: str, default: str) -> str:
 # no model and llm runs on the endpoint's machine.
 EMBEDDING_DEVICE = _env_device("EMBEDDING_DEVICE")
 NLI_DEVICE = _env_device("NLI_DEVICE")
-# The queue of each backend's scoring tasks (a run's fan-out and batches). It is chosen by the process
-# that sends them (web, or a worker recovering a run), so it is the same on every machine: a
-# deployment with GPU workers sets SCORING_QUEUE_EMBEDDING / _LEARNED / _NLI=scoring-gpu everywhere.
-SCORING_QUEUES = {
-    "embedding": _env_queue("SCORING_QUEUE_EMBEDDING", QUEUE_SCORING_CPU),
-    "learned": _env_queue("SCORING_QUEUE_LEARNED", QUEUE_SCORING_CPU),
-    "nli": _env_queue("SCORING_QUEUE_NLI", QUEUE_SCORING_CPU),
-    "lexical": _env_queue("SCORING_QUEUE_LEXICAL", QUEUE_SCORING_CPU),
-    "none": _env_queue("SCORING_QUEUE_NONE", QUEUE_SCORING_CPU),
-    "llm": _env_queue("SCORING_QUEUE_LLM", QUEUE_SCORING_LLM),
-}
+
+
+_T = TypeVar("_T")
+
+
+def _env_per_backend(prefix: str, read: Callable[[str], _T]) -> dict[str, _T]:
+    """{backend: value} for every ``<prefix><BACKEND>`` variable set in the environment. The backends and their
+    defaults are theirs (``scoring.backends``: each backend's descriptor); a name that is no backend's stops
+    the process when the scoring app starts (``scoring.apps``)."""
+    return {
+        name[len(prefix):].lower(): read(name)
+        for name in sorted(os.environ)
+        if name.startswith(prefix) and len(name) > len(prefix) and os.environ[name] != ""
+    }
+
+
+# The queue of a backend's scoring tasks (a run's fan-out and batches), where the environment overrides the
+# backend's own (its descriptor in scoring/backends/<name>.py; docs/guide/run-scores.md lists them). It is
+# chosen by the process that sends them (web, or a worker recovering a run), so it is the same on every
+# machine: a deployment with GPU workers sets SCORING_QUEUE_EMBEDDING / _LEARNED / _NLI=scoring-gpu everywhere.
+SCORING_QUEUES = _env_per_backend("SCORING_QUEUE_", lambda name: _env_queue(name, ""))
 CELERY_TASK_DEFAULT_QUEUE = QUEUE_JOBS
 CELERY_TASK_QUEUES = {
     name: {"exchange": name, "routing_key": name}
@@ -375,34 +388,24 @@ CELERY_TASK_QUEUES = {
                                *SCORING_QUEUES.values()])
 }
 # Tasks are named <app>.<fn>. A run's fan-out and batches are sent with the queue of the run's backend
-# (scoring.services.scoring_queue); the routes below are for everything sent without one.
-CELERY_TASK_ROUTES = {
-    "annotation.*": {"queue": QUEUE_JOBS},
-    "adjudication.*": {"queue": QUEUE_JOBS},
-    "scoring.judge_train": {"queue": QUEUE_JOBS},
-    "scoring.score_runs_recover": {"queue": QUEUE_JOBS},
-    "scoring.knowledge_base_embed": {"queue": SCORING_QUEUES["embedding"]},
-}
+# (scoring.services.scoring_queue); the routes below are for everything sent without one. Embedding a
+# knowledge base goes to the embedding backend's queue (scoring.tasks.route).
+CELERY_TASK_ROUTES = [
+    "scoring.tasks.route",
+    {
+        "annotation.*": {"queue": QUEUE_JOBS},
+        "adjudication.*": {"queue": QUEUE_JOBS},
+        "scoring.judge_train": {"queue": QUEUE_JOBS},
+        "scoring.score_runs_recover": {"queue": QUEUE_JOBS},
+    },
+]
 
-# Items per scoring task, by backend, when the run names no batch size. Large where one task encodes
-# its whole batch in one model call and the per-task overhead (claim, load, write) is the cost to
-# amortise (embedding, learned, lexical); small where an item takes seconds (nli pairs, llm requests),
-# so that retries, leases and the spread over workers stay fine-grained. SCORING_BATCH_SIZE sets one
-# size for every backend; SCORING_BATCH_SIZE_<BACKEND> sets one backend's and wins over both.
-# embedding: 512, measured (docs/architecture.md, "Scoring throughput"): the model sorts one call's texts
-# by length, so a batch's one call pads less the more texts it holds (on BEGIN's 416 items, tasks of 256
-# pad 16 % more tokens than one task, of 104 53 % more), and each task costs its dispatch, claim, loading
-# and writes once.
-# A task encodes its batch before its first lease renewal: 512 items take about 12 s on two CPU cores,
-# far inside SCORING_LEASE_SECONDS (300).
-_SCORING_BATCH_SIZE_ALL = env_int("SCORING_BATCH_SIZE", 0, minimum=1) or None
-SCORING_BATCH_SIZES = {
-    backend: env_int(f"SCORING_BATCH_SIZE_{backend.upper()}", _SCORING_BATCH_SIZE_ALL or default, minimum=1)
-    for backend, default in {
-        "embedding": 512, "learned": 256, "lexical": 512, "none": 1000, "nli": 16, "llm": 4,
-    }.items()
-}
-for _backend, _size in SCORING_BATCH_SIZES.items():
+# Items per scoring task when a run names no batch size, where the environment overrides the backend's own
+# (its descriptor's, which says why it is large or small). SCORING_BATCH_SIZE sets one size for every
+# backend; SCORING_BATCH_SIZE_<BACKEND> sets one backend's and wins over both.
+SCORING_BATCH_SIZE = env_int("SCORING_BATCH_SIZE", 0, minimum=1) or None
+SCORING_BATCH_SIZES = _env_per_backend("SCORING_BATCH_SIZE_", lambda name: env_int(name, 0, minimum=1))
+for _backend, _size in [("SCORING_BATCH_SIZE", SCORING_BATCH_SIZE or 0), *SCORING_BATCH_SIZES.items()]:
     if _size > 10_000:  # scoring.services.MAX_BATCH_SIZE
         raise ImproperlyConfigured(f"the {_backend} batch size {_size} is above 10000")
 

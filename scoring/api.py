@@ -78,14 +78,9 @@ class RunStartApi(APIView):
         data = self.Input(data=request.data)
         if not data.is_valid():
             raise ValidationFailed("Invalid run request.", details=data.errors)
-        args = dict(data.validated_data)
-        kb_id = args.pop("knowledge_base")
-        knowledge_base = None
-        if kb_id is not None:
-            knowledge_base = KnowledgeBase.objects.filter(pk=kb_id, study=study).first()
-            if knowledge_base is None:
-                raise ValidationFailed("No such knowledge base in this study.")
-        run = services.score_run_start(study=study, actor=request.user, knowledge_base=knowledge_base, **args)
+        # The knowledge base goes by its id: the service looks it up in the study and refuses an unavailable
+        # backend, as it does for the console form.
+        run = services.score_run_start(study=study, actor=request.user, **data.validated_data)
         return Response(RunOutput(run).data, status=status.HTTP_201_CREATED)
 
 

@@ -3,14 +3,14 @@
 A run's options come from a researcher (console form, REST API) and are stored on the run; the worker
 reads them again when it loads the backend. Both paths go through ``backend_options_clean``:
 
-* only the options each backend documents are accepted, each of its type (a boolean is not a number,
-  NaN and infinity are not numbers);
-* numbers are bounded (``BOUNDS``): a run cannot ask for a million LLM samples, retries or a
+* only the options each backend's descriptor declares are accepted (``BackendDescriptor.options``, in
+  the backend's module), each of its type (a boolean is not a number, NaN and infinity are not numbers);
+* numbers are bounded by the descriptor: a run cannot ask for a million LLM samples, retries or a
   day-long timeout;
-* a model location (``nli.model_dir``, ``embedding.model``) must lie inside one of the directories an
-  administrator allows (``settings.SCORING_MODEL_DIRS``), or be the configured default
-  (``NLI_MODEL_DIR``, ``EMBEDDING_MODEL``); symbolic links and ``..`` are resolved first. Nothing else on
-  the server's disk can be named;
+* a model location (an option with a ``model_setting``: ``nli.model_dir``, ``embedding.model``) must lie
+  inside one of the directories an administrator allows (``settings.SCORING_MODEL_DIRS``), or be the
+  configured default (that setting: ``NLI_MODEL_DIR``, ``EMBEDDING_MODEL``); symbolic links and ``..`` are
+  resolved first. Nothing else on the server's disk can be named;
 * the LLM endpoint is the administrator's (``base_url`` is refused: ``LLM_BASE_URL``);
 * the learned backend names trained judges (``model``, ``supports_model``, ``informative_model``,
   ``relevance_model``) and reads the run's own study's judges only (and those shared with it);
@@ -26,38 +26,7 @@ from typing import Any
 from django.conf import settings
 
 from concord.errors import ValidationFailed
-from scoring.backends.lexical import MEASURES
-
-# (minimum, maximum) of each numeric option, inclusive.
-BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
-    "llm": {
-        "samples": (1, 10),
-        "max_retries": (0, 10),
-        "timeout": (1, 300),
-        "temperature": (0, 2),
-        "backoff_base": (0, 60),
-        "backoff_cap": (0, 300),
-    },
-    "nli": {"max_length": (16, 4096)},
-}
-INTEGER_OPTIONS = {"samples", "max_retries", "max_length"}
-TEXT_OPTIONS: dict[str, dict[str, int]] = {
-    "llm": {"model": 200, "api_key": 500},
-    "embedding": {"model": 1000},
-    "nli": {"model_dir": 1000},
-    "lexical": {"measure": 40},
-    "learned": {"model": 100, "supports_model": 100, "informative_model": 100, "relevance_model": 100},
-}
-BOOLEAN_OPTIONS = {"llm": {"json_mode"}}
-ALLOWED: dict[str, set[str]] = {
-    "llm": {"model", "api_key", "samples", "max_retries", "timeout", "temperature", "backoff_base", "backoff_cap",
-            "json_mode"},
-    "embedding": {"model"},
-    "nli": {"model_dir", "max_length"},
-    "lexical": {"measure"},
-    "learned": {"study", "model", "supports_model", "informative_model", "relevance_model"},
-    "none": set(),
-}  # fmt: skip
+from scoring.backends import BACKENDS, Option
 
 
 def allowed_model_dirs() -> list[Path]:
@@ -68,10 +37,10 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def model_location_check(backend: str, option: str, value: str) -> str:
-    """``value`` when it is the configured default or a directory inside an allowed model directory."""
-    defaults = {"nli": settings.NLI_MODEL_DIR, "embedding": settings.EMBEDDING_MODEL}
-    if value == defaults.get(backend):
+def model_location_check(backend: str, option: str, spec: Option, value: str) -> str:
+    """``value`` when it is the configured default (the setting the option's ``model_setting`` names) or a
+    directory inside an allowed model directory."""
+    if value == getattr(settings, spec.model_setting):
         return value
     refused = (
         f"{backend}.{option}: a model must be the configured one or lie in a model directory the administrator "
@@ -88,9 +57,10 @@ def model_location_check(backend: str, option: str, value: str) -> str:
     return value
 
 
-def _number(backend: str, key: str, value: Any) -> int | float:
-    low, high = BOUNDS[backend][key]
-    integer = key in INTEGER_OPTIONS
+def _number(backend: str, key: str, spec: Option, value: Any) -> int | float:
+    assert spec.bounds is not None  # every number option has bounds (Option checks it)
+    low, high = spec.bounds
+    integer = spec.kind == "integer"
     kind = "an integer" if integer else "a number"
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValidationFailed(f"{backend}.{key} must be {kind} between {low:g} and {high:g}")
@@ -130,39 +100,41 @@ def backend_options_clean(backend: str, options: Any, *, study_id: int, study_sl
         raise ValidationFailed(
             "backend option 'base_url' is not allowed: the LLM endpoint is set by an administrator (LLM_BASE_URL)"
         )
-    allowed = ALLOWED.get(backend)
-    if allowed is None:
+    descriptor = BACKENDS.get(backend)
+    if descriptor is None:
         raise ValidationFailed(f"unknown backend {backend!r}")
-    unknown = sorted(str(k) for k in options if k not in allowed)
+    schema = descriptor.options
+    unknown = sorted(str(k) for k in options if k not in schema)
     if unknown:
-        offered = ", ".join(sorted(allowed)) or "none"
+        offered = ", ".join(sorted(schema)) or "none"
         names = ", ".join(map(repr, unknown))
         raise ValidationFailed(f"the {backend} backend has no option {names}; options: {offered}")
     clean: dict[str, Any] = {}
     for key, value in options.items():
-        if key in BOUNDS.get(backend, {}):
-            if key == "temperature" and value is None:
+        spec = schema[key]
+        if spec.kind in ("integer", "number"):
+            if spec.nullable and value is None:
                 clean[key] = None
                 continue
-            clean[key] = _number(backend, key, value)
-        elif key in BOOLEAN_OPTIONS.get(backend, set()):
+            clean[key] = _number(backend, key, spec, value)
+        elif spec.kind == "boolean":
             if not isinstance(value, bool):
                 raise ValidationFailed(f"{backend}.{key} must be true or false")
             clean[key] = value
-        elif key == "study":
+        elif spec.kind == "study":
             # The learned backend is trained on the run's own study's gold; no other study's model.
             if str(value) not in {str(study_id), study_slug}:
-                raise ValidationFailed("backend option 'study' is not allowed: a run uses its own study's judges")
+                raise ValidationFailed(f"backend option {key!r} is not allowed: a run uses its own study's judges")
             clean[key] = study_id
         else:
-            limit = TEXT_OPTIONS[backend][key]
-            if not isinstance(value, str) or len(value) > limit:
-                raise ValidationFailed(f"{backend}.{key} must be text of at most {limit} characters")
+            if not isinstance(value, str) or len(value) > spec.max_length:
+                raise ValidationFailed(f"{backend}.{key} must be text of at most {spec.max_length} characters")
             clean[key] = value
-    if backend == "lexical" and "measure" in clean and clean["measure"] not in MEASURES:
-        raise ValidationFailed(f"lexical.measure must be one of {', '.join(MEASURES)}")
-    if backend == "nli" and "model_dir" in clean:
-        model_location_check("nli", "model_dir", clean["model_dir"])
-    if backend == "embedding" and "model" in clean:
-        model_location_check("embedding", "model", clean["model"])
+    for key, spec in schema.items():
+        if key not in clean:
+            continue
+        if spec.choices and clean[key] not in spec.choices:
+            raise ValidationFailed(f"{backend}.{key} must be one of {', '.join(spec.choices)}")
+        if spec.model_setting:
+            model_location_check(backend, key, spec, clean[key])
     return clean

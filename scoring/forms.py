@@ -1,7 +1,9 @@
-"""The start-a-run form, generated from the metric registry's parameter specs.
+"""The start-a-run form, generated from the metric registry's parameter specs and the backends' descriptors.
 
 Each metric's fields are named ``<metric>__<param>`` (and ``<metric>__backend``), so one page can
-carry every metric's fieldset and the server reads only the chosen metric's.
+carry every metric's fieldset and the server reads only the chosen metric's. The form only parses: every
+check of the run (the knowledge base is the study's, the backend is available here, its options are within
+their bounds) is ``services.score_run_start``'s, which the REST API calls too.
 """
 
 from __future__ import annotations
@@ -11,12 +13,11 @@ from typing import Any
 
 from django.http import QueryDict
 
-from annotation.models import Study
 from concord import parsers
 from concord.errors import ValidationFailed
 from concord.params import parse_id, parse_int
+from scoring.backends import BACKENDS
 from scoring.metrics import METRICS, Metric, Param
-from scoring.models import KnowledgeBase
 from scoring.services import MAX_BATCH_SIZE
 
 
@@ -66,7 +67,24 @@ def _value(spec: Param, raw: str | None) -> Any:
     return raw.strip()
 
 
-def parse_run_form(data: QueryDict, *, study: Study) -> dict[str, Any]:
+@dataclass(frozen=True)
+class BackendOptionRules:
+    backend: str
+    rules: list[tuple[str, str]]  # (option, its rule in words), from the backend's descriptor
+
+
+def backend_option_rules() -> list[BackendOptionRules]:
+    """What a run may ask of each backend, as its descriptor declares it (the bounds the service enforces)."""
+    out = []
+    for name, descriptor in BACKENDS.items():
+        # The study option is the run's own, set by the services: nothing a researcher gives.
+        rules = [(key, option.describe()) for key, option in descriptor.options.items() if option.kind != "study"]
+        if rules:
+            out.append(BackendOptionRules(name, rules))
+    return out
+
+
+def parse_run_form(data: QueryDict) -> dict[str, Any]:
     """Keyword arguments for ``services.score_run_start`` (validated there), from the posted form."""
     metric = (data.get("metric") or "").strip()
     entry = catalogue().get(metric)
@@ -80,10 +98,10 @@ def parse_run_form(data: QueryDict, *, study: Study) -> dict[str, Any]:
     knowledge_base = None
     kb_raw = (data.get("knowledge_base") or "").strip()
     if kb_raw:
-        kb_id = parse_id(kb_raw)
-        knowledge_base = KnowledgeBase.objects.filter(study=study, pk=kb_id).first() if kb_id else None
+        # An id only; whether it is one of the study's knowledge bases is the service's question.
+        knowledge_base = parse_id(kb_raw)
         if knowledge_base is None:
-            raise ValidationFailed("No such knowledge base in this study.")
+            raise ValidationFailed("The knowledge base must be given by its id.")
     try:
         alpha = float((data.get("retrieval_alpha") or "0.5").strip())
     except ValueError:

@@ -10,10 +10,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch, Q, QuerySet
@@ -33,10 +31,9 @@ from annotation.models import (
 )
 from concord.access import require_object_role, require_role
 from concord.errors import NotFound
-from scoring.backends import embedding
+from scoring.backends import BACKENDS
 from scoring.metrics import AspectInput, ChunkInput, ItemInput
-from scoring.metrics.base import BackendUnavailable
-from scoring.models import KnowledgeBase, Score, ScoreRun, ScoreState, TrainedJudge
+from scoring.models import KnowledgeBase, Score, ScoreRun, ScoreState
 
 # The protocol questions whose human answers metrics may read (annotation/presets.py): every chunk
 # annotators marked as supporting the answer (multi-label relevance, PubHealthBench critics' point),
@@ -393,37 +390,11 @@ class BackendStatus:
 
 
 def backend_statuses(study: Study) -> dict[str, BackendStatus]:
-    """Whether each backend can run here, and why not, checked without loading any model: the same
-    conditions the backends raise ``BackendUnavailable`` for when a worker builds them."""
-    out = {name: BackendStatus(name, True) for name in ("lexical", "none")}
-    try:
-        embedding.resolve_model_dir(settings.EMBEDDING_MODEL)
-        out["embedding"] = BackendStatus("embedding", True)
-    except BackendUnavailable as exc:
-        out["embedding"] = BackendStatus("embedding", False, str(exc))
-    nli_dir = settings.NLI_MODEL_DIR
-    if not nli_dir:
-        out["nli"] = BackendStatus(
-            "nli", False, "no NLI model configured: set NLI_MODEL_DIR to a local model directory"
-        )
-    elif not (Path(nli_dir) / "config.json").is_file():
-        out["nli"] = BackendStatus(
-            "nli", False, f"NLI_MODEL_DIR {nli_dir} holds no transformers model (no config.json)"
-        )
-    else:
-        out["nli"] = BackendStatus("nli", True)
-    if settings.LLM_BASE_URL and settings.LLM_MODEL:
-        out["llm"] = BackendStatus("llm", True)
-    else:
-        out["llm"] = BackendStatus("llm", False, "no LLM endpoint configured: set LLM_BASE_URL and LLM_MODEL")
-    # The learned backend scores with the registry's judges: the study's own and those shared with it,
-    # not retired (the rule of scoring.judges.selectors.judges_usable_by / judge_for_scoring).
-    trained = TrainedJudge.objects.filter(
-        Q(study_id=study.pk) | Q(shared_with__id=study.pk), retired_at__isnull=True
-    ).exists()
-    out["learned"] = BackendStatus(
-        "learned", trained,
-        "" if trained else "no trained judge available to this study yet (train one from its gold labels on "
-        "the judges page, or have one shared with it)",
-    )
+    """Whether each backend can run here for this study, and why not: each descriptor's ``availability`` with
+    its configured defaults, checked without loading any model (the check ``services.score_run_start``
+    makes with a run's options)."""
+    out = {}
+    for name, descriptor in BACKENDS.items():
+        availability = descriptor.availability(study_id=study.pk)
+        out[name] = BackendStatus(name, availability.available, availability.reason)
     return out

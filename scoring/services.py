@@ -35,9 +35,8 @@ from annotation.units import for_scope
 from concord.errors import Conflict, PayloadTooLarge, ValidationFailed
 from scoring import selectors, tasks
 from scoring.backend_options import backend_options_clean
-from scoring.backends import get_backend
+from scoring.backends import BACKENDS, BackendDescriptor, get_backend
 from scoring.backends.text import sentences_of
-from scoring.judges.selectors import judge_for_scoring
 from scoring.metrics import (
     ITEM,
     BackendUnavailable,
@@ -67,12 +66,7 @@ logger = logging.getLogger(__name__)
 FLUSH_SECONDS = 2.0
 KB_MAX_BYTES = 20 * 1024 * 1024
 MAX_BATCH_SIZE = 10_000
-
-_BACKEND_MODEL_SETTINGS = {
-    "embedding": ("EMBEDDING_MODEL",),
-    "nli": ("NLI_MODEL_DIR",),
-    "llm": ("LLM_MODEL", "LLM_BASE_URL"),
-}
+NO_SUCH_KNOWLEDGE_BASE = "No such knowledge base in this study."
 
 
 class LeaseHeld(Exception):
@@ -94,18 +88,29 @@ def _lease_seconds() -> int:
 # --- Starting, cancelling, failing runs ---------------------------------------------------------------
 
 
+def _descriptor(backend: str) -> BackendDescriptor:
+    """The registered backend a run names; a run row naming none (a backend removed since) is a configuration
+    error of this installation, not the run's."""
+    try:
+        return BACKENDS[backend]
+    except KeyError:
+        raise ImproperlyConfigured(
+            f"no backend named {backend!r} is registered (scoring.backends); registered: {', '.join(BACKENDS)}"
+        ) from None
+
+
 def _provisional_identity(backend: str) -> str:
-    values = [str(getattr(settings, name, "") or "") for name in _BACKEND_MODEL_SETTINGS.get(backend, ())]
+    """What names a queued run's model until a worker has loaded it: the values of its model settings."""
+    values = [str(getattr(settings, name, "") or "") for name in _descriptor(backend).model_settings]
     return " @ ".join(v for v in values if v) or backend
 
 
 def scoring_queue(backend: str) -> str:
-    """The Celery queue of a backend's scoring tasks (``settings.SCORING_QUEUES``): a run's fan-out and
-    batches go there, so that the workers holding its model on the right device take them."""
-    try:
-        return settings.SCORING_QUEUES[backend]
-    except KeyError:
-        raise ImproperlyConfigured(f"settings.SCORING_QUEUES names no queue for the {backend!r} backend") from None
+    """The Celery queue of a backend's scoring tasks: a run's fan-out and batches go there, so that the workers
+    holding its model on the right device take them. The backend's own (its descriptor), unless the environment
+    names another for it (``SCORING_QUEUE_<BACKEND>``: ``settings.SCORING_QUEUES``)."""
+    descriptor = _descriptor(backend)
+    return settings.SCORING_QUEUES.get(backend, descriptor.queue)
 
 
 def score_run_queues(run_ids: list[int]) -> dict[int, str]:
@@ -125,11 +130,21 @@ def score_batch_queues(batch_ids: list[int]) -> dict[int, str]:
 
 
 def default_batch_size(backend: str) -> int:
-    """Items per task when a run names no batch size: the backend's (``settings.SCORING_BATCH_SIZES``)."""
-    try:
-        return settings.SCORING_BATCH_SIZES[backend]
-    except KeyError:
-        raise ImproperlyConfigured(f"settings.SCORING_BATCH_SIZES names no size for the {backend!r} backend") from None
+    """Items per task when a run names no batch size: the backend's own (its descriptor), unless the environment
+    sets one for it (``SCORING_BATCH_SIZE_<BACKEND>``) or for every backend (``SCORING_BATCH_SIZE``)."""
+    descriptor = _descriptor(backend)
+    return settings.SCORING_BATCH_SIZES.get(backend) or settings.SCORING_BATCH_SIZE or descriptor.batch_size
+
+
+def _knowledge_base_of(study: Study, knowledge_base: KnowledgeBase | int | None) -> KnowledgeBase | None:
+    """The study's knowledge base a run names; another study's reads exactly like one that does not exist."""
+    if knowledge_base is None:
+        return None
+    kb_id = knowledge_base.pk if isinstance(knowledge_base, KnowledgeBase) else knowledge_base
+    found = KnowledgeBase.objects.filter(study=study, pk=kb_id).first()
+    if found is None:
+        raise ValidationFailed(NO_SUCH_KNOWLEDGE_BASE)
+    return found
 
 
 def score_run_start(
@@ -140,15 +155,20 @@ def score_run_start(
     parameters: dict[str, Any] | None,
     actor: AbstractBaseUser | None,
     backend_options: dict[str, Any] | None = None,
-    knowledge_base: KnowledgeBase | None = None,
+    knowledge_base: KnowledgeBase | int | None = None,
     retrieval_alpha: float = 0.5,
     batch_size: int | None = None,
 ) -> ScoreRun:
-    """Validate the metric, backend and parameters, record the run, and fan it out after commit.
+    """Validate the run, record it, and fan it out after commit.
 
-    The backend itself is loaded by the workers (models live there), so a backend that turns out to be
-    unavailable fails the run with its message rather than this call.
+    Every check of a run request is here, so the console form and the REST API answer alike: the knowledge
+    base (given as a row or as the id a request named) must be one of the study's; the metric, its
+    parameters, the backend and its options must be valid; and the backend must be available here for these
+    options (its descriptor's ``availability``, decided without loading a model) — an unavailable one is
+    refused with the reason before anything is queued, never replaced by another. The model itself is loaded
+    by the workers; a backend that fails to load there fails the run with its message.
     """
+    kb = _knowledge_base_of(study, knowledge_base)
     try:
         spec = get_metric(metric)
         resolved = spec.resolve_params(parameters)
@@ -156,18 +176,21 @@ def score_run_start(
         raise ValidationFailed(str(exc)) from None
     if backend not in spec.backends:
         raise ValidationFailed(f"{metric} cannot use the {backend!r} backend; allowed: {', '.join(spec.backends)}")
+    descriptor = _descriptor(backend)
     if not 0.0 <= retrieval_alpha <= 1.0:
         raise ValidationFailed(f"retrieval alpha must lie in [0, 1], got {retrieval_alpha}")
     queue = scoring_queue(backend)
     size = default_batch_size(backend) if batch_size is None else batch_size
     if not 1 <= size <= MAX_BATCH_SIZE:
         raise ValidationFailed(f"batch size must be between 1 and {MAX_BATCH_SIZE}")
-    if knowledge_base is not None and knowledge_base.study_id != study.pk:
-        raise ValidationFailed("the knowledge base belongs to another study")
     backend_options = backend_options_clean(backend, backend_options, study_id=study.pk, study_slug=study.slug)
-
-    if backend == "learned":
-        _check_learned_options(study, backend_options or {})
+    for key, option in descriptor.options.items():
+        if option.kind == "study" and key in backend_options:
+            # The services set it from the run (``_backend_options``); a run never names a study.
+            raise ValidationFailed(f"backend option {key!r} is not allowed: a run uses its own study's judges")
+    availability = descriptor.availability(study_id=study.pk, options=backend_options)
+    if not availability.available:
+        raise ValidationFailed(f"The {backend} backend is not available here: {availability.reason}.")
 
     with transaction.atomic():
         run = ScoreRun.objects.create(
@@ -178,7 +201,7 @@ def score_run_start(
             model_identity=_provisional_identity(backend),
             parameters=resolved,
             backend_options=backend_options or {},
-            knowledge_base=knowledge_base,
+            knowledge_base=kb,
             retrieval_alpha=retrieval_alpha,
             batch_size=size,
             created_by=actor,
@@ -219,28 +242,17 @@ def _run_fail(run_id: int, message: str) -> None:
     logger.warning("score run %s failed: %s", run_id, message)
 
 
-def _check_learned_options(study: Study, options: dict[str, Any]) -> None:
-    """A run's learned judges are the study's own or shared with it; the study is never an option."""
-    if "study" in options:
-        raise ValidationFailed("backend option 'study' is not allowed: a run uses its own study's judges")
-    for key in ("model", "supports_model", "informative_model", "relevance_model"):
-        if key in options:
-            try:
-                judge_for_scoring(str(options[key]), study_id=study.pk)
-            except BackendUnavailable as exc:
-                raise ValidationFailed(str(exc)) from None
-
-
 def _backend_options(run: ScoreRun) -> dict[str, Any]:
     # Checked again where the worker reads them: a run stored before a rule changed fails with the reason.
     try:
         options = backend_options_clean(run.backend, dict(run.backend_options or {}), study_id=run.study_id)
     except ValidationFailed as exc:
         raise BackendUnavailable(f"{run.backend} backend: {exc.message}") from None
-    if run.backend == "learned":
-        # Judges are looked up among the run's study's own and shared ones; whatever the stored options
-        # say, the study is the run's (an option cannot name another study).
-        options["study"] = run.study_id
+    for key, option in _descriptor(run.backend).options.items():
+        if option.kind == "study":
+            # The learned backend's judges are looked up among the run's study's own and shared ones: whatever
+            # the stored options say, the study is the run's (an option cannot name another study).
+            options[key] = run.study_id
     return options
 
 

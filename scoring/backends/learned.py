@@ -31,19 +31,31 @@ extraction details say so.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from scoring.backends.base import Backend, Judgement, Statements, apply_contradiction
+from scoring.backends.base import (
+    AVAILABLE,
+    Availability,
+    Backend,
+    BackendDescriptor,
+    Judgement,
+    Option,
+    Statements,
+    apply_contradiction,
+    register,
+)
 from scoring.backends.lexical import rule_statements, sentence_statements
 from scoring.backends.text import sentences_of
 from scoring.judges import artifacts
-from scoring.judges.selectors import judge_for_scoring
+from scoring.judges.selectors import judge_for_scoring, judges_usable_by
 from scoring.metrics.base import BackendUnavailable
 
 SLOT_OPTIONS = {"supports_model": "supports", "informative_model": "informative", "relevance_model": "relevance"}
+JUDGE_OPTIONS = ("model", *SLOT_OPTIONS)
 
 
 @dataclass
@@ -178,3 +190,36 @@ class LearnedBackend(Backend):
         (RF, as RAGAS takes statements from the whole answer) or, with ``drop_conversational``, those that
         pass the conversational rule set (ICAT's claims); only their support is judged by a trained judge."""
         return rule_statements(sentences) if drop_conversational else sentence_statements(sentences)
+
+
+def _availability(options: Mapping[str, Any], study_id: int | None) -> Availability:
+    """Every judge the options name is one the study may use (its own or shared with it: ``judge_for_scoring``);
+    with none named, the study may use at least one judge that is not retired. No judge is loaded."""
+    named = [str(options[key]) for key in JUDGE_OPTIONS if key in options]
+    for name in named:
+        try:
+            judge_for_scoring(name, study_id=study_id)
+        except BackendUnavailable as exc:
+            return Availability(False, str(exc).removeprefix("learned backend: "))
+    if named or study_id is None:  # None: the operator's command line, where any judge may be named
+        return AVAILABLE
+    if judges_usable_by(study_id).filter(retired_at__isnull=True).exists():
+        return AVAILABLE
+    return Availability(False, "no trained judge available to this study yet (train one from its gold labels on "
+                               "the judges page, or have one shared with it)")
+
+
+# A judge classifies embedding features (EMBEDDING_MODEL on EMBEDDING_DEVICE) with a model stored under VAR_DIR;
+# an item's features come from one encoder call per batch, as for the embedding backend.
+DESCRIPTOR = register(BackendDescriptor(
+    name="learned",
+    queue="scoring-cpu",
+    batch_size=256,
+    build=get_learned_backend,
+    check=_availability,
+    settings=("EMBEDDING_MODEL", "EMBEDDING_DEVICE", "VAR_DIR"),
+    options={
+        "study": Option("study"),
+        **{key: Option("text", max_length=100) for key in JUDGE_OPTIONS},
+    },
+))

@@ -10,6 +10,8 @@ Measures (all over ``text.tokens``: lower-cased ``\\w+`` runs):
   passed as one reference per evidence sentence, so the brevity penalty compares a claim with the
   closest-length evidence sentence rather than the whole context.
 
+The ``measure`` option chooses the measure of claim support (default ``unigram_precision``).
+
 Judgements and their default thresholds (``defaults``):
 
 - ``supports``: the chosen ``measure`` of the claim against the concatenated evidence (``unigram_precision``,
@@ -36,7 +38,17 @@ from collections.abc import Iterable
 from importlib.metadata import version
 from typing import ClassVar
 
-from scoring.backends.base import Backend, Behaviour, Judgement, Statements, apply_contradiction
+from scoring.backends.base import (
+    AVAILABLE,
+    Backend,
+    BackendDescriptor,
+    Behaviour,
+    Judgement,
+    Option,
+    Statements,
+    apply_contradiction,
+    register,
+)
 from scoring.backends.text import content_tokens, conversational_rule, sentences_of, tokens
 from scoring.metrics.base import MetricError
 
@@ -233,3 +245,15 @@ class LexicalBackend(Backend):
             kind = "simplification" if p >= t else "elaboration"
             out.append(Judgement(p >= t, p, {"kind": kind, "measure": "unigram precision", "threshold": t}))
         return out
+
+
+# No model, no setting: always available. Large batches: one task's items cost microseconds each, so the
+# per-task overhead (claim, load, writes) is what there is to amortise.
+DESCRIPTOR = register(BackendDescriptor(
+    name="lexical",
+    queue="scoring-cpu",
+    batch_size=512,
+    build=LexicalBackend,
+    check=lambda options, study_id: AVAILABLE,
+    options={"measure": Option("text", max_length=40, choices=MEASURES)},
+))

@@ -1,7 +1,9 @@
 """The ``llm`` backend: an OpenAI-compatible chat-completions endpoint over httpx (vLLM, Ollama, hosted).
 
 Configuration: ``LLM_BASE_URL`` (e.g. ``http://127.0.0.1:8000/v1``), ``LLM_MODEL``, ``LLM_API_KEY``
-(optional), ``LLM_TIMEOUT_SECONDS``, ``LLM_MAX_RETRIES``; each can be overridden as an option. Without a
+(optional), ``LLM_TIMEOUT_SECONDS``, ``LLM_MAX_RETRIES``; each can be overridden as an option (``model``,
+``api_key``, ``timeout``, ``max_retries``), as can ``samples`` (self-consistency, default 1), ``temperature``
+(default 0 for one sample, 0.7 for more), ``backoff_base``, ``backoff_cap`` and ``json_mode``. Without a
 base URL and a model the backend is unavailable. The endpoint is an administrator's choice (the environment,
 or the server-side ``score`` command), never a researcher's: score runs refuse a ``base_url`` option. Its host
 must resolve to public addresses only — loopback, private, link-local and unique-local addresses are refused
@@ -38,7 +40,7 @@ import statistics
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -46,15 +48,20 @@ import httpx
 from django.conf import settings
 
 from scoring.backends.base import (
+    AVAILABLE,
     BEHAVIOURS,
     RUBRIC_CRITERIA,
     SENTENCE_KINDS,
+    Availability,
     Backend,
+    BackendDescriptor,
     Behaviour,
     Judgement,
+    Option,
     RubricJudgement,
     Statements,
     apply_contradiction,
+    register,
 )
 from scoring.backends.prompts import PROMPTS, PromptTemplate, numbered
 from scoring.backends.text import sentences_of
@@ -492,3 +499,37 @@ class LLMBackend(Backend):
             spread[criterion] = {"sd": statistics.pstdev(values), "min": min(values), "max": max(values)}
         return RubricJudgement(ratings, {"samples": result["parsed"], "spread": spread, "raw": result["raw"],
                                          **self._facts(result)})
+
+
+def _availability(options: Mapping[str, Any], study_id: int | None) -> Availability:
+    """An endpoint and a model are configured (``LLM_BASE_URL``; the ``model`` option or ``LLM_MODEL``). The
+    endpoint is neither resolved nor called here: that is the worker's ``endpoint_check`` and first request."""
+    if settings.LLM_BASE_URL and (options.get("model") or settings.LLM_MODEL):
+        return AVAILABLE
+    return Availability(False, "no LLM endpoint configured: set LLM_BASE_URL and LLM_MODEL")
+
+
+# Its own queue: the model runs at the endpoint and the worker waits on the network, not on a core, so many
+# processes share a machine. Small batches: an item is several requests of seconds each.
+DESCRIPTOR = register(BackendDescriptor(
+    name="llm",
+    queue="scoring-llm",
+    batch_size=4,
+    build=LLMBackend.from_settings,
+    check=_availability,
+    settings=("LLM_BASE_URL", "LLM_MODEL", "LLM_API_KEY", "LLM_TIMEOUT_SECONDS", "LLM_MAX_RETRIES",
+              "LLM_ALLOW_PRIVATE_ENDPOINTS"),
+    model_settings=("LLM_MODEL", "LLM_BASE_URL"),
+    # The endpoint is the administrator's (LLM_BASE_URL): no base_url option (scoring.backend_options).
+    options={
+        "model": Option("text", max_length=200),
+        "api_key": Option("text", max_length=500),
+        "samples": Option("integer", bounds=(1, 10)),
+        "max_retries": Option("integer", bounds=(0, 10)),
+        "timeout": Option("number", bounds=(1, 300)),
+        "temperature": Option("number", bounds=(0, 2), nullable=True),
+        "backoff_base": Option("number", bounds=(0, 60)),
+        "backoff_cap": Option("number", bounds=(0, 300)),
+        "json_mode": Option("boolean"),
+    },
+))

@@ -1,6 +1,7 @@
 """The ``nli`` backend: any transformers sequence-classification NLI model from a local directory.
 
-The directory comes from the ``model_dir`` option or ``settings.NLI_MODEL_DIR``; nothing is downloaded.
+The directory comes from the ``model_dir`` option or ``settings.NLI_MODEL_DIR``; nothing is downloaded. The
+``max_length`` option (default 512) bounds the tokens of a premise–hypothesis pair.
 The label mapping is read from the model's ``config.id2label``: each label must name entailment,
 neutral or contradiction (case-insensitive, prefixes such as "ENTAILMENT" or "contradictory" accepted)
 and entailment must be present, otherwise the model is refused with a message listing its labels —
@@ -26,13 +27,24 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from django.conf import settings
 
-from scoring.backends.base import Backend, Judgement, Statements, apply_contradiction
+from scoring.backends.base import (
+    AVAILABLE,
+    Availability,
+    Backend,
+    BackendDescriptor,
+    Judgement,
+    Option,
+    Statements,
+    apply_contradiction,
+    register,
+)
 from scoring.backends.embedding import weights_digest
 from scoring.backends.lexical import rule_statements, sentence_statements
 from scoring.backends.text import sentences_of
@@ -191,3 +203,32 @@ class NLIBackend(Backend):
         self, question: str, answer: str, sentences: list[str], *, drop_conversational: bool = False
     ) -> Statements:
         return rule_statements(sentences) if drop_conversational else sentence_statements(sentences)
+
+
+def _availability(options: Mapping[str, Any], study_id: int | None) -> Availability:
+    """A model directory is configured (the ``model_dir`` option, else ``NLI_MODEL_DIR``) and holds a
+    transformers config; the model itself is loaded (and may still fail) on the worker."""
+    directory = options.get("model_dir") or settings.NLI_MODEL_DIR
+    if not directory:
+        return Availability(False, "no NLI model configured: set NLI_MODEL_DIR to a local model directory")
+    if not (Path(directory) / "config.json").is_file():
+        where = "model_dir" if options.get("model_dir") else "NLI_MODEL_DIR"
+        return Availability(False, f"{where} {directory} holds no transformers model (no config.json)")
+    return AVAILABLE
+
+
+# Small batches: a (premise, hypothesis) pair takes a forward pass each, so items take long, and small tasks
+# keep retries, leases and the spread over workers fine-grained.
+DESCRIPTOR = register(BackendDescriptor(
+    name="nli",
+    queue="scoring-cpu",
+    batch_size=16,
+    build=get_nli_backend,
+    check=_availability,
+    settings=("NLI_MODEL_DIR", "NLI_DEVICE"),
+    model_settings=("NLI_MODEL_DIR",),
+    options={
+        "model_dir": Option("text", max_length=1000, model_setting="NLI_MODEL_DIR"),
+        "max_length": Option("integer", bounds=(16, 4096)),
+    },
+))

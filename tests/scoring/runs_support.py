@@ -74,3 +74,20 @@ def eager_celery(*, propagate: bool = True) -> Iterator[None]:
         yield
     finally:
         app.conf.task_always_eager, app.conf.task_eager_propagates = saved
+
+
+def nli_available(settings: Any, directory: Path) -> Path:
+    """Make the nli backend available to a run's start: ``NLI_MODEL_DIR`` names a directory holding a
+    transformers config, which is what the start checks without loading a model. No model is there, so a
+    worker loading it would fail the run: for tests that start runs and never score them."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "config.json").write_text("{}")
+    settings.NLI_MODEL_DIR = str(directory)
+    return directory
+
+
+def llm_available(settings: Any) -> None:
+    """Make the llm backend available to a run's start (an endpoint and a model configured); nothing is called
+    at the start, so for tests that start runs and never score them."""
+    settings.LLM_BASE_URL = "https://llm.invalid/v1"
+    settings.LLM_MODEL = "judge-model"

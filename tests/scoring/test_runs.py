@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from datetime import timedelta
 
 import pytest
@@ -14,7 +15,7 @@ from scoring import services
 from scoring.metrics import ITEM, UnitScore
 from scoring.models import BatchStatus, RunStatus, Score, ScoreBatch, ScoreRun
 from tests import factories
-from tests.scoring.runs_support import BOOM, FLAKY, FLAKY_FAILURES, eager_celery
+from tests.scoring.runs_support import BOOM, FLAKY, FLAKY_FAILURES, eager_celery, nli_available
 
 pytestmark = pytest.mark.django_db
 
@@ -217,17 +218,18 @@ def test_cancel_skips_the_remaining_batches_and_keeps_finished_scores(study, res
         services.score_run_cancel(run=run, actor=researcher)
 
 
-@override_settings(NLI_MODEL_DIR="/nonexistent/nli-model")
-def test_an_unavailable_backend_fails_the_run_with_a_clear_message(
-    study, researcher, django_capture_on_commit_callbacks
-):
+def test_an_unavailable_backend_fails_the_run_with_a_clear_message(study, researcher, settings, tmp_path):
+    """Available when the run started (the start refuses an unavailable backend), gone by the time a worker
+    loads it: the worker fails the run with the reason rather than scoring with anything else."""
+    model = nli_available(settings, tmp_path / "nli-model")
     _items(study, 2)
-    with eager_celery(), django_capture_on_commit_callbacks(execute=True):
-        run = _start(study, researcher, backend="nli")
+    run = _start(study, researcher, backend="nli")
+    shutil.rmtree(model)
+    assert services.score_run_fan_out(run_id=run.pk) == []
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED
     assert run.error.startswith("The nli backend is unavailable:")
-    assert "/nonexistent/nli-model" in run.error
+    assert str(model) in run.error
     assert not Score.objects.filter(run=run).exists() and not run.batches.exists()
 
 
