@@ -128,7 +128,8 @@ def test_cohen_kappa_without_a_common_unit_or_with_one_names_the_right_reason():
 def test_cohen_kappa_reports_its_weights_observed_agreement_and_asymptotic_interval():
     # SAS/STAT PROC FREQ AGREE example (the table of test_agreement.py): simple κ 0.4842, ASE 0.1380.
     table = np.array([[0, 4, 1], [0, 8, 0], [0, 1, 5]])
-    est = ag.kappa_from_table(table)  # unweighted by default
+    est = ag.kappa_from_table(table)  # unweighted by default, nothing excluded
+    assert est.n_excluded == 0
     assert round(est.value, 4) == 0.4842 and round(est.se, 4) == 0.1380
     assert est.ci95 == pytest.approx((est.value - ag.Z95 * est.se, est.value + ag.Z95 * est.se))
     assert est.ci_method == "asymptotic (Fleiss, Cohen & Everitt 1969)"
@@ -155,6 +156,8 @@ def test_pairwise_kappas_use_the_weights_asked_for_and_count_units_only_one_rate
     (pair,) = ag.pairwise_matrix(codes, 3, "linear").values()
     expected = ag.cohen_kappa(codes[:, 0], codes[:, 1], 3, "linear")
     assert pair.as_dict() == expected.as_dict() and pair.extra["weights"] == "linear"
+    (plain,) = ag.pairwise_matrix(codes, 3).values()
+    assert plain.extra["weights"] == "none"
     assert (pair.n_units, pair.n_excluded) == (5, 3)  # one unit rated by the first only, two by the second only
 
 
@@ -189,8 +192,10 @@ def test_fleiss_kappa_bootstraps_only_when_asked_seed_zero_by_default_and_report
     assert booted.as_dict() == ag.fleiss_kappa(DIAGNOSES, 5, n_boot=120, seed=0).as_dict()
     assert seen == [(50, 120), (100, 120), (120, 120)]
     seen, progress = _recorder()
-    ag.fleiss_kappa_from_counts(ag.category_counts(DIAGNOSES, 5), n_boot=60, progress=progress)
-    assert seen == [(50, 60), (60, 60)]
+    counts = ag.category_counts(DIAGNOSES, 5)
+    from_counts = ag.fleiss_kappa_from_counts(counts, n_boot=60, progress=progress)
+    assert seen == [(50, 60), (60, 60)] and from_counts.ci_method.endswith("60 resamples, seed 0")
+    assert "ci_method" not in ag.fleiss_kappa_from_counts(counts).as_dict()
     # One replicate is a bootstrap too, even though it cannot make an interval.
     one = ag.fleiss_kappa(DIAGNOSES, 5, n_boot=1)
     assert one.ci95 is None and one.ci_method.endswith("1 resamples, seed 0") and one.extra["n_boot_undefined"] == 0
@@ -289,7 +294,7 @@ def test_per_label_kappas_count_units_rated_once_as_excluded_and_unrated_ones_no
     assert list(per_label) == labels
     for label, est in per_label.items():
         assert (est.n_units, est.n_excluded) == (30, 1), label
-        assert est.extra["raters_per_unit"] == 2
+        assert est.extra == {"raters_per_unit": 2} and est.ci95 is None  # no bootstrap per label
     # With no unit rated twice, every label says so.
     assert {label: e.as_dict() for label, e in ag.per_label_agreement(np.array([[0, NAN], [NAN, 1]]),
                                                                      ["a", "b"]).items()} == {
@@ -317,6 +322,13 @@ def test_each_rater_against_the_rest_reports_units_rated_agreement_and_the_weigh
     assert first.extra["agreement_with_rest"] == pytest.approx(2 / 3)
     expected = ag.cohen_kappa(codes[:, 0], rest, 3, "linear")
     assert first.value == pytest.approx(expected.value) and first.extra["weights"] == "linear"
+
+
+def test_a_rater_who_never_meets_a_majority_of_the_rest_has_no_agreement_with_it():
+    # The first rater rated only the units where the other two disagree (no majority).
+    codes = np.array([[0, 0, 1], [1, 1, 2], [NAN, 2, 2], [NAN, 0, 0]], dtype=float)
+    first = ag.each_against_rest(codes, 3)[0]
+    assert first.extra["agreement_with_rest"] is None and first.value is None and first.n_excluded == 4
 
 
 def test_a_rater_is_flagged_only_when_the_interval_lies_strictly_below_the_reference():
@@ -375,6 +387,21 @@ def test_the_summary_is_every_statistic_computed_on_its_own():
     assert s["per_label"] == [
         {"label": label, **e.as_dict()} for label, e in ag.per_label_agreement(codes, scale).items()
     ]
+
+
+def test_a_summary_reports_the_progress_of_both_bootstraps_in_order_and_seed_zero_by_default():
+    codes = kqa_codes()[:60]
+    seen, progress = _recorder()
+    s = ag.agreement_summary(codes, level="nominal", scale=["E", "N", "C"], rater_names=["a", "b", "c"],
+                             n_boot=120, progress=progress)
+    # Fleiss' κ's bootstrap first, then α's, each in batches of 50, on one scale of 240.
+    assert seen == [(50, 240), (100, 240), (120, 240), (170, 240), (220, 240), (240, 240)]
+    assert s["bootstrap"] == {"n": 120, "seed": 0}
+    assert s["fleiss_kappa"]["ci_method"] == "percentile bootstrap over units, 120 resamples, seed 0"
+    seen, progress = _recorder()
+    one = ag.agreement_summary(codes, level="nominal", scale=["E", "N", "C"], rater_names=["a", "b", "c"],
+                               n_boot=1, progress=progress)
+    assert one["bootstrap"] == {"n": 1, "seed": 0} and seen == [(1, 2), (2, 2)]
 
 
 def test_a_summary_of_three_raters_compares_each_with_the_other_two():
