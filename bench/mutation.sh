@@ -11,7 +11,8 @@
 #                                                               # a class or a function of the module)
 #     bench/mutation.sh concord/access.py                       # these files (globs) against every test below
 #     MUTATION_TESTS="tests/a.py tests/b.py" bench/mutation.sh …  # another test list
-#     MUTMUT_CHILDREN=1 bench/mutation.sh …                     # parallel mutants (default: the number of CPUs)
+#     MUTMUT_CHILDREN=1 bench/mutation.sh …                     # parallel mutants (default: the number of CPUs;
+#                                                               # one reuses its test database between mutants)
 #     MUTATION_DATABASE_URL=postgres://… bench/mutation.sh …    # the tests on PostgreSQL (the one-statement save
 #                                                               # of annotation/sql.py is PostgreSQL's); one child
 #     MUTATION_LOG=bench/mutation-figures.log bench/mutation.sh # also append the figures to that file
@@ -102,6 +103,10 @@ PYTEST_ARGS=(-p no:cacheprovider -p no:randomly -x -q --timeout=120)
 if [ -n "${MUTATION_DATABASE_URL:-}" ]; then
   # One test database for the whole run: parallel children would share (and drop) it.
   CHILDREN=1
+fi
+if [ "$CHILDREN" -eq 1 ]; then
+  # One mutant at a time: each test run keeps the test database the previous one made instead of migrating
+  # a new one (seconds per mutant, most of the time of a mutant whose first test fails).
   PYTEST_ARGS+=(--reuse-db)
 fi
 
