@@ -100,6 +100,13 @@ def _jsonl_records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def test_the_limits_are_described_in_words():
+    assert ExportFilters().describe() == "everything"
+    assert ExportFilters(pools=("P", "Q"), questions=("pf", "safe"), gold_only=True).describe() == (
+        "gold only; pools P, Q; questions pf, safe"
+    )
+
+
 def test_the_fixture_has_gold_and_a_case_for_every_pool_and_question():
     expected = _expected()
     every = {(pool, question) for pool in "PQ" for question in ("pf", "safe")}
@@ -115,12 +122,14 @@ def test_jsonl_limits_cases_and_gold_to_the_chosen_pools_and_questions(two_pools
     )
     assert {r["id"]: {"gold": _pairs(r["gold"]), "cases": _pairs(r["cases"])} for r in records} == expected
     for record in records:
-        # Labels and assignments follow the same limits (none at all for gold only).
-        allowed_pools = set(filters.pools) or {"P", "Q"}
-        assert {a["pool"] for a in record["assignments"]} <= (set() if filters.gold_only else allowed_pools)
-        assert _pairs(record["labels"]) <= (set() if filters.gold_only else {
-            (p, q) for p in allowed_pools for q in (filters.questions or ("pf", "safe"))
-        })
+        # Labels and assignments follow the same limits (none at all for gold only): each pool that rated the
+        # item has two assignments and labels of both questions.
+        rated_by = {pool for (item, pool) in RATINGS if item == record["id"]} & (set(filters.pools) or {"P", "Q"})
+        questions = set(filters.questions) or {"pf", "safe"}
+        if filters.gold_only:
+            rated_by = set()
+        assert sorted(a["pool"] for a in record["assignments"]) == sorted(2 * list(rated_by))
+        assert _pairs(record["labels"]) == {(pool, q) for pool in rated_by for q in questions}
     assert header.get("filters", {"pools": [], "questions": [], "gold_only": False}) == filters.as_dict()
 
 
