@@ -1,49 +1,130 @@
 #!/usr/bin/env bash
-# Mutation testing (mutmut) over the modules that hold Concord's access, assignment, blinding and
-# agreement rules; prints mutmut's results and the kill rate.
+# Mutation testing (mutmut) over the modules that hold Concord's rules: access, assignment, blinding, history
+# (reopen, undo), agreement, the data manager, imports (validation and the all-or-nothing writer), exports
+# (their filters) and the API's SQL save. Prints, per module, the kill rate and whether it meets the target
+# (MUTATION_TARGET, 90 %), then the surviving mutants.
 #
-#     bench/mutation.sh                     # the four areas below
-#     bench/mutation.sh concord/access.py   # only these files (glob patterns mutmut accepts)
-#     MUTMUT_CHILDREN=4 bench/mutation.sh   # parallel mutants (default: the number of CPUs)
-#     PYTHON=… MUTMUT=… bench/mutation.sh    # another interpreter / mutmut than the project's .venv
+#     bench/mutation.sh                                         # every module below, against all their tests
+#     bench/mutation.sh --module adjudication/data_manager.py   # one module against its own tests (repeatable)
+#     bench/mutation.sh --module adjudication/exports/filters.py --only 'adjudication.exports.filters.xǁExportFiltersǁ*'
+#                                                               # only the mutants whose names match (fnmatch:
+#                                                               # a class or a function of the module)
+#     bench/mutation.sh concord/access.py                       # these files (globs) against every test below
+#     MUTATION_TESTS="tests/a.py tests/b.py" bench/mutation.sh …  # another test list
+#     MUTMUT_CHILDREN=1 bench/mutation.sh …                     # parallel mutants (default: the number of CPUs;
+#                                                               # one reuses its test database between mutants)
+#     MUTATION_DATABASE_URL=postgres://… bench/mutation.sh …    # the tests on PostgreSQL (the one-statement save
+#                                                               # of annotation/sql.py is PostgreSQL's); one child
+#     MUTATION_LOG=bench/mutation-figures.log bench/mutation.sh # also append the figures to that file
+#     PYTHON=… MUTMUT=… bench/mutation.sh                       # another interpreter / mutmut than the .venv's
 #
-# It runs in a scratch copy of the committed tree (git archive HEAD), so the working tree is never
-# mutated and nothing is left behind but the printed figures (and $MUTATION_KEEP, when set, the copy).
-# mutmut runs the tests that reach each mutated function, chosen from those listed in TESTS below,
-# on SQLite. A mutant is killed when a test fails, survives when they all pass; the kill rate is
-# killed / (killed + survived + timeouts counted as killed, as mutmut does), skipped ones excluded.
+# It runs in a scratch copy of the committed tree (git archive HEAD), so the working tree is never mutated and
+# nothing is left behind but the printed figures (and $MUTATION_KEEP, when set, the copy: `mutmut show NAME`
+# there shows a mutant). Commit before a run: uncommitted changes are not measured.
+# mutmut runs the tests that reach each mutated function, chosen from the test list, on SQLite unless
+# MUTATION_DATABASE_URL is set. A mutant is killed when a test fails, survives when they all pass; the kill
+# rate is killed / (killed + survived), timeouts counted as killed (as mutmut does); mutants that no listed
+# test reaches ("no tests") and those not selected by --only are not counted.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PY="${PYTHON:-$ROOT/.venv/bin/python}"
 MUTMUT="${MUTMUT:-$ROOT/.venv/bin/mutmut}"
 CHILDREN="${MUTMUT_CHILDREN:-$(nproc)}"
+TARGET_RATE="${MUTATION_TARGET:-90}"
 
-if [ "$#" -gt 0 ]; then
-  TARGETS=("$@")
-else
-  TARGETS=(
-    concord/access.py                  # the access rule (404 / 403)
-    annotation/selectors.py            # annotator object access and blinding (workspace, calibration)
-    annotation/services.py             # assignment (pool_assign_items, reservations, submit)
-    adjudication/selectors.py          # adjudicator / researcher object access
-    adjudication/stats/agreement.py    # Cohen, Fleiss, Krippendorff and their bootstraps
-  )
-fi
-# MUTATION_TESTS="tests/a.py tests/b.py" narrows the tests mutmut may choose from (a quicker, partial run).
-read -r -a TESTS <<<"${MUTATION_TESTS:-}"
-[ "${#TESTS[@]}" -gt 0 ] || TESTS=(
-  tests/test_access_matrix.py tests/test_access_policies.py tests/test_security_object_ids.py
-  tests/test_named_mutations.py tests/annotation/test_blinding.py tests/annotation/test_assignment.py
-  tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_labels.py
-  tests/adjudication/test_agreement.py tests/adjudication/test_cases_pages.py
+# Each module and the tests that exercise it (what `--module` runs it against).
+declare -A MODULE_TESTS=(
+  [concord/access.py]="tests/test_access_matrix.py tests/test_access_policies.py tests/test_security_object_ids.py
+    tests/test_named_mutations.py"
+  [annotation/selectors.py]="tests/test_access_matrix.py tests/test_security_object_ids.py tests/test_named_mutations.py
+    tests/annotation/test_blinding.py tests/annotation/test_workspace.py tests/annotation/test_api.py"
+  [annotation/services.py]="tests/test_named_mutations.py tests/annotation/test_assignment.py
+    tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_labels.py
+    tests/annotation/test_history.py tests/annotation/test_labels_conditions.py"
+  [adjudication/selectors.py]="tests/test_access_matrix.py tests/test_security_object_ids.py
+    tests/adjudication/test_cases_pages.py"
+  [adjudication/stats/agreement.py]="tests/adjudication/test_agreement.py tests/adjudication/test_agreement_mutants.py"
+  [adjudication/data_manager.py]="tests/adjudication/test_data_manager.py"
+  [annotation/imports/validation.py]="tests/annotation/test_imports.py tests/annotation/test_import_format.py
+    tests/annotation/test_import_writer.py tests/test_security_import_identities.py"
+  [annotation/imports/writer.py]="tests/annotation/test_imports.py tests/annotation/test_import_writer.py
+    tests/test_security_import_identities.py"
+  [adjudication/exports/filters.py]="tests/adjudication/test_exports.py tests/adjudication/test_exports_limits.py
+    tests/adjudication/test_exports_filters.py tests/adjudication/test_exports_agreement.py
+    tests/adjudication/test_roundtrip.py"
+  [adjudication/exports/records.py]="tests/adjudication/test_exports.py tests/adjudication/test_exports_limits.py
+    tests/adjudication/test_exports_filters.py tests/adjudication/test_exports_agreement.py
+    tests/adjudication/test_roundtrip.py tests/test_security_csv.py"
+  [annotation/sql.py]="tests/annotation/test_save_sql.py tests/annotation/test_api.py tests/annotation/test_api_label_io.py
+    tests/annotation/test_labels.py"
 )
+# The order of a full run.
+ALL_MODULES=(
+  concord/access.py annotation/selectors.py annotation/services.py adjudication/selectors.py
+  adjudication/stats/agreement.py adjudication/data_manager.py annotation/imports/validation.py
+  annotation/imports/writer.py adjudication/exports/filters.py adjudication/exports/records.py annotation/sql.py
+)
+
+MODULES=()
+GLOBS=()
+ONLY=()
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --module)
+      [ -n "${MODULE_TESTS[${2:-}]+set}" ] || {
+        echo "unknown module '${2:-}'; one of: ${ALL_MODULES[*]}" >&2; exit 2; }
+      MODULES+=("$2"); shift 2 ;;
+    --only) [ -n "${2:-}" ] || { echo "--only needs a mutant name pattern" >&2; exit 2; }; ONLY+=("$2"); shift 2 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -*) echo "unknown option $1" >&2; exit 2 ;;
+    *) GLOBS+=("$1"); shift ;;
+  esac
+done
+if [ "${#MODULES[@]}" -gt 0 ] && [ "${#GLOBS[@]}" -gt 0 ]; then
+  echo "name modules either with --module or as plain paths, not both" >&2; exit 2
+fi
+
+TESTS=()
+if [ "${#MODULES[@]}" -gt 0 ]; then
+  TARGETS=("${MODULES[@]}")
+  for m in "${MODULES[@]}"; do read -r -d '' -a more <<<"${MODULE_TESTS[$m]}" || true; TESTS+=("${more[@]}"); done
+elif [ "${#GLOBS[@]}" -gt 0 ]; then
+  TARGETS=("${GLOBS[@]}")
+else
+  TARGETS=("${ALL_MODULES[@]}")
+fi
+if [ "${#TESTS[@]}" -eq 0 ]; then
+  for m in "${ALL_MODULES[@]}"; do read -r -d '' -a more <<<"${MODULE_TESTS[$m]}" || true; TESTS+=("${more[@]}"); done
+fi
+read -r -a OVERRIDE <<<"${MUTATION_TESTS:-}"
+[ "${#OVERRIDE[@]}" -eq 0 ] || TESTS=("${OVERRIDE[@]}")
+# Each test file once, in a stable order.
+mapfile -t TESTS < <(printf '%s\n' "${TESTS[@]}" | awk 'NF && !seen[$0]++')
+
+PYTEST_ARGS=(-p no:cacheprovider -p no:randomly -x -q --timeout=120)
+if [ -n "${MUTATION_DATABASE_URL:-}" ]; then
+  # One test database for the whole run: parallel children would share (and drop) it.
+  CHILDREN=1
+fi
+if [ "$CHILDREN" -eq 1 ]; then
+  # One mutant at a time: each test run keeps the test database the previous one made instead of migrating
+  # a new one (seconds per mutant, most of the time of a mutant whose first test fails).
+  PYTEST_ARGS+=(--reuse-db)
+fi
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/concord-mutation.XXXXXX")"
 cleanup() { if [ -z "${MUTATION_KEEP:-}" ]; then rm -rf "$WORK"; else echo "kept: $WORK"; fi; }
 trap cleanup EXIT
 git -C "$ROOT" archive HEAD | tar -x -C "$WORK"
 ln -s "$(dirname "$(dirname "$PY")")" "$WORK/.venv"
+COMMIT="$(git -C "$ROOT" rev-parse --short HEAD)"
+# A listed test file that the committed tree lacks is named and left out (pytest would refuse the whole list).
+present=()
+for t in "${TESTS[@]}"; do
+  if [ -e "$WORK/$t" ]; then present+=("$t"); else echo "note: $t is not in the committed tree; left out" >&2; fi
+done
+TESTS=("${present[@]}")
 
 # mutmut reads [mutmut] from setup.cfg when pyproject.toml has no [tool.mutmut]; the copy gets its own.
 {
@@ -55,7 +136,7 @@ ln -s "$(dirname "$(dirname "$PY")")" "$WORK/.venv"
   echo "also_copy="
   for p in manage.py templates static data docs bench; do echo "    $p"; done
   echo "pytest_add_cli_args="
-  for a in -p no:cacheprovider -p no:randomly -x -q --timeout=120; do echo "    $a"; done
+  for a in "${PYTEST_ARGS[@]}"; do echo "    $a"; done
   echo "pytest_add_cli_args_test_selection="
   for t in "${TESTS[@]}"; do echo "    $t"; done
   echo "use_git_change_detection=false"
@@ -63,40 +144,61 @@ ln -s "$(dirname "$(dirname "$PY")")" "$WORK/.venv"
 
 cd "$WORK"
 export DJANGO_ALLOW_ASYNC_UNSAFE=true CONCORD_VAR_DIR="$WORK/var"
+if [ -n "${MUTATION_DATABASE_URL:-}" ]; then export DATABASE_URL="$MUTATION_DATABASE_URL"; else unset DATABASE_URL; fi
 start=$(date +%s)
-"$MUTMUT" run --max-children "$CHILDREN" >"$WORK/mutmut-run.log" 2>&1 || {
+"$MUTMUT" run --max-children "$CHILDREN" "${ONLY[@]}" >"$WORK/mutmut-run.log" 2>&1 || {
   echo "mutmut run failed; its last lines:"; tail -40 "$WORK/mutmut-run.log"; exit 1; }
 elapsed=$(( $(date +%s) - start ))
 
 "$MUTMUT" results --all true >"$WORK/results.txt" 2>&1 || true
-"$PY" - "$WORK/results.txt" "$elapsed" "${TARGETS[@]}" <<'PY'
-import collections, re, sys
-path, elapsed, targets = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+summary="$("$PY" - "$WORK/results.txt" "$elapsed" "$TARGET_RATE" "$COMMIT" "${DATABASE_URL:+PostgreSQL}" \
+  "${TARGETS[*]}" "${ONLY[*]:-}" <<'PY'
+import collections, fnmatch, re, sys
+
+path, elapsed, target, commit, database, targets, only = sys.argv[1:8]
+patterns = only.split()
 by_status = collections.Counter()
 by_module = collections.defaultdict(collections.Counter)
 survivors = []
 for line in open(path, encoding="utf-8", errors="replace"):
-    m = re.match(r"\s*([\w.]+)__mutmut_\d+:\s*(\w[\w ]*)", line)
+    m = re.match(r"\s*([\w.ǁ]+__mutmut_\d+):\s*(\w[\w ]*)", line)
     if not m:
         continue
     name, status = m.group(1), m.group(2).strip()
+    if patterns and not any(fnmatch.fnmatch(name, p) for p in patterns):
+        continue
+    if status == "not checked":
+        continue
     by_status[status] += 1
     module = name.split(".x_")[0].split(".xǁ")[0]
     by_module[module][status] += 1
     if status == "survived":
-        survivors.append(line.split(":")[0].strip())
-killed = by_status["killed"] + by_status["timeout"]
-tested = killed + by_status["survived"]
-print(f"mutation bench: {', '.join(targets)}")
+        survivors.append(name)
+
+
+def rate(counts):
+    killed = counts["killed"] + counts["timeout"]
+    tested = killed + counts["survived"]
+    return killed, tested
+
+
+print(f"mutation bench at {commit} ({database or 'SQLite'}): {targets}" + (f" (only {only})" if only else ""))
 print(f"elapsed: {elapsed} s")
 for module, counts in sorted(by_module.items()):
-    k = counts["killed"] + counts["timeout"]
-    t = k + counts["survived"]
-    rate = f"{100 * k / t:.1f}%" if t else "n/a"
-    print(f"  {module}: {dict(counts)} kill rate {rate}")
+    killed, tested = rate(counts)
+    verdict = ("met" if 100 * killed >= float(target) * tested else "NOT met") if tested else "n/a"
+    figure = f"{killed}/{tested} = {100 * killed / tested:.1f}%" if tested else "no mutant tested"
+    print(f"  {module}: kill rate {figure} — {verdict} (target {target}%); {dict(counts)}")
+killed, tested = rate(by_status)
 print(f"total: {dict(by_status)}")
 print(f"kill rate: {killed}/{tested} = {100 * killed / tested:.1f}%" if tested else "kill rate: n/a (no mutant tested)")
-print(f"survivors ({len(survivors)}): see `mutmut show <name>` in a kept copy (MUTATION_KEEP=1)")
-for name in survivors[:50]:
+print(f"survivors ({len(survivors)}; `mutmut show NAME` in a kept copy, MUTATION_KEEP=1):")
+for name in survivors:
     print("  ", name)
 PY
+)"
+echo "$summary"
+if [ -n "${MUTATION_LOG:-}" ]; then
+  case "$MUTATION_LOG" in /*) log="$MUTATION_LOG" ;; *) log="$ROOT/$MUTATION_LOG" ;; esac
+  { echo "--- $(date -u +%Y-%m-%dT%H:%MZ)"; echo "$summary"; } >>"$log"
+fi

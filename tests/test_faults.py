@@ -32,21 +32,23 @@ kernel has; a machine crash may lose the last second, which a worker restart re-
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import httpx
+import kombu
 import pytest
 import redis
-from celery.signals import before_task_publish
+from celery.signals import before_task_publish, task_postrun, task_prerun
+from django.core.signals import request_started
 from django.db import DatabaseError, connection, connections
 from django.test import Client
 from django.urls import reverse
@@ -61,8 +63,9 @@ from annotation.segmentation import split_sentences
 from concord.celery import app
 from scoring import services as scoring_services
 from scoring.models import BatchStatus, RunStatus, Score, ScoreRun
-from tests import factories
+from tests import factories, waiting
 from tests.scoring import runs_support  # noqa: F401 - registers the probe metric in this process too
+from tests.waiting import SLOW_TEST_TIMEOUT
 from tests.worker import celery_worker, wait_for
 
 REDIS_SERVER = shutil.which("redis-server")
@@ -115,23 +118,28 @@ class PrivateRedis:
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"redis-server exited with {self.process.returncode}:\n{log_path.read_text()}")
+        process = self.process
+
+        def answers() -> bool:
             try:
-                if self.client().ping():  # answers LOADING (an error) until the append-only file is replayed
-                    return
+                return bool(self.client().ping())  # LOADING (an error) until the append-only file is replayed
             except redis.RedisError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError(f"redis-server did not answer within 15 s:\n{log_path.read_text()}")
+                return False
+
+        def alive() -> int:
+            if process.poll() is not None:
+                raise RuntimeError(f"redis-server exited with {process.returncode}:\n{log_path.read_text()}")
+            return log_path.stat().st_size
+
+        waiting.wait_for(
+            answers, what="redis-server to answer", progress=alive, report=lambda: log_path.read_text(), interval=0.05
+        )
 
     def kill(self) -> None:
         """SIGKILL: no shutdown save, no goodbye to clients — a crash."""
         if self.process is not None:
             self.process.send_signal(signal.SIGKILL)
-            self.process.wait(timeout=10)
+            self.process.wait(timeout=waiting.GUARD_SECONDS)  # a SIGKILLed process only has to be reaped
             self.process = None
 
 
@@ -170,7 +178,16 @@ def _bulk_items(study, n: int) -> None:
     )
 
 
+def _run_progress(run_id: int) -> Callable[[], tuple]:
+    def observe() -> tuple:
+        run = ScoreRun.objects.get(pk=run_id)
+        return run.status, run.n_done, sorted(run.batches.values_list("status", flat=True))
+
+    return observe
+
+
 @pytest.mark.worker
+@pytest.mark.timeout(SLOW_TEST_TIMEOUT)
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif(REDIS_SERVER is None, reason="needs a redis-server binary to start a broker it may kill")
 def test_a_broker_killed_and_restarted_mid_run_loses_no_task(tmp_path):
@@ -194,7 +211,8 @@ def test_a_broker_killed_and_restarted_mid_run_loses_no_task(tmp_path):
             def progress() -> ScoreRun:
                 return ScoreRun.objects.get(pk=run.pk)
 
-            wait_for(lambda: progress().n_done >= 8, timeout=30, worker=worker, what="the first scores")
+            wait_for(lambda: progress().n_done >= 8, worker=worker, progress=_run_progress(run.pk),
+                     what="the first scores")
             broker.kill()
             at_kill = progress()
             pending = run.batches.filter(status=BatchStatus.PENDING).count()
@@ -202,13 +220,15 @@ def test_a_broker_killed_and_restarted_mid_run_loses_no_task(tmp_path):
             # The worker holds at most one message (prefetch 1, acks late): the other pending batches
             # exist only as messages in the killed broker.
             assert pending >= 2
-            time.sleep(1.0)  # an outage, not a blip
+            # An outage, not a blip: the broker comes back only once the worker has noticed that it is gone.
+            wait_for(lambda: "Connection to broker lost" in worker.log(), worker=worker,
+                     what="the worker to notice that the broker is gone")
             broker.start()
-            wait_for(lambda: progress().status == RunStatus.DONE, timeout=40, worker=worker, what="the run to finish")
+            wait_for(lambda: progress().status == RunStatus.DONE, worker=worker, progress=_run_progress(run.pk),
+                     what="the run to finish")
             # The same worker finished it: a worker's start re-sends unfinished batches from the database,
             # so a restart would hide lost messages.
             assert worker.starts == 1 and worker.process is not None and worker.process.poll() is None
-            assert "Connection to broker lost" in worker.log()
     finally:
         broker.kill()
     run.refresh_from_db()
@@ -224,6 +244,43 @@ def test_a_broker_killed_and_restarted_mid_run_loses_no_task(tmp_path):
 KILL_BROKER_PID = "CONCORD_TEST_KILL_BROKER_PID"
 KILL_AT = 5
 _batch_messages_published = 0
+# Set in a worker's environment too: a file to which the worker appends a line for each failed attempt of
+# a running fan-out to connect to the broker, so that the test sees how long the fan-out has kept trying
+# (in attempts, not in seconds).
+FAN_OUT_ATTEMPTS_FILE = "CONCORD_TEST_FAN_OUT_ATTEMPTS_FILE"
+_running_tasks: list[str] = []
+
+
+@task_prerun.connect
+def _task_began(sender: Any = None, **_kwargs: Any) -> None:
+    _running_tasks.append(getattr(sender, "name", ""))
+
+
+@task_postrun.connect
+def _task_ended(**_kwargs: Any) -> None:
+    _running_tasks.clear()
+
+
+def _count_the_fan_outs_failed_connections() -> None:
+    path = os.environ.get(FAN_OUT_ATTEMPTS_FILE)
+    if not path:
+        return
+    # Every attempt of kombu to (re)connect goes through this method: one call per attempt of a retry policy.
+    connect = kombu.Connection._connection_factory
+
+    def counted(self: kombu.Connection) -> Any:
+        try:
+            return connect(self)
+        except Exception:
+            if "scoring.score_run_fan_out" in _running_tasks:
+                with open(path, "a", encoding="utf-8") as attempts:
+                    attempts.write("failed\n")
+            raise
+
+    kombu.Connection._connection_factory = counted
+
+
+_count_the_fan_outs_failed_connections()
 
 
 @before_task_publish.connect
@@ -242,6 +299,7 @@ def _kill_the_broker_mid_fan_out(sender: str | None = None, **_kwargs: Any) -> N
 
 
 @pytest.mark.worker
+@pytest.mark.timeout(SLOW_TEST_TIMEOUT)
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif(REDIS_SERVER is None, reason="needs a redis-server binary to start a broker it may kill")
 def test_a_broker_killed_during_a_runs_fan_out_loses_no_batch(tmp_path):
@@ -249,13 +307,20 @@ def test_a_broker_killed_during_a_runs_fan_out_loses_no_batch(tmp_path):
     cannot be published while the broker restarts must be published once it is back, not dropped."""
     broker = PrivateRedis(tmp_path)
     broker.start()
+    attempts = tmp_path / "fan-out-attempts"
+    # Celery's default publish policy connects once and retries max_retries times, within about 0.6 s.
+    default_attempts = 1 + app.conf.task_publish_retry_policy["max_retries"]
+
+    def failed_attempts() -> int:
+        return len(attempts.read_text().splitlines()) if attempts.exists() else 0
+
     try:
         with (
             _publishing_to(broker.url),
             celery_worker(
                 include=("tests.scoring.runs_support", "tests.test_faults"),
                 CELERY_BROKER_URL=broker.url,
-                **{KILL_BROKER_PID: str(broker.process.pid)},
+                **{KILL_BROKER_PID: str(broker.process.pid), FAN_OUT_ATTEMPTS_FILE: str(attempts)},
             ) as worker,
         ):
             researcher = factories.make_user("rita-researcher")
@@ -267,17 +332,29 @@ def test_a_broker_killed_during_a_runs_fan_out_loses_no_batch(tmp_path):
             )
             wait_for(
                 lambda: broker.process.poll() is not None,
-                timeout=30,
                 worker=worker,
                 what="the fan-out to kill the broker",
             )
             broker.process = None
-            time.sleep(1.5)  # longer than Celery's default publish retries (about 0.6 s) wait
+
+            def tried_longer_than_the_default_policy() -> bool:
+                if re.search(r"Task scoring\.score_run_fan_out\[[0-9a-f-]+\] raised", worker.log()):
+                    raise AssertionError(f"the fan-out gave up while the broker was down\n{worker.report()}")
+                return failed_attempts() > default_attempts
+
+            # The broker stays down until the fan-out has failed to reach it more often than Celery's default
+            # policy tries: a message published with that policy would be lost by now, whatever the speed.
+            wait_for(
+                tried_longer_than_the_default_policy,
+                worker=worker,
+                progress=failed_attempts,
+                what=f"the fan-out to fail to reach the broker more than {default_attempts} times",
+            )
             broker.start()
             wait_for(
                 lambda: ScoreRun.objects.get(pk=run.pk).status == RunStatus.DONE,
-                timeout=30,
                 worker=worker,
+                progress=_run_progress(run.pk),
                 what="the run to finish",
             )
             assert worker.starts == 1 and worker.process is not None and worker.process.poll() is None
@@ -407,7 +484,9 @@ def _drop_at_commit(original, args, kwargs):
 def api_http(live_server, one_item, annotator) -> Iterator[httpx.Client]:
     """A script talking to a real threaded HTTP server with the annotator's API token."""
     token = Token.objects.create(user=annotator)
-    with httpx.Client(base_url=live_server.url, headers={"Authorization": f"Token {token.key}"}, timeout=30) as client:
+    # The client's own limit is only a guard (a test that needs a client to give up passes its own timeout).
+    headers = {"Authorization": f"Token {token.key}"}
+    with httpx.Client(base_url=live_server.url, headers=headers, timeout=waiting.GUARD_SECONDS) as client:
         yield client
 
 
@@ -442,6 +521,21 @@ def test_a_label_save_whose_database_connection_drops_fails_and_its_retry_writes
 # --- Network retries and double submits -----------------------------------------------------------------
 
 
+@contextmanager
+def _requests_started() -> Iterator[list[str]]:
+    """The paths of the requests the live server has begun to handle, in order."""
+    started: list[str] = []
+
+    def record(sender: Any = None, environ: dict | None = None, **_kwargs: Any) -> None:
+        started.append((environ or {}).get("PATH_INFO", ""))
+
+    request_started.connect(record, weak=False, dispatch_uid="tests.test_faults.requests_started")
+    try:
+        yield started
+    finally:
+        request_started.disconnect(dispatch_uid="tests.test_faults.requests_started")
+
+
 def test_a_label_put_retried_after_a_client_timeout_is_stored_once(api_http, one_item):
     """The first request is still working when the client gives up and sends it again (on PostgreSQL its
     one statement has stored the label; elsewhere it still holds its transaction, and the retry waits for
@@ -449,16 +543,21 @@ def test_a_label_put_retried_after_a_client_timeout_is_stored_once(api_http, one
     url = reverse("api-labels", args=[one_item["assignment"].pk])
     body = {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0}
 
-    def slow(original, args, kwargs):
-        written = original(*args, **kwargs)
-        time.sleep(1.5)  # longer than the client waits
-        return written
+    with _requests_started() as started:
 
-    with _first_label_write(slow) as events:
-        with pytest.raises(httpx.ReadTimeout):
-            api_http.put(url, json=body, timeout=0.5)
-        retried = api_http.put(url, json=body)
-        wait_for(lambda: "first done" in events, timeout=10, what="the first request to finish")
+        def slow(original, args, kwargs):
+            written = original(*args, **kwargs)
+            # Held until the client's retry has reached the server: the client surely gives up on this request
+            # first, and its retry surely arrives while this one is still working, however fast the machine.
+            waiting.wait_for(lambda: started.count(url) >= 2, what="the client's retry to reach the server")
+            return written
+
+        with _first_label_write(slow) as events:
+            with pytest.raises(httpx.ReadTimeout):
+                api_http.put(url, json=body, timeout=0.5)
+            retried = api_http.put(url, json=body)
+            waiting.wait_for(lambda: "first done" in events, what="the first request to finish")
+    assert started == [url, url]
     assert retried.status_code == 200, retried.text
     assert retried.json()["version"] == 1
     label = Label.objects.get()
@@ -540,6 +639,18 @@ def two_annotators_one_item(study, submit_receivers):
     return {"pool": pool, "item": item, "first": first, "second": second}
 
 
+class _Overlap:
+    """How far concurrent submissions have got: begun (the request is sent), inside (in the submitting
+    transaction, at the first handler), detected (past the disagreement detection)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.begun = self.inside = self.detected = 0
+
+
+OVERLAP = _Overlap()
+
+
 def _concurrently(calls: list[Callable[[], Any]]) -> list[Any]:
     """Run the calls at the same moment, each in a thread with its own database connection."""
     barrier = threading.Barrier(len(calls))
@@ -548,6 +659,8 @@ def _concurrently(calls: list[Callable[[], Any]]) -> list[Any]:
     def run(i: int) -> None:
         try:
             barrier.wait()
+            with OVERLAP.lock:
+                OVERLAP.begun += 1
             results[i] = calls[i]()
         except Exception as exc:  # reported by the assertions on the results
             results[i] = exc
@@ -557,8 +670,8 @@ def _concurrently(calls: list[Callable[[], Any]]) -> list[Any]:
     threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    for i, thread in enumerate(threads):
+        waiting.join(thread, what=f"concurrent call {i}")
     return results
 
 
@@ -591,9 +704,40 @@ def test_the_same_submit_sent_concurrently_submits_once_and_runs_the_handlers_on
     assert LabelHistory.objects.filter(label__assignment__pool=pool).count() == 4
 
 
-def pause_inside_the_submission(sender: Any, **kwargs: Any) -> None:
-    """Keeps a submission's transaction open a moment, so that two submissions surely overlap."""
-    time.sleep(0.5)
+def _the_other_waits_for_this_transaction() -> bool:
+    """PostgreSQL: another session waits for a lock this transaction holds. SQLite, whose write transactions
+    take the database's write lock when they begin (IMMEDIATE): the other submission has begun."""
+    if connection.vendor != "postgresql":
+        return OVERLAP.begun > 1
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted AND pg_backend_pid() = ANY(pg_blocking_pids(pid)))"
+        )
+        return bool(cursor.fetchone()[0])
+
+
+def overlap_before_the_detection(sender: Any, **kwargs: Any) -> None:
+    """The first submission in holds its transaction open until the other one waits for it, or has come in
+    too (nothing kept them apart): the two surely overlap, by a condition, not by a duration."""
+    with OVERLAP.lock:
+        OVERLAP.inside += 1
+        if OVERLAP.inside > 1:
+            return
+    waiting.wait_for(
+        lambda: OVERLAP.inside > 1 or _the_other_waits_for_this_transaction(),
+        what="the other submission to wait for this one, or to come in too",
+    )
+
+
+def overlap_after_the_detection(sender: Any, **kwargs: Any) -> None:
+    """No submission commits before the other one has run the detection too, unless the other waits for it:
+    where nothing serialises them, both detections surely run before either submission is committed."""
+    with OVERLAP.lock:
+        OVERLAP.detected += 1
+    waiting.wait_for(
+        lambda: OVERLAP.detected > 1 or _the_other_waits_for_this_transaction(),
+        what="the other submission to run the detection too, or to wait for this one",
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -603,8 +747,11 @@ def test_the_last_two_annotators_submitting_at_once_still_hand_the_item_to_adjud
     """Each submission's receiver must see the other one: if both ran on a snapshot where the other
     assignment was still open, neither would make gold or open the case, and the item would be lost
     to adjudication."""
+    OVERLAP.__init__()
     data = two_annotators_one_item
-    submit_receivers(pause_inside_the_submission, disagreements_on_submit, record_submission)
+    submit_receivers(
+        overlap_before_the_detection, disagreements_on_submit, overlap_after_the_detection, record_submission
+    )
     pool, first, second = data["pool"], data["first"], data["second"]
     results = _concurrently(
         [

@@ -38,6 +38,7 @@ from tests.scoring import runs_support  # noqa: F401 - registers the probe metri
 from tests.scoring.conftest import build_tiny_nli_model
 from tests.scoring.runs_support import nli_available
 from tests.test_faults import REDIS_SERVER, PrivateRedis, _bulk_items, _publishing_to
+from tests.waiting import SLOW_TEST_TIMEOUT, SUBPROCESS_TIMEOUT
 from tests.worker import celery_worker, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,7 +112,7 @@ def _settings_under(expression: str, **env: str) -> subprocess.CompletedProcess:
         env=base,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=SUBPROCESS_TIMEOUT,
     )
 
 
@@ -242,6 +243,7 @@ def _received(worker, task: str, event: str = "received") -> int:
 
 @pytest.mark.worker
 @pytest.mark.slow
+@pytest.mark.timeout(SLOW_TEST_TIMEOUT)
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif(REDIS_SERVER is None, reason="needs a redis-server binary for a private broker")
 def test_two_workers_on_two_queues_each_run_the_tasks_of_their_queue(tmp_path):
@@ -265,7 +267,7 @@ def test_two_workers_on_two_queues_each_run_the_tasks_of_their_queue(tmp_path):
             # Each worker's own recovery has run (on a queue it consumes) before any run exists.
             for worker in (gpu_worker, cpu_worker):
                 wait_for(lambda w=worker: _received(w, "scoring.score_runs_recover", "succeeded") == 1,
-                         timeout=30, worker=worker, what="the worker's recovery at start")
+                         worker=worker, what="the worker's recovery at start")
             researcher = factories.make_user("rita-researcher")
             study = factories.make_study(owner=researcher)
             _bulk_items(study, 6)
@@ -285,7 +287,12 @@ def test_two_workers_on_two_queues_each_run_the_tasks_of_their_queue(tmp_path):
                 checked = ImportJob.objects.get(pk=job.pk).status == ImportJobStatus.CHECKED
                 return checked and set(runs) == {RunStatus.DONE}
 
-            wait_for(finished, timeout=120, worker=cpu_worker, what="both runs and the import check")
+            def progress() -> tuple:
+                runs = ScoreRun.objects.filter(pk__in=[lexical.pk, nli.pk]).order_by("pk")
+                return list(runs.values_list("status", "n_done")), ImportJob.objects.get(pk=job.pk).status
+
+            wait_for(finished, worker=(gpu_worker, cpu_worker), progress=progress,
+                     what="both runs and the import check")
             gpu_log, cpu_log = gpu_worker.log(), cpu_worker.log()
             gpu_name, cpu_name = _hostname(gpu_worker), _hostname(cpu_worker)
     finally:

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from concord import auth
 from tests import factories
+from tests.waiting import SUBPROCESS_TIMEOUT
 
 ROOT = Path(__file__).resolve().parent.parent
 STRONG_KEY = "x7Qp2vR9sT4wY6zA1bC3dE5fG8hJ0kL2mN4pQ6rS8tU0vW2xY4z"
@@ -53,7 +54,9 @@ def _run(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedPro
         }
     }
     clean.update({"CONCORD_VAR_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "concord.settings", **env})
-    return subprocess.run([sys.executable, *args], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT
+    )
 
 
 def _settings_value(tmp_path: Path, expression: str, **env: str) -> subprocess.CompletedProcess:

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.waiting import SUBPROCESS_TIMEOUT
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -27,7 +29,7 @@ def _load_settings(**env: str) -> subprocess.CompletedProcess:
         env=base,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=SUBPROCESS_TIMEOUT,
     )
 
 

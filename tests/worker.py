@@ -11,6 +11,10 @@ The worker gets the test database (on SQLite the test database file from ``DATAB
 PostgreSQL pytest-django's ``test_<name>`` database) through ``DATABASE_URL``, and the broker the test
 process publishes to: the same ``CELERY_BROKER_URL`` and, for the filesystem broker, the same
 ``CONCORD_VAR_DIR``.
+
+Waiting on a worker never uses a fixed deadline (``tests/waiting.py``): a worker advances while its log
+grows or it uses CPU time (importing Django and the models at start, scoring), and a wait fails at once,
+with the log, when the worker has exited.
 """
 
 from __future__ import annotations
@@ -19,18 +23,40 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from django.conf import settings
 from django.db import connection
 
+from tests import waiting
+
 ROOT = Path(__file__).resolve().parent.parent
-READY_TIMEOUT = 60.0
+T = TypeVar("T")
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+class WorkerDied(AssertionError):
+    """The worker process exited while a test waited on it."""
+
+
+def process_group_cpu_seconds(pgid: int) -> float:
+    """CPU time (user + system) used so far by the live processes of one process group; 0 where /proc is
+    not available (the log is then the only sign of progress)."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # the process ended meanwhile
+        # After the command name: state, ppid, pgrp, …, utime (14th field of the line), stime (15th).
+        if len(fields) > 12 and fields[2] == str(pgid):
+            total += int(fields[11]) + int(fields[12])
+    return total / _TICKS
 
 
 def test_database_url() -> str:
@@ -99,18 +125,32 @@ class WorkerProcess:
             command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
         log.close()
-        deadline = time.monotonic() + READY_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the worker exited with {self.process.returncode}:\n{self.log()}")
-            if " ready." in self.log():
-                return
-            time.sleep(0.2)
-        self.kill()
-        raise RuntimeError(f"the worker was not ready within {READY_TIMEOUT}s:\n{self.log()}")
+        try:
+            # Starting imports Django, Celery and the apps: CPU time, before the log says anything.
+            waiting.wait_for(
+                lambda: " ready." in self.log(), what="the worker to be ready", progress=self.progress,
+                report=self.report,
+            )
+        except BaseException:
+            self.kill()
+            raise
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path and self.log_path.exists() else ""
+
+    def report(self) -> str:
+        return f"--- worker log ({self.log_path}) ---\n{self.log()[-6000:]}"
+
+    def progress(self) -> tuple[int, int]:
+        """What shows that the worker is getting on: the size of its log and the whole seconds of CPU time
+        its processes used. Raises WorkerDied, with the log, when it has exited."""
+        if self.process is None:
+            raise WorkerDied("the worker is not running (killed or stopped)")
+        if self.process.poll() is not None:
+            raise WorkerDied(f"the worker exited with {self.process.returncode}\n{self.report()}")
+        size = self.log_path.stat().st_size if self.log_path and self.log_path.exists() else 0
+        # Whole seconds: an idle worker's polling does not count as progress, work does.
+        return size, int(process_group_cpu_seconds(self.process.pid))
 
     def kill(self) -> None:
         """SIGKILL the worker and its pool processes: no warm shutdown, nothing acknowledged or restored."""
@@ -118,7 +158,7 @@ class WorkerProcess:
             return
         with suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=30)
+        self.process.wait(timeout=waiting.GUARD_SECONDS)  # a SIGKILLed process only has to be reaped
         self.process = None
 
     def stop(self) -> None:
@@ -128,7 +168,7 @@ class WorkerProcess:
         try:
             # The main process only: it stops its pool children itself and hands back unacked messages.
             self.process.terminate()
-            self.process.wait(timeout=20)
+            self.process.wait(timeout=20)  # not a test's deadline: a slower shutdown is only cut short
         except (ProcessLookupError, subprocess.TimeoutExpired):
             pass
         self.kill()
@@ -172,18 +212,21 @@ def celery_worker(
 
 
 def wait_for(
-    condition: Callable[[], bool],
+    condition: Callable[[], T],
     *,
-    timeout: float,
-    worker: WorkerProcess | None = None,
-    what: str = "",
-    interval: float = 0.2,
-) -> None:
-    """Poll ``condition`` until true; on timeout fail with the worker's log."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(interval)
-    log = worker.log()[-4000:] if worker else ""
-    raise AssertionError(f"timed out after {timeout}s waiting for {what or condition}\n--- worker log ---\n{log}")
+    what: str,
+    worker: WorkerProcess | Sequence[WorkerProcess] = (),
+    progress: waiting.Observation | Sequence[waiting.Observation] = (),
+    **kwargs: Any,
+) -> T:
+    """``tests.waiting.wait_for`` with the workers' progress among the observations and their logs in
+    the failure; ``progress`` adds the test's own (a run's count of scored items, a job's status)."""
+    workers = [worker] if isinstance(worker, WorkerProcess) else list(worker)
+    observations = [progress] if callable(progress) else list(progress)
+    return waiting.wait_for(
+        condition,
+        what=what,
+        progress=[*observations, *(w.progress for w in workers)],
+        report=lambda: "\n".join(w.report() for w in workers),
+        **kwargs,
+    )

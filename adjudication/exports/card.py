@@ -14,12 +14,10 @@ import json
 from collections import Counter, defaultdict
 from typing import Any
 
-from django.db.models import Count
-
 from adjudication.consensus import canonical
 from adjudication.exports.filters import ExportFilters
 from adjudication.exports.records import FORMAT_VERSION, ExportContext
-from adjudication.models import GoldLabel, GoldSource
+from adjudication.models import GoldSource
 from adjudication.stats import pattern_agreement as pa
 from annotation.models import Question, Study
 
@@ -35,6 +33,8 @@ class CardTally:
         self.ctx = ctx
         self.kinds = {q.key: q.kind for q in ctx.questions.values()}
         self.counts: Counter[str] = Counter()
+        # The provenance of the current gold written, so that a limited export's card describes its own gold.
+        self.gold_sources: Counter[str] = Counter()
         self.patterns: dict[tuple[str, str], Counter[tuple]] = defaultdict(Counter)
 
     def add(self, record: dict[str, Any]) -> None:
@@ -43,6 +43,7 @@ class CardTally:
         counts["labels"] += len(record["labels"])
         counts["gold_versions"] += len(record["gold"])
         counts["gold_current"] += sum(1 for g in record["gold"] if g["is_current"])
+        self.gold_sources.update(g["source"] for g in record["gold"] if g["is_current"])
         counts["cases"] += len(record["cases"])
         counts["scores"] += len(record["scores"])
         submitted = {(a["pool"], a["annotator"]) for a in record["assignments"] if a["status"] == "submitted"}
@@ -58,15 +59,23 @@ class CardTally:
     def summary(self) -> dict[str, int]:
         keys = ("items", "labels", "gold_current", "gold_versions", "cases", "scores")
         out = {key: self.counts.get(key, 0) for key in keys}
-        out["annotators"] = len({user_id for _pool, user_id in self.ctx.pseudonyms})
+        pools = self.ctx.filters.pools
+        out["annotators"] = len(
+            {user_id for pool_id, user_id in self.ctx.pseudonyms if not pools or self.ctx.pools[pool_id].name in pools}
+        )
         return out
 
     def agreement(self) -> list[dict[str, Any]]:
         """Per pool and question: percent agreement, Fleiss' κ and Krippendorff's α over submitted
         labels, before any consensus, from the answer patterns (adjudication.stats.pattern_agreement)."""
         rows: list[dict[str, Any]] = []
+        pools, questions = self.ctx.filters.pools, self.ctx.filters.questions
         for pool in sorted(self.ctx.pools.values(), key=lambda p: p.name):
+            if pools and pool.name not in pools:
+                continue
             for question in sorted(pool.questions.all(), key=lambda q: (q.order, q.pk)):
+                if questions and question.key not in questions:
+                    continue
                 row: dict[str, Any] = {"pool": pool.name, "question": question.key, "kind": question.kind}
                 rows.append(row)
                 if question.kind == "text":
@@ -126,12 +135,7 @@ def _md(value: Any) -> str:
 def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: CardTally, yaml_header: bool) -> str:
     counts = tally.summary()
     agreement_rows = tally.agreement()
-    gold_sources = dict(
-        GoldLabel.objects.filter(item__study=study, is_current=True)
-        .values("source")
-        .annotate(n=Count("pk"))
-        .values_list("source", "n")
-    )
+    gold_sources = tally.gold_sources
     out = io.StringIO()
     if yaml_header:
         out.write("---\n")

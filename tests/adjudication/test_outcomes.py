@@ -76,6 +76,22 @@ def test_a_class_smaller_than_the_number_of_folds_is_refused_with_the_reason():
         outcome_cv.cross_validate(x, y, CLASSES, feature_names=["a", "b"], n_splits=5, n_repeats=1)
 
 
+@pytest.mark.parametrize(("n_severe", "n_splits", "refused"), [(3, 3, False), (2, 3, True), (4, 3, False)])
+def test_the_smallest_class_caps_the_folds_on_both_sides_of_the_cap(n_severe, n_splits, refused):
+    """A class with as many items as folds can be stratified (one per fold); one item fewer cannot."""
+    x, y = _synthetic(n_per_class=10)
+    y = y.copy()
+    y[y == 2] = 1
+    y[:n_severe] = 2
+    kw = {"feature_names": ["a", "b"], "models": ["logistic"], "n_splits": n_splits, "n_repeats": 1, "n_boot": 0}
+    if refused:
+        with pytest.raises(outcome_cv.OutcomeRefused, match=f"severe has {n_severe}"):
+            outcome_cv.cross_validate(x, y, CLASSES, **kw)
+    else:
+        out = outcome_cv.cross_validate(x, y, CLASSES, **kw)
+        assert out["cv"]["n_splits"] == n_splits
+
+
 def test_subgroup_figures_state_how_many_items_they_rest_on():
     x, y = _synthetic(n_per_class=20)
     groups = np.where(np.arange(y.size) % 3 == 0, "written-to-harm", "natural")

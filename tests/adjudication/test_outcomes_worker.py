@@ -9,9 +9,10 @@ from adjudication.analysis import outcomes
 from adjudication.models import ReportJob, ReportJobStatus
 from adjudication.report_jobs import ANALYSIS, job_request
 from tests.adjudication.test_outcomes import _query, fast_password_hashing, harm_study  # noqa: F401
+from tests.waiting import SLOW_TEST_TIMEOUT
 from tests.worker import celery_worker, wait_for
 
-pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True), pytest.mark.timeout(SLOW_TEST_TIMEOUT)]
 
 
 def test_a_real_worker_runs_the_outcome_cross_validation(harm_study, researcher):  # noqa: F811
@@ -22,8 +23,8 @@ def test_a_real_worker_runs_the_outcome_cross_validation(harm_study, researcher)
         )
         wait_for(
             lambda: ReportJob.objects.get(pk=job.pk).status in (ReportJobStatus.DONE, ReportJobStatus.FAILED),
-            timeout=60,
             worker=worker,
+            progress=lambda: ReportJob.objects.filter(pk=job.pk).values_list("status", "n_done").get(),
             what="the outcome job",
         )
     job.refresh_from_db()

@@ -19,7 +19,7 @@ from adjudication.analysis import planning
 from adjudication.models import ReportJob, ReportJobKind, ReportJobStatus
 from adjudication.stats import planning as sp
 from annotation.models import Pool
-from tests import factories
+from tests import factories, waiting
 from tests.adjudication.test_planning import _study, run_planning_jobs
 
 pytestmark = pytest.mark.django_db
@@ -208,7 +208,7 @@ def test_concurrent_starts_never_exceed_the_bound(researcher, settings):
 
     def start(i: int) -> None:
         try:
-            barrier.wait(timeout=60)
+            barrier.wait(timeout=waiting.STALL_SECONDS)
             report_jobs.figures_plan_job(
                 study=study, data={"kappa": f"0.{i + 1}", "raters": "3", "categories": "3"}, user=researcher
             )
@@ -221,8 +221,8 @@ def test_concurrent_starts_never_exceed_the_bound(researcher, settings):
     threads = [threading.Thread(target=start, args=(i,)) for i in range(8)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join(timeout=120)
+    for i, t in enumerate(threads):
+        waiting.join(t, what=f"plan start {i}")
     assert sorted(outcomes) == ["queued"] * 2 + ["refused"] * 6
     assert ReportJob.objects.filter(study=study, kind=ReportJobKind.PLANNING).count() == 2
 

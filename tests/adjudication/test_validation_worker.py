@@ -12,9 +12,10 @@ from scoring import services as scoring_services
 from scoring.models import RunStatus, Score, ScoreRun
 from tests.adjudication import validation_support as vs_support
 from tests.adjudication.validation_support import auc_by_counting
+from tests.waiting import SLOW_TEST_TIMEOUT
 from tests.worker import celery_worker, wait_for
 
-pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True), pytest.mark.timeout(SLOW_TEST_TIMEOUT)]
 
 
 @pytest.fixture(autouse=True)
@@ -38,7 +39,12 @@ def test_a_blinded_validation_study_runs_end_to_end_and_matches_hand_counted_val
         rf = scoring_services.score_run_start(
             study=study, metric="rf", backend="lexical", parameters={}, actor=researcher
         )
-        wait_for(lambda: _done(cf.pk) and _done(rf.pk), timeout=40, worker=worker, what="the cf and rf runs")
+        wait_for(
+            lambda: _done(cf.pk) and _done(rf.pk),
+            worker=worker,
+            progress=lambda: sorted(ScoreRun.objects.filter(pk__in=[cf.pk, rf.pk]).values_list("status", "n_done")),
+            what="the cf and rf runs",
+        )
         # Both runs are finished and stored: no need to wait for a warm shutdown.
         worker.kill()
     cf.refresh_from_db()

@@ -14,6 +14,7 @@ from annotation.models import Assignment, AssignmentStatus
 from annotation.services import assignment_reserve_next, assignment_skip, assignment_submit, pool_assign_items
 from concord.errors import ValidationFailed
 from tests import factories
+from tests.waiting import STALL_SECONDS
 
 pytestmark = pytest.mark.django_db
 
@@ -172,7 +173,7 @@ def test_concurrent_reservations_by_one_account_get_different_items(study, annot
     pool_assign_items(pool=pool)
     got: list[int] = []
     start = threading.Barrier(3)
-    reserved_by_all = threading.Barrier(3, timeout=30)
+    reserved_by_all = threading.Barrier(3, timeout=STALL_SECONDS)  # a guard: a lost caller fails, not hangs
 
     def worker() -> None:
         # Each caller holds its transaction open until all three have reserved, so the three are truly

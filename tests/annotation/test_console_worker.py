@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -12,19 +10,23 @@ from annotation.imports import jobs
 from annotation.models import ImportJob, ImportJobStatus, Item
 from tests import factories
 from tests.annotation.console_helpers import ITEMS, jsonl
-from tests.worker import celery_worker
+from tests.waiting import SLOW_TEST_TIMEOUT
+from tests.worker import celery_worker, wait_for
 
-pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True), pytest.mark.timeout(SLOW_TEST_TIMEOUT)]
 
 
-def _wait_for(job_id: int, status: str, worker, timeout: float = 60.0) -> ImportJob:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def _wait_for(job_id: int, status: str, worker) -> ImportJob:
+    def reached() -> ImportJob | None:
         job = ImportJob.objects.get(pk=job_id)
-        if job.status == status:
-            return job
-        time.sleep(0.2)
-    raise AssertionError(f"job stayed {job.status}, not {status}:\n{worker.log()[-3000:]}")
+        return job if job.status == status else None
+
+    return wait_for(
+        reached,
+        worker=worker,
+        progress=lambda: ImportJob.objects.filter(pk=job_id).values_list("status", "n_done").get(),
+        what=f"the import job to be {status}",
+    )
 
 
 def test_a_worker_checks_then_imports_an_uploaded_file(researcher):

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import STALL_SECONDS
+
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
@@ -27,6 +29,9 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+# Playwright waits for each element, navigation or response on its own; its limit is the tests' stall
+# period (tests/waiting.py), not a few seconds that a loaded machine can miss.
+BROWSER_TIMEOUT_MS = int(STALL_SECONDS * 1000)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -51,7 +56,8 @@ def browser():
 @pytest.fixture
 def browser_context(browser, request) -> Iterator:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(BROWSER_TIMEOUT_MS)
+    context.set_default_navigation_timeout(BROWSER_TIMEOUT_MS)
     yield context
     report = getattr(request.node, "rep_call", None)
     if report is not None and report.failed:

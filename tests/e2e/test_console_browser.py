@@ -29,8 +29,6 @@ def console_page(browser_context):
     failure), collecting JavaScript errors such as Content-Security-Policy refusals."""
     ARTIFACTS.mkdir(exist_ok=True)
     page = browser_context.new_page()
-    page.set_default_timeout(20_000)
-    page.set_default_navigation_timeout(30_000)
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     return page, errors

@@ -33,7 +33,7 @@ def test_the_validation_report_draws_the_precision_chart(live_server, login, res
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(live_server.url + reverse("adjudication:validation-report", args=[s["vs"].pk]))
-    page.wait_for_selector("#precision svg.precision polyline", timeout=60_000)
+    page.wait_for_selector("#precision svg.precision polyline")
     assert "still needed about" in page.locator("#precision-still").inner_text()
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator("#precision").screenshot(path=str(ARTIFACTS / "validation-precision-chart-e2e.png"))

@@ -5,7 +5,8 @@ A reply is one of:
 
 - ``content(text)``: HTTP 200 with a chat completion whose message content is ``text``;
 - ``status(code, body)``: that HTTP status with a JSON body (e.g. 429, 500);
-- ``stall(seconds)``: no answer for that long (a client timeout).
+- ``stall()``: no answer until the stub stops, so a client's timeout surely expires first (however
+  slow the machine; a stall of a fixed length could end before a busy client noticed it).
 
 Every request body is recorded in ``requests`` for assertions.
 """
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,7 +27,6 @@ class Reply:
     text: str = ""
     code: int = 200
     body: dict[str, Any] = field(default_factory=dict)
-    seconds: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
 
 
@@ -39,8 +38,8 @@ def status(code: int, body: dict[str, Any] | None = None, headers: dict[str, str
     return Reply("status", code=code, body=body or {"error": {"message": f"status {code}"}}, headers=headers or {})
 
 
-def stall(seconds: float) -> Reply:
-    return Reply("stall", seconds=seconds)
+def stall() -> Reply:
+    return Reply("stall")
 
 
 class LLMStub:
@@ -49,6 +48,7 @@ class LLMStub:
         self.default: Reply = status(500, {"error": {"message": "no scripted reply"}})
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -62,7 +62,7 @@ class LLMStub:
                     stub.requests.append({"path": self.path, "headers": dict(self.headers), "json": payload})
                     reply = stub.script.popleft() if stub.script else stub.default
                 if reply.kind == "stall":
-                    time.sleep(reply.seconds)
+                    stub._stopping.wait()
                     return
                 if reply.kind == "content":
                     code, body = 200, {
@@ -99,6 +99,7 @@ class LLMStub:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()  # stalled requests end without an answer
         self.server.shutdown()
         self.server.server_close()
 

@@ -83,14 +83,14 @@ def test_a_429_is_retried_with_backoff_and_then_succeeds(llm_stub):
 
 
 def test_timeouts_raise_the_transient_error_and_the_last_attempt_records_a_failed_state(llm_stub):
-    llm_stub.queue(stall(1.0), stall(1.0))
+    llm_stub.queue(stall(), stall())
     backend = _backend(llm_stub, timeout=0.2, max_retries=1)
     ra = get_metric("ra")
     item = ItemInput(id="i", question="q", answer="a", sentences=["a"], scope_class="in_scope")
     with pytest.raises(TransientBackendError, match="timeout"):
         score_item(ra, item, backend, ra.resolve_params({}), final_attempt=False)
     assert len(llm_stub.requests) == 2
-    llm_stub.queue(stall(1.0), stall(1.0))
+    llm_stub.queue(stall(), stall())
     (failed,) = score_item(ra, item, backend, ra.resolve_params({}), final_attempt=True)
     assert (failed.state, failed.details["error_type"]) == ("failed", "TransientBackendError")
 

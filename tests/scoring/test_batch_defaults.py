@@ -19,6 +19,7 @@ from scoring.backends import BACKEND_NAMES, BACKENDS
 from scoring.models import ScoreBatch
 from tests import factories
 from tests.scoring.runs_support import eager_celery, nli_available
+from tests.waiting import SUBPROCESS_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -109,7 +110,7 @@ def _sizes_under(**env: str) -> subprocess.CompletedProcess:
         env=base,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=SUBPROCESS_TIMEOUT,
     )
 
 

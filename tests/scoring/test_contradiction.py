@@ -50,6 +50,34 @@ def test_mismatch_kinds(claim, evidence, kinds):
     assert [m.kind for m in C.mismatches(claim, evidence)] == kinds
 
 
+# A drug named on one side only is a lack of support, not a contradiction: the drug slot contradicts only
+# when each side names a drug the other does not (counted as mentions, brand names folded into the generic).
+PAIN = "for the pain."
+
+
+@pytest.mark.parametrize(("claim", "evidence"), [
+    (f"Take 500 mg of ibuprofen {PAIN}", f"Take 500 mg {PAIN}"),  # only the claim names a drug
+    (f"Take 500 mg {PAIN}", f"Take 500 mg of ibuprofen {PAIN}"),  # only the sentence names one
+    (f"Take ibuprofen and paracetamol {PAIN}", f"Take paracetamol {PAIN}"),  # the claim names one more
+    (f"Take paracetamol {PAIN}", f"Take ibuprofen and paracetamol {PAIN}"),  # the sentence names one more
+    (f"Take paracetamol, sold as Tylenol, {PAIN}", f"Take paracetamol {PAIN}"),  # the same drug named twice
+])
+def test_a_drug_named_on_one_side_only_is_not_a_contradiction(claim, evidence):
+    assert C.match_f1(claim, evidence) >= C.MIN_MATCH  # the two say the same thing: the drug slot is compared
+    assert C.mismatches(claim, evidence) == []
+    assert C.drugs(claim) != C.drugs(evidence) or C.drug_mentions(claim) != C.drug_mentions(evidence)
+
+
+@pytest.mark.parametrize(("claim", "evidence", "named"), [
+    (f"Take ibuprofen {PAIN}", f"Take paracetamol {PAIN}", ("ibuprofen", "paracetamol")),
+    (f"Take ibuprofen and aspirin {PAIN}", f"Take paracetamol {PAIN}", ("aspirin, ibuprofen", "paracetamol")),
+    # Mentions are counted: the claim names ibuprofen once more, the sentence paracetamol once more.
+    (f"Take ibuprofen or ibuprofen {PAIN}", f"Take ibuprofen or paracetamol {PAIN}", ("ibuprofen", "paracetamol")),
+])
+def test_a_drug_on_each_side_that_the_other_does_not_name_is_a_contradiction(claim, evidence, named):
+    assert [(m.kind, m.claim, m.evidence) for m in C.mismatches(claim, evidence)] == [("drug", *named)]
+
+
 @pytest.mark.parametrize("backend_name", ["lexical", "embedding"])
 def test_backends_judge_the_negated_claim_contradicted(backend_name):
     backend = get_backend(backend_name)

@@ -107,6 +107,29 @@ def test_folds_keep_every_example_of_one_group_together():
     assert set(fold_of_group.values()) == set(range(5))
 
 
+def _one_per_group(n_positive: int, n_negative: int) -> list[Example]:
+    return [Example(f"p{i}", True, "e", group=f"p{i}") for i in range(n_positive)] + [
+        Example(f"n{i}", False, "e", group=f"n{i}") for i in range(n_negative)
+    ]
+
+
+@pytest.mark.parametrize(("n_positive", "n_negative"), [(3, 20), (20, 3)])
+def test_folds_are_capped_by_the_smaller_class_so_that_every_fold_holds_one_of_it(n_positive, n_negative):
+    examples = _one_per_group(n_positive, n_negative)
+    k, fold_of_group = fold_plan(examples, 5)
+    assert k == 3  # five folds asked, three examples in the smaller class
+    smaller = [e.group for e in examples if e.label == (n_positive < n_negative)]
+    assert sorted(fold_of_group[g] for g in smaller) == [0, 1, 2]
+    assert set(fold_of_group.values()) == {0, 1, 2}
+
+
+@pytest.mark.parametrize(("n_smaller", "k"), [(5, 5), (6, 5), (4, 4)])
+def test_the_cap_binds_only_below_the_folds_asked_for(n_smaller, k):
+    """Both sides of the cap: a smaller class of at least as many examples as folds keeps the folds asked for."""
+    assert fold_plan(_one_per_group(n_smaller, 20), 5)[0] == k
+    assert fold_plan(_one_per_group(20, n_smaller), 5)[0] == k
+
+
 def test_lexical_features_see_overlap_numbers_and_negation():
     supported = lexical_pair("Take 5 mg daily.", "Take 5 mg daily. Avoid alcohol.")
     wrong_number = lexical_pair("Take 50 mg daily.", "Take 5 mg daily. Avoid alcohol.")

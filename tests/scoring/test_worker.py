@@ -18,9 +18,10 @@ from scoring import services
 from scoring.models import BatchStatus, RunStatus, Score, ScoreRun
 from tests import factories
 from tests.scoring import runs_support  # also registers the probe metric in this process
+from tests.waiting import SLOW_TEST_TIMEOUT
 from tests.worker import WorkerProcess, celery_worker, wait_for
 
-pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True), pytest.mark.timeout(SLOW_TEST_TIMEOUT)]
 
 INCLUDE = ("tests.scoring.runs_support",)
 ANSWER = "Metformin is the usual first-line drug. Hello there!"
@@ -58,6 +59,16 @@ def _run(run_id: int) -> ScoreRun:
     return ScoreRun.objects.get(pk=run_id)
 
 
+def _progress(run_id: int):
+    """What a run's progress is seen in: its counts and the states of its batches."""
+    def observe() -> tuple:
+        run = _run(run_id)
+        batches = sorted(run.batches.values_list("status", "leased_by"))
+        return run.status, run.n_done, run.n_failed, batches
+
+    return observe
+
+
 def test_celery_is_wired_a_real_worker_completes_a_run_and_its_scores_land_in_the_database(worker):
     researcher = factories.make_user("rita-researcher")
     study = factories.make_study(owner=researcher)
@@ -66,7 +77,8 @@ def test_celery_is_wired_a_real_worker_completes_a_run_and_its_scores_land_in_th
     run = services.score_run_start(
         study=study, metric="probe", backend="lexical", parameters={}, actor=researcher, batch_size=4
     )
-    wait_for(lambda: _run(run.pk).status == RunStatus.DONE, timeout=30, worker=worker, what="the run to finish")
+    wait_for(lambda: _run(run.pk).status == RunStatus.DONE, worker=worker, progress=_progress(run.pk),
+             what="the run to finish")
     run.refresh_from_db()
     assert (run.n_total, run.n_done, run.n_failed) == (6, 6, 0)
     assert run.model_identity.startswith("lexical")
@@ -86,7 +98,7 @@ def test_a_worker_killed_mid_run_and_restarted_leaves_exactly_one_score_per_unit
         run = services.score_run_start(
             study=study, metric="probe", backend="lexical", parameters={}, actor=researcher, batch_size=4
         )
-        wait_for(lambda: _run(run.pk).n_done >= 8, timeout=60, worker=worker, what="the first scores")
+        wait_for(lambda: _run(run.pk).n_done >= 8, worker=worker, progress=_progress(run.pk), what="the first scores")
         worker.kill()
         killed = _run(run.pk)
         assert killed.status == RunStatus.RUNNING and killed.n_done < n
@@ -94,7 +106,8 @@ def test_a_worker_killed_mid_run_and_restarted_leaves_exactly_one_score_per_unit
         HOLD_GATE.unlink(missing_ok=True)
     # The module's worker runs with a 2 s lease, so the killed worker's batch is taken over soon after.
     worker.start()
-    wait_for(lambda: _run(run.pk).status == RunStatus.DONE, timeout=90, worker=worker, what="the run to finish")
+    wait_for(lambda: _run(run.pk).status == RunStatus.DONE, worker=worker, progress=_progress(run.pk),
+             what="the run to finish after the restart")
     run.refresh_from_db()
     assert (run.n_total, run.n_done, run.n_failed) == (n, n, 0)  # no item counted twice
     assert Score.objects.filter(run=run).count() == n * 3
