@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Mutation testing (mutmut) over the modules that hold Concord's access, assignment, blinding and
-# agreement rules; prints mutmut's results and the kill rate.
+# Mutation testing (mutmut) over the modules that hold Concord's access, assignment, label save, blinding
+# and agreement rules; prints mutmut's results and the kill rate.
 #
 #     bench/mutation.sh                     # the four areas below
 #     bench/mutation.sh concord/access.py   # only these files (glob patterns mutmut accepts)
@@ -24,8 +24,15 @@ if [ "$#" -gt 0 ]; then
 else
   TARGETS=(
     concord/access.py                  # the access rule (404 / 403)
-    annotation/selectors.py            # annotator object access and blinding (workspace, calibration)
+    annotation/selectors.py            # annotator object access (the access helpers)
+    annotation/workspace.py            # blinding (the item page an annotator sees, calibration labels)
+    annotation/item_units.py           # an item's units (what a complete assignment answers)
     annotation/services.py             # assignment (pool_assign_items, reservations, submit)
+    annotation/labels/access.py        # the annotator access rule (ORM and SQL forms) and who may write
+    annotation/labels/save.py          # the label save (versions, conflicts, conditions, the two paths)
+    annotation/labels/questions.py     # the pool's questions (kept under the questions' revision)
+    annotation/labels/conflicts.py     # what a 409 tells (nobody named but "you")
+    annotation/labels/undo.py          # undoing a change (new versions, never an erasure)
     adjudication/selectors.py          # adjudicator / researcher object access
     adjudication/stats/agreement.py    # Cohen, Fleiss, Krippendorff and their bootstraps
   )
@@ -36,6 +43,7 @@ read -r -a TESTS <<<"${MUTATION_TESTS:-}"
   tests/test_access_matrix.py tests/test_access_policies.py tests/test_security_object_ids.py
   tests/test_named_mutations.py tests/annotation/test_blinding.py tests/annotation/test_assignment.py
   tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_labels.py
+  tests/annotation/test_access_rule.py
   tests/adjudication/test_agreement.py tests/adjudication/test_cases_pages.py
 )
 
