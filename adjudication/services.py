@@ -25,6 +25,7 @@ from adjudication.models import (
     GoldSource,
 )
 from annotation import answers
+from annotation.item_units import assignment_units
 from annotation.models import (
     Aspect,
     AspectStatus,
@@ -37,7 +38,6 @@ from annotation.models import (
     Study,
     StudyRole,
 )
-from annotation.selectors import assignment_units
 from concord.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
 # Gold written by people stands until a person changes it; detection never overrides it.

@@ -27,9 +27,11 @@ from rest_framework.response import Response
 from rest_framework.utils import json as drf_json
 from rest_framework.views import APIView
 
-from annotation import selectors, services
+from annotation import labels, selectors, services
 from annotation.accounts import tokens
+from annotation.labels.questions import get_pool_question
 from annotation.models import Assignment, AssignmentStatus, ExposureKind, Importance
+from annotation.workspace import Workspace
 from concord.errors import NotFound, ValidationFailed
 from concord.fields import JSONField, WholeNumberField
 from concord.params import MAX_BIGINT, parse_id
@@ -200,15 +202,15 @@ class WorkspaceOutput(serializers.Serializer):
     others = OtherLabelOutput(many=True, help_text="Calibration pools only, after you submitted.")
 
     @extend_schema_field(SourceSentenceOutput(many=True))
-    def get_source_sentences(self, ws: selectors.Workspace) -> list[dict[str, Any]]:
+    def get_source_sentences(self, ws: Workspace) -> list[dict[str, Any]]:
         return [{"index": i, "text": t} for i, t in ws.source_sentences]
 
     @extend_schema_field(QuestionOutput(many=True))
-    def get_questions(self, ws: selectors.Workspace) -> list[dict[str, Any]]:
+    def get_questions(self, ws: Workspace) -> list[dict[str, Any]]:
         return QuestionOutput(list(ws.pool.questions.all()), many=True).data
 
     @extend_schema_field(AnswerOutput(many=True))
-    def get_answers(self, ws: selectors.Workspace) -> list[dict[str, Any]]:
+    def get_answers(self, ws: Workspace) -> list[dict[str, Any]]:
         return AnswerOutput([s for u in ws.units for s in u.questions], many=True).data
 
 
@@ -268,8 +270,8 @@ class LabelApi(WorkspaceApi):
     def put(self, request: Request, pk: int) -> Response:
         assignment = _own_assignment(request, pk)
         data = label_input(request.data)
-        question = selectors.get_pool_question(assignment.pool, data["question"])
-        label = services.label_save(
+        question = get_pool_question(assignment.pool, data["question"])
+        label = labels.label_save(
             assignment=assignment, question=question, unit_key=data["unit_key"],
             value=data["value"], base_version=data["base_version"], actor=request.user,
         )
@@ -372,7 +374,7 @@ class UndoApi(WorkspaceApi):
     )
     def post(self, request: Request, pk: int) -> Response:
         assignment = selectors.get_assignment_for_annotator(request.user, pk)
-        undone = services.label_undo(assignment=assignment, actor=request.user)
+        undone = labels.label_undo(assignment=assignment, actor=request.user)
         return Response([{"question": q.key, "unit_key": u, "value": v} for q, u, v in undone.restored])
 
 

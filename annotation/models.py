@@ -460,7 +460,7 @@ class PoolItemExclusion(models.Model):
 
 
 class Label(models.Model):
-    """The current value of one answer. Changes go through services.label_save, which bumps
+    """The current value of one answer. Changes go through labels.label_save, which bumps
     ``version`` and appends a LabelHistory row in the same transaction."""
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="labels")

@@ -20,9 +20,13 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh
 
-from annotation import answers, selectors, services, units
+from annotation import answers, labels, selectors, services, units
 from annotation.console.selectors import open_invitations
+from annotation.item_units import assignment_units
+from annotation.labels.conflicts import conflict_view
+from annotation.labels.questions import get_pool_question
 from annotation.models import Label, Question, Study
+from annotation.workspace import Workspace, assignment_workspace, unit_redraw
 from concord.access import access_policy
 from concord.errors import Conflict, NotFound, ValidationFailed
 from concord.http import domain_errors, htmx_render, is_htmx, vary_on_htmx
@@ -64,8 +68,8 @@ def pool_continue(request: HttpRequest, pool_id: int) -> HttpResponse:
 # --- Item page ---------------------------------------------------------------------------------
 
 
-def _workspace(request: HttpRequest, assignment) -> selectors.Workspace:
-    return selectors.assignment_workspace(assignment=assignment, user=request.user)
+def _workspace(request: HttpRequest, assignment) -> Workspace:
+    return assignment_workspace(assignment=assignment, user=request.user)
 
 
 @access_policy("annotator")
@@ -101,16 +105,16 @@ def _anchor(unit_key: str) -> str:
 
 
 def _unit_response(
-    request: HttpRequest, assignment, row: selectors.UnitRow | None, labels, *,
+    request: HttpRequest, assignment, row: selectors.UnitRow | None, unit_labels, *,
     status: int = 200, conflict=None, error=None, saved=None,
 ) -> HttpResponse:
     """The fragment of one unit, drawn from what the save read (its row, the pool's questions, its labels)."""
     if row is None:
         raise NotFound("No such unit.")
-    page, unit = selectors.unit_redraw(assignment=assignment, row=row, labels=labels)
+    page, unit = unit_redraw(assignment=assignment, row=row, labels=unit_labels)
     for state in unit.questions:
         if conflict and state.question.key == conflict["question"]:
-            state.conflict = selectors.conflict_view(state.question, conflict)
+            state.conflict = conflict_view(state.question, conflict)
         if error and state.question.key == error[0]:
             state.error = error[1]
         if saved and state.question.key == saved:
@@ -133,13 +137,13 @@ def _unit_labels(assignment, unit_key: str):
 def label_save(request: HttpRequest, pk: int) -> HttpResponse:
     unit_key = request.POST.get("unit_key", "")
     assignment, row = selectors.get_assignment_and_unit(request.user, pk, unit_key)
-    question = selectors.get_pool_question(assignment.pool, request.POST.get("question", ""))
+    question = get_pool_question(assignment.pool, request.POST.get("question", ""))
     item_url = reverse("annotation:item", args=[pk])
     try:
         value = _form_value(question, request.POST)
         raw_base = request.POST.get("base_version")
         base = parse_int(raw_base, name="base_version", minimum=0, maximum=MAX_BIGINT, default=0)
-        saved = services.label_save_in_unit(
+        saved = labels.label_save_in_unit(
             assignment=assignment, question=question, unit_key=unit_key, value=value, base_version=base,
             actor=request.user,
         )
@@ -147,8 +151,8 @@ def label_save(request: HttpRequest, pk: int) -> HttpResponse:
         if not is_htmx(request):
             messages.error(request, f"{exc.message} Your answer was not saved; the page shows the newer one.")
             return redirect(f"{item_url}#{_anchor(unit_key)}")
-        labels = _unit_labels(assignment, unit_key)
-        return _unit_response(request, assignment, row, labels, status=409, conflict=exc.details)
+        unit_labels = _unit_labels(assignment, unit_key)
+        return _unit_response(request, assignment, row, unit_labels, status=409, conflict=exc.details)
     except ValidationFailed as exc:
         if not is_htmx(request):
             messages.error(request, exc.message)
@@ -156,8 +160,8 @@ def label_save(request: HttpRequest, pk: int) -> HttpResponse:
         if row is None or row.kind != question.scope:
             # No such unit on the page: nothing to redraw, so tell htmx to leave the page alone.
             return HttpResponse(exc.message, status=400, content_type="text/plain", headers={"HX-Reswap": "none"})
-        labels = _unit_labels(assignment, unit_key)
-        return _unit_response(request, assignment, row, labels, status=400, error=(question.key, exc.message))
+        unit_labels = _unit_labels(assignment, unit_key)
+        return _unit_response(request, assignment, row, unit_labels, status=400, error=(question.key, exc.message))
     if not is_htmx(request):
         return redirect(f"{item_url}#{_anchor(unit_key)}")
     if question.scope == "item" and selectors.has_dependents_in_other_scopes(assignment.pool, question):
@@ -266,9 +270,9 @@ def assignment_reopen(request: HttpRequest, pk: int) -> HttpResponse:
 @domain_errors
 def label_undo(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = selectors.get_assignment_for_annotator(request.user, pk)
-    item_units = selectors.assignment_units(item_id=assignment.item_id)
+    item_units = assignment_units(item_id=assignment.item_id)
     try:
-        undone = services.label_undo(assignment=assignment, actor=request.user)
+        undone = labels.label_undo(assignment=assignment, actor=request.user)
     except ValidationFailed as exc:
         if is_htmx(request):
             return HttpResponse(exc.message, status=400, content_type="text/plain", headers={"HX-Reswap": "none"})

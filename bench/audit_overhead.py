@@ -7,7 +7,7 @@ Usage (a scratch database: it migrates it and writes rows):
 Prints, for N labels: bulk insert, queryset update and single-row saves, with triggers and without,
 then the time to seal and to verify the resulting chain.
 
-Then the annotator's save itself (``annotation.services.label_save``: the lock, the label and its history
+Then the annotator's save itself (``annotation.labels.label_save``: the lock, the label and its history
 row, i.e. two audit events per save) over 300 assignments, alternately with the audit triggers and without
 them (``--rounds`` times each), counting the CPU of this process and of its PostgreSQL backend: the save's
 cost with the trail as a ratio of its cost without (target ≤ 1.3 ×).
@@ -82,7 +82,7 @@ def _backend_cpu_seconds() -> float:
 
 
 def _save_rounds(rounds: int) -> None:
-    from annotation.services import label_save
+    from annotation.labels import label_save
 
     study = factories.make_study(slug=f"bench-saves-{time.time_ns()}")
     question = factories.make_question(study)

@@ -14,7 +14,7 @@
 #     MUTMUT_CHILDREN=1 bench/mutation.sh …                     # parallel mutants (default: the number of CPUs;
 #                                                               # one reuses its test database between mutants)
 #     MUTATION_DATABASE_URL=postgres://… bench/mutation.sh …    # the tests on PostgreSQL (the one-statement save
-#                                                               # of annotation/sql.py is PostgreSQL's); one child
+#                                                               # of annotation/labels/statements.py is PostgreSQL's); one child
 #     MUTATION_LOG=bench/mutation-figures.log bench/mutation.sh # also append the figures to that file
 #     PYTHON=… MUTMUT=… bench/mutation.sh                       # another interpreter / mutmut than the .venv's
 #
@@ -42,6 +42,17 @@ declare -A MODULE_TESTS=(
   [annotation/services.py]="tests/test_named_mutations.py tests/annotation/test_assignment.py
     tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_labels.py
     tests/annotation/test_history.py tests/annotation/test_labels_conditions.py"
+  [annotation/labels/save.py]="tests/test_named_mutations.py tests/annotation/test_assignment.py
+    tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_labels.py
+    tests/annotation/test_history.py tests/annotation/test_labels_conditions.py tests/annotation/test_access_rule.py
+    tests/annotation/test_conflict_identity.py tests/annotation/test_save_sql.py"
+  [annotation/labels/access.py]="tests/annotation/test_access_rule.py tests/test_access_matrix.py
+    tests/test_security_object_ids.py tests/test_named_mutations.py tests/annotation/test_api.py"
+  [annotation/labels/undo.py]="tests/annotation/test_history.py tests/annotation/test_labels.py tests/annotation/test_api.py"
+  [annotation/labels/conflicts.py]="tests/annotation/test_conflict_identity.py tests/annotation/test_labels.py
+    tests/annotation/test_api.py"
+  [annotation/workspace.py]="tests/test_named_mutations.py tests/annotation/test_blinding.py
+    tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_history.py"
   [adjudication/selectors.py]="tests/test_access_matrix.py tests/test_security_object_ids.py
     tests/adjudication/test_cases_pages.py"
   [adjudication/stats/agreement.py]="tests/adjudication/test_agreement.py tests/adjudication/test_agreement_mutants.py"
@@ -56,14 +67,16 @@ declare -A MODULE_TESTS=(
   [adjudication/exports/records.py]="tests/adjudication/test_exports.py tests/adjudication/test_exports_limits.py
     tests/adjudication/test_exports_filters.py tests/adjudication/test_exports_agreement.py
     tests/adjudication/test_roundtrip.py tests/test_security_csv.py"
-  [annotation/sql.py]="tests/annotation/test_save_sql.py tests/annotation/test_api.py tests/annotation/test_api_label_io.py
+  [annotation/labels/statements.py]="tests/annotation/test_save_sql.py tests/annotation/test_access_rule.py tests/annotation/test_api.py tests/annotation/test_api_label_io.py
     tests/annotation/test_labels.py"
 )
 # The order of a full run.
 ALL_MODULES=(
-  concord/access.py annotation/selectors.py annotation/services.py adjudication/selectors.py
+  concord/access.py annotation/selectors.py annotation/services.py annotation/labels/save.py
+  annotation/labels/access.py annotation/labels/undo.py annotation/labels/conflicts.py annotation/workspace.py
+  adjudication/selectors.py
   adjudication/stats/agreement.py adjudication/data_manager.py annotation/imports/validation.py
-  annotation/imports/writer.py adjudication/exports/filters.py adjudication/exports/records.py annotation/sql.py
+  annotation/imports/writer.py adjudication/exports/filters.py adjudication/exports/records.py annotation/labels/statements.py
 )
 
 MODULES=()

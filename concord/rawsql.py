@@ -10,7 +10,8 @@ of that path are therefore written out once, but never by hand-copying a schema:
 * values read back go through the same converters the ORM applies (the backend's and the field's
   ``from_db_value``), and model instances are built with ``Model.from_db``.
 
-Everything else (validation, the save's rules) stays in the services; this module only speaks SQL.
+Everything else (validation, the save's rules) stays with the save (``annotation.labels``); this module only
+speaks SQL.
 
 On PostgreSQL these statements go through :func:`cursor`, which binds parameters on the server, so that
 PostgreSQL parses and plans each of them once per connection (a prepared statement) instead of once per

@@ -27,6 +27,7 @@ from adjudication.services import gold_set
 from annotation import audit
 from annotation.console.services import pool_membership_add, pool_membership_remove
 from annotation.imports import items_import
+from annotation.labels import label_save, label_undo
 from annotation.models import (
     Assignment,
     AssignmentStatus,
@@ -40,7 +41,7 @@ from annotation.models import (
     StudyRole,
 )
 from annotation.protocols import study_protocol_apply
-from annotation.services import assignment_reopen, assignment_submit, label_save, label_undo
+from annotation.services import assignment_reopen, assignment_submit
 from annotation.tasks import audit_seal_task
 from concord.celery import app as celery_app
 from tests import factories

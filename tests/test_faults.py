@@ -57,7 +57,8 @@ from rest_framework.test import APIClient
 
 from adjudication.apps import disagreements_on_submit
 from adjudication.models import AdjudicationCase, GoldLabel
-from annotation import services, sql
+from annotation import labels, services
+from annotation.labels import save, statements
 from annotation.models import Assignment, AssignmentStatus, Item, Label, LabelHistory, Sentence
 from annotation.segmentation import split_sentences
 from concord.celery import app
@@ -425,16 +426,16 @@ def _first_label_write(
     """Run ``around`` instead of the first label write of the server (the retry writes normally);
     yields the list of what happened, for the test to wait on.
 
-    The write is the API's one-statement save on PostgreSQL (``annotation.sql.save_label_at_once``: lock,
-    checks, label and history, committed as one statement), elsewhere the locked save's write
-    (``services._write_label``, inside its transaction). ``locked``: the locked save's write on every
-    database, with the one-statement save handing every save over to it (as it does for the htmx page and
+    The write is the API's one-statement save on PostgreSQL (``annotation.labels.statements.save_label_at_once``:
+    lock, checks, label and history, committed as one statement), elsewhere the locked save's write
+    (``annotation.labels.save._write_label``, inside its transaction). ``locked``: the locked save's write on
+    every database, with the one-statement save handing every save over to it (as it does for the htmx page and
     for every case it does not write itself)."""
-    owner, name = (sql, "save_label_at_once") if connection.vendor == "postgresql" and not locked else (
-        services, "_write_label"
+    owner, name = (statements, "save_label_at_once") if connection.vendor == "postgresql" and not locked else (
+        save, "_write_label"
     )
     original = getattr(owner, name)
-    at_once = services._label_save_at_once
+    at_once = save._label_save_at_once
     events: list[str] = []
     lock = threading.Lock()
 
@@ -451,12 +452,12 @@ def _first_label_write(
 
     setattr(owner, name, patched)
     if locked:
-        services._label_save_at_once = lambda *args, **kwargs: None
+        save._label_save_at_once = lambda *args, **kwargs: None
     try:
         yield events
     finally:
         setattr(owner, name, original)
-        services._label_save_at_once = at_once
+        save._label_save_at_once = at_once
 
 
 def _drop_before_the_write(original, args, kwargs):
@@ -633,7 +634,7 @@ def two_annotators_one_item(study, submit_receivers):
     for user, differ_value in ((first, "yes"), (second, "no")):
         assignment = pool.assignments.get(annotator=user)
         for question, value in ((agree, "yes"), (differ, differ_value)):
-            services.label_save(
+            labels.label_save(
                 assignment=assignment, question=question, unit_key="item", value=value, base_version=0, actor=user
             )
     return {"pool": pool, "item": item, "first": first, "second": second}

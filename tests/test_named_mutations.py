@@ -14,9 +14,10 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from annotation.labels import label_save
 from annotation.models import Assignment, AssignmentStatus, PoolMembership, Visibility
-from annotation.selectors import _calibration_labels
-from annotation.services import assignment_submit, label_save, pool_assign_items
+from annotation.services import assignment_submit, pool_assign_items
+from annotation.workspace import _calibration_labels
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation import sql
+from annotation.labels import statements
 from annotation.models import Label, LabelHistory, PasswordChangeRequired
 from tests import factories
 
@@ -124,12 +124,12 @@ def test_a_label_save_with_the_token_of_someone_who_must_change_their_password_i
     annotator, study, monkeypatch
 ):
     """The label save reads the token, its person, the one-time password flag and the assignment in one statement
-    (annotation/sql.py); on PostgreSQL the save after it is one statement too. The flag must refuse the save there
-    as it refuses every other request, on either database, and nothing is written."""
+    (annotation/labels/statements.py); on PostgreSQL the save after it is one statement too. The flag must refuse
+    the save there as it refuses every other request, on either database, and nothing is written."""
     assignment, pf = factories.one_nominal_assignment(study, annotator)
     at_once = []
-    save_label_at_once = sql.save_label_at_once
-    monkeypatch.setattr(sql, "save_label_at_once", lambda **kw: at_once.append(kw) or save_label_at_once(**kw))
+    save_label_at_once = statements.save_label_at_once
+    monkeypatch.setattr(statements, "save_label_at_once", lambda **kw: at_once.append(kw) or save_label_at_once(**kw))
     client = _token_client(_issue(annotator))
     url = reverse("api-labels", args=[assignment.pk])
     first = client.put(url, {"question": "pf", "unit_key": "item", "value": "1", "base_version": 0}, format="json")

@@ -28,7 +28,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
-from annotation import sql
+from annotation.labels import statements
 from annotation.models import PasswordChangeRequired
 from concord.errors import Forbidden
 
@@ -86,7 +86,7 @@ class ExpiringTokenAuthentication(TokenAuthentication):
         view = (request.parser_context or {}).get("view") if request is not None else None
         pk = (request.parser_context or {}).get("kwargs", {}).get("pk") if request is not None else None
         with_assignment = bool(getattr(view, "assignment_from_token", False)) and pk is not None
-        found = sql.token_lookup(key, assignment_pk=pk if with_assignment else None)
+        found = statements.token_lookup(key, assignment_pk=pk if with_assignment else None)
         if found is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         user, token, password_change_required, assignment = found

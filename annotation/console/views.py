@@ -51,8 +51,8 @@ from annotation.markdown import render_guidelines as render_guidelines_html
 from annotation.models import ImportJobStatus, Role, Study, StudyInvitation, StudyRole
 from annotation.presets import PRESET_DESCRIPTIONS, PRESET_ORDER
 from annotation.protocols import study_protocol_apply
-from annotation.selectors import preview_workspace
 from annotation.templatetags.concord_tags import safe_markdown
+from annotation.workspace import preview_workspace
 from concord.access import access_policy
 from concord.errors import DomainError, Forbidden
 from concord.http import attachment, domain_errors, htmx_render, is_htmx
@@ -284,7 +284,7 @@ def question_move(request: HttpRequest, slug: str, key: str) -> HttpResponse:
 @domain_errors
 @require_GET
 def preview(request: HttpRequest, slug: str) -> HttpResponse:
-    """The item page exactly as an annotator sees it (annotation.selectors.preview_workspace renders it with
+    """The item page exactly as an annotator sees it (annotation.workspace.preview_workspace renders it with
     the workspace's own code and blinding), on a sample item; read-only, nothing is saved."""
     study = get_study_for_researcher(request.user, slug)
     item = sel.preview_item(study, request.GET.get("item"))

@@ -4,7 +4,7 @@ The records are not in the database yet, so the preview is plain data (kept in t
 summary) built with the workspace's own rules: the answer split into numbered sentences exactly as the
 import will split it, the retrieved passages by rank, the expected aspects with their importance, the
 system only when the study does not blind it, document ids never under ``blind_system``, and only the
-metadata ``annotation.selectors.blinded_metadata`` lets through.
+metadata ``annotation.workspace.blinded_metadata`` lets through.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from annotation.imports.validation import Record
 from annotation.models import Importance, Study
 from annotation.segmentation_fast import split_sentences
-from annotation.selectors import blinded_metadata
+from annotation.workspace import blinded_metadata
 
 _IMPORTANCE = dict(Importance.choices)
 

@@ -1,6 +1,6 @@
 """The revision of the questions: a number that changes whenever any question or any pool's list of questions
 changes (triggers on both tables), so that a web process may keep a pool's questions between requests and
-know, from the statement that authenticates a save, whether they are still current (annotation/sql.py,
+know, from the statement that authenticates a save, whether they are still current (annotation/labels/statements.py,
 ``questions_revision``).
 
 It is never a number it has been before: on PostgreSQL it comes from a sequence (a rolled-back change takes

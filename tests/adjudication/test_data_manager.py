@@ -15,7 +15,7 @@ from django.urls import reverse
 from adjudication import data_manager as dm
 from adjudication.exports.records import iter_records
 from adjudication.models import AdjudicationCase, BulkAction, CaseStatus, GoldLabel, GoldSource
-from annotation import services
+from annotation import labels, services
 from annotation.console.services import pool_top_up
 from annotation.models import Assignment, AssignmentStatus, AuditEvent, Label, PoolItemExclusion, PoolMembership, Role
 from concord.errors import Conflict, NotFound, ValidationFailed
@@ -207,7 +207,7 @@ def test_item_text_is_escaped(rita, data):
 
 
 def _answer(assignment, user, value="yes"):
-    return services.label_save(
+    return labels.label_save(
         assignment=assignment, question=assignment.pool.questions.get(), unit_key="item", value=value,
         base_version=0, actor=user,
     )
@@ -468,7 +468,7 @@ def test_a_save_waiting_on_the_data_managers_lock_finds_the_item_gone_and_writes
 
     def save() -> None:
         try:
-            services.label_save(assignment=kims, question=pool.questions.get(), unit_key="item", value="no",
+            labels.label_save(assignment=kims, question=pool.questions.get(), unit_key="item", value="no",
                                 base_version=1 if answered else 0, actor=kim)
             outcome["result"] = "saved"
         except (ValidationFailed, NotFound) as exc:

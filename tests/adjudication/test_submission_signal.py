@@ -19,8 +19,9 @@ import adjudication.apps
 from adjudication import services as adjudication_services
 from adjudication.models import AdjudicationCase, GoldLabel
 from annotation.imports import items_import
+from annotation.labels import label_save
 from annotation.protocols import study_protocol_apply
-from annotation.services import assignment_submit, label_save, pool_assign_items
+from annotation.services import assignment_submit, pool_assign_items
 from annotation.signals import assignment_submitted
 from tests import factories
 

@@ -13,7 +13,7 @@ from adjudication.analysis.loading import _label_rows
 from adjudication.analysis.planning import _completions
 from adjudication.models import AdjudicationCase, CaseStatus, GoldLabel
 from adjudication.services import case_resolve, item_disagreements_detect
-from annotation import selectors, services
+from annotation import labels, selectors, services
 from annotation.console.selectors import item_page, study_progress
 from annotation.models import Assignment, AssignmentStatus, Label, Visibility
 from concord.errors import NotFound, ValidationFailed
@@ -40,11 +40,11 @@ def test_its_annotator_can_neither_answer_submit_skip_nor_undo(three):
     withdrawn, c, pf = three["withdrawn"], three["members"][2], three["pf"]
     label = Label.objects.get(assignment=withdrawn)
     attempts = (
-        lambda: services.label_save(assignment=withdrawn, question=pf, unit_key="item", value="yes",
+        lambda: labels.label_save(assignment=withdrawn, question=pf, unit_key="item", value="yes",
                                     base_version=1, actor=c),
         lambda: services.assignment_submit(assignment=withdrawn, actor=c),
         lambda: services.assignment_skip(assignment=withdrawn, actor=c, reason="unsure"),
-        lambda: services.label_undo(assignment=withdrawn, actor=c),
+        lambda: labels.label_undo(assignment=withdrawn, actor=c),
     )
     for attempt in attempts:
         with pytest.raises(ValidationFailed):
@@ -64,7 +64,7 @@ def test_a_save_into_an_assignment_deleted_meanwhile_is_a_404_not_a_crash(study,
     fetched = selectors.get_assignment_for_annotator(annotator, assignment.pk)
     Assignment.objects.filter(pk=assignment.pk).delete()  # the data manager took the unanswered item back
     with pytest.raises(NotFound):
-        services.label_save(
+        labels.label_save(
             assignment=fetched, question=pf, unit_key="item", value="3", base_version=0, actor=annotator
         )
 
@@ -134,14 +134,14 @@ def test_a_calibration_pool_never_shows_withdrawn_answers(client, study, no_subm
     for user, pseudonym in ((giver, "P-GIVER"), (receiver, "P-RECEIVER"), (colleague, "P-COLLEAGUE")):
         factories.add_member(pool, user, pseudonym)
     given = factories.make_assignment(pool, item, giver)
-    services.label_save(assignment=given, question=pf, unit_key="item", value="GIVER-ANSWER", base_version=0,
+    labels.label_save(assignment=given, question=pf, unit_key="item", value="GIVER-ANSWER", base_version=0,
                         actor=giver)
     Assignment.objects.filter(pk=given.pk).update(status=WITHDRAWN)
     theirs = factories.make_assignment(pool, item, colleague)
-    services.label_save(assignment=theirs, question=pf, unit_key="item", value="COLLEAGUE-ANSWER", base_version=0,
+    labels.label_save(assignment=theirs, question=pf, unit_key="item", value="COLLEAGUE-ANSWER", base_version=0,
                         actor=colleague)
     mine = factories.make_assignment(pool, item, receiver)
-    services.label_save(assignment=mine, question=pf, unit_key="item", value="MINE", base_version=0, actor=receiver)
+    labels.label_save(assignment=mine, question=pf, unit_key="item", value="MINE", base_version=0, actor=receiver)
     services.assignment_submit(assignment=mine, actor=receiver)
     client.force_login(receiver)
     body = client.get(reverse("annotation:item", args=[mine.pk])).content.decode()

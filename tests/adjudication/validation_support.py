@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from annotation.labels import label_save
 from annotation.models import Assignment, Question, Study
 from annotation.protocols import study_protocol_apply
-from annotation.services import assignment_submit, label_save, pool_assign_items
+from annotation.services import assignment_submit, pool_assign_items
 from scoring.models import RunStatus, Score, ScoreRun, ScoreState
 from tests import factories
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotation import answers, services
+from annotation import answers, labels
 from annotation.imports import ImportRejected, items_import
 from annotation.models import Label, LabelHistory
 from concord.errors import ValidationFailed
@@ -94,7 +94,7 @@ def _workspace(setup, kind: str, value: Any) -> tuple[bool, Any]:
     LabelHistory.objects.filter(label__in=previous).delete()
     previous.delete()
     try:
-        label = services.label_save(
+        label = labels.label_save(
             assignment=assignment, question=question, unit_key="item", value=value, base_version=0,
             actor=setup["annotator"],
         )

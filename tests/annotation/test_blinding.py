@@ -13,6 +13,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
+from annotation.labels import label_save
 from annotation.models import (
     Aspect,
     AspectOrigin,
@@ -26,7 +27,7 @@ from annotation.models import (
     Sentence,
     Visibility,
 )
-from annotation.services import assignment_submit, label_save, pool_assign_items
+from annotation.services import assignment_submit, pool_assign_items
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -24,7 +24,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation import selectors, services
+from annotation import labels, services, workspace
 from annotation.models import Assignment, AssignmentReopening, AssignmentStatus, Exposure, Visibility
 from annotation.selectors import REOPEN_AFTER_SEEING_OTHERS
 from concord.errors import ValidationFailed
@@ -58,9 +58,9 @@ def mine(study, annotator):
     factories.add_member(pool, colleague, "P-COLLEAGUE")
     assignment = factories.make_assignment(pool, item, annotator)
     theirs = factories.make_assignment(pool, item, colleague)
-    services.label_save(assignment=theirs, question=question, unit_key="item", value=THEIRS, base_version=0,
+    labels.label_save(assignment=theirs, question=question, unit_key="item", value=THEIRS, base_version=0,
                         actor=colleague)
-    services.label_save(assignment=assignment, question=question, unit_key="item", value="MINE", base_version=0,
+    labels.label_save(assignment=assignment, question=question, unit_key="item", value="MINE", base_version=0,
                         actor=annotator)
     return services.assignment_submit(assignment=assignment, actor=annotator)
 
@@ -170,8 +170,8 @@ def test_a_reopening_that_decided_first_makes_the_waiting_page_show_no_other_lab
 @pytest.mark.parametrize("via", ["page", "api"])
 def test_a_page_that_showed_other_labels_first_makes_the_waiting_reopening_refused(monkeypatch, mine, annotator, via):
     # The page has read the others' labels, and recorded nothing yet, when the reopening starts.
-    pause = PauseOnce(selectors._calibration_labels)
-    monkeypatch.setattr(selectors, "_calibration_labels", pause)
+    pause = PauseOnce(workspace._calibration_labels)
+    monkeypatch.setattr(workspace, "_calibration_labels", pause)
     outcome: dict[str, Any] = {}
     page = _in_thread(_show(via, mine, annotator), outcome, "page")
     try:

@@ -14,6 +14,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from adjudication.validation.checks import check_reopened_items
+from annotation.labels import label_save, label_undo
 from annotation.models import (
     Assignment,
     AssignmentReopening,
@@ -29,8 +30,6 @@ from annotation.services import (
     assignment_reopen,
     assignment_skip,
     assignment_submit,
-    label_save,
-    label_undo,
     pool_assign_items,
     reopen_refusal,
 )

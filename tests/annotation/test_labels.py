@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation import sql
+from annotation.labels import label_save, label_save_in_unit, statements
 from annotation.models import Aspect, AspectOrigin, AspectStatus, Assignment, AssignmentStatus, Label, LabelHistory
 from annotation.services import (
     MAX_ACTIVE_SECONDS_PER_BEAT,
@@ -17,8 +17,6 @@ from annotation.services import (
     assignment_skip,
     assignment_submit,
     assignment_time_record,
-    label_save,
-    label_save_in_unit,
 )
 from concord.errors import Conflict, Forbidden, ValidationFailed
 from tests import factories
@@ -343,7 +341,7 @@ def test_a_save_extends_a_reservation_about_to_lapse_and_leaves_a_distant_one_al
                                                                                    case):
     key, unit, first, second, service = RESERVING_SAVES[case]
     calls = {"at_once": [], "locked": 0}
-    at_once, locked = sql.save_label_at_once, sql.lock_open_assignment
+    at_once, locked = statements.save_label_at_once, statements.lock_open_assignment
 
     def spy_at_once(**kwargs):
         calls["at_once"].append(at_once(**kwargs))
@@ -353,8 +351,8 @@ def test_a_save_extends_a_reservation_about_to_lapse_and_leaves_a_distant_one_al
         calls["locked"] += 1
         return locked(*args, **kwargs)
 
-    monkeypatch.setattr(sql, "save_label_at_once", spy_at_once)
-    monkeypatch.setattr(sql, "lock_open_assignment", spy_locked)
+    monkeypatch.setattr(statements, "save_label_at_once", spy_at_once)
+    monkeypatch.setattr(statements, "lock_open_assignment", spy_locked)
     pool, assignment = setup["pool"], setup["assignment"]
     pool.reservation_minutes = 45
     pool.save()

@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from annotation.labels import label_save
 from annotation.models import Label
 from annotation.protocols import study_protocol_apply
-from annotation.services import label_save, pool_assign_items
+from annotation.services import pool_assign_items
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""The label save's hand-written statements (annotation/sql.py) read and write exactly what the ORM would:
+"""The label save's hand-written statements (annotation/labels/statements.py) read and write exactly what the ORM would:
 the same access rule, the same authentication refusals, the same stored values and history, in two
 statements for a save through the API with a token on PostgreSQL (the issue's bound is eight); the pool's
 questions that a process keeps between saves follow every change of the questions."""
@@ -14,9 +14,11 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation import selectors, sql
+from annotation import selectors
+from annotation.labels import label_save, statements
+from annotation.labels.questions import pool_questions
 from annotation.models import Assignment, Label, LabelHistory, PoolMembership
-from annotation.services import label_save, pool_assign_items
+from annotation.services import pool_assign_items
 from concord.errors import NotFound
 from tests import factories
 
@@ -45,7 +47,7 @@ def work(study, annotator):
 
 
 def _orm_rule(user, pk):
-    """The access rule as the ORM states it (selectors._annotator_assignments)."""
+    """The access rule as the ORM states it (annotation.labels.access.own_assignments)."""
     return Assignment.objects.filter(pk=pk, annotator=user, pool__memberships__user=user,
                                      pool__memberships__active=True).first()
 
@@ -98,7 +100,7 @@ def test_an_inactive_membership_or_an_id_beyond_any_integer_names_nothing(work, 
 
 
 def test_the_pool_questions_are_those_of_the_pool_in_protocol_order(work):
-    questions = selectors.pool_questions(work["pool"])
+    questions = pool_questions(work["pool"])
     assert [q.key for q in questions] == ["ib", "pf"]
     assert questions[1].options == work["pf"].options and questions[1].condition == {}
     # Kept where a prefetch keeps them: pool.questions.all() is answered without a query, and a filter on it
@@ -131,13 +133,13 @@ def test_unknown_tokens_and_inactive_people_are_refused_as_drf_refuses_them(work
 
 def test_the_token_lookup_returns_the_person_and_the_one_time_password_flag(annotator):
     token = Token.objects.create(user=annotator)
-    user, found, must_change, assignment = sql.token_lookup(token.key)
+    user, found, must_change, assignment = statements.token_lookup(token.key)
     assert assignment is None
     assert (user.pk, user.username, found.key, found.user.pk, must_change) == (
         annotator.pk, annotator.username, token.key, annotator.pk, False
     )
     assert found.created == Token.objects.get(pk=token.key).created
-    assert sql.token_lookup("nope") is None
+    assert statements.token_lookup("nope") is None
 
 
 def test_a_token_save_through_the_api_runs_two_statements_on_postgresql(work, annotator, django_assert_max_num_queries):
@@ -147,7 +149,7 @@ def test_a_token_save_through_the_api_runs_two_statements_on_postgresql(work, an
                       format="json").status_code == 200
     # Token, person, assignment and the questions' revision in one; the pool's questions are those this
     # process read at the first save (same revision). Then on PostgreSQL the save itself is one statement
-    # (lock, checks, label, history: sql.save_label_at_once); on SQLite the locked save: transaction, lock,
+    # (lock, checks, label, history: statements.save_label_at_once); on SQLite the locked save: transaction, lock,
     # label, history, end.
     limit = 2 if connection.vendor == "postgresql" else 6
     with django_assert_max_num_queries(limit) as captured:
@@ -226,21 +228,21 @@ def test_values_written_in_sql_read_back_as_the_orm_stores_them(work, annotator,
     # every JSON shape is covered.
     label = Label(assignment=assignment, question=question, unit_key="item", value=first, version=1,
                   updated_by=annotator, updated_at=now)
-    label.pk = sql.insert_label_and_history(label)
+    label.pk = statements.insert_label_and_history(label)
     stored = Label.objects.get(pk=label.pk)
     assert (stored.value, stored.version, stored.updated_by_id, stored.updated_at) == (first, 1, annotator.pk, now)
     (history,) = LabelHistory.objects.filter(label=stored)
     assert (history.old_value, history.new_value, history.old_version, history.new_version, history.actor_id,
             history.at, history.undoes_id) == (None, first, None, 1, annotator.pk, now, None)
     later = now + timedelta(seconds=5)
-    assert sql.update_label_and_history(stored, second, annotator.pk, later) is True
+    assert statements.update_label_and_history(stored, second, annotator.pk, later) is True
     stored.refresh_from_db()
     assert (stored.value, stored.version, stored.updated_at) == (second, 2, later)
     newest = LabelHistory.objects.get(label=stored, new_version=2)
     assert (newest.old_value, newest.new_value, newest.old_version, newest.at) == (first, second, 1, later)
     # A write based on a version that is no longer current changes nothing.
     stale = Label(pk=stored.pk, value=second, version=1)
-    assert sql.update_label_and_history(stale, "other", annotator.pk, later) is False
+    assert statements.update_label_and_history(stale, "other", annotator.pk, later) is False
     assert Label.objects.get(pk=stored.pk).version == 2 and LabelHistory.objects.filter(label=stored).count() == 2
     if second is None:
         # None is SQL NULL, as the ORM stores it for a nullable JSONField.
@@ -253,25 +255,25 @@ def test_the_lock_statement_reads_the_unit_and_the_item_labels_and_whether_the_u
                actor=annotator)
     label_save(assignment=assignment, question=work["ib"], unit_key="s:1", value="yes", base_version=0,
                actor=annotator)
-    rows = sql.lock_open_assignment(assignment.pk, "sentence", "s:1")
+    rows = statements.lock_open_assignment(assignment.pk, "sentence", "s:1")
     assert {(r[0], r[2]) for r in rows} == {(assignment.status, True)}
     assert sorted((r[5], r[6]) for r in rows) == [("item", "3"), ("s:1", "yes")]
-    assert sql.lock_open_assignment(assignment.pk, "sentence", "s:2")[0][2] in (False, 0)  # two sentences
-    assert sql.lock_open_assignment(assignment.pk, "item", "s:1")[0][2] in (False, 0)  # wrong scope
-    assert sql.lock_open_assignment(assignment.pk, "sentence", f"s:{2**40}")[0][2] in (False, 0)
-    assert sql.lock_open_assignment(assignment.pk, "chunk", "c:1")[0][2] in (False, 0)  # no chunks
+    assert statements.lock_open_assignment(assignment.pk, "sentence", "s:2")[0][2] in (False, 0)  # two sentences
+    assert statements.lock_open_assignment(assignment.pk, "item", "s:1")[0][2] in (False, 0)  # wrong scope
+    assert statements.lock_open_assignment(assignment.pk, "sentence", f"s:{2**40}")[0][2] in (False, 0)
+    assert statements.lock_open_assignment(assignment.pk, "chunk", "c:1")[0][2] in (False, 0)  # no chunks
     factories.make_chunk(work["item"], 1)
-    assert sql.lock_open_assignment(assignment.pk, "chunk", "c:1")[0][2] in (True, 1)
+    assert statements.lock_open_assignment(assignment.pk, "chunk", "c:1")[0][2] in (True, 1)
 
 
 def test_the_pool_questions_follow_a_change_made_through_the_pool_on_the_same_object(work):
     pool = work["pool"]
-    assert [q.key for q in selectors.pool_questions(pool)] == ["ib", "pf"]
+    assert [q.key for q in pool_questions(pool)] == ["ib", "pf"]
     pool.questions.set([work["pf"]])
-    assert [q.key for q in selectors.pool_questions(pool)] == ["pf"]
-    returned = selectors.pool_questions(pool)
+    assert [q.key for q in pool_questions(pool)] == ["pf"]
+    returned = pool_questions(pool)
     returned.clear()  # a caller's list is its own
-    assert [q.key for q in selectors.pool_questions(pool)] == ["pf"]
+    assert [q.key for q in pool_questions(pool)] == ["pf"]
 
 
 def test_a_token_naming_someone_elses_assignment_gets_404_from_the_same_statement(work, annotator, study):
@@ -322,7 +324,7 @@ def _history(label):
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the one-statement save: PostgreSQL")
 def test_the_one_statement_save_writes_the_common_cases_and_nothing_otherwise(work, annotator):
-    """sql.save_label_at_once writes a first answer and a next version, with their history rows, exactly as
+    """statements.save_label_at_once writes a first answer and a next version, with their history rows, exactly as
     the locked save does; it writes nothing (and says so) for every case the locked save must answer."""
     from annotation.models import AssignmentStatus
 
@@ -330,7 +332,7 @@ def test_the_one_statement_save_writes_the_common_cases_and_nothing_otherwise(wo
     now = timezone.now()
 
     def at_once(value, base, unit="item", question=pf, scope="item"):
-        return sql.save_label_at_once(
+        return statements.save_label_at_once(
             assignment_id=assignment.pk, question_id=question.pk, scope=scope, unit_key=unit, value=value,
             base_version=base, actor_id=annotator.pk, now=now, reserve_until=now + timedelta(minutes=30),
             reserve_if_before=now + timedelta(minutes=5),
@@ -385,7 +387,6 @@ def test_a_save_that_waited_for_the_lock_never_overwrites_the_version_committed_
 
     import psycopg
 
-    from annotation.services import label_save
     from concord.errors import Conflict
 
     assignment, pf = factories.one_nominal_assignment(study, annotator)

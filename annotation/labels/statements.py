@@ -4,7 +4,8 @@ Building a query through the ORM costs about 1,500 Python function calls before 
 label save used to build seven. These few statements are written here once, from the models' metadata
 (``concord.rawsql``: the ORM's column lists, parameter adaptation and value conversion), so that what they
 read and write is exactly what the ORM would. The rules stay with their callers: authentication in
-``annotation.accounts.tokens``, access in ``annotation.selectors``, the save in ``annotation.services``.
+``annotation.accounts.tokens``, access in ``annotation.labels.access`` (whose SQL form these statements
+apply), the pool's questions in ``annotation.labels.questions``, the save in ``annotation.labels.save``.
 
 Names come from the models' metadata and every value is a parameter (hence ruff's S608 is off here).
 """
@@ -19,6 +20,7 @@ from django.db import connection
 from rest_framework.authtoken.models import Token
 
 from annotation import units
+from annotation.labels import access
 from annotation.models import (
     Aspect,
     AspectStatus,
@@ -30,7 +32,6 @@ from annotation.models import (
     LabelHistory,
     PasswordChangeRequired,
     Pool,
-    PoolMembership,
     Question,
     Sentence,
     Study,
@@ -59,7 +60,7 @@ _ACCESS_WITH_ITEM = (*_ACCESS, rawsql.Columns(Item, "i"))
 # The revision of the questions (migration 0010): it changes with every change of any question or of any
 # pool's questions. The token statement reads it with the assignment, and the pool then carries it under
 # this name, so that the pool's questions kept by this process are used only while they are current
-# (selectors.pool_questions).
+# (annotation.labels.questions).
 QUESTIONS_REVISION = "_concord_questions_revision"
 _REVISION = "(SELECT r.n FROM annotation_questions_revision r WHERE r.id = 1)"
 
@@ -75,11 +76,11 @@ def _token_sql(with_assignment: bool) -> str:
     select = f"{_TOKEN.select(connection)}, {_USER.select(connection)}"
     joins = ""
     if with_assignment:
-        # The assignment the URL names, only if it is the token holder's own (the access rule below).
+        # The assignment the URL names, only if it is the token holder's own (the access rule, SQL form).
         a, po, s = rawsql.names(Assignment), rawsql.names(Pool), rawsql.names(Study)
         select += ", " + ", ".join(columns.select(connection) for columns in _ACCESS) + f", {_REVISION}"
         joins = (
-            f" LEFT OUTER JOIN {a.table} a ON a.{a.id} = %s AND {_own_assignment(f't.{t.user}')}"
+            f" LEFT OUTER JOIN {a.table} a ON a.{a.id} = %s AND {access.own_assignment_sql(f't.{t.user}')}"
             f" LEFT OUTER JOIN {po.table} p ON p.{po.id} = a.{a.pool}"
             f" LEFT OUTER JOIN {s.table} s ON s.{s.id} = p.{po.study}"
         )
@@ -134,17 +135,6 @@ def _build_access(values: Any, with_item: bool = False) -> Assignment:
 # --- Access: the annotator's own assignment, with pool and study, in one statement -------------------
 
 
-def _own_assignment(user: str) -> str:
-    """The access rule as an SQL condition on the assignment ``a``: it is the annotator's (``user``, a
-    column or a parameter), who is an active member of its pool. The rule of
-    ``selectors._annotator_assignments``, written once for both statements that apply it."""
-    a, m = rawsql.names(Assignment), rawsql.names(PoolMembership)
-    return (
-        f"a.{a.annotator} = {user} AND EXISTS (SELECT 1 FROM {m.table} m WHERE m.{m.pool} = a.{a.pool} "
-        f"AND m.{m.user} = {user} AND m.{m.active})"
-    )
-
-
 def _access_sql(with_item: bool) -> str:
     parts = _ACCESS_WITH_ITEM if with_item else _ACCESS
     a, p, s = rawsql.names(Assignment), rawsql.names(Pool), rawsql.names(Study)
@@ -153,13 +143,13 @@ def _access_sql(with_item: bool) -> str:
     return (
         f"SELECT {', '.join(columns.select(connection) for columns in parts)} FROM {a.table} a "
         f"INNER JOIN {p.table} p ON p.{p.id} = a.{a.pool} INNER JOIN {s.table} s ON s.{s.id} = p.{p.study}"
-        f"{item_join} WHERE a.{a.id} = %s AND {_own_assignment('%s')}"
+        f"{item_join} WHERE a.{a.id} = %s AND {access.own_assignment_sql('%s')}"
     )
 
 
 def assignment_for_annotator(pk: int, user_id: Any, *, with_item: bool = False) -> Assignment | None:
-    """The assignment ``pk`` if it is ``user_id``'s and they are an active member of its pool (its pool
-    and study attached, and its item when ``with_item``); None otherwise."""
+    """The assignment ``pk`` if the access rule lets ``user_id`` reach it (its pool and study attached, and its
+    item when ``with_item``); None otherwise."""
     if user_id is None or not _valid_id(pk):
         return None
     with rawsql.cursor() as cursor:
