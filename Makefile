@@ -37,8 +37,11 @@ run: venv
 	  worker=$$!; trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
 	  $(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
 
+# On every core: one pytest-xdist worker per CPU, each with its own test database, var directory and broker
+# (tests/settings.py). TEST_WORKERS=0 runs the suite in one process.
+TEST_WORKERS ?= auto
 test: venv browser
-	DJANGO_ALLOW_ASYNC_UNSAFE=true $(BIN)/pytest $(PYTEST_ARGS)
+	DJANGO_ALLOW_ASYNC_UNSAFE=true $(BIN)/pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # Style, the architecture contracts (pyproject.toml [tool.importlinter]) and strict types on the pure packages.
 lint: venv

@@ -104,7 +104,7 @@ def _settings_under(expression: str, **env: str) -> subprocess.CompletedProcess:
         [
             sys.executable,
             "-c",
-            "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'concord.settings'); "
+            "import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'concord.settings'; "
             "django.setup(); from django.conf import settings as s; from scoring import services as q; "
             f"from scoring.backends import BACKEND_NAMES; print(({expression}))",
         ],

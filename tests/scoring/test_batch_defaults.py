@@ -102,7 +102,7 @@ def _sizes_under(**env: str) -> subprocess.CompletedProcess:
         [
             sys.executable,
             "-c",
-            "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'concord.settings'); "
+            "import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'concord.settings'; "
             "django.setup(); from scoring import services; from scoring.backends import BACKEND_NAMES; "
             "print(' '.join(f'{b}={services.default_batch_size(b)}' for b in sorted(BACKEND_NAMES)))",
         ],
