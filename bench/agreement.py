@@ -26,7 +26,7 @@ The database read runs with a parallel plan (PostgreSQL's workers build the line
 ``adjudication.analysis.loading``): end to end may use a second core while PostgreSQL reads, the bare side is
 one Python thread. On a machine shared with other work both sides slow down, the parallel read the more.
 
-Prints the median (and range) of each, and the ratio. Target (issue O.7): end to end ≤ 1.5 × bare.
+Prints the median (and range) of each, and the ratio. Target: end to end ≤ 1.5 × bare.
 """
 
 from __future__ import annotations

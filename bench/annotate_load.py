@@ -1,4 +1,4 @@
-"""Load benchmark of label saving: N simulated annotators against gunicorn on PostgreSQL (issue O, 1–4).
+"""Load benchmark of label saving: N simulated annotators against gunicorn on PostgreSQL.
 
     .venv/bin/python bench/annotate_load.py                                  # paced: 50 annotators, ~1 save/s each
     .venv/bin/python bench/annotate_load.py --mode capacity --annotators 50  # closed loop, as fast as answered
@@ -20,7 +20,7 @@ stops gunicorn; and then counts from the database:
 Paced mode: each annotator saves about once per ``--interval`` seconds (uniform in [0.5, 1.5] × interval;
 a clinician clicking through a form is slower than that); target p95 < 25 ms. Capacity mode: each
 annotator saves again as soon as the previous save returns (closed loop), which measures throughput at
-saturation; targets ≥ 2 × doccano's 136 saves/s measured with the same client (issue O), p99 ≤ 2 × p50.
+saturation; targets ≥ 2 × doccano's 136 saves/s measured with the same client, p99 ≤ 2 × p50.
 
 ``--baseline``: the same load against the bare save of bench/load_baseline.py (token lookup, one INSERT or
 UPDATE of the label, one INSERT of history, in one transaction; no audit triggers — see that module), served
@@ -63,7 +63,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from loadclient import LoadConfig, Tally, client_process, percentile, verify_counts  # noqa: E402
 
-DOCCANO_SAVES_PER_S = 136.0  # issue O: doccano 1.8.4, K=50 closed loop, same client, this machine
+DOCCANO_SAVES_PER_S = 136.0  # doccano 1.8.4, K=50 closed loop, same client, this machine
 CAPACITY_TARGET = 2 * DOCCANO_SAVES_PER_S
 PACED_P95_TARGET_MS = 25.0
 BASELINE_RATIO_GOAL = 0.7
@@ -647,7 +647,7 @@ def main() -> int:
     if args.mode == "capacity":
         print(
             f"Concord capacity {saves:.1f} saves/s = {saves / DOCCANO_SAVES_PER_S:.2f} × doccano's "
-            f"{DOCCANO_SAVES_PER_S:g}/s (issue O, same client; target ≥ 2 × = {CAPACITY_TARGET:g}/s): "
+            f"{DOCCANO_SAVES_PER_S:g}/s (same client; target ≥ 2 × = {CAPACITY_TARGET:g}/s): "
             f"{'met' if saves >= CAPACITY_TARGET else 'NOT met'}"
         )
         print(

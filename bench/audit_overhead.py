@@ -9,7 +9,7 @@ then the time to seal and to verify the resulting chain.
 
 Then the annotator's save itself (``annotation.labels.label_save``: the lock, the label and its history
 row, i.e. two audit events per save) over 300 assignments, alternately with the audit triggers and without
-them (``--rounds`` times each), counting the CPU of this process and of its PostgreSQL backend: the save's
+them (ROUNDS times each, default 5), counting the CPU of this process and of its PostgreSQL backend: the save's
 cost with the trail as a ratio of its cost without (target ≤ 1.3 ×).
 """
 

@@ -5,7 +5,7 @@ The file is generated as a stream to a temporary file, then imported with the sa
 command line, the upload page and the API use. Prints items per second and the peak memory of the
 import above the idle process (VmHWM after the import minus VmRSS before it, read from /proc), the
 CPU seconds per 1,000 items of this process and of its PostgreSQL backend (less sensitive to other
-load on the machine than the wall clock), and whether the target of issue O is met: at least
+load on the machine than the wall clock), and whether the target is met: at least
 5,000 items/s at 100,000 items with segmentation, on PostgreSQL.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/concord_bench .venv/bin/python bench/import_items.py --n 10000
@@ -95,7 +95,7 @@ WORDS = [
     "nausea",
     "dizziness",
 ]
-# Issue O's import target, judged only for the run it is stated for.
+# The import target, judged only for the run it is stated for.
 TARGET_RATE = 5_000
 TARGET_ITEMS = 100_000
 DEFAULT_HARD_FRACTION = 0.2
@@ -245,7 +245,7 @@ def main() -> None:
     applies = on_postgresql and args.n >= TARGET_ITEMS and args.hard_fraction >= DEFAULT_HARD_FRACTION
     verdict = ("MET" if rate >= TARGET_RATE else "NOT MET") if applies else (
         "not judged: it applies to PostgreSQL, --n >= 100000 and --hard-fraction >= 0.2")
-    print(f"target (issue O): >= {TARGET_RATE:,} items/s at {TARGET_ITEMS:,} items with segmentation on PostgreSQL: "
+    print(f"target: >= {TARGET_RATE:,} items/s at {TARGET_ITEMS:,} items with segmentation on PostgreSQL: "
           f"{verdict} ({rate:,.0f} items/s)")
     if not args.keep_file:
         path.unlink()

@@ -1,4 +1,4 @@
-"""The bare save that ``bench/annotate_load.py --baseline`` measures Concord against (issue O, point 3).
+"""The bare save that ``bench/annotate_load.py --baseline`` measures Concord against.
 
 A minimal Django application in one module, which is at once its settings module, its URLconf and its
 WSGI module (``DJANGO_SETTINGS_MODULE=load_baseline``, ``gunicorn --pythonpath bench
@@ -23,9 +23,9 @@ The question keys are read once per process (the benchmark seeds one study).
 
 Audit triggers: none. The benchmark copies the seeded database for the baseline and drops Concord's
 audit triggers from the two tables this app writes (``annotation_label``, ``annotation_labelhistory``).
-The issue asks for a *bare* save, the minimum any application storing versioned labels with history
+The baseline is a *bare* save, the minimum any application storing versioned labels with history
 must do; the audit trail is part of Concord's own work, whose cost the ratio is meant to show (the
-issue separately bounds the triggers at 1.3 × a save without them, bench/audit_overhead.py).
+triggers are bounded separately, at 1.3 × a save without them: bench/audit_overhead.py).
 
 Stale base version → 409 (extra reads only on that path); assignment not the user's → 404; bad token → 401.
 """

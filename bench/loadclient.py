@@ -1,7 +1,7 @@
 """The load client of bench/annotate_load.py: simulated annotators on a minimal HTTP/1.1 client.
 
 No Django and no HTTP library here: a client process must cost far less CPU than the server it
-measures (issue O measured 6.6–11.6 ms of CPU per request for the former asyncio + httpx client, more
+measures (the load bench measured 6.6–11.6 ms of CPU per request for the former asyncio + httpx client, more
 than the server's own work on a 2-core machine). Each annotator holds one keep-alive connection
 (asyncio streams), writes one pre-framed request per save and reads the status line, the headers
 (``Content-Length``, or ``Transfer-Encoding: chunked``; ``Connection: close``) and the JSON body.

@@ -54,19 +54,21 @@ declare -A MODULE_TESTS=(
   [annotation/workspace.py]="tests/test_named_mutations.py tests/annotation/test_blinding.py
     tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_history.py"
   [adjudication/selectors.py]="tests/test_access_matrix.py tests/test_security_object_ids.py
-    tests/adjudication/test_cases_pages.py"
-  [adjudication/stats/agreement.py]="tests/adjudication/test_agreement.py tests/adjudication/test_agreement_mutants.py"
+    tests/adjudication/web/test_cases_pages.py"
+  [adjudication/stats/agreement.py]="tests/adjudication/stats/test_agreement.py
+    tests/adjudication/stats/test_agreement_mutants.py"
   [adjudication/data_manager.py]="tests/adjudication/test_data_manager.py"
   [annotation/imports/validation.py]="tests/annotation/test_imports.py tests/annotation/test_import_format.py
     tests/annotation/test_import_writer.py tests/test_security_import_identities.py"
   [annotation/imports/writer.py]="tests/annotation/test_imports.py tests/annotation/test_import_writer.py
     tests/test_security_import_identities.py"
-  [adjudication/exports/filters.py]="tests/adjudication/test_exports.py tests/adjudication/test_exports_limits.py
-    tests/adjudication/test_exports_filters.py tests/adjudication/test_exports_agreement.py
-    tests/adjudication/test_roundtrip.py"
-  [adjudication/exports/records.py]="tests/adjudication/test_exports.py tests/adjudication/test_exports_limits.py
-    tests/adjudication/test_exports_filters.py tests/adjudication/test_exports_agreement.py
-    tests/adjudication/test_roundtrip.py tests/test_security_csv.py"
+  [adjudication/exports/filters.py]="tests/adjudication/exports/test_exports.py
+    tests/adjudication/exports/test_exports_limits.py tests/adjudication/exports/test_exports_filters.py
+    tests/adjudication/stats/test_exports_agreement.py tests/adjudication/exports/test_roundtrip.py"
+  [adjudication/exports/records.py]="tests/adjudication/exports/test_exports.py
+    tests/adjudication/exports/test_exports_limits.py tests/adjudication/exports/test_exports_filters.py
+    tests/adjudication/stats/test_exports_agreement.py tests/adjudication/exports/test_roundtrip.py
+    tests/test_security_csv.py"
   [annotation/labels/statements.py]="tests/annotation/test_save_sql.py tests/annotation/test_access_rule.py tests/annotation/test_api.py tests/annotation/test_api_label_io.py
     tests/annotation/test_labels.py"
 )

@@ -1,4 +1,4 @@
-"""Profile of one label save through the API, in process (issue O, point 1: where the time goes).
+"""Profile of one label save through the API, in process: where the time goes.
 
     .venv/bin/python bench/profile_save.py                 # 2,000 saves, top 30 functions by own time
     .venv/bin/python bench/profile_save.py --saves 500 --sort cumulative --top 60

@@ -18,7 +18,7 @@
    once, as the backend's cache does; the backend's texts per forward pass) in this one process, after a
    warm-up call, once before and once after the pipeline (the mean is compared: the load of a shared
    machine drifts).
-4. Prints both rates in items/s, their ratio and whether it meets the target (≥ 0.9, issue O.6), the
+4. Prints both rates in items/s, their ratio and whether it meets the target (≥ 0.9), the
    per-batch overhead (everything but splitting, encoding and the metric: task dispatch and fan-out, the
    claim and lease, loading the backend and the items, score writes and progress) in ms per batch and per
    item, from the worker's per-batch timing lines (scoring.services.BatchTimings) and the run's wall time,

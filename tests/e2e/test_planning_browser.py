@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from concord.celery import app as celery_app
-from tests.adjudication.test_planning import _study
+from tests.adjudication.analysis.test_planning import _study
 from tests.e2e.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -4,7 +4,7 @@ Worked example (issue 14's review): against "Use the eye drops four times a day.
 eye drops four times a day." shares every content word (lexical unigram precision 0.80, cosine ≈ 0.9), so
 similarity alone calls it supported. The negation makes it a contradiction.
 
-The test set (tests/scoring/data/contradiction_pairs.jsonl, built by bench/build_contradiction_set.py from
+The test set (tests/scoring/data/contradiction_pairs.jsonl, built by bench/data/build_contradiction_set.py from
 the K-QA and BEGIN copies under data/demo/, provenance on every row) holds ≥ 60 pairs of each kind.
 """
 
@@ -116,8 +116,8 @@ def test_the_set_has_sixty_contradictions_of_each_kind_and_supported_paraphrases
 
 
 def test_lexical_accuracy_on_the_set():
-    # Figures of bench/contradiction_accuracy.py for lexical (this commit, 1,188 pairs): contradictions 0.966
-    # (473 of 496 labelled contradicted), supported 0.939. A regression in the check or the lexicons fails here.
+    # Figures of bench/evaluations/contradiction_accuracy.py for lexical (this commit, 1,188 pairs): contradictions
+    # 0.966 (473 of 496 labelled contradicted), supported 0.939. A regression in the check or the lexicons fails here.
     backend = get_backend("lexical")
     right: Counter[str] = Counter()
     total: Counter[str] = Counter()

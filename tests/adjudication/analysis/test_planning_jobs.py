@@ -20,7 +20,7 @@ from adjudication.models import ReportJob, ReportJobKind, ReportJobStatus
 from adjudication.stats import planning as sp
 from annotation.models import Pool
 from tests import factories, waiting
-from tests.adjudication.test_planning import _study, run_planning_jobs
+from tests.adjudication.analysis.test_planning import _study, run_planning_jobs
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 # The copy shipped with the demo (data/demo/kqa, checksummed against its MANIFEST.md).
-KQA = Path(__file__).resolve().parents[2] / "data" / "demo" / "kqa" / "NLI_medical_annotator.csv"
+KQA = Path(__file__).resolve().parents[3] / "data" / "demo" / "kqa" / "NLI_medical_annotator.csv"
 KQA_SCALE = "Entailment,Neutral,Contradiction"
 
 

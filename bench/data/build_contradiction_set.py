@@ -1,6 +1,6 @@
 """Build the contradiction test set from the K-QA and BEGIN copies under data/demo/ (deterministic).
 
-    .venv/bin/python bench/build_contradiction_set.py [--out tests/scoring/data/contradiction_pairs.jsonl]
+    .venv/bin/python bench/data/build_contradiction_set.py [--out tests/scoring/data/contradiction_pairs.jsonl]
 
 Every record is a (claim, evidence) pair with the expected label ``contradicted`` or ``supported``, the kind
 it exercises (negation, number, dose, frequency, unit, drug, body_part; ``natural`` for pairs whose label the
@@ -36,7 +36,7 @@ from collections import defaultdict
 from fractions import Fraction
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from annotation.segmentation import split_sentences  # noqa: E402

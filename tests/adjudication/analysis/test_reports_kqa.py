@@ -12,7 +12,7 @@ from adjudication.analysis.agreement import agreement_report
 from annotation.models import Pool, Study
 from tests import factories
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CANDIDATES = [
     ROOT / "data" / "demo" / "kqa" / "NLI_medical_annotator.csv",
     ROOT.parent / "shared" / "datasets" / "kqa" / "NLI_medical_annotator.csv",

@@ -1,6 +1,6 @@
 """Cross-validated figures of the trained judges on BEGIN (CMU-DoG dev), per feature set and model type.
 
-    .venv/bin/python bench/judge_begin_cv.py [TSV] [--generic negative|exclude] [--cross-encoder]
+    .venv/bin/python bench/evaluations/judge_begin_cv.py [TSV] [--generic negative|exclude] [--cross-encoder]
         [--epochs N] [--write-jsonl OUT]
 
 Task ``supports``: text = the response, evidence = the knowledge passage, label 1 = "Fully attributable"
@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "concord.settings")
 

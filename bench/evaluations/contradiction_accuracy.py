@@ -1,6 +1,6 @@
 """Each backend's accuracy on the contradiction test set (tests/scoring/data/contradiction_pairs.jsonl).
 
-    .venv/bin/python bench/contradiction_accuracy.py [--backends lexical,embedding,nli,llm,learned]
+    .venv/bin/python bench/evaluations/contradiction_accuracy.py [--backends lexical,embedding,nli,llm,learned]
         [--learned-model NAME] [--set PATH]
 
 For every pair the backend's ``supports([claim], [evidence])`` is asked with its default threshold. A pair is
@@ -12,7 +12,7 @@ had without ``scoring.metrics.contradiction`` (from ``details.contradiction.verd
 A backend that cannot run here (no NLI_MODEL_DIR, no LLM endpoint, no ``--learned-model`` naming a trained
 judge of the registry) is reported with its reason, never replaced by another one. A learned judge trained
 on K-QA or BEGIN text has seen sentences the set is built from: say so next to its figures. The set is
-rebuilt by bench/build_contradiction_set.py.
+rebuilt by bench/data/build_contradiction_set.py.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "concord.settings")
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from adjudication.stats import agreement as ag
-from tests.adjudication.test_agreement import DIAGNOSES, KRIPP_2011, kqa_codes
+from tests.adjudication.stats.test_agreement import DIAGNOSES, KRIPP_2011, kqa_codes
 
 NAN = np.nan
 SEEN = list[tuple[int, int]]

@@ -19,8 +19,8 @@ from adjudication.exports.writers import scores_path, write_export
 from adjudication.models import ExportJob, GoldLabel
 from concord.errors import ValidationFailed
 from tests import factories
+from tests.adjudication.exports.test_exports import exported_study
 from tests.adjudication.gold_helpers import pool_with_members, submit_labels
-from tests.adjudication.test_exports import exported_study
 
 pytestmark = pytest.mark.django_db
 __all__ = ["exported_study"]

@@ -8,7 +8,7 @@ import pytest
 from adjudication.analysis import outcomes
 from adjudication.models import ReportJob, ReportJobStatus
 from adjudication.report_jobs import ANALYSIS, job_request
-from tests.adjudication.test_outcomes import _query, fast_password_hashing, harm_study  # noqa: F401
+from tests.adjudication.analysis.test_outcomes import _query, fast_password_hashing, harm_study  # noqa: F401
 from tests.waiting import SLOW_TEST_TIMEOUT
 from tests.worker import celery_worker, wait_for
 

@@ -15,7 +15,7 @@ from adjudication.stats import agreement as ag
 
 NAN = np.nan
 # The copy shipped with the demo (data/demo/kqa, checksummed against its MANIFEST.md).
-KQA = Path(__file__).resolve().parents[2] / "data" / "demo" / "kqa" / "NLI_medical_annotator.csv"
+KQA = Path(__file__).resolve().parents[3] / "data" / "demo" / "kqa" / "NLI_medical_annotator.csv"
 
 # Fleiss (1971), "Measuring nominal scale agreement among many raters", Psychological Bulletin 76(5):
 # 30 patients, 6 psychiatrists each, 5 diagnoses (1 depression, 2 personality disorder,

@@ -9,7 +9,7 @@ import pytest
 
 from adjudication.stats import agreement as ag
 from adjudication.stats import planning as pl
-from tests.adjudication.test_agreement import DIAGNOSES
+from tests.adjudication.stats.test_agreement import DIAGNOSES
 
 # --- AUC: Hanley & McNeil (1982) --------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from adjudication.analysis import model_comparison
 from adjudication.stats import rater_stats
 from adjudication.stats import validity as va
 from scoring.models import RunStatus, Score, ScoreRun, ScoreState
-from tests.adjudication.test_raters import MODEL, fast_password_hashing, rated  # noqa: F401
+from tests.adjudication.analysis.test_raters import MODEL, fast_password_hashing, rated  # noqa: F401
 
 
 def test_mcnemar_reproduces_agrestis_presidential_approval_example():
