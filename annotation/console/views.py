@@ -21,17 +21,15 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation.access import can_create_studies, get_study_for_researcher, require_study_creator
 from annotation.console import selectors as sel
 from annotation.console import services as svc
 from annotation.console.access import (
-    can_create_studies,
     get_import_job_for_researcher,
     get_invitation_for_researcher,
     get_membership_for_researcher,
     get_pool_for_researcher,
     get_question_for_researcher,
-    get_study_for_researcher,
-    require_study_creator,
 )
 from annotation.console.forms import (
     AccountForm,
