@@ -42,7 +42,7 @@ from django.utils import timezone
 
 from adjudication import tasks
 from adjudication.analysis import outcomes, planning, raters
-from adjudication.analysis.access import pool_get_for_report, question_get_for_report
+from adjudication.analysis.access import get_pool_for_report, get_question_for_report
 from adjudication.analysis.agreement import agreement_report
 from adjudication.analysis.loading import data_version, metric_source_get
 from adjudication.analysis.params import bootstrap_params, id_param
@@ -132,14 +132,14 @@ def _current(job: ReportJob | None, compute: Callable[[], dict[str, Any]]) -> di
 
 def _agreement_parse(study: Study, data: Any) -> dict[str, Any]:
     n_boot, seed = bootstrap_params(data.get("n_boot"), data.get("seed"))
-    pool = pool_get_for_report(study=study, pool_id=id_param(data.get("pool"), "pool must be a pool id"))
-    question = question_get_for_report(pool=pool, key=(data.get("question") or "").strip())
+    pool = get_pool_for_report(study, id_param(data.get("pool"), "pool must be a pool id"))
+    question = get_question_for_report(pool, (data.get("question") or "").strip())
     return {"pool": pool.pk, "question": question.key, "weights": None, "n_boot": n_boot, "seed": seed}
 
 
 def _agreement_key(study: Study, params: dict[str, Any]) -> dict[str, Any]:
-    pool = pool_get_for_report(study=study, pool_id=int(params["pool"]))
-    question = question_get_for_report(pool=pool, key=params["question"])
+    pool = get_pool_for_report(study, int(params["pool"]))
+    question = get_question_for_report(pool, params["question"])
     return {**params, "data_version": data_version(pool=pool, question=question)}
 
 
@@ -150,8 +150,8 @@ def _validity_parse(study: Study, data: Any) -> dict[str, Any]:
 
 def _validity_key(study: Study, params: dict[str, Any]) -> dict[str, Any]:
     metric_source_get(study=study, key=params["source"])
-    pool = pool_get_for_report(study=study, pool_id=int(params["pool"]))
-    question = question_get_for_report(pool=pool, key=params["question"])
+    pool = get_pool_for_report(study, int(params["pool"]))
+    question = get_question_for_report(pool, params["question"])
     return {**params, "data_version": data_version(pool=pool, question=question, source=params["source"])}
 
 
@@ -161,8 +161,8 @@ def _raters_parse(study: Study, data: Any) -> dict[str, Any]:
 
 
 def _raters_key(study: Study, params: dict[str, Any]) -> dict[str, Any]:
-    pool = pool_get_for_report(study=study, pool_id=int(params["pool"]))
-    question = question_get_for_report(pool=pool, key=params["question"])
+    pool = get_pool_for_report(study, int(params["pool"]))
+    question = get_question_for_report(pool, params["question"])
     return {**params, "data_version": data_version(pool=pool, question=question, source=f"run:{params['run']}")}
 
 
@@ -172,8 +172,8 @@ def _outcome_parse(study: Study, data: Any) -> dict[str, Any]:
 
 def _outcome_key(study: Study, params: dict[str, Any]) -> dict[str, Any]:
     """The labels' fingerprint, and the newest score run and the item count (the features come from them)."""
-    pool = pool_get_for_report(study=study, pool_id=int(params["pool"]))
-    question = question_get_for_report(pool=pool, key=params["question"])
+    pool = get_pool_for_report(study, int(params["pool"]))
+    question = get_question_for_report(pool, params["question"])
     version = data_version(pool=pool, question=question, source=None)
     latest = ScoreRun.objects.filter(study=study).order_by("-id").values_list("pk", "finished_at").first()
     items = Item.objects.filter(study=study).count()
@@ -182,8 +182,8 @@ def _outcome_key(study: Study, params: dict[str, Any]) -> dict[str, Any]:
 
 def _agreement_result(job: ReportJob, progress: Progress) -> dict[str, Any]:
     params = job.params
-    pool = pool_get_for_report(study=job.study, pool_id=int(params["pool"]))
-    question = question_get_for_report(pool=pool, key=params["question"])
+    pool = get_pool_for_report(job.study, int(params["pool"]))
+    question = get_question_for_report(pool, params["question"])
     return agreement_report(
         pool=pool,
         question=question,
@@ -303,8 +303,8 @@ def job_latest(*, study: Study, family: str, kind: str, params: dict[str, Any]) 
 
 def agreement_report_with_bootstrap(*, study: Study, params: dict[str, Any]) -> tuple[dict[str, Any], ReportJob | None]:
     """Point estimates, or the finished bootstrap for exactly these parameters and the current data."""
-    pool = pool_get_for_report(study=study, pool_id=int(params["pool"]))
-    question = question_get_for_report(pool=pool, key=params["question"])
+    pool = get_pool_for_report(study, int(params["pool"]))
+    question = get_question_for_report(pool, params["question"])
     keyed = {**params, "data_version": data_version(pool=pool, question=question)}
     job = _latest(study=study, kind=ReportJobKind.AGREEMENT, keyed=keyed)
     return _current(job, lambda: agreement_report(pool=pool, question=question, weights=params.get("weights"))), job
@@ -313,8 +313,8 @@ def agreement_report_with_bootstrap(*, study: Study, params: dict[str, Any]) -> 
 def validity_report_with_bootstrap(
     *, study: Study, params: ValidityParams, n_boot: int, seed: int
 ) -> tuple[dict[str, Any], ReportJob | None]:
-    pool = pool_get_for_report(study=study, pool_id=params.pool_id)
-    question = question_get_for_report(pool=pool, key=params.question)
+    pool = get_pool_for_report(study, params.pool_id)
+    question = get_question_for_report(pool, params.question)
     keyed = {
         **params.as_dict(),
         "n_boot": n_boot,

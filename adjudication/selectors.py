@@ -1,7 +1,9 @@
 """Reads of adjudication: access helpers, the adjudicator's queue and case page, human measures.
 
-Access helpers fetch and authorize together: an object of a study where the user has no role is
-answered 404 (they may not know it exists); an annotator-only role is answered 403.
+Access helpers fetch and authorize together. The study itself is fetched by ``annotation.access``
+(``get_study_for_researcher``, ``get_study_for_adjudicator``: strangers 404, members without the role
+403); an object named by its own id (a case, an aspect, a pool, an export) is answered 404 to everyone
+who may not see it, members of its study included (``concord.access.require_object_role``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from adjudication.models import AdjudicationCase, CaseStatus, ConsensusRule, Exp
 from adjudication.stats import measures
 from annotation import answers as answer_vocabulary
 from annotation import units as unit_keys
+from annotation.access import ADJUDICATING_ROLES
 from annotation.models import (
     Aspect,
     AspectStatus,
@@ -34,37 +37,14 @@ from annotation.models import (
     Sentence,
     Study,
 )
-from concord.access import require_object_role, require_role, study_roles
+from concord.access import require_object_role
 from concord.errors import NotFound
 from scoring.models import Score
-
-ADJUDICATING_ROLES = {Role.ADJUDICATOR, Role.RESEARCHER}
-
 
 # --- Access helpers -----------------------------------------------------------------------------
 
 
-def is_researcher(*, user: AbstractBaseUser, study: Study) -> bool:
-    return Role.RESEARCHER in study_roles(user, study.pk)
-
-
-def study_get_for_adjudicator(*, user: AbstractBaseUser, slug: str) -> Study:
-    study = Study.objects.filter(slug=slug).first()
-    if study is None:
-        raise NotFound("no such study")
-    require_role(user, study.pk, *ADJUDICATING_ROLES, what="study")
-    return study
-
-
-def study_get_for_researcher(*, user: AbstractBaseUser, slug: str) -> Study:
-    study = Study.objects.filter(slug=slug).first()
-    if study is None:
-        raise NotFound("no such study")
-    require_role(user, study.pk, Role.RESEARCHER, what="study")
-    return study
-
-
-def case_get_for_adjudicator(*, user: AbstractBaseUser, case_id: int) -> AdjudicationCase:
+def get_case_for_adjudicator(user: AbstractBaseUser, case_id: int) -> AdjudicationCase:
     case = AdjudicationCase.objects.select_related("pool__study", "item", "question").filter(pk=case_id).first()
     if case is None:
         raise NotFound("no such case")
@@ -72,7 +52,7 @@ def case_get_for_adjudicator(*, user: AbstractBaseUser, case_id: int) -> Adjudic
     return case
 
 
-def aspect_get_for_adjudicator(*, user: AbstractBaseUser, aspect_id: int) -> Aspect:
+def get_aspect_for_adjudicator(user: AbstractBaseUser, aspect_id: int) -> Aspect:
     aspect = Aspect.objects.select_related("item__study").filter(pk=aspect_id).first()
     if aspect is None:
         raise NotFound("no such aspect")
@@ -80,7 +60,7 @@ def aspect_get_for_adjudicator(*, user: AbstractBaseUser, aspect_id: int) -> Asp
     return aspect
 
 
-def pool_get_for_researcher(*, user: AbstractBaseUser, pool_id: int) -> Pool:
+def get_pool_for_researcher(user: AbstractBaseUser, pool_id: int) -> Pool:
     pool = Pool.objects.select_related("study").filter(pk=pool_id).first()
     if pool is None:
         raise NotFound("no such pool")
@@ -97,7 +77,7 @@ def consensus_rules(*, study: Study) -> list[dict[str, Any]]:
     ]
 
 
-def export_get_for_researcher(*, user: AbstractBaseUser, job_id: int) -> ExportJob:
+def get_export_for_researcher(user: AbstractBaseUser, job_id: int) -> ExportJob:
     job = ExportJob.objects.select_related("study").filter(pk=job_id).first()
     if job is None:
         raise NotFound("no such export")

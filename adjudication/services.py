@@ -25,6 +25,7 @@ from adjudication.models import (
     GoldSource,
 )
 from annotation import answers
+from annotation.access import can_adjudicate, is_researcher
 from annotation.item_units import assignment_units
 from annotation.models import (
     Aspect,
@@ -34,23 +35,12 @@ from annotation.models import (
     Label,
     Pool,
     Question,
-    Role,
-    Study,
-    StudyRole,
 )
 from concord.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
 # Gold written by people stands until a person changes it; detection never overrides it.
 HUMAN_SOURCES = {GoldSource.ADJUDICATED, GoldSource.UNRESOLVED, GoldSource.IMPORTED}
 AUTO_SOURCES = {GoldSource.UNANIMOUS, GoldSource.MAJORITY}
-
-
-def _can_adjudicate(user: AbstractBaseUser, study: Study) -> bool:
-    return StudyRole.objects.filter(study=study, user=user, role__in=[Role.ADJUDICATOR, Role.RESEARCHER]).exists()
-
-
-def _is_researcher(user: AbstractBaseUser, study: Study) -> bool:
-    return StudyRole.objects.filter(study=study, user=user, role=Role.RESEARCHER).exists()
 
 
 # --- Gold -------------------------------------------------------------------------------------
@@ -137,7 +127,7 @@ def case_resolve(
             )
         except AdjudicationCase.DoesNotExist:
             raise NotFound("no such case") from None
-        if not _can_adjudicate(actor, case.pool.study):
+        if not can_adjudicate(actor, case.pool.study):
             raise Forbidden("only adjudicators and researchers of the study decide cases")
         if case.status == CaseStatus.WITHDRAWN:
             raise Conflict("this case was withdrawn: the annotators agreed after the item was reopened")
@@ -281,7 +271,7 @@ def item_disagreements_detect(*, pool_id: int, item_id: int) -> Detection:
 def consensus_rule_set(*, pool_id: int, question_id: int, majority: bool, actor: AbstractBaseUser) -> ConsensusRule:
     """Allow or forbid gold by strict majority for one question of a pool (only with overlap k ≥ 3)."""
     pool = Pool.objects.select_related("study").get(pk=pool_id)
-    if not _is_researcher(actor, pool.study):
+    if not is_researcher(actor, pool.study):
         raise Forbidden("only researchers of the study change consensus rules")
     if not pool.questions.filter(pk=question_id).exists():
         raise ValidationFailed("the question is not answered by this pool")
@@ -313,7 +303,7 @@ def aspect_decide(*, aspect_id: int, actor: AbstractBaseUser, accept: bool) -> A
         # Lock the item's whole aspect set: two acceptances must not get the same version.
         siblings = list(Aspect.objects.select_for_update().filter(item_id=aspect.item_id).order_by("pk"))
         aspect = next(a for a in siblings if a.pk == aspect_id)
-        if not _can_adjudicate(actor, aspect.item.study):
+        if not can_adjudicate(actor, aspect.item.study):
             raise Forbidden("only adjudicators and researchers of the study decide proposed aspects")
         if aspect.status != AspectStatus.PROPOSED:
             raise Conflict(f"this aspect was already {aspect.status}", details={"status": aspect.status})

@@ -37,6 +37,8 @@ TARGET_RATE="${MUTATION_TARGET:-90}"
 declare -A MODULE_TESTS=(
   [concord/access.py]="tests/test_access_matrix.py tests/test_access_policies.py tests/test_security_object_ids.py
     tests/test_named_mutations.py"
+  [annotation/access.py]="tests/test_access_matrix.py tests/test_access_policies.py tests/test_security_object_ids.py
+    tests/test_security_pages.py tests/annotation/test_console_views.py tests/annotation/test_console_api.py"
   [annotation/selectors.py]="tests/test_access_matrix.py tests/test_security_object_ids.py tests/test_named_mutations.py
     tests/annotation/test_blinding.py tests/annotation/test_workspace.py tests/annotation/test_api.py"
   [annotation/services.py]="tests/test_named_mutations.py tests/annotation/test_assignment.py
@@ -74,7 +76,7 @@ declare -A MODULE_TESTS=(
 )
 # The order of a full run.
 ALL_MODULES=(
-  concord/access.py annotation/selectors.py annotation/services.py annotation/labels/save.py
+  concord/access.py annotation/access.py annotation/selectors.py annotation/services.py annotation/labels/save.py
   annotation/labels/access.py annotation/labels/undo.py annotation/labels/conflicts.py annotation/workspace.py
   adjudication/selectors.py
   adjudication/stats/agreement.py adjudication/data_manager.py annotation/imports/validation.py

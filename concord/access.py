@@ -3,8 +3,20 @@
 Every view and API class declares one policy name with ``@access_policy(...)`` (function views)
 or an ``access_policy`` class attribute (class-based views, DRF). A test walks the URL
 configuration and fails for any route without one. The policy names what the route checks;
-the object-level check itself is done by the resource's access helper (``get_*_for_user``),
-which answers 404 for objects the user may not know exist.
+the check itself is done by the resource's access helper, named ``get_<object>_for_<role>(user, ...)``
+(``get_study_for_researcher``, ``get_case_for_adjudicator``, ``get_assignment_for_annotator``, …), which
+fetches and authorizes together and answers 404 for objects the user may not know exist. The study-level
+helpers (a study for its researchers or adjudicators, the study-creator check) are in one module,
+``annotation.access``; object-level ones sit with their app's reads and are built on the checks below.
+
+Decorator order of a function view, outermost first (``tests/test_access_policies.py`` parses every view
+module and fails on any other order)::
+
+    @access_policy("researcher")            # 1. who may use the route
+    @require_POST                           # 2. the HTTP method(s): require_GET / require_POST /
+                                            #    require_http_methods([...]), when the view limits them
+    @domain_errors                          # 3. DomainError -> error page: domain_errors, or a report's
+    def view(request, ...): ...             #    report_errors, when the view raises them
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.access import get_study_for_researcher
 from concord import pagination
 from concord.errors import ValidationFailed
 from concord.fields import IdField, WholeNumberField
@@ -74,7 +75,7 @@ class RunStartApi(APIView):
 
     @extend_schema(operation_id="scoring_run_start", request=Input, responses={201: RunOutput})
     def post(self, request: Request, slug: str) -> Response:
-        study = selectors.get_study_for_researcher(request.user, slug)
+        study = get_study_for_researcher(request.user, slug)
         data = self.Input(data=request.data)
         if not data.is_valid():
             raise ValidationFailed("Invalid run request.", details=data.errors)
@@ -167,7 +168,7 @@ class KnowledgeBaseCreateApi(APIView):
 
     @extend_schema(operation_id="scoring_knowledge_base_create", request=Input, responses={201: KnowledgeBaseOutput})
     def post(self, request: Request, slug: str) -> Response:
-        study = selectors.get_study_for_researcher(request.user, slug)
+        study = get_study_for_researcher(request.user, slug)
         data = self.Input(data=request.data)
         if not data.is_valid():
             raise ValidationFailed("Invalid knowledge base.", details=data.errors)

@@ -1,7 +1,9 @@
 """Reads for scoring: access helpers, the plain-data items a metric scores, run progress and scores.
 
-Access helpers fetch and authorize in one place. Scores are researcher-only: an annotator or
-adjudicator of the study gets 403 (they know the study exists), anyone else 404.
+Access helpers fetch and authorize in one place. Scores are researcher-only: the study is fetched by
+``annotation.access.get_study_for_researcher`` (an annotator or adjudicator of the study gets 403, they know
+the study exists; anyone else 404); an object named by its own id (a run, a knowledge base) is 404 to
+everyone who is not a researcher of its study.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from annotation import units
+from annotation.access import get_study_for_researcher
 from annotation.models import (
     Aspect,
     AspectStatus,
@@ -29,7 +32,7 @@ from annotation.models import (
     Sentence,
     Study,
 )
-from concord.access import require_object_role, require_role
+from concord.access import require_object_role
 from concord.errors import NotFound
 from scoring.backends import BACKENDS
 from scoring.metrics import AspectInput, ChunkInput, ItemInput
@@ -46,18 +49,6 @@ User = AbstractBaseUser | AnonymousUser
 
 
 # --- Access -----------------------------------------------------------------------------------------
-
-
-def _researcher_study(user: User, study: Study | None, *, what: str = "study") -> Study:
-    """The study, once ``user`` is one of its researchers (strangers 404 naming ``what``, members 403)."""
-    if study is None:
-        raise NotFound(f"no such {what}")  # the words require_role uses: absent and not yours read alike
-    require_role(user, study, Role.RESEARCHER, what=what)
-    return study
-
-
-def get_study_for_researcher(user: User, slug: str) -> Study:
-    return _researcher_study(user, Study.objects.filter(slug=slug).first())
 
 
 def get_run_for_researcher(user: User, run_id: int) -> ScoreRun:

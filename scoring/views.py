@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation.access import get_study_for_researcher
 from annotation.models import Study
 from concord.access import access_policy
 from concord.errors import DomainError, NotFound, ValidationFailed
@@ -52,7 +53,7 @@ def _runs_page(
 @require_GET
 @domain_errors
 def study_runs(request: HttpRequest, slug: str) -> HttpResponse:
-    study = selectors.get_study_for_researcher(request.user, slug)
+    study = get_study_for_researcher(request.user, slug)
     return _runs_page(request, study)
 
 
@@ -60,7 +61,7 @@ def study_runs(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 @domain_errors
 def run_start(request: HttpRequest, slug: str) -> HttpResponse:
-    study = selectors.get_study_for_researcher(request.user, slug)
+    study = get_study_for_researcher(request.user, slug)
     try:
         # The service refuses an unavailable backend or another study's knowledge base, as it does for the API.
         run = services.score_run_start(study=study, actor=request.user, **parse_run_form(request.POST))
@@ -157,7 +158,7 @@ def _kb_page(request: HttpRequest, study, *, error: str = "", status: int = 200)
 @require_http_methods(["GET", "POST"])
 @domain_errors
 def knowledge_bases(request: HttpRequest, slug: str) -> HttpResponse:
-    study = selectors.get_study_for_researcher(request.user, slug)
+    study = get_study_for_researcher(request.user, slug)
     if request.method == "GET":
         return _kb_page(request, study)
     try:

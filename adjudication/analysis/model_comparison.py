@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from adjudication.analysis import raters
-from adjudication.analysis.access import CATEGORICAL, pool_get_for_report, question_get_for_report
+from adjudication.analysis.access import CATEGORICAL, get_pool_for_report, get_question_for_report
 from adjudication.analysis.loading import binary_target, default_positive, human_target, ratings_load, unit_scope
 from adjudication.analysis.params import id_param
 from adjudication.analysis.validity import default_target
@@ -63,13 +63,13 @@ def comparison_params_parse(*, study: Study, query: Any) -> ComparisonParams:
     runs = list(dict.fromkeys(id_param(p, "runs are whole-number ids") for p in parts))
     if not 2 <= len(runs) <= MAX_RUNS:
         raise ValidationFailed(f"choose between 2 and {MAX_RUNS} score runs of one metric")
-    metrics = {raters.run_get_for_study(study=study, run_id=r).metric for r in runs}
+    metrics = {raters.get_run_for_study(study, r).metric for r in runs}
     if len(metrics) != 1:
         raise ValidationFailed(f"compare runs of one metric; these compute {', '.join(sorted(metrics))}")
     pool_id = id_param(query.get("pool"), "choose a pool (a whole-number id)")
-    pool = pool_get_for_report(study=study, pool_id=pool_id)
+    pool = get_pool_for_report(study, pool_id)
     key = (query.get("question") or "").strip()
-    question = question_get_for_report(pool=pool, key=key)
+    question = get_question_for_report(pool, key)
     if question.kind not in CATEGORICAL:
         raise ValidationFailed("the human target must be a categorical question")
     target = (query.get("target") or "").strip() or default_target(pool=pool, question=question)
@@ -107,14 +107,14 @@ def _run_values(run: Any, scope: str) -> tuple[dict[tuple[int, str], float], int
 
 
 def comparison_report(*, study: Study, params: ComparisonParams) -> dict[str, Any]:
-    pool = pool_get_for_report(study=study, pool_id=params.pool_id)
-    question = question_get_for_report(pool=pool, key=params.question)
+    pool = get_pool_for_report(study, params.pool_id)
+    question = get_question_for_report(pool, params.question)
     ratings = ratings_load(pool=pool, question=question)
     human, excluded = human_target(pool=pool, question=question, target=params.target, ratings=ratings)
     rows = []
     loaded = []
     for run_id in params.runs:
-        run = raters.run_get_for_study(study=study, run_id=run_id)
+        run = raters.get_run_for_study(study, run_id)
         values, not_ok, costs = _run_values(run, question.scope)
         units = sorted(set(values) & set(human))
         y = binary_target(question, np.array([human[u] for u in units], dtype=float), params.positive)

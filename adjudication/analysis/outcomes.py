@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from adjudication.analysis import raters
-from adjudication.analysis.access import CATEGORICAL, pool_get_for_report, question_get_for_report
+from adjudication.analysis.access import CATEGORICAL, get_pool_for_report, get_question_for_report
 from adjudication.analysis.loading import binary_target, human_target, ratings_load
 from adjudication.analysis.params import MAX_BOOTSTRAP, id_param
 from adjudication.analysis.validity import default_target
@@ -87,8 +87,8 @@ def _is_attribute(name: str) -> bool:
 def outcome_params_parse(*, study: Study, query: Any) -> OutcomeParams:
     pool_id = id_param(query.get("pool"), "choose a pool (a whole-number id)")
     key = (query.get("question") or query.get("outcome") or "").strip()
-    pool = pool_get_for_report(study=study, pool_id=pool_id)
-    question = question_get_for_report(pool=pool, key=key)
+    pool = get_pool_for_report(study, pool_id)
+    question = get_question_for_report(pool, key)
     if question.kind not in CATEGORICAL:
         raise ValidationFailed("the outcome must be a categorical question (binary, nominal or ordinal)")
     raw_features = query.get("features") or ""
@@ -137,7 +137,7 @@ def outcome_params_parse(*, study: Study, query: Any) -> OutcomeParams:
 def _run_for_feature(study: Study, name: str) -> Any:
     if name.startswith("run:"):
         run_id = id_param(name.split(":", 1)[1], f"feature {name!r}: run ids are whole numbers")
-        return raters.run_get_for_study(study=study, run_id=run_id)
+        return raters.get_run_for_study(study, run_id)
     metric, _, backend = name.partition(":")
     runs = ScoreRun.objects.filter(study=study, metric=metric, status=RunStatus.DONE)
     if backend:
@@ -215,8 +215,8 @@ def feature_matrix(
 
 
 def outcome_report(*, study: Study, params: OutcomeParams, progress: ag.Progress | None = None) -> dict[str, Any]:
-    pool = pool_get_for_report(study=study, pool_id=params.pool_id)
-    question = question_get_for_report(pool=pool, key=params.question)
+    pool = get_pool_for_report(study, params.pool_id)
+    question = get_question_for_report(pool, params.question)
     ratings = ratings_load(pool=pool, question=question)
     target, target_excluded = human_target(pool=pool, question=question, target=params.target, ratings=ratings)
     units = sorted(target)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from adjudication.analysis.access import CATEGORICAL, pool_get_for_report
+from adjudication.analysis.access import CATEGORICAL, get_pool_for_report
 from adjudication.analysis.agreement import agreement_report
 from adjudication.analysis.loading import Ratings, ratings_load
 from annotation.models import Pool, PoolMembership, Question, Study
@@ -59,7 +59,7 @@ class PoolAgreement:
 
 def pool_agreement_so_far(*, study: Study, pool_id: int) -> PoolAgreement:
     """The pool's agreement on each of its categorical questions, and each annotator's against the rest."""
-    pool = pool_get_for_report(study=study, pool_id=pool_id)
+    pool = get_pool_for_report(study, pool_id)
     questions = [q for q in pool.questions.all().order_by("order", "id") if q.kind in CATEGORICAL]
     out = []
     for question in questions:

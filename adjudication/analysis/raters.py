@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from django.db.models import Count
 
-from adjudication.analysis.access import CATEGORICAL, pool_get_for_report, question_get_for_report
+from adjudication.analysis.access import CATEGORICAL, get_pool_for_report, get_question_for_report
 from adjudication.analysis.loading import compatible_questions, human_target, level_for, ratings_load, unit_scope
 from adjudication.analysis.params import id_param
 from adjudication.analysis.validity import default_target
@@ -65,7 +65,7 @@ SUGGESTED_FIELDS: dict[str, list[tuple[str, str]]] = {
 POSITIVE_FIRST = ({"1", "0"}, "1"), ({"true", "false"}, "true"), ({AT_OR_ABOVE, BELOW}, AT_OR_ABOVE)
 
 
-def run_get_for_study(*, study: Study, run_id: int) -> Any:
+def get_run_for_study(study: Study, run_id: int) -> Any:
     run = ScoreRun.objects.filter(study=study, pk=run_id).first()
     if run is None:
         raise NotFound("no such score run in this study")
@@ -137,9 +137,9 @@ def rater_params_parse(*, study: Study, query: Any) -> RaterParams:
     fld = (query.get("field") or "value").strip()
     if fld != "value" and not (fld.startswith("details.") and len(fld) > len("details.")):
         raise ValidationFailed("field must be value or details.<path>")
-    run_get_for_study(study=study, run_id=run_id)
-    pool = pool_get_for_report(study=study, pool_id=pool_id)
-    question = question_get_for_report(pool=pool, key=key)
+    get_run_for_study(study, run_id)
+    pool = get_pool_for_report(study, pool_id)
+    question = get_question_for_report(pool, key)
     if question.kind not in CATEGORICAL:
         raise ValidationFailed("a model rater needs a categorical human question (binary, nominal or ordinal)")
     mapping = parse_mapping(query.get("mapping"))
@@ -267,9 +267,9 @@ def rater_report(
 ) -> dict[str, Any]:
     """The model beside the humans on one question: κ with each human, gold and majority; α with and
     without the model; per-class P/R/F1 against the target."""
-    run = run_get_for_study(study=study, run_id=params.run_id)
-    pool: Pool = pool_get_for_report(study=study, pool_id=params.pool_id)
-    question = question_get_for_report(pool=pool, key=params.question)
+    run = get_run_for_study(study, params.run_id)
+    pool: Pool = get_pool_for_report(study, params.pool_id)
+    question = get_question_for_report(pool, params.question)
     if question.kind not in CATEGORICAL:
         raise ValidationFailed("a model rater needs a categorical human question")
     labels = model_labels_load(run=run, scope=question.scope, fld=params.field, threshold=params.threshold)

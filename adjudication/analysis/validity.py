@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from adjudication.analysis.access import CATEGORICAL, pool_get_for_report, question_get_for_report
+from adjudication.analysis.access import CATEGORICAL, get_pool_for_report, get_question_for_report
 from adjudication.analysis.agreement import agreement_report
 from adjudication.analysis.loading import (
     MetricSource,
@@ -73,8 +73,8 @@ def validity_report(
 ) -> dict[str, Any]:
     """One metric source against one human question of one pool, with the pool's agreement beside it."""
     source = metric_source_get(study=study, key=params.source)
-    pool = pool_get_for_report(study=study, pool_id=params.pool_id)
-    question = question_get_for_report(pool=pool, key=params.question)
+    pool = get_pool_for_report(study, params.pool_id)
+    question = get_question_for_report(pool, params.question)
     if question.kind not in CATEGORICAL:
         raise ValidationFailed("metric vs human needs a categorical human question")
     if question.scope != source.scope:
@@ -224,8 +224,8 @@ def validity_params_parse(*, study: Study, query: Any) -> ValidityParams:
     key = (query.get("question") or "").strip()
     if not source or not key or not query.get("pool"):
         raise ValidationFailed("choose a metric source, a pool and a question")
-    pool = pool_get_for_report(study=study, pool_id=id_param(query.get("pool"), "pool must be a pool id"))
-    question = question_get_for_report(pool=pool, key=key)
+    pool = get_pool_for_report(study, id_param(query.get("pool"), "pool must be a pool id"))
+    question = get_question_for_report(pool, key)
     if question.kind not in CATEGORICAL:
         raise ValidationFailed("metric vs human needs a categorical human question")
     target = (query.get("target") or "").strip() or default_target(pool=pool, question=question)

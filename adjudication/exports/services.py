@@ -23,8 +23,8 @@ from adjudication import tasks
 from adjudication.exports.filters import ExportFilters
 from adjudication.exports.writers import write_export
 from adjudication.models import ExportDownload, ExportFormat, ExportJob, ExportStatus
-from annotation.models import Role, Study
-from concord.access import study_roles
+from annotation.access import is_researcher
+from annotation.models import Study
 from concord.errors import Conflict, Forbidden, ValidationFailed
 from concord.jobs import Progress, run_job
 
@@ -43,7 +43,7 @@ def export_request(
     if fmt not in ExportFormat.values:
         raise ValidationFailed(f"unknown export format {fmt!r}; use one of {ExportFormat.values}")
     study = Study.objects.get(pk=study_id)
-    if Role.RESEARCHER not in study_roles(actor, study.pk):
+    if not is_researcher(actor, study):
         raise Forbidden("only researchers of the study export it")
     filters = filters or ExportFilters()
     unknown_pools = sorted(set(filters.pools) - set(study.pools.values_list("name", flat=True)))

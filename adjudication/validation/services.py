@@ -71,7 +71,7 @@ def validation_study_create(
         )
 
 
-def validation_study_get_for_researcher(*, user: AbstractBaseUser, pk: int) -> ValidationStudy:
+def get_validation_study_for_researcher(user: AbstractBaseUser, pk: int) -> ValidationStudy:
     """The validation study if the user is a researcher of its study (anyone else 404, members included)."""
     vs = (
         ValidationStudy.objects.select_related(

@@ -32,8 +32,8 @@ from rest_framework.response import Response
 
 from adjudication import report_jobs
 from adjudication.models import ReportJob, ReportJobKind, ReportJobStatus
-from adjudication.selectors import study_get_for_researcher
 from adjudication.web.common import ResearcherApi, flat, report_errors
+from annotation.access import get_study_for_researcher
 from annotation.models import Study
 from concord.access import access_policy
 from concord.http import vary_on_htmx
@@ -122,7 +122,7 @@ def _job_get(study: Study, job_id: int, family: str) -> ReportJob:
 @require_POST
 @report_errors
 def job_start(request: HttpRequest, slug: str, family: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     kind, params = report_jobs.job_params_parse(study=study, family=family, data=request.POST)
     job = report_jobs.job_request(study=study, family=family, kind=kind, params=params, user=request.user)
     if not request.htmx:
@@ -137,7 +137,7 @@ def job_start(request: HttpRequest, slug: str, family: str) -> HttpResponse:
 @require_GET
 @report_errors
 def job_poll(request: HttpRequest, slug: str, job_id: int, family: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     job = _job_get(study, job_id, family)
     response = _fragment(request, study, job, family)
     if job.status == ReportJobStatus.DONE and request.htmx:
@@ -156,7 +156,7 @@ class JobStartApi(ResearcherApi):
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={202: OpenApiTypes.OBJECT})
     def post(self, request: Request, slug: str, family: str) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
+        study = get_study_for_researcher(request.user, slug)
         kind, params = report_jobs.job_params_parse(study=study, family=family, data=flat(request.data))
         job = report_jobs.job_request(study=study, family=family, kind=kind, params=params, user=request.user)
         return Response(report_jobs.job_as_dict(job), status=status.HTTP_202_ACCEPTED)
@@ -165,5 +165,5 @@ class JobStartApi(ResearcherApi):
 class JobApi(ResearcherApi):
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str, job_id: int, family: str) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
+        study = get_study_for_researcher(request.user, slug)
         return Response(report_jobs.job_as_dict(_job_get(study, job_id, family)))

@@ -1,10 +1,9 @@
-"""Access helpers of the researcher console: each fetches one resource and authorizes in one place.
+"""Access helpers of the researcher console: each fetches one object of a study and authorizes in one place.
 
-A study is visible to the people who hold a role in it. The console is for its researchers: other
-members (annotators, adjudicators) are answered 403, everyone else 404, so that a stranger cannot
-even learn that a slug exists (``concord.access.require_role``). The helpers raise ``concord.errors``
-``NotFound`` / ``Forbidden``; ``concord.http.domain_errors`` turns them into pages and
-``concord.api_errors`` into API answers.
+The console is for a study's researchers: the study is fetched by ``annotation.access.get_study_for_researcher``
+(other members 403, everyone else 404, so that a stranger cannot even learn that a slug exists), then the
+object within it (404 when the study has none). The helpers raise ``concord.errors`` ``NotFound`` /
+``Forbidden``; ``concord.http.domain_errors`` turns them into pages and ``concord.api_errors`` into API answers.
 """
 
 from __future__ import annotations
@@ -13,30 +12,10 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 
-from annotation.models import ImportJob, Pool, PoolMembership, Question, Role, Study, StudyInvitation
-from concord.access import require_role
-from concord.errors import Forbidden, NotFound
+from annotation.access import get_study_for_researcher
+from annotation.models import ImportJob, Pool, PoolMembership, Question, StudyInvitation
+from concord.errors import NotFound
 from concord.params import parse_id
-
-
-def can_create_studies(user: AbstractBaseUser) -> bool:
-    """Creating a study is granted by the admin (the ``annotation.add_study`` permission)."""
-    return bool(user.is_authenticated and user.has_perm("annotation.add_study"))
-
-
-def require_study_creator(user: AbstractBaseUser) -> None:
-    if not can_create_studies(user):
-        raise Forbidden("creating studies is granted by an administrator")
-
-
-def get_study_for_researcher(user: AbstractBaseUser, slug: str) -> Study:
-    study = Study.objects.filter(slug=slug).first()
-    try:
-        require_role(user, study, Role.RESEARCHER)
-    except Forbidden:
-        raise Forbidden("only the study's researchers may use its console") from None
-    assert study is not None  # require_role refuses a missing study
-    return study
 
 
 def get_question_for_researcher(user: AbstractBaseUser, slug: str, key: str) -> Question:

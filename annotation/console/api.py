@@ -19,6 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.access import get_study_for_researcher, require_study_creator
 from annotation.console import selectors as sel
 from annotation.console import services as svc
 from annotation.console.access import (
@@ -27,8 +28,6 @@ from annotation.console.access import (
     get_membership_for_researcher,
     get_pool_for_researcher,
     get_question_for_researcher,
-    get_study_for_researcher,
-    require_study_creator,
 )
 from annotation.imports import jobs
 from annotation.models import (

@@ -29,15 +29,15 @@ def _page(request: HttpRequest, invitation: StudyInvitation, *, error: str = "",
 
 
 @access_policy("authenticated")
-@domain_errors
 @require_GET
+@domain_errors
 def invitation_detail(request: HttpRequest, invitation_id: int) -> HttpResponse:
     return _page(request, get_invitation_for_invitee(request.user, invitation_id))
 
 
 @access_policy("authenticated")
-@domain_errors
 @require_POST
+@domain_errors
 def invitation_accept(request: HttpRequest, invitation_id: int) -> HttpResponse:
     invitation = get_invitation_for_invitee(request.user, invitation_id)
     try:
@@ -51,8 +51,8 @@ def invitation_accept(request: HttpRequest, invitation_id: int) -> HttpResponse:
 
 
 @access_policy("authenticated")
-@domain_errors
 @require_POST
+@domain_errors
 def invitation_decline(request: HttpRequest, invitation_id: int) -> HttpResponse:
     invitation = get_invitation_for_invitee(request.user, invitation_id)
     try:

@@ -21,17 +21,15 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation.access import can_create_studies, get_study_for_researcher, require_study_creator
 from annotation.console import selectors as sel
 from annotation.console import services as svc
 from annotation.console.access import (
-    can_create_studies,
     get_import_job_for_researcher,
     get_invitation_for_researcher,
     get_membership_for_researcher,
     get_pool_for_researcher,
     get_question_for_researcher,
-    get_study_for_researcher,
-    require_study_creator,
 )
 from annotation.console.forms import (
     AccountForm,
@@ -61,8 +59,8 @@ from concord.http import attachment, domain_errors, htmx_render, is_htmx
 
 
 @access_policy("authenticated")
-@domain_errors
 @require_GET
+@domain_errors
 def index(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/console/index.html", {
         "studies": sel.researcher_studies(request.user), "can_create": can_create_studies(request.user),
@@ -70,8 +68,8 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 @access_policy("authenticated")
-@domain_errors
 @require_http_methods(["GET", "POST"])
+@domain_errors
 def study_create(request: HttpRequest) -> HttpResponse:
     require_study_creator(request.user)
     form = StudyCreateForm(request.POST or None, initial={"presets": ["astrid"]})
@@ -96,8 +94,8 @@ def study_create(request: HttpRequest) -> HttpResponse:
 
 
 @access_policy("authenticated")
-@domain_errors
 @require_POST
+@domain_errors
 def guidelines_preview(request: HttpRequest) -> HttpResponse:
     """Markdown rendered exactly as annotators will see it (sanitised); writes nothing.
 
@@ -123,8 +121,8 @@ def _study_context(study: Study, **extra: Any) -> dict[str, Any]:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_http_methods(["GET", "POST"])
+@domain_errors
 def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     form = StudySettingsForm.for_study(study, request.POST or None)
@@ -177,16 +175,16 @@ def _protocol_response(request: HttpRequest, study: Study, *, status: int = 200,
 
 
 @access_policy("researcher")
-@domain_errors
 @require_GET
+@domain_errors
 def protocol(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     return render(request, "annotation/console/protocol.html", _protocol_context(study))
 
 
 @access_policy("researcher")
-@domain_errors
 @require_POST
+@domain_errors
 def presets_apply(request: HttpRequest, slug: str) -> HttpResponse:
     """Add the questions of more presets; questions the study already has are left as edited."""
     study = get_study_for_researcher(request.user, slug)
@@ -204,8 +202,8 @@ def presets_apply(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_POST
+@domain_errors
 def question_add(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     form = QuestionForm(request.POST, study=study)
@@ -223,8 +221,8 @@ def question_add(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_http_methods(["GET", "POST"])
+@domain_errors
 def question_edit(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     question = get_question_for_researcher(request.user, slug, key)
     form = QuestionForm.for_question(question, request.POST or None)
@@ -250,8 +248,8 @@ def question_edit(request: HttpRequest, slug: str, key: str) -> HttpResponse:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_POST
+@domain_errors
 def question_remove(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     question = get_question_for_researcher(request.user, slug, key)
     study = question.study
@@ -266,8 +264,8 @@ def question_remove(request: HttpRequest, slug: str, key: str) -> HttpResponse:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_POST
+@domain_errors
 def question_move(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     question = get_question_for_researcher(request.user, slug, key)
     offset = -1 if request.POST.get("direction") == "up" else 1
@@ -281,8 +279,8 @@ def question_move(request: HttpRequest, slug: str, key: str) -> HttpResponse:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_GET
+@domain_errors
 def preview(request: HttpRequest, slug: str) -> HttpResponse:
     """The item page exactly as an annotator sees it (annotation.workspace.preview_workspace renders it with
     the workspace's own code and blinding), on a sample item; read-only, nothing is saved."""
@@ -315,8 +313,8 @@ def _items_context(request: HttpRequest, study: Study, **extra: Any) -> dict[str
 
 
 @access_policy("researcher")
-@domain_errors
 @require_GET
+@domain_errors
 def import_format(request: HttpRequest, slug: str) -> HttpResponse:
     """The import format reference (docs/import-format.md) with the example files to download."""
     study = get_study_for_researcher(request.user, slug)
@@ -327,8 +325,8 @@ def import_format(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_GET
+@domain_errors
 def import_example(request: HttpRequest, slug: str, name: str) -> HttpResponse:
     get_study_for_researcher(request.user, slug)
     content_type = "text/csv; charset=utf-8" if name.endswith(".csv") else "application/x-ndjson; charset=utf-8"
@@ -344,8 +342,8 @@ def _simple_import_url(study: Study) -> str:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_GET
+@domain_errors
 def items(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     return htmx_render(request, "annotation/console/items.html", _items_context(request, study),
@@ -353,8 +351,8 @@ def items(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_POST
+@domain_errors
 def import_upload(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     form = UploadForm(request.POST, request.FILES)
@@ -373,8 +371,8 @@ def import_upload(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_GET
+@domain_errors
 def import_job(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     job = get_import_job_for_researcher(request.user, slug, job_id)
     return _job_response(request, job)
@@ -391,8 +389,8 @@ def _job_response(request: HttpRequest, job: Any, *, error: str = "", status: in
 
 
 @access_policy("researcher")
-@domain_errors
 @require_POST
+@domain_errors
 def import_confirm(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     job = get_import_job_for_researcher(request.user, slug, job_id)
     status = 200
@@ -419,8 +417,8 @@ def _pools_context(study: Study, **extra: Any) -> dict[str, Any]:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_http_methods(["GET", "POST"])
+@domain_errors
 def pools(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     if request.method == "GET":
@@ -460,8 +458,8 @@ def _pool_context(pool: Any, **extra: Any) -> dict[str, Any]:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_http_methods(["GET", "POST"])
+@domain_errors
 def pool_detail(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
     pool = get_pool_for_researcher(request.user, slug, pool_id)
     if request.method == "GET":
@@ -484,8 +482,8 @@ def pool_detail(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_POST
+@domain_errors
 def member_add(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
     pool = get_pool_for_researcher(request.user, slug, pool_id)
     form = MemberAddForm(request.POST)
@@ -508,8 +506,8 @@ def member_add(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_POST
+@domain_errors
 def member_move(request: HttpRequest, slug: str, membership_id: int) -> HttpResponse:
     membership = get_membership_for_researcher(request.user, slug, membership_id)
     form = MemberMoveForm(request.POST, study=membership.study, exclude=membership.pool)
@@ -536,8 +534,8 @@ def member_move(request: HttpRequest, slug: str, membership_id: int) -> HttpResp
 
 
 @access_policy("researcher")
-@domain_errors
 @require_POST
+@domain_errors
 def member_remove(request: HttpRequest, slug: str, membership_id: int) -> HttpResponse:
     membership = get_membership_for_researcher(request.user, slug, membership_id)
     try:
@@ -570,16 +568,16 @@ def _people_context(study: Study, **extra: Any) -> dict[str, Any]:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_GET
+@domain_errors
 def people(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     return render(request, "annotation/console/people.html", _people_context(study))
 
 
 @access_policy("researcher")
-@domain_errors
 @require_POST
+@domain_errors
 def role_grant(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     form = RoleForm(request.POST)
@@ -601,8 +599,8 @@ def role_grant(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_POST
+@domain_errors
 def role_revoke(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     form = RoleForm(request.POST)
@@ -622,8 +620,8 @@ def role_revoke(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_POST
+@domain_errors
 def account_create(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     form = AccountForm(request.POST, study=study)
@@ -651,8 +649,8 @@ def account_create(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_POST
+@domain_errors
 def invite(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     form = InviteForm(request.POST, study=study)
@@ -677,8 +675,8 @@ def invite(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @access_policy("researcher")
-@domain_errors
 @require_POST
+@domain_errors
 def invitation_withdraw(request: HttpRequest, slug: str, invitation_id: int) -> HttpResponse:
     """Take back a pending invitation; back to the pool page it was withdrawn from, else the People page."""
     invitation = get_invitation_for_researcher(request.user, slug, invitation_id)
@@ -704,8 +702,8 @@ def invitation_withdraw(request: HttpRequest, slug: str, invitation_id: int) -> 
 
 
 @access_policy("researcher")
-@domain_errors
 @require_GET
+@domain_errors
 def progress(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
     return htmx_render(request, "annotation/console/progress.html", {

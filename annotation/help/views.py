@@ -73,15 +73,15 @@ def rendered(slug: str) -> tuple[str, SafeString]:
 
 
 @access_policy("authenticated")
-@domain_errors
 @require_GET
+@domain_errors
 def index(request: HttpRequest) -> HttpResponse:
     return page(request, "index")
 
 
 @access_policy("authenticated")
-@domain_errors
 @require_GET
+@domain_errors
 def page(request: HttpRequest, slug: str) -> HttpResponse:
     title, html = rendered(slug)
     return render(request, "help/page.html", {"title": title, "html": html, "slug": slug})

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.console.access import get_study_for_researcher
+from annotation.access import get_study_for_researcher
 from annotation.imports.service import items_import
 
 

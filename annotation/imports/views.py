@@ -7,7 +7,7 @@ import os
 from django import forms
 from django.http import HttpRequest, HttpResponse
 
-from annotation.console.access import get_study_for_researcher
+from annotation.access import get_study_for_researcher
 from annotation.imports.service import items_import
 from concord.access import access_policy
 from concord.errors import DomainError

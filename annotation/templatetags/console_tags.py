@@ -18,7 +18,7 @@ _ADD_STUDY = {"codename": "add_study", "content_type__app_label": "annotation"}
 @register.filter
 def shows_console(user: Any) -> bool:
     """Whether the header links the researcher console: to a researcher of some study, or to someone
-    allowed to create studies (``annotation.add_study``, as ``console.access.can_create_studies``);
+    allowed to create studies (``annotation.add_study``, as ``annotation.access.can_create_studies``);
     annotators and adjudicators never see it (the console would refuse them). One query, once per
     request's user object."""
     if not getattr(user, "is_authenticated", False):

@@ -10,10 +10,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.access import get_study_for_researcher
 from concord.errors import ValidationFailed
 from scoring.judges import selectors, services
 from scoring.models import JudgeTask, JudgeTrainJob, TrainedJudge
-from scoring.selectors import get_study_for_researcher
 
 
 class JudgeOutput(serializers.ModelSerializer):

@@ -6,8 +6,8 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import Q, QuerySet
 
-from annotation.models import Role, Study
-from concord.access import require_role
+from annotation.access import require_researcher
+from annotation.models import Study
 from concord.errors import NotFound
 from scoring.metrics import BackendUnavailable
 from scoring.models import JudgeTrainJob, TrainedJudge
@@ -56,7 +56,7 @@ def judge_for_scoring(name: str, *, study_id: int | None) -> TrainedJudge:
 
 def get_judge_for_researcher(user: User, study: Study, judge_id: int) -> TrainedJudge:
     """A judge the study may use, for one of the study's researchers; anything else is 404."""
-    require_role(user, study, Role.RESEARCHER)
+    require_researcher(user, study)
     judge = judges_for_study(study).filter(pk=judge_id).first()
     if judge is None:
         raise NotFound("no such judge")
@@ -64,7 +64,7 @@ def get_judge_for_researcher(user: User, study: Study, judge_id: int) -> Trained
 
 
 def get_train_job_for_researcher(user: User, study: Study, job_id: int) -> JudgeTrainJob:
-    require_role(user, study, Role.RESEARCHER)
+    require_researcher(user, study)
     job = JudgeTrainJob.objects.filter(pk=job_id, study=study).first()
     if job is None:
         raise NotFound("no such training job")

@@ -18,8 +18,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import Role, Study
-from concord.access import require_role
+from annotation.access import get_study_for_researcher, require_researcher
+from annotation.models import Study
 from concord.errors import Conflict, NotFound, ValidationFailed
 from concord.jobs import Progress, run_job
 from concord.params import parse_int
@@ -189,7 +189,7 @@ def judge_train_job_start(*, study: Study, question_key: str, task: str, name: s
                           positive: Iterable[str] = (), exclude: Iterable[str] = (),
                           options: dict[str, Any] | None = None) -> JudgeTrainJob:
     """Check what can be checked at once, record the job and send it to a worker after commit."""
-    require_role(actor, study, Role.RESEARCHER)
+    require_researcher(actor, study)
     _check_task(task)
     name = _check_name(name, study)
     opts = clean_options(options)
@@ -233,7 +233,7 @@ def _owned(judge: TrainedJudge, actor: AbstractBaseUser) -> Study:
         raise NotFound("no such judge")
     study = judge.study
     assert study is not None
-    require_role(actor, study, Role.RESEARCHER)
+    require_researcher(actor, study)
     return study
 
 
@@ -251,10 +251,7 @@ def judge_retire(*, judge: TrainedJudge, actor: AbstractBaseUser) -> TrainedJudg
 def judge_share(*, judge: TrainedJudge, target_slug: str, actor: AbstractBaseUser) -> Study:
     """Share an owned judge with another study the actor is also a researcher of (else 404)."""
     owner = _owned(judge, actor)
-    target = Study.objects.filter(slug=(target_slug or "").strip()).first()
-    if target is None:
-        raise NotFound("no such study")
-    require_role(actor, target, Role.RESEARCHER)
+    target = get_study_for_researcher(actor, (target_slug or "").strip())
     if target.pk == owner.pk:
         raise ValidationFailed("a study already uses its own judges")
     with transaction.atomic():

@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from annotation.access import get_study_for_researcher
 from annotation.models import Question, Study
 from concord.access import access_policy
 from concord.errors import ValidationFailed
@@ -16,7 +17,6 @@ from concord.http import domain_errors, htmx_render, is_htmx
 from scoring.judges import selectors, services
 from scoring.judges.features import FEATURE_SETS
 from scoring.judges.training import MODEL_TYPES, TASKS
-from scoring.selectors import get_study_for_researcher
 
 
 def _list_page(request: HttpRequest, study: Study, *, error: str = "", posted: dict[str, Any] | None = None,

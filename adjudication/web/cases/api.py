@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from adjudication import selectors, services
 from adjudication.models import CaseStatus, GoldLabel
 from adjudication.web.cases.views import parse_decision
+from annotation.access import get_study_for_adjudicator
 from concord.errors import NotFound
 from concord.params import MAX_ID
 
@@ -66,7 +67,7 @@ class CaseListApi(APIView):
         ),
     )
     def get(self, request: Request, slug: str) -> Response:
-        study = selectors.study_get_for_adjudicator(user=request.user, slug=slug)
+        study = get_study_for_adjudicator(request.user, slug)
         wanted = request.query_params.get("status", CaseStatus.OPEN)
         cases = selectors.case_queue(study=study, status="" if wanted == "all" else wanted)[:1000]
         return Response(
@@ -131,7 +132,7 @@ class CaseDetailApi(APIView):
         ),
     )
     def get(self, request: Request, pk: int) -> Response:
-        case = selectors.case_get_for_adjudicator(user=request.user, case_id=pk)
+        case = selectors.get_case_for_adjudicator(request.user, pk)
         d = selectors.case_detail(case=case)
         body: dict[str, Any] = {
             "id": case.pk,
@@ -187,7 +188,7 @@ class CaseDecideApi(APIView):
         responses={201: _GoldOut},
     )
     def post(self, request: Request, pk: int) -> Response:
-        case = selectors.case_get_for_adjudicator(user=request.user, case_id=pk)
+        case = selectors.get_case_for_adjudicator(request.user, pk)
         gold = services.case_resolve(
             case_id=case.pk, actor=request.user, **parse_decision(request.data, case.question.kind)
         )
@@ -216,7 +217,7 @@ class AspectDecideApi(APIView):
         ),
     )
     def post(self, request: Request, pk: int) -> Response:
-        aspect = selectors.aspect_get_for_adjudicator(user=request.user, aspect_id=pk)
+        aspect = selectors.get_aspect_for_adjudicator(request.user, pk)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         aspect = services.aspect_decide(
@@ -246,7 +247,7 @@ class HumanMeasureApi(APIView):
         ),
     )
     def get(self, request: Request, pk: int, measure: str) -> Response:
-        pool = selectors.pool_get_for_researcher(user=request.user, pool_id=pk)
+        pool = selectors.get_pool_for_researcher(request.user, pk)
         result = selectors.human_measure_values(
             pool_id=pool.pk, measure=measure, rater=request.query_params.get("rater", "gold")
         )
@@ -280,7 +281,7 @@ class ConsensusRuleApi(APIView):
         ),
     )
     def post(self, request: Request, pk: int) -> Response:
-        pool = selectors.pool_get_for_researcher(user=request.user, pool_id=pk)
+        pool = selectors.get_pool_for_researcher(request.user, pk)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         question = pool.questions.filter(key=data.validated_data["question"]).first()

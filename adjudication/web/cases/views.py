@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from adjudication import selectors, services
 from adjudication.models import CaseStatus
+from annotation.access import get_study_for_adjudicator, is_researcher
 from concord import parsers
 from concord.access import access_policy
 from concord.errors import DomainError, ValidationFailed
@@ -68,7 +69,7 @@ def parse_decision(data: Any, question_kind: str) -> dict[str, Any]:
 @require_GET
 @domain_errors
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
-    study = selectors.study_get_for_adjudicator(user=request.user, slug=slug)
+    study = get_study_for_adjudicator(request.user, slug)
     status = request.GET.get("status", CaseStatus.OPEN)
     if status not in CaseStatus.values and status != "all":
         status = CaseStatus.OPEN
@@ -79,14 +80,14 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
         "cases": selectors.case_queue(study=study, status="" if status == "all" else status)[:500],
         "counts": selectors.case_counts(study=study),
         "proposed": selectors.proposed_aspects(study=study)[:200],
-        "is_researcher": selectors.is_researcher(user=request.user, study=study),
+        "is_researcher": is_researcher(request.user, study),
         "rules": selectors.consensus_rules(study=study),
     }
     return vary_on_htmx(render(request, "adjudication/queue.html", context))
 
 
 def _case_context(request: HttpRequest, case_id: int, **extra: Any) -> dict[str, Any]:
-    case = selectors.case_get_for_adjudicator(user=request.user, case_id=case_id)
+    case = selectors.get_case_for_adjudicator(request.user, case_id)
     detail = selectors.case_detail(case=case)
     return {
         "d": detail,
@@ -102,7 +103,7 @@ def _case_context(request: HttpRequest, case_id: int, **extra: Any) -> dict[str,
 def case_page(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "GET":
         return vary_on_htmx(render(request, "adjudication/case.html", _case_context(request, pk)))
-    case = selectors.case_get_for_adjudicator(user=request.user, case_id=pk)
+    case = selectors.get_case_for_adjudicator(request.user, pk)
     error = ""
     status = 200
     try:
@@ -123,7 +124,7 @@ def case_page(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @domain_errors
 def aspect_decide(request: HttpRequest, pk: int) -> HttpResponse:
-    aspect = selectors.aspect_get_for_adjudicator(user=request.user, aspect_id=pk)
+    aspect = selectors.get_aspect_for_adjudicator(request.user, pk)
     decision = request.POST.get("decision")
     if decision not in ("accept", "reject"):
         raise ValidationFailed("decision must be accept or reject")
@@ -138,7 +139,7 @@ def aspect_decide(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @domain_errors
 def consensus_rule(request: HttpRequest, pk: int) -> HttpResponse:
-    pool = selectors.pool_get_for_researcher(user=request.user, pool_id=pk)
+    pool = selectors.get_pool_for_researcher(request.user, pk)
     question_id = parse_id(request.POST.get("question"))
     if question_id is None:
         raise ValidationFailed("choose a question")

@@ -13,8 +13,8 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
 from adjudication import data_manager as dm
-from adjudication import selectors
 from adjudication.models import BulkAction, BulkActionKind
+from annotation.access import get_study_for_researcher
 from annotation.models import PoolMembership, Study
 from concord.access import access_policy
 from concord.errors import DomainError
@@ -41,7 +41,7 @@ def _context(study: Study, data: Any, **extra: Any) -> dict[str, Any]:
 @require_GET
 @domain_errors
 def data_manager(request: HttpRequest, slug: str) -> HttpResponse:
-    study = selectors.study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     status, error, page, rows, filters = 200, "", None, [], None
     try:
         filters = dm.Filters.parse(study, request.GET)
@@ -70,7 +70,7 @@ def _plan_inputs(request: HttpRequest, study: Study) -> tuple[dm.Filters, dm.Pla
 @domain_errors
 def data_bulk(request: HttpRequest, slug: str) -> HttpResponse:
     """Step 1 shows what the action will change; step 2 (``confirmed=1``) applies it."""
-    study = selectors.study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     try:
         filters, plan = _plan_inputs(request, study)
     except DomainError as exc:

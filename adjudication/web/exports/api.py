@@ -16,6 +16,7 @@ from adjudication import selectors
 from adjudication.exports import services
 from adjudication.exports.filters import ExportFilters
 from adjudication.models import ExportJob
+from annotation.access import get_study_for_researcher
 
 
 class _JobOut(serializers.Serializer):
@@ -71,12 +72,12 @@ class ExportListCreateApi(APIView):
 
     @extend_schema(operation_id="adjudication_exports_list", responses=_JobOut(many=True))
     def get(self, request: Request, slug: str) -> Response:
-        study = selectors.study_get_for_researcher(user=request.user, slug=slug)
+        study = get_study_for_researcher(request.user, slug)
         return Response([_job(j) for j in study.export_jobs.select_related("study")[:100]])
 
     @extend_schema(operation_id="adjudication_export_request", request=Input, responses={202: _JobOut})
     def post(self, request: Request, slug: str) -> Response:
-        study = selectors.study_get_for_researcher(user=request.user, slug=slug)
+        study = get_study_for_researcher(request.user, slug)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
@@ -91,4 +92,4 @@ class ExportDetailApi(APIView):
 
     @extend_schema(operation_id="adjudication_export_read", responses=_JobOut)
     def get(self, request: Request, pk: int) -> Response:
-        return Response(_job(selectors.export_get_for_researcher(user=request.user, job_id=pk)))
+        return Response(_job(selectors.get_export_for_researcher(request.user, pk)))

@@ -17,6 +17,7 @@ from adjudication.exports import services
 from adjudication.exports.filters import ExportFilters
 from adjudication.exports.writers import scores_path
 from adjudication.models import ExportFormat, ExportStatus
+from annotation.access import get_study_for_researcher
 from concord.access import access_policy
 from concord.errors import NotFound
 from concord.http import domain_errors, htmx_render
@@ -26,7 +27,7 @@ from concord.http import domain_errors, htmx_render
 @require_http_methods(["GET", "POST"])
 @domain_errors
 def exports(request: HttpRequest, slug: str) -> HttpResponse:
-    study = selectors.study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     if request.method == "POST":
         filters = ExportFilters(
             pools=tuple(sorted(set(request.POST.getlist("pools")))),
@@ -56,7 +57,7 @@ def exports(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 @domain_errors
 def export_download(request: HttpRequest, pk: int) -> FileResponse:
-    job = selectors.export_get_for_researcher(user=request.user, job_id=pk)
+    job = selectors.get_export_for_researcher(request.user, pk)
     services.export_download_record(job=job, actor=request.user)
     path = Path(job.path)
     part = request.GET.get("part")

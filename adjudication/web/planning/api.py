@@ -20,8 +20,9 @@ from rest_framework.views import APIView
 from adjudication import report_jobs
 from adjudication.analysis import planning
 from adjudication.models import ReportJob, ReportJobStatus
-from adjudication.selectors import pool_get_for_researcher, study_get_for_researcher
-from adjudication.validation.services import validation_study_get_for_researcher
+from adjudication.selectors import get_pool_for_researcher
+from adjudication.validation.services import get_validation_study_for_researcher
+from annotation.access import get_study_for_researcher
 from concord.errors import ValidationFailed
 
 FIELDS = ("auc", "prevalence", "kappa", "alpha", "raters", "categories", "half_width", "confidence", "seed")
@@ -55,7 +56,7 @@ class PlanApi(_PlanningApi):
 
     @extend_schema(parameters=[OpenApiParameter(f, str, required=False) for f in FIELDS], responses=RESPONSES)
     def get(self, request: Request, slug: str) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
+        study = get_study_for_researcher(request.user, slug)
         data = {f: request.query_params.get(f) for f in FIELDS}
         job = report_jobs.figures_plan_job(study=study, data=data, user=request.user)
         return _pending(job) or Response(job.result)
@@ -64,7 +65,7 @@ class PlanApi(_PlanningApi):
 class PoolPlanApi(_PlanningApi):
     @extend_schema(parameters=[OpenApiParameter("half_width", str, required=False)], responses=RESPONSES)
     def get(self, request: Request, pk: int) -> Response:
-        pool = pool_get_for_researcher(user=request.user, pool_id=pk)
+        pool = get_pool_for_researcher(request.user, pk)
         half_width = planning.parse_half_width(request.query_params.get("half_width"))
         job = report_jobs.pool_plan_job(pool=pool, half_width=half_width, user=request.user)
         pending = _pending(job)
@@ -84,7 +85,7 @@ class ValidationPlanApi(_PlanningApi):
 
     @extend_schema(parameters=[OpenApiParameter("half_width", str, required=False)], responses=RESPONSES)
     def get(self, request: Request, pk: int) -> Response:
-        vs = validation_study_get_for_researcher(user=request.user, pk=pk)
+        vs = get_validation_study_for_researcher(request.user, pk)
         half_width = planning.parse_half_width(request.query_params.get("half_width"))
         job = report_jobs.validation_plan_job(vs=vs, half_width=half_width, user=request.user)
         pending = _pending(job)

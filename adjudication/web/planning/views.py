@@ -19,8 +19,8 @@ from django.views.decorators.http import require_GET, require_POST
 from adjudication import report_jobs
 from adjudication.analysis import planning
 from adjudication.models import ReportJob, ReportJobKind, ReportJobStatus
-from adjudication.selectors import pool_get_for_researcher
-from adjudication.validation.services import pool_reopen, pool_stop_rule_set, validation_study_get_for_researcher
+from adjudication.selectors import get_pool_for_researcher
+from adjudication.validation.services import get_validation_study_for_researcher, pool_reopen, pool_stop_rule_set
 from adjudication.web.common import report_errors
 from adjudication.web.jobs import planning_fragment
 from annotation.models import Pool
@@ -50,7 +50,7 @@ def _pool_context(pool: Pool, half_width: float, plan: dict[str, Any] | None) ->
 @require_GET
 @report_errors
 def pool_plan(request: HttpRequest, pk: int) -> HttpResponse:
-    pool = pool_get_for_researcher(user=request.user, pool_id=pk)
+    pool = get_pool_for_researcher(request.user, pk)
     half_width = planning.parse_half_width(request.GET.get("half_width"))
     job = report_jobs.pool_plan_job(pool=pool, half_width=half_width, user=request.user)
     if job.status != ReportJobStatus.DONE:
@@ -63,7 +63,7 @@ def pool_plan(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @report_errors
 def pool_stop_rule(request: HttpRequest, pk: int) -> HttpResponse:
-    pool = pool_get_for_researcher(user=request.user, pool_id=pk)
+    pool = get_pool_for_researcher(request.user, pk)
     try:
         if request.POST.get("action") == "reopen":
             pool_reopen(pool=pool)
@@ -84,7 +84,7 @@ def pool_stop_rule(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @report_errors
 def validation_precision(request: HttpRequest, pk: int) -> HttpResponse:
-    vs = validation_study_get_for_researcher(user=request.user, pk=pk)
+    vs = get_validation_study_for_researcher(request.user, pk)
     half_width = planning.parse_half_width(
         request.GET.get("half_width") or vs.target_pool.stop_at_half_width or planning.DEFAULT_HALF_WIDTH
     )

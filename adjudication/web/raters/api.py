@@ -12,8 +12,8 @@ from rest_framework.response import Response
 from adjudication import report_jobs
 from adjudication.analysis import model_comparison, raters
 from adjudication.models import ReportJobStatus
-from adjudication.selectors import study_get_for_researcher
 from adjudication.web.common import ResearcherApi
+from annotation.access import get_study_for_researcher
 
 
 class RaterChoicesApi(ResearcherApi):
@@ -21,7 +21,7 @@ class RaterChoicesApi(ResearcherApi):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
+        study = get_study_for_researcher(request.user, slug)
         return Response(
             {
                 "study": study.slug,
@@ -44,7 +44,7 @@ class RaterReportApi(ResearcherApi):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
+        study = get_study_for_researcher(request.user, slug)
         report, job, _ = report_jobs.rater_report_current(study=study, query=request.query_params)
         return Response({**report, "bootstrap_job": job.pk if job else None})
 
@@ -55,7 +55,7 @@ class ComparisonApi(ResearcherApi):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
+        study = get_study_for_researcher(request.user, slug)
         params = model_comparison.comparison_params_parse(study=study, query=request.query_params)
         return Response(model_comparison.comparison_report(study=study, params=params))
 
@@ -66,7 +66,7 @@ class OutcomeApi(ResearcherApi):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
+        study = get_study_for_researcher(request.user, slug)
         params, job = report_jobs.outcome_current(study=study, query=request.query_params)
         done = job is not None and job.status == ReportJobStatus.DONE
         return Response(

@@ -1,6 +1,6 @@
 """Report pages for researchers: models as raters, backend comparison, outcome prediction.
 
-Every view parses, authorizes with ``study_get_for_researcher`` (annotators 403, strangers 404), calls
+Every view parses, authorizes with ``get_study_for_researcher`` (annotators 403, strangers 404), calls
 one service and responds. Model-as-rater point estimates and the comparison are computed in the
 request; bootstrap intervals and the outcome cross-validation are report jobs (family ``analysis``) run
 in a worker, started and polled through adjudication.web.jobs and shown by the ``_job.html`` fragment.
@@ -16,9 +16,9 @@ from adjudication import report_jobs
 from adjudication.analysis import model_comparison, raters
 from adjudication.analysis.rendering import comparison_csv, outcome_csv, rater_csv
 from adjudication.models import ReportJobKind, ReportJobStatus
-from adjudication.selectors import study_get_for_researcher
 from adjudication.web.common import check_format, report_download, report_errors
 from adjudication.web.jobs import job_fragment
+from annotation.access import get_study_for_researcher
 from concord.access import access_policy
 from concord.errors import ValidationFailed
 
@@ -27,7 +27,7 @@ from concord.errors import ValidationFailed
 @require_GET
 @report_errors
 def raters_index(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     return render(
         request,
         "adjudication/raters_index.html",
@@ -43,7 +43,7 @@ def raters_index(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 @report_errors
 def rater_report(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     report, job, job_params = report_jobs.rater_report_current(study=study, query=request.GET)
     hidden = [(k, v) for k, v in job_params.items() if k not in ("n_boot", "seed", "mapping", "threshold")]
     hidden.append(("mapping", ",".join(f"{k}={v}" for k, v in job_params["mapping"].items())))
@@ -70,7 +70,7 @@ def rater_report(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 @report_errors
 def rater_report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     check_format(fmt)
     report, _, _ = report_jobs.rater_report_current(study=study, query=request.GET)
     name = f"{study.slug}-rater-run{report['run']['id']}-{report['question']['key']}"
@@ -81,7 +81,7 @@ def rater_report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResp
 @require_GET
 @report_errors
 def comparison(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     params = model_comparison.comparison_params_parse(study=study, query=request.GET)
     report = model_comparison.comparison_report(study=study, params=params)
     return render(
@@ -100,7 +100,7 @@ def comparison(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 @report_errors
 def comparison_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     check_format(fmt)
     params = model_comparison.comparison_params_parse(study=study, query=request.GET)
     report = model_comparison.comparison_report(study=study, params=params)
@@ -112,7 +112,7 @@ def comparison_download(request: HttpRequest, slug: str, fmt: str) -> HttpRespon
 @require_GET
 @report_errors
 def outcome(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     params, job = report_jobs.outcome_current(study=study, query=request.GET)
     report = job.result if job is not None and job.status == ReportJobStatus.DONE else None
     hidden = [(k, ",".join(v) if isinstance(v, list) else v) for k, v in params.as_dict().items() if v is not None]
@@ -136,7 +136,7 @@ def outcome(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 @report_errors
 def outcome_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     check_format(fmt)
     params, job = report_jobs.outcome_current(study=study, query=request.GET)
     if job is None or job.status != ReportJobStatus.DONE:

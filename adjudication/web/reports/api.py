@@ -1,6 +1,6 @@
 """REST API of the reports: the same services and the same JSON as the pages' downloads.
 
-One class per operation; each authorizes with ``study_get_for_researcher`` (annotators 403,
+One class per operation; each authorizes with ``get_study_for_researcher`` (annotators 403,
 strangers 404) and maps domain errors onto their HTTP status.
 """
 
@@ -15,8 +15,8 @@ from adjudication import report_jobs
 from adjudication.analysis.agreement import agreement_overview, agreement_params_parse
 from adjudication.analysis.params import bootstrap_params
 from adjudication.analysis.validity import validity_pairs, validity_params_parse
-from adjudication.selectors import study_get_for_researcher
 from adjudication.web.common import ResearcherApi
+from annotation.access import get_study_for_researcher
 
 BOOTSTRAP_PARAMETERS = [
     OpenApiParameter("n_boot", int, description="bootstrap resamples whose finished job to return (default 2000)"),
@@ -40,7 +40,7 @@ class ReportIndexApi(ResearcherApi):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
+        study = get_study_for_researcher(request.user, slug)
         agreement = [
             {
                 "pool": {"id": row["pool"].pk, "name": row["pool"].name},
@@ -62,7 +62,7 @@ class AgreementReportApi(ResearcherApi):
 
     @extend_schema(parameters=BOOTSTRAP_PARAMETERS, responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str, pool_id: int, question: str) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
+        study = get_study_for_researcher(request.user, slug)
         report, job = report_jobs.agreement_report_with_bootstrap(
             study=study, params=agreement_params_parse(pool_id=pool_id, question=question, query=request.query_params)
         )
@@ -74,7 +74,7 @@ class ValidityReportApi(ResearcherApi):
 
     @extend_schema(parameters=VALIDITY_PARAMETERS + BOOTSTRAP_PARAMETERS, responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
+        study = get_study_for_researcher(request.user, slug)
         vp = validity_params_parse(study=study, query=request.query_params)
         n_boot, seed = bootstrap_params(request.query_params.get("n_boot"), request.query_params.get("seed"))
         report, job = report_jobs.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)

@@ -1,6 +1,6 @@
 """Report pages for researchers: agreement per pool and question, metric vs human, downloads.
 
-Every view parses, authorizes with ``study_get_for_researcher`` (annotators 403, strangers 404),
+Every view parses, authorizes with ``get_study_for_researcher`` (annotators 403, strangers 404),
 calls one service of adjudication.analysis and responds. Point estimates are computed in the
 request; bootstrap intervals are a report job (family ``report``), started and polled through
 adjudication.web.jobs and shown by the ``_job.html`` fragment.
@@ -13,16 +13,16 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from adjudication import report_jobs
-from adjudication.analysis.access import pool_get_for_report
+from adjudication.analysis.access import get_pool_for_report
 from adjudication.analysis.agreement import agreement_overview, agreement_params_parse, pair_matrix
 from adjudication.analysis.loading import target_choices
 from adjudication.analysis.params import bootstrap_params
 from adjudication.analysis.rendering import agreement_csv, roc_svg_points, validity_csv
 from adjudication.analysis.validity import comparison_choices, validity_pairs, validity_params_parse
 from adjudication.models import ReportJobKind
-from adjudication.selectors import study_get_for_researcher
 from adjudication.web.common import check_format, report_download, report_errors
 from adjudication.web.jobs import job_fragment
+from annotation.access import get_study_for_researcher
 from concord.access import access_policy
 
 # --- pages ---------------------------------------------------------------------------------------
@@ -32,7 +32,7 @@ from concord.access import access_policy
 @require_GET
 @report_errors
 def report_index(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     return render(
         request,
         "adjudication/report_index.html",
@@ -48,7 +48,7 @@ def report_index(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 @report_errors
 def report_agreement(request: HttpRequest, slug: str, pool_id: int, question: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     params = agreement_params_parse(pool_id=pool_id, question=question, query=request.GET)
     report, job = report_jobs.agreement_report_with_bootstrap(study=study, params=params)
     context = {
@@ -72,7 +72,7 @@ def report_agreement(request: HttpRequest, slug: str, pool_id: int, question: st
 @require_GET
 @report_errors
 def report_agreement_download(request: HttpRequest, slug: str, pool_id: int, question: str, fmt: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     check_format(fmt)
     params = agreement_params_parse(pool_id=pool_id, question=question, query=request.GET)
     report, _ = report_jobs.agreement_report_with_bootstrap(study=study, params=params)
@@ -84,11 +84,11 @@ def report_agreement_download(request: HttpRequest, slug: str, pool_id: int, que
 @require_GET
 @report_errors
 def report_validity(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     vp = validity_params_parse(study=study, query=request.GET)
     n_boot, seed = bootstrap_params(request.GET.get("n_boot"), request.GET.get("seed"))
     report, job = report_jobs.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
-    pool = pool_get_for_report(study=study, pool_id=vp.pool_id)
+    pool = get_pool_for_report(study, vp.pool_id)
     context = {
         "study": study,
         "report": report,
@@ -111,7 +111,7 @@ def report_validity(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 @report_errors
 def report_validity_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     check_format(fmt)
     vp = validity_params_parse(study=study, query=request.GET)
     n_boot, seed = bootstrap_params(request.GET.get("n_boot"), request.GET.get("seed"))

@@ -16,15 +16,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from adjudication.models import ValidationStudy
-from adjudication.selectors import study_get_for_researcher
 from adjudication.validation import checks as vc
 from adjudication.validation.inputs import validation_checks_preview, validation_inputs_parse
 from adjudication.validation.services import (
+    get_validation_study_for_researcher,
     validation_study_as_dict,
     validation_study_create,
-    validation_study_get_for_researcher,
     validation_study_run,
 )
+from annotation.access import get_study_for_researcher
 from concord.fields import IdField
 
 
@@ -62,13 +62,13 @@ class ValidationStudyListCreateApi(_ValidationApi):
 
     @extend_schema(responses={200: {"type": "array", "items": {"type": "object"}}})
     def get(self, request: Request, slug: str) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
+        study = get_study_for_researcher(request.user, slug)
         rows = ValidationStudy.objects.filter(study=study).select_related("study", "target_question")
         return Response([validation_study_as_dict(vs) for vs in rows])
 
     @extend_schema(request=_Input, responses={201: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT})
     def post(self, request: Request, slug: str) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
+        study = get_study_for_researcher(request.user, slug)
         data = _parsed(request)
         inputs = validation_inputs_parse(study=study, data=data)
         vs = validation_study_create(
@@ -86,7 +86,7 @@ class ValidationChecksApi(_ValidationApi):
 
     @extend_schema(request=_Input, responses={200: OpenApiTypes.OBJECT})
     def post(self, request: Request, slug: str) -> Response:
-        study = study_get_for_researcher(user=request.user, slug=slug)
+        study = get_study_for_researcher(request.user, slug)
         inputs = validation_inputs_parse(study=study, data=_parsed(request))
         checks = validation_checks_preview(inputs=inputs)
         return Response(
@@ -97,13 +97,13 @@ class ValidationChecksApi(_ValidationApi):
 class ValidationStudyDetailApi(_ValidationApi):
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, pk: int) -> Response:
-        vs = validation_study_get_for_researcher(user=request.user, pk=pk)
+        vs = get_validation_study_for_researcher(request.user, pk)
         return Response(validation_study_as_dict(vs))
 
 
 class ValidationStudyRunApi(_ValidationApi):
     @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT})
     def post(self, request: Request, pk: int) -> Response:
-        vs = validation_study_get_for_researcher(user=request.user, pk=pk)
+        vs = get_validation_study_for_researcher(request.user, pk)
         vs = validation_study_run(validation_study=vs, actor=request.user)
         return Response(validation_study_as_dict(vs))

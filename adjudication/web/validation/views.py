@@ -3,8 +3,8 @@
 The wizard is one form in four steps on one page — template, metric side, target side, then the
 checks, shown before anything is created — with two submits: "check" (shows the checks) and
 "create" (records the study, refused with the reason when a blocking check fails, unless "run
-anyway" is ticked). Every view parses, authorizes (study_get_for_researcher or
-validation_study_get_for_researcher: annotators 403, strangers 404), calls one service and responds.
+anyway" is ticked). Every view parses, authorizes (get_study_for_researcher or
+get_validation_study_for_researcher: annotators 403, strangers 404), calls one service and responds.
 """
 
 from __future__ import annotations
@@ -20,18 +20,18 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from adjudication.analysis import planning
 from adjudication.analysis.access import CATEGORICAL
 from adjudication.models import ValidationStudy, ValidationTargetMode, ValidationTemplate
-from adjudication.selectors import study_get_for_researcher
 from adjudication.validation import checks as vc
 from adjudication.validation.inputs import validation_checks_preview, validation_inputs_parse
 from adjudication.validation.services import (
+    get_validation_study_for_researcher,
     stamp,
     validation_study_as_dict,
     validation_study_create,
-    validation_study_get_for_researcher,
     validation_study_run,
 )
 from adjudication.validation.templates import TEMPLATE_INFO
 from adjudication.web.common import json_download, report_errors
+from annotation.access import get_study_for_researcher
 from annotation.models import Pool, PoolMembership, Study
 from concord.access import access_policy
 from concord.errors import NotFound, ValidationFailed
@@ -92,7 +92,7 @@ def _form_data(post: QueryDict) -> dict[str, Any]:
 @require_GET
 @report_errors
 def validation_index(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     studies = ValidationStudy.objects.filter(study=study).select_related(
         "target_pool", "target_question", "metric_run", "metric_pool"
     )
@@ -103,7 +103,7 @@ def validation_index(request: HttpRequest, slug: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @report_errors
 def validation_new(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get_for_researcher(user=request.user, slug=slug)
+    study = get_study_for_researcher(request.user, slug)
     context: dict[str, Any] = {
         "study": study,
         **_wizard_choices(study),
@@ -160,7 +160,7 @@ def _report_context(vs: ValidationStudy) -> dict[str, Any]:
 @require_GET
 @report_errors
 def validation_report(request: HttpRequest, pk: int) -> HttpResponse:
-    vs = validation_study_get_for_researcher(user=request.user, pk=pk)
+    vs = get_validation_study_for_researcher(request.user, pk)
     return render(request, "adjudication/validation_report.html", _report_context(vs))
 
 
@@ -168,7 +168,7 @@ def validation_report(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @report_errors
 def validation_run(request: HttpRequest, pk: int) -> HttpResponse:
-    vs = validation_study_get_for_researcher(user=request.user, pk=pk)
+    vs = get_validation_study_for_researcher(request.user, pk)
     try:
         validation_study_run(validation_study=vs, actor=request.user)
     except ValidationFailed as exc:
@@ -182,7 +182,7 @@ def validation_run(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @report_errors
 def validation_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
-    vs = validation_study_get_for_researcher(user=request.user, pk=pk)
+    vs = get_validation_study_for_researcher(request.user, pk)
     if fmt not in ("html", "json"):
         raise NotFound("downloads are .html or .json")
     if not vs.results:
