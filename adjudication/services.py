@@ -42,7 +42,6 @@ from concord.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
 # Gold written by people stands until a person changes it; detection never overrides it.
 HUMAN_SOURCES = {GoldSource.ADJUDICATED, GoldSource.UNRESOLVED, GoldSource.IMPORTED}
-AUTO_SOURCES = {GoldSource.UNANIMOUS, GoldSource.MAJORITY}
 
 
 def _can_adjudicate(user: AbstractBaseUser, study: Study) -> bool:
