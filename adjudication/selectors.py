@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
 
 from adjudication.models import AdjudicationCase, CaseStatus, ConsensusRule, ExportJob, GoldLabel
 from adjudication.stats import measures
@@ -420,21 +420,3 @@ def human_measure_values(*, pool_id: int, measure: str, rater: str = GOLD) -> Pe
         else:
             values[external[item_id]] = result.value
     return PerItemMeasure(measure=measure, rater=rater, values=values, undefined=undefined)
-
-
-def pool_labels_overview(*, study: Study) -> list[dict[str, Any]]:
-    """Per pool: members, submitted assignments, gold by source and open cases (export card, pages)."""
-    pools = Pool.objects.filter(study=study).annotate(
-        n_members=Count("memberships", distinct=True),
-        n_submitted=Count("assignments", filter=Q(assignments__status=AssignmentStatus.SUBMITTED), distinct=True),
-    )
-    out = []
-    for pool in pools:
-        gold = dict(
-            GoldLabel.objects.filter(pool=pool, is_current=True)
-            .values("source")
-            .annotate(n=Count("pk"))
-            .values_list("source", "n")
-        )
-        out.append({"pool": pool, "gold": gold, "open_cases": pool.cases.filter(status=CaseStatus.OPEN).count()})
-    return out

@@ -40,7 +40,6 @@ from concord.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
 # Gold written by people stands until a person changes it; detection never overrides it.
 HUMAN_SOURCES = {GoldSource.ADJUDICATED, GoldSource.UNRESOLVED, GoldSource.IMPORTED}
-AUTO_SOURCES = {GoldSource.UNANIMOUS, GoldSource.MAJORITY}
 
 
 # --- Gold -------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ Pure Python over plain data (anything with the attributes of :class:`QuestionLik
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 MAX_TEXT_LENGTH = 10_000
@@ -166,8 +166,3 @@ def _as_number(value: Any) -> float | int:
     if not isinstance(value, int | float) or not math.isfinite(value):
         raise InvalidValue("expected a finite number")
     return value
-
-
-def options_map(question: QuestionLike) -> Mapping[str, str]:
-    """Option value → label, in protocol order."""
-    return {str(o["value"]): str(o.get("label") or o["value"]) for o in (question.options or [])}

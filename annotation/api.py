@@ -2,8 +2,8 @@
 
 One class per operation, nested input/output serializers, one access helper per resource (404 for
 anything that is not the caller's own). Token authentication (``Authorization: Token …``) works
-alongside the session. Domain errors (``concord.errors``) are left to the project's one API error handler
-(``concord.api_errors``), which answers 400 / 403 / 404 / 409 with ``{"error", "detail", "details"}``; a 409
+alongside the session. Errors, the domain's (``concord.errors``) and DRF's alike, are left to the project's one
+API error handler (``concord.api_errors``), which answers each with ``{"error", "detail", "details"?}``; a 409
 on a label carries the newer value, whether you set it (never who else did) and when.
 """
 
@@ -32,15 +32,10 @@ from annotation.accounts import tokens
 from annotation.labels.questions import get_pool_question
 from annotation.models import Assignment, AssignmentStatus, ExposureKind, Importance
 from annotation.workspace import Workspace
+from concord.api_errors import ErrorSerializer
 from concord.errors import NotFound, ValidationFailed
 from concord.fields import JSONField, WholeNumberField
 from concord.params import MAX_BIGINT, parse_id
-
-
-class ErrorSerializer(serializers.Serializer):
-    error = serializers.CharField()
-    detail = serializers.CharField()
-    details = serializers.JSONField(required=False)
 
 
 class ConflictDetailsSerializer(serializers.Serializer):
@@ -304,8 +299,7 @@ def label_input(data: Any) -> dict[str, Any]:
             else:
                 return {"question": question, "unit_key": unit_key, "value": data["value"], "base_version": base}
     serializer = LabelInput(data=data)
-    if not serializer.is_valid():
-        raise ValidationFailed("Invalid label.", details=serializer.errors)
+    serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
 
 

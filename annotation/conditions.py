@@ -23,16 +23,6 @@ from annotation.answers import QuestionLike, is_answered
 Answers = Mapping[tuple[str, str], Any]
 
 
-def condition_unit(question: QuestionLike, unit_key: str, scope_of: Mapping[str, str]) -> str | None:
-    """The unit whose answer decides ``question`` at ``unit_key``; None when there is no condition."""
-    if not question.condition:
-        return None
-    other = question.condition.get("question")
-    if other not in scope_of:
-        return None
-    return units.ITEM if scope_of[other] == "item" else unit_key
-
-
 def is_applicable(
     question: QuestionLike,
     unit_key: str,

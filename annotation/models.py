@@ -145,11 +145,6 @@ class Question(models.Model):
         return self.kind in {QuestionKind.BINARY, QuestionKind.NOMINAL, QuestionKind.ORDINAL}
 
 
-class ItemQuerySet(models.QuerySet["Item"]):
-    def in_study(self, study: Study) -> ItemQuerySet:
-        return self.filter(study=study)
-
-
 class Item(models.Model):
     # No index of its own: the unique (study, external_id) constraint's index starts with it.
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items", db_index=False)
@@ -161,8 +156,6 @@ class Item(models.Model):
     system = models.CharField(max_length=200, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = ItemQuerySet.as_manager()
 
     class Meta:
         ordering = ["id"]

@@ -228,7 +228,7 @@ def assignment_reopen(*, assignment: Assignment, actor: AbstractBaseUser, now: d
     """Reopen an item the annotator submitted, when :func:`reopen_refusal` allows it. The reopening is
     recorded (an AssignmentReopening row and ``reopened_count``); the item is started and reserved again,
     and every change made afterwards goes to the labels' history as usual. Submitting it again runs the
-    submission handlers again (disagreement detection)."""
+    submission's receivers again (disagreement detection, the fixed-precision rule)."""
     now = now or timezone.now()
     ensure_annotator(assignment, actor)
     with transaction.atomic():

@@ -131,11 +131,6 @@ def scope_of(key: str) -> str:
     return parse(key).scope
 
 
-def ref_of(key: str) -> int | None:
-    """The number in a unit key (sentence index, chunk rank, aspect id), None for the item."""
-    return parse(key).ref
-
-
 def slug(key: str) -> str:
     """The key as it may stand in an HTML id or a URL fragment: ``s-3``, ``c-1``, ``item``."""
     return parse(key).key.replace(":", "-")

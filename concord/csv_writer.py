@@ -13,7 +13,6 @@ them. Neutralising is idempotent: a cell that already starts with ``'`` is left 
 from __future__ import annotations
 
 import csv
-import io
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -45,9 +44,3 @@ class SafeCsvWriter:
 
 def csv_writer(fileobj: Any, **fmtparams: Any) -> SafeCsvWriter:
     return SafeCsvWriter(fileobj, **fmtparams)
-
-
-def csv_text(rows: Iterable[Iterable[Any]], **fmtparams: Any) -> str:
-    buf = io.StringIO()
-    csv_writer(buf, **fmtparams).writerows(rows)
-    return buf.getvalue()

@@ -1,4 +1,5 @@
-"""One domain error type, mapped to HTTP once (here for views, and in the DRF exception handler).
+"""One domain error type, mapped to HTTP once for pages (``concord.http``) and once for the REST API
+(``concord.api_errors``, whose error body is ``as_dict``).
 
 Services raise these; views and API classes never translate errors themselves.
 """

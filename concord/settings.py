@@ -260,7 +260,13 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Concord API",
-    "DESCRIPTION": "Annotation, scoring and adjudication of clinical RAG answers.",
+    "DESCRIPTION": (
+        "Annotation, scoring and adjudication of clinical RAG answers.\n\n"
+        'Every error answers `{"error": code, "detail": sentence, "details"?: more}` (concord.api_errors): '
+        "`error` a short code (`invalid`, `parse_error`, `not_authenticated`, `forbidden`, `not_found`, "
+        "`conflict`, ...), `detail` one sentence, `details` where there is more to say (for invalid input, "
+        "each field's messages)."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     # The schema and its docs page are for logged-in users (the routes' declared policy), and the

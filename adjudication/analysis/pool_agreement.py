@@ -2,7 +2,7 @@
 console's progress page.
 
 Point estimates only (no bootstrap in a request): every figure comes from
-:func:`adjudication.agreement_report`, so the numbers and the outlier flag are the same
+:func:`adjudication.analysis.agreement.agreement_report`, so the numbers and the outlier flag are the same
 as on the full agreement report. The flag is that report's rule (adjudication.stats.agreement
 ``each_against_rest``): an annotator is far below the others when the upper end of the 95%
 asymptotic interval of their Cohen κ against the majority of the other annotators lies below the

@@ -7,9 +7,10 @@ pools they target.
 * :func:`validation_study_run` checks again and computes the study's template
   (:mod:`adjudication.validation.templates`), replacing the previous result.
 * :func:`pool_stop_rule_set`, :func:`pool_reopen` — a pool's fixed-precision rule, set by the researcher, and
-  the explicit reopening of a pool it closed; :func:`pool_precision_check` — the handler named in
-  ``settings.ASSIGNMENT_SUBMITTED_HANDLERS`` that closes the pool when every headline figure of the
-  validation studies it is the target of has reached the rule's precision
+  the explicit reopening of a pool it closed; :func:`pool_precision_check` — called on every submission by
+  ``precision_on_submit``, the receiver of ``annotation.signals.assignment_submitted`` that adjudication/apps.py
+  connects — closes the pool when every headline figure of the validation studies it is the target of has
+  reached the rule's precision
   (:func:`adjudication.analysis.planning.pool_precision_status` decides; this module writes).
 """
 

@@ -2,8 +2,8 @@
 
 One class per resource operation, with its input and output serializers nested. Access: the
 study's researchers only — annotators and adjudicators of the study get 403, everyone else 404
-(``annotation.console.access``). Domain refusals come back as ``{"error", "detail", "details"}``
-with the status of the DomainError.
+(``annotation.console.access``). Refusals, the domain's and DRF's alike, come back as
+``{"error", "detail", "details"?}`` (``concord.api_errors``) with the status of the error.
 """
 
 from __future__ import annotations

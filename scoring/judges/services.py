@@ -261,8 +261,3 @@ def judge_share(*, judge: TrainedJudge, target_slug: str, actor: AbstractBaseUse
         _refuse_name_in_use(judge.name, target, but=judge.pk)
         judge.shared_with.add(target)
     return target
-
-
-def judge_unshare(*, judge: TrainedJudge, target: Study, actor: AbstractBaseUser) -> None:
-    _owned(judge, actor)
-    judge.shared_with.remove(target)

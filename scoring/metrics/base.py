@@ -61,9 +61,6 @@ SENTENCE_KINDS = ("simplification", "elaboration")
 RUBRIC_CRITERIA = ("faithfulness", "completeness", "factual_consistency", "clarity")
 
 
-SUPPORT_LABELS = ("supported", "contradicted", "unsupported")
-
-
 @dataclass
 class Judgement:
     """One decision of a backend — the interface every backend gives every metric.
@@ -72,9 +69,9 @@ class Judgement:
       could not decide (recorded, never guessed).
     * ``score``: the backend's raw similarity or confidence, on the backend's own scale (not comparable
       across backends).
-    * ``label``: for ``supports`` judgements, one of ``SUPPORT_LABELS`` when the backend tells a
-      contradiction from a mere lack of support (``verdict`` is then True only for ``supported``); None
-      for backends or judgements without that distinction.
+    * ``label``: for ``supports`` judgements, ``supported``, ``contradicted`` or ``unsupported`` when the
+      backend tells a contradiction from a mere lack of support (``verdict`` is then True only for
+      ``supported``); None for backends or judgements without that distinction.
     * ``probability``: the model's probability that ``verdict`` is True (learned: the classifier's predicted
       probability, whose calibration its training report shows; nli: the model's softmax P(entailment) of the
       best passage, 0 after a detected contradiction), for metrics' continuous aggregates (e.g. the mean

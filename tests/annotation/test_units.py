@@ -29,7 +29,7 @@ def test_anything_else_is_refused_with_what_a_key_looks_like(bad):
 @given(st.sampled_from(["sentence", "chunk", "aspect"]), st.integers(min_value=0, max_value=10**9))
 def test_formatting_then_parsing_gives_back_the_same_unit(scope, ref):
     key = units.for_scope(scope, ref)
-    assert units.parse(key).scope == scope and units.ref_of(key) == ref
+    assert units.parse(key).scope == scope and units.parse(key).ref == ref
 
 
 def test_builders_and_descriptions_count_from_one_as_people_do():

@@ -3,7 +3,7 @@
     python manage.py score FILE --metric NAME --backend NAME [--param k=v ...] --out OUT.jsonl
 
 Each record (``id``, ``question``, ``answer``, and optionally ``contexts``, ``source``, ``aspects``,
-``scope`` — see annotation/imports.py) is segmented with the import's segmenter and scored as an
+``scope`` — see annotation/imports/) is segmented with the import's segmenter and scored as an
 ``ItemInput``; one JSON object per item is written: ``{"id", "metric", "backend", "value", "state",
 "details"}``. ``value``/``state`` are the item-level score; the per-unit scores are in
 ``details["units"]``. Bad input stops before anything is scored and names the line.
