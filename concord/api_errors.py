@@ -32,7 +32,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -117,3 +118,23 @@ def _plain(detail: Any) -> Any:
     if isinstance(detail, list):
         return [_plain(item) for item in detail]
     return str(detail)
+
+
+# --- Outside any endpoint -------------------------------------------------------------------------------
+# A path under /api/ that names no endpoint, and an unhandled exception in one, never reach the handler above:
+# Django answers them. These two answer the API's paths in the one shape too (concord/urls.py names them
+# handler404 and handler500); every other path keeps Django's pages.
+
+API_PREFIX = "/api/"
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if request.path_info.startswith(API_PREFIX):
+        return JsonResponse({"error": "not_found", "detail": str(exceptions.NotFound.default_detail)}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    if request.path_info.startswith(API_PREFIX):
+        return JsonResponse({"error": "server_error", "detail": "A server error occurred."}, status=500)
+    return defaults.server_error(request)

@@ -36,3 +36,7 @@ urlpatterns = [
     path("api/scoring/", include("scoring.api_urls")),
     path("api/adjudication/", include("adjudication.web.api_urls")),
 ]
+
+# Errors outside any endpoint: the API's paths answer in its one error shape (concord/api_errors.py).
+handler404 = "concord.api_errors.page_not_found"
+handler500 = "concord.api_errors.server_error"

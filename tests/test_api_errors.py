@@ -177,3 +177,32 @@ def test_the_token_endpoints_refusals_are_of_the_one_shape(annotator):
 
 def test_a_stranger_gets_the_404_shape_from_the_console(study, stranger):
     _shaped(_client(stranger).get(reverse("console-api-study", args=[study.slug])), 404, "not_found")
+
+
+def test_an_api_path_that_names_no_endpoint_answers_404_in_the_one_shape(client, annotator):
+    client.force_login(annotator)
+    for path in ("/api/nope/", "/api/console/studies/demo/nope/", "/api/scoring/"):
+        _shaped(client.get(path), 404, "not_found")
+    # Pages keep Django's HTML 404.
+    page = client.get("/console/nope/")
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
+
+
+def test_an_unhandled_error_in_an_endpoint_answers_500_in_the_one_shape(client, annotator, monkeypatch):
+    from annotation import api
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    client.force_login(annotator)
+    client.raise_request_exception = False
+    monkeypatch.setattr(api.AssignmentListApi, "get", broken)
+    body = _shaped(client.get(reverse("api-assignments")), 500, "server_error")
+    assert "a bug" not in str(body)
+    # Pages keep Django's HTML 500.
+    from django.test import RequestFactory
+
+    from concord.api_errors import server_error
+
+    page = server_error(RequestFactory().get("/console/"))
+    assert page.status_code == 500 and page["Content-Type"].startswith("text/html")
