@@ -298,9 +298,10 @@ def score_run_fan_out(*, run_id: int) -> list[int]:
 
 def score_runs_recover() -> list[tuple[int, float]]:
     """(batch id, delay in seconds) for every unfinished batch of a running run, and fan-outs of
-    queued runs, re-enqueued by the caller. Run when a worker starts: a worker killed with SIGKILL
-    takes its unacknowledged messages with it on some brokers, and the database is the record of
-    what remains. Extra deliveries are harmless (claims and upserts)."""
+    queued runs, re-enqueued by the caller. Run when a worker starts or reconnects to the broker: a
+    worker killed with SIGKILL takes its unacknowledged messages with it on some brokers, an outage can
+    lose messages, and the database is the record of what remains. Extra deliveries are harmless
+    (claims and upserts)."""
     now = timezone.now()
     out: list[tuple[int, float]] = []
     rows = ScoreBatch.objects.filter(

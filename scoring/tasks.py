@@ -12,8 +12,7 @@ import logging
 import os
 import socket
 
-from celery import current_app, shared_task
-from celery.signals import worker_ready
+from celery import bootsteps, shared_task
 from django.conf import settings
 
 from scoring import services
@@ -111,16 +110,31 @@ def knowledge_base_embed(knowledge_base_id: int) -> int:
         return 0
 
 
-@worker_ready.connect
-def _recover_on_worker_start(sender=None, **_kwargs) -> None:
-    """A worker that starts re-sends the work that a killed worker may have taken with it.
-
-    The recovery goes to a queue this worker consumes (the jobs queue when it is one of them), so that
-    it runs whichever queues the deployment's workers are started with; it re-sends each run's work to
-    the queue of the run's backend."""
-    consumed = sorted((sender.app if sender is not None else current_app).amqp.queues.consume_from)
+def recover_to_a_consumed_queue(app) -> None:
+    """Send the recovery (``score_runs_recover``) to a queue this worker consumes: the jobs queue when it
+    is one of them, else the first of its queues, so that it runs whichever queues the deployment's
+    workers are started with; the recovery re-sends each run's work to the queue of the run's backend."""
+    consumed = sorted(app.amqp.queues.consume_from)
     queue = settings.QUEUE_JOBS if settings.QUEUE_JOBS in consumed or not consumed else consumed[0]
     score_runs_recover.apply_async(queue=queue)
+
+
+class RecoverOnConsumerStart(bootsteps.StartStopStep):
+    """A worker's consumer re-sends, from the database, the work whose messages may be gone: when the
+    worker starts (a killed worker may have taken its unacknowledged messages with it) and again each
+    time it reconnects after losing the broker. An outage loses messages even with a persistent broker:
+    Celery drops the messages a worker had received but not started when the connection broke (they
+    wait in Redis's unacknowledged set until the visibility timeout, an hour), and kombu's Redis
+    transport pops a message before it records it as unacknowledged, so a crash in between loses it.
+    Extra deliveries are harmless (claims and upserts).
+
+    Registered on the consumer blueprint by ``concord.celery``; it starts after the task consumer, on the
+    first start and on every restart that follows a connection loss."""
+
+    requires = ("celery.worker.consumer.tasks:Tasks",)
+
+    def start(self, c) -> None:
+        recover_to_a_consumed_queue(c.app)
 
 
 @shared_task(name="scoring.judge_train", acks_late=True, reject_on_worker_lost=True, ignore_result=True)

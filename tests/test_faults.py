@@ -7,7 +7,8 @@ Which test proves which fault:
   with exactly one score per unit — ``tests/scoring/test_worker.py::
   test_a_worker_killed_mid_run_and_restarted_leaves_exactly_one_score_per_unit`` (not repeated here).
 * The broker restarted mid-run, no task lost: ``test_a_broker_killed_and_restarted_mid_run_loses_no_task``
-  (while batches are being scored) and ``test_a_broker_killed_during_a_runs_fan_out_loses_no_batch`` (while
+  (while batches are being scored; the broker back with its data, or empty) and
+  ``test_a_broker_killed_during_a_runs_fan_out_loses_no_batch`` (while
   the run's batch messages are being published).
 * The database connection dropped during a label save, the client sees an error and its retry writes
   once: ``test_a_label_save_whose_database_connection_drops_fails_and_its_retry_writes_once`` (the
@@ -25,8 +26,11 @@ The broker tests need a Redis server they may kill, which the shared one is not:
 worker and this process's publishing at it, whatever broker the suite is configured with. Queued tasks
 survive a restart of Redis only through that persistence: the durability tested here is the deployment's
 ``appendonly yes`` (with the default ``appendfsync everysec`` a killed redis-server loses nothing the
-kernel has; a machine crash may lose the last second, which a worker restart re-sends from the database,
-``score_runs_recover``). Skipped only where no ``redis-server`` binary is installed.
+kernel has; a machine crash may lose the last second). Messages can still be lost around an outage
+(received but not started, or popped but not yet recorded as unacknowledged), and a broker may come back
+empty: the worker's consumer re-sends from the database what is unfinished each time it reconnects
+(``scoring.tasks.RecoverOnConsumerStart``, ``score_runs_recover``), which the "empty" case proves.
+Skipped only where no ``redis-server`` binary is installed.
 """
 
 from __future__ import annotations
@@ -136,6 +140,14 @@ class PrivateRedis:
             answers, what="redis-server to answer", progress=alive, report=lambda: log_path.read_text(), interval=0.05
         )
 
+    def wipe(self) -> None:
+        """Delete the stopped server's data: its next start comes back empty."""
+        assert self.process is None, "wipe a stopped server only"
+        for path in self.directory.iterdir():
+            if path.name.startswith(("appendonly", "dump")):
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+        assert not any(path.name.startswith(("appendonly", "dump")) for path in self.directory.iterdir())
+
     def kill(self) -> None:
         """SIGKILL: no shutdown save, no goodbye to clients — a crash."""
         if self.process is not None:
@@ -191,7 +203,13 @@ def _run_progress(run_id: int) -> Callable[[], tuple]:
 @pytest.mark.timeout(SLOW_TEST_TIMEOUT)
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif(REDIS_SERVER is None, reason="needs a redis-server binary to start a broker it may kill")
-def test_a_broker_killed_and_restarted_mid_run_loses_no_task(tmp_path):
+@pytest.mark.parametrize("comes_back", ["with its data", "empty"])
+def test_a_broker_killed_and_restarted_mid_run_loses_no_task(tmp_path, comes_back):
+    """The broker comes back with its append-only file (messages that the worker had received but not
+    acknowledged can still be missing: kombu pops a message before it records it as unacknowledged, and
+    Celery drops what it received but had not started), or empty (a broker without persistence, or
+    whose disk was lost): either way the worker re-sends, when it reconnects, what the database says is
+    unfinished."""
     broker = PrivateRedis(tmp_path)
     broker.start()
     try:
@@ -224,6 +242,8 @@ def test_a_broker_killed_and_restarted_mid_run_loses_no_task(tmp_path):
             # An outage, not a blip: the broker comes back only once the worker has noticed that it is gone.
             wait_for(lambda: "Connection to broker lost" in worker.log(), worker=worker,
                      what="the worker to notice that the broker is gone")
+            if comes_back == "empty":
+                broker.wipe()
             broker.start()
             wait_for(lambda: progress().status == RunStatus.DONE, worker=worker, progress=_run_progress(run.pk),
                      what="the run to finish")

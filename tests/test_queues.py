@@ -211,12 +211,24 @@ def test_the_queues_of_many_batches_are_looked_up_in_slices_of_500_ids(
     ("consumed", "expected"), [([GPU], GPU), ([CPU, JOBS, LLM], JOBS), ([LLM, CPU], CPU)]
 )
 def test_a_starting_worker_sends_its_recovery_to_a_queue_it_consumes(consumed, expected):
-    sender = SimpleNamespace(app=SimpleNamespace(amqp=SimpleNamespace(queues=SimpleNamespace(
+    consumer = SimpleNamespace(app=SimpleNamespace(amqp=SimpleNamespace(queues=SimpleNamespace(
         consume_from={name: object() for name in consumed}
     ))))
     with mock.patch.object(tasks.score_runs_recover, "apply_async") as recover:
-        tasks._recover_on_worker_start(sender=sender)
+        tasks.RecoverOnConsumerStart(consumer).start(consumer)
     recover.assert_called_once_with(queue=expected)
+
+
+def test_the_recovery_step_is_on_the_worker_consumers_blueprint_after_the_task_consumer():
+    """Registered on the application (not by importing a tasks module, which may come too late), so every
+    worker's consumer runs it on each start, the restarts after a broker outage included."""
+    from celery.worker.consumer import Consumer
+
+    from concord.celery import app
+
+    blueprint = Consumer.Blueprint(steps=app.steps["consumer"])
+    names = [step.name for step in blueprint._finalize_steps(blueprint.claim_steps())]  # the start order
+    assert names.index("scoring.tasks.RecoverOnConsumerStart") > names.index("celery.worker.consumer.tasks.Tasks")
 
 
 def test_a_retried_batch_goes_back_to_the_queue_it_came_from():
