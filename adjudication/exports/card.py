@@ -8,9 +8,9 @@ written and keeps the answer patterns.
 
 from __future__ import annotations
 
-import html
 import io
 import json
+import re
 from collections import Counter, defaultdict
 from typing import Any
 
@@ -81,6 +81,9 @@ class CardTally:
                 if question.kind == "text":
                     row["note"] = "free text: agreement statistics do not apply"
                     continue
+                if self.ctx.filters.gold_only:
+                    row["note"] = "labels not in this export (gold only)"
+                    continue
                 scale = question.option_values if question.is_categorical else None
                 patterns = _pattern_codes(self.patterns.get((pool.name, question.key), Counter()), question, scale)
                 if not patterns:
@@ -126,10 +129,21 @@ def _fmt(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.3f}"
 
 
+# An ampersand that would start a character reference ("&lt;", "&#60;"): the only one that needs escaping.
+_REFERENCE = re.compile(r"&(?=#?\w+;)")
+
+
+def _text(value: Any) -> str:
+    """User-written text as Markdown text: no tag and no character reference that a renderer would
+    interpret (Markdown renderers pass raw HTML through), while a plain "&" stays "&" ("Q&A", not
+    "Q&amp;A") for whoever reads the file as text."""
+    return _REFERENCE.sub("&amp;", str(value)).replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _md(value: Any) -> str:
-    """User-written text for the Markdown card: markup shown as text (Markdown renderers pass raw HTML
-    through), and no pipe or line break that would split a table row."""
-    return html.escape(str(value), quote=False).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    """User-written text for a line or a table cell of the card: as ``_text``, and no pipe or line
+    break that would split a table row."""
+    return _text(value).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
 def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: CardTally, yaml_header: bool) -> str:
@@ -159,7 +173,7 @@ def card_markdown(study: Study, *, fmt: str, header: dict[str, Any], tally: Card
     out.write("## Licence and attribution\n\n")
     out.write(
         (
-            html.escape(study.licence.strip(), quote=False)
+            _text(study.licence.strip())
             or "No licence was recorded for the imported data; ask the study owner before reuse."
         )
         + "\n\n"

@@ -143,6 +143,19 @@ def test_every_export_has_a_card_with_counts_pools_blinding_agreement_and_licenc
     assert "free text" in card
 
 
+def test_the_cards_text_keeps_an_ampersand_and_shows_markup_and_references_as_text(exported_study, tmp_path):
+    """"Q&A" reads "Q&A" in the file, not "Q&amp;A"; a tag or a character reference the study's owner typed
+    is shown as typed, never interpreted by a Markdown renderer."""
+    exported_study.name = "Q&A <b>x</b> &lt;y&gt; & more"
+    exported_study.licence = "CC BY 4.0 & K-QA <i>"
+    exported_study.save(update_fields=["name", "licence"])
+    write_export(study=exported_study, fmt="jsonl", out=tmp_path / "e.jsonl")
+    card = (tmp_path / "e.jsonl.card.md").read_text()
+    assert "# Q&A &lt;b&gt;x&lt;/b&gt; &amp;lt;y&amp;gt; & more — Concord export" in card
+    assert "CC BY 4.0 & K-QA &lt;i&gt;" in card
+    assert "&amp;A" not in card and "<b>x" not in card and "K-QA <i>" not in card
+
+
 def test_csv_is_long_format_and_neutralizes_formulas_but_not_numbers(exported_study, tmp_path):
     out = write_export(study=exported_study, fmt="csv", out=tmp_path / "e.csv")
     rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))

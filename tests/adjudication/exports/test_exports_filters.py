@@ -170,3 +170,10 @@ def test_the_cards_counts_are_those_of_the_limited_export(two_pools, tmp_path, f
     table = card.split("## Agreement")[1].split("## Gold provenance")[0]
     rows = {tuple(cell.strip() for cell in line.split("|")[1:3]) for line in table.splitlines()[4:] if line}
     assert rows == {(pool, question) for pool in pools for question in (filters.questions or ("pf", "safe"))}
+    # A gold-only export carries no labels: its card says so rather than "no submitted labels" for pools
+    # whose members did submit.
+    notes = {line.split("|")[-2].strip() for line in table.splitlines()[4:] if line}
+    if filters.gold_only:
+        assert notes == {"labels not in this export (gold only)"}
+    else:
+        assert "labels not in this export (gold only)" not in notes and "no submitted labels" not in notes
