@@ -61,6 +61,8 @@ from scoring.models import Score, ScoreRun
 PER_PAGE = 50
 MAX_BULK = 100_000
 POOL_STATES = ("not_assigned", "open", "done", "skipped", "withdrawn")
+# The filter's choices as the page shows them.
+POOL_STATE_CHOICES = [(state, state.replace("_", " ").capitalize()) for state in POOL_STATES]
 # A plain key: what the console accepts for the visible and hidden metadata fields.
 _META_KEY = re.compile(r"^[A-Za-z0-9_.\-]{1,80}$")
 OPEN = (AssignmentStatus.ASSIGNED, AssignmentStatus.STARTED)

@@ -31,7 +31,7 @@ def _context(study: Study, data: Any, **extra: Any) -> dict[str, Any]:
         "runs": list(ScoreRun.objects.filter(study=study).order_by("-created_at")[:50]),
         "members": list(PoolMembership.objects.filter(pool__study=study).select_related("user", "pool")
                         .order_by("pool__name", "pseudonym")),
-        "actions": BulkActionKind.choices, "pool_states": dm.POOL_STATES,
+        "actions": BulkActionKind.choices, "pool_states": dm.POOL_STATE_CHOICES,
         "recent": list(BulkAction.objects.filter(study=study).select_related("actor", "pool")[:10]),
         **extra,
     }
