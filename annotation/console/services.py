@@ -182,6 +182,9 @@ def study_create(
     with transaction.atomic():
         if slug and Study.objects.filter(slug=slug).exists():
             raise Conflict(f"a study with slug {slug!r} already exists")
+        same_name = Study.objects.filter(owner=owner, name__iexact=name).values_list("slug", flat=True).first()
+        if same_name is not None:
+            raise Conflict(f"you already have a study named {name!r} (at {same_name}): give this one another name")
         study = Study.objects.create(
             name=name,
             slug=slug or _unique_slug(name),

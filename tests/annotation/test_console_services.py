@@ -17,6 +17,7 @@ from annotation.models import (
     PasswordChangeRequired,
     PoolMembership,
     Role,
+    Study,
     StudyInvitation,
     StudyRole,
 )
@@ -77,10 +78,18 @@ def test_study_create_refuses_an_unknown_preset_and_writes_nothing(researcher):
     assert not researcher.owned_studies.exists()
 
 
-def test_two_studies_with_one_name_get_distinct_slugs(researcher):
+def test_two_owners_studies_with_one_name_get_distinct_slugs(researcher):
     a = svc.study_create(owner=researcher, name="Pilot", presets=["astrid"])
-    b = svc.study_create(owner=researcher, name="Pilot", presets=["astrid"])
+    b = svc.study_create(owner=factories.make_user("other-researcher"), name="Pilot", presets=["astrid"])
     assert (a.slug, b.slug) == ("pilot", "pilot-2")
+
+
+def test_one_owner_cannot_create_a_second_study_of_the_same_name(researcher):
+    svc.study_create(owner=researcher, name="Pilot", presets=["astrid"])
+    message = r"you already have a study named 'pilot' \(at pilot\): give this one another name"
+    with pytest.raises(Conflict, match=message):
+        svc.study_create(owner=researcher, name=" pilot ", presets=["astrid"])
+    assert Study.objects.filter(owner=researcher).count() == 1
 
 
 def test_independent_pools_cannot_be_switched_on_while_someone_is_in_two_pools(study, researcher):
