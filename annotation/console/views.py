@@ -302,9 +302,11 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
 def _items_context(request: HttpRequest, study: Study, **extra: Any) -> dict[str, Any]:
     query = request.GET.get("q", "")
     page, rows = sel.item_page(study, query=query, page=request.GET.get("page") or 1)
+    import_jobs = sel.import_jobs(study)  # newest first
     return {
         "study": study, "section": "items", "page": page, "rows": rows, "query": query,
-        "pools": list(study.pools.all()), "jobs": sel.import_jobs(study),
+        "pools": list(study.pools.all()), "jobs": import_jobs,
+        "latest_import_job_id": import_jobs[0].pk if import_jobs else None,
         "upload_form": extra.pop("upload_form", None) or UploadForm(),
         "simple_import_url": _simple_import_url(study),
         "format_html": safe_markdown(reference.format_reference()), "examples": reference.EXAMPLES,
@@ -366,7 +368,8 @@ def import_upload(request: HttpRequest, slug: str) -> HttpResponse:
         return htmx_render(request, "annotation/console/items.html", _items_context(request, study, upload_form=form),
                        fragment="annotation/console/_upload_errors.html", status=exc.status_code)
     if is_htmx(request):
-        return htmx_render(request, "annotation/console/_import_job.html", {"study": study, "job": job}, status=201)
+        return htmx_render(request, "annotation/console/_import_job.html",
+                           {"study": study, "job": job, "latest_import_job_id": job.pk}, status=201)
     return redirect("console:items", slug=study.slug)
 
 
@@ -379,8 +382,10 @@ def import_job(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
 
 
 def _job_response(request: HttpRequest, job: Any, *, error: str = "", status: int = 200) -> HttpResponse:
+    newer = jobs.import_job_newer(job)
     response = htmx_render(request, "annotation/console/import_job.html",
-                       {"study": job.study, "section": "items", "job": job, "error": error},
+                       {"study": job.study, "section": "items", "job": job, "error": error,
+                        "latest_import_job_id": newer.pk if newer else job.pk},
                        fragment="annotation/console/_import_job.html", status=status)
     if is_htmx(request) and job.status == ImportJobStatus.DONE:
         # The item table on the same page listens for this and reloads itself.

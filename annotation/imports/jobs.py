@@ -124,9 +124,22 @@ def import_job_check(*, job_id: int) -> ImportJob:
     return job
 
 
+def import_job_newer(job: ImportJob) -> ImportJob | None:
+    """The study's newest upload when it is newer than ``job``: a file uploaded after this one supersedes
+    its dry run, so that an old preview is never imported by mistake next to a new upload."""
+    return ImportJob.objects.filter(study_id=job.study_id, pk__gt=job.pk).order_by("-pk").first()
+
+
 def import_job_confirm(*, job: ImportJob, actor: AbstractBaseUser) -> ImportJob:
-    """Start the real import of a checked file (once: a second click finds it already started)."""
+    """Start the real import of a checked file (once: a second click finds it already started). Only the
+    study's newest upload can be imported: an older checked file is refused, naming the newer one."""
     with transaction.atomic():
+        newer = import_job_newer(job)
+        if newer is not None and job.status == ImportJobStatus.CHECKED:
+            raise Conflict(
+                f"{job.filename} was superseded by a newer upload ({newer.filename}): import that one, "
+                f"or upload {job.filename} again"
+            )
         started = job_claim(
             ImportJob, job.pk, claimable=(ImportJobStatus.CHECKED,), running=ImportJobStatus.IMPORTING,
             n_done=0, updated_at=timezone.now(),

@@ -260,6 +260,33 @@ def test_an_upload_is_dry_run_first_then_imported_on_confirmation(
     assert Item.objects.filter(study=astrid).count() == 2
 
 
+def test_a_new_upload_supersedes_an_older_dry_run_which_can_no_longer_be_imported(
+    rita, astrid, eager_celery, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        _upload(rita, astrid, jsonl(*ITEMS), name="first.jsonl")
+        _upload(rita, astrid, jsonl(ITEMS[0]), name="second.jsonl")
+    old, new = ImportJob.objects.filter(study=astrid).order_by("pk")
+    assert (old.status, new.status) == ("checked", "checked")
+    page = rita.get(reverse("console:items", args=[astrid.slug])).content.decode()
+    new_card, old_card = page.split(f'id="import-job-{new.pk}"')[1].split(f'id="import-job-{old.pk}"')  # newest first
+    assert "Superseded by a newer upload" in old_card and "Superseded" not in new_card
+    assert reverse("console:import_confirm", args=[astrid.slug, old.pk]) not in page
+    assert reverse("console:import_confirm", args=[astrid.slug, new.pk]) in new_card
+    job_page = rita.get(reverse("console:import_job", args=[astrid.slug, old.pk])).content.decode()
+    assert "Superseded by a newer upload" in job_page
+    # The old preview's button, still on a page opened before the second upload, is refused and says why.
+    refused = rita.post(reverse("console:import_confirm", args=[astrid.slug, old.pk]), HTTP_HX_REQUEST="true")
+    assert refused.status_code == 409
+    assert "first.jsonl was superseded by a newer upload (second.jsonl)" in refused.content.decode()
+    assert not Item.objects.filter(study=astrid).exists()
+    old.refresh_from_db()
+    assert old.status == "checked"
+    with django_capture_on_commit_callbacks(execute=True):
+        assert rita.post(reverse("console:import_confirm", args=[astrid.slug, new.pk])).status_code == 302
+    assert list(Item.objects.filter(study=astrid).values_list("external_id", flat=True)) == [ITEMS[0]["id"]]
+
+
 def test_a_bad_file_shows_its_errors_and_writes_nothing(rita, astrid, eager_celery, django_capture_on_commit_callbacks):
     bad = jsonl(ITEMS[0], {"id": "q9", "answer": "no question"}) + b"{not json\n"
     with django_capture_on_commit_callbacks(execute=True):
