@@ -20,6 +20,7 @@ estimated unless both files are valid as a whole: every bad row is named, with i
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from dataclasses import dataclass
@@ -101,7 +102,7 @@ def _records(path: Path, errors: _Errors) -> tuple[list[str] | None, list[tuple[
                 continue
             out.append((number, rec))
         return None, out
-    reader = csv.reader(text.splitlines())
+    reader = csv.reader(io.StringIO(text, newline=""))
     header = [h.strip() for h in next(reader, [])]
     if len(set(header)) != len(header):
         raise CommandError(f"{path}, line 1: a column name appears twice in the header")
