@@ -317,7 +317,7 @@ def test_random_sample_coverage_is_near_95_percent_and_ppi_is_narrower():
 
 def test_active_sampling_covers_and_is_narrower_than_uniform_at_the_same_label_count():
     rng = np.random.default_rng(11)
-    m, budget, theta = 2000, 200, 0.25  # p = X³: share E[X³] = 1/4; the metric is calibrated (f = p)
+    m, budget, theta = 2000, 400, 0.25  # p = X³: share E[X³] = 1/4; the metric is calibrated (f = p)
     active_hits = uniform_hits = 0
     active_w: list[float] = []
     uniform_w: list[float] = []
