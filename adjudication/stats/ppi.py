@@ -274,8 +274,8 @@ def classical(y: npt.ArrayLike, *, alpha: float = DEFAULT_ALPHA) -> Estimate:
 def power_tuning(y: Vector, yhat: Vector, yhat_unlabelled: Vector) -> float:
     """PPI++'s λ̂ for a mean: Cov(Y, f) / ((1 + n/N)·Var(f)), clipped to [0, 1].
 
-    Angelopoulos, Duchi & Zrnic (2023), Example 6.1 / eq. (8) with the identity Hessian of the squared
-    loss; computed as ``ppi_py.ppi._calc_lam_glm(..., clip=True)``: the covariance over the labelled items
+    Angelopoulos, Duchi & Zrnic (2023), the variance-minimising λ for a mean (the identity Hessian of the
+    squared loss); computed as ``ppi_py.ppi._calc_lam_glm(..., clip=True)``: the covariance over the labelled items
     with divisor n, the variance of the predictions over labelled and unlabelled items together with divisor
     n + N − 1. Predictions without spread carry no information: λ̂ = 0.
     """
@@ -377,7 +377,7 @@ def active_mean(
 ) -> Estimate:
     """Prediction-powered mean from labels drawn with known inclusion probabilities (active inference).
 
-    Zrnic & Candès, "Active statistical inference", ICML 2024 (§2, mean estimation): each of the M items
+    Zrnic & Candès, "Active statistical inference", ICML 2024 (mean estimation): each of the M items
     was labelled independently with probability π_i (ξ_i = 1 if so), the π_i fixed before the draw from
     the predictions alone and bounded away from 0. With the per-item terms
 
@@ -522,7 +522,7 @@ def labels_for_half_width(
 def sampling_probabilities(uncertainty: npt.ArrayLike, expected_labels: float, *, floor: float = 0.1) -> Vector:
     """Inclusion probabilities for active labelling: π_i ∝ uncertainty_i, bounded below, summing to the budget.
 
-    Zrnic & Candès (2024, §3) show the variance-optimal π for a mean is proportional to
+    Zrnic & Candès (ICML 2024) show the variance-optimal π for a mean, under a budget on E[Σπ], is proportional to
     √E[(Y − f)² | X]; for a calibrated probability f of a 0/1 label that is √(f(1 − f)), the usual choice
     of ``uncertainty``. Each π_i is at least ``floor`` × the uniform rate ``expected_labels``/M (so every
     item can be drawn and no weight 1/π explodes) and at most 1; the scale is found by bisection so the

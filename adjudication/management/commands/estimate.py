@@ -432,13 +432,15 @@ class Command(BaseCommand):
                 f"estimate ({out['method']}): {out['estimate']:.4f}, "
                 f"{conf} CI [{out['ci_low']:.4f}, {out['ci_high']:.4f}]"
             )
+        width = max(len(e["method"]) for e in out["estimates"].values()) + 2
         lines.append(
-            f"  {'method':<11} {'estimate':>8}  {conf + ' CI':<18} {'half-width':>10} {'lambda':>7}  effective labels"
+            f"  {'method':<{width}} {'estimate':>8}  {conf + ' CI':<18} "
+            f"{'half-width':>10} {'lambda':>7}  effective labels"
         )
         for e in out["estimates"].values():
             eff = "∞" if e["effective_labels"] is None else f"{e['effective_labels']:.1f}"
             lines.append(
-                f"  {e['method']:<11} {e['estimate']:>8.4f}  [{e['ci_low']:.4f}, {e['ci_high']:.4f}]  "
+                f"  {e['method']:<{width}} {e['estimate']:>8.4f}  [{e['ci_low']:.4f}, {e['ci_high']:.4f}]  "
                 f"{e['half_width']:>10.4f} {e['lambda']:>7.3f}  {eff}"
             )
         lines += [f"note: {n}" for n in out["notes"]]
