@@ -11,4 +11,5 @@ No module here imports Django or any app: each takes plain arrays and dictionari
 * :mod:`.outcome_cv` — repeated stratified cross-validation of outcome prediction.
 * :mod:`.validation_stats` — mean intervals and paired differences of validation studies.
 * :mod:`.targets` — human targets from coded ratings: majority vote, binary target, value coding.
+* :mod:`.ppi` — prediction-powered estimates (PPI, PPI++, active, paired, cross-prediction) and label planning.
 """
