@@ -80,7 +80,13 @@ def _progress_context(run) -> dict[str, Any]:
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.get_run_for_researcher(request.user, run_id)
     if is_htmx(request):
-        return htmx_render(request, "scoring/_progress.html", _progress_context(run))
+        response = htmx_render(request, "scoring/_progress.html", _progress_context(run))
+        if not run.is_active:
+            # Only a page opened while the run was active polls: the run has just finished, and the
+            # distribution, item and score sections below were drawn before it had scores. htmx reloads
+            # the page (once: a finished run's page does not poll).
+            response["HX-Refresh"] = "true"
+        return response
     page = Paginator(selectors.run_scores(run), SCORES_PER_PAGE).get_page(request.GET.get("page"))
     item_page, item_views = selectors.run_item_views(run, request.GET.get("items"))
     context = {

@@ -17,7 +17,7 @@ from adjudication.models import BulkAction
 from annotation.models import Assignment, AssignmentStatus, Role
 from concord.celery import app as celery_app
 from scoring import services
-from scoring.models import RunStatus, ScoreRun
+from scoring.models import RunStatus, Score, ScoreRun
 from tests import factories
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -79,7 +79,9 @@ def test_a_researcher_reads_a_run_item_by_item_and_compares_two_runs(
     page.locator("#run-items").get_by_text("Bananas are blue.").wait_for()
     assert page.locator("#run-items").get_by_text("not grounded").count() >= 1
     assert page.locator("svg.histogram rect").count() == 10
-    assert re.search(r"Mean \d\.\d{3}, 95% CI", page.locator("#run-distribution").inner_text())
+    # Three items: the mean, and no interval below five items.
+    assert re.search(r"Mean \d\.\d{3} \(too few items for a confidence interval: 3, at least 5 needed\)",
+                     page.locator("#run-distribution").inner_text())
     _shot(page, "scores_run_items")
 
     page.select_option("#compare-with", str(b.pk))
@@ -96,6 +98,30 @@ def test_a_researcher_reads_a_run_item_by_item_and_compares_two_runs(
     assert "The run failed before scoring any item" in page.locator("#run-failure").inner_text()
     _shot(page, "scores_failed_run")
     assert not errors
+
+
+def test_a_run_page_open_while_the_run_works_shows_its_scores_once_it_is_done(
+    live_server, login, researcher_and_study
+):
+    """The page polls its progress while the run is active; when the run finishes, the sections drawn
+    before it had scores (distribution, item by item, every score) are drawn again without a reload."""
+    rita, study = researcher_and_study
+    items = [factories.make_item(study, f"d-{n}", answer="Metformin is first-line.") for n in range(6)]
+    run = ScoreRun.objects.create(study=study, metric="ra", metric_version="1", backend="lexical",
+                                  status=RunStatus.RUNNING, n_total=len(items), created_by=rita)
+    page = login(rita).new_page()
+    page.goto(live_server.url + reverse("scoring:run", args=[run.pk]))
+    page.locator("#run-distribution").get_by_text("no item has a value yet").wait_for()
+    assert page.get_by_text("No scores yet.").count() == 1
+    # The worker's part, done here: a score per item, then the run marked done.
+    for n, item in enumerate(items):
+        Score.objects.create(run=run, item=item, unit_key="item", value=float(n < 2), state="ok", details={})
+    ScoreRun.objects.filter(pk=run.pk).update(status=RunStatus.DONE, n_done=len(items))
+    # Waits for the next poll (every 2 s), however long the machine takes to answer it.
+    page.locator("#run-distribution").get_by_text("(Wilson score), over 6 items").wait_for()
+    assert page.get_by_text("No scores yet.").count() == 0
+    assert "Done" in page.locator("#run-progress").inner_text()
+    _shot(page, "scores_run_done_without_reload")
 
 
 def test_a_researcher_filters_the_data_and_requeues_skipped_items(live_server, login, researcher_and_study):
