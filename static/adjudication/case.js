@@ -21,6 +21,15 @@
       submit(false);
       return;
     }
+    // `c` focuses the confidence; a digit 1-5 there sets it and gives the keys back to the page.
+    const active = document.activeElement;
+    if (active && active.id === "confidence" && /^[1-5]$/.test(event.key) && !event.ctrlKey && !event.metaKey) {
+      event.preventDefault();
+      active.value = event.key;
+      active.dispatchEvent(new Event("change", { bubbles: true }));
+      active.blur();
+      return;
+    }
     if (typing(document.activeElement)) {
       if (event.key === "Escape") document.activeElement.blur();
       return;
@@ -46,8 +55,9 @@
     }
     switch (event.key) {
       case "c": {
+        event.preventDefault();
         const select = document.getElementById("confidence");
-        if (select) select.selectedIndex = (select.selectedIndex % 5) + 1;
+        if (select) select.focus();
         break;
       }
       case "g": {

@@ -41,15 +41,15 @@ def test_a_decision_made_by_keyboard_only_becomes_gold_and_shows_in_the_history(
     page.goto(live_server.url + reverse("adjudication:case", args=[case.pk]))
     assert page.locator("mark#unit-mark").inner_text() == "Take 0.5 mg daily."
     page.keyboard.press("1")  # the first option: yes
-    page.keyboard.press("c")
-    page.keyboard.press("c")  # confidence 2
+    page.keyboard.press("c")  # focuses the confidence
+    page.keyboard.press("4")  # confidence 4 (it once cycled: c c c c gave 4, a single c gave 1)
     page.keyboard.press("g")  # guideline gap
     page.keyboard.press("r")
     page.keyboard.type("States a dose, so it bears information.")
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("table.history tr.current")
     gold = GoldLabel.objects.get()
-    assert (gold.value, gold.confidence, gold.guideline_gap, gold.source) == ("yes", 2, True, "adjudicated")
+    assert (gold.value, gold.confidence, gold.guideline_gap, gold.source) == ("yes", 4, True, "adjudicated")
     assert gold.rationale == "States a dose, so it bears information."
     assert "(current)" in page.locator("table.history").inner_text()
     assert not errors
