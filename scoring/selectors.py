@@ -244,8 +244,13 @@ def item_scores(item: Item) -> list[tuple[ScoreRun, list[Score]]]:
 
 
 def knowledge_bases_for_study(study: Study) -> QuerySet[KnowledgeBase]:
-    return KnowledgeBase.objects.filter(study=study).annotate(
-        n_passages=Count("passages"), n_embedded=Count("passages", filter=Q(passages__embedding__isnull=False))
+    # order_by again: a GROUP BY query drops the model's default ordering (Django 3.1+).
+    return (
+        KnowledgeBase.objects.filter(study=study)
+        .annotate(
+            n_passages=Count("passages"), n_embedded=Count("passages", filter=Q(passages__embedding__isnull=False))
+        )
+        .order_by("name", "id")
     )
 
 

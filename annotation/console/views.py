@@ -155,7 +155,8 @@ def _protocol_context(study: Study, **extra: Any) -> dict[str, Any]:
     return {
         "study": study,
         "section": "protocol",
-        "questions": list(study.questions.annotate(n_labels=Count("labels"))),
+        # order_by again: a GROUP BY query drops the model's default ordering (Django 3.1+).
+        "questions": list(study.questions.annotate(n_labels=Count("labels")).order_by("order", "id")),
         "presets": [(name, PRESET_DESCRIPTIONS[name]) for name in PRESET_ORDER],
         "add_form": extra.pop("add_form", None)
         or QuestionForm(study=study, initial={"scope": "item", "kind": "binary", "required": True}),
@@ -268,14 +269,22 @@ def question_remove(request: HttpRequest, slug: str, key: str) -> HttpResponse:
 @domain_errors
 def question_move(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     question = get_question_for_researcher(request.user, slug, key)
-    offset = -1 if request.POST.get("direction") == "up" else 1
+    direction = "up" if request.POST.get("direction") == "up" else "down"
     try:
-        svc.question_move(question=question, actor=request.user, offset=offset)
+        order = svc.question_move(question=question, actor=request.user, offset=-1 if direction == "up" else 1)
     except DomainError as exc:
         return _protocol_response(request, question.study, status=exc.status_code, error=exc.message)
     if not is_htmx(request):
         return redirect("console:protocol", slug=question.study.slug)
-    return _protocol_response(request, question.study)
+    place = [q.key for q in order].index(key)
+    # The keyboard stays on the moved question: on the button pressed, or on the other one where the
+    # row reached the top or the bottom and the pressed one is now disabled.
+    at_end = place == 0 if direction == "up" else place == len(order) - 1
+    focus = ("down" if direction == "up" else "up") if at_end and len(order) > 1 else direction
+    return _protocol_response(
+        request, question.study, notice=f"Question {key!r} moved {direction} to place {place + 1}.",
+        moved=key, focus=focus if len(order) > 1 else "",
+    )
 
 
 @access_policy("researcher")

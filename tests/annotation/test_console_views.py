@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -201,6 +202,20 @@ def test_moving_a_question_down(rita, astrid):
     first, second = list(astrid.questions.values_list("key", flat=True))[:2]
     rita.post(reverse("console:question_move", args=[astrid.slug, first]), {"direction": "down"})
     assert list(astrid.questions.values_list("key", flat=True))[:2] == [second, first]
+
+
+def test_the_htmx_answer_to_a_move_is_the_table_in_its_new_order_with_a_notice(rita, astrid):
+    """The table's query counts labels per question (GROUP BY), which drops the model's ordering: the
+    fragment once came back in the old order."""
+    keys = list(astrid.questions.values_list("key", flat=True))
+    response = rita.post(
+        reverse("console:question_move", args=[astrid.slug, keys[1]]), {"direction": "up"}, HTTP_HX_REQUEST="true"
+    )
+    body = response.content.decode()
+    assert re.findall(r'<tr id="q-([^"]+)"', body) == [keys[1], keys[0], *keys[2:]]
+    assert f"Question {keys[1]!r} moved up to place 1." in html.unescape(body)
+    # The moved row is at the top: its up button is disabled, so the keyboard goes to its down button.
+    assert f'aria-label="Move {keys[1]} down" autofocus' in body and body.count("autofocus") == 1
 
 
 def test_the_preview_shows_the_item_as_an_annotator_would_without_system_or_hidden_metadata(rita, astrid):

@@ -146,3 +146,13 @@ def test_a_knowledge_base_or_run_with_a_size_beyond_any_database_integer_is_refu
         services.score_run_start(
             study=study, metric="cf", backend="lexical", parameters={}, actor=researcher, batch_size=2**70
         )
+
+
+def test_a_studys_knowledge_bases_are_listed_by_name(study):
+    """The list counts passages (GROUP BY), which drops the model's ordering unless it is asked again."""
+    from scoring.models import KnowledgeBase
+    from scoring.selectors import knowledge_bases_for_study
+
+    for name in ("zeta", "alpha", "mu"):
+        KnowledgeBase.objects.create(study=study, name=name)
+    assert [kb.name for kb in knowledge_bases_for_study(study)] == ["alpha", "mu", "zeta"]
