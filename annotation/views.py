@@ -283,6 +283,9 @@ def label_undo(request: HttpRequest, pk: int) -> HttpResponse:
     messages.success(
         request, f"Undone: “{question.prompt}” ({item_units.describe(unit_key)}) is back to {shown}."
     )
+    target = f"{reverse('annotation:item', args=[pk])}#{_anchor(unit_key)}"
     if is_htmx(request):
-        return HttpResponseClientRefresh()
-    return redirect(f"{reverse('annotation:item', args=[pk])}#{_anchor(unit_key)}")
+        # The page is drawn again (an undo may switch dependent questions on or off), at the undone unit:
+        # htmx sets the address with the unit's anchor, then reloads (the anchor alone would not reload).
+        return HttpResponse(status=200, headers={"HX-Redirect": target, "HX-Refresh": "true"})
+    return redirect(target)

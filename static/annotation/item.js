@@ -411,7 +411,14 @@
     window.addEventListener("pagehide", () => flush(true));
   }
 
-  // Start on the first unit that still needs an answer.
+  // Start on the unit the address names (#unit-…: where an undo or a refused save sent the page back),
+  // else on the first unit that still needs an answer.
   const list = units();
-  activate(list.find(needsAnswer) || list[0], true);
+  const named = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+  if (named && named.classList.contains("unit") && ws.contains(named)) {
+    activate(named, true);
+    named.scrollIntoView({ block: "center" });
+  } else {
+    activate(list.find(needsAnswer) || list[0], true);
+  }
 })();

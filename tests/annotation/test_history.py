@@ -113,6 +113,9 @@ def test_undo_through_the_page_reloads_it_and_says_what_was_undone(client, work,
     url = reverse("annotation:undo", args=[work["assignment"].pk])
     response = client.post(url, **HX)
     assert response.status_code == 200 and response.headers["HX-Refresh"] == "true"
+    # Reloaded at the undone unit (the first sentence here), which the page's script activates.
+    item_url = reverse("annotation:item", args=[work["assignment"].pk])
+    assert response.headers["HX-Redirect"] == f"{item_url}#unit-s-0"
     page = client.get(reverse("annotation:item", args=[work["assignment"].pk])).content.decode()
     assert "Undone:" in page and "back to no answer" in page
     refused = client.post(url, **HX)
