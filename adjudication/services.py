@@ -113,11 +113,15 @@ def case_resolve(
     confidence: int | None = None,
     guideline_gap: bool = False,
     expected_version: int | None = None,
+    revise_reason: str = "",
 ) -> GoldLabel:
     """Record an adjudicator's decision on a case as a new gold version (re-adjudication appends).
 
     ``unresolved`` records that the adjudicator could not decide: gold source ``unresolved`` with
-    no value, and the case leaves the open queue. Precondition: the caller may see the case.
+    no value, and the case leaves the open queue. A case already decided (resolved or unresolved) takes
+    another decision only as an explicit revision: ``revise_reason`` says why, and is kept at the head of
+    the new version's rationale ("Revision: …"); without it the decision is refused (409), so that a
+    repeated save never writes a second gold version unnoticed. Precondition: the caller may see the case.
     """
     with transaction.atomic():
         try:
@@ -138,6 +142,15 @@ def case_resolve(
                 "an annotator is working on this item (reopened, or assigned since the case opened); "
                 "decide the case once their answers are submitted"
             )
+        rationale = rationale.strip()
+        if case.status in (CaseStatus.RESOLVED, CaseStatus.UNRESOLVED):
+            reason = revise_reason.strip()
+            if not reason:
+                raise Conflict(
+                    "this case is already decided: to change its gold, revise it and say why",
+                    details={"field": "revise_reason"},
+                )
+            rationale = f"Revision: {reason}" + (f"\n{rationale}" if rationale else "")
         question = case.question
         if unresolved:
             decided, source, status = None, GoldSource.UNRESOLVED, CaseStatus.UNRESOLVED
@@ -158,7 +171,7 @@ def case_resolve(
             value=decided,
             source=source,
             adjudicator=actor,
-            rationale=rationale.strip(),
+            rationale=rationale,
             confidence=confidence,
             guideline_gap=guideline_gap,
             case=case,

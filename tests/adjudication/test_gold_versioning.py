@@ -46,17 +46,46 @@ def test_a_decision_records_value_rationale_confidence_and_gap_flag(case, adjudi
     assert case.status == "resolved"
 
 
-def test_re_adjudication_appends_a_version_and_keeps_the_old_one(case, adjudicator):
+def test_re_adjudication_is_a_revision_with_its_reason_that_appends_a_version_and_keeps_the_old_one(
+    case, adjudicator
+):
     case_resolve(case_id=case.pk, actor=adjudicator, value="yes", expected_version=0)
-    case_resolve(case_id=case.pk, actor=adjudicator, value="no", rationale="re-read", expected_version=1)
-    versions = list(GoldLabel.objects.order_by("version").values_list("version", "value", "is_current"))
-    assert versions == [(1, "yes", False), (2, "no", True)]
+    case_resolve(
+        case_id=case.pk, actor=adjudicator, value="no", rationale="re-read", expected_version=1,
+        revise_reason="the second chunk contradicts the dose",
+    )
+    versions = list(GoldLabel.objects.order_by("version").values_list("version", "value", "is_current", "rationale"))
+    assert versions == [
+        (1, "yes", False, ""),
+        (2, "no", True, "Revision: the second chunk contradicts the dose\nre-read"),
+    ]
+
+
+@pytest.mark.parametrize("reason", ["", "   "])
+def test_a_second_decision_without_a_revision_reason_is_refused_and_writes_nothing(case, adjudicator, reason):
+    """A repeated save (the keys pressed again on a decided case) once wrote another gold version unseen."""
+    case_resolve(case_id=case.pk, actor=adjudicator, value="yes", expected_version=0)
+    with pytest.raises(Conflict, match="already decided: to change its gold, revise it and say why") as refused:
+        case_resolve(case_id=case.pk, actor=adjudicator, value="no", expected_version=1, revise_reason=reason)
+    assert refused.value.details == {"field": "revise_reason"}
+    with pytest.raises(Conflict, match="already decided"):
+        case_resolve(case_id=case.pk, actor=adjudicator, unresolved=True, expected_version=1)
+    assert list(GoldLabel.objects.values_list("version", "value")) == [(1, "yes")]
+
+
+def test_an_unresolved_case_is_decided_too_and_takes_a_value_only_as_a_revision(case, adjudicator):
+    case_resolve(case_id=case.pk, actor=adjudicator, unresolved=True, rationale="ambiguous")
+    with pytest.raises(Conflict, match="already decided"):
+        case_resolve(case_id=case.pk, actor=adjudicator, value="yes")
+    gold = case_resolve(case_id=case.pk, actor=adjudicator, value="yes", revise_reason="the guideline now says yes")
+    assert (gold.version, gold.value, gold.source) == (2, "yes", "adjudicated")
 
 
 def test_a_decision_based_on_a_stale_version_is_a_conflict_and_writes_nothing(case, adjudicator):
     case_resolve(case_id=case.pk, actor=adjudicator, value="yes", expected_version=0)
-    with pytest.raises(Conflict):
-        case_resolve(case_id=case.pk, actor=adjudicator, value="no", expected_version=0)
+    with pytest.raises(Conflict) as stale:
+        case_resolve(case_id=case.pk, actor=adjudicator, value="no", expected_version=0, revise_reason="re-read")
+    assert "already decided" not in stale.value.message
     assert GoldLabel.objects.count() == 1
 
 

@@ -166,7 +166,8 @@ class CaseDetailApi(APIView):
 
 class CaseDecideApi(APIView):
     """POST {"value": …, "rationale": "", "confidence": 1-5, "guideline_gap": false,
-    "unresolved": false, "expected_version": n} → the new gold version (409 when stale)."""
+    "unresolved": false, "expected_version": n, "revise_reason": ""} → the new gold version (409 when stale,
+    and when the case is already decided and no revise_reason says why it changes)."""
 
     access_policy = "adjudicator"
 
@@ -182,6 +183,10 @@ class CaseDecideApi(APIView):
                 "unresolved": serializers.BooleanField(required=False),
                 "expected_version": serializers.IntegerField(
                     required=False, allow_null=True, min_value=0, max_value=MAX_ID
+                ),
+                "revise_reason": serializers.CharField(
+                    required=False, allow_blank=True,
+                    help_text="Required to decide a case that is already decided: why the gold changes.",
                 ),
             },
         ),

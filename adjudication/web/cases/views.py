@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from adjudication import selectors, services
@@ -59,6 +61,7 @@ def parse_decision(data: Any, question_kind: str) -> dict[str, Any]:
         "confidence": confidence,
         "guideline_gap": guideline_gap is True or str(guideline_gap).lower() in ("1", "true", "on", "yes"),
         "expected_version": expected_version,
+        "revise_reason": str(data.get("revise_reason", "") or ""),
     }
 
 
@@ -93,6 +96,8 @@ def _case_context(request: HttpRequest, case_id: int, **extra: Any) -> dict[str,
         "d": detail,
         "study": case.pool.study,
         "next_case": selectors.case_next_open(study=case.pool.study, after_case_id=case.pk),
+        # A decided case takes another decision only as a revision with its reason (case_resolve).
+        "decided": case.status in (CaseStatus.RESOLVED, CaseStatus.UNRESOLVED),
         **extra,
     }
 
@@ -106,17 +111,28 @@ def case_page(request: HttpRequest, pk: int) -> HttpResponse:
     case = selectors.get_case_for_adjudicator(request.user, pk)
     error = ""
     status = 200
+    gold = None
     try:
-        services.case_resolve(case_id=case.pk, actor=request.user, **parse_decision(request.POST, case.question.kind))
+        gold = services.case_resolve(
+            case_id=case.pk, actor=request.user, **parse_decision(request.POST, case.question.kind)
+        )
     except DomainError as exc:
         if exc.status_code not in (400, 409):
             raise
         error, status = exc.message, exc.status_code
-    context = _case_context(request, pk, error=error, saved=not error)
+    context = _case_context(request, pk, error=error, saved=gold is not None)
+    next_case = context["next_case"]
+    if gold is not None and next_case is not None:
+        # Saving moves on: the next open case, with what was saved said on it.
+        messages.success(
+            request, f"Case #{case.pk} decided: gold version {gold.version} saved. This is the next open case."
+        )
+        target = reverse("adjudication:case", args=[next_case.pk])
+        if request.htmx:
+            return HttpResponse(status=200, headers={"HX-Redirect": target})
+        return redirect(target)
     if request.htmx:
         return vary_on_htmx(render(request, "adjudication/_decision.html", context, status=status))
-    if not error and context["next_case"] is not None:
-        return redirect("adjudication:case", pk=context["next_case"].pk)
     return vary_on_htmx(render(request, "adjudication/case.html", context, status=status))
 
 

@@ -69,7 +69,8 @@ def exported_study(study, adjudicator):
     case = AdjudicationCase.objects.get(question=pf)
     case_resolve(case_id=case.pk, actor=adjudicator, value="yes", rationale="chunk 1", confidence=3, expected_version=0)
     case_resolve(
-        case_id=case.pk, actor=adjudicator, value="no", rationale="re-read", guideline_gap=True, expected_version=1
+        case_id=case.pk, actor=adjudicator, value="no", rationale="re-read", guideline_gap=True, expected_version=1,
+        revise_reason="chunk 2 contradicts it",
     )
     run = ScoreRun.objects.create(
         study=study, metric="cf", metric_version="2", backend="nli", model_identity="tiny-nli@abc"

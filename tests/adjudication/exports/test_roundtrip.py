@@ -41,6 +41,7 @@ def kqa_demo(db):
         rationale="on reflection",
         guideline_gap=True,
         expected_version=1,
+        revise_reason="the passage is about another drug",
     )
     case_resolve(case_id=second.pk, actor=adjudicator, unresolved=True, rationale="ambiguous")
     item = Item.objects.filter(study=study).order_by("pk").first()

@@ -129,6 +129,47 @@ def test_a_stale_decision_from_the_page_is_a_409_and_keeps_the_first(client, cas
     assert list(GoldLabel.objects.values_list("value", flat=True)) == ["yes"]
 
 
+def test_saving_moves_to_the_next_open_case_and_says_what_was_saved(client, case, adjudicator):
+    """The last open case stays on its page as decided (a revision needs its reason); with another open
+    case, the save opens it and says so."""
+    study = case.pool.study
+    other_item = factories.make_item(study, "q-2", answer="Stop the drug. Bye!")
+    a, b = (m.user for m in case.pool.memberships.order_by("pk")[:2])  # the two who disagreed on the first case
+    submit_labels(case.pool, other_item, a, {("information_bearing", "s:0"): "yes"})
+    submit_labels(case.pool, other_item, b, {("information_bearing", "s:0"): "no"})
+    item_disagreements_detect(pool_id=case.pool.pk, item_id=other_item.pk)
+    other = AdjudicationCase.objects.get(item=other_item)
+    _login(client, adjudicator)
+    first = client.post(
+        reverse("adjudication:case", args=[case.pk]), {"value": "yes", "expected_version": "0"}, HTTP_HX_REQUEST="true"
+    )
+    assert first.status_code == 200 and first["HX-Redirect"] == reverse("adjudication:case", args=[other.pk])
+    page = client.get(first["HX-Redirect"]).content.decode()
+    assert f"Case #{case.pk} decided: gold version 1 saved. This is the next open case." in page
+    # The last open case: the page stays, says it was saved and that nothing is left, and turns into a revision.
+    last = client.post(
+        reverse("adjudication:case", args=[other.pk]), {"value": "no", "expected_version": "0"}, HTTP_HX_REQUEST="true"
+    )
+    body = last.content.decode()
+    assert last.status_code == 200 and "HX-Redirect" not in last
+    assert "Decision saved as gold version 1. No open case is left in this study." in body
+    assert 'name="revise_reason"' in body and "Revise decision" in body
+    # Pressing save again on the decided case writes nothing and says why.
+    again = client.post(
+        reverse("adjudication:case", args=[other.pk]), {"value": "yes", "expected_version": "1"}, HTTP_HX_REQUEST="true"
+    )
+    assert again.status_code == 409 and "revise it and say why" in again.content.decode()
+    assert GoldLabel.objects.filter(item=other_item).count() == 1
+    revised = client.post(
+        reverse("adjudication:case", args=[other.pk]),
+        {"value": "yes", "expected_version": "1", "revise_reason": "the chunk says stop"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert revised.status_code == 200
+    current = GoldLabel.objects.get(item=other_item, is_current=True)
+    assert (current.version, current.value, current.rationale) == (2, "yes", "Revision: the chunk says stop")
+
+
 def test_unresolved_from_the_page(client, case, adjudicator):
     _login(client, adjudicator).post(
         reverse("adjudication:case", args=[case.pk]),
@@ -143,9 +184,16 @@ def test_the_api_decides_with_the_same_service_and_returns_the_new_version(clien
     url = reverse("adjudication-api-case-decide", args=[case.pk])
     first = client.post(url, {"value": "no", "confidence": 3, "expected_version": 0}, content_type="application/json")
     assert first.status_code == 201 and first.json()["version"] == 1
-    second = client.post(url, {"value": "yes", "expected_version": 1}, content_type="application/json")
-    assert second.json()["version"] == 2
-    stale = client.post(url, {"value": "no", "expected_version": 1}, content_type="application/json")
+    again = client.post(url, {"value": "yes", "expected_version": 1}, content_type="application/json")
+    assert again.status_code == 409 and again.json()["details"] == {"field": "revise_reason"}
+    second = client.post(
+        url, {"value": "yes", "expected_version": 1, "revise_reason": "misread the passage"},
+        content_type="application/json",
+    )
+    assert second.status_code == 201 and second.json()["version"] == 2
+    stale = client.post(
+        url, {"value": "no", "expected_version": 1, "revise_reason": "x"}, content_type="application/json"
+    )
     assert stale.status_code == 409
     detail = client.get(reverse("adjudication-api-case", args=[case.pk])).json()
     assert [g["version"] for g in detail["gold_history"]] == [2, 1]
