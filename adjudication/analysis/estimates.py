@@ -421,3 +421,26 @@ def estimate_report(*, study: Study, params: EstimateParams) -> dict[str, Any]:
         },
         **result,
     }
+
+
+# --- the form's choices ----------------------------------------------------------------------------------
+
+
+def estimate_choices(*, study: Study) -> dict[str, Any]:
+    """What the form offers: the study's pools with the questions an estimate can be made for (categorical,
+    about whole items), and its score runs that have item-level values."""
+    pools = []
+    for pool in Pool.objects.filter(study=study).prefetch_related("questions").order_by("name"):
+        questions = [
+            {"key": q.key, "kind": q.kind, "options": q.option_values}
+            for q in pool.questions.all()
+            if q.kind in CATEGORICAL and q.scope == units.ITEM
+        ]
+        if questions:
+            pools.append({"id": pool.pk, "name": pool.name, "questions": questions})
+    with_items = Score.objects.filter(run__study=study, unit_key=units.ITEM).values("run_id").distinct()
+    runs = [
+        {"id": run.pk, "label": _run_label(run), "status": run.status}
+        for run in ScoreRun.objects.filter(study=study, pk__in=with_items).order_by("-created_at", "-id")
+    ]
+    return {"pools": pools, "runs": runs, "alphas": list(ALPHAS)}

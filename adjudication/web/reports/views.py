@@ -1,4 +1,5 @@
-"""Report pages for researchers: agreement per pool and question, metric vs human, downloads.
+"""Report pages for researchers: agreement per pool and question, metric vs human, prediction-powered
+estimates, downloads.
 
 Every view parses, authorizes with ``get_study_for_researcher`` (annotators 403, strangers 404),
 calls one service of adjudication.analysis and responds. Point estimates are computed in the
@@ -15,6 +16,7 @@ from django.views.decorators.http import require_GET
 from adjudication import report_jobs
 from adjudication.analysis.access import get_pool_for_report
 from adjudication.analysis.agreement import agreement_overview, agreement_params_parse, pair_matrix
+from adjudication.analysis.estimates import estimate_choices, estimate_params_parse, estimate_report
 from adjudication.analysis.loading import target_choices
 from adjudication.analysis.params import bootstrap_params
 from adjudication.analysis.rendering import agreement_csv, roc_svg_points, validity_csv
@@ -118,3 +120,41 @@ def report_validity_download(request: HttpRequest, slug: str, fmt: str) -> HttpR
     report, _ = report_jobs.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
     name = f"{study.slug}-validity-{vp.source.replace(':', '-')}-{vp.question}"
     return report_download(fmt, report, name, validity_csv)
+
+
+# Query parameters whose presence asks for an estimate (without them the page is the empty form).
+ESTIMATE_FIELDS = ("pool", "question", "run")
+
+
+@access_policy("researcher")
+@require_GET
+@report_errors
+def report_estimates(request: HttpRequest, slug: str) -> HttpResponse:
+    """The prediction-powered share of a question's positive answers over a score run's items (the form, and
+    with ``pool``, ``question`` and ``run`` the estimate or the reason it is refused)."""
+    study = get_study_for_researcher(request.user, slug)
+    choices = estimate_choices(study=study)
+    params = report = None
+    if any(request.GET.get(name) for name in ESTIMATE_FIELDS):
+        params = estimate_params_parse(study=study, query=request.GET)
+        report = estimate_report(study=study, params=params)
+    chosen = next(
+        (
+            q
+            for pool in choices["pools"]
+            if params is not None and pool["id"] == params.pool_id
+            for q in pool["questions"]
+            if q["key"] == params.question
+        ),
+        None,
+    )
+    questions = sorted({q["key"] for pool in choices["pools"] for q in pool["questions"]})
+    context = {
+        "study": study,
+        "choices": choices,
+        "questions": questions,
+        "params": params,
+        "chosen_question": chosen,
+        "report": report,
+    }
+    return render(request, "adjudication/report_estimates.html", context)
