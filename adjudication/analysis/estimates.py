@@ -21,7 +21,8 @@ score run on every item and the human labels of a sample (statistics in :mod:`ad
   Anything else (an annotator chose what to label, the queue's order, a partly labelled pool) is refused with
   the reason: no formula can repair a sample whose choice may depend on the answers.
 
-Read-only: nothing here draws or records a design.
+Read-only: the design is the one recorded for the pool (``adjudication.models.PoolSample``, drawn by
+``adjudication.sampling``); nothing here draws one.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import numpy as np
 from adjudication.analysis.access import CATEGORICAL, get_pool_for_report, get_question_for_report
 from adjudication.analysis.loading import default_positive, ratings_load
 from adjudication.analysis.params import id_param
-from adjudication.models import GoldLabel, GoldSource
+from adjudication.models import GoldLabel, GoldSource, PoolSample, PoolSampleItem, SampleDesign
 from adjudication.stats import ppi as ppi_stats
 from adjudication.stats import targets
 from annotation import units
@@ -71,6 +72,8 @@ class SamplingDesign:
     population: int
     description: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    # The items the draw could pick (its population); None: not recorded (taken to be the population).
+    frame: frozenset[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,35 @@ class EstimateParams:
             "invert": self.invert,
             "alpha": self.alpha,
         }
+
+
+def sampling_design_for(*, pool: Pool) -> SamplingDesign | None:
+    """The sampling design recorded for ``pool`` (its ``PoolSample``), or None."""
+    sample = PoolSample.objects.filter(pool=pool).first()
+    if sample is None:
+        return None
+    rows = PoolSampleItem.objects.filter(sample=sample).values_list("item_id", "probability", "drawn")
+    frame = set()
+    probabilities = {}
+    for item_id, probability, drawn in rows:
+        frame.add(item_id)
+        if drawn:
+            probabilities[item_id] = probability
+    kind = UNIFORM if sample.design == SampleDesign.UNIFORM else PROBABILITY
+    how = (
+        f"{sample.n} of {sample.population} items drawn uniformly at random, seed {sample.seed}"
+        if kind == UNIFORM
+        else f"{sample.n_drawn} of {sample.population} items drawn with probabilities from run #{sample.run_id}'s "
+        f"values (expected {sample.n}, floor {sample.floor} × n/N), seed {sample.seed}"
+    )
+    return SamplingDesign(
+        kind=kind,
+        probabilities=probabilities,
+        population=sample.population,
+        description=how,
+        details={"run": sample.run_id, "seed": sample.seed, "n": sample.n, "drawn_at": sample.created_at.isoformat()},
+        frame=frozenset(frame),
+    )
 
 
 def get_run_for_report(study: Study, run_id: int) -> ScoreRun:
@@ -337,6 +369,15 @@ def _with_design(
         "n_drawn_without_label": len(missing),
         **design.details,
     }
+    if design.frame is not None:
+        outside = [i for i in population if i not in design.frame]
+        if outside:
+            return _refuse(
+                out,
+                f"{len(outside)} items of this run's population were not among the items the pool's sample was "
+                "drawn from (they could not be drawn): estimate over the population the sample was drawn from "
+                "(its score run, or a run that scored no other items)",
+            )
     if missing:
         return _refuse(
             out,
@@ -392,7 +433,7 @@ def estimate_report(*, study: Study, params: EstimateParams) -> dict[str, Any]:
     scores = {i: 1.0 - v for i, v in raw.items()} if params.invert else raw
     human = human_labels(pool=pool, question=question)
     labels = {i: _binary(question, p, params.positive) for i, p in human.positions.items()}
-    design = None  # no pool records a sampling design yet
+    design = sampling_design_for(pool=pool)
     result = estimate_compute(scores=scores, labels=labels, design=design, alpha=ALPHAS[params.alpha])
     used = [i for i in human.positions if i in scores and (design is None or i in design.probabilities)]
     sources = {GOLD: 0, MAJORITY: 0}
