@@ -485,3 +485,34 @@ def estimate_choices(*, study: Study) -> dict[str, Any]:
         for run in ScoreRun.objects.filter(study=study, pk__in=with_items).order_by("-created_at", "-id")
     ]
     return {"pools": pools, "runs": runs, "alphas": list(ALPHAS)}
+
+
+def pool_sample_info(*, pool: Pool) -> dict[str, Any] | None:
+    """The pool's recorded sample as plain data, or None."""
+    sample = PoolSample.objects.filter(pool=pool).select_related("run").first()
+    if sample is None:
+        return None
+    return {
+        "design": sample.design,
+        "run": {"id": sample.run_id, "label": _run_label(sample.run)},
+        "n": sample.n,
+        "seed": sample.seed,
+        "floor": sample.floor,
+        "population": sample.population,
+        "n_drawn": sample.n_drawn,
+        "drawn_at": sample.created_at.isoformat(),
+    }
+
+
+def pool_samples(*, study: Study) -> list[dict[str, Any]]:
+    """Each pool of the study with its recorded sample (None) and whether it may still draw one (nothing handed
+    out yet)."""
+    return [
+        {
+            "id": pool.pk,
+            "name": pool.name,
+            "sample": pool_sample_info(pool=pool),
+            "can_draw": not pool.assignments.exists(),
+        }
+        for pool in Pool.objects.filter(study=study).order_by("name")
+    ]

@@ -10,18 +10,20 @@ adjudication.web.jobs and shown by the ``_job.html`` fragment.
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
 from adjudication import report_jobs
 from adjudication.analysis.access import get_pool_for_report
 from adjudication.analysis.agreement import agreement_overview, agreement_params_parse, pair_matrix
-from adjudication.analysis.estimates import estimate_choices, estimate_params_parse, estimate_report
+from adjudication.analysis.estimates import estimate_choices, estimate_params_parse, estimate_report, pool_samples
 from adjudication.analysis.loading import target_choices
 from adjudication.analysis.params import bootstrap_params
 from adjudication.analysis.rendering import agreement_csv, roc_svg_points, validity_csv
 from adjudication.analysis.validity import comparison_choices, validity_pairs, validity_params_parse
 from adjudication.models import ReportJobKind
+from adjudication.sampling import DEFAULT_FLOOR, FLOORS, pool_sample_draw, pool_sample_parse
 from adjudication.web.common import check_format, report_download, report_errors
 from adjudication.web.jobs import job_fragment
 from annotation.access import get_study_for_researcher
@@ -156,5 +158,19 @@ def report_estimates(request: HttpRequest, slug: str) -> HttpResponse:
         "params": params,
         "chosen_question": chosen,
         "report": report,
+        "samples": pool_samples(study=study),
+        "floors": list(FLOORS),
+        "default_floor": str(DEFAULT_FLOOR),
     }
     return render(request, "adjudication/report_estimates.html", context)
+
+
+@access_policy("researcher")
+@require_POST
+@report_errors
+def report_estimates_sample(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
+    """Draw and record the pool's sample (``adjudication.sampling``), then back to the estimates page."""
+    study = get_study_for_researcher(request.user, slug)
+    pool = get_pool_for_report(study, pool_id)
+    pool_sample_draw(**pool_sample_parse(study=study, pool=pool, data=request.POST), actor=request.user)
+    return redirect(reverse("adjudication:report-estimates", args=[study.slug]) + "#samples")

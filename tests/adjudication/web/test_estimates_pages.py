@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from adjudication.models import GoldLabel, GoldSource
+from adjudication.models import GoldLabel, GoldSource, PoolSample
 from annotation.models import AssignmentStatus, Label, Role
 from scoring.models import RunStatus, Score, ScoreRun, ScoreState
 from tests import factories
@@ -176,3 +176,76 @@ def test_the_endpoint_is_in_the_schema(researcher, world):
     path = "/api/adjudication/studies/{slug}/reports/estimates/"
     params = {p["name"] for p in schema["paths"][path]["get"]["parameters"]}
     assert {"pool", "question", "run", "positive", "invert", "alpha"} <= params
+
+
+# --- drawing a pool's sample ----------------------------------------------------------------------------
+
+
+def _sample_page(study, pool):
+    return reverse("adjudication:report-estimates-sample", args=[study.slug, pool.pk])
+
+
+def _sample_api(study, pool):
+    return reverse("adjudication-api-report-estimates-sample", args=[study.slug, pool.pk])
+
+
+def test_a_researcher_draws_a_fresh_pools_sample_on_the_page(client, researcher, world):
+    fresh = factories.make_pool(world["study"], "fresh", questions=[world["pf"]])
+    client.force_login(researcher)
+    page = client.get(_page(world["study"])).content.decode()
+    assert _sample_page(world["study"], fresh) in page  # a form for the fresh pool
+    assert _sample_page(world["study"], world["pool"]) not in page  # the busy pool has handed out items
+    data = {"run": world["run"].pk, "design": "uniform", "n": 3, "seed": 4}
+    response = client.post(_sample_page(world["study"], fresh), data)
+    assert response.status_code == 302 and response["Location"].endswith("#samples")
+    sample = PoolSample.objects.get(pool=fresh)
+    assert (sample.design, sample.n_drawn, sample.population, sample.seed) == ("uniform", 3, 6, 4)
+    assert "uniform: 3 of 6 items" in client.get(_page(world["study"])).content.decode()
+    again = client.post(_sample_page(world["study"], fresh), data)
+    assert again.status_code == 409
+
+
+def test_the_sample_api_reads_draws_and_refuses_in_the_one_shape(researcher, world):
+    fresh = factories.make_pool(world["study"], "fresh", questions=[world["pf"]])
+    api = APIClient()
+    api.force_authenticate(researcher)
+    assert api.get(_sample_api(world["study"], fresh)).json() == {"pool": fresh.pk, "sample": None}
+    body = {"run": world["run"].pk, "design": "probability", "n": 2, "seed": 1, "floor": "0.2"}
+    response = api.post(_sample_api(world["study"], fresh), body, format="json")
+    assert response.status_code == 201
+    sample = response.json()["sample"]
+    assert sample["design"] == "probability" and sample["population"] == 6 and sample["floor"] == 0.2
+    assert api.get(_sample_api(world["study"], fresh)).json()["sample"] == sample
+    for path, data, status in (
+        (_sample_api(world["study"], fresh), body, 409),  # never redrawn
+        (_sample_api(world["study"], world["pool"]), {**body, "design": "uniform"}, 409),  # items handed out
+        (_sample_api(world["study"], world["pool"]), {**body, "n": "٣"}, 400),
+        (_sample_api(world["study"], world["pool"]), {**body, "n": 10**400}, 400),
+        (_sample_api(world["study"], world["pool"]), {**body, "design": "stratified"}, 400),
+    ):
+        response = api.post(path, data, format="json")
+        assert response.status_code == status and set(response.json()) >= {"error", "detail"}, (data, response)
+
+
+def test_only_the_studys_researchers_may_draw_and_only_in_their_study(client, world, annotator, adjudicator, stranger):
+    fresh = factories.make_pool(world["study"], "fresh", questions=[world["pf"]])
+    data = {"run": world["run"].pk, "design": "uniform", "n": 2}
+    for user, status in ((annotator, 403), (adjudicator, 403), (stranger, 404)):
+        client.force_login(user)
+        assert client.post(_sample_page(world["study"], fresh), data).status_code == status
+        api = APIClient()
+        api.force_authenticate(user)
+        assert api.post(_sample_api(world["study"], fresh), data, format="json").status_code == status
+        assert api.get(_sample_api(world["study"], fresh)).status_code == status
+    client.logout()
+    assert client.post(_sample_page(world["study"], fresh), data).status_code == 302
+    other = factories.make_study(slug="elsewhere")
+    their_pool = factories.make_pool(other, "theirs")
+    their_run = ScoreRun.objects.create(study=other, metric="cf", metric_version="1", backend="lexical")
+    researcher = world["study"].owner
+    api = APIClient()
+    api.force_authenticate(researcher)
+    assert api.post(_sample_api(world["study"], their_pool), data, format="json").status_code == 404
+    response = api.post(_sample_api(world["study"], fresh), {**data, "run": their_run.pk}, format="json")
+    assert response.status_code == 404
+    assert not PoolSample.objects.exists()
