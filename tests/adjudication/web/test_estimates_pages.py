@@ -249,3 +249,22 @@ def test_only_the_studys_researchers_may_draw_and_only_in_their_study(client, wo
     response = api.post(_sample_api(world["study"], fresh), {**data, "run": their_run.pk}, format="json")
     assert response.status_code == 404
     assert not PoolSample.objects.exists()
+
+
+def test_the_page_shows_a_sampled_pools_progress_and_then_its_estimates(client, researcher, world):
+    fresh = factories.make_pool(world["study"], "fresh", questions=[world["pf"]])
+    client.force_login(researcher)
+    client.post(_sample_page(world["study"], fresh), {"run": world["run"].pk, "design": "uniform", "n": 3, "seed": 2})
+    query = _query(world, pool=fresh.pk)
+    body = client.get(_page(world["study"]), query).content.decode()
+    assert 'id="refusal"' in body and "3 of them in the population, 3 of those without a label yet" in body
+    drawn = PoolSample.objects.get(pool=fresh).items.filter(drawn=True).values_list("item_id", flat=True)
+    for n, item_id in enumerate(drawn):
+        GoldLabel.objects.create(
+            pool=fresh, item_id=item_id, unit_key="item", question=world["pf"], value="yes" if n else "no",
+            source=GoldSource.ADJUDICATED,
+        )  # fmt: skip
+    response = client.get(_page(world["study"]), query)
+    body = response.content.decode()
+    assert 'id="refusal"' not in body and "ppi++ (headline)" in body and "Angelopoulos, Duchi &amp; Zrnic" in body
+    assert [e["method"] for e in response.context["report"]["estimates"]] == ["ppi++", "ppi", "classical"]
