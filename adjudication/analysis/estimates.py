@@ -390,6 +390,8 @@ def _with_design(
             f"{out['design']['n_labelled_not_drawn']} labelled items were not drawn by the design: their labels are "
             "not used (nothing says how they were chosen); the metric's value stands for them"
         )
+    if len(drawn) == len(population):  # the design drew every item: the labelled share is exact
+        return _without_design(out, population, scores, labels, drawn, alpha)
     y = np.array([labels[i] for i in drawn], dtype=float)
     f = np.array([scores[i] for i in drawn], dtype=float)
     f_u = np.array([scores[i] for i in population if i not in design.probabilities], dtype=float)

@@ -307,3 +307,10 @@ def test_a_run_without_item_level_values_is_refused(world, researcher):
     Score.objects.create(run=run, item=world["items"][0], unit_key="s:0", value=0.5, state=ScoreState.OK)
     with pytest.raises(ValidationFailed, match="no item-level values"):
         estimate_report(study=world["study"], params=_params(world, run_id=run.pk))
+
+
+def test_a_design_that_drew_every_item_gives_the_exact_share():
+    design = SamplingDesign(UNIFORM, dict.fromkeys(SCORES, 1.0), N_POP)
+    out = estimate_compute(scores=SCORES, labels=LABELS, design=design, alpha=0.05)
+    assert out["valid"] is True and out["exact"] is True and out["exact_value"] == pytest.approx(Y_ALL.mean())
+    assert out["design"]["n_drawn"] == N_POP and [e["method"] for e in out["estimates"]] == ["classical"]
