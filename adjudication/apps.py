@@ -59,6 +59,9 @@ class AdjudicationConfig(AppConfig):
         Audited("adjudication_exportdownload", actor_column="user_id"),
         # Bulk actions of the data manager (each row names who acted, on which items).
         Audited("adjudication_bulkaction", actor_column="actor_id"),
+        # A pool's recorded sample: who drew it, from which run, with which design, n and seed (the seeded draw
+        # can be repeated from this row; its per-item rows are written once, in the same transaction).
+        Audited("adjudication_poolsample", actor_column="created_by_id"),
     )
 
     # The pages of this app that the researcher console links to, by the role the console gives them

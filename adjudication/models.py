@@ -264,3 +264,57 @@ class BulkAction(models.Model):
 
     class Meta:
         ordering = ["-at", "-id"]
+
+
+class SampleDesign(models.TextChoices):
+    UNIFORM = "uniform", "Uniform: a simple random sample of n items"
+    PROBABILITY = "probability", "By the metric's uncertainty: each item drawn with its own probability"
+
+
+class PoolSample(models.Model):
+    """The sample of a score run's population that a pool labels, drawn at random and recorded before any
+    item is handed out, so that estimates (adjudication.analysis.estimates) can rest on it.
+
+    ``uniform``: ``n`` of the ``population`` items drawn without replacement (numpy's ``default_rng(seed)``),
+    each with inclusion probability n/N. ``probability``: each item drawn independently with its recorded
+    probability (``adjudication.stats.ppi.sampling_probabilities`` over √(f·(1 − f)) of the run's values,
+    at least ``floor`` × n/N), n the expected number of labels. The pool hands out only the drawn items (the
+    others are excluded from it); one sample per pool, never redrawn.
+    """
+
+    pool = models.OneToOneField(Pool, on_delete=models.CASCADE, related_name="sample")
+    run = models.ForeignKey("scoring.ScoreRun", on_delete=models.PROTECT, related_name="pool_samples")
+    design = models.CharField(max_length=12, choices=SampleDesign.choices)
+    n = models.PositiveIntegerField(help_text="Items to draw (uniform) or expected to be drawn (probability).")
+    seed = models.BigIntegerField()
+    floor = models.FloatField(default=0.1, help_text="Lowest probability, as a share of the uniform rate n/N.")
+    population = models.PositiveIntegerField(help_text="Items of the run with an ok item-level value (N).")
+    n_drawn = models.PositiveIntegerField()
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=models.Q(n__gte=1), name="pool_sample_n_positive"),
+            models.CheckConstraint(
+                condition=models.Q(floor__gt=0) & models.Q(floor__lte=1), name="pool_sample_floor_in_unit_interval"
+            ),
+        ]
+
+
+class PoolSampleItem(models.Model):
+    """One item of the population a sample was drawn from: its inclusion probability and whether it was drawn."""
+
+    sample = models.ForeignKey(PoolSample, on_delete=models.CASCADE, related_name="items")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    probability = models.FloatField()
+    drawn = models.BooleanField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "item"], name="unique_pool_sample_item"),
+            models.CheckConstraint(
+                condition=models.Q(probability__gt=0) & models.Q(probability__lte=1),
+                name="pool_sample_probability_in_unit_interval",
+            ),
+        ]

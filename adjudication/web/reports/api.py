@@ -12,10 +12,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from adjudication import report_jobs
+from adjudication.analysis.access import get_pool_for_report
 from adjudication.analysis.agreement import agreement_overview, agreement_params_parse
+from adjudication.analysis.estimates import estimate_choices, estimate_params_parse, estimate_report, pool_sample_info
 from adjudication.analysis.params import bootstrap_params
 from adjudication.analysis.validity import validity_pairs, validity_params_parse
-from adjudication.web.common import ResearcherApi
+from adjudication.sampling import pool_sample_draw, pool_sample_parse
+from adjudication.web.common import ResearcherApi, flat
 from annotation.access import get_study_for_researcher
 
 BOOTSTRAP_PARAMETERS = [
@@ -79,3 +82,69 @@ class ValidityReportApi(ResearcherApi):
         n_boot, seed = bootstrap_params(request.query_params.get("n_boot"), request.query_params.get("seed"))
         report, job = report_jobs.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
         return Response({**report, "bootstrap_job": job.pk if job else None})
+
+
+ESTIMATE_PARAMETERS = [
+    OpenApiParameter("pool", int, required=True, description="the pool whose gold or majority labels are the truth"),
+    OpenApiParameter(
+        "question", str, required=True, description="key of a binary, nominal or ordinal question about whole items"
+    ),
+    OpenApiParameter("run", int, required=True, description="the score run whose item-level values are the metric"),
+    OpenApiParameter(
+        "positive",
+        str,
+        description="the option counted as positive (for an ordinal question: that option or any later one; "
+        "default: the first option of a binary or nominal question)",
+    ),
+    OpenApiParameter("invert", bool, description="use 1 − score (a score that is high where the label is negative)"),
+    OpenApiParameter("alpha", str, enum=["0.1", "0.05", "0.01"], description="1 − the confidence (default 0.05)"),
+]
+
+
+class EstimateReportApi(ResearcherApi):
+    """The prediction-powered share of positive answers over a score run's items (PPI++, plain PPI and the
+    classical interval), or ``valid: false`` with the ``refusal``; without parameters, the choices."""
+
+    @extend_schema(parameters=ESTIMATE_PARAMETERS, responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, slug: str) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        query = request.query_params
+        if not any(query.get(name) for name in ("pool", "question", "run")):
+            return Response({"study": study.slug, "choices": estimate_choices(study=study)})
+        return Response(estimate_report(study=study, params=estimate_params_parse(study=study, query=query)))
+
+
+SAMPLE_FIELDS = {
+    "run": {"type": "integer", "description": "the score run whose items with an ok item-level value are drawn from"},
+    "design": {"type": "string", "enum": ["uniform", "probability"]},
+    "n": {"type": "integer", "description": "items to draw (uniform) or expected to be drawn (probability)"},
+    "seed": {"type": "integer", "description": "seed of numpy's default_rng (default 0)"},
+    "floor": {
+        "type": "string",
+        "enum": ["0.05", "0.1", "0.2", "0.5"],
+        "description": "probability design: the lowest probability as a share of n/N (default 0.1)",
+    },
+}
+
+
+class PoolSampleApi(ResearcherApi):
+    """The pool's recorded sample (GET: ``sample`` is null when none was drawn); POST draws and records it,
+    before the pool has handed out any item (409 otherwise, and for a second draw)."""
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, slug: str, pool_id: int) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        pool = get_pool_for_report(study, pool_id)
+        return Response({"pool": pool.pk, "sample": pool_sample_info(pool=pool)})
+
+    @extend_schema(
+        request={
+            "application/json": {"type": "object", "properties": SAMPLE_FIELDS, "required": ["run", "design", "n"]}
+        },
+        responses={201: OpenApiTypes.OBJECT},
+    )
+    def post(self, request: Request, slug: str, pool_id: int) -> Response:
+        study = get_study_for_researcher(request.user, slug)
+        pool = get_pool_for_report(study, pool_id)
+        pool_sample_draw(**pool_sample_parse(study=study, pool=pool, data=flat(request.data)), actor=request.user)
+        return Response({"pool": pool.pk, "sample": pool_sample_info(pool=pool)}, status=201)

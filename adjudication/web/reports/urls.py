@@ -25,6 +25,12 @@ urlpatterns = [
         report_views.report_validity_download,
         name="report-validity-download",
     ),
+    path("studies/<slug:slug>/reports/estimates/", report_views.report_estimates, name="report-estimates"),
+    path(
+        "studies/<slug:slug>/reports/estimates/pools/<int:pool_id>/sample/",
+        report_views.report_estimates_sample,
+        name="report-estimates-sample",
+    ),
     path("studies/<slug:slug>/reports/jobs/", jobs.job_start, {"family": report_jobs.REPORT}, name="report-job-start"),
     path(
         "studies/<slug:slug>/reports/jobs/<int:job_id>/",
@@ -45,6 +51,16 @@ api_urlpatterns = [
         "studies/<slug:slug>/reports/validity/",
         report_api.ValidityReportApi.as_view(),
         name="adjudication-api-report-validity",
+    ),
+    path(
+        "studies/<slug:slug>/reports/estimates/",
+        report_api.EstimateReportApi.as_view(),
+        name="adjudication-api-report-estimates",
+    ),
+    path(
+        "studies/<slug:slug>/reports/estimates/pools/<int:pool_id>/sample/",
+        report_api.PoolSampleApi.as_view(),
+        name="adjudication-api-report-estimates-sample",
     ),
     path(
         "studies/<slug:slug>/reports/jobs/",

@@ -1,4 +1,5 @@
-"""Report pages for researchers: agreement per pool and question, metric vs human, downloads.
+"""Report pages for researchers: agreement per pool and question, metric vs human, prediction-powered
+estimates, downloads.
 
 Every view parses, authorizes with ``get_study_for_researcher`` (annotators 403, strangers 404),
 calls one service of adjudication.analysis and responds. Point estimates are computed in the
@@ -9,17 +10,20 @@ adjudication.web.jobs and shown by the ``_job.html`` fragment.
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
 from adjudication import report_jobs
 from adjudication.analysis.access import get_pool_for_report
 from adjudication.analysis.agreement import agreement_overview, agreement_params_parse, pair_matrix
+from adjudication.analysis.estimates import estimate_choices, estimate_params_parse, estimate_report, pool_samples
 from adjudication.analysis.loading import target_choices
 from adjudication.analysis.params import bootstrap_params
 from adjudication.analysis.rendering import agreement_csv, roc_svg_points, validity_csv
 from adjudication.analysis.validity import comparison_choices, validity_pairs, validity_params_parse
 from adjudication.models import ReportJobKind
+from adjudication.sampling import DEFAULT_FLOOR, FLOORS, pool_sample_draw, pool_sample_parse
 from adjudication.web.common import check_format, report_download, report_errors
 from adjudication.web.jobs import job_fragment
 from annotation.access import get_study_for_researcher
@@ -118,3 +122,55 @@ def report_validity_download(request: HttpRequest, slug: str, fmt: str) -> HttpR
     report, _ = report_jobs.validity_report_with_bootstrap(study=study, params=vp, n_boot=n_boot, seed=seed)
     name = f"{study.slug}-validity-{vp.source.replace(':', '-')}-{vp.question}"
     return report_download(fmt, report, name, validity_csv)
+
+
+# Query parameters whose presence asks for an estimate (without them the page is the empty form).
+ESTIMATE_FIELDS = ("pool", "question", "run")
+
+
+@access_policy("researcher")
+@require_GET
+@report_errors
+def report_estimates(request: HttpRequest, slug: str) -> HttpResponse:
+    """The prediction-powered share of a question's positive answers over a score run's items (the form, and
+    with ``pool``, ``question`` and ``run`` the estimate or the reason it is refused)."""
+    study = get_study_for_researcher(request.user, slug)
+    choices = estimate_choices(study=study)
+    params = report = None
+    if any(request.GET.get(name) for name in ESTIMATE_FIELDS):
+        params = estimate_params_parse(study=study, query=request.GET)
+        report = estimate_report(study=study, params=params)
+    chosen = next(
+        (
+            q
+            for pool in choices["pools"]
+            if params is not None and pool["id"] == params.pool_id
+            for q in pool["questions"]
+            if q["key"] == params.question
+        ),
+        None,
+    )
+    questions = sorted({q["key"] for pool in choices["pools"] for q in pool["questions"]})
+    context = {
+        "study": study,
+        "choices": choices,
+        "questions": questions,
+        "params": params,
+        "chosen_question": chosen,
+        "report": report,
+        "samples": pool_samples(study=study),
+        "floors": list(FLOORS),
+        "default_floor": str(DEFAULT_FLOOR),
+    }
+    return render(request, "adjudication/report_estimates.html", context)
+
+
+@access_policy("researcher")
+@require_POST
+@report_errors
+def report_estimates_sample(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
+    """Draw and record the pool's sample (``adjudication.sampling``), then back to the estimates page."""
+    study = get_study_for_researcher(request.user, slug)
+    pool = get_pool_for_report(study, pool_id)
+    pool_sample_draw(**pool_sample_parse(study=study, pool=pool, data=request.POST), actor=request.user)
+    return redirect(reverse("adjudication:report-estimates", args=[study.slug]) + "#samples")

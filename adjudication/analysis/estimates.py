@@ -1,0 +1,520 @@
+"""Prediction-powered estimates for a study: the share of items the clinicians would call positive, from a
+score run on every item and the human labels of a sample (statistics in :mod:`adjudication.stats.ppi`).
+
+* **The population** is the run's items with an ``ok`` item-level value: the estimate is about them.
+* **The human label of an item** is its current gold in the pool where there is one (not ``unresolved``), else
+  the strict majority of the pool's submitted labels (more than half of them give the same answer); an item
+  without either (a tie, no labels) has no label. The result counts how many labels came from each source.
+  The answer is turned into 1 (positive) or 0 as in the validity report: equal to the chosen option, or for an
+  ordinal question that option or any later one.
+* **Which items are labelled must not depend on the items.** An interval from a sample is valid only when
+  chance chose the sample. So the estimate is given only when
+
+  - every item of the population has a label: then the labelled mean *is* the share (exact over the population),
+    and the metric adds nothing; or
+  - the pool records a sampling design (:class:`SamplingDesign`): a uniform draw (a simple random sample, the
+    setting of PPI and PPI++) or a draw with a known inclusion probability per item (Poisson sampling:
+    the inverse-probability-weighted estimate of active inference). Labels of items the design did not draw
+    are not used (nothing says how they were chosen); every drawn item of the population needs a label,
+    since dropping the ones still missing would no longer be the sample that was drawn.
+
+  Anything else (an annotator chose what to label, the queue's order, a partly labelled pool) is refused with
+  the reason: no formula can repair a sample whose choice may depend on the answers.
+
+Read-only: the design is the one recorded for the pool (``adjudication.models.PoolSample``, drawn by
+``adjudication.sampling``); nothing here draws one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from adjudication.analysis.access import CATEGORICAL, get_pool_for_report, get_question_for_report
+from adjudication.analysis.loading import default_positive, ratings_load
+from adjudication.analysis.params import id_param
+from adjudication.models import GoldLabel, GoldSource, PoolSample, PoolSampleItem, SampleDesign
+from adjudication.stats import ppi as ppi_stats
+from adjudication.stats import targets
+from annotation import units
+from annotation.models import Pool, Question, QuestionKind, Study
+from concord.errors import NotFound, ValidationFailed
+from scoring.models import RunStatus, Score, ScoreRun, ScoreState
+
+# The confidence levels offered (1 − alpha). A fixed list: a float parsed from a request accepts Unicode
+# digits and "1e400", and nothing is gained by an arbitrary alpha.
+ALPHAS = {"0.1": 0.1, "0.05": 0.05, "0.01": 0.01}
+DEFAULT_ALPHA = "0.05"
+TRUE_WORDS = {"1", "true", "on", "yes"}
+
+GOLD = "gold"
+MAJORITY = "majority"
+
+UNIFORM = "uniform"
+PROBABILITY = "probability"
+
+
+@dataclass(frozen=True)
+class SamplingDesign:
+    """How the items to label were drawn from the population, as recorded for a pool.
+
+    ``kind`` is :data:`UNIFORM` (a simple random sample of ``n`` of the ``population`` items, each drawn with
+    probability n/N) or :data:`PROBABILITY` (each item drawn independently with its own probability).
+    ``probabilities`` maps each drawn item's id to its inclusion probability; ``description`` says how the
+    draw was made (seed, score run) for the report.
+    """
+
+    kind: str
+    probabilities: Mapping[int, float]
+    population: int
+    description: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    # The items the draw could pick (its population); None: not recorded (taken to be the population).
+    frame: frozenset[int] | None = None
+
+
+@dataclass(frozen=True)
+class EstimateParams:
+    pool_id: int
+    question: str
+    run_id: int
+    positive: str
+    invert: bool = False
+    alpha: str = DEFAULT_ALPHA
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "pool": self.pool_id,
+            "question": self.question,
+            "run": self.run_id,
+            "positive": self.positive,
+            "invert": self.invert,
+            "alpha": self.alpha,
+        }
+
+
+def sampling_design_for(*, pool: Pool) -> SamplingDesign | None:
+    """The sampling design recorded for ``pool`` (its ``PoolSample``), or None."""
+    sample = PoolSample.objects.filter(pool=pool).first()
+    if sample is None:
+        return None
+    rows = PoolSampleItem.objects.filter(sample=sample).values_list("item_id", "probability", "drawn")
+    frame = set()
+    probabilities = {}
+    for item_id, probability, drawn in rows:
+        frame.add(item_id)
+        if drawn:
+            probabilities[item_id] = probability
+    kind = UNIFORM if sample.design == SampleDesign.UNIFORM else PROBABILITY
+    how = (
+        f"{sample.n} of {sample.population} items drawn uniformly at random, seed {sample.seed}"
+        if kind == UNIFORM
+        else f"{sample.n_drawn} of {sample.population} items drawn with probabilities from run #{sample.run_id}'s "
+        f"values (expected {sample.n}, floor {sample.floor} × n/N), seed {sample.seed}"
+    )
+    return SamplingDesign(
+        kind=kind,
+        probabilities=probabilities,
+        population=sample.population,
+        description=how,
+        details={"run": sample.run_id, "seed": sample.seed, "n": sample.n, "drawn_at": sample.created_at.isoformat()},
+        frame=frozenset(frame),
+    )
+
+
+def get_run_for_report(study: Study, run_id: int) -> ScoreRun:
+    run = ScoreRun.objects.filter(study=study, pk=run_id).first()
+    if run is None:
+        raise NotFound("no such score run in this study")
+    return run
+
+
+def _estimable_question(pool: Pool, key: str) -> Question:
+    question = get_question_for_report(pool, key)
+    if question.kind not in CATEGORICAL:
+        raise ValidationFailed(
+            f"an estimate here is a share: it needs a binary, nominal or ordinal question; {key!r} is {question.kind}"
+        )
+    if question.scope != units.ITEM:
+        raise ValidationFailed(
+            f"{key!r} is asked about {question.scope} units; a score run's item-level values need a question about "
+            "whole items"
+        )
+    return question
+
+
+def estimate_params_parse(*, study: Study, query: Any) -> EstimateParams:
+    """Estimate parameters from a query: ``pool``, ``question``, ``run`` (required), ``positive`` (the first
+    option of a binary or nominal question by default; an ordinal question needs its cut-off), ``invert``
+    (use 1 − score) and ``alpha`` (0.1, 0.05 or 0.01). Ids that are not ids are 400; ids of nothing the
+    study holds are 404; an option the question does not have is 400."""
+    raw_pool, raw_run = query.get("pool"), query.get("run")
+    key = query.get("question")
+    if not raw_pool or not raw_run or not key:
+        raise ValidationFailed("choose a pool, a question and a score run")
+    if not isinstance(key, str):
+        raise ValidationFailed("question must be a question key")
+    pool = get_pool_for_report(study, id_param(raw_pool, "pool must be a pool id"))
+    run_id = id_param(raw_run, "run must be a score run id")
+    question = _estimable_question(pool, key.strip())
+    get_run_for_report(study, run_id)
+    positive = query.get("positive")
+    positive = positive.strip() if isinstance(positive, str) and positive.strip() else default_positive(question)
+    if positive not in question.option_values:
+        raise ValidationFailed(f"positive must be one of the question's options: {', '.join(question.option_values)}")
+    alpha = query.get("alpha")
+    alpha = alpha.strip() if isinstance(alpha, str) and alpha.strip() else DEFAULT_ALPHA
+    if alpha not in ALPHAS:
+        raise ValidationFailed(f"alpha must be one of {', '.join(ALPHAS)}")
+    invert = query.get("invert")
+    return EstimateParams(
+        pool_id=pool.pk,
+        question=question.key,
+        run_id=run_id,
+        positive=positive,
+        invert=isinstance(invert, str) and invert.strip().lower() in TRUE_WORDS,
+        alpha=alpha,
+    )
+
+
+# --- loading ---------------------------------------------------------------------------------------------
+
+
+def _run_label(run: ScoreRun) -> str:
+    label = f"run #{run.pk}: {run.metric} v{run.metric_version} · {run.backend}"
+    return label + (f" · {run.model_identity}" if run.model_identity else "")
+
+
+def population_scores(run: ScoreRun) -> tuple[dict[int, float], int]:
+    """The run's ok item-level values by item id, and how many item-level values are not ok."""
+    values: dict[int, float] = {}
+    not_ok = 0
+    rows = Score.objects.filter(run=run, unit_key=units.ITEM).values_list("item_id", "value", "state")
+    for item_id, value, state in rows:
+        if state == ScoreState.OK and value is not None:
+            values[item_id] = float(value)
+        else:
+            not_ok += 1
+    return values, not_ok
+
+
+def strict_majority(codes: np.ndarray, n_categories: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per row of a units × raters matrix of codes (NaN: no rating): the rows where one code has more than
+    half of the row's ratings, their codes, and how many rated rows have no such code."""
+    counts = np.zeros((codes.shape[0], n_categories), dtype=np.int64)
+    for c in range(n_categories):
+        counts[:, c] = (codes == c).sum(axis=1)
+    rated = counts.sum(axis=1)
+    top = counts.max(axis=1) if n_categories else np.zeros(codes.shape[0], np.int64)
+    keep = np.nonzero((rated > 0) & (2 * top > rated))[0]
+    return keep, counts.argmax(axis=1)[keep], int(((rated > 0) & (2 * top <= rated)).sum())
+
+
+@dataclass
+class HumanLabels:
+    """Scale positions per item id, where each came from, and what gave no label."""
+
+    positions: dict[int, float]
+    source: dict[int, str]
+    no_majority: set[int]
+    gold_off_scale: int
+
+
+def human_labels(*, pool: Pool, question: Question) -> HumanLabels:
+    """Current gold where it exists, else the strict majority of the pool's submitted labels (item units)."""
+    options = question.option_values
+    positions: dict[int, float] = {}
+    source: dict[int, str] = {}
+    off = 0
+    gold = (
+        GoldLabel.objects.filter(pool=pool, question=question, is_current=True, unit_key=units.ITEM)
+        .exclude(source=GoldSource.UNRESOLVED)
+        .values_list("item_id", "value")
+    )
+    for item_id, value in gold:
+        pos = targets.scale_position(value, options)
+        if pos is None:
+            off += 1
+            continue
+        positions[item_id] = pos
+        source[item_id] = GOLD
+    ratings = ratings_load(pool=pool, question=question)
+    no_majority: set[int] = set()
+    if ratings.units:
+        rows = [i for i, (_, key) in enumerate(ratings.units) if key == units.ITEM]
+        codes = ratings.codes[rows]
+        item_ids = [ratings.units[i][0] for i in rows]
+        keep, winners, _ = strict_majority(codes, len(options))
+        decided = {item_ids[i]: float(w) for i, w in zip(keep.tolist(), winners.tolist(), strict=True)}
+        rated = {item_ids[i] for i in np.nonzero((~np.isnan(codes)).any(axis=1))[0].tolist()}
+        for item_id in rated:
+            if item_id in positions:
+                continue
+            if item_id in decided:
+                positions[item_id] = decided[item_id]
+                source[item_id] = MAJORITY
+            else:
+                no_majority.add(item_id)
+    return HumanLabels(positions, source, no_majority, off)
+
+
+# --- the estimate ----------------------------------------------------------------------------------------
+
+
+def _binary(question: Question, position: float, positive: str) -> float:
+    cut = question.option_values.index(positive)
+    return float(position >= cut if question.kind == QuestionKind.ORDINAL else position == cut)
+
+
+def estimate_compute(
+    *,
+    scores: Mapping[int, float],
+    labels: Mapping[int, float],
+    design: SamplingDesign | None,
+    alpha: float,
+) -> dict[str, Any]:
+    """The estimates from plain data: ``scores`` (the metric's prediction per population item), ``labels``
+    (0/1 per labelled item, any item) and the pool's ``design`` (or None).
+
+    Returns ``valid`` with either ``estimates`` (PPI++, plain PPI, classical) or ``refusal`` (why no valid
+    interval can be given), ``exact`` (every population item is labelled), and the counts the estimate used.
+    """
+    population = sorted(scores)
+    pop = set(population)
+    labelled_in = [i for i in population if i in labels]
+    out: dict[str, Any] = {
+        "n_population": len(population),
+        "n_labelled": len(labelled_in),
+        "n_labelled_outside_population": sum(1 for i in labels if i not in pop),
+        "metric_mean": float(np.mean([scores[i] for i in population])) if population else None,
+        "exact": False,
+        "valid": False,
+        "refusal": None,
+        "estimates": [],
+        "headline": ppi_stats.PPIPP,
+        "design": None,
+        "notes": [],
+    }
+    if not population:
+        out["refusal"] = "the score run has no item with an ok item-level value: there is no population to estimate"
+        return out
+    if design is None:
+        return _without_design(out, population, scores, labels, labelled_in, alpha)
+    return _with_design(out, population, scores, labels, design, alpha)
+
+
+def _refuse(out: dict[str, Any], reason: str) -> dict[str, Any]:
+    out["refusal"] = reason
+    return out
+
+
+def _without_design(
+    out: dict[str, Any],
+    population: list[int],
+    scores: Mapping[int, float],
+    labels: Mapping[int, float],
+    labelled_in: list[int],
+    alpha: float,
+) -> dict[str, Any]:
+    n, big_n = len(labelled_in), len(population)
+    if n < big_n:
+        return _refuse(
+            out,
+            f"{n} of the {big_n} items of the population carry a human label and the pool records no sampling "
+            "design: nothing says chance chose the labelled items (an annotator may have picked them, or the "
+            "queue's order did), and a sample chosen by anything that can depend on the answers gives no valid "
+            "interval, with or without the metric. Label every item of the population, or record a sampling "
+            "design for the pool and label the items it draws.",
+        )
+    y = np.array([labels[i] for i in population], dtype=float)
+    out["exact"] = True
+    out["exact_value"] = float(y.mean())
+    out["n_positive"] = int(y.sum())
+    out["notes"].append(
+        f"every one of the {big_n} items of the population is labelled: the share of positive labels, "
+        f"{out['exact_value']:.4f}, is exact over this population, and the metric adds nothing (PPI needs "
+        "unlabelled items). The classical interval below is for a larger population these items would be a "
+        "random sample of."
+    )
+    try:
+        out["estimates"] = [ppi_stats.classical(y, alpha=alpha).as_dict()]
+    except ppi_stats.PPIError as exc:
+        out["notes"].append(f"no classical interval: {exc}")
+    out["headline"] = ppi_stats.CLASSICAL
+    out["valid"] = True
+    return out
+
+
+def _with_design(
+    out: dict[str, Any],
+    population: list[int],
+    scores: Mapping[int, float],
+    labels: Mapping[int, float],
+    design: SamplingDesign,
+    alpha: float,
+) -> dict[str, Any]:
+    pop = set(population)
+    drawn = [i for i in population if i in design.probabilities]
+    missing = [i for i in drawn if i not in labels]
+    out["design"] = {
+        "kind": design.kind,
+        "description": design.description,
+        "n_drawn": len(design.probabilities),
+        "n_drawn_in_population": len(drawn),
+        "n_drawn_outside_population": sum(1 for i in design.probabilities if i not in pop),
+        "n_labelled_not_drawn": sum(1 for i in labels if i in pop and i not in design.probabilities),
+        "n_drawn_without_label": len(missing),
+        **design.details,
+    }
+    if design.frame is not None:
+        outside = [i for i in population if i not in design.frame]
+        if outside:
+            return _refuse(
+                out,
+                f"{len(outside)} items of this run's population were not among the items the pool's sample was "
+                "drawn from (they could not be drawn): estimate over the population the sample was drawn from "
+                "(its score run, or a run that scored no other items)",
+            )
+    if missing:
+        return _refuse(
+            out,
+            f"{len(missing)} of the {len(drawn)} items the pool's sampling design drew from this population have no "
+            "human label yet (no gold and no majority): an estimate from the others would no longer rest on the "
+            "sample that chance drew. Finish labelling them (and adjudicate items without a majority).",
+        )
+    if out["design"]["n_labelled_not_drawn"]:
+        out["notes"].append(
+            f"{out['design']['n_labelled_not_drawn']} labelled items were not drawn by the design: their labels are "
+            "not used (nothing says how they were chosen); the metric's value stands for them"
+        )
+    if len(drawn) == len(population):  # the design drew every item: the labelled share is exact
+        return _without_design(out, population, scores, labels, drawn, alpha)
+    y = np.array([labels[i] for i in drawn], dtype=float)
+    f = np.array([scores[i] for i in drawn], dtype=float)
+    f_u = np.array([scores[i] for i in population if i not in design.probabilities], dtype=float)
+    out["n_labelled"] = len(drawn)
+    out["n_positive"] = int(y.sum()) if y.size else 0
+    try:
+        if design.kind == UNIFORM:
+            estimates = [
+                ppi_stats.ppipp(y, f, f_u, alpha=alpha),
+                ppi_stats.ppi(y, f, f_u, alpha=alpha),
+                ppi_stats.classical(y, alpha=alpha),
+            ]
+        else:
+            pi = np.array([design.probabilities[i] for i in drawn], dtype=float)
+            estimates = [
+                ppi_stats.active_mean(y, f, pi, f_u, alpha=alpha),
+                ppi_stats.active_mean(y, f, pi, f_u, alpha=alpha, lam=1.0),
+                ppi_stats.active_mean(y, f, pi, f_u, alpha=alpha, lam=0.0),
+            ]
+            out["headline"] = ppi_stats.ACTIVE
+    except ppi_stats.PPIError as exc:
+        return _refuse(out, f"no interval can be computed from these labels: {exc}")
+    out["estimates"] = [e.as_dict() for e in estimates]
+    out["valid"] = True
+    return out
+
+
+def estimate_report(*, study: Study, params: EstimateParams) -> dict[str, Any]:
+    """The estimate for a study (see the module's docstring), with what it was computed from."""
+    pool = get_pool_for_report(study, params.pool_id)
+    question = _estimable_question(pool, params.question)
+    run = get_run_for_report(study, params.run_id)
+    if params.positive not in question.option_values:
+        raise ValidationFailed(f"positive must be one of the question's options: {', '.join(question.option_values)}")
+    raw, n_not_ok = population_scores(run)
+    if not raw and not n_not_ok:
+        raise ValidationFailed(
+            f"{_run_label(run)} has no item-level values (its metric scores other units): an estimate needs one "
+            "value per item"
+        )
+    scores = {i: 1.0 - v for i, v in raw.items()} if params.invert else raw
+    human = human_labels(pool=pool, question=question)
+    labels = {i: _binary(question, p, params.positive) for i, p in human.positions.items()}
+    design = sampling_design_for(pool=pool)
+    result = estimate_compute(scores=scores, labels=labels, design=design, alpha=ALPHAS[params.alpha])
+    used = [i for i in human.positions if i in scores and (design is None or i in design.probabilities)]
+    sources = {GOLD: 0, MAJORITY: 0}
+    for i in used:
+        sources[human.source[i]] += 1
+    if run.status != RunStatus.DONE:
+        result["notes"].append(f"the score run is {run.status}, not done: the population is the items scored ok so far")
+    return {
+        "study": study.slug,
+        "pool": {"id": pool.pk, "name": pool.name},
+        "question": {"key": question.key, "kind": question.kind, "options": question.option_values},
+        "run": {"id": run.pk, "label": _run_label(run), "metric": run.metric, "status": run.status},
+        "positive": params.positive,
+        "positive_rule": "at or after this option in the declared order"
+        if question.kind == QuestionKind.ORDINAL
+        else "equal to this option",
+        "invert": params.invert,
+        "alpha": ALPHAS[params.alpha],
+        "confidence": 1.0 - ALPHAS[params.alpha],
+        "n_scores_not_ok": n_not_ok,
+        "label_sources": {
+            GOLD: sources[GOLD],
+            MAJORITY: sources[MAJORITY],
+            "no_majority": sum(1 for i in human.no_majority if i in scores),
+            "gold_off_scale": human.gold_off_scale,
+        },
+        **result,
+    }
+
+
+# --- the form's choices ----------------------------------------------------------------------------------
+
+
+def estimate_choices(*, study: Study) -> dict[str, Any]:
+    """What the form offers: the study's pools with the questions an estimate can be made for (categorical,
+    about whole items), and its score runs that have item-level values."""
+    pools = []
+    for pool in Pool.objects.filter(study=study).prefetch_related("questions").order_by("name"):
+        questions = [
+            {"key": q.key, "kind": q.kind, "options": q.option_values}
+            for q in pool.questions.all()
+            if q.kind in CATEGORICAL and q.scope == units.ITEM
+        ]
+        if questions:
+            pools.append({"id": pool.pk, "name": pool.name, "questions": questions})
+    with_items = Score.objects.filter(run__study=study, unit_key=units.ITEM).values("run_id").distinct()
+    runs = [
+        {"id": run.pk, "label": _run_label(run), "status": run.status}
+        for run in ScoreRun.objects.filter(study=study, pk__in=with_items).order_by("-created_at", "-id")
+    ]
+    return {"pools": pools, "runs": runs, "alphas": list(ALPHAS)}
+
+
+def pool_sample_info(*, pool: Pool) -> dict[str, Any] | None:
+    """The pool's recorded sample as plain data, or None."""
+    sample = PoolSample.objects.filter(pool=pool).select_related("run").first()
+    if sample is None:
+        return None
+    return {
+        "design": sample.design,
+        "run": {"id": sample.run_id, "label": _run_label(sample.run)},
+        "n": sample.n,
+        "seed": sample.seed,
+        "floor": sample.floor,
+        "population": sample.population,
+        "n_drawn": sample.n_drawn,
+        "drawn_at": sample.created_at.isoformat(),
+    }
+
+
+def pool_samples(*, study: Study) -> list[dict[str, Any]]:
+    """Each pool of the study with its recorded sample (None) and whether it may still draw one (nothing handed
+    out yet)."""
+    return [
+        {
+            "id": pool.pk,
+            "name": pool.name,
+            "sample": pool_sample_info(pool=pool),
+            "can_draw": not pool.assignments.exists(),
+        }
+        for pool in Pool.objects.filter(study=study).order_by("name")
+    ]
