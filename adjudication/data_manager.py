@@ -370,7 +370,33 @@ def bulk_plan(*, study: Study, data: Any, chosen: list[str], all_matching: bool,
     plan.assignments = list(targets.order_by("pk").values_list("pk", flat=True))
     if action != BulkActionKind.REQUEUE:
         plan.kept = _with_work(targets).count()
+    _refuse_a_plan_that_changes_nothing(plan)
     return plan
+
+
+def _refuse_a_plan_that_changes_nothing(plan: Plan) -> None:
+    """A bulk action that would change nothing is refused with the reason, before the confirmation."""
+    n = len(plan.item_ids)
+    items = f"{n} item{'s' if n != 1 else ''}"
+    if plan.assignments:
+        return
+    if plan.action == BulkActionKind.REASSIGN:
+        assert plan.from_member is not None and plan.to_member is not None
+        reason = f"{plan.from_member.pseudonym} has no open assignment of pool {plan.pool.name} among these {items}"
+        if plan.receiver_has:
+            reason += f" that {plan.to_member.pseudonym} does not already have ({plan.receiver_has} they have)"
+        raise ValidationFailed(f"nothing to reassign: {reason}; nothing was changed")
+    if plan.action == BulkActionKind.REQUEUE:
+        raise ValidationFailed(
+            f"nothing to re-queue: none of these {items} has a skipped assignment in pool {plan.pool.name}; "
+            "nothing was changed"
+        )
+    excluded = PoolItemExclusion.objects.filter(pool=plan.pool, item_id__in=plan.item_ids).count()
+    if excluded == n:
+        raise ValidationFailed(
+            f"nothing to remove: {'this item was' if n == 1 else f'these {items} were'} already removed from pool "
+            f"{plan.pool.name}; nothing was changed"
+        )
 
 
 @dataclass

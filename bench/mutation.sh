@@ -59,7 +59,7 @@ declare -A MODULE_TESTS=(
     tests/adjudication/web/test_cases_pages.py"
   [adjudication/stats/agreement.py]="tests/adjudication/stats/test_agreement.py
     tests/adjudication/stats/test_agreement_mutants.py"
-  [adjudication/data_manager.py]="tests/adjudication/test_data_manager.py"
+  [adjudication/data_manager.py]="tests/adjudication/test_data_manager.py tests/adjudication/test_data_manager_nothing.py"
   [annotation/imports/validation.py]="tests/annotation/test_imports.py tests/annotation/test_import_format.py
     tests/annotation/test_import_writer.py tests/test_security_import_identities.py"
   [annotation/imports/writer.py]="tests/annotation/test_imports.py tests/annotation/test_import_writer.py
