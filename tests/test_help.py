@@ -34,6 +34,16 @@ def test_every_role_guide_exists_and_renders(client, annotator):
     assert "trained-judge" in body
 
 
+def test_every_guide_page_is_linked_from_the_index(client, annotator):
+    """A page nobody links is a page nobody reads (the planning guide once was one)."""
+    client.force_login(annotator)
+    body = client.get(reverse("help:index")).content.decode()
+    guide = Path(settings.BASE_DIR) / "docs" / "guide"
+    pages = sorted(p.stem for p in guide.glob("*.md") if p.stem != "index")
+    assert "planning-a-validation" in pages and "data-manager" in pages
+    assert [slug for slug in pages if f'href="/help/{slug}/"' not in body] == []
+
+
 def test_help_pages_are_sanitised_markdown(client, annotator, tmp_path, settings):
     guide = tmp_path / "docs" / "guide"
     guide.mkdir(parents=True)
