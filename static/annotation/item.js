@@ -213,10 +213,19 @@
         toggleOverlay();
         return;
       case "j":
-      case "ArrowDown":
+      case "ArrowDown": {
         event.preventDefault();
+        // Moving on is allowed, but never silently past a required answer: the status says what is left.
+        const left = activeUnit() && needsAnswer(activeUnit());
         move(1);
+        if (left) {
+          const legend = left.querySelector("legend");
+          const prompt = legend ? legend.textContent.trim() : "a required question";
+          const how = left.dataset.kind === "alignment" ? " (tick its sentences by their numbers)" : "";
+          say(`Still to answer on the unit you left: ${prompt}${how}. The item cannot be submitted without it.`, "warn");
+        }
         return;
+      }
       case "k":
       case "ArrowUp":
         event.preventDefault();

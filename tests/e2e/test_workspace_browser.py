@@ -238,6 +238,29 @@ def icat(no_submit_receivers):
     return {"annotator": annotator, "questions": questions, "pool": pool, "aspects": (must, nice)}
 
 
+def test_the_evidence_step_shows_its_keys_and_j_says_what_it_leaves_unanswered(live_server, login, icat):
+    """A first K-QA item once took 72 keys and a refused submit: the evidence boxes showed no keys and
+    `j` moved past the required evidence without a word."""
+    must, _nice = icat["aspects"]
+    page = login(icat["annotator"]).new_page()
+    page.goto(live_server.url + reverse("annotation:pool-continue", args=[icat["pool"].pk]))
+    first = f"#unit-a-{must.pk}"
+    page.wait_for_selector(f"{first}.active")
+    page.keyboard.press(key_of(icat["questions"], "aspect_covered", "yes"))
+    evidence = page.locator(f'{first} .q[data-question="aspect_evidence"]')
+    evidence.wait_for()
+    page.wait_for_selector('#workspace[data-idle="1"]', state="attached")
+    assert evidence.locator("label.opt kbd").all_inner_texts()[:2] == ["1", "2"]
+    assert "the sentence numbers tick or untick a sentence" in evidence.locator(".key-hint").inner_text()
+    page.keyboard.press("j")
+    status = page.locator("#save-status")
+    assert status.inner_text() == (
+        "Still to answer on the unit you left: Which answer sentences cover this aspect? "
+        "(tick its sentences by their numbers). The item cannot be submitted without it."
+    )
+    assert page.locator(".unit.active").get_attribute("data-unit") != f"a:{must.pk}"
+
+
 def test_an_icat_item_is_answered_by_keyboard_only_sentence_numbers_tick_the_evidence(
     live_server, login, icat, debug_mode
 ):
