@@ -176,6 +176,16 @@
       if (event.key === "Escape" || event.key === "?") {
         event.preventDefault();
         toggleOverlay(false);
+      } else if (event.key === "Tab") {
+        // A modal dialog keeps the keyboard inside it until it is closed.
+        const stops = Array.from(overlay.querySelectorAll("button, a[href], input, select, textarea, [tabindex]"))
+          .filter((el) => !el.disabled && el.tabIndex >= 0);
+        if (stops.length) {
+          const i = stops.indexOf(document.activeElement);
+          const next = event.shiftKey ? (i <= 0 ? stops.length - 1 : i - 1) : (i + 1) % stops.length;
+          event.preventDefault();
+          stops[next].focus();
+        }
       }
       return;
     }

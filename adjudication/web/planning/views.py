@@ -26,7 +26,7 @@ from adjudication.web.jobs import planning_fragment
 from annotation.models import Pool
 from concord.access import access_policy
 from concord.errors import ValidationFailed
-from concord.http import vary_on_htmx
+from concord.http import htmx_render, vary_on_htmx
 
 
 def _progress(request: HttpRequest, job: ReportJob) -> HttpResponse:
@@ -34,7 +34,7 @@ def _progress(request: HttpRequest, job: ReportJob) -> HttpResponse:
     if job.status == ReportJobStatus.FAILED:
         raise ValidationFailed(f"the plan could not be computed: {job.error}")
     context = {"fragment": planning_fragment(job=job, poll=request.get_full_path())}
-    return vary_on_htmx(render(request, "adjudication/_job.html", context))
+    return _fragment_or_page(request, "adjudication/_job.html", context, title="Pool plan")
 
 
 def _pool_context(pool: Pool, half_width: float, plan: dict[str, Any] | None) -> dict[str, Any]:
@@ -56,7 +56,13 @@ def pool_plan(request: HttpRequest, pk: int) -> HttpResponse:
     if job.status != ReportJobStatus.DONE:
         return _progress(request, job)
     context = _pool_context(pool, half_width, job.result)
-    return vary_on_htmx(render(request, "adjudication/_pool_plan.html", context))
+    return _fragment_or_page(request, "adjudication/_pool_plan.html", context, title=f"Plan of pool {pool.name}")
+
+
+def _fragment_or_page(request: HttpRequest, fragment: str, context: dict[str, Any], *, title: str) -> HttpResponse:
+    """The fragment for htmx (the console's pool page loads it); opened directly, a whole page around it."""
+    page = {**context, "fragment_template": fragment, "page_title": title}
+    return htmx_render(request, "fragment_page.html", page, fragment=fragment)
 
 
 @access_policy("researcher")

@@ -1,0 +1,85 @@
+"""Accessibility held by CI: axe-core (axe-playwright-python) checks every page each role opens — the pages
+of tests/test_hostile_input.py's walk over every route, htmx fragments opened as pages included — for WCAG
+2.1 A and AA, and allows no violation; a skip link is the first stop of the keyboard; the item page's keys
+dialog keeps the focus inside it; every control of the item page has a name in the accessibility tree."""
+
+from __future__ import annotations
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from django.urls import reverse
+
+from tests import factories
+from tests.test_hostile_input import _fill, _page_routes, hostile_study  # noqa: F401 - the fixture
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+WCAG_21_AA = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
+
+
+def test_every_page_each_role_opens_has_no_wcag_21_aa_violation(
+    live_server, login, hostile_study, researcher, annotator, adjudicator  # noqa: F811
+):
+    axe = Axe()
+    checked: list[str] = []
+    violations: list[str] = []
+    for who in (researcher, adjudicator, annotator):
+        page = login(who).new_page()
+        for route, params in _page_routes():
+            if route.startswith("api/") or "download" in route or "logout" in route:
+                continue  # JSON, files, and the logout (a POST) are not pages
+            path = _fill(route, params, hostile_study)
+            if path is None:
+                continue
+            response = page.request.get(live_server.url + path)
+            if response.status != 200 or "text/html" not in response.headers.get("content-type", ""):
+                continue  # a page this role may not open (403/404) or one that answers a file
+            page.goto(live_server.url + path)
+            checked.append(f"{who.get_username()} {path}")
+            for violation in axe.run(page, options=WCAG_21_AA).response["violations"]:
+                targets = [node["target"] for node in violation["nodes"][:3]]
+                violations.append(f"{who.get_username()} {path}: {violation['id']} ({violation['impact']}) {targets}")
+        page.context.clear_cookies()
+        page.close()
+    # The walk reaches every role's main pages (a broken fixture would check nothing and pass).
+    assert len(checked) >= 40 and any("/adjudication/cases/" in p for p in checked)
+    assert any("/assignments/" in p for p in checked) and any("/plan/" in p for p in checked)
+    assert violations == []
+
+
+def test_the_first_tab_reaches_a_skip_link_that_moves_to_the_content(live_server, login, annotator):
+    page = login(annotator).new_page()
+    page.goto(live_server.url + reverse("annotation:home"))
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to the content"
+    assert page.evaluate("document.activeElement.getBoundingClientRect().top >= 0")  # shown once focused
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "main"
+
+
+def test_the_keys_dialog_keeps_the_focus_inside_and_every_item_control_has_a_name(live_server, login):
+    annotator = factories.make_user("ana-a11y")
+    study = factories.make_study(slug="a11y-e2e")
+    question = factories.make_question(study, "ib", scope="sentence", prompt="Does it bear information?")
+    item = factories.make_item(study, "a11y-1", answer="Take 0.5 mg daily. Ask your doctor.")
+    factories.make_chunk(item, 1, "The usual dose is 0.5 mg daily.")
+    pool = factories.make_pool(study, questions=[question, factories.make_question(study, "pf")])
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, item, annotator)
+    page = login(annotator).new_page()
+    page.goto(live_server.url + reverse("annotation:item", args=[assignment.pk]))
+    page.wait_for_selector(".unit.active")
+    page.keyboard.press("?")
+    page.wait_for_selector("#keys-overlay:not(.hidden)")
+    for key in ("Tab", "Tab", "Shift+Tab", "Tab"):
+        page.keyboard.press(key)
+        assert page.evaluate("document.getElementById('keys-overlay').contains(document.activeElement)"), key
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#keys-overlay.hidden", state="attached")
+    # Every control of the page, as a screen reader meets it: a role and a name.
+    snapshot = page.locator("main").aria_snapshot()
+    unnamed = [line.strip() for line in snapshot.splitlines()
+               if line.strip().startswith(("- button", "- radio", "- checkbox", "- textbox", "- combobox", "- link"))
+               and '"' not in line]
+    assert 'radio "1 Yes"' in snapshot and 'button "Undo my last change' in snapshot
+    assert unnamed == []
