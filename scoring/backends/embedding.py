@@ -8,9 +8,11 @@ L2-normalised, so similarity is the cosine.
 
 Judgements and their default thresholds (``defaults``), all on cosine similarity:
 
-- ``supports``: max cosine between the claim and any evidence sentence ≥ ``support`` (0.6), unless
-  ``scoring.metrics.contradiction`` finds a mismatch (negation, number, dose, frequency, unit, drug, body
-  part) between the claim and that most similar sentence: then it is ``contradicted`` (verdict False).
+- ``supports``: per evidence passage, max cosine between the claim and the passage's sentences ≥ ``support``
+  (0.6), unless ``scoring.metrics.contradiction`` finds a mismatch (negation, number, dose, frequency, unit,
+  drug, body part) between the claim and that most similar sentence: then that passage ``contradicts`` it
+  (verdict False). The claim's judgement is the best single passage's (``best_passage``, reported as
+  ``evidence_passage``), so a passage that supports the claim outweighs another that contradicts it.
 - ``informative``: a sentence is *not* information-bearing when its max cosine to the prototypes of
   conversational phrases (``NON_INFORMATIVE_PROTOTYPES``: greetings, thanks, empathy, acknowledgements,
   follow-up offers, chit-chat) ≥ ``non_informative`` (0.6).
@@ -53,6 +55,7 @@ from scoring.backends.base import (
     Option,
     Statements,
     apply_contradiction,
+    best_passage,
     register,
 )
 from scoring.backends.lexical import is_safety_net, rule_statements, sentence_statements
@@ -221,16 +224,29 @@ class EmbeddingBackend(Backend):
         return {"best_index": int(index), "best": targets[index][:300]} if index >= 0 else {"best_index": None}
 
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        """Per passage: the max cosine of the claim to that passage's sentences and the mismatch check against
+        the most similar one; the claim's judgement is the best single passage's (``best_passage``)."""
         t = self.threshold("support", threshold)
-        targets = sentences_of(evidence)
-        best, arg = self._max_similarity(claims, targets)
-        return [
-            apply_contradiction(
-                Judgement(bool(s >= t), float(s), {"measure": "max cosine to evidence sentences", "threshold": t,
-                                                   **self._best(targets, int(i))}),
-                claim, targets, best_index=int(i))
-            for claim, s, i in zip(claims, best, arg, strict=True)
-        ]
+        passages = [e for e in evidence if e.strip()]
+        per_sentences = [sentences_of([p]) or [p] for p in passages]
+        targets = [sentence for group in per_sentences for sentence in group]
+        if not claims:
+            return []
+        sims = self.encode(claims) @ self.encode(targets).T if targets else np.zeros((len(claims), 0))
+        out = []
+        for row, claim in enumerate(claims):
+            per_passage, start = [], 0
+            for group in per_sentences:
+                block = sims[row, start:start + len(group)]
+                start += len(group)
+                i = int(block.argmax())
+                s = float(block[i])
+                per_passage.append(apply_contradiction(
+                    Judgement(s >= t, s, {"measure": "max cosine to the passage's sentences", "threshold": t,
+                                          **self._best(group, i)}),
+                    claim, group, best_index=i))
+            out.append(best_passage(per_passage, passages))
+        return out
 
     def informative(
         self, sentences: list[str], *, question: str = "", threshold: float | None = None

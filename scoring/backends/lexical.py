@@ -14,11 +14,13 @@ The ``measure`` option chooses the measure of claim support (default ``unigram_p
 
 Judgements and their default thresholds (``defaults``):
 
-- ``supports``: the chosen ``measure`` of the claim against the concatenated evidence (``unigram_precision``,
-  ``rouge_l`` precision, or ``bleu``) ≥ ``support`` (0.5 for precision measures; with ``bleu`` pass a
-  threshold explicitly, 0.5 is strict), unless ``scoring.metrics.contradiction`` finds a negation, number,
-  dose, frequency, unit, drug or body-part mismatch with the evidence sentence sharing most of the claim's
-  content words: then the claim is ``contradicted`` (verdict False) whatever its overlap.
+- ``supports``: the chosen ``measure`` of the claim against each evidence passage on its own
+  (``unigram_precision``, ``rouge_l`` precision, or ``bleu`` with the passage's sentences as references)
+  ≥ ``support`` (0.5 for precision measures; with ``bleu`` pass a threshold explicitly, 0.5 is strict), unless
+  ``scoring.metrics.contradiction`` finds a negation, number, dose, frequency, unit, drug or body-part mismatch
+  with the passage sentence sharing most of the claim's content words: then that passage ``contradicts`` it
+  (verdict False) whatever its overlap. The claim's judgement is the best single passage's (``best_passage``,
+  reported as ``evidence_passage``): words spread over several passages never add up to support.
 - ``relevance``: recall of the question's content tokens (stop words removed) in the passage ≥ ``relevance`` (0.3).
 - ``covers``: recall of the aspect's content tokens in the union of the claims' tokens ≥ ``coverage`` (0.6).
 - ``sentence_kinds``: unigram precision of the sentence against the source ≥ ``simplification`` (0.6)
@@ -47,6 +49,7 @@ from scoring.backends.base import (
     Option,
     Statements,
     apply_contradiction,
+    best_passage,
     register,
 )
 from scoring.backends.text import content_tokens, conversational_rule, sentences_of, tokens
@@ -189,13 +192,19 @@ class LexicalBackend(Backend):
         return bleu(claim, sentences_of(evidence))
 
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        """Each claim against each passage on its own (the words of several passages are never pooled), the
+        mismatch check against that passage's sentences, and the best single passage's judgement."""
         t = self.threshold("support", threshold)
-        sentences = sentences_of(evidence)
+        passages = [e for e in evidence if e.strip()]
+        sentences = [sentences_of([p]) for p in passages]
         out = []
         for claim in claims:
-            s = self._support_score(claim, evidence)
-            out.append(apply_contradiction(Judgement(s >= t, s, {"measure": self.measure, "threshold": t}),
-                                           claim, sentences))
+            per_passage = []
+            for passage, passage_sentences in zip(passages, sentences, strict=True):
+                s = self._support_score(claim, [passage])
+                per_passage.append(apply_contradiction(
+                    Judgement(s >= t, s, {"measure": self.measure, "threshold": t}), claim, passage_sentences))
+            out.append(best_passage(per_passage, passages))
         return out
 
     def informative(
