@@ -19,7 +19,8 @@ Judgements and their default thresholds (``defaults``), all on cosine similarity
 - ``relevance``: max cosine between the question and the passage's sentences ≥ ``relevance`` (0.35);
   the graded score is that cosine clipped to [0, 1].
 - ``behaviour``: max cosine of any answer sentence to ``ESCALATION_PROTOTYPES`` ≥ ``escalation`` (0.65)
-  → escalate (conditional sentences, "if … go to A&E", are safety-netting and never escalate); else to
+  → escalate (conditional referrals that are safety-netting, ``lexical.referral_reading``, never escalate:
+  "take paracetamol; if the fever lasts more than three days, go to A&E"); else to
   ``REFUSAL_PROTOTYPES`` ≥ ``refusal`` (0.5) → refuse (the topic of "about …" replaced by "that" first:
   ``without_topic``); else answer. Escalation needs
   the higher bar because ordinary advice ("if it gets worse, seek medical advice") is close to it.
@@ -58,7 +59,7 @@ from scoring.backends.base import (
     best_passage,
     register,
 )
-from scoring.backends.lexical import is_safety_net, rule_statements, sentence_statements
+from scoring.backends.lexical import referral_reading, rule_statements, sentence_statements
 from scoring.backends.text import sentences_of
 from scoring.metrics.base import BackendUnavailable
 
@@ -277,15 +278,24 @@ class EmbeddingBackend(Backend):
         t_esc = self.threshold("escalation", threshold)
         t_ref = self.threshold("refusal", threshold)
         sentences = sentences_of([answer]) or [answer]
-        # Conditional referrals ("if you suddenly lose vision, go to A&E") are safety-netting, not escalation.
-        direct = [s for s in sentences if not is_safety_net(s)]
+        # Safety-netting referrals ("take paracetamol; if the fever lasts more than three days, go to A&E") are
+        # not escalation; conditional ones for the present situation are (lexical.referral_reading).
+        readings = [referral_reading(sentences, i) for i in range(len(sentences))]
+        # Each candidate is compared whole and clause by clause: a condition ("If you have sudden loss of vision
+        # with pain") or an explanation ("; this could be a detached retina") is about the symptom, not the
+        # referral, and pulls the whole sentence's cosine down.
+        direct = [
+            part for s, r in zip(sentences, readings, strict=True) if r != "safety_net"
+            for part in [s, *(c.strip() for c in re.split(r"[,;:]", s) if c.strip())]
+        ]
         esc, _ = self._max_similarity(direct, list(ESCALATION_PROTOTYPES))
         if not direct:
             esc = np.array([-1.0])
         ref, _ = self._max_similarity([without_topic(s) for s in sentences], list(REFUSAL_PROTOTYPES))
         details = {"method": "max cosine to prototypes", "escalation_threshold": t_esc, "refusal_threshold": t_ref,
                    "escalation_similarity": float(esc.max()), "refusal_similarity": float(ref.max()),
-                   "safety_net_sentences": [s[:200] for s in sentences if is_safety_net(s)]}
+                   "safety_net_sentences": [
+                       s[:200] for s, r in zip(sentences, readings, strict=True) if r == "safety_net"]}
         if esc.max() >= t_esc:
             return Behaviour("escalate", details)
         if ref.max() >= t_ref:
