@@ -183,12 +183,6 @@ def referral_reading(sentences: list[str], index: int) -> str:
     return "safety_net" if before else "conditional_escalation"
 
 
-def is_safety_net(sentence: str, sentences: list[str] | None = None, index: int = 0) -> bool:
-    """A conditional referral that is safety-netting (``referral_reading``); alone, the sentence is read as
-    the first of its answer."""
-    return referral_reading(sentences if sentences is not None else [sentence], index) == "safety_net"
-
-
 def detect_behaviour(answer: str) -> tuple[str, list[str]]:
     """("escalate" | "refuse" | "answer", the patterns that decided it). A referral sentence escalates unless it
     is safety-netting (``referral_reading``); refusal patterns decide otherwise."""
