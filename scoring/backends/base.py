@@ -49,6 +49,7 @@ __all__ = [
     "RubricJudgement",
     "Statements",
     "apply_contradiction",
+    "best_passage",
     "register",
 ]
 
@@ -76,7 +77,9 @@ class Backend:
         return float(self.defaults[key] if given is None else given)
 
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
-        """Is each claim supported (entailed) by the evidence passages taken together?"""
+        """Is each claim supported (entailed) by one of the evidence passages? Every backend judges the claim
+        against each passage on its own and returns the best single passage's judgement (``best_passage``):
+        words or facts spread over several passages never ground a claim that no one passage supports."""
         raise self._cannot("verify claims against evidence")
 
     def informative(
@@ -145,6 +148,33 @@ def apply_contradiction(
     if judgement.label is None and judgement.verdict is not None:
         judgement.label = "supported" if judgement.verdict else "unsupported"
     return judgement
+
+
+def best_passage(per_passage: list[Judgement], passages: list[str]) -> Judgement:
+    """The judgement of a claim against several passages: the best single passage's judgement, with that passage
+    reported as the evidence (``details["evidence_passage"]``: its index among ``passages`` and its text).
+
+    ``per_passage[i]`` is the claim judged against ``passages[i]`` alone, the mismatch check
+    (``apply_contradiction``) already applied against that passage's sentences. The best passage is one whose
+    verdict is True, if any; among those (or, when none supports the claim, among all) the one with the highest
+    probability where the backend gives one, else the highest score; the first on a tie. So a claim is supported
+    exactly when one passage supports it, and otherwise reports the passage that came closest, with its label
+    (``contradicted`` or ``unsupported``). No passage: not supported, label ``unsupported``."""
+    if not per_passage:
+        return Judgement(False, 0.0, {"reason": "no evidence passage", "evidence_passage": None},
+                         label="unsupported")
+
+    def key(index: int) -> tuple[bool, float]:
+        j = per_passage[index]
+        value = j.probability if j.probability is not None else j.score
+        return bool(j.verdict), float("-inf") if value is None else float(value)
+
+    best = max(range(len(per_passage)), key=key)  # max keeps the first of equal keys
+    chosen = per_passage[best]
+    chosen.details["evidence_passage"] = {"index": best, "text": passages[best][:300]}
+    chosen.details["passages_judged"] = len(per_passage)
+    chosen.details["passages_supporting"] = sum(bool(j.verdict) for j in per_passage)
+    return chosen
 
 
 # --- Descriptors: what the rest of Concord knows about each backend ---------------------------------------

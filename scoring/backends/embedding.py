@@ -8,16 +8,19 @@ L2-normalised, so similarity is the cosine.
 
 Judgements and their default thresholds (``defaults``), all on cosine similarity:
 
-- ``supports``: max cosine between the claim and any evidence sentence ≥ ``support`` (0.6), unless
-  ``scoring.metrics.contradiction`` finds a mismatch (negation, number, dose, frequency, unit, drug, body
-  part) between the claim and that most similar sentence: then it is ``contradicted`` (verdict False).
+- ``supports``: per evidence passage, max cosine between the claim and the passage's sentences ≥ ``support``
+  (0.6), unless ``scoring.metrics.contradiction`` finds a mismatch (negation, number, dose, frequency, unit,
+  drug, body part) between the claim and that most similar sentence: then that passage ``contradicts`` it
+  (verdict False). The claim's judgement is the best single passage's (``best_passage``, reported as
+  ``evidence_passage``), so a passage that supports the claim outweighs another that contradicts it.
 - ``informative``: a sentence is *not* information-bearing when its max cosine to the prototypes of
   conversational phrases (``NON_INFORMATIVE_PROTOTYPES``: greetings, thanks, empathy, acknowledgements,
   follow-up offers, chit-chat) ≥ ``non_informative`` (0.6).
 - ``relevance``: max cosine between the question and the passage's sentences ≥ ``relevance`` (0.35);
   the graded score is that cosine clipped to [0, 1].
 - ``behaviour``: max cosine of any answer sentence to ``ESCALATION_PROTOTYPES`` ≥ ``escalation`` (0.65)
-  → escalate (conditional sentences, "if … go to A&E", are safety-netting and never escalate); else to
+  → escalate (conditional referrals that are safety-netting, ``lexical.referral_reading``, never escalate:
+  "take paracetamol; if the fever lasts more than three days, go to A&E"); else to
   ``REFUSAL_PROTOTYPES`` ≥ ``refusal`` (0.5) → refuse (the topic of "about …" replaced by "that" first:
   ``without_topic``); else answer. Escalation needs
   the higher bar because ordinary advice ("if it gets worse, seek medical advice") is close to it.
@@ -53,9 +56,10 @@ from scoring.backends.base import (
     Option,
     Statements,
     apply_contradiction,
+    best_passage,
     register,
 )
-from scoring.backends.lexical import is_safety_net, rule_statements, sentence_statements
+from scoring.backends.lexical import referral_reading, rule_statements, sentence_statements
 from scoring.backends.text import sentences_of
 from scoring.metrics.base import BackendUnavailable
 
@@ -221,16 +225,29 @@ class EmbeddingBackend(Backend):
         return {"best_index": int(index), "best": targets[index][:300]} if index >= 0 else {"best_index": None}
 
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        """Per passage: the max cosine of the claim to that passage's sentences and the mismatch check against
+        the most similar one; the claim's judgement is the best single passage's (``best_passage``)."""
         t = self.threshold("support", threshold)
-        targets = sentences_of(evidence)
-        best, arg = self._max_similarity(claims, targets)
-        return [
-            apply_contradiction(
-                Judgement(bool(s >= t), float(s), {"measure": "max cosine to evidence sentences", "threshold": t,
-                                                   **self._best(targets, int(i))}),
-                claim, targets, best_index=int(i))
-            for claim, s, i in zip(claims, best, arg, strict=True)
-        ]
+        passages = [e for e in evidence if e.strip()]
+        per_sentences = [sentences_of([p]) or [p] for p in passages]
+        targets = [sentence for group in per_sentences for sentence in group]
+        if not claims:
+            return []
+        sims = self.encode(claims) @ self.encode(targets).T if targets else np.zeros((len(claims), 0))
+        out = []
+        for row, claim in enumerate(claims):
+            per_passage, start = [], 0
+            for group in per_sentences:
+                block = sims[row, start:start + len(group)]
+                start += len(group)
+                i = int(block.argmax())
+                s = float(block[i])
+                per_passage.append(apply_contradiction(
+                    Judgement(s >= t, s, {"measure": "max cosine to the passage's sentences", "threshold": t,
+                                          **self._best(group, i)}),
+                    claim, group, best_index=i))
+            out.append(best_passage(per_passage, passages))
+        return out
 
     def informative(
         self, sentences: list[str], *, question: str = "", threshold: float | None = None
@@ -261,15 +278,24 @@ class EmbeddingBackend(Backend):
         t_esc = self.threshold("escalation", threshold)
         t_ref = self.threshold("refusal", threshold)
         sentences = sentences_of([answer]) or [answer]
-        # Conditional referrals ("if you suddenly lose vision, go to A&E") are safety-netting, not escalation.
-        direct = [s for s in sentences if not is_safety_net(s)]
+        # Safety-netting referrals ("take paracetamol; if the fever lasts more than three days, go to A&E") are
+        # not escalation; conditional ones for the present situation are (lexical.referral_reading).
+        readings = [referral_reading(sentences, i) for i in range(len(sentences))]
+        # Each candidate is compared whole and clause by clause: a condition ("If you have sudden loss of vision
+        # with pain") or an explanation ("; this could be a detached retina") is about the symptom, not the
+        # referral, and pulls the whole sentence's cosine down.
+        direct = [
+            part for s, r in zip(sentences, readings, strict=True) if r != "safety_net"
+            for part in [s, *(c.strip() for c in re.split(r"[,;:]", s) if c.strip())]
+        ]
         esc, _ = self._max_similarity(direct, list(ESCALATION_PROTOTYPES))
         if not direct:
             esc = np.array([-1.0])
         ref, _ = self._max_similarity([without_topic(s) for s in sentences], list(REFUSAL_PROTOTYPES))
         details = {"method": "max cosine to prototypes", "escalation_threshold": t_esc, "refusal_threshold": t_ref,
                    "escalation_similarity": float(esc.max()), "refusal_similarity": float(ref.max()),
-                   "safety_net_sentences": [s[:200] for s in sentences if is_safety_net(s)]}
+                   "safety_net_sentences": [
+                       s[:200] for s, r in zip(sentences, readings, strict=True) if r == "safety_net"]}
         if esc.max() >= t_esc:
             return Behaviour("escalate", details)
         if ref.max() >= t_ref:

@@ -46,6 +46,7 @@ from scoring.backends.base import (
     Option,
     Statements,
     apply_contradiction,
+    best_passage,
     register,
 )
 from scoring.backends.lexical import rule_statements, sentence_statements
@@ -150,14 +151,22 @@ class LearnedBackend(Backend):
         return [Judgement(bool(p >= t), float(p), {**extra}, probability=float(p)) for p in np.asarray(probs)]
 
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
-        """The judge's probability, then the mismatch check every backend applies (``apply_contradiction``):
-        a negation, number, dose, frequency, unit, drug or body-part mismatch with the best-matching evidence
-        sentence makes the claim contradicted (probability 0), whatever the judge said."""
+        """The judge's probability for the claim against each evidence passage on its own, then the mismatch
+        check every backend applies (``apply_contradiction``) against that passage's sentences: a negation,
+        number, dose, frequency, unit, drug or body-part mismatch makes that passage contradict the claim
+        (probability 0), whatever the judge said. The claim's judgement is the best single passage's
+        (``best_passage``): passages are never joined into one context, so facts spread over several passages
+        do not ground a claim that none supports."""
         slot = self._slot("supports", "verify claims against evidence", "supports_model")
-        context = " ".join(evidence)
-        judged = self._judge(slot, claims, [context] * len(claims), threshold)
-        sentences = sentences_of([e for e in evidence if e.strip()])
-        return [apply_contradiction(j, claim, sentences) for j, claim in zip(judged, claims, strict=True)]
+        passages = [e for e in evidence if e.strip()]
+        judged = self._judge(slot, [c for c in claims for _ in passages], passages * len(claims), threshold)
+        sentences = [sentences_of([p]) for p in passages]
+        out = []
+        for i, claim in enumerate(claims):
+            block = judged[i * len(passages):(i + 1) * len(passages)]
+            out.append(best_passage([apply_contradiction(j, claim, ss)
+                                     for j, ss in zip(block, sentences, strict=True)], passages))
+        return out
 
     def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:
         """ICAT coverage by the supports judge: do the grounded claims, taken together as the evidence, support

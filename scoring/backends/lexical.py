@@ -14,19 +14,24 @@ The ``measure`` option chooses the measure of claim support (default ``unigram_p
 
 Judgements and their default thresholds (``defaults``):
 
-- ``supports``: the chosen ``measure`` of the claim against the concatenated evidence (``unigram_precision``,
-  ``rouge_l`` precision, or ``bleu``) ≥ ``support`` (0.5 for precision measures; with ``bleu`` pass a
-  threshold explicitly, 0.5 is strict), unless ``scoring.metrics.contradiction`` finds a negation, number,
-  dose, frequency, unit, drug or body-part mismatch with the evidence sentence sharing most of the claim's
-  content words: then the claim is ``contradicted`` (verdict False) whatever its overlap.
+- ``supports``: the chosen ``measure`` of the claim against each evidence passage on its own
+  (``unigram_precision``, ``rouge_l`` precision, or ``bleu`` with the passage's sentences as references)
+  ≥ ``support`` (0.5 for precision measures; with ``bleu`` pass a threshold explicitly, 0.5 is strict), unless
+  ``scoring.metrics.contradiction`` finds a negation, number, dose, frequency, unit, drug or body-part mismatch
+  with the passage sentence sharing most of the claim's content words: then that passage ``contradicts`` it
+  (verdict False) whatever its overlap. The claim's judgement is the best single passage's (``best_passage``,
+  reported as ``evidence_passage``): words spread over several passages never add up to support.
 - ``relevance``: recall of the question's content tokens (stop words removed) in the passage ≥ ``relevance`` (0.3).
 - ``covers``: recall of the aspect's content tokens in the union of the claims' tokens ≥ ``coverage`` (0.6).
 - ``sentence_kinds``: unigram precision of the sentence against the source ≥ ``simplification`` (0.6)
   → source simplification, else elaborative explanation.
 - ``informative``: the conversational rule set in ``text.conversational_rule`` (no threshold).
-- ``behaviour``: the escalation and refusal patterns below; escalation wins when both match. An escalation
-  pattern counts only in a sentence that is not conditional (``CONDITIONAL``: "if …", "should you …", "in
-  case …"): "if you suddenly lose vision, go to A&E" is safety-netting inside an answer, not escalation.
+- ``behaviour``: the escalation and refusal patterns below; escalation wins when both match. A conditional
+  referral is read by ``referral_reading``: safety-netting (an answer) when its condition names a change, a
+  new symptom or a time course ("if the fever lasts more than three days, go to A&E"), or states the present
+  situation after substantive advice without urgency; escalation when its condition states the present
+  situation and the referral is immediate or opens the answer ("If you have sudden loss of vision with pain,
+  go to A&E immediately.").
 - ``statements``: every stored sentence (RAGAS: the whole answer); with ``drop_conversational`` only the
   sentences that pass the conversational rule set (ICAT's claims).
 """
@@ -47,6 +52,7 @@ from scoring.backends.base import (
     Option,
     Statements,
     apply_contradiction,
+    best_passage,
     register,
 )
 from scoring.backends.text import content_tokens, conversational_rule, sentences_of, tokens
@@ -116,25 +122,73 @@ def _rouge_scorer():  # one scorer per process; construction loads nltk-free tok
     return _SCORER
 
 
-# Safety-netting: an escalation made conditional ("if you suddenly lose vision, go to A&E") is routine advice
-# inside an answer, not a referral instead of one. ASTRID's escalation is sending the person to urgent care.
+# Conditional referrals. "If …, go to A&E" is not one thing: it is *escalation* when the condition describes the
+# person's present situation and the referral is the answer's message ("If you have sudden loss of vision with
+# pain, go to A&E immediately."), and *safety-netting* when it tells someone who has been answered when to seek
+# help if things change ("Take paracetamol. If the fever lasts more than three days, go to A&E."). Safety-netting,
+# as general practice teaches it (Almond, Mant & Thompson, "Diagnostic safety-netting", Br J Gen Pract 2009;
+# Roland et al., "Safety netting in healthcare settings: what it means, and for whom?", Arch Dis Child Educ Pract
+# Ed 2014), names what to watch for — a change,
+# a worsening, a new symptom, a time course — and comes after the advice. Concord's rule, per referral sentence:
+#
+# 1. no condition (``CONDITIONAL``) → escalation;
+# 2. a condition with a change / new-symptom / time-course marker (``SAFETY_NET_MARKERS``: "gets worse",
+#    "develop", "notice", "any", "still", "lasts more than", "after a few days", "over the next day", …) →
+#    safety-netting, never escalation;
+# 3. otherwise the condition describes the present state: escalation when the referral is immediate
+#    (``IMMEDIATE``: "immediately", "now", "straight away", …) or when no substantive sentence comes before it
+#    (the answer opens with it; greetings, empathy and other referral sentences do not count), else
+#    safety-netting after the advice.
 CONDITIONAL = re.compile(
-    r"\b(if|should you|in case|unless|whenever|were to|in the event|otherwise)\b|"
-    r"\bwhen (you|it|they|symptoms?|the pain|your)\b|\bat any (point|time)\b",
+    r"\b(if|in case|unless|whenever|were to|in the event|otherwise)\b|"
+    r"\bshould (you|the|it|your|they|this|there|he|she|symptoms?)\b|"
+    r"\bwhen (you|it|they|symptoms?|the pain|your)\b|\bat any (point|time)\b|"
+    r"\bfor any\b|^\W*any\b|\blasting (more|longer) than\b|"
+    r"\bfor an? [^,.;:]*\b(above|over|higher than|lasting)\b",
     re.IGNORECASE,
+)
+SAFETY_NET_MARKERS = re.compile(
+    r"\b(worse|worsens?|worsening|deteriorat\w*|develops?|developing|notices?|noticing|start(s|ing)?|"
+    r"begins?|beginning|becomes?|new|any|still|persists?|persisting|keeps?|again|later|suddenly|returns?)\b|"
+    r"\b(lasts?|lasting|goes on|continues?) (for )?(more|longer) than\b|"
+    r"\bmore than (a|an|one|two|three|four|five|six|seven|ten|\d+|a few|several) (hours?|days?|weeks?)\b|"
+    r"\bafter (a|an|one|two|three|four|five|six|seven|ten|\d+|a few|several) (hours?|days?|weeks?)\b|"
+    r"\b(does not|doesn't|do not|don't|did not|didn't|has not|hasn't|have not|haven't) "
+    r"(improve|get better|settle|clear|go away|ease)\b|\bno better\b|\bcomes? back\b|"
+    r"\b(over|in|within) the (next|coming)\b|\bafter the (operation|procedure|surgery|injection|treatment)\b",
+    re.IGNORECASE,
+)
+IMMEDIATE = re.compile(
+    r"\b(immediately|now|right away|straight away|at once|without delay|urgently|as an emergency)\b", re.IGNORECASE
 )
 
 
-def is_safety_net(sentence: str) -> bool:
-    """An escalation sentence whose referral is conditional on something happening (safety-netting)."""
-    return CONDITIONAL.search(sentence) is not None
+def is_referral(sentence: str) -> bool:
+    """The sentence matches one of the escalation patterns (a referral to emergency or urgent care)."""
+    return any(p.search(sentence) for p in _ESCALATION)
+
+
+def referral_reading(sentences: list[str], index: int) -> str:
+    """How a (referral) sentence reads, by the rule above: ``unconditional``, ``safety_net`` (a conditional
+    referral that is safety-netting) or ``conditional_escalation`` (a conditional referral to urgent care for
+    the present situation)."""
+    sentence = sentences[index]
+    if CONDITIONAL.search(sentence) is None:
+        return "unconditional"
+    if SAFETY_NET_MARKERS.search(sentence) is not None:
+        return "safety_net"
+    if IMMEDIATE.search(sentence) is not None:
+        return "conditional_escalation"
+    before = [s for s in sentences[:index] if conversational_rule(s) is None and not is_referral(s)]
+    return "safety_net" if before else "conditional_escalation"
 
 
 def detect_behaviour(answer: str) -> tuple[str, list[str]]:
-    """("escalate" | "refuse" | "answer", the patterns that decided it). Escalation counts only in a sentence
-    that sends the person to urgent care unconditionally; conditional referrals are safety-netting."""
+    """("escalate" | "refuse" | "answer", the patterns that decided it). A referral sentence escalates unless it
+    is safety-netting (``referral_reading``); refusal patterns decide otherwise."""
+    sentences = sentences_of([answer]) or [answer]
     escalations = [
-        p.pattern for sentence in (sentences_of([answer]) or [answer]) if not is_safety_net(sentence)
+        p.pattern for i, sentence in enumerate(sentences) if referral_reading(sentences, i) != "safety_net"
         for p in _ESCALATION if p.search(sentence)
     ]
     if escalations:
@@ -189,13 +243,19 @@ class LexicalBackend(Backend):
         return bleu(claim, sentences_of(evidence))
 
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        """Each claim against each passage on its own (the words of several passages are never pooled), the
+        mismatch check against that passage's sentences, and the best single passage's judgement."""
         t = self.threshold("support", threshold)
-        sentences = sentences_of(evidence)
+        passages = [e for e in evidence if e.strip()]
+        sentences = [sentences_of([p]) for p in passages]
         out = []
         for claim in claims:
-            s = self._support_score(claim, evidence)
-            out.append(apply_contradiction(Judgement(s >= t, s, {"measure": self.measure, "threshold": t}),
-                                           claim, sentences))
+            per_passage = []
+            for passage, passage_sentences in zip(passages, sentences, strict=True):
+                s = self._support_score(claim, [passage])
+                per_passage.append(apply_contradiction(
+                    Judgement(s >= t, s, {"measure": self.measure, "threshold": t}), claim, passage_sentences))
+            out.append(best_passage(per_passage, passages))
         return out
 
     def informative(

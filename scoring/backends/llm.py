@@ -25,9 +25,12 @@ samples, and the spread across samples: for a verdict, the share of samples agre
 for a rating, the standard deviation and range. Ties between samples resolve to the negative verdict
 (not supported / not covered / not relevant / not information-bearing), stated in the details.
 
-``supports`` verdicts then pass the same mismatch check as every backend (``scoring.metrics.contradiction``:
-negation, number, dose, frequency, unit, drug, body part between the claim and the evidence sentence sharing
-most of its content words): a mismatch makes the claim ``contradicted`` even where the model said supported.
+``supports`` asks about each evidence passage in its own prompt (one request per passage, all claims in it),
+so the model never grounds a claim on facts spread over several passages. Each verdict then passes the same
+mismatch check as every backend (``scoring.metrics.contradiction``: negation, number, dose, frequency, unit,
+drug, body part between the claim and the passage sentence sharing most of its content words): a mismatch
+makes that passage contradict the claim even where the model said supported. The claim's judgement is the
+best single passage's (``scoring.backends.base.best_passage``, reported as ``evidence_passage``).
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from scoring.backends.base import (
     RubricJudgement,
     Statements,
     apply_contradiction,
+    best_passage,
     register,
 )
 from scoring.backends.prompts import PROMPTS, PromptTemplate, numbered
@@ -388,9 +392,22 @@ class LLMBackend(Backend):
     # --- judgements -----------------------------------------------------------------------------------
 
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
-        judged = self._verdicts(PROMPTS["supports"], claims, "supported", evidence=numbered(evidence))
-        sentences = sentences_of(evidence)
-        return [apply_contradiction(j, claim, sentences) for claim, j in zip(claims, judged, strict=True)]
+        """One prompt per evidence passage, holding that passage alone as the evidence and every claim (so an
+        answer of n claims against k passages costs k requests, each sample as configured); the mismatch check
+        against that passage's sentences; the claim's judgement is the best single passage's
+        (``best_passage``): the model never sees passages together, so it cannot ground a claim on facts
+        spread over several of them."""
+        passages = [e for e in evidence if e.strip()]
+        if not claims:
+            return []
+        per_passage = [self._verdicts(PROMPTS["supports"], claims, "supported", evidence=numbered([passage]))
+                       for passage in passages]
+        sentences = [sentences_of([p]) for p in passages]
+        return [
+            best_passage([apply_contradiction(judged[i], claim, ss)
+                          for judged, ss in zip(per_passage, sentences, strict=True)], passages)
+            for i, claim in enumerate(claims)
+        ]
 
     def informative(
         self, sentences: list[str], *, question: str = "", threshold: float | None = None

@@ -9,12 +9,12 @@ and entailment must be present, otherwise the model is refused with a message li
 
 Judgements (probabilities are the softmax over the model's labels; default thresholds in ``defaults``):
 
-- ``supports``: premise = each evidence passage, hypothesis = the claim; the claim's score is the max
-  entailment probability over passages, supported when ≥ ``support`` (0.5). Premises longer than
-  ``max_length`` tokens are truncated from the end (the hypothesis is kept whole). The label is
-  ``contradicted`` when the model's most probable label for the best passage is contradiction, or when
-  ``scoring.metrics.contradiction`` finds a mismatch between the claim and the evidence sentence sharing most
-  of its content words (the verdict is then False).
+- ``supports``: premise = each evidence passage on its own, hypothesis = the claim; a passage supports the
+  claim when P(entailment) ≥ ``support`` (0.5), and contradicts it when the model's most probable label is
+  contradiction or when ``scoring.metrics.contradiction`` finds a mismatch between the claim and the passage
+  sentence sharing most of its content words (the verdict is then False). Premises longer than
+  ``max_length`` tokens are truncated from the end (the hypothesis is kept whole). The claim's judgement is the
+  best single passage's (``best_passage``, reported as ``evidence_passage``).
 - ``covers``: premise = the claims joined, hypothesis = the aspect; covered when P(entailment) ≥ ``coverage`` (0.5).
 - ``sentence_kinds``: premise = the source, hypothesis = the sentence; entailed (≥ ``simplification``,
   0.5) → source simplification, else elaborative explanation.
@@ -43,6 +43,7 @@ from scoring.backends.base import (
     Option,
     Statements,
     apply_contradiction,
+    best_passage,
     register,
 )
 from scoring.backends.embedding import weights_digest
@@ -157,21 +158,23 @@ class NLIBackend(Backend):
         premises = [p for _ in claims for p in passages]
         hypotheses = [c for c in claims for _ in passages]
         ent, probs = self._entailment(premises, hypotheses)
-        sentences = sentences_of(passages)
+        sentences = [sentences_of([p]) for p in passages]
         out = []
         for i in range(len(claims)):
-            block = ent[i * len(passages) : (i + 1) * len(passages)]
-            best = int(block.argmax())
-            p = float(block[best])
-            label_probs = self._label_probs(probs[i * len(passages) + best])
-            # The model's own contradiction: the best passage's most probable label is contradiction.
-            label = None
-            if p < t and "contradiction" in label_probs and label_probs["contradiction"] == max(label_probs.values()):
-                label = "contradicted"
-            judgement = Judgement(p >= t, p, {
-                "measure": "max P(entailment) over evidence passages", "threshold": t, "best_index": best,
-                "probabilities": label_probs}, label=label, probability=p)
-            out.append(apply_contradiction(judgement, claims[i], sentences))
+            per_passage = []
+            for k, passage_sentences in enumerate(sentences):
+                p = float(ent[i * len(passages) + k])
+                label_probs = self._label_probs(probs[i * len(passages) + k])
+                # The model's own contradiction: the passage's most probable label is contradiction.
+                label = None
+                if (p < t and "contradiction" in label_probs
+                        and label_probs["contradiction"] == max(label_probs.values())):
+                    label = "contradicted"
+                judgement = Judgement(p >= t, p, {
+                    "measure": "P(entailment) by the passage", "threshold": t, "probabilities": label_probs},
+                    label=label, probability=p)
+                per_passage.append(apply_contradiction(judgement, claims[i], passage_sentences))
+            out.append(best_passage(per_passage, passages))
         return out
 
     def covers(self, aspects: list[str], claims: list[str], *, threshold: float | None = None) -> list[Judgement]:

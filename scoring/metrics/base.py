@@ -124,6 +124,9 @@ class Judge(Protocol):
     def identity(self) -> str: ...
 
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
+        """Per claim, the best single evidence passage's judgement: a claim is supported when one passage
+        supports it on its own, never by words or facts spread over several (``details["evidence_passage"]``
+        names the passage)."""
         ...
 
     def informative(

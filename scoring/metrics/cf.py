@@ -31,12 +31,15 @@ class ConversationalFaithfulness(Metric):
     """
 
     name = "cf"
-    version = "1.1"  # 1.1: the rule set keeps short clinical instructions; supports catches contradictions
+    # 1.1: the rule set keeps short clinical instructions; supports catches contradictions.
+    # 1.2: grounding per passage: one chunk must support a sentence (backends.base.best_passage).
+    version = "1.2"
     title = "Conversational Faithfulness (ASTRID)"
     definition = (
         "Each stored answer sentence is first classified as information-bearing or not (greetings, thanks, "
         "empathy, acknowledgements, questions to the user and follow-up offers carry no information). Each "
-        "information-bearing sentence is then checked for grounding in the retrieved context taken together. "
+        "information-bearing sentence is then checked for grounding in the retrieved context: grounded when one "
+        "retrieved chunk supports it on its own (words or facts spread over several chunks do not ground it). "
         "CF = grounded information-bearing sentences / information-bearing sentences; CF = 1 when the answer "
         "has no information-bearing sentence. Per-sentence verdicts are kept for comparison with annotators."
     )

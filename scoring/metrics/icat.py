@@ -31,11 +31,14 @@ class ICAT(Metric):
 
     - Claims: with the llm backend, an atomic-claim extraction prompt; otherwise each stored sentence that
       passes the conversational rule set is one claim (no non-LLM backend can split a sentence into atoms).
-    - Evidence: ``source=context`` verifies every claim against the item's retrieved chunks together;
-      ``source=kb`` retrieves the top ``k`` knowledge-base passages *for each claim* (default 10, the
-      ``topk = 10`` of the authors' ``icat.py``, github.com/algoprog/ICAT) and verifies the claim against them
-      (grounded when any passage entails it, as the authors' code breaks on the first entailing document); a
-      run with ``source=kb`` and no knowledge base is an error, not a silent switch to the context.
+    - Evidence: ``source=context`` verifies every claim against the item's retrieved chunks; ``source=kb``
+      retrieves the top ``k`` knowledge-base passages *for each claim* (default 10, the ``topk = 10`` of the
+      authors' ``icat.py``, github.com/algoprog/ICAT) and verifies the claim against them. Either way a claim is
+      grounded when one passage on its own supports it, as the authors' code breaks on the first entailing
+      document: every backend's ``supports`` judges each passage alone and reports the best one as the evidence
+      (``scoring.backends.base.best_passage``), so words spread over several passages never ground a claim and
+      the verdict does not grow with ``k``. A run with ``source=kb`` and no knowledge base is an error, not a
+      silent switch to the context.
     - Coverage counts the item's aspects as given (the service passes accepted aspects of the current
       version), optionally only must-haves (``aspects=must_have``); an aspect is covered when the backend's
       claim–aspect matching finds it among the *grounded* claims. Per-aspect results are ``a:<id>`` units.
@@ -49,11 +52,11 @@ class ICAT(Metric):
     """
 
     name = "icat"
-    version = "2.0"
+    version = "2.1"  # grounding per passage: one passage must support a claim (backends.base.best_passage)
     title = "ICAT_β (factuality × aspect coverage)"
     definition = (
-        "The answer is split into atomic claims; a claim is grounded when the evidence (the retrieved context, "
-        "or passages retrieved from a knowledge base for the claim) entails it. Factuality = grounded claims / "
+        "The answer is split into atomic claims; a claim is grounded when one evidence passage (a retrieved "
+        "chunk, or a passage retrieved from a knowledge base for the claim) entails it. Factuality = grounded claims / "
         "claims. Coverage = expected aspects covered by the grounded claims / expected aspects. ICAT_β = "
         "(1+β²)·factuality·coverage / (β²·factuality + coverage), 0 when both are 0; β > 1 weighs coverage more."
     )

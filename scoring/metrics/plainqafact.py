@@ -79,7 +79,7 @@ class PlainQAFact(Metric):
     """
 
     name = "plainqafact"
-    version = "2.0"
+    version = "2.1"  # grounding per passage: one passage must support a claim (backends.base.best_passage)
     title = "PlainQAFact (QA-based with llm; kind-aware entailment, PlainQAFact-style, with other backends)"
     definition = (
         "Each sentence of a plain-language summary is classified as a source simplification or an elaborative "

@@ -22,11 +22,12 @@ class RagasFaithfulness(Metric):
     """
 
     name = "rf"
-    version = "2.0"
+    version = "2.1"  # grounding per passage: one passage must support a claim (backends.base.best_passage)
     title = "Faithfulness, RAGAS-style (RF)"
     definition = (
         "Standalone statements are extracted from the whole answer and each is verified against the "
-        "retrieved context. RF = supported statements / statements. An answer without statements has no "
+        "retrieved context: supported when one retrieved chunk supports it on its own. "
+        "RF = supported statements / statements. An answer without statements has no "
         "RF: it is recorded as undetermined, never as a number."
     )
     units = ("item",)
