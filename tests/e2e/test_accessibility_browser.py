@@ -5,8 +5,11 @@ dialog keeps the focus inside it; every control of the item page has a name in t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from django.conf import settings
 from django.urls import reverse
 
 from tests import factories
@@ -17,23 +20,58 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 WCAG_21_AA = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
 
 
+def _extra_pages(h: dict, researcher) -> list[str]:
+    """Pages the walk over routes cannot fill from the hostile study alone: every help page, the new-study
+    form, an import's dry run, two runs side by side, a learned judge's training job."""
+    from django.contrib.auth.models import Permission
+
+    from annotation.models import ImportJob, ImportJobStatus
+    from scoring.models import ScoreRun
+
+    researcher.user_permissions.add(Permission.objects.get(codename="add_study", content_type__app_label="annotation"))
+    guide = Path(settings.BASE_DIR) / "docs" / "guide"
+    slugs = [p.stem for p in guide.glob("*.md") if p.stem != "index"] + ["import-format"]
+    slugs += [f"metric-{p.stem}" for p in (Path(settings.BASE_DIR) / "docs" / "metrics").glob("*.md")
+              if p.stem != "README"]
+    job = ImportJob.objects.create(
+        study=h["study"], filename="<b>items</b>.jsonl", stored_name="x", status=ImportJobStatus.INVALID,
+        summary={"message": "1 error"}, errors=[{"location": "line 2", "field": "question", "reason": "missing"}],
+        requested_by=researcher,
+    )
+    other = ScoreRun.objects.create(study=h["study"], metric=h["run"].metric, metric_version=h["run"].metric_version,
+                                    backend="lexical", status=h["run"].status)
+    return [
+        reverse("help:index"), *(reverse("help:page", args=[slug]) for slug in sorted(set(slugs))),
+        reverse("console:study_create"),
+        reverse("console:import_job", args=[h["study"].slug, job.pk]),
+        reverse("scoring:run-compare", args=[h["run"].pk]) + f"?with={other.pk}",
+    ]
+
+
 def test_every_page_each_role_opens_has_no_wcag_21_aa_violation(
     live_server, login, hostile_study, researcher, annotator, adjudicator  # noqa: F811
 ):
     axe = Axe()
+    h = hostile_study
+    run, imported = h["run"].pk, h["imported"].pk
+    # Report pages render their figures only with parameters: the hostile pool, question and run.
+    report_query = f"?run={run}&runs={run}&source=run:{run}&pool={imported}&question=pf&features=run:{run}"
+    extra = _extra_pages(h, researcher)
     checked: list[str] = []
     violations: list[str] = []
     for who in (researcher, adjudicator, annotator):
         page = login(who).new_page()
+        paths = []
         for route, params in _page_routes():
             if route.startswith("api/") or "download" in route or "logout" in route:
                 continue  # JSON, files, and the logout (a POST) are not pages
-            path = _fill(route, params, hostile_study)
-            if path is None:
-                continue
+            path = _fill(route, params, h)
+            if path is not None:
+                paths += [path, path + report_query]
+        for path in [*paths, *extra]:
             response = page.request.get(live_server.url + path)
             if response.status != 200 or "text/html" not in response.headers.get("content-type", ""):
-                continue  # a page this role may not open (403/404) or one that answers a file
+                continue  # a page this role may not open (403/404), a report without its parameters, a file
             page.goto(live_server.url + path)
             checked.append(f"{who.get_username()} {path}")
             for violation in axe.run(page, options=WCAG_21_AA).response["violations"]:
@@ -42,8 +80,9 @@ def test_every_page_each_role_opens_has_no_wcag_21_aa_violation(
         page.context.clear_cookies()
         page.close()
     # The walk reaches every role's main pages (a broken fixture would check nothing and pass).
-    assert len(checked) >= 40 and any("/adjudication/cases/" in p for p in checked)
-    assert any("/assignments/" in p for p in checked) and any("/plan/" in p for p in checked)
+    assert any("/adjudication/cases/" in p for p in checked) and any("/assignments/" in p for p in checked)
+    assert any("/plan/" in p for p in checked) and any("/reports/validity/?" in p for p in checked)
+    assert sum("/help/" in p for p in checked) >= 3 * 15 and any("/compare/" in p for p in checked)
     assert violations == []
 
 
