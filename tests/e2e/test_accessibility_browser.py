@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from django.conf import settings
+from django.contrib.auth.tokens import default_token_generator
 from django.urls import reverse
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 
 from tests import factories
 from tests.test_hostile_input import _fill, _page_routes, hostile_study  # noqa: F401 - the fixture
@@ -25,8 +28,9 @@ def _extra_pages(h: dict, researcher) -> list[str]:
     form, an import's dry run, two runs side by side, a learned judge's training job."""
     from django.contrib.auth.models import Permission
 
+    from adjudication.models import ValidationStudy
     from annotation.models import ImportJob, ImportJobStatus
-    from scoring.models import ScoreRun
+    from scoring.models import JudgeTrainJob, ScoreRun, TrainedJudge
 
     researcher.user_permissions.add(Permission.objects.get(codename="add_study", content_type__app_label="annotation"))
     guide = Path(settings.BASE_DIR) / "docs" / "guide"
@@ -40,7 +44,23 @@ def _extra_pages(h: dict, researcher) -> list[str]:
     )
     other = ScoreRun.objects.create(study=h["study"], metric=h["run"].metric, metric_version=h["run"].metric_version,
                                     backend="lexical", status=h["run"].status)
+    judge = TrainedJudge.objects.create(
+        name="grounding-a11y", study=h["study"], task="supports", source_kind="study", source_study=h["study"],
+        source_question="pf", data_hash="0" * 64, model_type="logistic", feature_set="lexical", n=40, n_positive=20,
+        cv={"auc": 0.8}, path="judges/none", trained_by=researcher,
+    )
+    job = JudgeTrainJob.objects.create(
+        study=h["study"], name="grounding-a11y-2", question_key="pf", task="supports", status="failed",
+        error="<b>too few</b> labels", requested_by=researcher,
+    )
+    validation = ValidationStudy.objects.create(
+        study=h["study"], name="<i>validation</i>", template="astrid", metric_run=h["run"], target_pool=h["imported"],
+        target_question=h["question"], positive="yes", created_by=researcher,
+    )
     return [
+        reverse("scoring:judges:detail", args=[h["study"].slug, judge.pk]),
+        reverse("scoring:judges:job", args=[h["study"].slug, job.pk]),
+        reverse("adjudication:validation-report", args=[validation.pk]),
         reverse("help:index"), *(reverse("help:page", args=[slug]) for slug in sorted(set(slugs))),
         reverse("console:study_create"),
         reverse("console:import_job", args=[h["study"].slug, job.pk]),
@@ -49,7 +69,7 @@ def _extra_pages(h: dict, researcher) -> list[str]:
 
 
 def test_every_page_each_role_opens_has_no_wcag_21_aa_violation(
-    live_server, login, hostile_study, researcher, annotator, adjudicator  # noqa: F811
+    live_server, login, browser_context, hostile_study, researcher, annotator, adjudicator  # noqa: F811
 ):
     axe = Axe()
     h = hostile_study
@@ -79,10 +99,23 @@ def test_every_page_each_role_opens_has_no_wcag_21_aa_violation(
                 violations.append(f"{who.get_username()} {path}: {violation['id']} ({violation['impact']}) {targets}")
         page.context.clear_cookies()
         page.close()
+    # Before logging in: the login page, and the page a new account's invitation link opens.
+    newcomer = factories.make_user("newcomer-a11y")
+    uid, token = urlsafe_base64_encode(force_bytes(newcomer.pk)), default_token_generator.make_token(newcomer)
+    page = browser_context.new_page()
+    for path in (reverse("login"), reverse("account:invitation", args=[uid, token])):
+        page.goto(live_server.url + path)
+        assert page.locator("input[type=password], input[name=username]").count() >= 1, path
+        checked.append(f"anonymous {path}")
+        for violation in axe.run(page, options=WCAG_21_AA).response["violations"]:
+            targets = [node["target"] for node in violation["nodes"][:3]]
+            violations.append(f"anonymous {path}: {violation['id']} ({violation['impact']}) {targets}")
+    page.close()
     # The walk reaches every role's main pages (a broken fixture would check nothing and pass).
     assert any("/adjudication/cases/" in p for p in checked) and any("/assignments/" in p for p in checked)
     assert any("/plan/" in p for p in checked) and any("/reports/validity/?" in p for p in checked)
     assert sum("/help/" in p for p in checked) >= 3 * 15 and any("/compare/" in p for p in checked)
+    assert any("/judges/" in p for p in checked) and any("/validation/" in p for p in checked)
     assert violations == []
 
 
