@@ -68,6 +68,17 @@ def browser_context(browser, request) -> Iterator:
 
 
 @pytest.fixture
+def eager_tasks():
+    """Celery tasks run in the request that sends them (no worker in these tests); pages still poll them."""
+    from concord.celery import app as celery_app
+
+    before = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = before
+
+
+@pytest.fixture
 def login(live_server, browser_context):
     """Log a user in by giving the browser a real session cookie (faster than typing the form)."""
     from django.conf import settings

@@ -14,7 +14,6 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
-from concord.celery import app as celery_app
 from tests.annotation.console_helpers import ITEMS, jsonl
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -32,14 +31,6 @@ def console_page(browser_context):
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     return page, errors
-
-
-@pytest.fixture
-def eager_tasks():
-    before = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = before
 
 
 def _shot(page, name: str) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from concord.celery import app as celery_app
 from tests.adjudication.analysis.test_planning import _study
 from tests.e2e.conftest import ARTIFACTS
 
@@ -16,15 +15,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def eager_tasks():
-    """The planning job runs when its request commits (no worker in this test); the page still polls it."""
-    before = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = before
 
 
 def test_the_validation_report_draws_the_precision_chart(live_server, login, researcher, eager_tasks):

@@ -16,21 +16,12 @@ from adjudication.models import AdjudicationCase, ExportJob, GoldLabel
 from adjudication.services import item_disagreements_detect
 from annotation.console import services as console
 from annotation.models import AssignmentStatus, ImportJob
-from concord.celery import app as celery_app
 from tests import factories
 from tests.adjudication.gold_helpers import pool_with_members, submit_labels, yes_no
 from tests.annotation.console_helpers import ITEMS, jsonl
 from tests.e2e.conftest import screenshot
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def eager_tasks():
-    before = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = before
 
 
 def test_saving_a_case_by_keys_opens_the_next_and_a_decided_case_needs_a_reason(live_server, login):
