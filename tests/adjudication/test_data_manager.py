@@ -11,6 +11,7 @@ import threading
 import pytest
 from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -637,6 +638,9 @@ def test_filters_count_only_the_chosen_pool_current_gold_and_item_scores(data, r
     Score.objects.create(run=run, item=items["d"], unit_key="s1", value=0.5, state="ok")
     e = factories.make_item(study, "e-5")
     Score.objects.create(run=run, item=e, unit_key="item", value=None, state="undetermined")
+    # another run's scores are not this run's
+    later = ScoreRun.objects.create(study=study, metric="cf", metric_version="3", backend="lexical")
+    Score.objects.create(run=later, item=items["d"], unit_key="item", value=0.5, state="ok")
 
     p = str(pool.pk)
     assert _matching(study, pool=p, pool_state="open") == ["b-2"]
@@ -720,6 +724,8 @@ def test_a_page_shows_each_pools_status_open_cases_gold_and_score(data):
         is_current=False,
     )
     Score.objects.create(run=run, item=items["d"], unit_key="s1", value=0.5, state="ok")
+    later = ScoreRun.objects.create(study=study, metric="cf", metric_version="3", backend="lexical")
+    Score.objects.create(run=later, item=items["d"], unit_key="item", value=0.7, state="ok")  # not the chosen run
 
     page, rows = dm.page_rows(study, dm.Filters.parse(study, {"run": str(run.pk)}), 1)
     assert page.paginator.count == 4
@@ -735,6 +741,22 @@ def test_a_page_shows_each_pools_status_open_cases_gold_and_score(data):
     assert [r.item.external_id for r in rows] == ["a-1", "b-2", "c-3", "d-4"]
     # without a run, no score
     assert [r.score for r in dm.page_rows(study, dm.Filters.parse(study, {}), 1)[1]] == [None] * 4
+
+
+def test_a_page_costs_the_same_queries_however_many_items_it_shows(rita, data):
+    """A count and one slice of items (with what the table shows of them), never a query per row."""
+    study = data["study"]
+
+    def queries():
+        with CaptureQueriesContext(connection) as run:
+            _ids(rita, study)
+        return len(run.captured_queries)
+
+    queries()  # the first request of a session also reads what later ones find cached
+    few = queries()
+    for n in range(6):
+        factories.make_item(study, f"m-{n}", question=f"Question {n}?", system=f"system {n}")
+    assert queries() == few
 
 
 def test_results_come_fifty_to_a_page(data):
@@ -927,6 +949,7 @@ def test_remove_closes_what_a_top_up_assigned_meanwhile_and_excludes_every_chose
     plan = _plan(data, chosen=[items["b"], items["d"]], action="remove", filters={"q": "care"})
     assert plan.assignments == [Assignment.objects.get(pool=pool, item=items["b"]).pk]
     late = factories.make_assignment(pool, items["d"], lee)  # meanwhile, a top-up
+    not_chosen = factories.make_assignment(pool, items["c"], data["kim"], status=AssignmentStatus.STARTED)
     submitted_meanwhile = factories.make_assignment(pool, items["b"], lee, status=AssignmentStatus.SUBMITTED)
     action = dm.bulk_apply(study=study, plan=plan, actor=researcher, filters=filters)
     assert not Assignment.objects.filter(pk=late.pk).exists()
@@ -934,6 +957,7 @@ def test_remove_closes_what_a_top_up_assigned_meanwhile_and_excludes_every_chose
         Assignment.objects.filter(pool=pool, item__in=[items["b"], items["d"]]).values_list("pk", flat=True)
     ) == [submitted_meanwhile.pk]
     assert Assignment.objects.filter(pk=elsewhere.pk, status=AssignmentStatus.ASSIGNED).exists()
+    assert Assignment.objects.filter(pk=not_chosen.pk, status=AssignmentStatus.STARTED).exists()
     exclusions = PoolItemExclusion.objects.order_by("item_id")
     assert [(e.pool, e.item.external_id, e.created_by) for e in exclusions] == [
         (pool, "b-2", researcher),

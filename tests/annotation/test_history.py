@@ -146,6 +146,33 @@ def test_only_the_annotator_may_undo_and_only_on_an_open_item(work, annotator, s
     assert _value(work, "bearing") is None
 
 
+def test_undo_reverts_this_items_last_change_by_this_annotator_only(work, annotator, study):
+    """A later change on another of the annotator's items is not this item's to undo, and an answer someone
+    else gave in this assignment (what the data manager's old reassign left behind) is never undone by the
+    annotator."""
+    _save(work, annotator, "bearing", "no")
+    other_item = factories.make_item(study, "h-002", answer="Rest.")
+    other = factories.make_assignment(work["pool"], other_item, annotator)
+    label_save(assignment=other, question=work["bearing"], unit_key="s:0", value="yes", base_version=0, actor=annotator)
+    previous = factories.make_user("dr-previous")
+    factories.add_member(work["pool"], previous)
+    overall = factories.make_question(study, "overall", order=3)
+    work["pool"].questions.add(overall)
+    theirs = Label.objects.create(
+        assignment=work["assignment"], question=overall, unit_key="item", value="yes", version=1,
+        updated_by=previous, updated_at=timezone.now(),
+    )
+    LabelHistory.objects.create(label=theirs, new_value="yes", new_version=1, actor=previous, at=timezone.now())
+    undone = label_undo(assignment=work["assignment"], actor=annotator)
+    assert [(q.key, v) for q, _, v in undone.restored] == [("bearing", None)]
+    assert Label.objects.get(assignment=other).value == "yes"
+    theirs.refresh_from_db()
+    assert (theirs.value, theirs.version) == ("yes", 1)
+    with pytest.raises(ValidationFailed) as refused:
+        label_undo(assignment=work["assignment"], actor=annotator)
+    assert refused.value.message == "Nothing to undo on this item."
+
+
 def test_undo_is_refused_on_a_submitted_item(work, annotator):
     _save(work, annotator, "bearing", "no")
     assignment_submit(assignment=work["assignment"], actor=annotator)
