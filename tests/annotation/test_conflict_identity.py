@@ -111,7 +111,7 @@ def test_a_refused_list_answer_is_shown_in_words_and_offered_again_as_a_list(cli
     body = response.content.decode()
     assert response.status_code == 409
     assert 'class="conflict-value">Alpha</strong>' in body and 'class="conflict-mine">Beta, Gamma</strong>' in body
-    form = body[body.index('class="use-mine-button"') - 1500 : body.index('class="use-mine-button"')]
+    form = body[body.index('class="use-mine"') : body.index('class="use-mine-button"')]  # "save my answer"
     assert '<input type="hidden" name="base_version" value="1">' in form
     assert '<input type="hidden" name="list" value="1">' in form
     assert re.findall(r'<input type="hidden" name="value" value="([^"]*)">', form) == ["b", "c"]
@@ -125,7 +125,7 @@ def test_a_refused_single_answer_is_shown_in_words_and_offered_again(client, ann
     body = response.content.decode()
     assert response.status_code == 409
     assert 'class="conflict-value">3</strong>' in body and 'class="conflict-mine">5</strong>' in body
-    form = body[body.index('class="use-mine-button"') - 1500 : body.index('class="use-mine-button"')]
+    form = body[body.index('class="use-mine"') : body.index('class="use-mine-button"')]  # "save my answer"
     assert 'name="list"' not in form
     assert re.findall(r'<input type="hidden" name="value" value="([^"]*)">', form) == ["5"]
     assert "Save my answer (5) over it" in body
@@ -149,3 +149,15 @@ def test_a_save_based_on_a_version_that_never_existed_is_told_there_is_no_answer
         "updated_at": None,
         "your_value": "5",
     }
+
+
+def test_a_refused_clearing_is_offered_again_as_a_clearing(client, annotator, inherited):
+    client.force_login(annotator)
+    url = reverse("annotation:label-save", args=[inherited.pk])
+    response = client.post(url, {"question": "pf", "unit_key": "item", "clear": "1", "base_version": 0}, **HX)
+    body = response.content.decode()
+    assert response.status_code == 409
+    assert 'class="conflict-value">3</strong>' in body and 'class="conflict-mine">no answer</strong>' in body
+    form = body[body.index('class="use-mine"') : body.index('class="use-mine-button"')]  # "save my answer"
+    assert '<input type="hidden" name="clear" value="1">' in form
+    assert 'name="value"' not in form and 'name="list"' not in form
