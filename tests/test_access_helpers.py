@@ -135,3 +135,14 @@ def test_creating_studies_is_granted_by_a_permission(researcher):
     creator = type(researcher).objects.get(pk=researcher.pk)  # permissions are cached per user object
     assert study_access.can_create_studies(creator) is True
     assert study_access.require_study_creator(creator) is None
+
+
+def test_a_study_deleted_since_it_was_read_is_no_study(study, people):
+    """A view holding a Study object whose row is gone (deleted meanwhile: Django sets its pk to None) answers
+    404 like an unknown study, for every role, never an error."""
+    study.delete()
+    for who in ("researcher", "annotator"):
+        assert _refusal(lambda who=who: access.require_role(people[who], study)) == ("NotFound", "no such study")
+        assert _refusal(
+            lambda who=who: access.require_object_role(people[who], study, Role.RESEARCHER, what="run")
+        ) == ("NotFound", "no such run")
