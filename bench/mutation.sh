@@ -35,9 +35,9 @@ TARGET_RATE="${MUTATION_TARGET:-90}"
 
 # Each module and the tests that exercise it (what `--module` runs it against).
 declare -A MODULE_TESTS=(
-  [concord/access.py]="tests/test_access_matrix.py tests/test_access_policies.py tests/test_security_object_ids.py
+  [concord/access.py]="tests/test_access_helpers.py tests/test_access_matrix.py tests/test_access_policies.py tests/test_security_object_ids.py
     tests/test_named_mutations.py"
-  [annotation/access.py]="tests/test_access_matrix.py tests/test_access_policies.py tests/test_security_object_ids.py
+  [annotation/access.py]="tests/test_access_helpers.py tests/test_access_matrix.py tests/test_access_policies.py tests/test_security_object_ids.py
     tests/test_security_pages.py tests/annotation/test_console_views.py tests/annotation/test_console_api.py"
   [annotation/selectors.py]="tests/test_access_matrix.py tests/test_security_object_ids.py tests/test_named_mutations.py
     tests/annotation/test_blinding.py tests/annotation/test_workspace.py tests/annotation/test_api.py"

@@ -5,19 +5,31 @@ who gave them (withdrawn), and the receiver starts empty (issue Q)."""
 
 from __future__ import annotations
 
+import datetime
 import threading
 
 import pytest
 from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from adjudication import data_manager as dm
 from adjudication.exports.records import iter_records
 from adjudication.models import AdjudicationCase, BulkAction, CaseStatus, GoldLabel, GoldSource
 from annotation import labels, services
 from annotation.console.services import pool_top_up
-from annotation.models import Assignment, AssignmentStatus, AuditEvent, Label, PoolItemExclusion, PoolMembership, Role
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    AuditEvent,
+    Item,
+    Label,
+    PoolItemExclusion,
+    PoolMembership,
+    Role,
+)
 from concord.errors import Conflict, NotFound, ValidationFailed
 from scoring.models import Score, ScoreRun
 from tests import factories
@@ -494,3 +506,547 @@ def test_a_save_waiting_on_the_data_managers_lock_finds_the_item_gone_and_writes
         [("kim", "yes")] if answered else []
     )
     assert Assignment.objects.get(item=b, annotator=lee).status == AssignmentStatus.ASSIGNED
+
+
+# --- Filters: each refusal says what is wrong, and the filters survive a confirmation -------------------
+
+
+def _other_study_pool_and_run(researcher):
+    other = factories.make_study(owner=researcher, slug="other-study")
+    pool = factories.make_pool(other, "X", questions=[factories.make_question(other, "pf")])
+    run = ScoreRun.objects.create(study=other, metric="cf", metric_version="2", backend="lexical")
+    return pool, run
+
+
+@pytest.mark.parametrize(
+    "params, error, message",
+    [
+        ({"pool": "999999"}, NotFound, "pool not found"),
+        ({"pool": "{foreign_pool}"}, NotFound, "pool not found"),
+        (
+            {"pool": "{pool}", "pool_state": "gone"},
+            ValidationFailed,
+            "status in a pool is one of not_assigned, open, done, skipped, withdrawn",
+        ),
+        ({"pool_state": "open"}, ValidationFailed, "choose the pool whose status to filter on"),
+        ({"disagreement": "some"}, ValidationFailed, "disagreement is open, any or none"),
+        ({"gold": "maybe"}, ValidationFailed, "gold is yes or no"),
+        ({"run": "999999"}, NotFound, "score run not found"),
+        ({"run": "{foreign_run}"}, NotFound, "score run not found"),
+        ({"run": "{run}", "score_min": "x"}, ValidationFailed, "the lowest score must be a number"),
+        ({"run": "{run}", "score_max": "x"}, ValidationFailed, "the highest score must be a number"),
+        ({"run": "{run}", "score_min": "nan"}, ValidationFailed, "the lowest score must be a finite number"),
+        ({"run": "{run}", "score_max": "inf"}, ValidationFailed, "the highest score must be a finite number"),
+        ({"run": "{run}", "score_max": "-inf"}, ValidationFailed, "the highest score must be a finite number"),
+        ({"score_min": "0.5"}, ValidationFailed, "choose the score run whose values to filter on"),
+        ({"score_max": "0.5"}, ValidationFailed, "choose the score run whose values to filter on"),
+        (
+            {"meta_key": "a b"},
+            ValidationFailed,
+            "a metadata key has letters, digits, '_', '-' or '.' only (at most 80), and is not a number",
+        ),
+    ],
+)
+def test_each_bad_filter_is_refused_with_what_is_wrong(data, researcher, params, error, message):
+    foreign_pool, foreign_run = _other_study_pool_and_run(researcher)
+    ids = {
+        "pool": data["pool"].pk,
+        "run": data["run"].pk,
+        "foreign_pool": foreign_pool.pk,
+        "foreign_run": foreign_run.pk,
+    }
+    with pytest.raises(error) as refused:
+        dm.Filters.parse(data["study"], {k: v.format(**ids) for k, v in params.items()})
+    assert refused.value.message == message
+
+
+def test_filters_are_read_trimmed_and_carried_through_a_confirmation_unchanged(data):
+    study, pool, run = data["study"], data["pool"], data["run"]
+    raw = {
+        "q": "  care  ",
+        "pool": f" {pool.pk} ",
+        "pool_state": " open ",
+        "disagreement": " any ",
+        "gold": " no ",
+        "run": f" {run.pk} ",
+        "score_min": " 0.25 ",
+        "score_max": " 1 ",
+        "meta_key": " topic ",
+        "meta_value": " wounds ",
+    }
+    f = dm.Filters.parse(study, raw)
+    assert (f.q, f.pool, f.pool_state, f.disagreement, f.gold, f.run) == ("care", pool, "open", "any", "no", run)
+    assert (f.score_min, f.score_max, f.meta_key, f.meta_value) == (0.25, 1.0, "topic", "wounds")
+    query = f.as_query()
+    assert query == {
+        "q": "care",
+        "pool": str(pool.pk),
+        "pool_state": "open",
+        "disagreement": "any",
+        "gold": "no",
+        "run": str(run.pk),
+        "score_min": "0.25",
+        "score_max": "1.0",
+        "meta_key": "topic",
+        "meta_value": "wounds",
+    }
+    assert dm.Filters.parse(study, query) == f
+    # no filter at all: nothing to carry, every item matches
+    empty = dm.Filters.parse(study, {})
+    assert empty == dm.Filters() and empty.as_query() == {}
+    assert dm.Filters.parse(study, {"score_min": "0", "run": str(run.pk)}).as_query()["score_min"] == "0.0"
+    # a search or a metadata value is bounded: its first 300 characters are searched
+    long = dm.Filters.parse(study, {"q": "x" * 301, "meta_value": "y" * 301})
+    assert (long.q, long.meta_value) == ("x" * 300, "y" * 300)
+
+
+def _second_pool(data, name="PG", **extra):
+    """Another pool of the study, asking the same question; the study's pools are not independent, so one
+    person may be a member of both."""
+    study = data["study"]
+    study.independent_pools = False
+    study.save()
+    return factories.make_pool(study, name, questions=[data["pool"].questions.get()], **extra)
+
+
+def _matching(study, **params):
+    return [i.external_id for i in dm.filtered_items(study, dm.Filters.parse(study, params))]
+
+
+def test_filters_count_only_the_chosen_pool_current_gold_and_item_scores(data, researcher):
+    study, pool, run, items, kim = data["study"], data["pool"], data["run"], data["items"], data["kim"]
+    other = _second_pool(data)
+    q = pool.questions.get()
+    # d has work only in the other pool; b's open case and d's gold are the other pool's
+    factories.make_assignment(other, items["d"], kim, status=AssignmentStatus.STARTED)
+    AdjudicationCase.objects.create(pool=other, item=items["b"], question=q, unit_key="item")
+    GoldLabel.objects.create(
+        pool=other, item=items["d"], question=q, unit_key="item", value="no", source=GoldSource.ADJUDICATED
+    )
+    # a resolved case on c; an earlier, superseded gold on b
+    AdjudicationCase.objects.create(pool=pool, item=items["c"], question=q, unit_key="item", status=CaseStatus.RESOLVED)
+    GoldLabel.objects.create(
+        pool=pool,
+        item=items["b"],
+        question=q,
+        unit_key="item",
+        value="no",
+        source=GoldSource.ADJUDICATED,
+        is_current=False,
+    )
+    # d's only score in the run is a sentence's, and an undetermined item score is no score
+    Score.objects.create(run=run, item=items["d"], unit_key="s1", value=0.5, state="ok")
+    e = factories.make_item(study, "e-5")
+    Score.objects.create(run=run, item=e, unit_key="item", value=None, state="undetermined")
+    # another run's scores are not this run's
+    later = ScoreRun.objects.create(study=study, metric="cf", metric_version="3", backend="lexical")
+    Score.objects.create(run=later, item=items["d"], unit_key="item", value=0.5, state="ok")
+
+    p = str(pool.pk)
+    assert _matching(study, pool=p, pool_state="open") == ["b-2"]
+    assert _matching(study, pool=str(other.pk), pool_state="open") == ["d-4"]
+    assert _matching(study, pool=p, pool_state="not_assigned") == ["d-4", "e-5"]
+    assert _matching(study, disagreement="open") == ["a-1", "b-2"]
+    assert _matching(study, pool=p, disagreement="open") == ["a-1"]
+    assert _matching(study, pool=p, disagreement="any") == ["a-1", "c-3"]
+    assert _matching(study, disagreement="any") == ["a-1", "b-2", "c-3"]
+    assert _matching(study, pool=p, disagreement="none") == ["b-2", "d-4", "e-5"]
+    assert _matching(study, gold="yes") == ["c-3", "d-4"]
+    assert _matching(study, pool=p, gold="yes") == ["c-3"]
+    assert _matching(study, pool=p, gold="no") == ["a-1", "b-2", "d-4", "e-5"]
+    r = str(run.pk)
+    assert _matching(study, run=r, score_min="-10") == ["a-1", "b-2", "c-3"]
+    assert _matching(study, run=r, score_max="10") == ["a-1", "b-2", "c-3"]
+    # both bounds are inclusive
+    assert _matching(study, run=r, score_min="0.6", score_max="0.6") == ["b-2"]
+    assert _matching(study, run=r, score_min="0.2", score_max="0.2") == ["a-1"]
+    # a run chosen without bounds filters nothing (it only adds the score column)
+    assert _matching(study, run=r) == ["a-1", "b-2", "c-3", "d-4", "e-5"]
+    # the text is searched in the id, the question and the answer
+    factories.make_item(study, "f-6", answer="Rinse with saline.")
+    assert _matching(study, q="c-3") == ["c-3"]
+    assert _matching(study, q="SALINE") == ["f-6"]
+    assert _matching(study, q="shingles") == ["d-4"]
+
+
+def test_done_means_every_assignment_of_the_item_submitted_and_withdrawn_work_counts_apart(data):
+    study, pool, items, kim, lee = data["study"], data["pool"], data["items"], data["kim"], data["lee"]
+    mo = factories.make_user("mo")
+    factories.add_member(pool, mo, "P-A3")
+    factories.make_assignment(pool, items["a"], lee, status=AssignmentStatus.STARTED)  # a: 1 of 2 submitted
+    factories.make_assignment(pool, items["c"], kim, status=AssignmentStatus.SUBMITTED)  # c: submitted + skipped
+    e, f = factories.make_item(study, "e-5"), factories.make_item(study, "f-6")
+    factories.make_assignment(pool, e, kim, status=AssignmentStatus.SUBMITTED)
+    factories.make_assignment(pool, e, lee, status=AssignmentStatus.WITHDRAWN)  # e: submitted + withdrawn
+    factories.make_assignment(pool, items["d"], mo, status=AssignmentStatus.WITHDRAWN)  # d: withdrawn only
+    factories.make_assignment(pool, f, mo, status=AssignmentStatus.SUBMITTED)
+    factories.make_assignment(pool, f, lee, status=AssignmentStatus.SUBMITTED)  # f: 2 of 2 submitted
+    p = str(pool.pk)
+    assert _matching(study, pool=p, pool_state="done") == ["e-5", "f-6"]
+    assert _matching(study, pool=p, pool_state="withdrawn") == ["d-4", "e-5"]
+    assert _matching(study, pool=p, pool_state="not_assigned") == ["d-4"]  # withdrawn work leaves it unassigned
+    assert _matching(study, pool=p, pool_state="skipped") == ["c-3"]
+    assert _matching(study, pool=p, pool_state="open") == ["a-1", "b-2"]
+
+
+def test_a_page_shows_each_pools_status_open_cases_gold_and_score(data):
+    study, pool, run, items, kim, lee = (
+        data["study"],
+        data["pool"],
+        data["run"],
+        data["items"],
+        data["kim"],
+        data["lee"],
+    )
+    q = pool.questions.get()
+    big = _second_pool(data, "AB", overlap=3)  # sorts before PF
+    mo, ned = factories.make_user("mo"), factories.make_user("ned")
+    for member in (kim, lee, mo, ned):
+        factories.add_member(big, member)
+    for who, status in ((kim, "submitted"), (lee, "started"), (mo, "assigned"), (ned, "skipped")):
+        factories.make_assignment(big, items["a"], who, status=status)
+    factories.make_assignment(big, items["a"], factories.make_user("ola"), status=AssignmentStatus.WITHDRAWN)
+    for who in (kim, lee):
+        factories.make_assignment(big, items["b"], who, status=AssignmentStatus.SUBMITTED)
+    factories.make_assignment(pool, items["b"], lee, status=AssignmentStatus.SUBMITTED)
+    factories.make_assignment(pool, items["a"], lee, status=AssignmentStatus.SUBMITTED)  # more done than k
+    factories.make_assignment(pool, items["d"], lee, status=AssignmentStatus.WITHDRAWN)
+    q2 = factories.make_question(study, "second")
+    AdjudicationCase.objects.create(pool=big, item=items["a"], question=q2, unit_key="item")
+    AdjudicationCase.objects.create(pool=pool, item=items["b"], question=q, unit_key="item", status=CaseStatus.RESOLVED)
+    GoldLabel.objects.create(
+        pool=pool,
+        item=items["d"],
+        question=q,
+        unit_key="item",
+        value="no",
+        source=GoldSource.ADJUDICATED,
+        is_current=False,
+    )
+    Score.objects.create(run=run, item=items["d"], unit_key="s1", value=0.5, state="ok")
+    later = ScoreRun.objects.create(study=study, metric="cf", metric_version="3", backend="lexical")
+    Score.objects.create(run=later, item=items["d"], unit_key="item", value=0.7, state="ok")  # not the chosen run
+
+    page, rows = dm.page_rows(study, dm.Filters.parse(study, {"run": str(run.pk)}), 1)
+    assert page.paginator.count == 4
+    table = {
+        r.item.external_id: ([(p.name, label) for p, label in r.statuses], r.open_cases, r.gold, r.score) for r in rows
+    }
+    assert table == {
+        "a-1": ([("AB", "1/3 done, 2 open, 1 skipped, 1 withdrawn"), ("PF", "2/2 done")], 2, False, 0.2),
+        "b-2": ([("AB", "2/3 done"), ("PF", "1/1 done, 1 open")], 0, False, 0.6),
+        "c-3": ([("AB", "not assigned"), ("PF", "0/1 done, 1 skipped")], 0, True, 0.9),
+        "d-4": ([("AB", "not assigned"), ("PF", "not assigned, 1 withdrawn")], 0, False, None),
+    }
+    assert [r.item.external_id for r in rows] == ["a-1", "b-2", "c-3", "d-4"]
+    # without a run, no score
+    assert [r.score for r in dm.page_rows(study, dm.Filters.parse(study, {}), 1)[1]] == [None] * 4
+
+
+def test_a_page_costs_the_same_queries_however_many_items_it_shows(rita, data):
+    """A count and one slice of items (with what the table shows of them), never a query per row."""
+    study = data["study"]
+
+    def queries():
+        with CaptureQueriesContext(connection) as run:
+            _ids(rita, study)
+        return len(run.captured_queries)
+
+    queries()  # the first request of a session also reads what later ones find cached
+    few = queries()
+    for n in range(6):
+        factories.make_item(study, f"m-{n}", question=f"Question {n}?", system=f"system {n}")
+    assert queries() == few
+
+
+def test_results_come_fifty_to_a_page(data):
+    study = data["study"]
+    Item.objects.bulk_create(Item(study=study, external_id=f"z-{n:03}", question="?", answer="!") for n in range(47))
+    page, rows = dm.page_rows(study, dm.Filters.parse(study, {}), 2)
+    assert (page.paginator.num_pages, [r.item.external_id for r in rows]) == (2, ["z-046"])
+    assert len(dm.page_rows(study, dm.Filters.parse(study, {}), 1)[1]) == 50
+
+
+# --- Bulk plans: which assignments an action touches, and each refusal ------------------------------------
+
+
+def _plan(data, chosen=None, all_matching=False, filters=None, **request):
+    study = data["study"]
+    request = {"target_pool": str(data["pool"].pk), **request}
+    return dm.bulk_plan(
+        study=study,
+        data=request,
+        chosen=[str(i.pk) for i in chosen or []],
+        all_matching=all_matching,
+        filters=dm.Filters.parse(study, filters or {}),
+    )
+
+
+def _refusal(data, **kwargs):
+    with pytest.raises(ValidationFailed) as refused:
+        _plan(data, **kwargs)
+    return refused.value.message
+
+
+def test_each_bad_bulk_request_is_refused_with_what_is_wrong(data):
+    pool, kim, lee, b = data["pool"], data["kim"], data["lee"], data["items"]["b"]
+    other = factories.make_pool(data["study"], "PG", questions=[pool.questions.get()])
+    outsider = factories.make_user("mo")
+    factories.add_member(other, outsider, "G-1")  # a member of another pool of the same study
+    who = {"action": "reassign", "from_user": str(kim.pk), "to_user": str(lee.pk)}
+    assert _refusal(data, chosen=[b], action="") == "choose an action: reassign, remove from the pool or re-queue"
+    assert _refusal(data, chosen=[b], action="delete") == "choose an action: reassign, remove from the pool or re-queue"
+    assert _refusal(data, chosen=[b], action="remove", target_pool="") == "choose the pool the action applies to"
+    assert _refusal(data, chosen=[], action="remove") == "no item is selected"
+    assert _refusal(data, all_matching=True, filters={"q": "nothing like it"}, action="remove") == "no item is selected"
+    assert _refusal(data, chosen=[b], **{**who, "from_user": str(outsider.pk)}) == (
+        "choose whose assignments to move among the pool's members"
+    )
+    assert (
+        _refusal(data, chosen=[b], **{**who, "to_user": str(outsider.pk)})
+        == "choose who receives them among the pool's members"
+    )
+    assert _refusal(data, chosen=[b], **{**who, "to_user": str(kim.pk)}) == "choose two different members"
+    PoolMembership.objects.filter(pool=pool, user=lee).update(active=False)
+    assert _refusal(data, chosen=[b], **who) == "P-A2 has left the pool"
+    message = "an item you ticked is not an item of this study (reload the page and choose again); nothing was changed"
+    with pytest.raises(ValidationFailed) as refused:
+        dm.bulk_plan(
+            study=data["study"],
+            data={"action": "remove", "target_pool": str(pool.pk)},
+            chosen=[str(b.pk), "x"],
+            all_matching=False,
+            filters=dm.Filters(),
+        )
+    assert refused.value.message == message
+
+
+def test_a_bulk_action_takes_at_most_max_bulk_items(data, monkeypatch):
+    monkeypatch.setattr(dm, "MAX_BULK", 3)
+    with pytest.raises(ValidationFailed) as refused:
+        _plan(data, all_matching=True, action="remove")  # four items match
+    assert refused.value.message == "at most 3 items at once; narrow the filters"
+    with pytest.raises(ValidationFailed):
+        _plan(data, chosen=list(data["items"].values()), action="remove")
+    plan = _plan(data, all_matching=True, filters={"q": "care"}, action="remove")
+    assert plan.item_ids == [data["items"]["b"].pk, data["items"]["c"].pk]
+    items = data["items"]
+    assert _plan(data, chosen=[items["c"], items["a"], items["b"]], action="remove").item_ids == sorted(
+        i.pk for i in (items["a"], items["b"], items["c"])
+    )
+
+
+def test_a_plan_touches_only_the_givers_open_assignments_of_the_chosen_items_in_the_chosen_pool(data, researcher):
+    study, pool, items, kim, lee = data["study"], data["pool"], data["items"], data["kim"], data["lee"]
+    mo = factories.make_user("mo")
+    factories.add_member(pool, mo, "P-A3")
+    other = _second_pool(data)
+    factories.add_member(other, kim, "G-1")
+    factories.add_member(other, lee, "G-2")
+    e = factories.make_item(study, "e-5")
+    kims_b = Assignment.objects.get(pool=pool, item=items["b"], annotator=kim)
+    kims_e = factories.make_assignment(pool, e, kim, status=AssignmentStatus.STARTED)
+    kims_d = factories.make_assignment(pool, items["d"], kim, status=AssignmentStatus.SKIPPED)
+    mos_b = factories.make_assignment(pool, items["b"], mo)  # another member's, same item
+    kims_b_elsewhere = factories.make_assignment(other, items["b"], kim)  # the same member's, another pool
+    kims_c = factories.make_assignment(pool, items["c"], kim, status=AssignmentStatus.STARTED)  # not chosen
+    who = {"from_user": str(kim.pk), "to_user": str(lee.pk)}
+
+    plan = _plan(data, chosen=[items["a"], items["b"], items["d"], e], action="reassign", **who)
+    assert plan.assignments == [kims_b.pk, kims_e.pk]  # not a (submitted), d (skipped), c (not chosen)
+    assert (plan.from_user, plan.to_user, plan.receiver_has, plan.kept, plan.emptied) == (kim, lee, 0, 0, 2)
+    assert plan.label == "Reassign open assignments to another member"
+    remove = _plan(data, chosen=[items["b"], items["d"]], action="remove")
+    assert remove.assignments == [kims_b.pk, mos_b.pk]  # open ones, of this pool only
+    assert (remove.from_user, remove.to_user, remove.label) == (None, None, "Remove from the pool")
+    requeue = _plan(data, chosen=[items["b"], items["c"], items["d"]], action="requeue")
+    lees_c = Assignment.objects.get(pool=pool, item=items["c"], annotator=lee)
+    assert requeue.assignments == [lees_c.pk, kims_d.pk]
+    assert requeue.kept == 0 and requeue.label == "Re-queue skipped assignments"
+
+    assert Assignment.objects.filter(annotator=lee).count() == 1  # planning changed nothing
+    dm.bulk_apply(study=study, plan=plan, actor=researcher, filters=dm.Filters())
+    untouched = [
+        (mos_b, mo, "assigned"),
+        (kims_b_elsewhere, kim, "assigned"),
+        (kims_c, kim, "started"),
+        (kims_d, kim, "skipped"),
+    ]
+    for assignment, annotator, status in untouched:
+        assignment.refresh_from_db()
+        assert (assignment.annotator, assignment.status) == (annotator, status)
+    assert not Assignment.objects.filter(pk__in=[kims_b.pk, kims_e.pk]).exists()
+    assert sorted(Assignment.objects.filter(pool=pool, annotator=lee).values_list("item__external_id", flat=True)) == [
+        "b-2",
+        "c-3",
+        "e-5",
+    ]
+
+
+def test_a_plan_reads_its_members_in_one_query_each(data, django_assert_num_queries):
+    """The confirmation names both members (user name and pseudonym) without a query per name."""
+    kim, lee, b = data["kim"], data["lee"], data["items"]["b"]
+    plan = _plan(data, chosen=[b], action="reassign", from_user=str(kim.pk), to_user=str(lee.pk))
+    with django_assert_num_queries(0):
+        assert (plan.from_user.get_username(), plan.to_user.get_username()) == ("kim", "lee")
+        assert (plan.from_member.pseudonym, plan.to_member.pseudonym) == ("P-A1", "P-A2")
+
+
+def test_closing_keeps_an_assignment_that_holds_work_and_deletes_an_empty_one(data, researcher):
+    """Work is saved answers or an earlier submission (a reopened item, even with its answers cleared
+    away): kept, withdrawn, its reservation released; an assignment with neither is deleted."""
+    study, pool, kim, items = data["study"], data["pool"], data["kim"], data["items"]
+    reserved = {
+        "reserved_until": timezone.make_aware(datetime.datetime(2030, 1, 1)),
+        "status": AssignmentStatus.STARTED,
+    }
+    reopened = factories.make_assignment(pool, items["c"], kim, reopened_count=1, **reserved)
+    empty = factories.make_assignment(pool, items["d"], kim, **reserved)
+    answered = Assignment.objects.get(pool=pool, item=items["b"])
+    _answer(answered, kim)
+    Assignment.objects.filter(pk=answered.pk).update(**reserved)
+    plan = _plan(data, chosen=[items["b"], items["c"], items["d"]], action="remove")
+    assert (len(plan.assignments), plan.kept, plan.emptied) == (3, 2, 1)
+    action = dm.bulk_apply(study=study, plan=plan, actor=researcher, filters=dm.Filters())
+    rows = Assignment.objects.filter(pk__in=[reopened.pk, answered.pk]).values_list("status", "reserved_until")
+    assert list(rows) == [("withdrawn", None), ("withdrawn", None)]
+    assert not Assignment.objects.filter(pk=empty.pk).exists()
+    assert (action.n_assignments, action.details["withdrawn"], action.details["deleted"]) == (3, 2, 1)
+
+
+# --- Applying: only what still qualifies, one audit row that says what was done ------------------------------
+
+
+def test_requeue_resets_what_the_skip_left_and_leaves_an_item_unskipped_meanwhile(data, researcher):
+    study, pool, kim, lee, items = data["study"], data["pool"], data["kim"], data["lee"], data["items"]
+    when = timezone.make_aware(datetime.datetime(2030, 1, 1))
+    lees_c = Assignment.objects.get(item=items["c"], annotator=lee)
+    Assignment.objects.filter(pk=lees_c.pk).update(reserved_until=when, started_at=when)
+    kims_d = factories.make_assignment(pool, items["d"], kim, status=AssignmentStatus.SKIPPED, skip_reason="later")
+    plan = _plan(data, chosen=[items["c"], items["d"]], action="requeue")
+    assert plan.assignments == [lees_c.pk, kims_d.pk]
+    Assignment.objects.filter(pk=kims_d.pk).update(status=AssignmentStatus.SUBMITTED)  # meanwhile
+    action = dm.bulk_apply(study=study, plan=plan, actor=researcher, filters=dm.Filters())
+    lees_c.refresh_from_db()
+    assert (lees_c.status, lees_c.skip_reason, lees_c.reserved_until, lees_c.started_at) == ("assigned", "", None, None)
+    kims_d.refresh_from_db()
+    assert (kims_d.status, kims_d.skip_reason) == ("submitted", "later")
+    assert (action.action, action.pool, action.actor, action.study) == ("requeue", pool, researcher, study)
+    assert (action.n_items, action.n_assignments, action.item_ids) == (2, 1, ["c-3", "d-4"])
+    assert action.details == {"filters": {}, "unchanged": 1}
+    assert dm.outcome_message(action) == (
+        "Re-queued 1 skipped assignment of pool PF. 1 changed meanwhile (submitted, skipped or given to the "
+        "receiver) and was left as it is."
+    )
+
+
+def test_remove_closes_what_a_top_up_assigned_meanwhile_and_excludes_every_chosen_item(data, researcher):
+    study, pool, lee, items = data["study"], data["pool"], data["lee"], data["items"]
+    other = _second_pool(data)
+    factories.add_member(other, lee, "G-2")
+    elsewhere = factories.make_assignment(other, items["d"], lee)
+    filters = dm.Filters.parse(study, {"q": "care"})
+    plan = _plan(data, chosen=[items["b"], items["d"]], action="remove", filters={"q": "care"})
+    assert plan.assignments == [Assignment.objects.get(pool=pool, item=items["b"]).pk]
+    late = factories.make_assignment(pool, items["d"], lee)  # meanwhile, a top-up
+    not_chosen = factories.make_assignment(pool, items["c"], data["kim"], status=AssignmentStatus.STARTED)
+    submitted_meanwhile = factories.make_assignment(pool, items["b"], lee, status=AssignmentStatus.SUBMITTED)
+    action = dm.bulk_apply(study=study, plan=plan, actor=researcher, filters=filters)
+    assert not Assignment.objects.filter(pk=late.pk).exists()
+    assert list(
+        Assignment.objects.filter(pool=pool, item__in=[items["b"], items["d"]]).values_list("pk", flat=True)
+    ) == [submitted_meanwhile.pk]
+    assert Assignment.objects.filter(pk=elsewhere.pk, status=AssignmentStatus.ASSIGNED).exists()
+    assert Assignment.objects.filter(pk=not_chosen.pk, status=AssignmentStatus.STARTED).exists()
+    exclusions = PoolItemExclusion.objects.order_by("item_id")
+    assert [(e.pool, e.item.external_id, e.created_by) for e in exclusions] == [
+        (pool, "b-2", researcher),
+        (pool, "d-4", researcher),
+    ]
+    assert (action.n_items, action.n_assignments) == (2, 2)
+    assert action.details == {"filters": {"q": "care"}, "withdrawn": 0, "deleted": 2, "unchanged": 0}
+    assert dm.outcome_message(action) == "Removed 2 items from pool PF; 2 open assignments closed."
+    # removing again is harmless: the exclusions are kept, nothing is doubled
+    again = dm.bulk_apply(
+        study=study, plan=_plan(data, chosen=[items["d"]], action="remove"), actor=researcher, filters=dm.Filters()
+    )
+    assert PoolItemExclusion.objects.count() == 2
+    assert dm.outcome_message(again) == "Removed 1 item from pool PF; 0 open assignments closed."
+
+
+def test_a_reassignment_is_audited_with_both_members_and_gives_the_receiver_their_own_queue_position(data, researcher):
+    study, pool, kim, lee, items = data["study"], data["pool"], data["kim"], data["lee"], data["items"]
+    pool.seed = 7
+    pool.save()
+    e = factories.make_item(study, "e-5")
+    factories.make_assignment(pool, e, kim, status=AssignmentStatus.STARTED)
+    kims_b = Assignment.objects.get(item=items["b"], annotator=kim)
+    _answer(kims_b, kim)
+    other = _second_pool(data)
+    factories.add_member(other, lee, "G-2")
+    factories.make_assignment(other, e, lee)  # lee has e in another pool: no reason to keep it from them here
+    plan = _plan(data, chosen=[items["b"], e], action="reassign", from_user=str(kim.pk), to_user=str(lee.pk))
+    action = dm.bulk_apply(study=study, plan=plan, actor=researcher, filters=dm.Filters())
+    new = {a.item.external_id: a for a in Assignment.objects.filter(pool=pool, annotator=lee, item__in=[items["b"], e])}
+    assert sorted(new) == ["b-2", "e-5"]
+    for item in (items["b"], e):
+        mine = new[item.external_id]
+        assert (mine.status, mine.order_key) == (
+            "assigned",
+            services.order_key_for(seed=7, pool_id=pool.pk, annotator_id=lee.pk, item_id=item.pk),
+        )
+    assert action.details == {
+        "filters": {},
+        "from": "kim",
+        "to": "lee",
+        "from_pseudonym": "P-A1",
+        "to_pseudonym": "P-A2",
+        "withdrawn": 1,
+        "deleted": 1,
+        "unchanged": 0,
+    }
+    assert dm.outcome_message(action) == (
+        "Reassigned 2 items of pool PF from kim (P-A1) to lee (P-A2), each as a new, empty assignment. 1 held saved "
+        "answers: withdrawn, the answers kept as their annotator's, never counted as submitted work."
+    )
+
+
+def test_a_receiver_who_left_meanwhile_is_named_in_the_refusal(data, researcher):
+    pool, kim, lee, b = data["pool"], data["kim"], data["lee"], data["items"]["b"]
+    plan = _plan(data, chosen=[b], action="reassign", from_user=str(kim.pk), to_user=str(lee.pk))
+    PoolMembership.objects.filter(pool=pool, user=lee).update(active=False)
+    with pytest.raises(Conflict) as refused:
+        dm.bulk_apply(study=data["study"], plan=plan, actor=researcher, filters=dm.Filters())
+    assert refused.value.message == "P-A2 left the pool meanwhile; nothing was changed"
+    assert Assignment.objects.get(item=b).annotator == kim and not BulkAction.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "action, n, n_items, details, expected",
+    [
+        (
+            "reassign",
+            1,
+            1,
+            {"from": "kim", "from_pseudonym": "P-A1", "to": "lee", "to_pseudonym": "P-A2"},
+            "Reassigned 1 item of pool PF from kim (P-A1) to lee (P-A2), each as a new, empty assignment.",
+        ),
+        ("remove", 1, 1, {"withdrawn": 0, "unchanged": 0}, "Removed 1 item from pool PF; 1 open assignment closed."),
+        (
+            "remove",
+            0,
+            3,
+            {"withdrawn": 0, "unchanged": 2},
+            "Removed 3 items from pool PF; 0 open assignments closed. 2 changed meanwhile (submitted, skipped or given "
+            "to the receiver) and were left as they are.",
+        ),
+        ("requeue", 2, 2, {}, "Re-queued 2 skipped assignments of pool PF."),
+    ],
+)
+def test_the_outcome_says_what_was_done_in_a_sentence(data, action, n, n_items, details, expected):
+    row = BulkAction(
+        study=data["study"], action=action, pool=data["pool"], details=details, n_items=n_items, n_assignments=n
+    )
+    assert dm.outcome_message(row) == expected
+    row.pool = None  # the pool was deleted since
+    assert dm.outcome_message(row) == expected.replace("pool PF", "pool ?")

@@ -13,11 +13,11 @@ import pytest
 from django.db import connection
 from rest_framework.authtoken.models import Token
 
-from annotation import selectors
-from annotation.labels import access, statements
-from annotation.models import Assignment, AssignmentStatus, PoolMembership
+from annotation import selectors, services
+from annotation.labels import access, label_save, label_undo, statements
+from annotation.models import Assignment, AssignmentStatus, Label, PoolMembership
 from concord import rawsql
-from concord.errors import NotFound
+from concord.errors import Forbidden, NotFound
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -102,3 +102,28 @@ def test_the_orm_and_sql_forms_of_the_access_rule_give_the_same_assignments(seed
             )
             if statement is not None:
                 assert statement.pk == by_token.pk == pk
+
+
+def test_only_the_assignments_annotator_may_change_it_whoever_calls(study, annotator, no_submit_receivers):
+    """Every write checks the annotator itself (403 with one message), whatever reached the assignment: a
+    colleague of the same pool is refused and nothing of the assignment changes."""
+    assignment, question = factories.one_nominal_assignment(study, annotator)
+    colleague = factories.make_user("colleague")
+    factories.add_member(assignment.pool, colleague)
+    label_save(assignment=assignment, question=question, unit_key="item", value="2", base_version=0, actor=annotator)
+    writes = {
+        "save": lambda: label_save(
+            assignment=assignment, question=question, unit_key="item", value="3", base_version=1, actor=colleague
+        ),
+        "undo": lambda: label_undo(assignment=assignment, actor=colleague),
+        "open": lambda: services.assignment_open(assignment=assignment, actor=colleague),
+        "submit": lambda: services.assignment_submit(assignment=assignment, actor=colleague),
+        "skip": lambda: services.assignment_skip(assignment=assignment, actor=colleague, reason="unsure"),
+    }
+    for name, write in writes.items():
+        with pytest.raises(Forbidden) as refused:
+            write()
+        assert refused.value.message == "Only the assigned annotator may change this assignment.", name
+    assignment.refresh_from_db()
+    assert (assignment.status, assignment.annotator) == (AssignmentStatus.ASSIGNED, annotator)
+    assert list(Label.objects.filter(assignment=assignment).values_list("value", "version")) == [("2", 1)]

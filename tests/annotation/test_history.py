@@ -33,7 +33,7 @@ from annotation.services import (
     pool_assign_items,
     reopen_refusal,
 )
-from concord.errors import ValidationFailed
+from concord.errors import Forbidden, ValidationFailed
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -98,6 +98,79 @@ def test_undoing_a_change_that_cleared_a_dependent_answer_restores_both(work, an
     assert _value(work, "grounded") is None
     label_undo(assignment=work["assignment"], actor=annotator)
     assert (_value(work, "bearing"), _value(work, "grounded")) == ("yes", "supported")
+
+
+def test_undoing_a_cleared_dependent_is_one_step_and_the_steps_before_it_follow_in_order(work, annotator):
+    """The change that cleared a dependent answer is undone as one step (both labels, the answer first), and
+    every history row the undo wrote is marked as undoing that change; the next undo goes back to the change
+    before it, never to the cleared dependent."""
+    _save(work, annotator, "bearing", "yes")
+    _save(work, annotator, "grounded", "supported")
+    _save(work, annotator, "bearing", "no")  # clears "grounded"
+    cleared = list(LabelHistory.objects.order_by("id"))[-2:]
+    now = timezone.now()
+    undone = label_undo(assignment=work["assignment"], actor=annotator, now=now)
+    restored = [(q.key, u, v) for q, u, v in undone.restored]
+    assert restored == [("bearing", "s:0", "yes"), ("grounded", "s:0", "supported")]
+    written = list(LabelHistory.objects.filter(at=now).order_by("id"))
+    assert [(h.label.question.key, h.new_value, h.undoes_id) for h in written] == [
+        ("bearing", "yes", cleared[0].pk),
+        ("grounded", "supported", cleared[0].pk),
+    ]
+    undone = label_undo(assignment=work["assignment"], actor=annotator)  # the answer to "grounded"
+    assert [(q.key, v) for q, _, v in undone.restored] == [("grounded", None)]
+    assert (_value(work, "bearing"), _value(work, "grounded")) == ("yes", None)
+    undone = label_undo(assignment=work["assignment"], actor=annotator)  # the first answer
+    assert [(q.key, v) for q, _, v in undone.restored] == [("bearing", None)]
+    with pytest.raises(ValidationFailed) as refused:
+        label_undo(assignment=work["assignment"], actor=annotator)
+    assert refused.value.message == "Nothing to undo on this item."
+
+
+def test_only_the_annotator_may_undo_and_only_on_an_open_item(work, annotator, study):
+    _save(work, annotator, "bearing", "no")
+    colleague = factories.make_user("colleague")
+    factories.add_member(work["pool"], colleague)
+    with pytest.raises(Forbidden) as refused:
+        label_undo(assignment=work["assignment"], actor=colleague)
+    assert refused.value.message == "Only the assigned annotator may change this assignment."
+    assert _value(work, "bearing") == "no" and LabelHistory.objects.count() == 1
+    for status in (AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED, AssignmentStatus.WITHDRAWN):
+        Assignment.objects.filter(pk=work["assignment"].pk).update(status=status)
+        with pytest.raises(ValidationFailed) as refused:
+            label_undo(assignment=work["assignment"], actor=annotator)
+        assert refused.value.message == "This item is not open; its answers can no longer change.", status
+    assert _value(work, "bearing") == "no" and LabelHistory.objects.count() == 1
+    Assignment.objects.filter(pk=work["assignment"].pk).update(status=AssignmentStatus.STARTED)
+    label_undo(assignment=work["assignment"], actor=annotator)
+    assert _value(work, "bearing") is None
+
+
+def test_undo_reverts_this_items_last_change_by_this_annotator_only(work, annotator, study):
+    """A later change on another of the annotator's items is not this item's to undo, and an answer someone
+    else gave in this assignment (what the data manager's old reassign left behind) is never undone by the
+    annotator."""
+    _save(work, annotator, "bearing", "no")
+    other_item = factories.make_item(study, "h-002", answer="Rest.")
+    other = factories.make_assignment(work["pool"], other_item, annotator)
+    label_save(assignment=other, question=work["bearing"], unit_key="s:0", value="yes", base_version=0, actor=annotator)
+    previous = factories.make_user("dr-previous")
+    factories.add_member(work["pool"], previous)
+    overall = factories.make_question(study, "overall", order=3)
+    work["pool"].questions.add(overall)
+    theirs = Label.objects.create(
+        assignment=work["assignment"], question=overall, unit_key="item", value="yes", version=1,
+        updated_by=previous, updated_at=timezone.now(),
+    )
+    LabelHistory.objects.create(label=theirs, new_value="yes", new_version=1, actor=previous, at=timezone.now())
+    undone = label_undo(assignment=work["assignment"], actor=annotator)
+    assert [(q.key, v) for q, _, v in undone.restored] == [("bearing", None)]
+    assert Label.objects.get(assignment=other).value == "yes"
+    theirs.refresh_from_db()
+    assert (theirs.value, theirs.version) == ("yes", 1)
+    with pytest.raises(ValidationFailed) as refused:
+        label_undo(assignment=work["assignment"], actor=annotator)
+    assert refused.value.message == "Nothing to undo on this item."
 
 
 def test_undo_is_refused_on_a_submitted_item(work, annotator):
