@@ -966,12 +966,16 @@ def test_remove_closes_what_a_top_up_assigned_meanwhile_and_excludes_every_chose
     assert (action.n_items, action.n_assignments) == (2, 2)
     assert action.details == {"filters": {"q": "care"}, "withdrawn": 0, "deleted": 2, "unchanged": 0}
     assert dm.outcome_message(action) == "Removed 2 items from pool PF; 2 open assignments closed."
-    # removing again is harmless: the exclusions are kept, nothing is doubled
+    # Removing again: refused at the plan when every chosen item is out already; with a new item among
+    # them, the kept exclusion is not doubled.
+    with pytest.raises(ValidationFailed, match="nothing to remove: this item was already removed from pool PF"):
+        _plan(data, chosen=[items["d"]], action="remove")
     again = dm.bulk_apply(
-        study=study, plan=_plan(data, chosen=[items["d"]], action="remove"), actor=researcher, filters=dm.Filters()
+        study=study, plan=_plan(data, chosen=[items["d"], items["a"]], action="remove"), actor=researcher,
+        filters=dm.Filters(),
     )
-    assert PoolItemExclusion.objects.count() == 2
-    assert dm.outcome_message(again) == "Removed 1 item from pool PF; 0 open assignments closed."
+    assert PoolItemExclusion.objects.count() == 3
+    assert dm.outcome_message(again) == "Removed 2 items from pool PF; 0 open assignments closed."
 
 
 def test_a_reassignment_is_audited_with_both_members_and_gives_the_receiver_their_own_queue_position(data, researcher):
