@@ -12,6 +12,13 @@ from tests import factories
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
+def _focus_reaches(page, label: str) -> None:
+    """htmx moves the focus (autofocus) when the swapped table settles, a moment after it is drawn: wait for
+    it, however long that takes, and fail on a wrong control."""
+    page.wait_for_function("() => document.activeElement && document.activeElement.hasAttribute('aria-label')")
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == label
+
+
 def _keys(page) -> list[str]:
     return [code.inner_text() for code in page.locator("table.questions tbody tr td:nth-child(2) code").all()]
 
@@ -32,7 +39,7 @@ def test_moving_a_question_redraws_the_table_says_so_and_keeps_focus(live_server
     )
     assert list(study.questions.values_list("key", flat=True)) == expected
     assert page.get_by_role("status").inner_text() == f"Question {before[0]!r} moved down to place 2."
-    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == f"Move {before[0]} down"
+    _focus_reaches(page, f"Move {before[0]} down")
     # Up again, by keyboard: Shift+Tab to the up button, Enter.
     page.keyboard.press("Shift+Tab")
     page.keyboard.press("Enter")
@@ -43,4 +50,4 @@ def test_moving_a_question_redraws_the_table_says_so_and_keeps_focus(live_server
     )
     assert page.get_by_role("status").inner_text() == f"Question {before[0]!r} moved up to place 1."
     # The first row's up button is disabled, so the focus goes to its down button.
-    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == f"Move {before[0]} down"
+    _focus_reaches(page, f"Move {before[0]} down")
