@@ -25,6 +25,7 @@ from scoring.metrics import AspectInput, ItemInput, get_metric
 from scoring.retrieval import HybridRetriever
 from tests.scoring.judge_support import labelled_jsonl
 from tests.scoring.llm_stub import verdicts
+from tests.waiting import STALL_SECONDS
 
 SPREAD = "Warfarin tablets cause bleeding gums during pregnancy."
 CHUNKS = [
@@ -97,7 +98,9 @@ def test_learned_judge_applied_per_passage_does_not_ground_a_spread_claim(settin
 @pytest.fixture
 def llm_stub_backend(llm_stub):
     return llm_stub, LLMBackend(
-        base_url=llm_stub.base_url, model="judge-7b", api_key="k-test", max_retries=0, backoff_base=0.01, timeout=5.0
+        # The stub answers at once; a loaded machine may still be slow, so the read waits up to the stall period.
+        base_url=llm_stub.base_url, model="judge-7b", api_key="k-test", max_retries=0, backoff_base=0.01,
+        timeout=STALL_SECONDS,
     )
 
 
