@@ -376,10 +376,10 @@ def bulk_plan(*, study: Study, data: Any, chosen: list[str], all_matching: bool,
 
 def _refuse_a_plan_that_changes_nothing(plan: Plan) -> None:
     """A bulk action that would change nothing is refused with the reason, before the confirmation."""
-    n = len(plan.item_ids)
-    items = f"{n} item{'s' if n != 1 else ''}"
     if plan.assignments:
         return
+    n = len(plan.item_ids)
+    items = f"{n} item{'s' if n != 1 else ''}"
     if plan.action == BulkActionKind.REASSIGN:
         assert plan.from_member is not None and plan.to_member is not None
         reason = f"{plan.from_member.pseudonym} has no open assignment of pool {plan.pool.name} among these {items}"
