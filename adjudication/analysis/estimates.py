@@ -40,7 +40,7 @@ from adjudication.models import GoldLabel, GoldSource, PoolSample, PoolSampleIte
 from adjudication.stats import ppi as ppi_stats
 from adjudication.stats import targets
 from annotation import units
-from annotation.models import Pool, Question, QuestionKind, Study
+from annotation.models import Item, Pool, Question, QuestionKind, Study
 from concord.errors import NotFound, ValidationFailed
 from scoring.models import RunStatus, Score, ScoreRun, ScoreState
 
@@ -84,6 +84,7 @@ class EstimateParams:
     positive: str
     invert: bool = False
     alpha: str = DEFAULT_ALPHA
+    compare_run_id: int | None = None  # a second run: the paired difference run − compare run
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +94,7 @@ class EstimateParams:
             "positive": self.positive,
             "invert": self.invert,
             "alpha": self.alpha,
+            "compare": self.compare_run_id,
         }
 
 
@@ -170,6 +172,15 @@ def estimate_params_parse(*, study: Study, query: Any) -> EstimateParams:
     if alpha not in ALPHAS:
         raise ValidationFailed(f"alpha must be one of {', '.join(ALPHAS)}")
     invert = query.get("invert")
+    raw_compare = query.get("compare")
+    compare = None
+    if isinstance(raw_compare, str) and raw_compare.strip():
+        compare = id_param(raw_compare.strip(), "compare must be a score run id")
+        get_run_for_report(study, compare)
+        if compare == run_id:
+            raise ValidationFailed("compare must be another score run than run (a run compared with itself is 0)")
+    elif raw_compare not in (None, ""):
+        raise ValidationFailed("compare must be a score run id")
     return EstimateParams(
         pool_id=pool.pk,
         question=question.key,
@@ -177,6 +188,7 @@ def estimate_params_parse(*, study: Study, query: Any) -> EstimateParams:
         positive=positive,
         invert=isinstance(invert, str) and invert.strip().lower() in TRUE_WORDS,
         alpha=alpha,
+        compare_run_id=compare,
     )
 
 
@@ -419,6 +431,190 @@ def _with_design(
     return out
 
 
+# --- comparing two runs (paired) --------------------------------------------------------------------------
+
+PAIRING = "by the item's question text (the same patient question answered by each run's system)"
+
+
+def _prompt_key(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _by_prompt(scores: Mapping[int, float], prompts: Mapping[int, str]) -> tuple[dict[str, int], int]:
+    """Each question text asked exactly once among the run's items, to its item; and how many items are
+    left out (an empty question, or one asked by several of the run's items: no one pair)."""
+    groups: dict[str, list[int]] = {}
+    for item_id in scores:
+        groups.setdefault(_prompt_key(prompts.get(item_id, "")), []).append(item_id)
+    single = {k: v[0] for k, v in groups.items() if k and len(v) == 1}
+    return single, len(scores) - len(single)
+
+
+def comparison_compute(
+    *,
+    scores_a: Mapping[int, float],
+    scores_b: Mapping[int, float],
+    prompts: Mapping[int, str],
+    labels: Mapping[int, float],
+    design: SamplingDesign | None,
+    alpha: float,
+) -> dict[str, Any]:
+    """The paired prediction-powered difference share(a) − share(b) between the systems two score runs scored.
+
+    An item of run a and an item of run b are a pair when they answer the same question (``prompts``: item id
+    to question text, asked once in each run). The labels (0/1) come from the same pool and question as the
+    estimate. A labelled pair has both items labelled; validity is the estimate's: every pair labelled (the
+    exact difference), or the pool's sampling design drew the items, and then only pairs whose two items were
+    both drawn are used — under a uniform draw those are a simple random sample of the pairs (PPI++ on the
+    differences, :func:`adjudication.stats.ppi.paired_difference`), under a probability draw each pair was
+    drawn with probability π_a·π_b (the inverse-probability-weighted estimate on the differences).
+    """
+    out: dict[str, Any] = {
+        "pairing": PAIRING,
+        "n_a": len(scores_a),
+        "n_b": len(scores_b),
+        "n_pairs": 0,
+        "n_labelled_pairs": 0,
+        "exact": False,
+        "valid": False,
+        "refusal": None,
+        "estimates": [],
+        "headline": ppi_stats.PAIRED,
+        "notes": [],
+    }
+    shared = set(scores_a) & set(scores_b)
+    if shared:
+        return _refuse(
+            out,
+            f"the two runs score {len(shared)} of the same items: the human label of an item is one, so the "
+            "difference of the two runs' human shares over the same answers is 0 by definition. A comparison is "
+            "between two systems' (or two versions') answers to the same questions, each scored by its own run; "
+            "to compare two metrics on the same answers, use the model comparison report.",
+        )
+    a, left_a = _by_prompt(scores_a, prompts)
+    b, left_b = _by_prompt(scores_b, prompts)
+    keys = sorted(a.keys() & b.keys(), key=lambda k: a[k])
+    pairs = [(a[k], b[k]) for k in keys]
+    out["n_pairs"] = len(pairs)
+    out["n_unpaired_a"] = len(scores_a) - len(pairs)
+    out["n_unpaired_b"] = len(scores_b) - len(pairs)
+    if left_a or left_b:
+        out["notes"].append(
+            f"{left_a} items of the first run and {left_b} of the second have no question text or share it with "
+            "another item of the same run: they cannot be paired and are left out"
+        )
+    if len(pairs) < ppi_stats.MIN_LABELS:
+        return _refuse(
+            out,
+            f"{len(pairs)} question(s) are answered by an item of each run: a paired comparison needs the two "
+            "runs' items to answer the same questions (the same question text)",
+        )
+    fa = np.array([scores_a[i] for i, _ in pairs], dtype=float)
+    fb = np.array([scores_b[j] for _, j in pairs], dtype=float)
+    out["metric_difference"] = float(fa.mean() - fb.mean())
+    if design is None:
+        labelled = [p for p in pairs if p[0] in labels and p[1] in labels]
+        out["n_labelled_pairs"] = len(labelled)
+        if len(labelled) < len(pairs):
+            return _refuse(
+                out,
+                f"{len(labelled)} of the {len(pairs)} pairs carry a human label on both items and the pool records "
+                "no sampling design: nothing says chance chose the labelled pairs. Label both items of every "
+                "pair, or record a sampling design for the pool.",
+            )
+        return _paired_exact(out, pairs, labels, alpha)
+    probabilities = design.probabilities
+    if design.frame is not None:
+        outside = sum(1 for p in pairs for i in p if i not in design.frame)
+        if outside:
+            return _refuse(
+                out,
+                f"{outside} paired items were not among the items the pool's sample was drawn from (they could "
+                "not be drawn): draw the sample from a run that scored both systems' answers",
+            )
+    drawn = [p for p in pairs if p[0] in probabilities and p[1] in probabilities]
+    missing = [p for p in drawn if p[0] not in labels or p[1] not in labels]
+    out["n_drawn_pairs"] = len(drawn)
+    out["n_labelled_pairs"] = len(drawn) - len(missing)
+    if missing:
+        return _refuse(
+            out,
+            f"{len(missing)} of the {len(drawn)} pairs whose two items the design drew lack a human label on one "
+            "of them: finish labelling them first.",
+        )
+    if len(drawn) == len(pairs):
+        return _paired_exact(out, pairs, labels, alpha)
+    drawn_set = set(drawn)
+    rest = [p for p in pairs if p not in drawn_set]
+    ya = np.array([labels[i] for i, _ in drawn], dtype=float)
+    yb = np.array([labels[j] for _, j in drawn], dtype=float)
+    da = np.array([scores_a[i] for i, _ in drawn], dtype=float)
+    db = np.array([scores_b[j] for _, j in drawn], dtype=float)
+    ua = np.array([scores_a[i] for i, _ in rest], dtype=float)
+    ub = np.array([scores_b[j] for _, j in rest], dtype=float)
+    try:
+        if design.kind == UNIFORM:
+            estimates = [
+                ppi_stats.paired_difference(ya, yb, da, db, ua, ub, alpha=alpha),
+                ppi_stats.classical(ya - yb, alpha=alpha),
+            ]
+        else:
+            pi = np.array([probabilities[i] * probabilities[j] for i, j in drawn], dtype=float)
+            estimates = [
+                ppi_stats.active_mean(ya - yb, da - db, pi, ua - ub, alpha=alpha),
+                ppi_stats.active_mean(ya - yb, da - db, pi, ua - ub, alpha=alpha, lam=0.0),
+            ]
+            out["headline"] = ppi_stats.ACTIVE
+    except ppi_stats.PPIError as exc:
+        return _refuse(out, f"no interval for the difference can be computed from these labels: {exc}")
+    out["estimates"] = [e.as_dict() for e in estimates]
+    out["valid"] = True
+    return out
+
+
+def _paired_exact(
+    out: dict[str, Any], pairs: list[tuple[int, int]], labels: Mapping[int, float], alpha: float
+) -> dict[str, Any]:
+    d = np.array([labels[i] - labels[j] for i, j in pairs], dtype=float)
+    out["n_labelled_pairs"] = len(pairs)
+    out["exact"] = True
+    out["exact_value"] = float(d.mean())
+    out["headline"] = ppi_stats.CLASSICAL
+    out["notes"].append(
+        f"both items of every one of the {len(pairs)} pairs are labelled: the difference of the shares, "
+        f"{out['exact_value']:.4f}, is exact over these pairs, and the metric adds nothing"
+    )
+    try:
+        out["estimates"] = [ppi_stats.classical(d, alpha=alpha).as_dict()]
+    except ppi_stats.PPIError as exc:
+        out["notes"].append(f"no classical interval: {exc}")
+    out["valid"] = True
+    return out
+
+
+def _comparison_report(
+    *,
+    study: Study,
+    params: EstimateParams,
+    labels: Mapping[int, float],
+    design: SamplingDesign | None,
+    scores_a: Mapping[int, float],
+) -> dict[str, Any]:
+    run_b = get_run_for_report(study, params.compare_run_id)  # type: ignore[arg-type]
+    raw_b, not_ok_b = population_scores(run_b)
+    scores_b = {i: 1.0 - v for i, v in raw_b.items()} if params.invert else raw_b
+    prompts = dict(Item.objects.filter(pk__in=set(scores_a) | set(scores_b)).values_list("pk", "question"))
+    result = comparison_compute(
+        scores_a=scores_a, scores_b=scores_b, prompts=prompts, labels=labels, design=design,
+        alpha=ALPHAS[params.alpha],
+    )  # fmt: skip
+    return {
+        "run": {"id": run_b.pk, "label": _run_label(run_b), "metric": run_b.metric, "status": run_b.status},
+        "n_scores_not_ok": not_ok_b,
+        **result,
+    }
+
+
 def estimate_report(*, study: Study, params: EstimateParams) -> dict[str, Any]:
     """The estimate for a study (see the module's docstring), with what it was computed from."""
     pool = get_pool_for_report(study, params.pool_id)
@@ -443,6 +639,10 @@ def estimate_report(*, study: Study, params: EstimateParams) -> dict[str, Any]:
         sources[human.source[i]] += 1
     if run.status != RunStatus.DONE:
         result["notes"].append(f"the score run is {run.status}, not done: the population is the items scored ok so far")
+    if params.compare_run_id is not None:
+        result["comparison"] = _comparison_report(
+            study=study, params=params, labels=labels, design=design, scores_a=scores
+        )
     return {
         "study": study.slug,
         "pool": {"id": pool.pk, "name": pool.name},
