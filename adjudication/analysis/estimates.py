@@ -27,6 +27,7 @@ Read-only: the design is the one recorded for the pool (``adjudication.models.Po
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,10 @@ from scoring.models import RunStatus, Score, ScoreRun, ScoreState
 # digits and "1e400", and nothing is gained by an arbitrary alpha.
 ALPHAS = {"0.1": 0.1, "0.05": 0.05, "0.01": 0.01}
 DEFAULT_ALPHA = "0.05"
+# Planning: the target half-width of the interval, a decimal written with ASCII digits within these bounds.
+DEFAULT_HALF_WIDTH = "0.05"
+MIN_HALF_WIDTH, MAX_HALF_WIDTH = 0.005, 0.5
+HALF_WIDTH_PATTERN = re.compile(r"0?\.[0-9]{1,4}|0", re.ASCII)
 TRUE_WORDS = {"1", "true", "on", "yes"}
 
 GOLD = "gold"
@@ -85,6 +90,7 @@ class EstimateParams:
     invert: bool = False
     alpha: str = DEFAULT_ALPHA
     compare_run_id: int | None = None  # a second run: the paired difference run − compare run
+    half_width: str = DEFAULT_HALF_WIDTH  # planning's target half-width
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +101,7 @@ class EstimateParams:
             "invert": self.invert,
             "alpha": self.alpha,
             "compare": self.compare_run_id,
+            "half_width": self.half_width,
         }
 
 
@@ -182,6 +189,7 @@ def estimate_params_parse(*, study: Study, query: Any) -> EstimateParams:
     elif raw_compare not in (None, ""):
         raise ValidationFailed("compare must be a score run id")
     return EstimateParams(
+        half_width=half_width_parse(query.get("half_width")),
         pool_id=pool.pk,
         question=question.key,
         run_id=run_id,
@@ -190,6 +198,20 @@ def estimate_params_parse(*, study: Study, query: Any) -> EstimateParams:
         alpha=alpha,
         compare_run_id=compare,
     )
+
+
+def half_width_parse(raw: Any) -> str:
+    """Planning's target half-width: empty gives the default; else a decimal such as 0.05 (ASCII digits, at
+    most four decimals) from MIN_HALF_WIDTH to MAX_HALF_WIDTH, or ValidationFailed saying so."""
+    message = f"half_width must be a number from {MIN_HALF_WIDTH} to {MAX_HALF_WIDTH}, such as 0.05"
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return DEFAULT_HALF_WIDTH
+    if not isinstance(raw, str) or not HALF_WIDTH_PATTERN.fullmatch(raw.strip()):
+        raise ValidationFailed(message)
+    text = raw.strip()
+    if not MIN_HALF_WIDTH <= float(text) <= MAX_HALF_WIDTH:
+        raise ValidationFailed(message)
+    return text
 
 
 # --- loading ---------------------------------------------------------------------------------------------
@@ -431,6 +453,47 @@ def _with_design(
     return out
 
 
+# --- planning ---------------------------------------------------------------------------------------------
+
+
+def plan_compute(
+    *,
+    scores: Mapping[int, float],
+    labels: Mapping[int, float],
+    design: SamplingDesign | None,
+    result: Mapping[str, Any],
+    half_width: float,
+    alpha: float,
+) -> dict[str, Any]:
+    """How many clinician labels (in all, and more than now) reach ``half_width``, with the metric (PPI++) and
+    without it (classical), from the labels of the pool's uniform sample so far
+    (:func:`adjudication.stats.ppi.labels_for_half_width`). ``available`` is False with the ``reason`` where no
+    plan can be made: no valid estimate yet, every item labelled, or a design that is not a uniform draw."""
+    out: dict[str, Any] = {"half_width": half_width, "alpha": alpha, "available": False, "reason": None}
+    if not result.get("valid"):
+        out["reason"] = "there is no valid estimate from the labels so far (see why above): nothing to plan from"
+    elif result.get("exact"):
+        out["reason"] = "every item of the population is labelled: the share is exact, no more labels are needed"
+    elif design is None or design.kind != UNIFORM:
+        out["reason"] = (
+            "planning takes the labels so far as a uniform random sample, and this pool's sample was drawn with "
+            "unequal probabilities: plan from a uniform sample"
+        )
+    else:
+        drawn = [i for i in sorted(scores) if i in design.probabilities]
+        y = np.array([labels[i] for i in drawn], dtype=float)
+        f = np.array([scores[i] for i in drawn], dtype=float)
+        f_u = np.array([scores[i] for i in sorted(scores) if i not in design.probabilities], dtype=float)
+        try:
+            plan = ppi_stats.labels_for_half_width(y, f, f_u, half_width, alpha=alpha)
+        except ppi_stats.PPIError as exc:
+            out["reason"] = f"no plan from these labels: {exc}"
+        else:
+            out.update(plan.as_dict())
+            out["available"] = True
+    return out
+
+
 # --- comparing two runs (paired) --------------------------------------------------------------------------
 
 PAIRING = "by the item's question text (the same patient question answered by each run's system)"
@@ -639,6 +702,10 @@ def estimate_report(*, study: Study, params: EstimateParams) -> dict[str, Any]:
         sources[human.source[i]] += 1
     if run.status != RunStatus.DONE:
         result["notes"].append(f"the score run is {run.status}, not done: the population is the items scored ok so far")
+    result["plan"] = plan_compute(
+        scores=scores, labels=labels, design=design, result=result, half_width=float(params.half_width),
+        alpha=ALPHAS[params.alpha],
+    )  # fmt: skip
     if params.compare_run_id is not None:
         result["comparison"] = _comparison_report(
             study=study, params=params, labels=labels, design=design, scores_a=scores

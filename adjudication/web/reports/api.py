@@ -104,6 +104,12 @@ ESTIMATE_PARAMETERS = [
         description="a second score run of the study: the paired difference of the two systems' shares (items "
         "paired by their question text), in ``comparison``",
     ),
+    OpenApiParameter(
+        "half_width",
+        str,
+        description="planning's target half-width of the interval, 0.005 to 0.5 (default 0.05): labels needed "
+        "with and without the metric, in ``plan``",
+    ),
 ]
 
 

@@ -156,6 +156,9 @@ def test_another_studys_run_pool_or_question_is_404(client, researcher, world):
         {"alpha": "1e400"},
         {"alpha": "٠.٠٥"},
         {"run": ""},
+        {"half_width": "1e-2"},
+        {"half_width": "0.9"},
+        {"half_width": "٠.٠٥"},
     ],
 )
 def test_bad_input_answers_400_never_500(client, researcher, world, change):
@@ -268,6 +271,15 @@ def test_the_page_shows_a_sampled_pools_progress_and_then_its_estimates(client, 
     body = response.content.decode()
     assert 'id="refusal"' not in body and "ppi++ (headline)" in body and "Angelopoulos, Duchi &amp; Zrnic" in body
     assert [e["method"] for e in response.context["report"]["estimates"]] == ["ppi++", "ppi", "classical"]
+    plan = response.context["report"]["plan"]
+    assert plan["available"] is True and plan["n_labelled"] == 3 and plan["half_width"] == 0.05
+    assert 'id="plan"' in body and "Planning: labels for a half-width of 0.05" in body
+    api = APIClient()
+    api.force_authenticate(researcher)
+    assert plan["without_metric"] is None and "not reachable" in body  # 6 items: ±0.05 needs more
+    data = api.get(_api(world["study"]), {**query, "half_width": "0.5"}).json()
+    # Var(Y) = 2/9 from no, yes, yes: the classical half-width 1.96·√(2/9/n) ≤ 0.5 from n = 4 labels.
+    assert data["plan"]["half_width"] == 0.5 and data["plan"]["without_metric"] == 4
 
 
 # --- comparing two runs ---------------------------------------------------------------------------------
