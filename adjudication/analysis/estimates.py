@@ -30,9 +30,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
+from django.db.models import Max
 
 from adjudication.analysis.access import CATEGORICAL, get_pool_for_report, get_question_for_report
 from adjudication.analysis.loading import default_positive, ratings_load
@@ -41,7 +43,7 @@ from adjudication.models import GoldLabel, GoldSource, PoolSample, PoolSampleIte
 from adjudication.stats import ppi as ppi_stats
 from adjudication.stats import targets
 from annotation import units
-from annotation.models import Item, Pool, Question, QuestionKind, Study
+from annotation.models import Item, Label, Pool, Question, QuestionKind, Study
 from concord.errors import NotFound, ValidationFailed
 from scoring.models import RunStatus, Score, ScoreRun, ScoreState
 
@@ -494,6 +496,132 @@ def plan_compute(
     return out
 
 
+# --- the interval as labels arrive ------------------------------------------------------------------------
+
+TRAJECTORY_STEPS = 6
+PLOT_WIDTH, PLOT_HEIGHT = 560, 240
+PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 56, 16, 12, 36
+
+
+def label_times(*, pool: Pool, question: Question, item_ids: list[int]) -> dict[int, datetime]:
+    """When each item's human label became what it is: its current gold's time, else the last submission of
+    the pool's labels on it (the majority is complete then)."""
+    times: dict[int, datetime] = dict(
+        GoldLabel.objects.filter(pool=pool, question=question, is_current=True, unit_key=units.ITEM)
+        .filter(item_id__in=item_ids)
+        .exclude(source=GoldSource.UNRESOLVED)
+        .values_list("item_id", "created_at")
+    )
+    rows = (
+        Label.objects.filter(assignment__pool=pool, question=question, unit_key=units.ITEM)
+        .filter(assignment__item_id__in=item_ids, assignment__submitted_at__isnull=False)
+        .values("assignment__item_id")
+        .annotate(last=Max("assignment__submitted_at"))
+    )
+    for row in rows:
+        times.setdefault(row["assignment__item_id"], row["last"])
+    return times
+
+
+def trajectory_compute(
+    *,
+    scores: Mapping[int, float],
+    labels: Mapping[int, float],
+    design: SamplingDesign | None,
+    result: Mapping[str, Any],
+    order: list[int],
+    alpha: float,
+) -> dict[str, Any]:
+    """The PPI++ estimate and interval and the classical interval recomputed on the first n labelled items in
+    ``order`` (the order their labels arrived), for a handful of n up to all of them: at each n the other
+    items of the population are the unlabelled ones. Given for a uniform sample with a valid estimate (a
+    prefix of a probability sample has no known inclusion probabilities); else ``available`` is False with
+    the ``reason``."""
+    out: dict[str, Any] = {"available": False, "reason": None, "steps": []}
+    if not result.get("valid") or result.get("exact"):
+        out["reason"] = (
+            "every item is labelled: the share is exact" if result.get("exact") else "there is no valid estimate"
+        )
+        return out
+    if design is None or design.kind != UNIFORM:
+        out["reason"] = "shown for a uniform sample only (a prefix of a probability sample has no known probabilities)"
+        return out
+    drawn = set(design.probabilities)
+    ordered = [i for i in order if i in drawn and i in scores]
+    y = np.array([labels[i] for i in ordered], dtype=float)
+    f = np.array([scores[i] for i in ordered], dtype=float)
+    f_u = np.array([scores[i] for i in sorted(scores) if i not in drawn], dtype=float)
+    n = len(ordered)
+    first = min(n, 10)
+    ns = sorted({int(v) for v in np.rint(np.linspace(first, n, TRAJECTORY_STEPS))} - {0, 1})
+    for k in ns:
+        rest = np.concatenate([f_u, f[k:]])
+        try:
+            ppipp = ppi_stats.ppipp(y[:k], f[:k], rest, alpha=alpha)
+            classical = ppi_stats.classical(y[:k], alpha=alpha)
+        except ppi_stats.PPIError:
+            continue
+        out["steps"].append(
+            {
+                "n": k,
+                "ppipp": {"point": ppipp.point, "lower": ppipp.lower, "upper": ppipp.upper, "lam": ppipp.lam},
+                "classical": {"point": classical.point, "lower": classical.lower, "upper": classical.upper},
+            }
+        )
+    out["available"] = bool(out["steps"])
+    if not out["available"]:
+        out["reason"] = "too few labels for an interval"
+    return out
+
+
+def trajectory_plot(steps: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Coordinates for the inline SVG of the intervals (numbers only; the template draws them): per step, the
+    x of n and the y of each interval's ends and point, PPI++ left of the step and classical right of it."""
+    if not steps:
+        return None
+    n_max = max(s["n"] for s in steps)
+    lows = [s[m]["lower"] for s in steps for m in ("ppipp", "classical")]
+    highs = [s[m]["upper"] for s in steps for m in ("ppipp", "classical")]
+    lo, hi = max(min(lows), -0.05), min(max(highs), 1.05)
+    if hi - lo < 1e-9:
+        lo, hi = lo - 0.05, hi + 0.05
+    pad = (hi - lo) * 0.05
+    lo, hi = lo - pad, hi + pad
+    inner_w = PLOT_WIDTH - PLOT_LEFT - PLOT_RIGHT
+    inner_h = PLOT_HEIGHT - PLOT_TOP - PLOT_BOTTOM
+
+    def x(n: float) -> float:
+        return round(PLOT_LEFT + inner_w * n / n_max, 1)
+
+    def y(v: float) -> float:
+        v = min(max(v, lo), hi)
+        return round(PLOT_TOP + inner_h * (hi - v) / (hi - lo), 1)
+
+    points = []
+    for s in steps:
+        cx = x(s["n"])
+        points.append(
+            {
+                "n": s["n"],
+                "x": cx,
+                "ppipp": {"x": round(cx - 4, 1), **{k: y(s["ppipp"][k]) for k in ("point", "lower", "upper")}},
+                "classical": {"x": round(cx + 4, 1), **{k: y(s["classical"][k]) for k in ("point", "lower", "upper")}},
+            }
+        )
+    yticks = [{"y": y(v), "label": f"{v:.2f}"} for v in np.linspace(lo + pad, hi - pad, 5)]
+    return {
+        "width": PLOT_WIDTH,
+        "height": PLOT_HEIGHT,
+        "left": PLOT_LEFT,
+        "right": PLOT_WIDTH - PLOT_RIGHT,
+        "top": PLOT_TOP,
+        "bottom": PLOT_HEIGHT - PLOT_BOTTOM,
+        "label_y": PLOT_HEIGHT - 6,
+        "points": points,
+        "yticks": yticks,
+    }
+
+
 # --- comparing two runs (paired) --------------------------------------------------------------------------
 
 PAIRING = "by the item's question text (the same patient question answered by each run's system)"
@@ -702,6 +830,12 @@ def estimate_report(*, study: Study, params: EstimateParams) -> dict[str, Any]:
         sources[human.source[i]] += 1
     if run.status != RunStatus.DONE:
         result["notes"].append(f"the score run is {run.status}, not done: the population is the items scored ok so far")
+    drawn_ids = sorted(design.probabilities) if design is not None else []
+    times = label_times(pool=pool, question=question, item_ids=drawn_ids)
+    order = sorted(drawn_ids, key=lambda i: (i not in times, times[i].timestamp() if i in times else 0.0, i))
+    result["trajectory"] = trajectory_compute(
+        scores=scores, labels=labels, design=design, result=result, order=order, alpha=ALPHAS[params.alpha]
+    )
     result["plan"] = plan_compute(
         scores=scores, labels=labels, design=design, result=result, half_width=float(params.half_width),
         alpha=ALPHAS[params.alpha],

@@ -276,7 +276,13 @@ def test_the_page_shows_a_sampled_pools_progress_and_then_its_estimates(client, 
     assert 'id="plan"' in body and "Planning: labels for a half-width of 0.05" in body
     api = APIClient()
     api.force_authenticate(researcher)
-    assert plan["without_metric"] is None and "not reachable" in body  # 6 items: ±0.05 needs more
+    assert plan["without_metric"] is None and "not reachable" in body
+    steps = response.context["report"]["trajectory"]["steps"]
+    assert [s["n"] for s in steps] == [3] and steps[0]["ppipp"]["point"] == pytest.approx(
+        response.context["report"]["estimates"][0]["point"]
+    )
+    assert 'id="trajectory"' in body and "<svg" in body and response.context["plot"]["points"][0]["n"] == 3
+    assert "<script" not in body.split('id="trajectory"')[1]  # 6 items: ±0.05 needs more
     data = api.get(_api(world["study"]), {**query, "half_width": "0.5"}).json()
     # Var(Y) = 2/9 from no, yes, yes: the classical half-width 1.96·√(2/9/n) ≤ 0.5 from n = 4 labels.
     assert data["plan"]["half_width"] == 0.5 and data["plan"]["without_metric"] == 4
