@@ -455,6 +455,107 @@ def _with_design(
     return out
 
 
+# --- judges learned on this study's gold -------------------------------------------------------------------
+
+CROSS_FITTED = "cross-fitted on its own training study"
+JUDGE_OPTIONS = ("model", "supports_model", "informative_model", "relevance_model")
+
+
+def _training_items(judge: Any) -> set[int]:
+    """The item ids a judge trained from a study's gold learned from (its artifact's fold assignment, one group
+    per item), read without loading its models."""
+    import joblib
+
+    from scoring.judges.artifacts import _KEY, judges_root
+
+    if not _KEY.match(judge.path or ""):
+        raise ValueError(f"{judge.path!r} is not a judge key")
+    artifact = joblib.load(judges_root() / judge.path / "judge.joblib")
+    return {int(group) for group in artifact["fold_of_group"]}
+
+
+def judge_check(run: ScoreRun, labelled: set[int]) -> dict[str, Any] | None:
+    """For a run of the ``learned`` backend whose judge was trained on this study's gold: the items it learned
+    from and whether any of them is among the ``labelled`` items an estimate uses (None for any other run).
+
+    Such a run scored each training item with the fold model that held it out and every other item with the
+    model trained on all of them. Cross-prediction-powered inference (ppi.cross_ppi_mean) needs, for each
+    unlabelled item, every fold model's prediction; the run records one model's. So an estimate is given when
+    no labelled item trained the judge (its predictions do not depend on these labels: PPI as for any metric),
+    and refused with the reason when some did (``refusal``), rather than rest on predictions that saw the
+    labels they are corrected with."""
+    if run.backend != "learned":
+        return None
+    from scoring.judges.selectors import judges_usable_by
+
+    options = run.backend_options or {}
+    names = {v for k, v in options.items() if k in JUDGE_OPTIONS and isinstance(v, str)}
+    own = [
+        j
+        for j in judges_usable_by(run.study_id).filter(name__in=names)
+        if j.source_kind == "study" and j.source_study_id == run.study_id
+    ]
+    out: dict[str, Any] = {"judges": [j.name for j in own], "n_training": 0, "n_overlap": 0, "refusal": None}
+    if not own:
+        if CROSS_FITTED in (run.model_identity or ""):
+            out["refusal"] = (
+                f"{_run_label(run)} scored with a judge trained on this study's gold, and that judge is no longer in "
+                "the study's registry: nothing says which items trained it, so the labels the estimate would use "
+                "may be the judge's own training labels. Estimate with a run whose judge is still registered."
+            )
+            return out
+        return None
+    training: set[int] = set()
+    for judge in own:
+        if f"@{judge.data_hash[:12]}" not in (run.model_identity or ""):
+            out["refusal"] = (
+                f"the judge {judge.name!r} in the registry is not the one {_run_label(run)} scored with (its data "
+                "differ): nothing says which items trained the run's judge"
+            )
+            return out
+        try:
+            training |= _training_items(judge)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            out["refusal"] = f"the judge {judge.name!r}'s training items cannot be read ({exc}): no estimate"
+            return out
+    overlap = training & labelled
+    out["n_training"], out["n_overlap"] = len(training), len(overlap)
+    names_text = ", ".join(repr(j.name) for j in own)
+    if overlap:
+        out["refusal"] = (
+            f"{_run_label(run)} scores with the judge {names_text}, trained on this study's gold, and {len(overlap)} "
+            f"of the {len(labelled)} labelled items the estimate uses were among its {len(training)} training "
+            "items. The run gave those items cross-fitted predictions (each from the fold model that never saw it), "
+            "but the other items the model trained on all of them; a cross-prediction-powered interval needs every "
+            "fold model's prediction on each unlabelled item, which this run did not record, and in-sample "
+            "predictions are never used. Score with a judge trained on other items (another study's gold shared "
+            "with this one, or gold outside this sample), or estimate from labels the judge did not train on."
+        )
+    else:
+        out["note"] = (
+            f"the judge {names_text} was trained on {len(training)} items of this study's gold, none of them among "
+            "the labelled items used: its predictions do not depend on these labels, and the interval is valid as "
+            "for any metric"
+        )
+    return out
+
+
+def _apply_judge_check(result: dict[str, Any], run: ScoreRun, labelled: set[int]) -> None:
+    """Refuse ``result`` (an estimate or a comparison) in place when the run's judge trained on its labels."""
+    if not result.get("valid") or result.get("exact"):
+        return
+    check = judge_check(run, labelled)
+    if check is None:
+        return
+    result.setdefault("judges", []).append({"run": run.pk, **check})
+    if check["refusal"]:
+        result["valid"] = False
+        result["estimates"] = []
+        result["refusal"] = check["refusal"]
+    elif check.get("note"):
+        result["notes"].append(check["note"])
+
+
 # --- planning ---------------------------------------------------------------------------------------------
 
 
@@ -790,6 +891,7 @@ def _comparison_report(
     labels: Mapping[int, float],
     design: SamplingDesign | None,
     scores_a: Mapping[int, float],
+    run_a: ScoreRun,
 ) -> dict[str, Any]:
     run_b = get_run_for_report(study, params.compare_run_id)  # type: ignore[arg-type]
     raw_b, not_ok_b = population_scores(run_b)
@@ -799,6 +901,9 @@ def _comparison_report(
         scores_a=scores_a, scores_b=scores_b, prompts=prompts, labels=labels, design=design,
         alpha=ALPHAS[params.alpha],
     )  # fmt: skip
+    used = {i for i in labels if design is None or i in design.probabilities}
+    _apply_judge_check(result, run_a, {i for i in used if i in scores_a})
+    _apply_judge_check(result, run_b, {i for i in used if i in scores_b})
     return {
         "run": {"id": run_b.pk, "label": _run_label(run_b), "metric": run_b.metric, "status": run_b.status},
         "n_scores_not_ok": not_ok_b,
@@ -830,6 +935,7 @@ def estimate_report(*, study: Study, params: EstimateParams) -> dict[str, Any]:
         sources[human.source[i]] += 1
     if run.status != RunStatus.DONE:
         result["notes"].append(f"the score run is {run.status}, not done: the population is the items scored ok so far")
+    _apply_judge_check(result, run, set(used))
     drawn_ids = sorted(design.probabilities) if design is not None else []
     times = label_times(pool=pool, question=question, item_ids=drawn_ids)
     order = sorted(drawn_ids, key=lambda i: (i not in times, times[i].timestamp() if i in times else 0.0, i))
@@ -842,7 +948,7 @@ def estimate_report(*, study: Study, params: EstimateParams) -> dict[str, Any]:
     )  # fmt: skip
     if params.compare_run_id is not None:
         result["comparison"] = _comparison_report(
-            study=study, params=params, labels=labels, design=design, scores_a=scores
+            study=study, params=params, labels=labels, design=design, scores_a=scores, run_a=run
         )
     return {
         "study": study.slug,
