@@ -103,3 +103,49 @@ def test_a_run_of_another_backend_is_not_checked(world):
     _judge(world, world["drawn"])  # even a judge of that name trained on the labels: the run did not use it
     report = _report(world)
     assert report["valid"] is True and "judges" not in report
+
+
+def test_a_real_judge_trained_on_the_studys_gold_and_its_run_are_refused_on_its_training_items(
+    researcher, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    """End to end: a judge trained from the study's gold, a learned run that scores the study with it (cross-fitted
+    on its own training study), a uniform sample of that run's items labelled in another pool: the labelled items
+    trained the judge, so the estimate is refused; the artifact's training items are the gold's items."""
+    from adjudication.analysis.estimates import _training_items
+    from scoring import services
+    from scoring.judges import services as judge_services
+    from tests.scoring.judge_support import study_with_gold
+    from tests.scoring.runs_support import eager_celery
+
+    settings.VAR_DIR = tmp_path
+    study = factories.make_study(slug="trained", owner=researcher)
+    item_ids = study_with_gold(study)
+    judge = judge_services.judge_train_from_study(
+        study=study, question_key="grounded", task="supports", name="grounding", actor=None,
+        options={"feature_sets": ["lexical"], "folds": 4},
+    )  # fmt: skip
+    assert _training_items(judge) == set(item_ids)
+    with eager_celery(), django_capture_on_commit_callbacks(execute=True):
+        run = services.score_run_start(
+            study=study, metric="cf", backend="learned", actor=researcher, batch_size=10,
+            parameters={"information_bearing": "rules", "aggregate": "mean_probability"},
+            backend_options={"model": "grounding"},
+        )  # fmt: skip
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE and "cross-fitted on its own training study" in run.model_identity
+    pf = factories.make_question(study, "pf", order=1)
+    pool = factories.make_pool(study, "sampled", questions=[pf])
+    pool_sample_draw(pool=pool, run=run, design="uniform", n=8, seed=1, floor=0.1, actor=researcher)
+    drawn = PoolSample.objects.get(pool=pool).items.filter(drawn=True).values_list("item_id", flat=True)
+    for k, item_id in enumerate(drawn):
+        GoldLabel.objects.create(
+            pool=pool, item_id=item_id, unit_key="item", question=pf, value="yes" if k % 2 else "no",
+            source=GoldSource.ADJUDICATED,
+        )  # fmt: skip
+    params = EstimateParams(pool_id=pool.pk, question="pf", run_id=run.pk, positive="yes")
+    report = estimate_report(study=study, params=params)
+    assert report["valid"] is False
+    assert (
+        f"8 of the 8 labelled items the estimate uses were among its {len(item_ids)} training items"
+        in report["refusal"]
+    )
