@@ -96,3 +96,36 @@ def test_a_labels_time_is_its_golds_else_its_last_submission(study, annotator):
     )  # fmt: skip
     times = label_times(pool=pool, question=pf, item_ids=[gold_item.pk, voted.pk, unlabelled.pk])
     assert times == {gold_item.pk: gold.created_at, voted.pk: submitted}
+
+
+@pytest.mark.django_db
+def test_the_reports_steps_follow_the_order_the_labels_arrived(study, researcher):
+    from adjudication.analysis.estimates import EstimateParams, estimate_report
+    from adjudication.models import PoolSample
+    from adjudication.sampling import pool_sample_draw
+    from scoring.models import RunStatus, Score, ScoreRun, ScoreState
+
+    pf = factories.make_question(study, "pf")
+    pool = factories.make_pool(study, "sampled", questions=[pf])
+    items = [factories.make_item(study, f"q{i:02d}") for i in range(40)]
+    run = ScoreRun.objects.create(
+        study=study, metric="cf", metric_version="1", backend="lexical", created_by=researcher, status=RunStatus.DONE
+    )
+    Score.objects.bulk_create(
+        Score(run=run, item=item, unit_key="item", value=float(v), state=ScoreState.OK)
+        for item, v in zip(items, RNG.uniform(size=len(items)), strict=True)
+    )
+    pool_sample_draw(pool=pool, run=run, design="uniform", n=20, seed=4, floor=0.1, actor=researcher)
+    drawn = sorted(PoolSample.objects.get(pool=pool).items.filter(drawn=True).values_list("item_id", flat=True))
+    # The last ten ids were labelled first, all "yes"; the first ten later, all "no".
+    base = timezone.now() - timedelta(days=1)
+    for rank, item_id in enumerate(drawn[::-1]):
+        gold = GoldLabel.objects.create(
+            pool=pool, item_id=item_id, unit_key="item", question=pf, value="yes" if rank < 10 else "no",
+            source=GoldSource.ADJUDICATED,
+        )  # fmt: skip
+        GoldLabel.objects.filter(pk=gold.pk).update(created_at=base + timedelta(minutes=rank))
+    params = EstimateParams(pool_id=pool.pk, question="pf", run_id=run.pk, positive="yes")
+    steps = estimate_report(study=study, params=params)["trajectory"]["steps"]
+    assert steps[0]["n"] == 10 and steps[0]["classical"]["point"] == 1.0  # the ten labelled first
+    assert steps[-1]["n"] == 20 and steps[-1]["classical"]["point"] == 0.5
