@@ -836,6 +836,12 @@ def comparison_compute(
         )
     if len(drawn) == len(pairs):
         return _paired_exact(out, pairs, labels, alpha)
+    if len(drawn) < ppi_stats.MIN_LABELS:
+        return _refuse(
+            out,
+            f"the pool's sample drew both items of {len(drawn)} of the {len(pairs)} pairs: a paired interval needs "
+            f"at least {ppi_stats.MIN_LABELS} (draw a larger sample, from a run that scored both systems' answers)",
+        )
     drawn_set = set(drawn)
     rest = [p for p in pairs if p not in drawn_set]
     ya = np.array([labels[i] for i, _ in drawn], dtype=float)

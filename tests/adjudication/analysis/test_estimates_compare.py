@@ -84,6 +84,9 @@ def test_a_drawn_pair_missing_a_label_or_a_pair_outside_the_frame_is_refused():
     assert out["valid"] is False and "1 of the 10 pairs" in out["refusal"]
     out = _compute(SamplingDesign(UNIFORM, drawn, 40, frame=frozenset(SCORES_A)))
     assert out["valid"] is False and "40 paired items were not among the items" in out["refusal"]
+    one_pair = {1: 0.5, 101: 0.5, 2: 0.5, 3: 0.5}
+    out = _compute(SamplingDesign(UNIFORM, one_pair, len(FRAME), frame=FRAME))
+    assert out["valid"] is False and "drew both items of 1 of the 40 pairs" in out["refusal"]
 
 
 def test_two_runs_over_the_same_items_or_without_shared_questions_are_refused():
