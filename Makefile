@@ -31,6 +31,7 @@ run: venv
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py load_demo_validation
+	$(BIN)/python manage.py load_demo_estimates
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	@echo "Starting a Celery worker (log: var/worker.log) and the web server on http://$(HOST):$(PORT)/"
 	$(BIN)/celery -A concord worker -Q $(QUEUES) --loglevel=INFO --concurrency=1 > var/worker.log 2>&1 & \

@@ -27,11 +27,14 @@ Read-only: the design is the one recorded for the pool (``adjudication.models.Po
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
+from django.db.models import Max
 
 from adjudication.analysis.access import CATEGORICAL, get_pool_for_report, get_question_for_report
 from adjudication.analysis.loading import default_positive, ratings_load
@@ -40,7 +43,7 @@ from adjudication.models import GoldLabel, GoldSource, PoolSample, PoolSampleIte
 from adjudication.stats import ppi as ppi_stats
 from adjudication.stats import targets
 from annotation import units
-from annotation.models import Pool, Question, QuestionKind, Study
+from annotation.models import Item, Label, Pool, Question, QuestionKind, Study
 from concord.errors import NotFound, ValidationFailed
 from scoring.models import RunStatus, Score, ScoreRun, ScoreState
 
@@ -48,6 +51,10 @@ from scoring.models import RunStatus, Score, ScoreRun, ScoreState
 # digits and "1e400", and nothing is gained by an arbitrary alpha.
 ALPHAS = {"0.1": 0.1, "0.05": 0.05, "0.01": 0.01}
 DEFAULT_ALPHA = "0.05"
+# Planning: the target half-width of the interval, a decimal written with ASCII digits within these bounds.
+DEFAULT_HALF_WIDTH = "0.05"
+MIN_HALF_WIDTH, MAX_HALF_WIDTH = 0.005, 0.5
+HALF_WIDTH_PATTERN = re.compile(r"0?\.[0-9]{1,4}|0", re.ASCII)
 TRUE_WORDS = {"1", "true", "on", "yes"}
 
 GOLD = "gold"
@@ -84,6 +91,8 @@ class EstimateParams:
     positive: str
     invert: bool = False
     alpha: str = DEFAULT_ALPHA
+    compare_run_id: int | None = None  # a second run: the paired difference run − compare run
+    half_width: str = DEFAULT_HALF_WIDTH  # planning's target half-width
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +102,8 @@ class EstimateParams:
             "positive": self.positive,
             "invert": self.invert,
             "alpha": self.alpha,
+            "compare": self.compare_run_id,
+            "half_width": self.half_width,
         }
 
 
@@ -170,14 +181,39 @@ def estimate_params_parse(*, study: Study, query: Any) -> EstimateParams:
     if alpha not in ALPHAS:
         raise ValidationFailed(f"alpha must be one of {', '.join(ALPHAS)}")
     invert = query.get("invert")
+    raw_compare = query.get("compare")
+    compare = None
+    if isinstance(raw_compare, str) and raw_compare.strip():
+        compare = id_param(raw_compare.strip(), "compare must be a score run id")
+        get_run_for_report(study, compare)
+        if compare == run_id:
+            raise ValidationFailed("compare must be another score run than run (a run compared with itself is 0)")
+    elif raw_compare not in (None, ""):
+        raise ValidationFailed("compare must be a score run id")
     return EstimateParams(
+        half_width=half_width_parse(query.get("half_width")),
         pool_id=pool.pk,
         question=question.key,
         run_id=run_id,
         positive=positive,
         invert=isinstance(invert, str) and invert.strip().lower() in TRUE_WORDS,
         alpha=alpha,
+        compare_run_id=compare,
     )
+
+
+def half_width_parse(raw: Any) -> str:
+    """Planning's target half-width: empty gives the default; else a decimal such as 0.05 (ASCII digits, at
+    most four decimals) from MIN_HALF_WIDTH to MAX_HALF_WIDTH, or ValidationFailed saying so."""
+    message = f"half_width must be a number from {MIN_HALF_WIDTH} to {MAX_HALF_WIDTH}, such as 0.05"
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return DEFAULT_HALF_WIDTH
+    if not isinstance(raw, str) or not HALF_WIDTH_PATTERN.fullmatch(raw.strip()):
+        raise ValidationFailed(message)
+    text = raw.strip()
+    if not MIN_HALF_WIDTH <= float(text) <= MAX_HALF_WIDTH:
+        raise ValidationFailed(message)
+    return text
 
 
 # --- loading ---------------------------------------------------------------------------------------------
@@ -419,6 +455,468 @@ def _with_design(
     return out
 
 
+# --- judges learned on this study's gold -------------------------------------------------------------------
+
+CROSS_FITTED = "cross-fitted on its own training study"
+JUDGE_OPTIONS = ("model", "supports_model", "informative_model", "relevance_model")
+
+
+def _training_items(judge: Any) -> set[int]:
+    """The item ids a judge trained from a study's gold learned from (its artifact's fold assignment, one group
+    per item), read without loading its models."""
+    import joblib
+
+    from scoring.judges.artifacts import _KEY, judges_root
+
+    if not _KEY.match(judge.path or ""):
+        raise ValueError(f"{judge.path!r} is not a judge key")
+    artifact = joblib.load(judges_root() / judge.path / "judge.joblib")
+    return {int(group) for group in artifact["fold_of_group"]}
+
+
+def judge_check(run: ScoreRun, labelled: set[int]) -> dict[str, Any] | None:
+    """For a run of the ``learned`` backend whose judge was trained on this study's gold: the items it learned
+    from and whether any of them is among the ``labelled`` items an estimate uses (None for any other run).
+
+    Such a run scored each training item with the fold model that held it out and every other item with the
+    model trained on all of them. Cross-prediction-powered inference (ppi.cross_ppi_mean) needs, for each
+    unlabelled item, every fold model's prediction; the run records one model's. So an estimate is given when
+    no labelled item trained the judge (its predictions do not depend on these labels: PPI as for any metric),
+    and refused with the reason when some did (``refusal``), rather than rest on predictions that saw the
+    labels they are corrected with."""
+    if run.backend != "learned":
+        return None
+    from scoring.judges.selectors import judges_usable_by
+
+    options = run.backend_options or {}
+    names = {v for k, v in options.items() if k in JUDGE_OPTIONS and isinstance(v, str)}
+    own = [
+        j
+        for j in judges_usable_by(run.study_id).filter(name__in=names)
+        if j.source_kind == "study" and j.source_study_id == run.study_id
+    ]
+    out: dict[str, Any] = {"judges": [j.name for j in own], "n_training": 0, "n_overlap": 0, "refusal": None}
+    if not own:
+        if CROSS_FITTED in (run.model_identity or ""):
+            out["refusal"] = (
+                f"{_run_label(run)} scored with a judge trained on this study's gold, and that judge is no longer in "
+                "the study's registry: nothing says which items trained it, so the labels the estimate would use "
+                "may be the judge's own training labels. Estimate with a run whose judge is still registered."
+            )
+            return out
+        return None
+    training: set[int] = set()
+    for judge in own:
+        if f"@{judge.data_hash[:12]}" not in (run.model_identity or ""):
+            out["refusal"] = (
+                f"the judge {judge.name!r} in the registry is not the one {_run_label(run)} scored with (its data "
+                "differ): nothing says which items trained the run's judge"
+            )
+            return out
+        try:
+            training |= _training_items(judge)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            out["refusal"] = f"the judge {judge.name!r}'s training items cannot be read ({exc}): no estimate"
+            return out
+    overlap = training & labelled
+    out["n_training"], out["n_overlap"] = len(training), len(overlap)
+    names_text = ", ".join(repr(j.name) for j in own)
+    if overlap:
+        out["refusal"] = (
+            f"{_run_label(run)} scores with the judge {names_text}, trained on this study's gold, and {len(overlap)} "
+            f"of the {len(labelled)} labelled items the estimate uses were among its {len(training)} training "
+            "items. The run gave those items cross-fitted predictions (each from the fold model that never saw it), "
+            "but the other items the model trained on all of them; a cross-prediction-powered interval needs every "
+            "fold model's prediction on each unlabelled item, which this run did not record, and in-sample "
+            "predictions are never used. Score with a judge trained on other items (another study's gold shared "
+            "with this one, or gold outside this sample), or estimate from labels the judge did not train on."
+        )
+    else:
+        out["note"] = (
+            f"the judge {names_text} was trained on {len(training)} items of this study's gold, none of them among "
+            "the labelled items used: its predictions do not depend on these labels, and the interval is valid as "
+            "for any metric"
+        )
+    return out
+
+
+def _apply_judge_check(result: dict[str, Any], run: ScoreRun, labelled: set[int]) -> None:
+    """Refuse ``result`` (an estimate or a comparison) in place when the run's judge trained on its labels."""
+    if not result.get("valid") or result.get("exact"):
+        return
+    check = judge_check(run, labelled)
+    if check is None:
+        return
+    result.setdefault("judges", []).append({"run": run.pk, **check})
+    if check["refusal"]:
+        result["valid"] = False
+        result["estimates"] = []
+        result["refusal"] = check["refusal"]
+    elif check.get("note"):
+        result["notes"].append(check["note"])
+
+
+# --- planning ---------------------------------------------------------------------------------------------
+
+
+def plan_compute(
+    *,
+    scores: Mapping[int, float],
+    labels: Mapping[int, float],
+    design: SamplingDesign | None,
+    result: Mapping[str, Any],
+    half_width: float,
+    alpha: float,
+) -> dict[str, Any]:
+    """How many clinician labels (in all, and more than now) reach ``half_width``, with the metric (PPI++) and
+    without it (classical), from the labels of the pool's uniform sample so far
+    (:func:`adjudication.stats.ppi.labels_for_half_width`). ``available`` is False with the ``reason`` where no
+    plan can be made: no valid estimate yet, every item labelled, or a design that is not a uniform draw."""
+    out: dict[str, Any] = {"half_width": half_width, "alpha": alpha, "available": False, "reason": None}
+    if not result.get("valid"):
+        out["reason"] = "there is no valid estimate from the labels so far (see why above): nothing to plan from"
+    elif result.get("exact"):
+        out["reason"] = "every item of the population is labelled: the share is exact, no more labels are needed"
+    elif design is None or design.kind != UNIFORM:
+        out["reason"] = (
+            "planning takes the labels so far as a uniform random sample, and this pool's sample was drawn with "
+            "unequal probabilities: plan from a uniform sample"
+        )
+    else:
+        drawn = [i for i in sorted(scores) if i in design.probabilities]
+        y = np.array([labels[i] for i in drawn], dtype=float)
+        f = np.array([scores[i] for i in drawn], dtype=float)
+        f_u = np.array([scores[i] for i in sorted(scores) if i not in design.probabilities], dtype=float)
+        try:
+            plan = ppi_stats.labels_for_half_width(y, f, f_u, half_width, alpha=alpha)
+        except ppi_stats.PPIError as exc:
+            out["reason"] = f"no plan from these labels: {exc}"
+        else:
+            out.update(plan.as_dict())
+            out["available"] = True
+    return out
+
+
+# --- the interval as labels arrive ------------------------------------------------------------------------
+
+TRAJECTORY_STEPS = 6
+PLOT_WIDTH, PLOT_HEIGHT = 560, 240
+PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 56, 16, 12, 36
+
+
+def label_times(*, pool: Pool, question: Question, item_ids: list[int]) -> dict[int, datetime]:
+    """When each item's human label became what it is: its current gold's time, else the last submission of
+    the pool's labels on it (the majority is complete then)."""
+    times: dict[int, datetime] = dict(
+        GoldLabel.objects.filter(pool=pool, question=question, is_current=True, unit_key=units.ITEM)
+        .filter(item_id__in=item_ids)
+        .exclude(source=GoldSource.UNRESOLVED)
+        .values_list("item_id", "created_at")
+    )
+    rows = (
+        Label.objects.filter(assignment__pool=pool, question=question, unit_key=units.ITEM)
+        .filter(assignment__item_id__in=item_ids, assignment__submitted_at__isnull=False)
+        .values("assignment__item_id")
+        .annotate(last=Max("assignment__submitted_at"))
+    )
+    for row in rows:
+        times.setdefault(row["assignment__item_id"], row["last"])
+    return times
+
+
+def trajectory_compute(
+    *,
+    scores: Mapping[int, float],
+    labels: Mapping[int, float],
+    design: SamplingDesign | None,
+    result: Mapping[str, Any],
+    order: list[int],
+    alpha: float,
+) -> dict[str, Any]:
+    """The PPI++ estimate and interval and the classical interval recomputed on the first n labelled items in
+    ``order`` (the order their labels arrived), for a handful of n up to all of them: at each n the other
+    items of the population are the unlabelled ones. Given for a uniform sample with a valid estimate (a
+    prefix of a probability sample has no known inclusion probabilities); else ``available`` is False with
+    the ``reason``."""
+    out: dict[str, Any] = {"available": False, "reason": None, "steps": []}
+    if not result.get("valid") or result.get("exact"):
+        out["reason"] = (
+            "every item is labelled: the share is exact" if result.get("exact") else "there is no valid estimate"
+        )
+        return out
+    if design is None or design.kind != UNIFORM:
+        out["reason"] = "shown for a uniform sample only (a prefix of a probability sample has no known probabilities)"
+        return out
+    drawn = set(design.probabilities)
+    ordered = [i for i in order if i in drawn and i in scores]
+    y = np.array([labels[i] for i in ordered], dtype=float)
+    f = np.array([scores[i] for i in ordered], dtype=float)
+    f_u = np.array([scores[i] for i in sorted(scores) if i not in drawn], dtype=float)
+    n = len(ordered)
+    first = min(n, 10)
+    ns = sorted({int(v) for v in np.rint(np.linspace(first, n, TRAJECTORY_STEPS))} - {0, 1})
+    for k in ns:
+        rest = np.concatenate([f_u, f[k:]])
+        try:
+            ppipp = ppi_stats.ppipp(y[:k], f[:k], rest, alpha=alpha)
+            classical = ppi_stats.classical(y[:k], alpha=alpha)
+        except ppi_stats.PPIError:
+            continue
+        out["steps"].append(
+            {
+                "n": k,
+                "ppipp": {"point": ppipp.point, "lower": ppipp.lower, "upper": ppipp.upper, "lam": ppipp.lam},
+                "classical": {"point": classical.point, "lower": classical.lower, "upper": classical.upper},
+            }
+        )
+    out["available"] = bool(out["steps"])
+    if not out["available"]:
+        out["reason"] = "too few labels for an interval"
+    return out
+
+
+def trajectory_plot(steps: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Coordinates for the inline SVG of the intervals (numbers only; the template draws them): per step, the
+    x of n and the y of each interval's ends and point, PPI++ left of the step and classical right of it."""
+    if not steps:
+        return None
+    n_max = max(s["n"] for s in steps)
+    lows = [s[m]["lower"] for s in steps for m in ("ppipp", "classical")]
+    highs = [s[m]["upper"] for s in steps for m in ("ppipp", "classical")]
+    lo, hi = max(min(lows), -0.05), min(max(highs), 1.05)
+    if hi - lo < 1e-9:
+        lo, hi = lo - 0.05, hi + 0.05
+    pad = (hi - lo) * 0.05
+    lo, hi = lo - pad, hi + pad
+    inner_w = PLOT_WIDTH - PLOT_LEFT - PLOT_RIGHT
+    inner_h = PLOT_HEIGHT - PLOT_TOP - PLOT_BOTTOM
+
+    def x(n: float) -> float:
+        return round(PLOT_LEFT + inner_w * n / n_max, 1)
+
+    def y(v: float) -> float:
+        v = min(max(v, lo), hi)
+        return round(PLOT_TOP + inner_h * (hi - v) / (hi - lo), 1)
+
+    points = []
+    for s in steps:
+        cx = x(s["n"])
+        points.append(
+            {
+                "n": s["n"],
+                "x": cx,
+                "ppipp": {"x": round(cx - 4, 1), **{k: y(s["ppipp"][k]) for k in ("point", "lower", "upper")}},
+                "classical": {"x": round(cx + 4, 1), **{k: y(s["classical"][k]) for k in ("point", "lower", "upper")}},
+            }
+        )
+    yticks = [{"y": y(v), "label": f"{v:.2f}"} for v in np.linspace(lo + pad, hi - pad, 5)]
+    return {
+        "width": PLOT_WIDTH,
+        "height": PLOT_HEIGHT,
+        "left": PLOT_LEFT,
+        "right": PLOT_WIDTH - PLOT_RIGHT,
+        "top": PLOT_TOP,
+        "bottom": PLOT_HEIGHT - PLOT_BOTTOM,
+        "label_y": PLOT_HEIGHT - 6,
+        "points": points,
+        "yticks": yticks,
+    }
+
+
+# --- comparing two runs (paired) --------------------------------------------------------------------------
+
+PAIRING = "by the item's question text (the same patient question answered by each run's system)"
+
+
+def _prompt_key(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _by_prompt(scores: Mapping[int, float], prompts: Mapping[int, str]) -> tuple[dict[str, int], int]:
+    """Each question text asked exactly once among the run's items, to its item; and how many items are
+    left out (an empty question, or one asked by several of the run's items: no one pair)."""
+    groups: dict[str, list[int]] = {}
+    for item_id in scores:
+        groups.setdefault(_prompt_key(prompts.get(item_id, "")), []).append(item_id)
+    single = {k: v[0] for k, v in groups.items() if k and len(v) == 1}
+    return single, len(scores) - len(single)
+
+
+def comparison_compute(
+    *,
+    scores_a: Mapping[int, float],
+    scores_b: Mapping[int, float],
+    prompts: Mapping[int, str],
+    labels: Mapping[int, float],
+    design: SamplingDesign | None,
+    alpha: float,
+) -> dict[str, Any]:
+    """The paired prediction-powered difference share(a) − share(b) between the systems two score runs scored.
+
+    An item of run a and an item of run b are a pair when they answer the same question (``prompts``: item id
+    to question text, asked once in each run). The labels (0/1) come from the same pool and question as the
+    estimate. A labelled pair has both items labelled; validity is the estimate's: every pair labelled (the
+    exact difference), or the pool's sampling design drew the items, and then only pairs whose two items were
+    both drawn are used — under a uniform draw those are a simple random sample of the pairs (PPI++ on the
+    differences, :func:`adjudication.stats.ppi.paired_difference`), under a probability draw each pair was
+    drawn with probability π_a·π_b (the inverse-probability-weighted estimate on the differences).
+    """
+    out: dict[str, Any] = {
+        "pairing": PAIRING,
+        "n_a": len(scores_a),
+        "n_b": len(scores_b),
+        "n_pairs": 0,
+        "n_labelled_pairs": 0,
+        "exact": False,
+        "valid": False,
+        "refusal": None,
+        "estimates": [],
+        "headline": ppi_stats.PAIRED,
+        "notes": [],
+    }
+    shared = set(scores_a) & set(scores_b)
+    if shared:
+        return _refuse(
+            out,
+            f"the two runs score {len(shared)} of the same items: the human label of an item is one, so the "
+            "difference of the two runs' human shares over the same answers is 0 by definition. A comparison is "
+            "between two systems' (or two versions') answers to the same questions, each scored by its own run; "
+            "to compare two metrics on the same answers, use the model comparison report.",
+        )
+    a, left_a = _by_prompt(scores_a, prompts)
+    b, left_b = _by_prompt(scores_b, prompts)
+    keys = sorted(a.keys() & b.keys(), key=lambda k: a[k])
+    pairs = [(a[k], b[k]) for k in keys]
+    out["n_pairs"] = len(pairs)
+    out["n_unpaired_a"] = len(scores_a) - len(pairs)
+    out["n_unpaired_b"] = len(scores_b) - len(pairs)
+    if left_a or left_b:
+        out["notes"].append(
+            f"{left_a} items of the first run and {left_b} of the second have no question text or share it with "
+            "another item of the same run: they cannot be paired and are left out"
+        )
+    if len(pairs) < ppi_stats.MIN_LABELS:
+        return _refuse(
+            out,
+            f"{len(pairs)} question(s) are answered by an item of each run: a paired comparison needs the two "
+            "runs' items to answer the same questions (the same question text)",
+        )
+    fa = np.array([scores_a[i] for i, _ in pairs], dtype=float)
+    fb = np.array([scores_b[j] for _, j in pairs], dtype=float)
+    out["metric_difference"] = float(fa.mean() - fb.mean())
+    if design is None:
+        labelled = [p for p in pairs if p[0] in labels and p[1] in labels]
+        out["n_labelled_pairs"] = len(labelled)
+        if len(labelled) < len(pairs):
+            return _refuse(
+                out,
+                f"{len(labelled)} of the {len(pairs)} pairs carry a human label on both items and the pool records "
+                "no sampling design: nothing says chance chose the labelled pairs. Label both items of every "
+                "pair, or record a sampling design for the pool.",
+            )
+        return _paired_exact(out, pairs, labels, alpha)
+    probabilities = design.probabilities
+    if design.frame is not None:
+        outside = sum(1 for p in pairs for i in p if i not in design.frame)
+        if outside:
+            return _refuse(
+                out,
+                f"{outside} paired items were not among the items the pool's sample was drawn from (they could "
+                "not be drawn): draw the sample from a run that scored both systems' answers",
+            )
+    drawn = [p for p in pairs if p[0] in probabilities and p[1] in probabilities]
+    missing = [p for p in drawn if p[0] not in labels or p[1] not in labels]
+    out["n_drawn_pairs"] = len(drawn)
+    out["n_labelled_pairs"] = len(drawn) - len(missing)
+    if missing:
+        return _refuse(
+            out,
+            f"{len(missing)} of the {len(drawn)} pairs whose two items the design drew lack a human label on one "
+            "of them: finish labelling them first.",
+        )
+    if len(drawn) == len(pairs):
+        return _paired_exact(out, pairs, labels, alpha)
+    if len(drawn) < ppi_stats.MIN_LABELS:
+        return _refuse(
+            out,
+            f"the pool's sample drew both items of {len(drawn)} of the {len(pairs)} pairs: a paired interval needs "
+            f"at least {ppi_stats.MIN_LABELS} (draw a larger sample, from a run that scored both systems' answers)",
+        )
+    drawn_set = set(drawn)
+    rest = [p for p in pairs if p not in drawn_set]
+    ya = np.array([labels[i] for i, _ in drawn], dtype=float)
+    yb = np.array([labels[j] for _, j in drawn], dtype=float)
+    da = np.array([scores_a[i] for i, _ in drawn], dtype=float)
+    db = np.array([scores_b[j] for _, j in drawn], dtype=float)
+    ua = np.array([scores_a[i] for i, _ in rest], dtype=float)
+    ub = np.array([scores_b[j] for _, j in rest], dtype=float)
+    try:
+        if design.kind == UNIFORM:
+            estimates = [
+                ppi_stats.paired_difference(ya, yb, da, db, ua, ub, alpha=alpha),
+                ppi_stats.classical(ya - yb, alpha=alpha),
+            ]
+        else:
+            pi = np.array([probabilities[i] * probabilities[j] for i, j in drawn], dtype=float)
+            estimates = [
+                ppi_stats.active_mean(ya - yb, da - db, pi, ua - ub, alpha=alpha),
+                ppi_stats.active_mean(ya - yb, da - db, pi, ua - ub, alpha=alpha, lam=0.0),
+            ]
+            out["headline"] = ppi_stats.ACTIVE
+    except ppi_stats.PPIError as exc:
+        return _refuse(out, f"no interval for the difference can be computed from these labels: {exc}")
+    out["estimates"] = [e.as_dict() for e in estimates]
+    out["valid"] = True
+    return out
+
+
+def _paired_exact(
+    out: dict[str, Any], pairs: list[tuple[int, int]], labels: Mapping[int, float], alpha: float
+) -> dict[str, Any]:
+    d = np.array([labels[i] - labels[j] for i, j in pairs], dtype=float)
+    out["n_labelled_pairs"] = len(pairs)
+    out["exact"] = True
+    out["exact_value"] = float(d.mean())
+    out["headline"] = ppi_stats.CLASSICAL
+    out["notes"].append(
+        f"both items of every one of the {len(pairs)} pairs are labelled: the difference of the shares, "
+        f"{out['exact_value']:.4f}, is exact over these pairs, and the metric adds nothing"
+    )
+    try:
+        out["estimates"] = [ppi_stats.classical(d, alpha=alpha).as_dict()]
+    except ppi_stats.PPIError as exc:
+        out["notes"].append(f"no classical interval: {exc}")
+    out["valid"] = True
+    return out
+
+
+def _comparison_report(
+    *,
+    study: Study,
+    params: EstimateParams,
+    labels: Mapping[int, float],
+    design: SamplingDesign | None,
+    scores_a: Mapping[int, float],
+    run_a: ScoreRun,
+) -> dict[str, Any]:
+    run_b = get_run_for_report(study, params.compare_run_id)  # type: ignore[arg-type]
+    raw_b, not_ok_b = population_scores(run_b)
+    scores_b = {i: 1.0 - v for i, v in raw_b.items()} if params.invert else raw_b
+    prompts = dict(Item.objects.filter(pk__in=set(scores_a) | set(scores_b)).values_list("pk", "question"))
+    result = comparison_compute(
+        scores_a=scores_a, scores_b=scores_b, prompts=prompts, labels=labels, design=design,
+        alpha=ALPHAS[params.alpha],
+    )  # fmt: skip
+    used = {i for i in labels if design is None or i in design.probabilities}
+    _apply_judge_check(result, run_a, {i for i in used if i in scores_a})
+    _apply_judge_check(result, run_b, {i for i in used if i in scores_b})
+    return {
+        "run": {"id": run_b.pk, "label": _run_label(run_b), "metric": run_b.metric, "status": run_b.status},
+        "n_scores_not_ok": not_ok_b,
+        **result,
+    }
+
+
 def estimate_report(*, study: Study, params: EstimateParams) -> dict[str, Any]:
     """The estimate for a study (see the module's docstring), with what it was computed from."""
     pool = get_pool_for_report(study, params.pool_id)
@@ -443,6 +941,21 @@ def estimate_report(*, study: Study, params: EstimateParams) -> dict[str, Any]:
         sources[human.source[i]] += 1
     if run.status != RunStatus.DONE:
         result["notes"].append(f"the score run is {run.status}, not done: the population is the items scored ok so far")
+    _apply_judge_check(result, run, set(used))
+    drawn_ids = sorted(design.probabilities) if design is not None else []
+    times = label_times(pool=pool, question=question, item_ids=drawn_ids)
+    order = sorted(drawn_ids, key=lambda i: (i not in times, times[i].timestamp() if i in times else 0.0, i))
+    result["trajectory"] = trajectory_compute(
+        scores=scores, labels=labels, design=design, result=result, order=order, alpha=ALPHAS[params.alpha]
+    )
+    result["plan"] = plan_compute(
+        scores=scores, labels=labels, design=design, result=result, half_width=float(params.half_width),
+        alpha=ALPHAS[params.alpha],
+    )  # fmt: skip
+    if params.compare_run_id is not None:
+        result["comparison"] = _comparison_report(
+            study=study, params=params, labels=labels, design=design, scores_a=scores, run_a=run
+        )
     return {
         "study": study.slug,
         "pool": {"id": pool.pk, "name": pool.name},

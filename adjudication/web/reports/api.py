@@ -98,6 +98,18 @@ ESTIMATE_PARAMETERS = [
     ),
     OpenApiParameter("invert", bool, description="use 1 − score (a score that is high where the label is negative)"),
     OpenApiParameter("alpha", str, enum=["0.1", "0.05", "0.01"], description="1 − the confidence (default 0.05)"),
+    OpenApiParameter(
+        "compare",
+        int,
+        description="a second score run of the study: the paired difference of the two systems' shares (items "
+        "paired by their question text), in ``comparison``",
+    ),
+    OpenApiParameter(
+        "half_width",
+        str,
+        description="planning's target half-width of the interval, 0.005 to 0.5 (default 0.05): labels needed "
+        "with and without the metric, in ``plan``",
+    ),
 ]
 
 

@@ -17,7 +17,13 @@ from django.views.decorators.http import require_GET, require_POST
 from adjudication import report_jobs
 from adjudication.analysis.access import get_pool_for_report
 from adjudication.analysis.agreement import agreement_overview, agreement_params_parse, pair_matrix
-from adjudication.analysis.estimates import estimate_choices, estimate_params_parse, estimate_report, pool_samples
+from adjudication.analysis.estimates import (
+    estimate_choices,
+    estimate_params_parse,
+    estimate_report,
+    pool_samples,
+    trajectory_plot,
+)
 from adjudication.analysis.loading import target_choices
 from adjudication.analysis.params import bootstrap_params
 from adjudication.analysis.rendering import agreement_csv, roc_svg_points, validity_csv
@@ -158,6 +164,7 @@ def report_estimates(request: HttpRequest, slug: str) -> HttpResponse:
         "params": params,
         "chosen_question": chosen,
         "report": report,
+        "plot": trajectory_plot(report["trajectory"]["steps"]) if report else None,
         "samples": pool_samples(study=study),
         "floors": list(FLOORS),
         "default_floor": str(DEFAULT_FLOOR),

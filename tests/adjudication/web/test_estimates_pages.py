@@ -156,6 +156,9 @@ def test_another_studys_run_pool_or_question_is_404(client, researcher, world):
         {"alpha": "1e400"},
         {"alpha": "٠.٠٥"},
         {"run": ""},
+        {"half_width": "1e-2"},
+        {"half_width": "0.9"},
+        {"half_width": "٠.٠٥"},
     ],
 )
 def test_bad_input_answers_400_never_500(client, researcher, world, change):
@@ -268,3 +271,77 @@ def test_the_page_shows_a_sampled_pools_progress_and_then_its_estimates(client, 
     body = response.content.decode()
     assert 'id="refusal"' not in body and "ppi++ (headline)" in body and "Angelopoulos, Duchi &amp; Zrnic" in body
     assert [e["method"] for e in response.context["report"]["estimates"]] == ["ppi++", "ppi", "classical"]
+    plan = response.context["report"]["plan"]
+    assert plan["available"] is True and plan["n_labelled"] == 3 and plan["half_width"] == 0.05
+    assert 'id="plan"' in body and "Planning: labels for a half-width of 0.05" in body
+    api = APIClient()
+    api.force_authenticate(researcher)
+    assert plan["without_metric"] is None and "not reachable" in body
+    steps = response.context["report"]["trajectory"]["steps"]
+    assert [s["n"] for s in steps] == [3] and steps[0]["ppipp"]["point"] == pytest.approx(
+        response.context["report"]["estimates"][0]["point"]
+    )
+    assert 'id="trajectory"' in body and "<svg" in body and response.context["plot"]["points"][0]["n"] == 3
+    assert "<script" not in body.split('id="trajectory"')[1]  # 6 items: ±0.05 needs more
+    data = api.get(_api(world["study"]), {**query, "half_width": "0.5"}).json()
+    # Var(Y) = 2/9 from no, yes, yes: the classical half-width 1.96·√(2/9/n) ≤ 0.5 from n = 4 labels.
+    assert data["plan"]["half_width"] == 0.5 and data["plan"]["without_metric"] == 4
+
+
+# --- comparing two runs ---------------------------------------------------------------------------------
+
+GOLD_B = ["no", "yes", "no", "no", "no", "no"]
+
+
+def _second_system(world, researcher):
+    """System b answers the same six questions (items b0..b5), scored by its own run, every answer in gold."""
+    run_b = ScoreRun.objects.create(
+        study=world["study"], metric="cf", metric_version="1", backend="lexical", created_by=researcher,
+        status=RunStatus.DONE,
+    )  # fmt: skip
+    for i, (item, gold) in enumerate(zip(world["items"], GOLD_B, strict=True)):
+        item.question = f"Question {i}?"
+        item.save(update_fields=["question"])
+        b = factories.make_item(world["study"], f"b{i}", question=f"Question {i}?", system="b")
+        Score.objects.create(run=run_b, item=b, unit_key="item", value=0.5, state=ScoreState.OK)
+        GoldLabel.objects.create(
+            pool=world["pool"], item=b, unit_key="item", question=world["pf"], value=gold, source=GoldSource.ADJUDICATED
+        )
+    return run_b
+
+
+def test_the_comparison_with_a_second_run_is_on_the_page_and_in_the_api(client, researcher, world):
+    run_b = _second_system(world, researcher)
+    client.force_login(researcher)
+    response = client.get(_page(world["study"]), _query(world, compare=run_b.pk))
+    assert response.status_code == 200
+    comparison = response.context["report"]["comparison"]
+    assert comparison["run"]["id"] == run_b.pk and comparison["n_pairs"] == 6 and comparison["exact"] is True
+    assert comparison["exact_value"] == pytest.approx(3 / 6 - 1 / 6)
+    body = response.content.decode()
+    assert 'id="comparison"' in body and "Exact difference over the pairs: 0.3333" in body
+    assert f'<option value="{run_b.pk}" selected>' in body
+    api = APIClient()
+    api.force_authenticate(researcher)
+    data = api.get(_api(world["study"]), _query(world, compare=run_b.pk)).json()
+    assert data["comparison"]["exact_value"] == pytest.approx(1 / 3) and data["comparison"]["valid"] is True
+    assert "comparison" not in api.get(_api(world["study"]), _query(world)).json()
+
+
+def test_a_comparison_run_of_another_study_is_404_and_a_bad_one_400(client, researcher, world):
+    other = factories.make_study(slug="other-study")
+    other_run = ScoreRun.objects.create(study=other, metric="cf", metric_version="1", backend="lexical")
+    client.force_login(researcher)
+    client.raise_request_exception = False
+    api = APIClient()
+    api.raise_request_exception = False
+    api.force_authenticate(researcher)
+    for change, status in (
+        ({"compare": other_run.pk}, 404),
+        ({"compare": "x"}, 400),
+        ({"compare": "٣"}, 400),
+        ({"compare": world["run"].pk}, 400),
+    ):
+        assert client.get(_page(world["study"]), _query(world, **change)).status_code == status, change
+        response = api.get(_api(world["study"]), _query(world, **change))
+        assert response.status_code == status and response.json()["error"], change
