@@ -168,6 +168,26 @@ def test_no_in_sample_prediction_is_used(world):
     assert (got["point"], got["lower"], got["upper"]) == pytest.approx((expected.point, expected.lower, expected.upper))
 
 
+def test_the_page_and_the_api_name_the_cross_ppi_estimate_with_its_note(client, researcher, world):
+    from django.urls import reverse
+    from rest_framework.test import APIClient
+
+    others = [i.pk for i in world["items"] if i.pk not in set(world["drawn"])]
+    _record_folds(world, world["drawn"][:4] + others[:6])
+    query = {"pool": world["pool"].pk, "question": "pf", "run": world["run"].pk}
+    client.force_login(researcher)
+    response = client.get(reverse("adjudication:report-estimates", args=[world["study"].slug]), query)
+    body = response.content.decode()
+    assert response.status_code == 200 and "cross-ppi (headline)" in body
+    assert "Cross-prediction-powered inference, PNAS 2024" in body
+    assert "the estimate is cross-prediction-powered" in body
+    api = APIClient()
+    api.force_authenticate(researcher)
+    data = api.get(reverse("adjudication-api-report-estimates", args=[world["study"].slug]), query).json()
+    assert data["headline"] == "cross-ppi" and data["estimates"][0]["method"] == "cross-ppi"
+    assert data["cross_ppi"]["folds"] == 4 and data["judges"][0]["method"] == "cross-ppi"
+
+
 def test_a_comparison_with_a_run_whose_judge_trained_on_labelled_items_is_refused(world, researcher):
     others = [i.pk for i in world["items"] if i.pk not in set(world["drawn"])]
     _record_folds(world, world["drawn"][:4] + others[:6])
