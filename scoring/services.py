@@ -421,6 +421,36 @@ def _record_cost(
     target.details = {**(target.details or {}), "cost": cost}
 
 
+def _record_cross_fit(
+    units: list[UnitScore], *, backend: Any, item_id: int, metric: Any, item: Any, params: dict[str, Any],
+    retriever: HybridRetriever | None, final_attempt: bool,
+) -> None:
+    """For a backend whose judge was trained on this study's gold (``cross_fit``; the learned backend), keep in
+    the item-level score's details under ``cross_fit`` what cross-prediction-powered estimates need: for an
+    item that trained the judge, ``held_out`` (the folds whose models gave its value, never having seen it);
+    for any other item, ``folds``: its item-level value under each fold model (None where that model's value is
+    not ok). The score's value is unchanged. Other backends and runs: nothing is done (and nothing computed).
+    Written with the score in the same row, so a batch delivered twice records it once."""
+    cross_fit = getattr(backend, "cross_fit", None)
+    plan = cross_fit(item_id) if cross_fit is not None else None
+    target = next((u for u in units if u.unit == ITEM), None)
+    if plan is None or target is None or target.state != "ok":
+        return
+    record: dict[str, Any]
+    if plan.held_out:
+        record = {"held_out": plan.held_out}
+    elif not plan.views:
+        record = {"folds": None, "reason": plan.reason}
+    else:
+        values: list[float | None] = []
+        for view in plan.views:
+            scored = score_item(metric, item, view, params, retriever=retriever, final_attempt=final_attempt)
+            at_fold = next((u for u in scored if u.unit == ITEM and u.state == "ok"), None)
+            values.append(None if at_fold is None else float(at_fold.value))
+        record = {"folds": values}
+    target.details = {**(target.details or {}), "cross_fit": record}
+
+
 @dataclass
 class Prepared:
     """What ``prepare_backend`` did: distinct texts encoded ahead, and the seconds spent splitting the
@@ -584,6 +614,10 @@ def _score_claimed(claimed: ScoreBatch, *, token: str, final_attempt: bool, clai
             units = score_item(metric, item, item_backend, params, retriever=retriever, final_attempt=final_attempt)
             if not units:
                 units = [UnitScore(ITEM, None, "failed", {"error": "the metric returned no score"})]
+            _record_cross_fit(
+                units, backend=backend, item_id=item_id, metric=metric, item=item, params=params,
+                retriever=retriever, final_attempt=final_attempt,
+            )  # fmt: skip
         except TransientBackendError:
             flush(False)
             _release(batch_id, token)

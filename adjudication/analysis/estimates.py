@@ -479,11 +479,11 @@ def judge_check(run: ScoreRun, labelled: set[int]) -> dict[str, Any] | None:
     from and whether any of them is among the ``labelled`` items an estimate uses (None for any other run).
 
     Such a run scored each training item with the fold model that held it out and every other item with the
-    model trained on all of them. Cross-prediction-powered inference (ppi.cross_ppi_mean) needs, for each
-    unlabelled item, every fold model's prediction; the run records one model's. So an estimate is given when
-    no labelled item trained the judge (its predictions do not depend on these labels: PPI as for any metric),
-    and refused with the reason when some did (``refusal``), rather than rest on predictions that saw the
-    labels they are corrected with."""
+    model trained on all of them. When no labelled item trained the judge, its predictions do not depend on
+    these labels: PPI as for any metric (a ``note`` says so). When some did (``overlap``), the run's values of
+    the other items came from a model that saw those labels, so the estimate must be cross-prediction-powered
+    (:func:`cross_ppi_apply`, from the fold values the run records); ``refusal`` says why not where it cannot be
+    (here: the judge cannot be identified; there: the run records no fold values)."""
     if run.backend != "learned":
         return None
     from scoring.judges.selectors import judges_usable_by
@@ -495,7 +495,9 @@ def judge_check(run: ScoreRun, labelled: set[int]) -> dict[str, Any] | None:
         for j in judges_usable_by(run.study_id).filter(name__in=names)
         if j.source_kind == "study" and j.source_study_id == run.study_id
     ]
-    out: dict[str, Any] = {"judges": [j.name for j in own], "n_training": 0, "n_overlap": 0, "refusal": None}
+    out: dict[str, Any] = {
+        "judges": [j.name for j in own], "n_training": 0, "n_overlap": 0, "refusal": None, "method": None,
+    }  # fmt: skip
     if not own:
         if CROSS_FITTED in (run.model_identity or ""):
             out["refusal"] = (
@@ -522,14 +524,15 @@ def judge_check(run: ScoreRun, labelled: set[int]) -> dict[str, Any] | None:
     out["n_training"], out["n_overlap"] = len(training), len(overlap)
     names_text = ", ".join(repr(j.name) for j in own)
     if overlap:
-        out["refusal"] = (
+        out["overlap"] = (
             f"{_run_label(run)} scores with the judge {names_text}, trained on this study's gold, and {len(overlap)} "
-            f"of the {len(labelled)} labelled items the estimate uses were among its {len(training)} training "
-            "items. The run gave those items cross-fitted predictions (each from the fold model that never saw it), "
-            "but the other items the model trained on all of them; a cross-prediction-powered interval needs every "
-            "fold model's prediction on each unlabelled item, which this run did not record, and in-sample "
-            "predictions are never used. Score with a judge trained on other items (another study's gold shared "
-            "with this one, or gold outside this sample), or estimate from labels the judge did not train on."
+            f"of the {len(labelled)} labelled items the estimate uses were among its {len(training)} training items"
+        )
+        out["refusal"] = (
+            f"{out['overlap']}. Its values of the other items come from the model trained on all of them, which saw "
+            "those labels, and in-sample predictions are never used; a cross-prediction-powered interval needs "
+            "each other item's value under every fold model, and a paired comparison has no cross-prediction "
+            "interval here. Estimate this run alone, or estimate from labels the judge did not train on."
         )
     else:
         out["note"] = (
@@ -540,20 +543,122 @@ def judge_check(run: ScoreRun, labelled: set[int]) -> dict[str, Any] | None:
     return out
 
 
-def _apply_judge_check(result: dict[str, Any], run: ScoreRun, labelled: set[int]) -> None:
-    """Refuse ``result`` (an estimate or a comparison) in place when the run's judge trained on its labels."""
+def _apply_judge_check(
+    result: dict[str, Any], run: ScoreRun, labelled: set[int], cross: CrossInputs | None = None
+) -> None:
+    """Refuse ``result`` (an estimate or a comparison) in place when the run's judge trained on its labels;
+    for an estimate (``cross``), give the cross-prediction-powered one instead where the run allows it."""
     if not result.get("valid") or result.get("exact"):
         return
     check = judge_check(run, labelled)
     if check is None:
         return
     result.setdefault("judges", []).append({"run": run.pk, **check})
+    if check.get("overlap") and cross is not None:
+        check["refusal"] = cross_ppi_apply(result, run=run, cross=cross, overlap=check["overlap"])
+        check["method"] = None if check["refusal"] else ppi_stats.CROSS_PPI
+        result["judges"][-1].update(refusal=check["refusal"], method=check["method"])
     if check["refusal"]:
         result["valid"] = False
         result["estimates"] = []
         result["refusal"] = check["refusal"]
     elif check.get("note"):
         result["notes"].append(check["note"])
+
+
+@dataclass(frozen=True)
+class CrossInputs:
+    """What a cross-prediction-powered estimate is computed from: the run's value per population item (inverted
+    where the estimate inverts), the labels, the pool's design, alpha and whether values are inverted."""
+
+    scores: Mapping[int, float]
+    labels: Mapping[int, float]
+    design: SamplingDesign | None
+    alpha: float
+    invert: bool
+
+
+def cross_fit_records(run: ScoreRun) -> dict[int, Any]:
+    """Per item with an ok item-level value, what the run recorded for cross-prediction (the item score's
+    ``details.cross_fit``: ``held_out`` for an item that trained the judge, ``folds`` the K fold models'
+    values for any other item; None where nothing was recorded, as in runs made before it was)."""
+    rows = Score.objects.filter(run=run, unit_key=units.ITEM, state=ScoreState.OK).exclude(value=None)
+    return dict(rows.values_list("item_id", "details__cross_fit"))
+
+
+def cross_ppi_apply(result: dict[str, Any], *, run: ScoreRun, cross: CrossInputs, overlap: str) -> str | None:
+    """Replace ``result``'s estimates by the cross-prediction-powered one (Zrnic & Candès, PNAS 2024:
+    ``ppi.cross_ppi_mean``) and the classical interval, for a run whose judge trained on some labelled items;
+    or return why that cannot be done (the caller refuses the estimate with it).
+
+    Only predictions that never saw an item's label are used, from what the run recorded
+    (:func:`cross_fit_records`): a labelled item that trained the judge keeps its held-out value (the fold model
+    that never saw it); a labelled item that did not is predicted by the mean of the K fold models (none saw it).
+    Each unlabelled item's row of the N × K grid is its value under each fold model, or, for an item that trained
+    the judge, its held-out value in every column. The final model, which saw the labels, is not used at all."""
+    design = cross.design
+    if design is None or design.kind != UNIFORM:
+        return (
+            f"{overlap}, so the estimate must be cross-prediction-powered, which is computed here for a uniform "
+            "sample only (this pool's sample was drawn with unequal probabilities)"
+        )
+    population = sorted(cross.scores)
+    records = cross_fit_records(run)
+    missing = [i for i in population if not isinstance(records.get(i), dict)]
+    if missing:
+        return (
+            f"{overlap}. A cross-prediction-powered interval needs each item's value under every fold model of the "
+            f"judge, and {len(missing)} of the {len(population)} items of this run carry none (the run was made "
+            "before learned runs recorded them): re-run the scoring with this judge (a new score run) and estimate "
+            "with the new run. In-sample predictions are never used."
+        )
+    folds = {i: r["folds"] for i, r in records.items() if i in cross.scores and "held_out" not in r}
+    bad = [i for i, f in folds.items() if not isinstance(f, list) or any(v is None for v in f)]
+    ks = {len(f) for i, f in folds.items() if i not in bad}
+    if bad or len(ks) > 1:
+        reasons = {str(records[i].get("reason")) for i in bad if records[i].get("reason")}
+        return (
+            f"{overlap}, and {len(bad) or 'some'} items lack a value under one of the fold models"
+            + (f" ({'; '.join(sorted(reasons))})" if reasons else "")
+            + ": no cross-prediction-powered interval can be computed from this run"
+        )
+    k = ks.pop() if ks else ppi_stats.MIN_FOLDS
+
+    def fold_values(i: int) -> list[float]:
+        if i not in folds:  # trained the judge: its held-out value stands in every column
+            return [float(cross.scores[i])] * k
+        return [1.0 - float(v) if cross.invert else float(v) for v in folds[i]]
+
+    drawn = [i for i in population if i in design.probabilities]
+    rest = [i for i in population if i not in design.probabilities]
+    y = np.array([cross.labels[i] for i in drawn], dtype=float)
+    yhat = np.array([float(np.mean(fold_values(i))) if i in folds else cross.scores[i] for i in drawn], dtype=float)
+    grid = np.array([fold_values(i) for i in rest], dtype=float).reshape(len(rest), k)
+    try:
+        estimates = [
+            ppi_stats.cross_ppi_mean(y, yhat, grid, alpha=cross.alpha),
+            ppi_stats.classical(y, alpha=cross.alpha),
+        ]
+    except ppi_stats.PPIError as exc:
+        return f"{overlap}: no cross-prediction-powered interval can be computed from these labels: {exc}"
+    n_held = sum(1 for i in drawn if i not in folds)
+    result["estimates"] = [e.as_dict() for e in estimates]
+    result["headline"] = ppi_stats.CROSS_PPI
+    result["cross_ppi"] = {
+        "folds": k,
+        "n_labelled_held_out": n_held,
+        "n_labelled_fold_mean": len(drawn) - n_held,
+        "n_unlabelled_by_fold": sum(1 for i in rest if i in folds),
+        "n_unlabelled_held_out": sum(1 for i in rest if i not in folds),
+    }
+    result["notes"].append(
+        f"{overlap}: the estimate is cross-prediction-powered (cross-PPI, Zrnic & Candès 2024) from the {k} fold "
+        f"models' values the run recorded, never from a model that saw an item's label: {n_held} labelled items "
+        "that trained the judge use the fold model that held each out, the others the mean of the fold models; "
+        "each unlabelled item the mean of its fold values (its held-out value if it trained the judge). PPI and "
+        "PPI++ with the run's values are not shown: those values came from the model trained on these labels."
+    )
+    return None
 
 
 # --- planning ---------------------------------------------------------------------------------------------
@@ -577,6 +682,11 @@ def plan_compute(
         out["reason"] = "there is no valid estimate from the labels so far (see why above): nothing to plan from"
     elif result.get("exact"):
         out["reason"] = "every item of the population is labelled: the share is exact, no more labels are needed"
+    elif result.get("headline") == ppi_stats.CROSS_PPI:
+        out["reason"] = (
+            "the estimate is cross-prediction-powered (the run's judge trained on labelled items): planning is "
+            "made for PPI++ with a metric that did not learn from the labels"
+        )
     elif design is None or design.kind != UNIFORM:
         out["reason"] = (
             "planning takes the labels so far as a uniform random sample, and this pool's sample was drawn with "
@@ -642,6 +752,12 @@ def trajectory_compute(
     if not result.get("valid") or result.get("exact"):
         out["reason"] = (
             "every item is labelled: the share is exact" if result.get("exact") else "there is no valid estimate"
+        )
+        return out
+    if result.get("headline") == ppi_stats.CROSS_PPI:
+        out["reason"] = (
+            "not shown for a cross-prediction-powered estimate: the run's values of the items labelled later "
+            "come from a judge that trained on the labels"
         )
         return out
     if design is None or design.kind != UNIFORM:
@@ -941,7 +1057,8 @@ def estimate_report(*, study: Study, params: EstimateParams) -> dict[str, Any]:
         sources[human.source[i]] += 1
     if run.status != RunStatus.DONE:
         result["notes"].append(f"the score run is {run.status}, not done: the population is the items scored ok so far")
-    _apply_judge_check(result, run, set(used))
+    cross = CrossInputs(scores=scores, labels=labels, design=design, alpha=ALPHAS[params.alpha], invert=params.invert)
+    _apply_judge_check(result, run, set(used), cross)
     drawn_ids = sorted(design.probabilities) if design is not None else []
     times = label_times(pool=pool, question=question, item_ids=drawn_ids)
     order = sorted(drawn_ids, key=lambda i: (i not in times, times[i].timestamp() if i in times else 0.0, i))

@@ -16,7 +16,9 @@ cannot): only the study's own judges and those shared with it are found. Without
 
 How a judge is applied: on the study whose gold it was trained on it is *cross-fitted* — each item
 that was a training example is judged by the fold model that held that item out (``for_item``), and
-other items by the final model; anywhere else it is a *transfer* from its source (the study and
+other items by the final model, and the run also records each other item's value under every fold model
+(``cross_fit``: the K values cross-prediction-powered estimates need, in the item score's details under
+``cross_fit``; the run's value stays the final model's); anywhere else it is a *transfer* from its source (the study and
 question, or the file's hash). Every judgement carries ``probability``, the judge's P(verdict True),
 and the default threshold is 0.5.
 
@@ -114,6 +116,16 @@ def get_learned_backend(*, study: int | str | None = None, model: str | None = N
     return LearnedBackend(slots)
 
 
+@dataclass
+class CrossFit:
+    """One item's cross-fitting (``LearnedBackend.cross_fit``): the folds that held it out of the judges it
+    trained, or one backend per fold model to score it with (``reason`` when there can be none)."""
+
+    held_out: dict[str, int]
+    views: list[LearnedBackend]
+    reason: str = ""
+
+
 class LearnedBackend(Backend):
     name = "learned"
     defaults: ClassVar[dict[str, float]] = {"probability": 0.5}
@@ -121,6 +133,7 @@ class LearnedBackend(Backend):
     def __init__(self, slots: dict[str, Slot]) -> None:
         self.slots = slots
         self.group: str | None = None
+        self.fold: int | None = None  # a fold view (``cross_fit``): cross-fitted judges use this fold's model
         self.identity = "learned: " + "; ".join(
             f"{task}={s.name} ({s.loaded.model_type}/{s.loaded.feature_set}@{s.loaded.data_hash[:12]}, "
             f"cv_auc={s.cv_auc:.3f}, {s.mode})"
@@ -134,6 +147,33 @@ class LearnedBackend(Backend):
         view.group = str(item_id)
         return view
 
+    def cross_fit(self, item_id: int) -> CrossFit | None:
+        """What cross-prediction needs of one item of the run's study (the hook ``scoring.services`` calls per
+        item, after scoring it with ``for_item``); None when no judge is cross-fitted (a transfer, or the
+        ``score`` command), so other runs pay nothing.
+
+        An item that trained a cross-fitted judge (``held_out``: each such judge's fold that held it out) keeps
+        its held-out value, its only prediction that never saw its labels. Any other item gets one backend per
+        fold (``views``): view j judges with every cross-fitted judge's fold-j model, so the run can record the
+        item's value under each of the K fold models (``ppi.cross_ppi_mean``'s grid). No view is given when the
+        cross-fitted judges have different numbers of folds (there is no one K)."""
+        cross = {task: s for task, s in self.slots.items() if s.cross_fitted}
+        if not cross:
+            return None
+        group = str(item_id)
+        held_out = {task: s.loaded.fold_of_group[group] for task, s in cross.items() if group in s.loaded.fold_of_group}
+        if held_out:
+            return CrossFit(held_out=held_out, views=[])
+        counts = {len(s.loaded.folds) for s in cross.values()}
+        if len(counts) != 1:
+            return CrossFit(held_out={}, views=[], reason="the cross-fitted judges have different numbers of folds")
+        views = []
+        for fold in range(counts.pop()):
+            view = copy.copy(self)
+            view.group, view.fold = group, fold
+            views.append(view)
+        return CrossFit(held_out={}, views=views)
+
     def _slot(self, task: str, what: str, option: str) -> Slot:
         slot = self.slots.get(task)
         if slot is None:
@@ -144,7 +184,11 @@ class LearnedBackend(Backend):
                threshold: float | None) -> list[Judgement]:
         if not texts:
             return []
-        model, which = slot.loaded.model_for(self.group if slot.cross_fitted else None)
+        if slot.cross_fitted and self.fold is not None:
+            model = slot.loaded.folds[self.fold]
+            which = f"fold {self.fold} (cross-prediction: one of the K fold models)"
+        else:
+            model, which = slot.loaded.model_for(self.group if slot.cross_fitted else None)
         probs = slot.loaded.proba(model, texts, evidence)
         t = self.threshold("probability", threshold)
         extra: dict[str, Any] = {"judge": slot.name, "model": which, "application": slot.mode, "threshold": t}

@@ -155,3 +155,56 @@ def test_aspect_gold_trains_a_supports_judge_with_the_aspect_as_claim_and_the_an
     for task in ("relevance", "informative"):
         with pytest.raises(Exception, match=f"cannot be a '{task}' training example"):
             examples_from_gold(study, "aspect_entailment", task, positive=["entailment"])
+
+
+def test_a_run_on_the_training_study_records_each_fold_models_value_for_items_the_judge_did_not_train_on(
+    trained, django_capture_on_commit_callbacks
+):
+    """Cross-prediction needs, for each item that did not train the judge, its value under every fold model;
+    items that did keep their held-out value (and say which fold gave it). The run's value is unchanged (the
+    final model's for items outside the training data), and a batch delivered again records nothing twice."""
+    from tests.scoring.judge_support import labelled_records
+
+    study, item_ids, judge = trained
+    fresh = []
+    for k, rec in enumerate(labelled_records()[:6]):
+        item = make_item(study, f"new{k}", answer=rec["text"])
+        make_chunk(item, 1, rec["evidence"])
+        fresh.append(item.pk)
+    run = _run(study, django_capture_on_commit_callbacks)
+    assert run.status == RunStatus.DONE, run.error
+    loaded = artifacts.load(judge.path)
+    k = len(loaded.folds)
+    for item_id in item_ids:
+        score = Score.objects.get(run=run, item_id=item_id, unit_key="item")
+        assert score.details["cross_fit"] == {"held_out": {"supports": loaded.fold_of_group[str(item_id)]}}
+    for item_id in fresh:
+        score = Score.objects.get(run=run, item_id=item_id, unit_key="item")
+        text = Score.objects.get(run=run, item_id=item_id, unit_key="s:0").details["text"]
+        context = " ".join(c.text for c in score.item.chunks.order_by("rank"))
+        expected = [loaded.proba(loaded.folds[j], [text], [context])[0] for j in range(k)]
+        assert score.details["cross_fit"]["folds"] == pytest.approx(expected)
+        assert score.value == pytest.approx(loaded.proba(loaded.final, [text], [context])[0])
+    # A second delivery of a finished batch, and a re-run of one whose item scores were lost: one row each.
+    from scoring.models import ScoreBatch
+
+    batch = next(b for b in ScoreBatch.objects.filter(run=run) if fresh[0] in b.item_ids)
+    before = Score.objects.get(run=run, item_id=fresh[0], unit_key="item").details["cross_fit"]
+    assert services.score_batch_process(batch_id=batch.pk, worker="w").status == "skipped"
+    Score.objects.filter(run=run, item_id=fresh[0]).delete()
+    ScoreBatch.objects.filter(pk=batch.pk).update(status="pending", finished_at=None)
+    ScoreRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
+    services.score_batch_process(batch_id=batch.pk, worker="w")
+    rows = Score.objects.filter(run=run, item_id=fresh[0], unit_key="item")
+    assert rows.count() == 1 and rows.get().details["cross_fit"] == before
+
+
+def test_a_transfer_run_records_no_fold_values(trained, django_capture_on_commit_callbacks):
+    source, _, judge = trained
+    target = make_study(slug="target", owner=source.owner)
+    item = make_item(target, "t1", answer="Metformin lowers blood glucose in type 2 diabetes.")
+    make_chunk(item, 1, "Metformin lowers blood glucose in type 2 diabetes.")
+    judge.shared_with.add(target)
+    run = _run(target, django_capture_on_commit_callbacks)
+    assert run.status == RunStatus.DONE, run.error
+    assert "cross_fit" not in Score.objects.get(run=run, unit_key="item").details
