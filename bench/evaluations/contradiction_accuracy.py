@@ -5,9 +5,10 @@
 
 For every pair the backend's ``supports([claim], [evidence])`` is asked with its default threshold. A pair is
 right when a ``contradicted`` pair gets verdict False and a ``supported`` pair verdict True. Printed per kind
-and label: accuracy, and for contradictions how many carry the label ``contradicted`` (caught as a
-contradiction, not merely unsupported). "before check" is the accuracy the backend's own verdict would have
-had without ``scoring.metrics.contradiction`` (from ``details.contradiction.verdict_before``).
+and label (and per split for a set whose pairs carry ``split``): accuracy, and for contradictions how many
+carry the label ``contradicted`` (caught as a contradiction, not merely unsupported). "before check" is the
+accuracy the backend's own verdict would have had without ``scoring.metrics.contradiction`` (from
+``details.contradiction.verdict_before``).
 
 A backend that cannot run here (no NLI_MODEL_DIR, no LLM endpoint, no ``--learned-model`` naming a trained
 judge of the registry) is reported with its reason, never replaced by another one. A learned judge trained
@@ -44,7 +45,10 @@ def evaluate(backend, pairs: list[dict]) -> dict:
         (j,) = backend.supports([pair["claim"]], [pair["evidence"]])
         before = j.details.get("contradiction", {}).get("verdict_before", j.verdict)
         want = pair["label"] == "supported"
-        for key in ((pair["kind"], pair["label"]), ("all", pair["label"])):
+        keys = [(pair["kind"], pair["label"]), ("all", pair["label"])]
+        if "split" in pair:  # sets with a dev/test split (natural_contradictions.jsonl) are also reported per split
+            keys.append((f"split={pair['split']}", pair["label"]))
+        for key in keys:
             row = rows[key]
             row["n"] += 1
             row["right"] += bool(j.verdict) == want
@@ -70,11 +74,12 @@ def main() -> None:
             continue
         rows = evaluate(backend, pairs)
         print(f"\n== {name} ({backend.identity})")
-        header = f"{'kind':10s} {'label':13s} {'n':>4s} {'accuracy':>9s} {'before check':>13s}"
+        header = f"{'kind':15s} {'label':13s} {'n':>4s} {'accuracy':>9s} {'before check':>13s}"
         print(f"{header} {'label=contradicted':>19s}")
-        for (kind, label), row in sorted(rows.items(), key=lambda kv: (kv[0][0] == "all", kv[0])):
+        order = lambda kv: (kv[0][0] == "all", kv[0][0].startswith("split="), kv[0])  # noqa: E731
+        for (kind, label), row in sorted(rows.items(), key=order):
             n = row["n"]
-            print(f"{kind:10s} {label:13s} {n:4d} {row['right'] / n:9.3f} {row['right_before'] / n:13.3f} "
+            print(f"{kind:15s} {label:13s} {n:4d} {row['right'] / n:9.3f} {row['right_before'] / n:13.3f} "
                   f"{row['labelled_contradicted']:19d}")
         total = sum(r["n"] for k, r in rows.items() if k[0] == "all")
         right = sum(r["right"] for k, r in rows.items() if k[0] == "all")
