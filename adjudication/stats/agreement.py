@@ -317,7 +317,7 @@ def _fleiss_boot(counts: np.ndarray, m: int, n_boot: int, seed: int, progress: P
         p_e = (p * p).sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             out.append(np.where(p_e < 1.0 - 1e-15, (p_bar - p_e) / (1.0 - p_e), np.nan))
-    return np.concatenate(out) if out else np.array([])
+    return np.concatenate(out)
 
 
 def fleiss_kappa(
@@ -443,7 +443,7 @@ def _interval_boot(values: np.ndarray, n_boot: int, seed: int, progress: Progres
         d_e = 2.0 * (n * t2 - t1 * t1)
         with np.errstate(divide="ignore", invalid="ignore"):
             out.append(np.where(d_e > 0, 1.0 - (n - 1.0) * within[idx].sum(axis=1) / d_e, np.nan))
-    return np.concatenate(out) if out else np.array([])
+    return np.concatenate(out)
 
 
 def _categorical_boot(
@@ -459,7 +459,7 @@ def _categorical_boot(
         diag = scaled[idx].sum(axis=1)
         o[:, np.arange(counts.shape[1]), np.arange(counts.shape[1])] -= diag
         out.append(_alpha_from_coincidence(o, level))
-    return np.concatenate(out) if out else np.array([])
+    return np.concatenate(out)
 
 
 def krippendorff_alpha(
@@ -695,7 +695,7 @@ def agreement_summary(
     used_any = n_ratings >= 2
     k = len(scale) if scale is not None else None
 
-    steps = 2 if n_boot > 0 else 0
+    steps = 2  # Fleiss' κ's bootstrap, then α's (progress is reported only when there is one)
 
     def sub_progress(step: int) -> Progress | None:
         if progress is None:

@@ -195,7 +195,9 @@ def test_fleiss_kappa_bootstraps_only_when_asked_seed_zero_by_default_and_report
     counts = ag.category_counts(DIAGNOSES, 5)
     from_counts = ag.fleiss_kappa_from_counts(counts, n_boot=60, progress=progress)
     assert seen == [(50, 60), (60, 60)] and from_counts.ci_method.endswith("60 resamples, seed 0")
-    assert "ci_method" not in ag.fleiss_kappa_from_counts(counts).as_dict()
+    # From counts too, no replicate unless asked: not even one (which would count its undefined replicates).
+    plain = ag.fleiss_kappa_from_counts(counts)
+    assert plain.ci_method is None and plain.as_dict() == ag.fleiss_kappa(DIAGNOSES, 5).as_dict()
     # One replicate is a bootstrap too, even though it cannot make an interval.
     one = ag.fleiss_kappa(DIAGNOSES, 5, n_boot=1)
     assert one.ci95 is None and one.ci_method.endswith("1 resamples, seed 0") and one.extra["n_boot_undefined"] == 0
@@ -225,6 +227,20 @@ def test_alpha_is_nominal_by_default_and_says_its_level():
     assert est.as_dict() == {"value": est.value, "n_units": 11, "n_excluded_units": 1, "level": "nominal"}
 
 
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_alpha_from_one_coincidence_matrix_needs_no_batch_axis(level):
+    # The bootstraps pass a batch of coincidence matrices (…, k, k); one matrix alone is the same arithmetic.
+    # Krippendorff (2011), section C: nominal 0.743, ordinal 0.815, interval 0.849, as the package computes them.
+    codes = KRIPP_2011 - 1
+    counts = ag.category_counts(codes[(~np.isnan(codes)).sum(axis=1) >= 2], 5).astype(float)
+    scaled = counts / (counts.sum(axis=1) - 1.0)[:, None]
+    o = scaled.T @ counts - np.diag(scaled.sum(axis=0))
+    value = ag._alpha_from_coincidence(o, level)
+    assert np.ndim(value) == 0
+    assert float(value) == pytest.approx(krippendorff.alpha(reliability_data=KRIPP_2011.T, level_of_measurement=level))
+    assert float(value) == pytest.approx(float(ag._alpha_from_coincidence(o[None], level)[0]))
+
+
 def test_alpha_with_two_values_each_used_once_is_defined():
     codes = np.array([[0, 0], [0, 1]], dtype=float)
     est = ag.krippendorff_alpha(codes, "nominal", 2)
@@ -251,6 +267,19 @@ def test_interval_alpha_past_the_packages_size_is_the_closed_form():
     est = ag.krippendorff_alpha(codes, "interval")
     # (The package would build a units × values × values array here: 40 GB.) Truth variance 1, noise 0.25 each.
     assert est.value == pytest.approx(ag.interval_alpha_exact(codes)) and 0.75 < est.value < 0.85
+
+
+def test_integer_interval_ratings_are_computed_in_floating_point():
+    # Ratings given as int64 (large counts, say): the closed form and the bootstrap square them, which would wrap
+    # around in int64 past about 3·10⁹. α is a ratio of disagreements: the same values over 10¹⁰ give the same α.
+    values = np.array([[1, 2], [3, 3], [5, 4], [2, 2]], dtype=np.int64) * 10_000_000_000
+    scaled = values / 1e10
+    expected = krippendorff.alpha(reliability_data=scaled.T, level_of_measurement="interval")
+    assert ag.interval_alpha_exact(values) == pytest.approx(expected)
+    large = ag.krippendorff_alpha(values, "interval", n_boot=50)
+    small = ag.krippendorff_alpha(scaled, "interval", n_boot=50)
+    assert large.value == pytest.approx(expected) and large.ci95 == pytest.approx(small.ci95)
+    assert large.extra == small.extra
 
 
 def test_the_closed_form_is_undefined_without_variance_and_defined_for_small_numbers():
@@ -308,6 +337,25 @@ def test_the_rest_majority_is_the_single_other_raters_answer_and_missing_where_n
     codes = np.array([[0, 1], [2, NAN], [NAN, 2]], dtype=float)
     np.testing.assert_array_equal(ag.rest_majority(codes, 0, 3), [1, NAN, 2])
     np.testing.assert_array_equal(ag.rest_majority(codes, 1, 3), [0, 2, NAN])
+
+
+def test_on_a_one_category_scale_the_rest_majority_is_missing_only_where_nobody_else_rated():
+    # Every other rating is the one category, so it is the majority wherever another rater rated at all.
+    codes = np.array([[0, NAN], [0, 0], [NAN, 0]], dtype=float)
+    np.testing.assert_array_equal(ag.rest_majority(codes, 0, 1), [NAN, 0, 0])
+    np.testing.assert_array_equal(ag.rest_majority(codes, 1, 1), [0, 0, NAN])
+
+
+def test_the_rest_majority_takes_the_raters_own_rating_out_of_the_table_it_is_given(monkeypatch):
+    codes = np.array([[0, 1, 1], [2, 2, 0], [1, NAN, 1], [0, 2, NAN]], dtype=float)
+    counts = ag.category_counts(codes, 3)
+
+    def recount(coded, n_categories):
+        raise AssertionError("the table was counted again")
+
+    monkeypatch.setattr(ag, "_counts_of", recount)
+    # The first rater's colleagues: 1 and 1; 2 and 0 (a tie); 1 alone; 2 alone.
+    np.testing.assert_array_equal(ag.rest_majority(codes, 0, 3, counts=counts), [1, NAN, 1, 2])
 
 
 def test_each_rater_against_the_rest_reports_units_rated_agreement_and_the_weights():
@@ -387,6 +435,28 @@ def test_the_summary_is_every_statistic_computed_on_its_own():
     assert s["per_label"] == [
         {"label": label, **e.as_dict()} for label, e in ag.per_label_agreement(codes, scale).items()
     ]
+
+
+def test_a_summary_counts_the_ratings_once_and_hands_that_table_to_every_statistic(monkeypatch):
+    # The report's cost is one count table (bench/agreement.py); every statistic that can use it gets it.
+    tables: list[np.ndarray] = []
+    given: list[np.ndarray | None] = []
+    count, percent = ag._counts_of, ag.percent_agreement
+
+    def counting(coded, n_categories):
+        tables.append(count(coded, n_categories))
+        return tables[-1]
+
+    def percent_agreement(codes, *, counts=None):
+        given.append(counts)
+        return percent(codes, counts=counts)
+
+    monkeypatch.setattr(ag, "_counts_of", counting)
+    monkeypatch.setattr(ag, "percent_agreement", percent_agreement)
+    codes = kqa_codes()[:60]
+    s = ag.agreement_summary(codes, level="nominal", scale=["E", "N", "C"], rater_names=["a", "b", "c"])
+    assert len(tables) == 1 and len(given) == 1 and given[0] is tables[0]
+    assert (len(s["per_label"]), len(s["each_against_rest"])) == (3, 3)
 
 
 def test_a_summary_reports_the_progress_of_both_bootstraps_in_order_and_seed_zero_by_default():
