@@ -26,11 +26,12 @@ arrived and the plan.
   yet (a worker that later receives its message finds it done and does nothing);
 * a pool **Estimate sample** asks the item-level questions ``perceived_faithfulness`` and ``harmful`` (overlap
   1). Before it hands out any item, a uniform random sample of its items is drawn from the ``cf`` run
-  (seed 2024, recorded), and the two demo annotators join it: they are handed only the drawn items. They
-  already belong to the pool *Demo annotators*, so the study's independent pools are switched off (a person
-  may then belong to both pools).
+  (seed 2024, recorded). The study's pools are independent (a person belongs to one pool only, so that a
+  metric can be checked against clinicians who never labelled in another pool), and the two demo annotators
+  already label the pool *Demo annotators*: they are not added (the command says so). Add annotators who belong
+  to no other pool of the study; they are handed only the drawn items.
 
-Once they have submitted those items, *Reports → Estimates* with pool *Estimate sample*, question
+Once those items are submitted, *Reports → Estimates* with pool *Estimate sample*, question
 ``perceived_faithfulness``, positive ``3`` (3 or more) and the ``cf`` run gives the estimate. Idempotent: a
 rerun finds the runs, the pools, their samples and the copied labels in place.
 """
@@ -48,7 +49,7 @@ from django.utils import timezone
 from adjudication.models import PoolSample
 from adjudication.sampling import DEFAULT_FLOOR, pool_sample_draw
 from annotation.adapters import ADAPTERS
-from annotation.console.services import pool_create, pool_membership_add, study_update
+from annotation.console.services import pool_create, pool_membership_add
 from annotation.imports.validation import Pseudonyms
 from annotation.imports.writer import _annotators_ensure
 from annotation.models import (
@@ -123,18 +124,23 @@ class Command(BaseCommand):
             pool_sample_draw(
                 pool=pool, run=run, design="uniform", n=n, seed=SEED, floor=DEFAULT_FLOOR, actor=researcher
             )
+        skipped = []
         for k, user in enumerate(annotators, start=1):
             if PoolMembership.objects.filter(pool=pool, user=user, active=True).exists():
                 continue
             if study.independent_pools and PoolMembership.objects.filter(study=study, user=user).exists():
-                # The demo annotators label the live pool too: one person in two pools of the study.
-                study = study_update(study=study, actor=researcher, independent_pools=False)
-                self.stdout.write(f"Study {STUDY}: independent pools switched off (the demo annotators join {POOL!r}).")
+                skipped.append(user.username)  # independent pools: never switched off for the demo
+                continue
             pool_membership_add(pool=pool, user=user, actor=researcher, pseudonym=f"Annotator {k}")
+        if skipped:
+            self.stdout.write(
+                f"Pool {POOL!r}: {', '.join(skipped)} not added: they belong to another pool of {STUDY}, whose pools "
+                "are independent; add annotators who belong to no other pool."
+            )
         sample = PoolSample.objects.filter(pool=pool).first()
         drawn = f"{sample.n_drawn} of {sample.population} items drawn" if sample else "no sample"
         self.stdout.write(
-            f"Pool {POOL!r} (#{pool.pk}): {drawn} from run #{run.pk} (cf, lexical). Once the demo annotators have "
+            f"Pool {POOL!r} (#{pool.pk}): {drawn} from run #{run.pk} (cf, lexical). Once its annotators have "
             f"submitted them: Reports → Estimates, pool {POOL!r}, question perceived_faithfulness, positive 3."
         )
 

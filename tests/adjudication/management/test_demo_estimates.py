@@ -1,5 +1,6 @@
 """load_demo_estimates on slices of the real demo data. K-QA: the cf run computed, a pool with a recorded uniform
-sample handed out to the demo annotators, and, once they have submitted the drawn items, the estimates report
+sample (the live pool's demo annotators are not added: the pools stay independent), and, once annotators of no
+other pool have submitted the drawn items, the estimates report
 gives the PPI++ estimate. BEGIN: a pool whose uniform sample was drawn before any label, then given BEGIN's own
 labels for exactly the drawn items, so that the report gives the PPI++ estimate with no labelling."""
 
@@ -41,13 +42,23 @@ def test_the_demo_gets_a_sampled_pool_and_shows_an_estimate_once_the_sample_is_l
         pool_membership_add(pool=live, user=user, actor=researcher, pseudonym=f"Annotator {k}")
     call_command("load_demo_validation")
     call_command("load_demo_estimates")
-    assert f"Pool {POOL!r}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"Pool {POOL!r}" in out
+    # The study's pools stay independent: the live pool's annotators are not added to the sample pool (and
+    # the command says so); annotators of no other pool are added by the researcher, as the docs say.
+    study.refresh_from_db()
+    assert study.independent_pools
+    assert "demo-annotator-1, demo-annotator-2 not added: they belong to another pool" in out
     run = ScoreRun.objects.get(study=study, metric="cf", backend="lexical")
     assert run.status == RunStatus.DONE
     pool = Pool.objects.get(study=study, name=POOL)
+    assert not pool.memberships.exists() and not pool.assignments.exists()
     sample = PoolSample.objects.get(pool=pool)
     drawn = set(sample.items.filter(drawn=True).values_list("item_id", flat=True))
     assert sample.design == "uniform" and sample.n_drawn == sample.population // 2 and len(drawn) == sample.n_drawn
+    annotators = [factories.make_user(f"sample-annotator-{k}") for k in (1, 2)]
+    for k, user in enumerate(annotators, start=1):
+        pool_membership_add(pool=pool, user=user, actor=researcher, pseudonym=f"Sampler {k}")
     handed = set(pool.assignments.values_list("item_id", flat=True))
     assert handed == drawn and set(pool.assignments.values_list("annotator__username", flat=True)) <= {
         u.username for u in annotators
