@@ -70,7 +70,7 @@ declare -A MODULE_TESTS=(
   [adjudication/exports/records.py]="tests/adjudication/exports/test_exports.py
     tests/adjudication/exports/test_exports_limits.py tests/adjudication/exports/test_exports_filters.py
     tests/adjudication/stats/test_exports_agreement.py tests/adjudication/exports/test_roundtrip.py
-    tests/test_security_csv.py"
+    tests/test_security_csv.py tests/adjudication/exports/test_exports_records.py"
   [annotation/labels/statements.py]="tests/annotation/test_save_sql.py tests/annotation/test_access_rule.py tests/annotation/test_api.py tests/annotation/test_api_label_io.py
     tests/annotation/test_labels.py"
 )

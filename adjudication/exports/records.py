@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import Any
 
 import orjson
@@ -203,11 +203,9 @@ def _ts(column: str) -> str:
 def _iso(value: Any) -> str | None:
     if value is None:
         return None
-    if isinstance(value, str):
-        if "T" in value:  # already formatted by _ts
-            return value
-        value = datetime.fromisoformat(value)  # SQLite hands back the stored text
-    if value.tzinfo is None:
+    if isinstance(value, str):  # PostgreSQL: already ISO 8601 UTC text, formatted by _ts
+        return value
+    if value.tzinfo is None:  # SQLite: a naive datetime (Django's converter parses the stored text), in UTC
         value = value.replace(tzinfo=UTC)
     return value.isoformat()
 
