@@ -53,7 +53,7 @@ declare -A MODULE_TESTS=(
   [annotation/labels/undo.py]="tests/annotation/test_history.py tests/annotation/test_labels.py tests/annotation/test_api.py"
   [annotation/labels/conflicts.py]="tests/annotation/test_conflict_identity.py tests/annotation/test_labels.py
     tests/annotation/test_api.py"
-  [annotation/workspace.py]="tests/test_named_mutations.py tests/annotation/test_blinding.py
+  [annotation/workspace.py]="tests/annotation/test_workspace_model.py tests/test_named_mutations.py tests/annotation/test_blinding.py
     tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_history.py"
   [adjudication/selectors.py]="tests/test_access_matrix.py tests/test_security_object_ids.py
     tests/adjudication/web/test_cases_pages.py"
