@@ -44,7 +44,7 @@ declare -A MODULE_TESTS=(
   [annotation/services.py]="tests/test_named_mutations.py tests/annotation/test_assignment.py
     tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_labels.py
     tests/annotation/test_history.py tests/annotation/test_labels_conditions.py"
-  [annotation/labels/save.py]="tests/test_named_mutations.py tests/annotation/test_assignment.py
+  [annotation/labels/save.py]="tests/annotation/test_label_save_cases.py tests/test_named_mutations.py tests/annotation/test_assignment.py
     tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_labels.py
     tests/annotation/test_history.py tests/annotation/test_labels_conditions.py tests/annotation/test_access_rule.py
     tests/annotation/test_conflict_identity.py tests/annotation/test_save_sql.py"
