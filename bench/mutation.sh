@@ -71,7 +71,7 @@ declare -A MODULE_TESTS=(
     tests/adjudication/exports/test_exports_limits.py tests/adjudication/exports/test_exports_filters.py
     tests/adjudication/stats/test_exports_agreement.py tests/adjudication/exports/test_roundtrip.py
     tests/test_security_csv.py"
-  [annotation/labels/statements.py]="tests/annotation/test_save_sql.py tests/annotation/test_access_rule.py tests/annotation/test_api.py tests/annotation/test_api_label_io.py
+  [annotation/labels/statements.py]="tests/annotation/test_save_sql_edges.py tests/annotation/test_save_sql.py tests/annotation/test_access_rule.py tests/annotation/test_api.py tests/annotation/test_api_label_io.py
     tests/annotation/test_labels.py"
 )
 # The order of a full run.
