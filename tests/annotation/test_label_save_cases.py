@@ -194,3 +194,23 @@ def test_a_reservation_exactly_five_minutes_from_its_end_is_left_alone_and_none_
     Assignment.objects.filter(pk=assignment.pk).update(reserved_until=now + timedelta(minutes=5) - timedelta(seconds=1))
     _save(work, annotator, key, unit, first, base=2, now=now)
     assert Assignment.objects.get(pk=assignment.pk).reserved_until == now + timedelta(minutes=30)
+
+
+def test_a_repeat_or_a_stale_save_answers_from_the_annotators_own_label_of_that_question_and_unit(
+    work, annotator, study
+):
+    """Beside the label saved: the same question at another unit, another question at the same unit, and a
+    colleague's label of the same question and unit (another assignment of the same item)."""
+    colleague = factories.make_user()
+    factories.add_member(work["pool"], colleague)
+    theirs = factories.make_assignment(work["pool"], work["assignment"].item, colleague)
+    label_save(assignment=theirs, question=work["ib"], unit_key="s:0", value="no", base_version=0, actor=colleague)
+    _save(work, annotator, "ib", "s:1", "no")
+    _save(work, annotator, "grounded", "s:0", None)
+    mine = _save(work, annotator, "ib", "s:0", "yes")
+    again = _save(work, annotator, "ib", "s:0", "yes", base=1)
+    assert (again.pk, again.value, again.version) == (mine.pk, "yes", 1)
+    with pytest.raises(Conflict) as caught:
+        _save(work, annotator, "ib", "s:0", "no", base=0)
+    assert (caught.value.details["value"], caught.value.details["version"]) == ("yes", 1)
+    assert caught.value.details["updated_by"] == "you"
