@@ -67,8 +67,11 @@ def page(study, annotator):
     )
     Sentence.objects.bulk_create(
         Sentence(item=item, part="source", index=i, text=t, start=0, end=1)
-        for i, t in enumerate(["Dose is 0.5 mg.", "Rash: stop."])
+        for i, t in reversed(list(enumerate(["Dose is 0.5 mg.", "Rash: stop."])))  # stored out of order
     )
+    # Another item's sentences are never this item's targets.
+    other_item = factories.make_item(study, "i2", answer="Other answer. Second one. Third one.")
+    Sentence.objects.create(item=other_item, part="source", index=0, text="Other source.", start=0, end=1)
     factories.make_chunk(item, 2, "Second passage.")
     factories.make_chunk(item, 1, "First passage.", document_id="DOC-1")
     other = factories.make_user()
@@ -88,6 +91,9 @@ def page(study, annotator):
             status=AspectStatus.REJECTED,
             origin="proposed",
             proposed_by=annotator,
+        ),
+        "mine_retired": Aspect.objects.create(
+            item=item, text="My retired aspect", origin="proposed", proposed_by=annotator, retired_in_version=2
         ),
         "second": Aspect.objects.create(item=item, text="Second aspect"),
     }
@@ -255,6 +261,7 @@ def test_the_preview_is_the_first_page_an_annotator_sees_without_answers(page, a
     extra = factories.make_question(study, "extra", order=6)
     ws = preview_workspace(study=study, item=item, user=researcher)
     assert _keys(ws.item_unit.questions) == ["pf", "extra", "tags", "where"]
+    assert ws.pool.name == "every question of the study"
     assert ws.pool.pk == 0 and ws.pool.study == study and ws.assignment.status == AssignmentStatus.SUBMITTED
     assert extra.pk > page["q"]["pf"].pk
 
@@ -405,3 +412,14 @@ def test_labels_of_the_item_unit_decide_conditions_of_item_questions_at_every_un
     )
     ws = assignment_workspace(assignment=assignment, user=annotator)
     assert [u.questions[0].applicable for u in ws.sentences] == [True, True]
+
+
+def test_a_unit_redraw_gives_an_alignment_its_targets_when_it_is_the_only_question(page, annotator):
+    page["pool"].questions.set([page["q"]["align"]])
+    assignment = Assignment.objects.get(pk=page["assignment"].pk)
+    _, unit = unit_redraw(assignment=assignment, row=_row("s:0", "sentence", 1), labels={})
+    assert [q.targets for q in unit.questions] == [[(0, "Dose is 0.5 mg."), (1, "Rash: stop.")]]
+    page["pool"].questions.set([page["q"]["where"]])
+    assignment = Assignment.objects.get(pk=page["assignment"].pk)
+    _, unit = unit_redraw(assignment=assignment, row=_row("item", "item", 0), labels={})
+    assert [q.targets for q in unit.questions] == [[(0, "Take 0.5 mg daily."), (1, "Stop if a rash appears.")]]
