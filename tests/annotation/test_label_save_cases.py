@@ -107,8 +107,9 @@ def test_the_stored_value_sent_with_a_version_that_never_existed_is_a_conflict(w
 
 
 def test_a_version_seen_of_an_answer_that_does_not_exist_is_a_conflict(work, annotator):
-    with pytest.raises(Conflict, match="does not exist at the version you saw") as caught:
+    with pytest.raises(Conflict) as caught:
         _save(work, annotator, "pf", "item", "4", base=3)
+    assert caught.value.message == "This answer does not exist at the version you saw."
     details = caught.value.details
     assert (details["value"], details["version"], details["your_value"], details["unit_key"]) == (None, 0, "4", "item")
     assert not Label.objects.exists()
@@ -175,8 +176,9 @@ def test_a_cleared_conditional_answer_may_be_cleared_again_while_its_condition_i
     _save(work, annotator, "ib", "s:0", "no", base=1)
     cleared = _save(work, annotator, "grounded", "s:0", None, base=2)
     assert (cleared.value, cleared.version) == (None, 2)
-    with pytest.raises(ValidationFailed, match="not asked here given the other answers"):
+    with pytest.raises(ValidationFailed) as caught:
         _save(work, annotator, "grounded", "s:0", "supported", base=2)
+    assert caught.value.message == "Grounded?: not asked here given the other answers."
 
 
 @pytest.mark.parametrize("key, unit, first", [("pf", "item", "4"), ("ib", "s:0", "yes")])
@@ -212,5 +214,17 @@ def test_a_repeat_or_a_stale_save_answers_from_the_annotators_own_label_of_that_
     assert (again.pk, again.value, again.version) == (mine.pk, "yes", 1)
     with pytest.raises(Conflict) as caught:
         _save(work, annotator, "ib", "s:0", "no", base=0)
+    assert caught.value.message == "This answer was changed since you loaded it."
     assert (caught.value.details["value"], caught.value.details["version"]) == ("yes", 1)
     assert caught.value.details["updated_by"] == "you"
+
+
+def test_a_unit_the_item_lacks_and_a_question_the_pool_does_not_ask_are_refused_saying_so(work, annotator, study):
+    with pytest.raises(ValidationFailed) as caught:
+        _save(work, annotator, "ib", "s:7", "yes")
+    assert caught.value.message == "There is no sentence 's:7' in this item."
+    work["other"] = factories.make_question(study, "other")
+    with pytest.raises(ValidationFailed) as caught:
+        _save(work, annotator, "other", "item", "yes")
+    assert caught.value.message == "Question 'other' is not asked in this pool."
+    assert not Label.objects.exists()
