@@ -177,3 +177,11 @@ def test_the_one_statement_save_stores_what_the_locked_save_would(work, annotato
     assert at_once("s:0", "no", 0) is not None
     Assignment.objects.filter(pk=assignment.pk).update(status=AssignmentStatus.WITHDRAWN)
     assert at_once("s:0", "yes", 1) is None
+
+
+def test_the_first_sentence_of_a_one_sentence_answer_is_found(work, annotator):
+    item = factories.make_item(work["pool"].study, "one", answer="Only this.")
+    assignment = factories.make_assignment(work["pool"], item, annotator)
+    assert _unit_found(assignment, "sentence", "s:0") and not _unit_found(assignment, "sentence", "s:1")
+    Chunk.objects.create(item=item, rank=0, text="Rank zero.")
+    assert _unit_found(assignment, "chunk", "c:0") and not _unit_found(assignment, "chunk", "c:1")
