@@ -217,6 +217,7 @@ def test_a_repeat_or_a_stale_save_answers_from_the_annotators_own_label_of_that_
     assert caught.value.message == "This answer was changed since you loaded it."
     assert (caught.value.details["value"], caught.value.details["version"]) == ("yes", 1)
     assert caught.value.details["updated_by"] == "you"
+    assert (caught.value.details["question"], caught.value.details["unit_key"]) == ("ib", "s:0")
 
 
 def test_a_unit_the_item_lacks_and_a_question_the_pool_does_not_ask_are_refused_saying_so(work, annotator, study):
