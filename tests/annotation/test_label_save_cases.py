@@ -229,3 +229,60 @@ def test_a_unit_the_item_lacks_and_a_question_the_pool_does_not_ask_are_refused_
         _save(work, annotator, "other", "item", "yes")
     assert caught.value.message == "Question 'other' is not asked in this pool."
     assert not Label.objects.exists()
+
+
+def test_saving_the_gate_answer_again_keeps_the_dependent_answer(work, annotator):
+    _save(work, annotator, "ib", "s:0", "yes")
+    _save(work, annotator, "grounded", "s:0", "supported")
+    again = _save(work, annotator, "ib", "s:0", "yes", base=1)
+    assert again.version == 1
+    grounded = Label.objects.get(question=work["grounded"], unit_key="s:0")
+    assert (grounded.value, grounded.version) == ("supported", 1)
+
+
+def test_turning_a_condition_off_clears_only_that_units_dependent_answer_of_this_annotator(work, annotator):
+    colleague = factories.make_user()
+    factories.add_member(work["pool"], colleague)
+    theirs = factories.make_assignment(work["pool"], work["assignment"].item, colleague)
+    for unit in ("s:0", "s:1"):
+        _save(work, annotator, "ib", unit, "yes")
+        _save(work, annotator, "grounded", unit, "supported")
+    label_save(assignment=theirs, question=work["ib"], unit_key="s:0", value="yes", base_version=0, actor=colleague)
+    label_save(
+        assignment=theirs,
+        question=work["grounded"],
+        unit_key="s:0",
+        value="unsupported",
+        base_version=0,
+        actor=colleague,
+    )
+    _save(work, annotator, "ib", "s:0", "no", base=1)
+    grounded = {
+        (lb.assignment_id, lb.unit_key): (lb.value, lb.version)
+        for lb in Label.objects.filter(question=work["grounded"])
+    }
+    assert grounded == {
+        (work["assignment"].pk, "s:0"): (None, 2),
+        (work["assignment"].pk, "s:1"): ("supported", 1),
+        (theirs.pk, "s:0"): ("unsupported", 1),
+    }
+
+
+def test_an_answer_to_a_question_no_longer_asked_does_not_disturb_a_conditional_save(work, annotator):
+    _save(work, annotator, "pf", "item", "4")
+    work["pool"].questions.remove(work["pf"])
+    _save(work, annotator, "ib", "s:0", "yes")
+    assert _save(work, annotator, "grounded", "s:0", "supported").value == "supported"
+    _save(work, annotator, "ib", "s:0", "no", base=1)
+    assert Label.objects.get(question=work["grounded"]).value is None
+
+
+def test_the_reservation_extended_is_only_this_assignments(work, annotator, study):
+    colleague = factories.make_user()
+    factories.add_member(work["pool"], colleague)
+    theirs = factories.make_assignment(work["pool"], work["assignment"].item, colleague)
+    now = timezone.now().replace(microsecond=0)
+    Assignment.objects.update(reserved_until=now + timedelta(minutes=1))
+    _save(work, annotator, "ib", "s:0", "yes", now=now)  # a question a condition involves: the locked save
+    assert Assignment.objects.get(pk=work["assignment"].pk).reserved_until == now + timedelta(minutes=30)
+    assert Assignment.objects.get(pk=theirs.pk).reserved_until == now + timedelta(minutes=1)
