@@ -286,3 +286,46 @@ def test_the_reservation_extended_is_only_this_assignments(work, annotator, stud
     _save(work, annotator, "ib", "s:0", "yes", now=now)  # a question a condition involves: the locked save
     assert Assignment.objects.get(pk=work["assignment"].pk).reserved_until == now + timedelta(minutes=30)
     assert Assignment.objects.get(pk=theirs.pk).reserved_until == now + timedelta(minutes=1)
+
+
+# --- Writes that race (faults injected at the statements): what PostgreSQL's concurrency can produce ---------
+
+
+def test_a_save_never_answers_from_a_stale_first_guess(work, annotator, monkeypatch):
+    """On PostgreSQL the lock's statement may read the label as it was before the lock was granted (another
+    save committed meanwhile). Here the lock reads the label one version behind the stored one: a repeat of
+    the old value, or a change based on it, must be answered from the label as it is now (409), never from the
+    guess."""
+    from annotation.labels import statements
+
+    _save(work, annotator, "pf", "item", "4")
+    _save(work, annotator, "pf", "item", "5", base=1)
+    lock = statements.lock_open_assignment
+
+    def one_version_behind(*args, **kwargs):
+        rows = lock(*args, **kwargs)
+        return [(*row[:6], "4", 1, *row[8:]) if row[5] == "item" else row for row in rows]
+
+    monkeypatch.setattr(statements, "lock_open_assignment", one_version_behind)
+    for value in ("4", "3"):
+        with pytest.raises(Conflict) as caught:
+            _save(work, annotator, "pf", "item", value, base=1)
+        assert (caught.value.details["value"], caught.value.details["version"]) == ("5", 2)
+    stored = Label.objects.get()
+    assert (stored.value, stored.version) == ("5", 2) and LabelHistory.objects.count() == 2
+
+
+def test_a_change_the_database_did_not_write_is_refused_not_reported_saved(work, annotator, monkeypatch):
+    """Should the conditional UPDATE ever match no row even under the lock, the save refuses with a 409 that
+    carries the stored answer, rather than reporting a version it did not write."""
+    from annotation.labels import statements
+
+    _save(work, annotator, "pf", "item", "4")
+    monkeypatch.setattr(statements, "update_label_and_history", lambda *args, **kwargs: False)
+    with pytest.raises(Conflict) as caught:
+        _save(work, annotator, "pf", "item", "2", base=1)
+    assert caught.value.message == "This answer was changed while saving."
+    details = caught.value.details
+    assert (details["question"], details["unit_key"], details["value"], details["version"]) == ("pf", "item", "4", 1)
+    assert (details["your_value"], details["updated_by"]) == ("2", "you")
+    assert (Label.objects.get().value, LabelHistory.objects.count()) == ("4", 1)
