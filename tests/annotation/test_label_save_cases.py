@@ -329,3 +329,27 @@ def test_a_change_the_database_did_not_write_is_refused_not_reported_saved(work,
     assert (details["question"], details["unit_key"], details["value"], details["version"]) == ("pf", "item", "4", 1)
     assert (details["your_value"], details["updated_by"]) == ("2", "you")
     assert (Label.objects.get().value, LabelHistory.objects.count()) == ("4", 1)
+
+
+def test_a_sentence_alignment_points_into_the_source_and_an_item_alignment_into_the_answer(study, annotator):
+    from annotation.models import Sentence
+
+    item = factories.make_item(study, answer="One. Two.", source="A. B. C.")
+    Sentence.objects.bulk_create(
+        Sentence(item=item, part="source", index=i, text=t, start=0, end=1) for i, t in enumerate(["A.", "B.", "C."])
+    )
+    align = factories.make_question(study, "align", scope="sentence", kind="alignment", options=[])
+    where = factories.make_question(study, "where", kind="alignment", options=[])
+    pool = factories.make_pool(study, questions=[align, where])
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, item, annotator)
+
+    def save(question, unit, value):
+        return label_save(
+            assignment=assignment, question=question, unit_key=unit, value=value, base_version=0, actor=annotator
+        )
+
+    assert save(align, "s:0", [2]).value == [2]  # the source's third sentence
+    with pytest.raises(ValidationFailed):
+        save(where, "item", [2])  # the answer has two sentences
+    assert save(where, "item", [1]).value == [1]
