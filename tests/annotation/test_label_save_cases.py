@@ -316,14 +316,14 @@ def test_a_save_never_answers_from_a_stale_first_guess(work, annotator, monkeypa
 
 
 def test_a_change_the_database_did_not_write_is_refused_not_reported_saved(work, annotator, monkeypatch):
-    """Should the conditional UPDATE ever match no row even under the lock, the save refuses with a 409 that
-    carries the stored answer, rather than reporting a version it did not write."""
+    """Should the conditional UPDATE ever match no row even under the lock, the locked save (the item page's)
+    refuses with a 409 that carries the stored answer, rather than reporting a version it did not write."""
     from annotation.labels import statements
 
     _save(work, annotator, "pf", "item", "4")
     monkeypatch.setattr(statements, "update_label_and_history", lambda *args, **kwargs: False)
     with pytest.raises(Conflict) as caught:
-        _save(work, annotator, "pf", "item", "2", base=1)
+        _save(work, annotator, "pf", "item", "2", base=1, service=label_save_in_unit)
     assert caught.value.message == "This answer was changed while saving."
     details = caught.value.details
     assert (details["question"], details["unit_key"], details["value"], details["version"]) == ("pf", "item", "4", 1)
