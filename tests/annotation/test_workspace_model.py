@@ -316,7 +316,8 @@ def calibration(study, annotator):
     for name in ("bea", "cal", "dee"):
         people[name] = factories.make_user(name)
         factories.add_member(pool, people[name], pseudonym=f"P-{name.upper()}")
-    assignments = {name: factories.make_assignment(pool, item, user) for name, user in people.items()}
+    # Assignments made in the reverse order of the people: ids in neither order alone give the page's order.
+    assignments = {name: factories.make_assignment(pool, item, people[name]) for name in reversed(list(people))}
     return {"pf": pf, "ib": ib, "item": item, "pool": pool, "mine": mine, "people": people, "assignments": assignments}
 
 
@@ -355,6 +356,16 @@ def test_a_calibration_pool_shows_others_labels_by_pseudonym_in_question_and_uni
         question=c["pf"],
         unit_key="item",
         value="OTHER-POOL",
+        updated_by=c["people"]["bea"],
+        updated_at=timezone.now(),
+    )
+    # Nor a label of the same pool on another item.
+    other_item = factories.make_assignment(c["pool"], factories.make_item(c["pool"].study, "c2"), c["people"]["bea"])
+    Label.objects.create(
+        assignment=other_item,
+        question=c["pf"],
+        unit_key="item",
+        value="OTHER-ITEM",
         updated_by=c["people"]["bea"],
         updated_at=timezone.now(),
     )
