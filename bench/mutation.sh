@@ -44,7 +44,7 @@ declare -A MODULE_TESTS=(
   [annotation/services.py]="tests/test_named_mutations.py tests/annotation/test_assignment.py
     tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_labels.py
     tests/annotation/test_history.py tests/annotation/test_labels_conditions.py"
-  [annotation/labels/save.py]="tests/test_named_mutations.py tests/annotation/test_assignment.py
+  [annotation/labels/save.py]="tests/annotation/test_label_save_cases.py tests/test_named_mutations.py tests/annotation/test_assignment.py
     tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_labels.py
     tests/annotation/test_history.py tests/annotation/test_labels_conditions.py tests/annotation/test_access_rule.py
     tests/annotation/test_conflict_identity.py tests/annotation/test_save_sql.py"
@@ -53,7 +53,7 @@ declare -A MODULE_TESTS=(
   [annotation/labels/undo.py]="tests/annotation/test_history.py tests/annotation/test_labels.py tests/annotation/test_api.py"
   [annotation/labels/conflicts.py]="tests/annotation/test_conflict_identity.py tests/annotation/test_labels.py
     tests/annotation/test_api.py"
-  [annotation/workspace.py]="tests/test_named_mutations.py tests/annotation/test_blinding.py
+  [annotation/workspace.py]="tests/annotation/test_workspace_model.py tests/test_named_mutations.py tests/annotation/test_blinding.py
     tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_history.py"
   [adjudication/selectors.py]="tests/test_access_matrix.py tests/test_security_object_ids.py
     tests/adjudication/web/test_cases_pages.py"
@@ -71,7 +71,7 @@ declare -A MODULE_TESTS=(
     tests/adjudication/exports/test_exports_limits.py tests/adjudication/exports/test_exports_filters.py
     tests/adjudication/stats/test_exports_agreement.py tests/adjudication/exports/test_roundtrip.py
     tests/test_security_csv.py tests/adjudication/exports/test_exports_records.py"
-  [annotation/labels/statements.py]="tests/annotation/test_save_sql.py tests/annotation/test_access_rule.py tests/annotation/test_api.py tests/annotation/test_api_label_io.py
+  [annotation/labels/statements.py]="tests/annotation/test_save_sql_edges.py tests/annotation/test_save_sql.py tests/annotation/test_access_rule.py tests/annotation/test_api.py tests/annotation/test_api_label_io.py
     tests/annotation/test_labels.py"
 )
 # The order of a full run.

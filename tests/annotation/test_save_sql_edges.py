@@ -1,0 +1,187 @@
+"""The edges of the label save's statements (annotation/labels/statements.py): the largest ids and unit numbers
+the database holds are found, one past them names nothing (and never reaches the database as a number it
+refuses), a boolean is not an id, and the one-statement save (PostgreSQL) stores the first answer and the
+next version with their history and answers exactly as the locked save would."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+
+from annotation.labels import label_save, statements
+from annotation.models import Aspect, Assignment, AssignmentStatus, Chunk, Label, LabelHistory, Sentence
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+BIGGEST = 2**63 - 1
+
+
+@pytest.fixture
+def work(study, annotator):
+    pf = factories.make_question(study, "pf", kind="nominal", options=[{"value": str(n)} for n in range(1, 6)])
+    ib = factories.make_question(study, "ib", scope="sentence")
+    rel = factories.make_question(study, "rel", scope="chunk")
+    covered = factories.make_question(study, "covered", scope="aspect")
+    item = factories.make_item(study, "i1")
+    pool = factories.make_pool(study, questions=[pf, ib, rel, covered])
+    factories.add_member(pool, annotator)
+    return {"pool": pool, "item": item, "pf": pf, "ib": ib, "rel": rel, "covered": covered}
+
+
+@pytest.mark.parametrize("pk", [BIGGEST, -(2**63)])
+def test_an_assignment_at_either_end_of_the_id_range_is_reached(work, annotator, pk):
+    assignment = factories.make_assignment(work["pool"], work["item"], annotator, id=pk)
+    assert statements.assignment_for_annotator(pk, annotator.pk).pk == pk
+    token = Token.objects.create(user=annotator)
+    user, _, _, found = statements.token_lookup(token.key, assignment_pk=pk)
+    assert user.pk == annotator.pk and found.pk == assignment.pk and found.pool.pk == work["pool"].pk
+    for beyond in (pk + 1 if pk > 0 else pk - 1, True):
+        assert statements.assignment_for_annotator(beyond, annotator.pk) is None
+        assert statements.token_lookup(token.key, assignment_pk=beyond)[3] is None
+
+
+def test_a_boolean_is_not_an_assignment_id(work, annotator):
+    factories.make_assignment(work["pool"], work["item"], annotator, id=1)
+    assert statements.assignment_for_annotator(1, annotator.pk).pk == 1
+    assert statements.assignment_for_annotator(True, annotator.pk) is None
+    token = Token.objects.create(user=annotator)
+    assert statements.token_lookup(token.key, assignment_pk=1)[3].pk == 1
+    assert statements.token_lookup(token.key, assignment_pk=True)[3] is None
+
+
+def _unit_found(assignment, scope, key):
+    (row,) = statements.lock_open_assignment(assignment.pk, scope, key)
+    return bool(row[2])
+
+
+def test_the_largest_sentence_index_and_chunk_rank_are_found_and_one_more_is_none(work, annotator):
+    assignment = factories.make_assignment(work["pool"], work["item"], annotator)
+    top = 2**31 - 1
+    Sentence.objects.create(item=work["item"], part="answer", index=top, text="Far away.", start=0, end=1)
+    Chunk.objects.create(item=work["item"], rank=top, text="Far passage.")
+    assert _unit_found(assignment, "sentence", f"s:{top}") and _unit_found(assignment, "chunk", f"c:{top}")
+    assert not _unit_found(assignment, "sentence", f"s:{top + 1}")
+    assert not _unit_found(assignment, "chunk", f"c:{top + 1}")
+    label = label_save(
+        assignment=assignment, question=work["rel"], unit_key=f"c:{top}", value="yes", base_version=0, actor=annotator
+    )
+    assert Label.objects.get(pk=label.pk).unit_key == f"c:{top}"
+
+
+def test_an_aspect_is_found_only_while_accepted_and_not_retired(work, annotator):
+    assignment = factories.make_assignment(work["pool"], work["item"], annotator)
+    aspect = Aspect.objects.create(item=work["item"], text="An aspect")
+    key = f"a:{aspect.pk}"
+    assert _unit_found(assignment, "aspect", key) and not _unit_found(assignment, "item", key)
+    Aspect.objects.filter(pk=aspect.pk).update(retired_in_version=2)
+    assert not _unit_found(assignment, "aspect", key)
+    Aspect.objects.filter(pk=aspect.pk).update(retired_in_version=None, status="proposed")
+    assert not _unit_found(assignment, "aspect", key)
+    other_item = factories.make_item(work["pool"].study, "i2")
+    elsewhere = Aspect.objects.create(item=other_item, text="Another item's aspect")
+    assert not _unit_found(assignment, "aspect", f"a:{elsewhere.pk}")
+    assert not _unit_found(assignment, "aspect", "a:999999999999999999")
+    assert not _unit_found(assignment, "sentence", "nonsense") and _unit_found(assignment, "item", "item")
+
+
+def test_the_lock_reads_only_the_question_asked_when_told_to(work, annotator):
+    assignment = factories.make_assignment(work["pool"], work["item"], annotator)
+    for key, unit, value in (("pf", "item", "3"), ("ib", "s:0", "yes"), ("ib", "s:1", "no")):
+        label_save(
+            assignment=assignment, question=work[key], unit_key=unit, value=value, base_version=0, actor=annotator
+        )
+    rows = statements.lock_open_assignment(assignment.pk, "sentence", "s:0", only_question=work["ib"].pk)
+    assert [(r[4], r[5], r[6], r[7]) for r in rows] == [(work["ib"].pk, "s:0", "yes", 1)]
+    rows = statements.lock_open_assignment(assignment.pk, "sentence", "s:0")
+    assert sorted((r[5], r[6]) for r in rows) == [("item", "3"), ("s:0", "yes")]
+    (row,) = statements.lock_open_assignment(assignment.pk, "item", "item", only_question=work["rel"].pk)
+    assert row[3:] == (None,) * 7 and row[0] == AssignmentStatus.ASSIGNED and row[2]
+
+
+needs_postgresql = pytest.mark.skipif(connection.vendor != "postgresql", reason="the one-statement save: PostgreSQL")
+
+
+@needs_postgresql
+def test_the_one_statement_save_stores_what_the_locked_save_would(work, annotator):
+    assignment = factories.make_assignment(work["pool"], work["item"], annotator)
+    reference = factories.make_assignment(work["pool"], factories.make_item(work["pool"].study, "i3"), annotator)
+    now = timezone.now()
+    Assignment.objects.filter(pk__in=[assignment.pk, reference.pk]).update(reserved_until=now + timedelta(minutes=1))
+
+    def at_once(unit, value, base, question="ib", scope="sentence"):
+        return statements.save_label_at_once(
+            assignment_id=assignment.pk,
+            question_id=work[question].pk,
+            scope=scope,
+            unit_key=unit,
+            value=value,
+            base_version=base,
+            actor_id=annotator.pk,
+            now=now,
+            reserve_until=now + timedelta(minutes=30),
+            reserve_if_before=now + timedelta(minutes=5),
+        )
+
+    label_id, version = at_once("s:1", "yes", 0)
+    stored = Label.objects.get(pk=label_id)
+    assert (
+        version,
+        stored.assignment_id,
+        stored.question_id,
+        stored.unit_key,
+        stored.value,
+        stored.version,
+        stored.updated_by_id,
+        stored.updated_at,
+    ) == (1, assignment.pk, work["ib"].pk, "s:1", "yes", 1, annotator.pk, now)
+    assert Assignment.objects.get(pk=assignment.pk).reserved_until == now + timedelta(minutes=30)
+    assert Assignment.objects.get(pk=reference.pk).reserved_until == now + timedelta(minutes=1)  # only its own
+    later = now + timedelta(seconds=1)
+    assert statements.save_label_at_once(
+        assignment_id=assignment.pk,
+        question_id=work["ib"].pk,
+        scope="sentence",
+        unit_key="s:1",
+        value="no",
+        base_version=1,
+        actor_id=annotator.pk,
+        now=later,
+        reserve_until=later,
+        reserve_if_before=later,
+    ) == (label_id, 2)
+    stored.refresh_from_db()
+    assert (stored.value, stored.version, stored.updated_at) == ("no", 2, later)
+    history = list(
+        LabelHistory.objects.filter(label_id=label_id)
+        .order_by("new_version")
+        .values_list("old_value", "new_value", "old_version", "new_version", "actor_id", "at", "undoes_id")
+    )
+    assert history == [(None, "yes", None, 1, annotator.pk, now, None), ("yes", "no", 1, 2, annotator.pk, later, None)]
+    # Units of every kind, as the locked save finds them; a key of no unit writes nothing.
+    chunk = factories.make_chunk(work["item"], 3)
+    aspect = Aspect.objects.create(item=work["item"], text="An aspect")
+    assert at_once(f"c:{chunk.rank}", "yes", 0, question="rel", scope="chunk") is not None
+    assert at_once(f"a:{aspect.pk}", "no", 0, question="covered", scope="aspect") is not None
+    assert at_once("item", "2", 0, question="pf", scope="item") is not None
+    assert at_once("c:4", "yes", 0, question="rel", scope="chunk") is None
+    assert at_once("s:1", "yes", 0, question="pf", scope="item") is None
+    assert at_once(f"s:{2**31}", "yes", 0) is None
+    assert Label.objects.filter(assignment=assignment).count() == 4
+    # Started is open too; withdrawn is not.
+    Assignment.objects.filter(pk=assignment.pk).update(status=AssignmentStatus.STARTED)
+    assert at_once("s:0", "no", 0) is not None
+    Assignment.objects.filter(pk=assignment.pk).update(status=AssignmentStatus.WITHDRAWN)
+    assert at_once("s:0", "yes", 1) is None
+
+
+def test_the_first_sentence_of_a_one_sentence_answer_is_found(work, annotator):
+    item = factories.make_item(work["pool"].study, "one", answer="Only this.")
+    assignment = factories.make_assignment(work["pool"], item, annotator)
+    assert _unit_found(assignment, "sentence", "s:0") and not _unit_found(assignment, "sentence", "s:1")
+    Chunk.objects.create(item=item, rank=0, text="Rank zero.")
+    assert _unit_found(assignment, "chunk", "c:0") and not _unit_found(assignment, "chunk", "c:1")
