@@ -138,6 +138,10 @@ def test_unknown_fields_and_values_are_named_with_what_is_known(protocol_study):
         ("line 4", "id", "longer than 200 characters"),
         ("line 4", "answer", "required field is missing"),
     ]
+    assert _errors(protocol_study, {"question": "Q?", "answer": "A."}) == [
+        ("line 4", "id", "required field is missing")
+    ]
+    assert _errors(protocol_study, _record(id=" ")) == [("line 4", "id", "must not be empty")]
     assert _errors(protocol_study, _record(metadata=[1])) == [("line 4", "metadata", "must be an object, found a list")]
     assert _errors(protocol_study, _record(metadata={"x": float("inf")})) == [
         (

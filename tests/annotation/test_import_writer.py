@@ -14,7 +14,17 @@ import pytest
 from django.db import connection
 
 from annotation.imports import ImportRejected, file_source, records_import, validation, writer
-from annotation.models import Aspect, Chunk, ImportBatch, Item, Label, LabelHistory, Sentence
+from annotation.models import (
+    Aspect,
+    Chunk,
+    ImportBatch,
+    ImportIdentity,
+    Item,
+    Label,
+    LabelHistory,
+    PoolMembership,
+    Sentence,
+)
 from annotation.protocols import study_protocol_apply
 from annotation.segmentation_fast import split_sentences
 from concord.errors import Conflict
@@ -147,3 +157,51 @@ def test_the_item_foreign_keys_are_deferred_again_after_the_import(protocol_stud
         cursor.execute('INSERT INTO annotation_sentence (item_id, part, "index", text, start, "end") '
                        "VALUES (-1, 'answer', 0, 'x', 0, 1)")
         cursor.execute("ROLLBACK TO SAVEPOINT deferred_check")
+
+
+def _labelled(*pseudonyms, item="r1"):
+    labels = [{"annotator": p, "question": "refused", "unit": "item", "value": "no"} for p in pseudonyms]
+    return {"id": item, "question": "Q?", "answer": "One. Two.", "labels": labels}
+
+
+@pytest.mark.parametrize("independent", [True, False])
+def test_an_imported_annotator_joins_the_pool_as_the_study_runs_its_pools(protocol_study, independent):
+    protocol_study.independent_pools = independent
+    protocol_study.save()
+    _import(protocol_study, [_labelled("A")])
+    membership = PoolMembership.objects.get(pseudonym="A")
+    assert (membership.pool.name, membership.study, membership.independent) == ("imported", protocol_study, independent)
+
+
+def test_an_imported_annotators_account_name_fits_its_column_and_is_never_one_taken(protocol_study, researcher):
+    long_pool, long_pseudonym = "p" * 120, "Q" * 40
+    base = f"imported-{protocol_study.pk}-{long_pool}-{long_pseudonym.lower()}"[:140]
+    taken = factories.make_user(base)
+    _import(protocol_study, [_labelled(long_pseudonym)], pool_name=long_pool, actor=researcher)
+    user = ImportIdentity.objects.get(pseudonym=long_pseudonym).user
+    max_length = user._meta.get_field("username").max_length
+    assert user != taken and user.username.startswith(f"{base}-") and len(user.username) <= max_length
+    # A short name is taken as it is.
+    _import(protocol_study, [_labelled("B", item="r2")])
+    assert ImportIdentity.objects.get(pseudonym="B").user.username == f"imported-{protocol_study.pk}-imported-b"
+
+
+def test_the_import_batch_records_the_file_the_adapter_the_counts_and_who(protocol_study, researcher):
+    records = [
+        _labelled("A", "B", item="r1"),
+        _labelled("A", item="r2"),
+        {"id": "r3", "question": "Q?", "answer": "A."},
+    ]
+    source = file_source(_jsonl(records), filename="x.jsonl")[0]
+    result = records_import(
+        study=protocol_study, source=source, filename="f" * 310, where="line", actor=researcher, adapter="jsonl-test"
+    )
+    batch = ImportBatch.objects.get(pk=result.batch_id)
+    assert (batch.filename, batch.adapter, batch.n_items, batch.n_labels, batch.by) == (
+        "f" * 300,
+        "jsonl-test",
+        3,
+        3,
+        researcher,
+    )
+    assert (result.n_items, result.n_labels, result.n_annotators) == (3, 3, 2)
