@@ -122,12 +122,19 @@ def _source_changing(records_check, records_write):
     return source
 
 
-@pytest.mark.parametrize("n_write", [3, 6])
-def test_a_source_with_other_records_in_the_write_pass_writes_nothing(protocol_study, small_batches, n_write):
+@pytest.mark.parametrize(("n_write", "error"), [
+    (3, ("file", "file", "1 records fewer than when checked")),
+    (6, ("line 5", "", "not in the file when it was checked")),
+    (-1, ("line 2", "answer", "required field is missing")),
+])
+def test_a_source_with_other_records_in_the_write_pass_writes_nothing(protocol_study, small_batches, n_write, error):
     records = _records(6)
-    with pytest.raises(ImportRejected):
-        records_import(study=protocol_study, source=_source_changing(records[:4], records[:n_write]),
+    written = records[:n_write] if n_write > 0 else [records[0], {**records[1], "answer": None}, *records[2:4]]
+    with pytest.raises(ImportRejected) as refused:
+        records_import(study=protocol_study, source=_source_changing(records[:4], written),
                        filename="x.jsonl", where="line")
+    assert [(e.location, e.field, e.reason) for e in refused.value.errors] == [error]
+    assert refused.value.message == "x.jsonl: 1 error; nothing was imported"
     assert not Item.objects.exists() and not Sentence.objects.exists() and not ImportBatch.objects.exists()
 
 
