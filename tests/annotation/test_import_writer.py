@@ -51,7 +51,7 @@ def small_batches(monkeypatch):
 
 
 def _jsonl(records) -> io.BytesIO:
-    return io.BytesIO(("\n".join(json.dumps(r) for r in records) + "\n").encode())
+    return io.BytesIO(("\n".join(r if isinstance(r, str) else json.dumps(r) for r in records) + "\n").encode())
 
 
 def _records(n):
@@ -212,3 +212,33 @@ def test_the_import_batch_records_the_file_the_adapter_the_counts_and_who(protoc
         researcher,
     )
     assert (result.n_items, result.n_labels, result.n_annotators) == (3, 3, 2)
+
+
+def test_a_line_broken_since_the_check_is_refused_at_that_line(protocol_study):
+    records = _records(3)
+    with pytest.raises(ImportRejected) as refused:
+        records_import(study=protocol_study, source=_source_changing(records, [records[0], '{"id": "r2",', records[2]]),
+                       filename="x.jsonl", where="line")
+    assert [(e.location, e.field) for e in refused.value.errors] == [("line 2", "")]
+    assert refused.value.errors[0].reason.startswith("malformed JSON")
+    assert not Item.objects.exists() and not ImportBatch.objects.exists()
+
+
+def test_another_spelling_of_an_imported_annotator_added_since_the_check_stops_the_import(protocol_study,
+                                                                                          monkeypatch):
+    real_scan = validation.scan
+
+    def scan_then_import(*args, **kwargs):
+        result = real_scan(*args, **kwargs)
+        monkeypatch.setattr(validation, "scan", real_scan)
+        _import(protocol_study, [_labelled("Kim", item="other")])  # another import adds "Kim" to the pool
+        return result
+
+    monkeypatch.setattr(validation, "scan", scan_then_import)
+    with pytest.raises(ImportRejected) as refused:
+        _import(protocol_study, [_labelled("kim")])
+    assert [(e.location, e.field) for e in refused.value.errors] == [("line 1", "labels[0].annotator")]
+    reason = refused.value.errors[0].reason
+    assert "looks like 'Kim', the pseudonym of an imported annotator of pool 'imported'" in reason
+    assert refused.value.message == "x.jsonl: 1 error; nothing was imported"
+    assert list(Item.objects.values_list("external_id", flat=True)) == ["other"]
