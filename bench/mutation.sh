@@ -60,8 +60,8 @@ declare -A MODULE_TESTS=(
   [adjudication/stats/agreement.py]="tests/adjudication/stats/test_agreement.py
     tests/adjudication/stats/test_agreement_mutants.py"
   [adjudication/data_manager.py]="tests/adjudication/test_data_manager.py tests/adjudication/test_data_manager_nothing.py"
-  [annotation/imports/validation.py]="tests/annotation/test_imports.py tests/annotation/test_import_format.py
-    tests/annotation/test_import_writer.py tests/test_security_import_identities.py"
+  [annotation/imports/validation.py]="tests/annotation/test_import_validation.py tests/annotation/test_imports.py
+    tests/annotation/test_import_format.py tests/annotation/test_import_writer.py tests/test_security_import_identities.py"
   [annotation/imports/writer.py]="tests/annotation/test_imports.py tests/annotation/test_import_writer.py
     tests/test_security_import_identities.py"
   [adjudication/exports/filters.py]="tests/adjudication/exports/test_exports.py

@@ -14,7 +14,17 @@ import pytest
 from django.db import connection
 
 from annotation.imports import ImportRejected, file_source, records_import, validation, writer
-from annotation.models import Aspect, Chunk, ImportBatch, Item, Label, LabelHistory, Sentence
+from annotation.models import (
+    Aspect,
+    Chunk,
+    ImportBatch,
+    ImportIdentity,
+    Item,
+    Label,
+    LabelHistory,
+    PoolMembership,
+    Sentence,
+)
 from annotation.protocols import study_protocol_apply
 from annotation.segmentation_fast import split_sentences
 from concord.errors import Conflict
@@ -41,7 +51,7 @@ def small_batches(monkeypatch):
 
 
 def _jsonl(records) -> io.BytesIO:
-    return io.BytesIO(("\n".join(json.dumps(r) for r in records) + "\n").encode())
+    return io.BytesIO(("\n".join(r if isinstance(r, str) else json.dumps(r) for r in records) + "\n").encode())
 
 
 def _records(n):
@@ -112,12 +122,19 @@ def _source_changing(records_check, records_write):
     return source
 
 
-@pytest.mark.parametrize("n_write", [3, 6])
-def test_a_source_with_other_records_in_the_write_pass_writes_nothing(protocol_study, small_batches, n_write):
+@pytest.mark.parametrize(("n_write", "error"), [
+    (3, ("file", "file", "1 records fewer than when checked")),
+    (6, ("line 5", "", "not in the file when it was checked")),
+    (-1, ("line 2", "answer", "required field is missing")),
+])
+def test_a_source_with_other_records_in_the_write_pass_writes_nothing(protocol_study, small_batches, n_write, error):
     records = _records(6)
-    with pytest.raises(ImportRejected):
-        records_import(study=protocol_study, source=_source_changing(records[:4], records[:n_write]),
+    written = records[:n_write] if n_write > 0 else [records[0], {**records[1], "answer": None}, *records[2:4]]
+    with pytest.raises(ImportRejected) as refused:
+        records_import(study=protocol_study, source=_source_changing(records[:4], written),
                        filename="x.jsonl", where="line")
+    assert [(e.location, e.field, e.reason) for e in refused.value.errors] == [error]
+    assert refused.value.message == "x.jsonl: 1 error; nothing was imported"
     assert not Item.objects.exists() and not Sentence.objects.exists() and not ImportBatch.objects.exists()
 
 
@@ -147,3 +164,81 @@ def test_the_item_foreign_keys_are_deferred_again_after_the_import(protocol_stud
         cursor.execute('INSERT INTO annotation_sentence (item_id, part, "index", text, start, "end") '
                        "VALUES (-1, 'answer', 0, 'x', 0, 1)")
         cursor.execute("ROLLBACK TO SAVEPOINT deferred_check")
+
+
+def _labelled(*pseudonyms, item="r1"):
+    labels = [{"annotator": p, "question": "refused", "unit": "item", "value": "no"} for p in pseudonyms]
+    return {"id": item, "question": "Q?", "answer": "One. Two.", "labels": labels}
+
+
+@pytest.mark.parametrize("independent", [True, False])
+def test_an_imported_annotator_joins_the_pool_as_the_study_runs_its_pools(protocol_study, independent):
+    protocol_study.independent_pools = independent
+    protocol_study.save()
+    _import(protocol_study, [_labelled("A")])
+    membership = PoolMembership.objects.get(pseudonym="A")
+    assert (membership.pool.name, membership.study, membership.independent) == ("imported", protocol_study, independent)
+
+
+def test_an_imported_annotators_account_name_fits_its_column_and_is_never_one_taken(protocol_study, researcher):
+    long_pool, long_pseudonym = "p" * 120, "Q" * 40
+    base = f"imported-{protocol_study.pk}-{long_pool}-{long_pseudonym.lower()}"[:140]
+    taken = factories.make_user(base)
+    _import(protocol_study, [_labelled(long_pseudonym)], pool_name=long_pool, actor=researcher)
+    user = ImportIdentity.objects.get(pseudonym=long_pseudonym).user
+    max_length = user._meta.get_field("username").max_length
+    assert user != taken and user.username.startswith(f"{base}-") and len(user.username) <= max_length
+    # A short name is taken as it is.
+    _import(protocol_study, [_labelled("B", item="r2")])
+    assert ImportIdentity.objects.get(pseudonym="B").user.username == f"imported-{protocol_study.pk}-imported-b"
+
+
+def test_the_import_batch_records_the_file_the_adapter_the_counts_and_who(protocol_study, researcher):
+    records = [
+        _labelled("A", "B", item="r1"),
+        _labelled("A", item="r2"),
+        {"id": "r3", "question": "Q?", "answer": "A."},
+    ]
+    source = file_source(_jsonl(records), filename="x.jsonl")[0]
+    result = records_import(
+        study=protocol_study, source=source, filename="f" * 310, where="line", actor=researcher, adapter="jsonl-test"
+    )
+    batch = ImportBatch.objects.get(pk=result.batch_id)
+    assert (batch.filename, batch.adapter, batch.n_items, batch.n_labels, batch.by) == (
+        "f" * 300,
+        "jsonl-test",
+        3,
+        3,
+        researcher,
+    )
+    assert (result.n_items, result.n_labels, result.n_annotators) == (3, 3, 2)
+
+
+def test_a_line_broken_since_the_check_is_refused_at_that_line(protocol_study):
+    records = _records(3)
+    with pytest.raises(ImportRejected) as refused:
+        records_import(study=protocol_study, source=_source_changing(records, [records[0], '{"id": "r2",', records[2]]),
+                       filename="x.jsonl", where="line")
+    assert [(e.location, e.field) for e in refused.value.errors] == [("line 2", "")]
+    assert refused.value.errors[0].reason.startswith("malformed JSON")
+    assert not Item.objects.exists() and not ImportBatch.objects.exists()
+
+
+def test_another_spelling_of_an_imported_annotator_added_since_the_check_stops_the_import(protocol_study,
+                                                                                          monkeypatch):
+    real_scan = validation.scan
+
+    def scan_then_import(*args, **kwargs):
+        result = real_scan(*args, **kwargs)
+        monkeypatch.setattr(validation, "scan", real_scan)
+        _import(protocol_study, [_labelled("Kim", item="other")])  # another import adds "Kim" to the pool
+        return result
+
+    monkeypatch.setattr(validation, "scan", scan_then_import)
+    with pytest.raises(ImportRejected) as refused:
+        _import(protocol_study, [_labelled("kim")])
+    assert [(e.location, e.field) for e in refused.value.errors] == [("line 1", "labels[0].annotator")]
+    reason = refused.value.errors[0].reason
+    assert "looks like 'Kim', the pseudonym of an imported annotator of pool 'imported'" in reason
+    assert refused.value.message == "x.jsonl: 1 error; nothing was imported"
+    assert list(Item.objects.values_list("external_id", flat=True)) == ["other"]
