@@ -13,16 +13,18 @@
 #     MUTATION_TESTS="tests/a.py tests/b.py" bench/mutation.sh …  # another test list
 #     MUTMUT_CHILDREN=1 bench/mutation.sh …                     # parallel mutants (default: the number of CPUs;
 #                                                               # one reuses its test database between mutants)
-#     MUTATION_DATABASE_URL=postgres://… bench/mutation.sh …    # the tests on PostgreSQL (the one-statement save
-#                                                               # of annotation/labels/statements.py is PostgreSQL's); one child
+#     MUTATION_DATABASE_URL=postgres://… bench/mutation.sh …    # the tests on that PostgreSQL database; one child.
+#                                                               # `--module` of a module with PostgreSQL-only
+#                                                               # branches (MODULE_ON_POSTGRESQL below) defaults to
+#                                                               # postgres://postgres@127.0.0.1:5432/concord_mutation
 #     MUTATION_LOG=bench/mutation-figures.log bench/mutation.sh # also append the figures to that file
 #     PYTHON=… MUTMUT=… bench/mutation.sh                       # another interpreter / mutmut than the .venv's
 #
 # It runs in a scratch copy of the committed tree (git archive HEAD), so the working tree is never mutated and
 # nothing is left behind but the printed figures (and $MUTATION_KEEP, when set, the copy: `mutmut show NAME`
 # there shows a mutant). Commit before a run: uncommitted changes are not measured.
-# mutmut runs the tests that reach each mutated function, chosen from the test list, on SQLite unless
-# MUTATION_DATABASE_URL is set. A mutant is killed when a test fails, survives when they all pass; the kill
+# mutmut runs the tests that reach each mutated function, chosen from the test list, on SQLite (PostgreSQL for
+# MODULE_ON_POSTGRESQL, or MUTATION_DATABASE_URL). A mutant is killed when a test fails, survives when they all pass; the kill
 # rate is killed / (killed + survived), timeouts counted as killed (as mutmut does); mutants that no listed
 # test reaches ("no tests") and those not selected by --only are not counted.
 set -euo pipefail
@@ -74,6 +76,14 @@ declare -A MODULE_TESTS=(
   [annotation/labels/statements.py]="tests/annotation/test_save_sql_edges.py tests/annotation/test_save_sql.py tests/annotation/test_access_rule.py tests/annotation/test_api.py tests/annotation/test_api_label_io.py
     tests/annotation/test_labels.py"
 )
+# Modules with a branch that only PostgreSQL takes (the one-statement save, COPY and id drawing at import, the
+# export's SQL readers): `--module` measures them on PostgreSQL unless MUTATION_DATABASE_URL names a database
+# (on SQLite those branches are never run, so their mutants could only survive). The others run on SQLite.
+declare -A MODULE_ON_POSTGRESQL=(
+  [annotation/labels/save.py]=1 [annotation/labels/statements.py]=1 [annotation/imports/validation.py]=1
+  [annotation/imports/writer.py]=1 [adjudication/exports/records.py]=1
+)
+DEFAULT_POSTGRESQL_URL="postgres://postgres@127.0.0.1:5432/concord_mutation"
 # The order of a full run.
 ALL_MODULES=(
   concord/access.py annotation/access.py annotation/selectors.py annotation/services.py annotation/labels/save.py
@@ -93,13 +103,26 @@ while [ "$#" -gt 0 ]; do
         echo "unknown module '${2:-}'; one of: ${ALL_MODULES[*]}" >&2; exit 2; }
       MODULES+=("$2"); shift 2 ;;
     --only) [ -n "${2:-}" ] || { echo "--only needs a mutant name pattern" >&2; exit 2; }; ONLY+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) GLOBS+=("$1"); shift ;;
   esac
 done
 if [ "${#MODULES[@]}" -gt 0 ] && [ "${#GLOBS[@]}" -gt 0 ]; then
   echo "name modules either with --module or as plain paths, not both" >&2; exit 2
+fi
+
+if [ "${#MODULES[@]}" -gt 0 ] && [ -z "${MUTATION_DATABASE_URL:-}" ]; then
+  on_pg=0
+  for m in "${MODULES[@]}"; do [ -n "${MODULE_ON_POSTGRESQL[$m]+set}" ] && on_pg=$((on_pg + 1)); done
+  if [ "$on_pg" -gt 0 ] && [ "$on_pg" -lt "${#MODULES[@]}" ]; then
+    echo "these modules are measured on different databases (PostgreSQL for ${!MODULE_ON_POSTGRESQL[*]}): one run each" >&2
+    exit 2
+  fi
+  if [ "$on_pg" -gt 0 ]; then
+    MUTATION_DATABASE_URL="$DEFAULT_POSTGRESQL_URL"
+    echo "note: measured on PostgreSQL ($MUTATION_DATABASE_URL; MUTATION_DATABASE_URL overrides it)" >&2
+  fi
 fi
 
 TESTS=()
