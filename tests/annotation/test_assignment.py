@@ -11,7 +11,13 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Assignment, AssignmentStatus
-from annotation.services import assignment_reserve_next, assignment_skip, assignment_submit, pool_assign_items
+from annotation.services import (
+    assignment_open,
+    assignment_reserve_next,
+    assignment_skip,
+    assignment_submit,
+    pool_assign_items,
+)
 from concord.errors import ValidationFailed
 from tests import factories
 from tests.waiting import STALL_SECONDS
@@ -143,6 +149,76 @@ def test_an_abandoned_reservation_is_released(pool_of_four):
     again = assignment_reserve_next(pool=pool, annotator=me, now=later)
     assert again.pk == first.pk
     assert again.reserved_until > later
+
+
+def test_a_live_reservation_is_extended_and_the_first_start_is_kept(pool_of_four):
+    pool, members, _ = pool_of_four
+    pool_assign_items(pool=pool)
+    me = members[0]
+    now = timezone.now()
+    first = assignment_reserve_next(pool=pool, annotator=me, now=now)
+    assert first.started_at == now and first.reserved_until == now + timedelta(minutes=pool.reservation_minutes)
+    soon = now + timedelta(minutes=5)
+    again = assignment_reserve_next(pool=pool, annotator=me, now=soon)
+    assert again.pk == first.pk
+    stored = Assignment.objects.get(pk=first.pk)
+    assert again.reserved_until == stored.reserved_until == soon + timedelta(minutes=pool.reservation_minutes)
+    # After a lapse the item is taken again, but it was started when it was first opened.
+    later = now + timedelta(minutes=pool.reservation_minutes + 1)
+    taken = assignment_reserve_next(pool=pool, annotator=me, now=later)
+    assert taken.pk == first.pk
+    assert Assignment.objects.get(pk=first.pk).started_at == now
+
+
+def test_a_lapsed_item_opened_by_link_does_not_jump_the_queue(pool_of_four):
+    pool, members, _ = pool_of_four
+    pool_assign_items(pool=pool)
+    me = members[0]
+    order = list(Assignment.objects.filter(pool=pool, annotator=me).order_by("order_key"))
+    now = timezone.now()
+    assignment_open(assignment=order[2], actor=me, now=now)
+    later = now + timedelta(minutes=pool.reservation_minutes + 1)
+    assert assignment_reserve_next(pool=pool, annotator=me, now=later).pk == order[0].pk
+
+
+def test_opening_an_item_by_link_starts_and_reserves_that_item_only(pool_of_four):
+    pool, members, _ = pool_of_four
+    pool_assign_items(pool=pool)
+    me = members[0]
+    mine = list(Assignment.objects.filter(pool=pool, annotator=me).order_by("order_key"))
+    now = timezone.now()
+    opened = assignment_open(assignment=mine[1], actor=me, now=now)
+    started = (AssignmentStatus.STARTED, now + timedelta(minutes=pool.reservation_minutes), now)
+    assert (opened.status, opened.reserved_until, opened.started_at) == started
+    stored = Assignment.objects.get(pk=mine[1].pk)
+    assert (stored.status, stored.reserved_until, stored.started_at) == started
+    untouched = Assignment.objects.filter(pool=pool).exclude(pk=mine[1].pk)
+    assert set(untouched.values_list("status", "reserved_until", "started_at")) == {
+        (AssignmentStatus.ASSIGNED, None, None)
+    }
+    # Opened again later: reserved from then on, started when first opened.
+    later = now + timedelta(minutes=10)
+    again = assignment_open(assignment=Assignment.objects.get(pk=mine[1].pk), actor=me, now=later)
+    assert (again.reserved_until, again.started_at) == (later + timedelta(minutes=pool.reservation_minutes), now)
+    stored = Assignment.objects.get(pk=mine[1].pk)
+    assert (stored.reserved_until, stored.started_at) == (later + timedelta(minutes=pool.reservation_minutes), now)
+
+
+def test_opening_a_closed_item_leaves_it_closed(pool_of_four, no_submit_receivers):
+    pool, members, _ = pool_of_four
+    pool_assign_items(pool=pool)
+    me = members[0]
+    first, second = Assignment.objects.filter(pool=pool, annotator=me).order_by("order_key")[:2]
+    assignment_skip(assignment=first, actor=me, reason="not my specialty")
+    first.refresh_from_db()
+    assert assignment_open(assignment=first, actor=me).status == AssignmentStatus.SKIPPED
+    assert Assignment.objects.get(pk=first.pk).status == AssignmentStatus.SKIPPED
+    # Skipped in another tab after this page read it: the page learns it is closed.
+    stale = Assignment.objects.get(pk=second.pk)
+    assignment_skip(assignment=second, actor=me, reason="not my specialty")
+    opened = assignment_open(assignment=stale, actor=me)
+    assert (opened.status, opened.reserved_until, opened.started_at) == (AssignmentStatus.SKIPPED, None, None)
+    assert Assignment.objects.get(pk=second.pk).status == AssignmentStatus.SKIPPED
 
 
 def test_reserve_next_returns_none_when_everything_is_done(study, annotator, no_submit_receivers):
