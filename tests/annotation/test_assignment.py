@@ -93,6 +93,28 @@ def test_order_is_random_per_annotator_and_reproducible_from_the_seed(pool_of_fo
     assert len(keys) == 40
 
 
+def test_the_order_comes_from_the_pools_seed_unless_another_seed_is_given(pool_of_four):
+    pool, _, _ = pool_of_four
+
+    def keys(**seed):
+        Assignment.objects.filter(pool=pool).delete()
+        pool_assign_items(pool=pool, **seed)
+        return sorted(Assignment.objects.filter(pool=pool).values_list("item_id", "annotator_id", "order_key"))
+
+    assert pool.seed == 7
+    assert keys() == keys(seed=7)
+    assert keys(seed=8) != keys(seed=7)
+
+
+def test_only_the_pools_own_members_are_given_its_items(pool_of_four, study):
+    pool, members, _ = pool_of_four
+    elsewhere = factories.make_pool(factories.make_study(), "elsewhere")
+    outsider = factories.make_user("outsider")
+    factories.add_member(elsewhere, outsider)
+    pool_assign_items(pool=pool)
+    assert set(Assignment.objects.values_list("annotator_id", flat=True)) == {m.pk for m in members}
+
+
 def test_overlap_larger_than_the_pool_is_refused(study):
     pool = factories.make_pool(study, overlap=3)
     factories.add_member(pool, factories.make_user())

@@ -312,8 +312,10 @@ def calibration(study, annotator, no_submit_receivers):
     from annotation.labels import label_save
     from annotation.models import Visibility
 
+    study.blind_system = False  # the system is shown, and the exposure says so
+    study.save()
     pf = factories.make_question(study, "pf", kind="text")
-    item = factories.make_item(study)
+    item = factories.make_item(study, system="system-a")
     pool = factories.make_pool(study, "calibration", questions=[pf], visibility=Visibility.AFTER_SUBMIT)
     colleague = factories.make_user("colleague")
     factories.add_member(pool, annotator, "P-ME")
@@ -341,7 +343,9 @@ def test_the_shown_workspace_reads_the_items_state_afresh_only_once_others_label
     assert [(o.pseudonym, o.value) for o in shown.others] == [("P-COLLEAGUE", "THEIRS")]
     assert shown.progress.assigned == 1 and shown.progress.submitted == 1, "not my progress"
     exposure = Exposure.objects.latest("id")
-    assert (exposure.kind, exposure.showed_other_labels) == (ExposureKind.API, True)
+    assert (exposure.kind, exposure.showed_other_labels, exposure.showed_system) == (ExposureKind.API, True, True)
+    assignment_workspace_shown(assignment=submitted, user=annotator)  # the item page: a calibration exposure
+    assert Exposure.objects.latest("id").kind == ExposureKind.CALIBRATION
     # Read as submitted, reopened meanwhile: the lock reads it afresh, open again, and nothing of others shows.
     Exposure.objects.all().delete()
     calibration["pool"].reopen_allowed = True
