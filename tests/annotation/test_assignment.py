@@ -124,12 +124,26 @@ def test_overlap_larger_than_the_pool_is_refused(study):
     assert not Assignment.objects.exists()
 
 
+def test_an_overlap_below_one_is_refused(study):
+    pool = factories.make_pool(study, overlap=0)
+    factories.add_member(pool, factories.make_user())
+    factories.make_item(study)
+    with pytest.raises(ValidationFailed) as caught:
+        pool_assign_items(pool=pool)
+    assert caught.value.message == "The pool's overlap k must be at least 1."
+    assert not Assignment.objects.exists()
+
+
 def test_items_of_another_study_are_refused(study):
     pool = factories.make_pool(study)
     factories.add_member(pool, factories.make_user())
+    mine = factories.make_item(study)
     other = factories.make_item(factories.make_study())
-    with pytest.raises(ValidationFailed):
-        pool_assign_items(pool=pool, items=[other])
+    with pytest.raises(ValidationFailed) as caught:
+        pool_assign_items(pool=pool, items=[mine, other])
+    assert caught.value.message == "Items of another study cannot be assigned to this pool."
+    assert caught.value.details == [other.pk]
+    assert not Assignment.objects.exists()
 
 
 def test_the_database_refuses_a_duplicate_assignment(study, annotator):
