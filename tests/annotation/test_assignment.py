@@ -124,6 +124,23 @@ def test_overlap_larger_than_the_pool_is_refused(study):
     assert not Assignment.objects.exists()
 
 
+def test_an_item_removed_from_the_pool_is_never_assigned_in_it_but_still_in_other_pools(pool_of_four, study):
+    from annotation.models import PoolItemExclusion
+
+    pool, _, items = pool_of_four
+    removed, also_removed = items[3], items[5]
+    PoolItemExclusion.objects.create(pool=pool, item=removed)
+    PoolItemExclusion.objects.create(pool=pool, item=also_removed)
+    other_pool = factories.make_pool(study, "p2", overlap=1)
+    factories.add_member(other_pool, factories.make_user("elsewhere"))
+    PoolItemExclusion.objects.create(pool=other_pool, item=items[0])
+    assert pool_assign_items(pool=pool) == 16
+    assigned = set(Assignment.objects.filter(pool=pool).values_list("item_id", flat=True))
+    assert assigned == {i.pk for i in items} - {removed.pk, also_removed.pk}
+    assert pool_assign_items(pool=other_pool) == 9
+    assert items[0].pk not in set(Assignment.objects.filter(pool=other_pool).values_list("item_id", flat=True))
+
+
 def test_an_overlap_below_one_is_refused(study):
     pool = factories.make_pool(study, overlap=0)
     factories.add_member(pool, factories.make_user())
