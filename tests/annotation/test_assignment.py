@@ -141,6 +141,17 @@ def test_an_item_removed_from_the_pool_is_never_assigned_in_it_but_still_in_othe
     assert items[0].pk not in set(Assignment.objects.filter(pool=other_pool).values_list("item_id", flat=True))
 
 
+def test_a_withdrawn_assignment_is_made_up_by_another_member_and_the_rest_is_left_as_it_is(pool_of_four):
+    pool, members, _ = pool_of_four
+    pool_assign_items(pool=pool)
+    withdrawn = Assignment.objects.filter(pool=pool, annotator=members[0]).order_by("order_key").first()
+    Assignment.objects.filter(pk=withdrawn.pk).update(status=AssignmentStatus.WITHDRAWN)
+    assert pool_assign_items(pool=pool) == 1
+    holders = Assignment.objects.filter(pool=pool, item=withdrawn.item_id).exclude(status=AssignmentStatus.WITHDRAWN)
+    assert holders.count() == 2 and members[0].pk not in set(holders.values_list("annotator_id", flat=True))
+    assert pool_assign_items(pool=pool) == 0
+
+
 def test_an_overlap_below_one_is_refused(study):
     pool = factories.make_pool(study, overlap=0)
     factories.add_member(pool, factories.make_user())
