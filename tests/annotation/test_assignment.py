@@ -58,6 +58,39 @@ def test_load_is_balanced_across_members(pool_of_four):
     assert max(loads.values()) - min(loads.values()) <= 1
 
 
+def test_every_member_gets_the_same_load_when_it_divides_evenly(pool_of_four):
+    pool, members, _ = pool_of_four
+    pool_assign_items(pool=pool)
+    loads = Counter(Assignment.objects.filter(pool=pool).values_list("annotator_id", flat=True))
+    assert {m.pk: loads[m.pk] for m in members} == {m.pk: 5 for m in members}
+
+
+def test_members_who_join_later_are_given_new_items_until_the_loads_are_even(pool_of_four, study):
+    pool, members, _ = pool_of_four
+    pool_assign_items(pool=pool)
+    late = [factories.make_user(f"late{i}") for i in range(2)]
+    for user in late:
+        factories.add_member(pool, user)
+    for i in range(12):
+        factories.make_item(study, f"new{i}")
+    assert pool_assign_items(pool=pool) == 24
+    loads = Counter(Assignment.objects.filter(pool=pool).values_list("annotator_id", flat=True))
+    everyone = [loads[m.pk] for m in members + late]
+    assert max(everyone) - min(everyone) <= 1, everyone
+
+
+def test_the_seed_decides_who_is_given_which_item(pool_of_four):
+    pool, _, _ = pool_of_four
+
+    def pairs(seed):
+        Assignment.objects.filter(pool=pool).delete()
+        pool_assign_items(pool=pool, seed=seed)
+        return set(Assignment.objects.filter(pool=pool).values_list("item_id", "annotator_id"))
+
+    assert pairs(7) == pairs(7)
+    assert pairs(7) != pairs(8)
+
+
 def test_assigning_twice_adds_nothing_and_new_items_only_fill_the_gap(pool_of_four, study):
     pool, _, _ = pool_of_four
     assert pool_assign_items(pool=pool) == 20
