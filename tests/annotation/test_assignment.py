@@ -148,6 +148,23 @@ def test_only_the_pools_own_members_are_given_its_items(pool_of_four, study):
     assert set(Assignment.objects.values_list("annotator_id", flat=True)) == {m.pk for m in members}
 
 
+def test_each_seed_and_each_pool_gives_its_own_queue_order(researcher, annotator):
+    study = factories.make_study(owner=researcher, independent_pools=False)
+    items = [factories.make_item(study, f"q{i}") for i in range(8)]
+    pools = [factories.make_pool(study, name, seed=7) for name in ("first", "second")]
+    for pool in pools:
+        factories.add_member(pool, annotator)
+
+    def queue(pool, seed):
+        Assignment.objects.filter(pool=pool).delete()
+        pool_assign_items(pool=pool, seed=seed)
+        return list(Assignment.objects.filter(pool=pool).order_by("order_key").values_list("item_id", flat=True))
+
+    assert sorted(queue(pools[0], 7)) == sorted(i.pk for i in items)
+    assert queue(pools[0], 7) != queue(pools[0], 8)
+    assert queue(pools[0], 7) != queue(pools[1], 7)
+
+
 def test_overlap_larger_than_the_pool_is_refused(study):
     pool = factories.make_pool(study, overlap=3)
     factories.add_member(pool, factories.make_user())
