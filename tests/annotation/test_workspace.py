@@ -355,3 +355,31 @@ def test_the_shown_workspace_reads_the_items_state_afresh_only_once_others_label
     shown = assignment_workspace_shown(assignment=stale_submitted, user=annotator)
     assert not shown.showed_other_labels and stale_submitted.status == AssignmentStatus.STARTED
     assert Exposure.objects.get().kind == ExposureKind.ITEM_PAGE
+
+
+def test_a_unit_redrawn_alone_shows_this_items_own_text(study, annotator):
+    from annotation.models import AspectStatus
+    from annotation.selectors import get_assignment_and_unit
+
+    other = factories.make_item(study, "other", answer="OTHER first. OTHER second.")
+    factories.make_chunk(other, 1, "OTHER passage", document_id="doc-other")
+    Aspect.objects.create(item=other, text="OTHER aspect", status=AspectStatus.ACCEPTED)
+    mine = factories.make_item(study, "mine", answer="Mine first. Mine second.", source="Source sentence here.")
+    from annotation.models import Sentence
+
+    Sentence.objects.create(item=mine, part="source", index=1, text="SOURCE text", start=0, end=5)
+    factories.make_chunk(mine, 2, "My passage", document_id="doc-mine")
+    proposed = Aspect.objects.create(item=mine, text="Proposed", status=AspectStatus.PROPOSED)
+    accepted = Aspect.objects.create(item=mine, text="My aspect", status=AspectStatus.ACCEPTED)
+    pool = factories.make_pool(study)
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, mine, annotator)
+    study.blind_system = False
+    study.save()
+    rows = {key: get_assignment_and_unit(annotator, assignment.pk, key)[1] for key in ("s:1", "c:2", "c:1")}
+    assert (rows["s:1"].text, rows["s:1"].number) == ("Mine second.", 2)
+    assert (rows["c:2"].text, rows["c:2"].extra) == ("My passage", {"document_id": "doc-mine"})
+    assert rows["c:1"] is None, "another item's passage"
+    aspect = get_assignment_and_unit(annotator, assignment.pk, f"a:{accepted.pk}")[1]
+    assert (aspect.text, aspect.number) == ("My aspect", 1), "numbered among this item's accepted aspects"
+    assert get_assignment_and_unit(annotator, assignment.pk, f"a:{proposed.pk}")[1] is None
