@@ -363,7 +363,8 @@ def test_a_unit_redrawn_alone_shows_this_items_own_text(study, annotator):
 
     other = factories.make_item(study, "other", answer="OTHER first. OTHER second.")
     factories.make_chunk(other, 1, "OTHER passage", document_id="doc-other")
-    Aspect.objects.create(item=other, text="OTHER aspect", status=AspectStatus.ACCEPTED)
+    for n in range(2):
+        Aspect.objects.create(item=other, text=f"OTHER aspect {n}", status=AspectStatus.ACCEPTED)
     mine = factories.make_item(study, "mine", answer="Mine first. Mine second.", source="Source sentence here.")
     from annotation.models import Sentence
 
