@@ -7,6 +7,7 @@ and the validation checks count reopened items."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
@@ -217,6 +218,15 @@ def test_a_submitted_item_is_reopened_where_the_pool_allows_it_and_the_reopening
     _save(work, annotator, "grounded", "supported")
     assignment_submit(assignment=work["assignment"], actor=annotator)
     assert Assignment.objects.get().status == AssignmentStatus.SUBMITTED
+
+
+def test_a_reopened_item_is_reserved_again_from_the_moment_it_is_reopened(work, annotator):
+    _save(work, annotator, "bearing", "no")
+    assignment_submit(assignment=work["assignment"], actor=annotator)
+    now = timezone.now()
+    reopened = assignment_reopen(assignment=work["assignment"], actor=annotator, now=now)
+    until = now + timedelta(minutes=work["pool"].reservation_minutes)
+    assert reopened.reserved_until == Assignment.objects.get().reserved_until == until
 
 
 def test_reopening_is_refused_where_the_pool_does_not_allow_it(work, annotator):

@@ -10,9 +10,22 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.labels import label_save, label_save_in_unit, statements
-from annotation.models import Aspect, AspectOrigin, AspectStatus, Assignment, AssignmentStatus, Label, LabelHistory
+from annotation.labels.access import WITHDRAWN_REFUSAL
+from annotation.models import (
+    Aspect,
+    AspectOrigin,
+    AspectStatus,
+    Assignment,
+    AssignmentStatus,
+    Label,
+    LabelHistory,
+    Sentence,
+)
+from annotation.segmentation import split_sentences
 from annotation.services import (
     MAX_ACTIVE_SECONDS_PER_BEAT,
+    MAX_ASPECT_TEXT,
+    MAX_SKIP_REASON,
     aspect_propose,
     assignment_skip,
     assignment_submit,
@@ -192,6 +205,53 @@ def test_submit_lists_the_missing_required_answers_respecting_conditions(setup, 
     assert setup["assignment"].status != AssignmentStatus.SUBMITTED
 
 
+def test_submit_counts_the_missing_answers_and_asks_an_alignment_only_where_there_is_a_source(
+    study, annotator, no_submit_receivers
+):
+    pf = factories.make_question(study, "pf", prompt="Is it correct?", order=1)
+    where = factories.make_question(
+        study, "where", kind="alignment", scope="sentence", options=[], prompt="Where in the source?", order=2
+    )
+    pool = factories.make_pool(study, questions=[pf, where])
+    factories.add_member(pool, annotator)
+    sourced = factories.make_item(study, answer="Take 0.5 mg daily.", source="Aspirin thins blood. Doses vary.")
+    Sentence.objects.bulk_create(
+        Sentence(item=sourced, part="source", index=i, text=s.text, start=s.start, end=s.end)
+        for i, s in enumerate(split_sentences(sourced.source))
+    )
+    assignment = factories.make_assignment(pool, sourced, annotator)
+    with pytest.raises(ValidationFailed) as caught:
+        assignment_submit(assignment=assignment, actor=annotator)
+    assert caught.value.message == "2 required answers missing."
+    assert caught.value.details == [
+        {"question": "pf", "unit_key": "item", "prompt": "Is it correct?", "unit": "the answer as a whole"},
+        {"question": "where", "unit_key": "s:0", "prompt": "Where in the source?", "unit": "sentence 1"},
+    ]
+    label_save(assignment=assignment, question=pf, unit_key="item", value="yes", base_version=0, actor=annotator)
+    with pytest.raises(ValidationFailed) as caught:
+        assignment_submit(assignment=assignment, actor=annotator)
+    assert caught.value.message == "1 required answer missing."
+    assert [(m["question"], m["unit_key"]) for m in caught.value.details] == [("where", "s:0")]
+    # Without a source document there is nothing to align to: the alignment is not asked.
+    unsourced = factories.make_assignment(pool, factories.make_item(study, answer="Take 0.5 mg daily."), annotator)
+    label_save(assignment=unsourced, question=pf, unit_key="item", value="no", base_version=0, actor=annotator)
+    assert assignment_submit(assignment=unsourced, actor=annotator).status == AssignmentStatus.SUBMITTED
+
+
+def test_a_skipped_or_withdrawn_item_cannot_be_submitted(setup, annotator, no_submit_receivers):
+    assignment = setup["assignment"]
+    save(setup, annotator, "pf", "item", "5")
+    for status, message in (
+        (AssignmentStatus.SKIPPED, "This item was skipped and cannot be submitted."),
+        (AssignmentStatus.WITHDRAWN, WITHDRAWN_REFUSAL),
+    ):
+        Assignment.objects.filter(pk=assignment.pk).update(status=status)
+        with pytest.raises(ValidationFailed) as caught:
+            assignment_submit(assignment=assignment, actor=annotator)
+        assert caught.value.message == message
+        assert Assignment.objects.get(pk=assignment.pk).status == status
+
+
 def test_submit_is_idempotent_and_sends_assignment_submitted_once(setup, annotator, submit_receivers):
     submit_receivers(record_submission)
     CALLS.clear()
@@ -249,6 +309,116 @@ def test_a_proposed_aspect_waits_for_a_second_person(setup, annotator):
     with pytest.raises(ValidationFailed):
         aspect_propose(assignment=setup["assignment"], actor=annotator, text="x", importance="essential")
     assert Aspect.objects.count() == 1
+
+
+def test_skipping_refuses_a_missing_or_overlong_reason_and_a_closed_item_with_what_the_annotator_is_told(
+    setup, annotator, no_submit_receivers
+):
+    assignment = setup["assignment"]
+    with pytest.raises(ValidationFailed) as caught:
+        assignment_skip(assignment=assignment, actor=annotator, reason=None)
+    assert caught.value.message == "Say why you skip this item."
+    with pytest.raises(ValidationFailed) as caught:
+        assignment_skip(assignment=assignment, actor=annotator, reason="x" * (MAX_SKIP_REASON + 1))
+    assert caught.value.message == f"The reason is longer than {MAX_SKIP_REASON} characters."
+    Assignment.objects.filter(pk=assignment.pk).update(status=AssignmentStatus.SUBMITTED)
+    with pytest.raises(ValidationFailed) as caught:
+        assignment_skip(assignment=assignment, actor=annotator, reason="outside my field")
+    assert caught.value.message == "This item is already submitted."
+    Assignment.objects.filter(pk=assignment.pk).update(status=AssignmentStatus.WITHDRAWN)
+    with pytest.raises(ValidationFailed) as caught:
+        assignment_skip(assignment=assignment, actor=annotator, reason="outside my field")
+    assert caught.value.message == WITHDRAWN_REFUSAL
+    assignment.refresh_from_db()
+    assert (assignment.status, assignment.skip_reason) == (AssignmentStatus.WITHDRAWN, "")
+
+
+def test_a_skip_reason_of_the_full_length_is_kept_whole(setup, annotator):
+    reason = "r" * MAX_SKIP_REASON
+    skipped = assignment_skip(assignment=setup["assignment"], actor=annotator, reason=f"  {reason} ")
+    assert skipped.skip_reason == reason
+    assert Assignment.objects.get(pk=skipped.pk).skip_reason == reason
+
+
+@pytest.mark.parametrize(
+    ("seconds", "reason"), [("ten", "not a number"), (None, "absent"), (10**400, "too large"), (float("nan"), "NaN")]
+)
+def test_active_time_that_is_not_a_number_is_refused(setup, annotator, seconds, reason):
+    with pytest.raises(ValidationFailed) as caught:
+        assignment_time_record(assignment=setup["assignment"], actor=annotator, seconds=seconds)
+    assert caught.value.message == "seconds must be a number", reason
+    setup["assignment"].refresh_from_db()
+    assert setup["assignment"].active_seconds == 0
+
+
+def test_active_time_counts_only_on_this_open_assignment(setup, annotator, study, no_submit_receivers):
+    assignment = setup["assignment"]
+    other = factories.make_assignment(setup["pool"], factories.make_item(study), factories.make_user())
+    assert assignment_time_record(assignment=assignment, actor=annotator, seconds=30) == 30
+    other.refresh_from_db()
+    assert other.active_seconds == 0, "another annotator's assignment got my time"
+    Assignment.objects.filter(pk=assignment.pk).update(status=AssignmentStatus.SUBMITTED)
+    assert assignment_time_record(assignment=assignment, actor=annotator, seconds=20) == 0
+    assignment.refresh_from_db()
+    assert assignment.active_seconds == 30, "time was added to a submitted item"
+
+
+def test_an_aspect_proposal_is_refused_with_what_the_annotator_is_told(setup, annotator):
+    assignment = setup["assignment"]
+    refusals = [
+        ({"text": None, "importance": "must_have"}, "Describe the missing aspect."),
+        ({"text": "   ", "importance": "must_have"}, "Describe the missing aspect."),
+        (
+            {"text": "x" * (MAX_ASPECT_TEXT + 1), "importance": "must_have"},
+            f"The aspect is longer than {MAX_ASPECT_TEXT} characters.",
+        ),
+        (
+            {"text": "Mentions renal dosing", "importance": "essential"},
+            "Importance must be one of must_have, nice_to_have.",
+        ),
+    ]
+    for kwargs, message in refusals:
+        with pytest.raises(ValidationFailed) as caught:
+            aspect_propose(assignment=assignment, actor=annotator, **kwargs)
+        assert caught.value.message == message
+    Assignment.objects.filter(pk=assignment.pk).update(status=AssignmentStatus.SKIPPED)
+    assignment.refresh_from_db()
+    with pytest.raises(ValidationFailed) as caught:
+        aspect_propose(assignment=assignment, actor=annotator, text="Mentions renal dosing", importance="must_have")
+    assert caught.value.message == "This item is closed; aspects can be proposed while it is open."
+    assert not Aspect.objects.exists()
+
+
+def test_a_proposed_aspect_keeps_its_importance_and_full_length_text(setup, annotator):
+    text = "a" * MAX_ASPECT_TEXT
+    aspect = aspect_propose(assignment=setup["assignment"], actor=annotator, text=text, importance="nice_to_have")
+    aspect.refresh_from_db()
+    assert (aspect.text, aspect.importance, aspect.item_id) == (text, "nice_to_have", setup["item"].pk)
+
+
+def test_proposing_the_same_aspect_again_returns_mine_but_not_anothers_or_another_items(setup, annotator, study):
+    assignment = setup["assignment"]
+    mine = aspect_propose(assignment=assignment, actor=annotator, text="Mentions renal dosing", importance="must_have")
+    again = aspect_propose(
+        assignment=assignment, actor=annotator, text=" mentions RENAL dosing ", importance="must_have"
+    )
+    assert again.pk == mine.pk
+    different = aspect_propose(
+        assignment=assignment, actor=annotator, text="Mentions liver dosing", importance="must_have"
+    )
+    assert different.pk != mine.pk
+    # The same words from a pool-mate on this item, or from me on another item, are proposals of their own.
+    mate = factories.make_user("mate")
+    factories.add_member(setup["pool"], mate)
+    theirs = factories.make_assignment(setup["pool"], setup["item"], mate)
+    from_mate = aspect_propose(assignment=theirs, actor=mate, text="Mentions renal dosing", importance="must_have")
+    assert from_mate.pk != mine.pk and from_mate.proposed_by == mate
+    elsewhere = factories.make_assignment(setup["pool"], factories.make_item(study), annotator)
+    on_other_item = aspect_propose(
+        assignment=elsewhere, actor=annotator, text="Mentions renal dosing", importance="must_have"
+    )
+    assert on_other_item.pk != mine.pk and on_other_item.item_id == elsewhere.item_id
+    assert Aspect.objects.count() == 4
 
 
 def _six_concurrent_saves(assignment, question, annotator, base_version: int) -> list[str]:

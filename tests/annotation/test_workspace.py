@@ -304,3 +304,83 @@ def test_only_accepted_aspects_are_labelled_and_others_proposals_stay_hidden(cli
     )
     assert refused.status_code == 400
     assert not Label.objects.filter(unit_key=f"a:{proposed.pk}").exists()
+
+
+@pytest.fixture
+def calibration(study, annotator, no_submit_receivers):
+    """A calibration pool (others' labels shown after submitting) where a colleague answered the one item."""
+    from annotation.labels import label_save
+    from annotation.models import Visibility
+
+    study.blind_system = False  # the system is shown, and the exposure says so
+    study.save()
+    pf = factories.make_question(study, "pf", kind="text")
+    item = factories.make_item(study, system="system-a")
+    pool = factories.make_pool(study, "calibration", questions=[pf], visibility=Visibility.AFTER_SUBMIT)
+    colleague = factories.make_user("colleague")
+    factories.add_member(pool, annotator, "P-ME")
+    factories.add_member(pool, colleague, "P-COLLEAGUE")
+    mine = factories.make_assignment(pool, item, annotator)
+    theirs = factories.make_assignment(pool, item, colleague)
+    label_save(assignment=theirs, question=pf, unit_key="item", value="THEIRS", base_version=0, actor=colleague)
+    label_save(assignment=mine, question=pf, unit_key="item", value="MINE", base_version=0, actor=annotator)
+    return {"pool": pool, "mine": mine, "pf": pf}
+
+
+def test_the_shown_workspace_reads_the_items_state_afresh_only_once_others_labels_may_show(calibration, annotator):
+    from annotation.models import Assignment, ExposureKind
+    from annotation.services import assignment_reopen, assignment_submit, assignment_workspace_shown
+
+    mine = calibration["mine"]
+    # Read as open, submitted meanwhile: drawn as it was read, without the colleague's labels.
+    stale_open = Assignment.objects.select_related("pool").get(pk=mine.pk)
+    assignment_submit(assignment=mine, actor=annotator)
+    shown = assignment_workspace_shown(assignment=stale_open, user=annotator)
+    assert not shown.showed_other_labels and stale_open.status == AssignmentStatus.ASSIGNED
+    # Read as submitted: the colleague's labels show, the API's view recorded as the API's.
+    submitted = Assignment.objects.select_related("pool").get(pk=mine.pk)
+    shown = assignment_workspace_shown(assignment=submitted, user=annotator, kind=ExposureKind.API)
+    assert [(o.pseudonym, o.value) for o in shown.others] == [("P-COLLEAGUE", "THEIRS")]
+    assert shown.progress.assigned == 1 and shown.progress.submitted == 1, "not my progress"
+    exposure = Exposure.objects.latest("id")
+    assert (exposure.kind, exposure.showed_other_labels, exposure.showed_system) == (ExposureKind.API, True, True)
+    assignment_workspace_shown(assignment=submitted, user=annotator)  # the item page: a calibration exposure
+    assert Exposure.objects.latest("id").kind == ExposureKind.CALIBRATION
+    # Read as submitted, reopened meanwhile: the lock reads it afresh, open again, and nothing of others shows.
+    Exposure.objects.all().delete()
+    calibration["pool"].reopen_allowed = True
+    calibration["pool"].save()
+    stale_submitted = Assignment.objects.select_related("pool").get(pk=mine.pk)
+    assignment_reopen(assignment=mine, actor=annotator)
+    shown = assignment_workspace_shown(assignment=stale_submitted, user=annotator)
+    assert not shown.showed_other_labels and stale_submitted.status == AssignmentStatus.STARTED
+    assert Exposure.objects.get().kind == ExposureKind.ITEM_PAGE
+
+
+def test_a_unit_redrawn_alone_shows_this_items_own_text(study, annotator):
+    from annotation.models import AspectStatus
+    from annotation.selectors import get_assignment_and_unit
+
+    other = factories.make_item(study, "other", answer="OTHER first. OTHER second.")
+    factories.make_chunk(other, 1, "OTHER passage", document_id="doc-other")
+    for n in range(2):
+        Aspect.objects.create(item=other, text=f"OTHER aspect {n}", status=AspectStatus.ACCEPTED)
+    mine = factories.make_item(study, "mine", answer="Mine first. Mine second.", source="Source sentence here.")
+    from annotation.models import Sentence
+
+    Sentence.objects.create(item=mine, part="source", index=1, text="SOURCE text", start=0, end=5)
+    factories.make_chunk(mine, 2, "My passage", document_id="doc-mine")
+    proposed = Aspect.objects.create(item=mine, text="Proposed", status=AspectStatus.PROPOSED)
+    accepted = Aspect.objects.create(item=mine, text="My aspect", status=AspectStatus.ACCEPTED)
+    pool = factories.make_pool(study)
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, mine, annotator)
+    study.blind_system = False
+    study.save()
+    rows = {key: get_assignment_and_unit(annotator, assignment.pk, key)[1] for key in ("s:1", "c:2", "c:1")}
+    assert (rows["s:1"].text, rows["s:1"].number) == ("Mine second.", 2)
+    assert (rows["c:2"].text, rows["c:2"].extra) == ("My passage", {"document_id": "doc-mine"})
+    assert rows["c:1"] is None, "another item's passage"
+    aspect = get_assignment_and_unit(annotator, assignment.pk, f"a:{accepted.pk}")[1]
+    assert (aspect.text, aspect.number) == ("My aspect", 1), "numbered among this item's accepted aspects"
+    assert get_assignment_and_unit(annotator, assignment.pk, f"a:{proposed.pk}")[1] is None
