@@ -37,7 +37,9 @@ from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 
-KINDS = ("negation", "number", "dose", "frequency", "unit", "drug", "body_part")
+from scoring.metrics import polarity
+
+KINDS = ("negation", "number", "dose", "frequency", "unit", "drug", "body_part", "polarity")
 MIN_MATCH = 0.5
 
 _WORD = re.compile(r"[a-z]+(?:['’][a-z]+)?|\d+(?:[.,]\d+)?%?")
@@ -278,9 +280,14 @@ def mismatches(claim: str, sentence: str, *, min_match: float = MIN_MATCH) -> li
     if not claim.strip() or not sentence.strip() or match_f1(claim, sentence) < min_match:
         return []
     found: list[Mismatch] = []
-    if negated(claim) != negated(sentence):
-        found.append(Mismatch("negation", "negated" if negated(claim) else "affirmed",
-                              "negated" if negated(sentence) else "affirmed"))
+    c_read, s_read = polarity.read(claim), polarity.read(sentence)
+    opposed = polarity.oppositions(c_read, s_read)
+    if polarity.negation_differs(c_read, s_read):
+        found.append(Mismatch("negation", "negated" if c_read.negated else "affirmed",
+                              "negated" if s_read.negated else "affirmed"))
+    elif any(o.by_negation for o in opposed):
+        o = next(o for o in opposed if o.by_negation)
+        found.append(Mismatch("negation", o.claim, o.evidence))
     c_rates, c_rest = frequencies(claim)
     s_rates, s_rest = frequencies(sentence)
     if c_rates and s_rates and not (c_rates & s_rates):
@@ -298,6 +305,7 @@ def mismatches(claim: str, sentence: str, *, min_match: float = MIN_MATCH) -> li
                               ", ".join(sorted(s_parts - c_parts))))
     elif c_sides and s_sides and not (c_sides & s_sides):
         found.append(Mismatch("body_part", ", ".join(sorted(c_sides)), ", ".join(sorted(s_sides))))
+    found.extend(Mismatch("polarity", f"{o.group}: {o.claim}", o.evidence) for o in opposed if not o.by_negation)
     return found
 
 

@@ -1,0 +1,376 @@
+"""Polarity and negation of a sentence, for the contradiction check (``scoring.metrics.contradiction``).
+
+Two things a similarity backend cannot see, read here without a model:
+
+1. **Opposite terms** (``GROUPS``): "take it *before* meals" against "take it *after* meals", "*raises* blood
+   pressure" against "*lowers* blood pressure", "a *common* side effect" against "a *rare* side effect". Each
+   group has two poles, each pole a list of words and phrases (synonyms: raise ≈ increase ≈ boost ≈ elevate).
+   :func:`read` finds the poles a sentence holds; the check calls two sentences contradictory on a group when
+   one holds only one pole and the other only the opposite one. A disjunction naming both poles ("with or
+   without food", "whether or not") holds both, so it is compatible with either ("with food").
+
+2. **Negation and hypothetical scope**, after ConText (Harkema, Dowling, Thornblade, Chapman: "ConText: An
+   algorithm for determining negation, experiencer, and temporal status from clinical reports", J Biomed
+   Inform 42(5):839–851, 2009), itself built on NegEx (Chapman et al., J Biomed Inform 34(5):301–310, 2001).
+   medspaCy, which implements ConText, is not installable here (not on this machine's package index), so the
+   published algorithm's core is implemented, minimal:
+
+   - *trigger terms* (``NEGATION_TRIGGERS``: "not", "no", "never", "n't", "cannot", "without", "instead of",
+     "rather than", …; ``HYPOTHETICAL_TRIGGERS``: "if", "in case", "unless", "should you", …) open a scope
+     running forward from the trigger;
+   - the scope ends at a *termination term* (``TERMINATORS``: "but", "however", "although", "except",
+     "whereas", "which", "because", …), at a clause punctuation mark (, ; :), at the end of the sentence, or
+     after ``MAX_SCOPE`` tokens (NegEx's window, ConText's default being the sentence);
+   - *pseudo-triggers* (``PSEUDO_TRIGGERS``: "not only", "no doubt", "with or without", "whether or not",
+     "not necessarily", …) contain a trigger word but trigger nothing.
+
+   What ConText does with a scope — mark the concepts in it as negated or hypothetical — is applied to the
+   polarity terms: a term inside a negation scope takes the opposite pole ("*not* commonly associated" holds
+   *rare*; "do *not* take it" holds *avoid*), and that negation has then been accounted for. A negation whose
+   scope holds no polarity term is kept as the sentence's negation (``Reading.negated``), separately for the
+   assertion and for hypothetical scopes ("if it does *not* improve"), which are compared only when both
+   sentences have one. ConText's experiencer and temporal (historical) attributes are not implemented.
+
+Implicit negatives that are paraphrases, not contradictions, are poles rather than negations: "seldom" is
+*rare* ("not commonly" read through its scope is *rare* too), "skip", "stay off", "stop", "avoid" are
+*avoid* (and absorb the verb they govern: "stop taking" is *avoid*, not *avoid* and *take*).
+
+Sources of the groups (assembled for Concord, checked by hand; no list was copied from the natural
+contradiction set, which is used only to measure, tuned on its ``dev`` split):
+
+- ``direction``, ``amount``, ``course``, ``speed``, ``position``, ``location``: lexical antonymy as WordNet
+  records it (Miller, "WordNet: a lexical database for English", CACM 38(11), 1995; Fellbaum ed. 1998):
+  increase/decrease, raise/lower, more/less, high/low, improve/worsen, fast/slow, upper/lower, above/below,
+  sit/stand vs lie; synonyms are WordNet-style near-synonyms chosen by hand.
+- ``food``, ``timing``, ``time_of_day``, ``together``: the British National Formulary's cautionary and
+  advisory labels for dispensed medicines (BNF Appendix 3, e.g. label 21 "Take with or just after food, or a
+  meal", label 22 "Take 30 to 60 minutes before food", label 23 "Take this medicine when your stomach is
+  empty") and the administration wording of patient information leaflets (morning / at bedtime, take the
+  two medicines apart / at the same time).
+- ``frequency``: the frequency convention of EU summaries of product characteristics and leaflets (very
+  common, common, uncommon, rare, very rare: European Commission, "A guideline on summary of product
+  characteristics", rev. 2, 2009, section 4.8).
+- ``severity``: the grading of adverse events (mild, moderate, severe, life-threatening: NCI Common
+  Terminology Criteria for Adverse Events v5.0, 2017) and SNOMED CT's severity qualifier values.
+- ``chronicity``, ``nature``: SNOMED CT qualifier values (acute / chronic; benign / malignant neoplasm).
+- ``action`` (take, continue, recommended vs avoid, stop, contraindicated), ``rank`` (first-line vs last
+  resort): the SmPC's sections 4.2 "Posology" and 4.3 "Contraindications" and the first-line / second-line /
+  reserve vocabulary of treatment guidelines (e.g. NICE guidance).
+- ``safety`` (safe vs dangerous), ``efficacy`` (effective vs ineffective), ``access`` (prescription-only
+  vs over the counter): leaflet wording ("Driving and using machines"; "prescription-only medicine").
+- Laterality (left / right) stays where it was, in the body-part slot of ``contradiction``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+MAX_SCOPE = 8
+
+# group -> (pole A, pole B); each pole: regular expressions (lower-case text, matched on word boundaries).
+# Order matters only where two groups could match the same words: earlier groups claim their span first.
+GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "location": (
+        (r"upper", r"above", r"top"),
+        (r"lower(?= (?:left|right|back|abdomen|belly|legs?|limbs?|part|half|body|side|arm|jaw|teeth|eyelid))",
+         r"below", r"bottom", r"beneath"),
+    ),
+    "food": (
+        (r"with (?:your |a |some )?(?:food|meals?|snacks?|milk|breakfast|lunch|dinner|supper)",
+         r"(?:alongside|together with) (?:your |a )?(?:food|meals?|breakfast|lunch|dinner)", r"after eating",
+         r"with a (?:large |big |light )?meal", r"(?:a |your )?full stomach"),
+        (r"(?:on |with )?an empty stomach", r"without (?:any )?(?:food|meals?|eating)", r"fasting",
+         r"before eating"),
+    ),
+    "timing": (
+        (r"before(?= (?:\w+ ){0,3}?(?:meals?|food|breakfast|lunch|dinner|supper|eating|bed|bedtime|sleep|"
+         r"surgery|operations?|procedures?|exercise|treatment|bowel|sex|intercourse|travel|quit))",
+         r"ahead of", r"prior to", r"in advance"),
+        (r"after(?= (?:\w+ ){0,3}?(?:meals?|food|breakfast|lunch|dinner|supper|eating|bed|bedtime|sleep|"
+         r"surgery|operations?|procedures?|exercise|treatment|bowel|sex|intercourse|travel|quit))",
+         r"following", r"afterwards"),
+    ),
+    "time_of_day": (
+        (r"(?:in the )?mornings?", r"first thing", r"(?:early )?in the day", r"during the day", r"daytime"),
+        (r"(?:in the )?evenings?", r"(?:at )?night(?:[- ]?time)?", r"bedtime", r"at bed", r"overnight"),
+    ),
+    "together": (
+        (r"together", r"at the same time", r"simultaneously"),
+        (r"apart", r"separately", r"spaced"),
+    ),
+    "frequency": (
+        (r"(?:very |most )?common(?:ly)?", r"often", r"frequent(?:ly)?", r"typical(?:ly)?",
+         r"most frequent", r"usual(?= (?:cause|culprit|side|symptom))", r"many people", r"widespread"),
+        (r"rare(?:ly)?", r"seldom", r"uncommon(?:ly)?", r"unusual(?:ly)?", r"infrequent(?:ly)?",
+         r"occasional(?:ly)?"),
+    ),
+    "severity": (
+        (r"mild(?:ly)?", r"minor", r"slight(?:ly)?", r"harmless", r"trivial", r"nothing to worry about"),
+        (r"severe(?:ly)?", r"serious(?:ly)?", r"major", r"life[- ]threatening", r"grave"),
+    ),
+    "nature": (
+        (r"benign", r"non[- ]?cancerous", r"non[- ]?malignant"),
+        (r"malignant", r"cancerous"),
+    ),
+    "chronicity": (
+        (r"short[- ]term", r"temporary", r"temporarily", r"brief(?:ly)?", r"fleeting", r"transient",
+         r"short[- ]lived", r"self[- ]limit(?:ed|ing)", r"for a while"),
+        (r"long[- ]term", r"permanent(?:ly)?", r"long stretches", r"lasting", r"long[- ]lasting", r"persistent",
+         r"persists?", r"prolonged", r"chronic", r"lifelong"),
+    ),
+    "course": (
+        (r"better", r"improves?", r"improved", r"improving", r"resolves?", r"goes away", r"go away",
+         r"disappears?", r"clears? up", r"settles?", r"eases?"),
+        (r"worse", r"worsens?", r"worsening", r"worsened", r"deteriorates?", r"deteriorating", r"aggravates?",
+         r"aggravated", r"exacerbates?"),
+    ),
+    "speed": (
+        (r"fast(?:er)?", r"quick(?:ly|er)?", r"rapid(?:ly)?", r"sudden(?:ly)?", r"abrupt(?:ly)?",
+         r"within (?:a few |the first )?(?:minutes|hours|days?)", r"straight away", r"immediately"),
+        (r"slow(?:ly|er)?", r"gradual(?:ly)?", r"step by step", r"taper(?:ing|ed)?", r"over (?:many )?years",
+         r"over (?:several )?(?:weeks|months)"),
+    ),
+    "direction": (
+        (r"increas(?:e|es|ed|ing)", r"rais(?:e|es|ed|ing)", r"boost(?:s|ed|ing)?", r"elevat(?:e|es|ed|ing)",
+         r"enhanc(?:e|es|ed|ing)", r"push(?:es|ed|ing)? (?:\w+ ){0,3}?up", r"higher", r"greater", r"stronger",
+         r"more", r"rises?", r"rising", r"rose", r"amplif(?:y|ies|ied)", r"intensif(?:y|ies|ied)",
+         r"promot(?:e|es|ed|ing)", r"stimulat(?:e|es|ed|ing)"),
+        (r"decreas(?:e|es|ed|ing)", r"lower(?:s|ed|ing)?", r"reduc(?:e|es|ed|ing)", r"bring(?:s|ing)? (?:\w+ ){0,3}?down",
+         r"brought (?:\w+ ){0,3}?down", r"cut(?:s|ting)? (?:\w+ ){0,2}?down", r"dampen(?:s|ed|ing)?",
+         r"impair(?:s|ed|ing)?", r"diminish(?:es|ed|ing)?", r"less", r"fewer", r"weaker", r"weaken(?:s|ed|ing)?",
+         r"suppress(?:es|ed|ing)?", r"inhibit(?:s|ed|ing)?", r"drops?", r"dropped", r"falls?", r"fell",
+         r"declines?", r"minimi[sz]e[sd]?", r"hinders?", r"hindered", r"interfer(?:e|es|ed|ing)", r"counteracts?",
+         r"limits?", r"limited", r"limiting"),
+    ),
+    "amount": (
+        (r"high(?:est)?", r"plenty", r"lots", r"large", r"excess(?:ive)?", r"maximum", r"heavy"),
+        (r"low(?:est)?", r"trace", r"small", r"minimal", r"minimum", r"little", r"light"),
+    ),
+    "position": (
+        (r"upright", r"sitting(?: up)?", r"standing", r"sit (?:down|up)", r"stand up", r"seated"),
+        (r"lie (?:down|flat)", r"lying(?: down| flat)?", r"recline"),
+    ),
+    "safety": (
+        (r"safe(?:ly)?", r"no risk", r"fine to"),
+        (r"dangerous", r"unsafe", r"harmful", r"hazardous", r"risky", r"toxic"),
+    ),
+    "efficacy": (
+        (r"effective", r"works", r"helpful", r"useful", r"beneficial", r"of benefit"),
+        (r"ineffective", r"useless", r"no benefit", r"no effect"),
+    ),
+    "rank": (
+        (r"first[- ]line", r"first choice", r"treatment of choice", r"preferred", r"standard treatment"),
+        (r"last resort", r"last[- ]line", r"second[- ]line", r"third[- ]line", r"reserved", r"only be considered"),
+    ),
+    "access": (
+        (r"(?:only )?(?:with|on) (?:a )?prescription", r"prescription[- ]only", r"needs? a prescription"),
+        (r"over[- ]the[- ]counter", r"otc", r"without (?:a )?prescription"),
+    ),
+    "action": (
+        (r"tak(?:e|es|ing)", r"took", r"use", r"uses", r"using", r"continu(?:e|es|ed|ing)", r"keep(?:s|ing)?",
+         r"give", r"gives", r"giving", r"given", r"recommend(?:s|ed)?", r"advis(?:e|es|ed)", r"approved",
+         r"encouraged", r"suggested", r"indicated", r"allowed", r"report(?:s|ed)?", r"(?:be )?evaluated",
+         r"(?:be )?checked"),
+        (r"avoid(?:s|ed|ing)?", r"stop(?:s|ped|ping)?", r"skip(?:s|ped|ping)?", r"quit(?:s|ting)?",
+         r"discontinu(?:e|es|ed|ing)", r"refrain(?:s|ed|ing)?(?: from)?", r"contraindicated",
+         r"discouraged", r"withh(?:old|olds|eld|olding)", r"stay(?:ing)? (?:off|away from)",
+         r"steer clear of", r"paus(?:e|es|ed|ing)", r"hold(?:ing)?(?= (?:it|them|\w+ for))", r"ignor(?:e|es|ed|ing)",
+         r"cease", r"halt"),
+    ),
+}
+
+NEGATION_TRIGGERS = (
+    r"not", r"no", r"never", r"cannot", r"\w+n't", r"without", r"nor", r"neither", r"none", r"nothing",
+    r"instead of", r"rather than", r"no longer", r"lack(?:s|ing)?(?: of)?", r"absence of", r"free of",
+    r"missing", r"unnecessary", r"unable to", r"fails? to",
+)
+HYPOTHETICAL_TRIGGERS = (r"if", r"in case", r"unless", r"should you", r"whether", r"in the event")
+PSEUDO_TRIGGERS = (
+    r"not only", r"not just", r"no doubt", r"with or without", r"whether or not",
+    r"if not", r"no matter", r"not certain whether",
+)
+TERMINATORS = (
+    r"but", r"however", r"although", r"though", r"yet", r"except", r"whereas", r"while", r"which", r"who",
+    r"because", r"since", r"so", r"as", r"then", r"until", r"otherwise", r"instead",
+)
+_PUNCT = re.compile(r"[,;:()–—]")
+
+
+def _alternation(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    ordered = sorted(patterns, key=len, reverse=True)
+    return re.compile(r"(?<![\w-])(?:" + "|".join(ordered) + r")(?![\w-])")
+
+
+_POLES = [(group, pole, _alternation(terms)) for group, poles in GROUPS.items() for pole, terms in enumerate(poles)]
+_NEGATION = _alternation(NEGATION_TRIGGERS)
+_HYPOTHETICAL = _alternation(HYPOTHETICAL_TRIGGERS)
+_PSEUDO = _alternation(PSEUDO_TRIGGERS)
+_TERMINATOR = _alternation(TERMINATORS)
+_TOKEN = re.compile(r"[\w'’-]+|[^\w\s]")
+# A disjunction of the two poles of a group ("with or without food") holds both.
+_DISJUNCTION = re.compile(r"(?<![\w-])with or (?:just |shortly )?(?:without|after)(?: (?:a |any )?(?:food|meals?))?"
+                          r"(?![\w-])")
+
+
+@dataclass
+class Term:
+    group: str
+    pole: int  # 0 or 1, after negation scope
+    text: str
+    start: int  # token index
+    flipped: bool = False
+    hypothetical: bool = False
+
+
+@dataclass
+class Reading:
+    """What :func:`read` finds in one sentence."""
+
+    terms: list[Term] = field(default_factory=list)
+    negated: bool = False  # an odd number of negations outside hypothetical scope
+    negated_hypothetical: bool = False  # an odd number of negations inside hypothetical scope
+    hypothetical: bool = False  # the sentence has a hypothetical (conditional) scope
+    triggers: list[str] = field(default_factory=list)
+
+    def poles(self, *, raw: bool = False) -> dict[str, set[int]]:
+        out: dict[str, set[int]] = {}
+        for t in self.terms:
+            out.setdefault(t.group, set()).add(t.pole ^ t.flipped if raw else t.pole)
+        return out
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _TOKEN.finditer(text)]
+
+
+def _token_at(spans: list[tuple[int, int]], char: int) -> int:
+    for i, (start, end) in enumerate(spans):
+        if end > char:
+            return i
+    return len(spans)
+
+
+def _scope_end(tokens: list[str], start: int, text: str, spans: list[tuple[int, int]], boundary: set[int]) -> int:
+    """Token index where a scope opened by the trigger ending at token ``start`` ends (exclusive)."""
+    end = start
+    while end < len(tokens) and end - start < MAX_SCOPE:
+        if end in boundary or _PUNCT.fullmatch(tokens[end]) or tokens[end] in ".!?":
+            break
+        end += 1
+    return end
+
+
+def read(sentence: str) -> Reading:
+    """Polarity terms, negation and hypothetical scope of one sentence (ConText's core, see the module doc)."""
+    text = sentence.lower().replace("’", "'")
+    spans = _spans(text)
+    tokens = [text[a:b] for a, b in spans]
+    taken = [False] * len(text)
+
+    def claim(m: re.Match[str]) -> bool:
+        if any(taken[m.start():m.end()]):
+            return False
+        for i in range(m.start(), m.end()):
+            taken[i] = True
+        return True
+
+    reading = Reading()
+    # Disjunctions: both poles of the food group; generic pseudo-triggers: nothing.
+    for m in _DISJUNCTION.finditer(text):
+        if claim(m):
+            at = _token_at(spans, m.start())
+            reading.terms += [Term("food", 0, m.group(), at), Term("food", 1, m.group(), at)]
+    for m in _PSEUDO.finditer(text):
+        claim(m)
+    boundary = {_token_at(spans, m.start()) for m in _TERMINATOR.finditer(text)}
+    triggers: list[tuple[str, int, int]] = []  # (kind, first token of the scope, end of the scope)
+    for kind, pattern in (("negation", _NEGATION), ("hypothetical", _HYPOTHETICAL)):
+        for m in pattern.finditer(text):
+            if m.group() == "no" and re.match(r"no (?:risk|benefit|effect)\b", text[m.start():]):
+                continue  # a pole of its own ("no risk": safe)
+            if claim(m):
+                first = _token_at(spans, m.end())
+                triggers.append((kind, first, _scope_end(tokens, first, text, spans, boundary)))
+                reading.triggers.append(m.group())
+    for group, pole, pattern in _POLES:
+        for m in pattern.finditer(text):
+            if claim(m):
+                reading.terms.append(Term(group, pole, m.group(), _token_at(spans, m.start())))
+    reading.terms.sort(key=lambda t: t.start)
+    # "stop taking", "avoid using": the governing avoid-word absorbs the action word right after it.
+    # Likewise "keep taking", "recommended to use", "approved for use": one action, the first word's.
+    kept: list[Term] = []
+    for t in reading.terms:
+        prev = kept[-1] if kept else None
+        if prev and t.group == prev.group == "action" and t.start - prev.start <= 3:
+            continue
+        kept.append(t)
+    reading.terms = kept
+    for kind, first, end in sorted(triggers, key=lambda x: x[1]):
+        inside = [t for t in reading.terms if first <= t.start < end]
+        if kind == "hypothetical":
+            reading.hypothetical = True
+            for t in inside:
+                t.hypothetical = True
+            continue
+        hypothetical = any(k == "hypothetical" and f <= first < e for k, f, e in triggers)
+        if hypothetical:
+            reading.negated_hypothetical = not reading.negated_hypothetical
+        else:
+            reading.negated = not reading.negated
+        target = next((t for t in inside if not t.flipped), None)
+        if target is not None:  # the negation is read as the opposite pole of the first term in its scope
+            target.flipped = True
+            target.pole ^= 1
+    return reading
+
+
+@dataclass(frozen=True)
+class Opposition:
+    group: str
+    claim: str
+    evidence: str
+    by_negation: bool  # the same pole words, one side negated: a negation rather than a polarity mismatch
+
+
+def _label(reading: Reading, group: str) -> str:
+    return ", ".join(("not " if t.flipped else "") + t.text for t in reading.terms if t.group == group)
+
+
+def oppositions(claim: Reading, sentence: Reading) -> list[Opposition]:
+    """Groups where one side holds only one pole and the other only the opposite pole."""
+    c, s = claim.poles(), sentence.poles()
+    c_raw, s_raw = claim.poles(raw=True), sentence.poles(raw=True)
+    out = []
+    for group in GROUPS:
+        if len(c.get(group, ())) == 1 and len(s.get(group, ())) == 1 and c[group] != s[group]:
+            by_negation = c_raw.get(group) == s_raw.get(group)
+            out.append(Opposition(group, _label(claim, group), _label(sentence, group), by_negation))
+    return out
+
+
+def explained(claim: Reading, sentence: Reading) -> bool:
+    """Does a polarity term account for a difference in negation? "not commonly" against "seldom": the raw
+    poles differ (common, rare) but the poles read through the negation scope agree (rare, rare)."""
+    c, s = claim.poles(), sentence.poles()
+    c_raw, s_raw = claim.poles(raw=True), sentence.poles(raw=True)
+    return any(c[g] == s.get(g) and c_raw[g] != s_raw.get(g) for g in c)
+
+
+def negation_differs(claim: Reading, sentence: Reading) -> bool:
+    """One side negated and the other not (assertions; hypothetical scopes when both have one), unless a
+    polarity term accounts for it (:func:`explained`)."""
+    differs = claim.negated != sentence.negated or (
+        claim.hypothetical and sentence.hypothetical and claim.negated_hypothetical != sentence.negated_hypothetical
+    )
+    return differs and not explained(claim, sentence)
+
+
+def polarity_words(text: str) -> set[str]:
+    """Words that belong to a polarity term or a trigger (left out of the content match, like other slots)."""
+    r = read(text)
+    out = set()
+    for t in r.terms:
+        out.update(t.text.split())
+    return out
