@@ -65,8 +65,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 MAX_SCOPE = 8
+ANCHOR_WINDOW = 4
+FLIP_ALL = True
+SIMPLE = True
+ANCHOR = True
+_STOP = frozenset(
+    "a an the and or but if then so of to in on at by for with from as is are was were be been being am it its this "
+    "that these those there here i you he she we they me him her us them my your his our their do does did have has "
+    "had will would shall should can could may might must what which who when where why how all any both each some "
+    "such only also about into over under up out per every than very most even just".split()
+)
 
 # group -> (pole A, pole B); each pole: regular expressions (lower-case text, matched on word boundaries).
 # Order matters only where two groups could match the same words: earlier groups claim their span first.
@@ -156,8 +167,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (r"dangerous", r"unsafe", r"harmful", r"hazardous", r"risky", r"toxic"),
     ),
     "efficacy": (
-        (r"effective", r"works", r"helpful", r"useful", r"beneficial", r"of benefit"),
-        (r"ineffective", r"useless", r"no benefit", r"no effect"),
+        (r"effective", r"works?", r"helpful", r"useful", r"beneficial", r"of benefit"),
+        (r"ineffective", r"fail(?:s|ed)?", r"useless", r"no benefit", r"no effect"),
     ),
     "rank": (
         (r"first[- ]line", r"first choice", r"treatment of choice", r"preferred", r"standard treatment"),
@@ -168,7 +179,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (r"over[- ]the[- ]counter", r"otc", r"without (?:a )?prescription"),
     ),
     "action": (
-        (r"tak(?:e|es|ing)", r"took", r"use", r"uses", r"using", r"continu(?:e|es|ed|ing)", r"keep(?:s|ing)?",
+        (r"tak(?:e|es|en|ing)", r"took", r"use", r"uses", r"using", r"continu(?:e|es|ed|ing)", r"keep(?:s|ing)?",
          r"give", r"gives", r"giving", r"given", r"recommend(?:s|ed)?", r"advis(?:e|es|ed)", r"approved",
          r"encouraged", r"suggested", r"indicated", r"allowed", r"report(?:s|ed)?", r"(?:be )?evaluated",
          r"(?:be )?checked"),
@@ -181,10 +192,12 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 NEGATION_TRIGGERS = (
-    r"not", r"no", r"never", r"cannot", r"\w+n't", r"without", r"nor", r"neither", r"none", r"nothing",
-    r"instead of", r"rather than", r"no longer", r"lack(?:s|ing)?(?: of)?", r"absence of", r"free of",
+    r"not", r"no", r"never", r"cannot", r"\w+n't", r"nor", r"neither", r"none", r"nothing", r"no longer", r"lack(?:s|ing)?(?: of)?", r"absence of", r"free of",
     r"missing", r"unnecessary", r"unable to", r"fails? to",
 )
+# Triggers that negate what they scope over but, scoping over no polarity term, do not make the sentence negated:
+# "better for a cold rather than allergies", "instead of driving yourself", "without a clear order".
+WEAK_NEGATION_TRIGGERS = (r"instead of", r"rather than", r"without")
 HYPOTHETICAL_TRIGGERS = (r"if", r"in case", r"unless", r"should you", r"whether", r"in the event")
 PSEUDO_TRIGGERS = (
     r"not only", r"not just", r"no doubt", r"with or without", r"whether or not",
@@ -193,6 +206,7 @@ PSEUDO_TRIGGERS = (
 TERMINATORS = (
     r"but", r"however", r"although", r"though", r"yet", r"except", r"whereas", r"while", r"which", r"who",
     r"because", r"since", r"so", r"as", r"then", r"until", r"otherwise", r"instead",
+    r"or(?= (?:the|if|when|it|you|they|a|an|in)\b)", r"and(?= (?:the|it|you|they|your|should|must|is|are|can)\b)",
 )
 _PUNCT = re.compile(r"[,;:()–—]")
 
@@ -204,6 +218,7 @@ def _alternation(patterns: tuple[str, ...]) -> re.Pattern[str]:
 
 _POLES = [(group, pole, _alternation(terms)) for group, poles in GROUPS.items() for pole, terms in enumerate(poles)]
 _NEGATION = _alternation(NEGATION_TRIGGERS)
+_WEAK_NEGATION = _alternation(WEAK_NEGATION_TRIGGERS)
 _HYPOTHETICAL = _alternation(HYPOTHETICAL_TRIGGERS)
 _PSEUDO = _alternation(PSEUDO_TRIGGERS)
 _TERMINATOR = _alternation(TERMINATORS)
@@ -221,6 +236,7 @@ class Term:
     start: int  # token index
     flipped: bool = False
     hypothetical: bool = False
+    context: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -228,8 +244,8 @@ class Reading:
     """What :func:`read` finds in one sentence."""
 
     terms: list[Term] = field(default_factory=list)
-    negated: bool = False  # an odd number of negations outside hypothetical scope
-    negated_hypothetical: bool = False  # an odd number of negations inside hypothetical scope
+    negated: bool = False  # a negation outside hypothetical scope whose scope holds no polarity term
+    negated_hypothetical: bool = False  # the same inside a hypothetical scope
     hypothetical: bool = False  # the sentence has a hypothetical (conditional) scope
     triggers: list[str] = field(default_factory=list)
 
@@ -285,7 +301,7 @@ def read(sentence: str) -> Reading:
         claim(m)
     boundary = {_token_at(spans, m.start()) for m in _TERMINATOR.finditer(text)}
     triggers: list[tuple[str, int, int]] = []  # (kind, first token of the scope, end of the scope)
-    for kind, pattern in (("negation", _NEGATION), ("hypothetical", _HYPOTHETICAL)):
+    for kind, pattern in (("negation", _NEGATION), ("weak", _WEAK_NEGATION), ("hypothetical", _HYPOTHETICAL)):
         for m in pattern.finditer(text):
             if m.group() == "no" and re.match(r"no (?:risk|benefit|effect)\b", text[m.start():]):
                 continue  # a pole of its own ("no risk": safe)
@@ -315,15 +331,27 @@ def read(sentence: str) -> Reading:
                 t.hypothetical = True
             continue
         hypothetical = any(k == "hypothetical" and f <= first < e for k, f, e in triggers)
+        targets = [t for t in inside if not t.flipped][: None if FLIP_ALL else 1]
+        for t in targets:  # ConText: what lies in the scope is negated, i.e. read as the opposite pole
+            t.flipped = True
+            t.pole ^= 1
+        if targets or kind == "weak":
+            continue
         if hypothetical:
-            reading.negated_hypothetical = not reading.negated_hypothetical
+            reading.negated_hypothetical = True
         else:
-            reading.negated = not reading.negated
-        target = next((t for t in inside if not t.flipped), None)
-        if target is not None:  # the negation is read as the opposite pole of the first term in its scope
-            target.flipped = True
-            target.pole ^= 1
+            reading.negated = True
+    # Each term's context: the content words around it, which tie it to what it qualifies.
+    inside_terms = {i for t in reading.terms for i in range(t.start, t.start + len(_TOKEN.findall(t.text)))}
+    for t in reading.terms:
+        lo, hi = max(0, t.start - ANCHOR_WINDOW), t.start + len(_TOKEN.findall(t.text)) + ANCHOR_WINDOW
+        t.context = frozenset(_stem(tokens[i]) for i in range(lo, min(hi, len(tokens)))
+                              if i not in inside_terms and tokens[i][:1].isalpha() and tokens[i] not in _STOP)
     return reading
+
+
+def _stem(word: str) -> str:
+    return word.replace("'", "")[:5]
 
 
 @dataclass(frozen=True)
@@ -339,38 +367,43 @@ def _label(reading: Reading, group: str) -> str:
 
 
 def oppositions(claim: Reading, sentence: Reading) -> list[Opposition]:
-    """Groups where one side holds only one pole and the other only the opposite pole."""
+    """Groups where the claim and the sentence hold opposite poles: one side holds only one pole of the group and
+    the other only the opposite one, or a claim term and a sentence term of opposite poles qualify the same
+    word (they share a content word within ``ANCHOR_WINDOW`` tokens: "lowers the risk" / "increase the risk")."""
     c, s = claim.poles(), sentence.poles()
-    c_raw, s_raw = claim.poles(raw=True), sentence.poles(raw=True)
     out = []
     for group in GROUPS:
-        if len(c.get(group, ())) == 1 and len(s.get(group, ())) == 1 and c[group] != s[group]:
-            by_negation = c_raw.get(group) == s_raw.get(group)
-            out.append(Opposition(group, _label(claim, group), _label(sentence, group), by_negation))
+        pair = None
+        if SIMPLE and len(c.get(group, ())) == 1 and len(s.get(group, ())) == 1 and c[group] != s[group]:
+            ct = next(t for t in claim.terms if t.group == group)
+            st = next(t for t in sentence.terms if t.group == group)
+            pair = (ct, st)
+        if pair is None and ANCHOR:
+            pair = next(((ct, st) for ct in claim.terms if ct.group == group for st in sentence.terms
+                         if st.group == group and st.pole != ct.pole and ct.context & st.context
+                         and not _kept(ct, st, sentence) and not _kept(st, ct, claim)), None)
+        if pair is not None:
+            ct, st = pair
+            by_negation = ct.flipped != st.flipped
+            out.append(Opposition(group, ("not " if ct.flipped else "") + ct.text,
+                                  ("not " if st.flipped else "") + st.text, by_negation))
     return out
 
 
-def explained(claim: Reading, sentence: Reading) -> bool:
-    """Does a polarity term account for a difference in negation? "not commonly" against "seldom": the raw
-    poles differ (common, rare) but the poles read through the negation scope agree (rare, rare)."""
-    c, s = claim.poles(), sentence.poles()
-    c_raw, s_raw = claim.poles(raw=True), sentence.poles(raw=True)
-    return any(c[g] == s.get(g) and c_raw[g] != s_raw.get(g) for g in c)
+def _kept(term: Term, other: Term, reading: Reading) -> bool:
+    """Does ``reading`` also hold ``term``'s pole about what ``other`` qualifies (both antonyms kept)?"""
+    return any(o.group == term.group and o.pole == term.pole and o.context & other.context for o in reading.terms)
 
 
 def negation_differs(claim: Reading, sentence: Reading) -> bool:
-    """One side negated and the other not (assertions; hypothetical scopes when both have one), unless a
-    polarity term accounts for it (:func:`explained`)."""
-    differs = claim.negated != sentence.negated or (
+    """One side holds a negation that no polarity term absorbed and the other does not (assertions; hypothetical
+    scopes only when both sentences have one)."""
+    return claim.negated != sentence.negated or (
         claim.hypothetical and sentence.hypothetical and claim.negated_hypothetical != sentence.negated_hypothetical
     )
-    return differs and not explained(claim, sentence)
 
 
-def polarity_words(text: str) -> set[str]:
-    """Words that belong to a polarity term or a trigger (left out of the content match, like other slots)."""
-    r = read(text)
-    out = set()
-    for t in r.terms:
-        out.update(t.text.split())
-    return out
+@lru_cache(maxsize=4096)
+def polarity_words(text: str) -> frozenset[str]:
+    """Words of the polarity terms in ``text`` (left out of the content match, like the other slots)."""
+    return frozenset(w for t in read(text).terms for w in re.findall(r"[a-z]+(?:'[a-z]+)?", t.text))
