@@ -72,6 +72,7 @@ ANCHOR_WINDOW = 4
 FLIP_ALL = True
 SIMPLE = True
 ANCHOR = True
+MERGE: dict[str, str] = {"rank": "action", "efficacy": "action"}
 _STOP = frozenset(
     "a an the and or but if then so of to in on at by for with from as is are was were be been being am it its this "
     "that these those there here i you he she we they me him her us them my your his our their do does did have has "
@@ -126,13 +127,13 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "chronicity": (
         (r"short[- ]term", r"temporary", r"temporarily", r"brief(?:ly)?", r"fleeting", r"transient",
-         r"short[- ]lived", r"self[- ]limit(?:ed|ing)", r"for a while"),
+         r"short[- ]lived", r"self[- ]limit(?:ed|ing)", r"for a while", r"resolves?", r"resolved", r"goes away",
+         r"go away", r"disappears?", r"clears? up", r"settles?"),
         (r"long[- ]term", r"permanent(?:ly)?", r"long stretches", r"lasting", r"long[- ]lasting", r"persistent",
-         r"persists?", r"prolonged", r"chronic", r"lifelong"),
+         r"persists?", r"prolonged", r"chronic", r"lifelong", r"(?:for )?months on end", r"for (?:many )?(?:months|years)"),
     ),
     "course": (
-        (r"better", r"improves?", r"improved", r"improving", r"resolves?", r"goes away", r"go away",
-         r"disappears?", r"clears? up", r"settles?", r"eases?"),
+        (r"better", r"improves?", r"improved", r"improving", r"eases?"),
         (r"worse", r"worsens?", r"worsening", r"worsened", r"deteriorates?", r"deteriorating", r"aggravates?",
          r"aggravated", r"exacerbates?"),
     ),
@@ -146,17 +147,21 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (r"increas(?:e|es|ed|ing)", r"rais(?:e|es|ed|ing)", r"boost(?:s|ed|ing)?", r"elevat(?:e|es|ed|ing)",
          r"enhanc(?:e|es|ed|ing)", r"push(?:es|ed|ing)? (?:\w+ ){0,3}?up", r"higher", r"greater", r"stronger",
          r"more", r"rises?", r"rising", r"rose", r"amplif(?:y|ies|ied)", r"intensif(?:y|ies|ied)",
-         r"promot(?:e|es|ed|ing)", r"stimulat(?:e|es|ed|ing)"),
+         r"promot(?:e|es|ed|ing)", r"stimulat(?:e|es|ed|ing)",
+         r"doubl(?:e|es|ed|ing)", r"gain(?:s|ed)?", r"growth", r"speed(?:s|ed)? up"),
         (r"decreas(?:e|es|ed|ing)", r"lower(?:s|ed|ing)?", r"reduc(?:e|es|ed|ing)", r"bring(?:s|ing)? (?:\w+ ){0,3}?down",
          r"brought (?:\w+ ){0,3}?down", r"cut(?:s|ting)? (?:\w+ ){0,2}?down", r"dampen(?:s|ed|ing)?",
          r"impair(?:s|ed|ing)?", r"diminish(?:es|ed|ing)?", r"less", r"fewer", r"weaker", r"weaken(?:s|ed|ing)?",
          r"suppress(?:es|ed|ing)?", r"inhibit(?:s|ed|ing)?", r"drops?", r"dropped", r"falls?", r"fell",
          r"declines?", r"minimi[sz]e[sd]?", r"hinders?", r"hindered", r"interfer(?:e|es|ed|ing)", r"counteracts?",
-         r"limits?", r"limited", r"limiting"),
+         r"limits?", r"limited", r"limiting", r"loss", r"los(?:e|es|ing)", r"halv(?:e|es|ed|ing)",
+         r"slow(?:s|ed|ing)? down"),
     ),
     "amount": (
-        (r"high(?:est)?", r"plenty", r"lots", r"large", r"excess(?:ive)?", r"maximum", r"heavy"),
-        (r"low(?:est)?", r"trace", r"small", r"minimal", r"minimum", r"little", r"light"),
+        (r"high(?:est)?", r"plenty", r"lots", r"large", r"excess(?:ive)?", r"maximum", r"heavy", r"too (?:much|many)",
+         r"thick", r"generous"),
+        (r"low(?:est)?", r"trace", r"small", r"minimal", r"minimum", r"little", r"light", r"too (?:little|few)",
+         r"thin"),
     ),
     "position": (
         (r"upright", r"sitting(?: up)?", r"standing", r"sit (?:down|up)", r"stand up", r"seated"),
@@ -174,12 +179,17 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (r"first[- ]line", r"first choice", r"treatment of choice", r"preferred", r"standard treatment"),
         (r"last resort", r"last[- ]line", r"second[- ]line", r"third[- ]line", r"reserved", r"only be considered"),
     ),
+    "setting": (
+        (r"(?:at|from) home", r"self[- ]care"),
+        (r"(?:in |to |into )?(?:a |the )?hospital", r"admitted", r"admission", r"a&e", r"emergency department"),
+    ),
     "access": (
         (r"(?:only )?(?:with|on) (?:a )?prescription", r"prescription[- ]only", r"needs? a prescription"),
         (r"over[- ]the[- ]counter", r"otc", r"without (?:a )?prescription"),
     ),
     "action": (
         (r"tak(?:e|es|en|ing)", r"took", r"use", r"uses", r"using", r"continu(?:e|es|ed|ing)", r"keep(?:s|ing)?",
+         r"carr(?:y|ies|ying) on",
          r"give", r"gives", r"giving", r"given", r"recommend(?:s|ed)?", r"advis(?:e|es|ed)", r"approved",
          r"encouraged", r"suggested", r"indicated", r"allowed", r"report(?:s|ed)?", r"(?:be )?evaluated",
          r"(?:be )?checked"),
@@ -312,7 +322,7 @@ def read(sentence: str) -> Reading:
     for group, pole, pattern in _POLES:
         for m in pattern.finditer(text):
             if claim(m):
-                reading.terms.append(Term(group, pole, m.group(), _token_at(spans, m.start())))
+                reading.terms.append(Term(MERGE.get(group, group), pole, m.group(), _token_at(spans, m.start())))
     reading.terms.sort(key=lambda t: t.start)
     # "stop taking", "avoid using": the governing avoid-word absorbs the action word right after it.
     # Likewise "keep taking", "recommended to use", "approved for use": one action, the first word's.
@@ -372,16 +382,17 @@ def oppositions(claim: Reading, sentence: Reading) -> list[Opposition]:
     word (they share a content word within ``ANCHOR_WINDOW`` tokens: "lowers the risk" / "increase the risk")."""
     c, s = claim.poles(), sentence.poles()
     out = []
-    for group in GROUPS:
+    for group in dict.fromkeys(t.group for t in claim.terms):
         pair = None
         if SIMPLE and len(c.get(group, ())) == 1 and len(s.get(group, ())) == 1 and c[group] != s[group]:
             ct = next(t for t in claim.terms if t.group == group)
             st = next(t for t in sentence.terms if t.group == group)
             pair = (ct, st)
         if pair is None and ANCHOR:
-            pair = next(((ct, st) for ct in claim.terms if ct.group == group for st in sentence.terms
-                         if st.group == group and st.pole != ct.pole and ct.context & st.context
-                         and not _kept(ct, st, sentence) and not _kept(st, ct, claim)), None)
+            pair = _aligned(claim, sentence, group)
+            if pair is None:
+                flipped = _aligned(sentence, claim, group)
+                pair = flipped[::-1] if flipped else None
         if pair is not None:
             ct, st = pair
             by_negation = ct.flipped != st.flipped
@@ -390,9 +401,17 @@ def oppositions(claim: Reading, sentence: Reading) -> list[Opposition]:
     return out
 
 
-def _kept(term: Term, other: Term, reading: Reading) -> bool:
-    """Does ``reading`` also hold ``term``'s pole about what ``other`` qualifies (both antonyms kept)?"""
-    return any(o.group == term.group and o.pole == term.pole and o.context & other.context for o in reading.terms)
+def _aligned(a: Reading, b: Reading, group: str) -> tuple[Term, Term] | None:
+    """A term of ``a`` whose counterpart in ``b`` (the term of the group sharing most context words with it;
+    on a tie, one of the same pole) holds the opposite pole."""
+    for t in (t for t in a.terms if t.group == group):
+        candidates = [(len(t.context & u.context), u.pole == t.pole, u) for u in b.terms if u.group == group]
+        if not candidates:
+            return None
+        overlap, same, best = max(candidates, key=lambda x: (x[0], x[1]))
+        if overlap and not same:
+            return t, best
+    return None
 
 
 def negation_differs(claim: Reading, sentence: Reading) -> bool:
