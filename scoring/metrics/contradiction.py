@@ -283,8 +283,11 @@ def mismatches(claim: str, sentence: str, *, min_match: float = MIN_MATCH) -> li
     c_read, s_read = polarity.read(claim), polarity.read(sentence)
     opposed = polarity.oppositions(c_read, s_read)
     if polarity.negation_differs(c_read, s_read):
-        found.append(Mismatch("negation", "negated" if c_read.negated else "affirmed",
-                              "negated" if s_read.negated else "affirmed"))
+        c_neg, s_neg = polarity.negated_against(c_read, s_read), polarity.negated_against(s_read, c_read)
+        if c_neg == s_neg:  # the difference is in hypothetical scope ("if it does not improve")
+            c_neg = polarity.negated_against(c_read, s_read, hypothetical=True)
+            s_neg = polarity.negated_against(s_read, c_read, hypothetical=True)
+        found.append(Mismatch("negation", "negated" if c_neg else "affirmed", "negated" if s_neg else "affirmed"))
     elif any(o.by_negation for o in opposed):
         o = next(o for o in opposed if o.by_negation)
         found.append(Mismatch("negation", o.claim, o.evidence))

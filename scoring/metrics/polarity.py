@@ -202,7 +202,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 NEGATION_TRIGGERS = (
-    r"not", r"no", r"never", r"cannot", r"\w+n't", r"nor", r"neither", r"none", r"nothing", r"no longer", r"lack(?:s|ing)?(?: of)?", r"absence of", r"free of",
+    r"not", r"no", r"never", r"cannot", r"\w*n't", r"nor", r"neither", r"none", r"nothing", r"no longer",
+    r"lack(?:s|ing)?(?: of)?", r"absence of", r"free of",
     r"missing", r"unnecessary", r"unable to", r"fails? to",
 )
 # Triggers that negate what they scope over but, scoping over no polarity term, do not make the sentence negated:
@@ -257,6 +258,8 @@ class Reading:
     negated: bool = False  # a negation outside hypothetical scope whose scope holds no polarity term
     negated_hypothetical: bool = False  # the same inside a hypothetical scope
     hypothetical: bool = False  # the sentence has a hypothetical (conditional) scope
+    # Negations read into polarity terms: (inside hypothetical scope, the groups of the terms they flipped).
+    absorbed: list[tuple[bool, frozenset[str]]] = field(default_factory=list)
     triggers: list[str] = field(default_factory=list)
 
     def poles(self, *, raw: bool = False) -> dict[str, set[int]]:
@@ -345,6 +348,8 @@ def read(sentence: str) -> Reading:
         for t in targets:  # ConText: what lies in the scope is negated, i.e. read as the opposite pole
             t.flipped = True
             t.pole ^= 1
+        if targets and kind != "weak":
+            reading.absorbed.append((hypothetical, frozenset(t.group for t in targets)))
         if targets or kind == "weak":
             continue
         if hypothetical:
@@ -415,11 +420,22 @@ def _aligned(a: Reading, b: Reading, group: str) -> tuple[Term, Term] | None:
 
 
 def negation_differs(claim: Reading, sentence: Reading) -> bool:
-    """One side holds a negation that no polarity term absorbed and the other does not (assertions; hypothetical
-    scopes only when both sentences have one)."""
-    return claim.negated != sentence.negated or (
-        claim.hypothetical and sentence.hypothetical and claim.negated_hypothetical != sentence.negated_hypothetical
-    )
+    """One side holds a negation and the other does not (assertions; hypothetical scopes only when both sentences
+    have one). A negation read into a polarity term counts only when the other side has no term of that group
+    to compare it with: "not commonly" against "seldom" is compared as rare against rare, "not commonly" against
+    a sentence that says nothing about frequency is a negation."""
+
+    if negated_against(claim, sentence) != negated_against(sentence, claim):
+        return True
+    return claim.hypothetical and sentence.hypothetical and (
+        negated_against(claim, sentence, hypothetical=True) != negated_against(sentence, claim, hypothetical=True))
+
+
+def negated_against(a: Reading, b: Reading, *, hypothetical: bool = False) -> bool:
+    """Is ``a`` negated when compared with ``b`` (see :func:`negation_differs`)?"""
+    groups = {t.group for t in b.terms}
+    own = a.negated_hypothetical if hypothetical else a.negated
+    return own or any(h == hypothetical and not (g & groups) for h, g in a.absorbed)
 
 
 @lru_cache(maxsize=4096)
