@@ -41,6 +41,7 @@ from scoring.metrics import polarity
 
 KINDS = ("negation", "number", "dose", "frequency", "unit", "drug", "body_part", "polarity")
 MIN_MATCH = 0.5
+POLARITY_MIN_MATCH = 0.3
 
 _WORD = re.compile(r"[a-z]+(?:['’][a-z]+)?|\d+(?:[.,]\d+)?%?")
 NEGATORS = frozenset(["not", "no", "never", "cannot", "can't", "don't", "doesn't", "didn't", "won't", "shouldn't",
@@ -277,11 +278,16 @@ def overlap(claim: str, sentence: str) -> float:
 
 def mismatches(claim: str, sentence: str, *, min_match: float = MIN_MATCH) -> list[Mismatch]:
     """Every mismatch between ``claim`` and the evidence ``sentence`` (empty when they agree or are unrelated)."""
-    if not claim.strip() or not sentence.strip() or match_f1(claim, sentence) < min_match:
+    if not claim.strip() or not sentence.strip():
         return []
-    found: list[Mismatch] = []
+    f1 = match_f1(claim, sentence)
+    if f1 < min(min_match, POLARITY_MIN_MATCH):
+        return []
     c_read, s_read = polarity.read(claim), polarity.read(sentence)
     opposed = polarity.oppositions(c_read, s_read)
+    if f1 < min_match:  # only the anchored polarity check reaches below the gate
+        return [Mismatch("polarity", f"{o.group}: {o.claim}", o.evidence) for o in opposed if not o.by_negation]
+    found: list[Mismatch] = []
     if polarity.negation_differs(c_read, s_read):
         c_neg, s_neg = polarity.negated_against(c_read, s_read), polarity.negated_against(s_read, c_read)
         if c_neg == s_neg:  # the difference is in hypothetical scope ("if it does not improve")

@@ -188,7 +188,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (r"over[- ]the[- ]counter", r"otc", r"without (?:a )?prescription"),
     ),
     "action": (
-        (r"tak(?:e|es|en|ing)", r"took", r"use", r"uses", r"using", r"continu(?:e|es|ed|ing)", r"keep(?:s|ing)?",
+        (r"tak(?:e|es|en|ing)", r"took", r"use", r"uses", r"using", r"continu(?:e|es|ed|ing)", r"keep(?:s|ing)? (?:on )?(?:taking|using)",
          r"carr(?:y|ies|ying) on",
          r"give", r"gives", r"giving", r"given", r"recommend(?:s|ed)?", r"advis(?:e|es|ed)", r"approved",
          r"encouraged", r"suggested", r"indicated", r"allowed", r"report(?:s|ed)?", r"(?:be )?evaluated",
@@ -216,9 +216,11 @@ PSEUDO_TRIGGERS = (
 )
 TERMINATORS = (
     r"but", r"however", r"although", r"though", r"yet", r"except", r"whereas", r"while", r"which", r"who",
-    r"because", r"since", r"so", r"as", r"then", r"until", r"otherwise", r"instead",
+    r"because", r"since", r"so", r"as", r"then", r"until", r"otherwise", r"instead", r"when", r"whilst", r"once",
+    r"after", r"before", r"during",
     r"or(?= (?:the|if|when|it|you|they|a|an|in)\b)", r"and(?= (?:the|it|you|they|your|should|must|is|are|can)\b)",
 )
+_CIRCUMSTANCE = frozenset(["while", "whilst", "when", "after", "before", "during", "since", "of", "if"])
 _PUNCT = re.compile(r"[,;:()–—]")
 
 
@@ -327,6 +329,9 @@ def read(sentence: str) -> Reading:
             if claim(m):
                 reading.terms.append(Term(MERGE.get(group, group), pole, m.group(), _token_at(spans, m.start())))
     reading.terms.sort(key=lambda t: t.start)
+    # "while using colchicine", "when taking it": a circumstance, not an instruction to take or use.
+    reading.terms = [t for t in reading.terms if not (
+        t.group == "action" and t.pole == 0 and t.start > 0 and tokens[t.start - 1] in _CIRCUMSTANCE)]
     # "stop taking", "avoid using": the governing avoid-word absorbs the action word right after it.
     # Likewise "keep taking", "recommended to use", "approved for use": one action, the first word's.
     kept: list[Term] = []
@@ -395,9 +400,6 @@ def oppositions(claim: Reading, sentence: Reading) -> list[Opposition]:
             pair = (ct, st)
         if pair is None and ANCHOR:
             pair = _aligned(claim, sentence, group)
-            if pair is None:
-                flipped = _aligned(sentence, claim, group)
-                pair = flipped[::-1] if flipped else None
         if pair is not None:
             ct, st = pair
             by_negation = ct.flipped != st.flipped
@@ -407,15 +409,22 @@ def oppositions(claim: Reading, sentence: Reading) -> list[Opposition]:
 
 
 def _aligned(a: Reading, b: Reading, group: str) -> tuple[Term, Term] | None:
-    """A term of ``a`` whose counterpart in ``b`` (the term of the group sharing most context words with it;
-    on a tie, one of the same pole) holds the opposite pole."""
-    for t in (t for t in a.terms if t.group == group):
-        candidates = [(len(t.context & u.context), u.pole == t.pole, u) for u in b.terms if u.group == group]
-        if not candidates:
-            return None
-        overlap, same, best = max(candidates, key=lambda x: (x[0], x[1]))
-        if overlap and not same:
-            return t, best
+    """Pair the group's terms of ``a`` and ``b`` one to one, the pairs sharing most context words first (on a
+    tie, a pair of the same pole first): the first pair that shares context and holds opposite poles, if any."""
+    pairs = sorted(((len(t.context & u.context), t.pole == u.pole, i, j, t, u)
+                    for i, t in enumerate(a.terms) if t.group == group
+                    for j, u in enumerate(b.terms) if u.group == group), key=lambda x: (-x[0], not x[1], x[2], x[3]))
+    used_a: set[int] = set()
+    used_b: set[int] = set()
+    for overlap, same, i, j, t, u in pairs:
+        if not overlap:
+            break
+        if i in used_a or j in used_b:
+            continue
+        used_a.add(i)
+        used_b.add(j)
+        if not same:
+            return t, u
     return None
 
 
