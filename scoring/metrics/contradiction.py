@@ -280,13 +280,14 @@ def mismatches(claim: str, sentence: str, *, min_match: float = MIN_MATCH) -> li
     """Every mismatch between ``claim`` and the evidence ``sentence`` (empty when they agree or are unrelated)."""
     if not claim.strip() or not sentence.strip():
         return []
-    f1 = match_f1(claim, sentence)
-    if f1 < min(min_match, POLARITY_MIN_MATCH):
-        return []
     c_read, s_read = polarity.read(claim), polarity.read(sentence)
+    if match_f1(claim, sentence) < min_match:
+        # Below the gate only the polarity check, on its own gate: the two match apart from the polarity terms.
+        if polarity.match(c_read, s_read) < POLARITY_MIN_MATCH:
+            return []
+        return [Mismatch("polarity", f"{o.group}: {o.claim}", o.evidence)
+                for o in polarity.oppositions(c_read, s_read) if not o.by_negation]
     opposed = polarity.oppositions(c_read, s_read)
-    if f1 < min_match:  # only the anchored polarity check reaches below the gate
-        return [Mismatch("polarity", f"{o.group}: {o.claim}", o.evidence) for o in opposed if not o.by_negation]
     found: list[Mismatch] = []
     if polarity.negation_differs(c_read, s_read):
         c_neg, s_neg = polarity.negated_against(c_read, s_read), polarity.negated_against(s_read, c_read)

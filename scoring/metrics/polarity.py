@@ -150,7 +150,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"promot(?:e|es|ed|ing)", r"stimulat(?:e|es|ed|ing)",
          r"doubl(?:e|es|ed|ing)", r"gain(?:s|ed)?", r"growth", r"speed(?:s|ed)? up"),
         (r"decreas(?:e|es|ed|ing)", r"lower(?:s|ed|ing)?", r"reduc(?:e|es|ed|ing)", r"bring(?:s|ing)? (?:\w+ ){0,3}?down",
-         r"brought (?:\w+ ){0,3}?down", r"cut(?:s|ting)? (?:\w+ ){0,2}?down", r"dampen(?:s|ed|ing)?",
+         r"brought (?:\w+ ){0,3}?down", r"cut(?:s|ting)? (?:by|back)", r"cut(?:s|ting)? (?:\w+ ){0,2}?down", r"dampen(?:s|ed|ing)?",
          r"impair(?:s|ed|ing)?", r"diminish(?:es|ed|ing)?", r"less", r"fewer", r"weaker", r"weaken(?:s|ed|ing)?",
          r"suppress(?:es|ed|ing)?", r"inhibit(?:s|ed|ing)?", r"drops?", r"dropped", r"falls?", r"fell",
          r"declines?", r"minimi[sz]e[sd]?", r"hinders?", r"hindered", r"interfer(?:e|es|ed|ing)", r"counteracts?",
@@ -193,7 +193,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"give", r"gives", r"giving", r"given", r"recommend(?:s|ed)?", r"advis(?:e|es|ed)", r"approved",
          r"encouraged", r"suggested", r"indicated", r"allowed", r"report(?:s|ed)?", r"(?:be )?evaluated",
          r"(?:be )?checked"),
-        (r"avoid(?:s|ed|ing)?", r"stop(?:s|ped|ping)?", r"skip(?:s|ped|ping)?", r"quit(?:s|ting)?",
+        (r"avoid(?:s|ed|ing)?", r"stop(?:s|ped|ping)?", r"(?:advis|recommend|warn)(?:s|es|ed|ing)? against", r"skip(?:s|ped|ping)?", r"quit(?:s|ting)?",
          r"discontinu(?:e|es|ed|ing)", r"refrain(?:s|ed|ing)?(?: from)?", r"contraindicated",
          r"discouraged", r"withh(?:old|olds|eld|olding)", r"stay(?:ing)? (?:off|away from)",
          r"steer clear of", r"paus(?:e|es|ed|ing)", r"hold(?:ing)?(?= (?:it|them|\w+ for))", r"ignor(?:e|es|ed|ing)",
@@ -262,6 +262,7 @@ class Reading:
     hypothetical: bool = False  # the sentence has a hypothetical (conditional) scope
     # Negations read into polarity terms: (inside hypothetical scope, the groups of the terms they flipped).
     absorbed: list[tuple[bool, frozenset[str]]] = field(default_factory=list)
+    content: frozenset[str] = frozenset()  # stems of the words outside polarity terms (stop words left out)
     triggers: list[str] = field(default_factory=list)
 
     def poles(self, *, raw: bool = False) -> dict[str, set[int]]:
@@ -324,10 +325,12 @@ def read(sentence: str) -> Reading:
                 first = _token_at(spans, m.end())
                 triggers.append((kind, first, _scope_end(tokens, first, text, spans, boundary)))
                 reading.triggers.append(m.group())
-    for group, pole, pattern in _POLES:
-        for m in pattern.finditer(text):
-            if claim(m):
-                reading.terms.append(Term(MERGE.get(group, group), pole, m.group(), _token_at(spans, m.start())))
+    # The longest term wins where terms overlap ("advises against" over "advises"); on equal length, the group
+    # listed first ("lower right": location, not direction).
+    found = [(m, rank, group, pole) for rank, (group, pole, pattern) in enumerate(_POLES) for m in pattern.finditer(text)]
+    for m, _, group, pole in sorted(found, key=lambda x: (x[0].start() - x[0].end(), x[1], x[0].start())):
+        if claim(m):
+            reading.terms.append(Term(MERGE.get(group, group), pole, m.group(), _token_at(spans, m.start())))
     reading.terms.sort(key=lambda t: t.start)
     # "while using colchicine", "when taking it": a circumstance, not an instruction to take or use.
     reading.terms = [t for t in reading.terms if not (
@@ -363,6 +366,9 @@ def read(sentence: str) -> Reading:
             reading.negated = True
     # Each term's context: the content words around it, which tie it to what it qualifies.
     inside_terms = {i for t in reading.terms for i in range(t.start, t.start + len(_TOKEN.findall(t.text)))}
+    reading.content = frozenset(_stem(w) for i, w in enumerate(tokens)
+                                if i not in inside_terms and w[:1].isalpha() and w not in _STOP
+                                and not _NEGATION.fullmatch(w))
     for t in reading.terms:
         lo, hi = max(0, t.start - ANCHOR_WINDOW), t.start + len(_TOKEN.findall(t.text)) + ANCHOR_WINDOW
         t.context = frozenset(_stem(tokens[i]) for i in range(lo, min(hi, len(tokens)))
@@ -406,6 +412,12 @@ def oppositions(claim: Reading, sentence: Reading) -> list[Opposition]:
             out.append(Opposition(group, ("not " if ct.flipped else "") + ct.text,
                                   ("not " if st.flipped else "") + st.text, by_negation))
     return out
+
+
+def match(claim: Reading, sentence: Reading) -> float:
+    """F1 of the two sentences' content stems, polarity terms left out (they are the slot compared)."""
+    common = len(claim.content & sentence.content)
+    return 2 * common / (len(claim.content) + len(sentence.content)) if common else 0.0
 
 
 def _aligned(a: Reading, b: Reading, group: str) -> tuple[Term, Term] | None:
