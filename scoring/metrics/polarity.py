@@ -72,6 +72,10 @@ ANCHOR_WINDOW = 4
 FLIP_ALL = True
 SIMPLE = True
 ANCHOR = True
+# Groups whose terms a negation does not turn into the opposite pole ("not in the morning" is not "in the
+# evening"): the negation then stays a negation of the sentence.
+NOT_NEGATED = frozenset(["location", "timing", "time_of_day", "together", "position", "setting", "temperature",
+                         "route", "sameness", "speed", "access"])
 MERGE: dict[str, str] = {"rank": "action", "efficacy": "action"}
 _STOP = frozenset(
     "a an the and or but if then so of to in on at by for with from as is are was were be been being am it its this "
@@ -113,13 +117,16 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "frequency": (
         (r"(?:very |most )?common(?:ly)?", r"often", r"frequent(?:ly)?", r"typical(?:ly)?",
-         r"most frequent", r"usual(?= (?:cause|culprit|side|symptom))", r"many people", r"widespread"),
+         r"most frequent", r"usual(?= (?:cause|culprit|side|symptom))", r"many people", r"widespread",
+         r"regularly", r"routinely", r"most people", r"in most cases", r"the majority"),
         (r"rare(?:ly)?", r"seldom", r"uncommon(?:ly)?", r"unusual(?:ly)?", r"infrequent(?:ly)?",
-         r"occasional(?:ly)?"),
+         r"occasional(?:ly)?", r"hardly ever", r"very few", r"a minority", r"in (?:a )?few cases"),
     ),
     "severity": (
-        (r"mild(?:ly)?", r"minor", r"slight(?:ly)?", r"harmless", r"trivial", r"nothing to worry about"),
-        (r"severe(?:ly)?", r"serious(?:ly)?", r"major", r"life[- ]threatening", r"grave"),
+        (r"mild(?:ly)?", r"minor", r"slight(?:ly)?", r"harmless", r"trivial", r"nothing to worry about",
+         r"insignificant", r"benign course"),
+        (r"severe(?:ly)?", r"serious(?:ly)?", r"major", r"life[- ]threatening", r"grave", r"fatal", r"deadly",
+         r"critical"),
     ),
     "nature": (
         (r"benign", r"non[- ]?cancerous", r"non[- ]?malignant"),
@@ -137,25 +144,63 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (r"worse", r"worsens?", r"worsening", r"worsened", r"deteriorates?", r"deteriorating", r"aggravates?",
          r"aggravated", r"exacerbates?"),
     ),
+    "causation": (
+        (r"caus(?:e|es|ed|ing)", r"trigger(?:s|ed|ing)?", r"lead(?:s|ing)? to", r"led to", r"result(?:s|ed)? in",
+         r"induc(?:e|es|ed|ing)", r"provok(?:e|es|ed|ing)", r"bring(?:s)? on", r"brought on"),
+        (r"prevent(?:s|ed|ing)?", r"protect(?:s|ed|ing)? against", r"ward(?:s)? off", r"guard(?:s)? against"),
+    ),
+    "contagion": (
+        (r"contagious", r"infectious", r"transmissible", r"catching", r"spread(?:s|ing)? (?:\w+ ){0,2}?(?:between|"
+         r"from person|to others|to other people)", r"pass(?:es|ed)? (?:\w+ ){0,2}?between"),
+        (r"non[- ]?contagious", r"non[- ]?infectious"),
+    ),
+    "symptoms": (
+        (r"symptomatic", r"marked symptoms"),
+        (r"asymptomatic", r"symptom[- ]free", r"without symptoms", r"no symptoms"),
+    ),
+    "necessity": (
+        (r"necessary", r"needed", r"required", r"essential", r"must"),
+        (r"unnecessary", r"optional", r"not (?:needed|necessary|required)", r"no need"),
+    ),
+    "tolerability": (
+        (r"well[- ]tolerated", r"tolerable", r"easy to tolerate", r"easier to tolerate", r"tolerate(?:d)? well"),
+        (r"poorly tolerated", r"intolerable", r"hard(?:er)?[- ]to[- ]tolerate", r"tolerate(?:d)? poorly"),
+    ),
+    "temperature": (
+        (r"warm(?:th)?", r"hot", r"heat(?:ed)?"),
+        (r"(?<!a )(?<!the )(?<!common )cold(?! sores?)(?!s)", r"cool(?:ed)?", r"ice", r"iced", r"chilled"),
+    ),
+    "route": (
+        (r"oral(?:ly)?", r"by mouth"),
+        (r"topical(?:ly)?", r"creams?", r"ointments?"),
+    ),
+    "sameness": (
+        (r"same", r"identical"),
+        (r"different(?:ly)?", r"differ(?:s)?", r"distinct"),
+    ),
     "speed": (
         (r"fast(?:er)?", r"quick(?:ly|er)?", r"rapid(?:ly)?", r"sudden(?:ly)?", r"abrupt(?:ly)?",
-         r"within (?:a few |the first )?(?:minutes|hours|days?)", r"straight away", r"immediately"),
+         r"within (?:a few |the first )?(?:minutes|hours|days?)", r"straight away", r"immediately", r"right away",
+         r"promptly", r"at once", r"soon", r"early", r"earlier"),
         (r"slow(?:ly|er)?", r"gradual(?:ly)?", r"step by step", r"taper(?:ing|ed)?", r"over (?:many )?years",
-         r"over (?:several )?(?:weeks|months)"),
+         r"over (?:several )?(?:weeks|months)", r"later", r"late", r"delay(?:s|ed)?", r"eventually"),
     ),
     "direction": (
         (r"increas(?:e|es|ed|ing)", r"rais(?:e|es|ed|ing)", r"boost(?:s|ed|ing)?", r"elevat(?:e|es|ed|ing)",
          r"enhanc(?:e|es|ed|ing)", r"push(?:es|ed|ing)? (?:\w+ ){0,3}?up", r"higher", r"greater", r"stronger",
          r"more", r"rises?", r"rising", r"rose", r"amplif(?:y|ies|ied)", r"intensif(?:y|ies|ied)",
          r"promot(?:e|es|ed|ing)", r"stimulat(?:e|es|ed|ing)",
-         r"doubl(?:e|es|ed|ing)", r"gain(?:s|ed)?", r"growth", r"speed(?:s|ed)? up"),
+         r"doubl(?:e|es|ed|ing)", r"gain(?:s|ed)?", r"growth", r"speed(?:s|ed)? up", r"accelerat(?:e|es|ed|ing)",
+         r"heighten(?:s|ed|ing)?", r"potentiat(?:e|es|ed|ing)", r"go(?:es)? up", r"went up", r"climb(?:s|ed|ing)?",
+         r"broad(?:er|en|ens|ened)", r"wid(?:er|en|ens|ened)", r"expand(?:s|ed|ing)?", r"more likely", r"grow(?:s|n)?"),
         (r"decreas(?:e|es|ed|ing)", r"lower(?:s|ed|ing)?", r"reduc(?:e|es|ed|ing)", r"bring(?:s|ing)? (?:\w+ ){0,3}?down",
          r"brought (?:\w+ ){0,3}?down", r"cut(?:s|ting)? (?:by|back)", r"cut(?:s|ting)? (?:\w+ ){0,2}?down", r"dampen(?:s|ed|ing)?",
          r"impair(?:s|ed|ing)?", r"diminish(?:es|ed|ing)?", r"less", r"fewer", r"weaker", r"weaken(?:s|ed|ing)?",
          r"suppress(?:es|ed|ing)?", r"inhibit(?:s|ed|ing)?", r"drops?", r"dropped", r"falls?", r"fell",
          r"declines?", r"minimi[sz]e[sd]?", r"hinders?", r"hindered", r"interfer(?:e|es|ed|ing)", r"counteracts?",
          r"limits?", r"limited", r"limiting", r"loss", r"los(?:e|es|ing)", r"halv(?:e|es|ed|ing)",
-         r"slow(?:s|ed|ing)? down"),
+         r"slow(?:s|ed|ing)? down", r"narrow(?:s|ed|ing|er)?", r"shrink(?:s|ing)?", r"shrank", r"go(?:es)? down",
+         r"went down", r"less likely", r"alleviat(?:e|es|ed|ing)", r"lessen(?:s|ed|ing)?"),
     ),
     "amount": (
         (r"high(?:est)?", r"plenty", r"lots", r"large", r"excess(?:ive)?", r"maximum", r"heavy", r"too (?:much|many)",
@@ -165,15 +210,17 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "position": (
         (r"upright", r"sitting(?: up)?", r"standing", r"sit (?:down|up)", r"stand up", r"seated"),
-        (r"lie (?:down|flat)", r"lying(?: down| flat)?", r"recline"),
+        (r"lie (?:down|flat)", r"lying(?: down| flat)?", r"recline", r"supine", r"lie"),
     ),
     "safety": (
-        (r"safe(?:ly)?", r"no risk", r"fine to"),
-        (r"dangerous", r"unsafe", r"harmful", r"hazardous", r"risky", r"toxic"),
+        (r"safe(?:ly)?", r"no risk", r"fine to", r"risk[- ]free"),
+        (r"dangerous", r"unsafe", r"harmful", r"hazardous", r"risky", r"toxic", r"unsafe"),
     ),
     "efficacy": (
-        (r"effective", r"works?", r"helpful", r"useful", r"beneficial", r"of benefit"),
-        (r"ineffective", r"fail(?:s|ed)?", r"useless", r"no benefit", r"no effect"),
+        (r"effective", r"works?", r"helpful", r"useful", r"beneficial", r"of benefit", r"cur(?:e|es|ed)",
+         r"efficacious"),
+        (r"ineffective", r"fail(?:s|ed)?", r"useless", r"no benefit", r"no effect", r"does little", r"do little",
+         r"inconclusive"),
     ),
     "rank": (
         (r"first[- ]line", r"first choice", r"treatment of choice", r"preferred", r"standard treatment"),
@@ -204,7 +251,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 NEGATION_TRIGGERS = (
     r"not", r"no", r"never", r"cannot", r"\w*n't", r"nor", r"neither", r"none", r"nothing", r"no longer",
     r"lack(?:s|ing)?(?: of)?", r"absence of", r"free of",
-    r"missing", r"unnecessary", r"unable to", r"fails? to",
+    r"missing", r"unable to", r"fails? to",
 )
 # Triggers that negate what they scope over but, scoping over no polarity term, do not make the sentence negated:
 # "better for a cold rather than allergies", "instead of driving yourself", "without a clear order".
@@ -312,15 +359,17 @@ def read(sentence: str) -> Reading:
     for m in _DISJUNCTION.finditer(text):
         if claim(m):
             at = _token_at(spans, m.start())
-            reading.terms += [Term("food", 0, m.group(), at), Term("food", 1, m.group(), at)]
+            reading.terms.append(Term("food", 0, m.group(), at))
+            if "without" in m.group():
+                reading.terms.append(Term("food", 1, m.group(), at))
     for m in _PSEUDO.finditer(text):
         claim(m)
     boundary = {_token_at(spans, m.start()) for m in _TERMINATOR.finditer(text)}
     triggers: list[tuple[str, int, int]] = []  # (kind, first token of the scope, end of the scope)
     for kind, pattern in (("negation", _NEGATION), ("weak", _WEAK_NEGATION), ("hypothetical", _HYPOTHETICAL)):
         for m in pattern.finditer(text):
-            if m.group() == "no" and re.match(r"no (?:risk|benefit|effect)\b", text[m.start():]):
-                continue  # a pole of its own ("no risk": safe)
+            if any(pattern.match(text, m.start()) for _, _, pattern in _POLES):
+                continue  # a term of its own ("no risk": safe; "no symptoms": asymptomatic)
             if claim(m):
                 first = _token_at(spans, m.end())
                 triggers.append((kind, first, _scope_end(tokens, first, text, spans, boundary)))
@@ -352,7 +401,7 @@ def read(sentence: str) -> Reading:
                 t.hypothetical = True
             continue
         hypothetical = any(k == "hypothetical" and f <= first < e for k, f, e in triggers)
-        targets = [t for t in inside if not t.flipped][: None if FLIP_ALL else 1]
+        targets = [t for t in inside if not t.flipped and t.group not in NOT_NEGATED][: None if FLIP_ALL else 1]
         for t in targets:  # ConText: what lies in the scope is negated, i.e. read as the opposite pole
             t.flipped = True
             t.pole ^= 1
