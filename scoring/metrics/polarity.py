@@ -72,6 +72,7 @@ ANCHOR_WINDOW = 4
 FLIP_ALL = True
 SIMPLE = True
 ANCHOR = True
+CLAUSE_CONTEXT = True
 # Groups whose terms a negation does not turn into the opposite pole ("not in the morning" is not "in the
 # evening"): the negation then stays a negation of the sentence.
 NOT_NEGATED = frozenset(["location", "timing", "time_of_day", "together", "position", "setting", "temperature",
@@ -236,7 +237,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "action": (
         (r"tak(?:e|es|en|ing)", r"took", r"use", r"uses", r"using", r"continu(?:e|es|ed|ing)", r"keep(?:s|ing)? (?:on )?(?:taking|using)",
-         r"carr(?:y|ies|ying) on",
+         r"carr(?:y|ies|ying) on", r"(?:get|be|been|are|is) vaccinated", r"receiv(?:e|es|ed|ing)",
          r"give", r"gives", r"giving", r"given", r"recommend(?:s|ed)?", r"advis(?:e|es|ed)", r"approved",
          r"encouraged", r"suggested", r"indicated", r"allowed", r"report(?:s|ed)?", r"(?:be )?evaluated",
          r"(?:be )?checked"),
@@ -264,7 +265,7 @@ PSEUDO_TRIGGERS = (
 TERMINATORS = (
     r"but", r"however", r"although", r"though", r"yet", r"except", r"whereas", r"while", r"which", r"who",
     r"because", r"since", r"so", r"as", r"then", r"until", r"otherwise", r"instead", r"when", r"whilst", r"once",
-    r"after", r"before", r"during",
+    r"after", r"before", r"during", r"if", r"unless",
     r"or(?= (?:the|if|when|it|you|they|a|an|in)\b)", r"and(?= (?:the|it|you|they|your|should|must|is|are|can)\b)",
 )
 _CIRCUMSTANCE = frozenset(["while", "whilst", "when", "after", "before", "during", "since", "of", "if"])
@@ -309,7 +310,8 @@ class Reading:
     hypothetical: bool = False  # the sentence has a hypothetical (conditional) scope
     # Negations read into polarity terms: (inside hypothetical scope, the groups of the terms they flipped).
     absorbed: list[tuple[bool, frozenset[str]]] = field(default_factory=list)
-    content: frozenset[str] = frozenset()  # stems of the words outside polarity terms (stop words left out)
+    # Stems of the words outside polarity terms (stop words left out), and "<group>" for each group it names.
+    content: frozenset[str] = frozenset()
     triggers: list[str] = field(default_factory=list)
 
     def poles(self, *, raw: bool = False) -> dict[str, set[int]]:
@@ -362,6 +364,8 @@ def read(sentence: str) -> Reading:
             reading.terms.append(Term("food", 0, m.group(), at))
             if "without" in m.group():
                 reading.terms.append(Term("food", 1, m.group(), at))
+            else:  # "with or just after a meal": with food, and after it
+                reading.terms.append(Term("timing", 1, m.group(), at))
     for m in _PSEUDO.finditer(text):
         claim(m)
     boundary = {_token_at(spans, m.start()) for m in _TERMINATOR.finditer(text)}
@@ -417,10 +421,20 @@ def read(sentence: str) -> Reading:
     inside_terms = {i for t in reading.terms for i in range(t.start, t.start + len(_TOKEN.findall(t.text)))}
     reading.content = frozenset(_stem(w) for i, w in enumerate(tokens)
                                 if i not in inside_terms and w[:1].isalpha() and w not in _STOP
-                                and not _NEGATION.fullmatch(w))
+                                and not _NEGATION.fullmatch(w)) | {f"<{t.group}>" for t in reading.terms}
     for t in reading.terms:
-        lo, hi = max(0, t.start - ANCHOR_WINDOW), t.start + len(_TOKEN.findall(t.text)) + ANCHOR_WINDOW
-        t.context = frozenset(_stem(tokens[i]) for i in range(lo, min(hi, len(tokens)))
+        end = t.start + len(_TOKEN.findall(t.text))
+        lo, hi = max(0, t.start - ANCHOR_WINDOW), min(len(tokens), end + ANCHOR_WINDOW)
+        if CLAUSE_CONTEXT:  # the context stays inside the term's clause
+            for i in range(t.start - 1, lo - 1, -1):
+                if i in boundary or _PUNCT.fullmatch(tokens[i]):
+                    lo = i + 1
+                    break
+            for i in range(end, hi):
+                if i in boundary or _PUNCT.fullmatch(tokens[i]):
+                    hi = i
+                    break
+        t.context = frozenset(_stem(tokens[i]) for i in range(lo, hi)
                               if i not in inside_terms and tokens[i][:1].isalpha() and tokens[i] not in _STOP)
     return reading
 
@@ -457,7 +471,7 @@ def oppositions(claim: Reading, sentence: Reading) -> list[Opposition]:
             pair = _aligned(claim, sentence, group)
         if pair is not None:
             ct, st = pair
-            by_negation = ct.flipped != st.flipped
+            by_negation = ct.flipped != st.flipped and ct.text == st.text
             out.append(Opposition(group, ("not " if ct.flipped else "") + ct.text,
                                   ("not " if st.flipped else "") + st.text, by_negation))
     return out
