@@ -89,9 +89,9 @@ _STOP = frozenset(
 # Order matters only where two groups could match the same words: earlier groups claim their span first.
 GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "location": (
-        (r"upper", r"above", r"top"),
+        (r"upper", r"above", r"top", r"(?:facing )?upwards?", r"facing up"),
         (r"lower(?= (?:left|right|back|abdomen|belly|legs?|limbs?|part|half|body|side|arm|jaw|teeth|eyelid))",
-         r"below", r"bottom", r"beneath"),
+         r"below", r"bottom", r"beneath", r"(?:facing )?downwards?", r"facing down"),
     ),
     "food": (
         (r"with (?:your |a |some )?(?:food|meals?|snacks?|milk|breakfast|lunch|dinner|supper)",
@@ -102,10 +102,12 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "timing": (
         (r"before(?= (?:\w+ ){0,3}?(?:meals?|food|breakfast|lunch|dinner|supper|eating|bed|bedtime|sleep|"
-         r"surgery|operations?|procedures?|exercise|treatment|bowel|sex|intercourse|travel|quit))",
+         r"surgery|operations?|procedures?|exercise|treatment|bowel|sex|intercourse|travel|quit|flights?|"
+         r"vaccination|injections?|tests?|delivery|birth|pregnancy|conception))",
          r"ahead of", r"prior to", r"in advance"),
         (r"after(?= (?:\w+ ){0,3}?(?:meals?|food|breakfast|lunch|dinner|supper|eating|bed|bedtime|sleep|"
-         r"surgery|operations?|procedures?|exercise|treatment|bowel|sex|intercourse|travel|quit))",
+         r"surgery|operations?|procedures?|exercise|treatment|bowel|sex|intercourse|travel|quit|flights?|"
+         r"vaccination|injections?|tests?|delivery|birth|pregnancy|conception))",
          r"following", r"afterwards"),
     ),
     "time_of_day": (
@@ -131,7 +133,36 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "nature": (
         (r"benign", r"non[- ]?cancerous", r"non[- ]?malignant"),
-        (r"malignant", r"cancerous"),
+        (r"malignant", r"cancerous", r"cancers?"),
+    ),
+    "quality": (
+        (r"good", r"excellent", r"healthy", r"healthier", r"better fitness"),
+        (r"poor(?:ly)?", r"bad", r"unhealthy", r"worse fitness"),
+    ),
+    "susceptibility": (
+        (r"resilien(?:t|ce)", r"resistan(?:t|ce) to", r"immune to", r"protected"),
+        (r"vulnerab(?:le|ility)", r"susceptib(?:le|ility)", r"prone to", r"at risk"),
+    ),
+    "firmness": (
+        (r"hard", r"firm", r"stiff", r"rigid", r"tense"),
+        (r"soft", r"flexible", r"loose", r"relaxed"),
+    ),
+    "moisture": (
+        (r"moist", r"humid", r"damp", r"wet", r"hydrated"),
+        (r"dry", r"dried", r"dehydrated"),
+    ),
+    "presence": (
+        (r"present", r"presence of", r"detected", r"positive"),
+        (r"absent", r"absence of", r"undetectable", r"negative"),
+    ),
+    "bound": (
+        (r"at least", r"a minimum of", r"no less than", r"or (?:more|longer)"),
+        (r"at most", r"no more than", r"not more than", r"a maximum of", r"up to", r"or (?:less|fewer)",
+         r"no longer than", r"not longer than"),
+    ),
+    "laterality": (
+        (r"one side", r"one (?:eye|ear|leg|arm|hand|foot|kidney|lung)", r"unilateral(?:ly)?", r"affected (?:eye|ear|side)"),
+        (r"both (?:sides|eyes|ears|legs|arms|hands|feet|kidneys|lungs)", r"bilateral(?:ly)?"),
     ),
     "chronicity": (
         (r"short[- ]term", r"temporary", r"temporarily", r"brief(?:ly)?", r"fleeting", r"transient",
@@ -141,7 +172,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"persists?", r"prolonged", r"chronic", r"lifelong", r"(?:for )?months on end", r"for (?:many )?(?:months|years)"),
     ),
     "course": (
-        (r"better", r"improves?", r"improved", r"improving", r"eases?"),
+        (r"better", r"improves?", r"improved", r"improving", r"eases?", r"relie(?:ve|ves|ved|f)", r"heal(?:s|ed)?"),
         (r"worse", r"worsens?", r"worsening", r"worsened", r"deteriorates?", r"deteriorating", r"aggravates?",
          r"aggravated", r"exacerbates?"),
     ),
@@ -224,8 +255,10 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"inconclusive"),
     ),
     "rank": (
-        (r"first[- ]line", r"first choice", r"treatment of choice", r"preferred", r"standard treatment"),
-        (r"last resort", r"last[- ]line", r"second[- ]line", r"third[- ]line", r"reserved", r"only be considered"),
+        (r"first[- ]line", r"first choice", r"treatment of choice", r"preferred", r"standard treatment",
+         r"first step", r"initial treatment", r"mainstay"),
+        (r"last resort", r"last[- ]line", r"second[- ]line", r"third[- ]line", r"reserved", r"only be considered",
+         r"kept for", r"held in reserve"),
     ),
     "setting": (
         (r"(?:at|from) home", r"self[- ]care"),
@@ -245,7 +278,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"discontinu(?:e|es|ed|ing)", r"refrain(?:s|ed|ing)?(?: from)?", r"contraindicated",
          r"discouraged", r"withh(?:old|olds|eld|olding)", r"stay(?:ing)? (?:off|away from)",
          r"steer clear of", r"paus(?:e|es|ed|ing)", r"hold(?:ing)?(?= (?:it|them|\w+ for))", r"ignor(?:e|es|ed|ing)",
-         r"cease", r"halt"),
+         r"cease", r"halt", r"prohibited", r"forbidden", r"banned", r"not allowed"),
     ),
 }
 
@@ -268,7 +301,9 @@ TERMINATORS = (
     r"after", r"before", r"during", r"if", r"unless",
     r"or(?= (?:the|if|when|it|you|they|a|an|in)\b)", r"and(?= (?:the|it|you|they|your|should|must|is|are|can)\b)",
 )
+_GOVERNING = re.compile(r"avoid|stop|skip|quit|discontinu|refrain|steer|stay")
 _CIRCUMSTANCE = frozenset(["while", "whilst", "when", "after", "before", "during", "since", "of", "if"])
+_CLAUSE_PUNCT = re.compile(r"[,;:–—]")
 _PUNCT = re.compile(r"[,;:()–—]")
 
 
@@ -397,6 +432,12 @@ def read(sentence: str) -> Reading:
             continue
         kept.append(t)
     reading.terms = kept
+    # "avoid dry air", "prevent dehydration": an avoid-word negates the evaluative term it governs (moist air).
+    for a, b in zip(reading.terms, reading.terms[1:]):
+        if (a.group == "action" and a.pole == 1 and _GOVERNING.match(a.text) and b.group not in NOT_NEGATED
+                and b.group != "action" and b.start - a.start <= 3):
+            b.flipped = not b.flipped
+            b.pole ^= 1
     for kind, first, end in sorted(triggers, key=lambda x: x[1]):
         inside = [t for t in reading.terms if first <= t.start < end]
         if kind == "hypothetical":
@@ -427,11 +468,11 @@ def read(sentence: str) -> Reading:
         lo, hi = max(0, t.start - ANCHOR_WINDOW), min(len(tokens), end + ANCHOR_WINDOW)
         if CLAUSE_CONTEXT:  # the context stays inside the term's clause
             for i in range(t.start - 1, lo - 1, -1):
-                if i in boundary or _PUNCT.fullmatch(tokens[i]):
+                if i in boundary or _CLAUSE_PUNCT.fullmatch(tokens[i]):
                     lo = i + 1
                     break
             for i in range(end, hi):
-                if i in boundary or _PUNCT.fullmatch(tokens[i]):
+                if i in boundary or _CLAUSE_PUNCT.fullmatch(tokens[i]):
                     hi = i
                     break
         t.context = frozenset(_stem(tokens[i]) for i in range(lo, hi)
