@@ -302,6 +302,7 @@ TERMINATORS = (
     r"or(?= (?:the|if|when|it|you|they|a|an|in)\b)", r"and(?= (?:the|it|you|they|your|should|must|is|are|can)\b)",
 )
 _GOVERNING = re.compile(r"avoid|stop|skip|quit|discontinu|refrain|steer|stay")
+_SUBJECTS = frozenset(["you", "they", "we", "i", "he", "she", "it", "are", "is", "be", "being", "still", "also"])
 _CIRCUMSTANCE = frozenset(["while", "whilst", "when", "after", "before", "during", "since", "of", "if"])
 _CLAUSE_PUNCT = re.compile(r"[,;:–—]")
 _PUNCT = re.compile(r"[,;:()–—]")
@@ -421,8 +422,11 @@ def read(sentence: str) -> Reading:
             reading.terms.append(Term(MERGE.get(group, group), pole, m.group(), _token_at(spans, m.start())))
     reading.terms.sort(key=lambda t: t.start)
     # "while using colchicine", "when taking it": a circumstance, not an instruction to take or use.
-    reading.terms = [t for t in reading.terms if not (
-        t.group == "action" and t.pole == 0 and t.start > 0 and tokens[t.start - 1] in _CIRCUMSTANCE)]
+    def circumstance(t: Term) -> bool:
+        before = [w for w in tokens[max(0, t.start - 3):t.start] if w not in _SUBJECTS]
+        return bool(before) and before[-1] in _CIRCUMSTANCE
+
+    reading.terms = [t for t in reading.terms if not (t.group == "action" and t.pole == 0 and circumstance(t))]
     # "stop taking", "avoid using": the governing avoid-word absorbs the action word right after it.
     # Likewise "keep taking", "recommended to use", "approved for use": one action, the first word's.
     kept: list[Term] = []
@@ -560,7 +564,13 @@ def negated_against(a: Reading, b: Reading, *, hypothetical: bool = False) -> bo
     """Is ``a`` negated when compared with ``b`` (see :func:`negation_differs`)?"""
     groups = {t.group for t in b.terms}
     own = a.negated_hypothetical if hypothetical else a.negated
-    return own or any(h == hypothetical and not (g & groups) for h, g in a.absorbed)
+    if own or any(h == hypothetical and not (g & groups) for h, g in a.absorbed):
+        return True
+    # "Avoid alcohol" against "Do not drink alcohol": an avoid-word is the negation when the other side has no
+    # action term to compare it with.
+    return "action" not in groups and any(
+        t.group == "action" and t.pole == 1 and not t.flipped and t.hypothetical == hypothetical
+        and _GOVERNING.match(t.text) for t in a.terms)
 
 
 @lru_cache(maxsize=4096)
