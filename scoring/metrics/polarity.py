@@ -480,7 +480,8 @@ def read(sentence: str) -> Reading:
                     hi = i
                     break
         t.context = frozenset(_stem(tokens[i]) for i in range(lo, hi)
-                              if i not in inside_terms and tokens[i][:1].isalpha() and tokens[i] not in _STOP)
+                              if i not in inside_terms and tokens[i][:1].isalpha() and tokens[i] not in _STOP
+                              and not _NEGATION.fullmatch(tokens[i]))
     return reading
 
 
