@@ -90,15 +90,19 @@ def main() -> None:
         for split in ("dev", "test", "all"):
             c, s = counts[split, "contradicted"], counts[split, "supported"]
             if c[1]:
-                print(f"{name:10s} {split:5s} caught {c[0] / c[1]:.3f} ({c[0]}/{c[1]})  "
-                      f"false alarm {s[0] / s[1]:.3f} ({s[0]}/{s[1]})")
+                print(
+                    f"{name:10s} {split:5s} caught {c[0] / c[1]:.3f} ({c[0]}/{c[1]})  "
+                    f"false alarm {s[0] / s[1]:.3f} ({s[0]}/{s[1]})"
+                )
         if args.show:
             for p in pairs:
                 verdict, found = result[p["id"]]
                 wrong = verdict if p["label"] == "contradicted" else not verdict
                 if p.get("split") == args.show and wrong:
-                    print(f"  [{p['label'][:6]}] {p['id']} {p['transform']}\n    C: {p['claim']}\n"
-                          f"    S: {p['evidence_sentence']}\n    found: {found}")
+                    print(
+                        f"  [{p['label'][:6]}] {p['id']} {p['transform']}\n    C: {p['claim']}\n"
+                        f"    S: {p['evidence_sentence']}\n    found: {found}"
+                    )
 
 
 if __name__ == "__main__":

@@ -75,14 +75,27 @@ ANCHOR = True
 CLAUSE_CONTEXT = True
 # Groups whose terms a negation does not turn into the opposite pole ("not in the morning" is not "in the
 # evening"): the negation then stays a negation of the sentence.
-NOT_NEGATED = frozenset(["location", "timing", "time_of_day", "together", "position", "setting", "temperature",
-                         "route", "sameness", "speed", "access"])
+NOT_NEGATED = frozenset(
+    [
+        "location",
+        "timing",
+        "time_of_day",
+        "together",
+        "position",
+        "setting",
+        "temperature",
+        "route",
+        "sameness",
+        "speed",
+        "access",
+    ]
+)
 MERGE: dict[str, str] = {"rank": "action", "efficacy": "action"}
 _STOP = frozenset(
     "a an the and or but if then so of to in on at by for with from as is are was were be been being am it its this "
     "that these those there here i you he she we they me him her us them my your his our their do does did have has "
     "had will would shall should can could may might must what which who when where why how all any both each some "
-    "such only also about into over under up out per every than very most even just".split()
+    "such only also about into over under up out per every than very most even just".split()  # noqa: SIM905
 )
 
 # group -> (pole A, pole B); each pole: regular expressions (lower-case text, matched on word boundaries).
@@ -90,25 +103,41 @@ _STOP = frozenset(
 GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "location": (
         (r"upper", r"above", r"top", r"(?:facing )?upwards?", r"facing up"),
-        (r"lower(?= (?:left|right|back|abdomen|belly|legs?|limbs?|part|half|body|side|arm|jaw|teeth|eyelid))",
-         r"below", r"bottom", r"beneath", r"(?:facing )?downwards?", r"facing down"),
+        (
+            r"lower(?= (?:left|right|back|abdomen|belly|legs?|limbs?|part|half|body|side|arm|jaw|teeth|eyelid))",
+            r"below",
+            r"bottom",
+            r"beneath",
+            r"(?:facing )?downwards?",
+            r"facing down",
+        ),
     ),
     "food": (
-        (r"with (?:your |a |some )?(?:food|meals?|snacks?|milk|breakfast|lunch|dinner|supper)",
-         r"(?:alongside|together with) (?:your |a )?(?:food|meals?|breakfast|lunch|dinner)", r"after eating",
-         r"with a (?:large |big |light )?meal", r"(?:a |your )?full stomach"),
-        (r"(?:on |with )?an empty stomach", r"without (?:any )?(?:food|meals?|eating)", r"fasting",
-         r"before eating"),
+        (
+            r"with (?:your |a |some )?(?:food|meals?|snacks?|milk|breakfast|lunch|dinner|supper)",
+            r"(?:alongside|together with) (?:your |a )?(?:food|meals?|breakfast|lunch|dinner)",
+            r"after eating",
+            r"with a (?:large |big |light )?meal",
+            r"(?:a |your )?full stomach",
+        ),
+        (r"(?:on |with )?an empty stomach", r"without (?:any )?(?:food|meals?|eating)", r"fasting", r"before eating"),
     ),
     "timing": (
-        (r"before(?= (?:\w+ ){0,3}?(?:meals?|food|breakfast|lunch|dinner|supper|eating|bed|bedtime|sleep|"
-         r"surgery|operations?|procedures?|exercise|treatment|bowel|sex|intercourse|travel|quit|flights?|"
-         r"vaccination|injections?|tests?|delivery|birth|pregnancy|conception))",
-         r"ahead of", r"prior to", r"in advance"),
-        (r"after(?= (?:\w+ ){0,3}?(?:meals?|food|breakfast|lunch|dinner|supper|eating|bed|bedtime|sleep|"
-         r"surgery|operations?|procedures?|exercise|treatment|bowel|sex|intercourse|travel|quit|flights?|"
-         r"vaccination|injections?|tests?|delivery|birth|pregnancy|conception))",
-         r"following", r"afterwards"),
+        (
+            r"before(?= (?:\w+ ){0,3}?(?:meals?|food|breakfast|lunch|dinner|supper|eating|bed|bedtime|sleep|"
+            r"surgery|operations?|procedures?|exercise|treatment|bowel|sex|intercourse|travel|quit|flights?|"
+            r"vaccination|injections?|tests?|delivery|birth|pregnancy|conception))",
+            r"ahead of",
+            r"prior to",
+            r"in advance",
+        ),
+        (
+            r"after(?= (?:\w+ ){0,3}?(?:meals?|food|breakfast|lunch|dinner|supper|eating|bed|bedtime|sleep|"
+            r"surgery|operations?|procedures?|exercise|treatment|bowel|sex|intercourse|travel|quit|flights?|"
+            r"vaccination|injections?|tests?|delivery|birth|pregnancy|conception))",
+            r"following",
+            r"afterwards",
+        ),
     ),
     "time_of_day": (
         (r"(?:in the )?mornings?", r"first thing", r"(?:early )?in the day", r"during the day", r"daytime"),
@@ -119,17 +148,55 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (r"apart", r"separately", r"spaced"),
     ),
     "frequency": (
-        (r"(?:very |most )?common(?:ly)?", r"often", r"frequent(?:ly)?", r"typical(?:ly)?",
-         r"most frequent", r"usual(?= (?:cause|culprit|side|symptom))", r"many people", r"widespread",
-         r"regularly", r"routinely", r"most people", r"in most cases", r"the majority"),
-        (r"rare(?:ly)?", r"seldom", r"uncommon(?:ly)?", r"unusual(?:ly)?", r"infrequent(?:ly)?",
-         r"occasional(?:ly)?", r"hardly ever", r"very few", r"a minority", r"in (?:a )?few cases"),
+        (
+            r"(?:very |most )?common(?:ly)?",
+            r"often",
+            r"frequent(?:ly)?",
+            r"typical(?:ly)?",
+            r"most frequent",
+            r"usual(?= (?:cause|culprit|side|symptom))",
+            r"many people",
+            r"widespread",
+            r"regularly",
+            r"routinely",
+            r"most people",
+            r"in most cases",
+            r"the majority",
+        ),
+        (
+            r"rare(?:ly)?",
+            r"seldom",
+            r"uncommon(?:ly)?",
+            r"unusual(?:ly)?",
+            r"infrequent(?:ly)?",
+            r"occasional(?:ly)?",
+            r"hardly ever",
+            r"very few",
+            r"a minority",
+            r"in (?:a )?few cases",
+        ),
     ),
     "severity": (
-        (r"mild(?:ly)?", r"minor", r"slight(?:ly)?", r"harmless", r"trivial", r"nothing to worry about",
-         r"insignificant", r"benign course"),
-        (r"severe(?:ly)?", r"serious(?:ly)?", r"major", r"life[- ]threatening", r"grave", r"fatal", r"deadly",
-         r"critical"),
+        (
+            r"mild(?:ly)?",
+            r"minor",
+            r"slight(?:ly)?",
+            r"harmless",
+            r"trivial",
+            r"nothing to worry about",
+            r"insignificant",
+            r"benign course",
+        ),
+        (
+            r"severe(?:ly)?",
+            r"serious(?:ly)?",
+            r"major",
+            r"life[- ]threatening",
+            r"grave",
+            r"fatal",
+            r"deadly",
+            r"critical",
+        ),
     ),
     "nature": (
         (r"benign", r"non[- ]?cancerous", r"non[- ]?malignant"),
@@ -157,33 +224,98 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "bound": (
         (r"at least", r"a minimum of", r"no less than", r"or (?:more|longer)"),
-        (r"at most", r"no more than", r"not more than", r"a maximum of", r"up to", r"or (?:less|fewer)",
-         r"no longer than", r"not longer than"),
+        (
+            r"at most",
+            r"no more than",
+            r"not more than",
+            r"a maximum of",
+            r"up to",
+            r"or (?:less|fewer)",
+            r"no longer than",
+            r"not longer than",
+        ),
     ),
     "laterality": (
-        (r"one side", r"one (?:eye|ear|leg|arm|hand|foot|kidney|lung)", r"unilateral(?:ly)?", r"affected (?:eye|ear|side)"),
+        (
+            r"one side",
+            r"one (?:eye|ear|leg|arm|hand|foot|kidney|lung)",
+            r"unilateral(?:ly)?",
+            r"affected (?:eye|ear|side)",
+        ),
         (r"both (?:sides|eyes|ears|legs|arms|hands|feet|kidneys|lungs)", r"bilateral(?:ly)?"),
     ),
     "chronicity": (
-        (r"short[- ]term", r"temporary", r"temporarily", r"brief(?:ly)?", r"fleeting", r"transient",
-         r"short[- ]lived", r"self[- ]limit(?:ed|ing)", r"for a while", r"resolves?", r"resolved", r"goes away",
-         r"go away", r"disappears?", r"clears? up", r"settles?"),
-        (r"long[- ]term", r"permanent(?:ly)?", r"long stretches", r"lasting", r"long[- ]lasting", r"persistent",
-         r"persists?", r"prolonged", r"chronic", r"lifelong", r"(?:for )?months on end", r"for (?:many )?(?:months|years)"),
+        (
+            r"short[- ]term",
+            r"temporary",
+            r"temporarily",
+            r"brief(?:ly)?",
+            r"fleeting",
+            r"transient",
+            r"short[- ]lived",
+            r"self[- ]limit(?:ed|ing)",
+            r"for a while",
+            r"resolves?",
+            r"resolved",
+            r"goes away",
+            r"go away",
+            r"disappears?",
+            r"clears? up",
+            r"settles?",
+        ),
+        (
+            r"long[- ]term",
+            r"permanent(?:ly)?",
+            r"long stretches",
+            r"lasting",
+            r"long[- ]lasting",
+            r"persistent",
+            r"persists?",
+            r"prolonged",
+            r"chronic",
+            r"lifelong",
+            r"(?:for )?months on end",
+            r"for (?:many )?(?:months|years)",
+        ),
     ),
     "course": (
         (r"better", r"improves?", r"improved", r"improving", r"eases?", r"relie(?:ve|ves|ved|f)", r"heal(?:s|ed)?"),
-        (r"worse", r"worsens?", r"worsening", r"worsened", r"deteriorates?", r"deteriorating", r"aggravates?",
-         r"aggravated", r"exacerbates?"),
+        (
+            r"worse",
+            r"worsens?",
+            r"worsening",
+            r"worsened",
+            r"deteriorates?",
+            r"deteriorating",
+            r"aggravates?",
+            r"aggravated",
+            r"exacerbates?",
+        ),
     ),
     "causation": (
-        (r"caus(?:e|es|ed|ing)", r"trigger(?:s|ed|ing)?", r"lead(?:s|ing)? to", r"led to", r"result(?:s|ed)? in",
-         r"induc(?:e|es|ed|ing)", r"provok(?:e|es|ed|ing)", r"bring(?:s)? on", r"brought on"),
+        (
+            r"caus(?:e|es|ed|ing)",
+            r"trigger(?:s|ed|ing)?",
+            r"lead(?:s|ing)? to",
+            r"led to",
+            r"result(?:s|ed)? in",
+            r"induc(?:e|es|ed|ing)",
+            r"provok(?:e|es|ed|ing)",
+            r"bring(?:s)? on",
+            r"brought on",
+        ),
         (r"prevent(?:s|ed|ing)?", r"protect(?:s|ed|ing)? against", r"ward(?:s)? off", r"guard(?:s)? against"),
     ),
     "contagion": (
-        (r"contagious", r"infectious", r"transmissible", r"catching", r"spread(?:s|ing)? (?:\w+ ){0,2}?(?:between|"
-         r"from person|to others|to other people)", r"pass(?:es|ed)? (?:\w+ ){0,2}?between"),
+        (
+            r"contagious",
+            r"infectious",
+            r"transmissible",
+            r"catching",
+            r"spread(?:s|ing)? (?:\w+ ){0,2}?(?:between|"
+            r"from person|to others|to other people)",
+            r"pass(?:es|ed)? (?:\w+ ){0,2}?between",
+        ),
         (r"non[- ]?contagious", r"non[- ]?infectious"),
     ),
     "symptoms": (
@@ -211,34 +343,138 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (r"different(?:ly)?", r"differ(?:s)?", r"distinct"),
     ),
     "speed": (
-        (r"fast(?:er)?", r"quick(?:ly|er)?", r"rapid(?:ly)?", r"sudden(?:ly)?", r"abrupt(?:ly)?",
-         r"within (?:a few |the first )?(?:minutes|hours|days?)", r"straight away", r"immediately", r"right away",
-         r"promptly", r"at once", r"soon", r"early", r"earlier"),
-        (r"slow(?:ly|er)?", r"gradual(?:ly)?", r"step by step", r"taper(?:ing|ed)?", r"over (?:many )?years",
-         r"over (?:several )?(?:weeks|months)", r"later", r"late", r"delay(?:s|ed)?", r"eventually"),
+        (
+            r"fast(?:er)?",
+            r"quick(?:ly|er)?",
+            r"rapid(?:ly)?",
+            r"sudden(?:ly)?",
+            r"abrupt(?:ly)?",
+            r"within (?:a few |the first )?(?:minutes|hours|days?)",
+            r"straight away",
+            r"immediately",
+            r"right away",
+            r"promptly",
+            r"at once",
+            r"soon",
+            r"early",
+            r"earlier",
+        ),
+        (
+            r"slow(?:ly|er)?",
+            r"gradual(?:ly)?",
+            r"step by step",
+            r"taper(?:ing|ed)?",
+            r"over (?:many )?years",
+            r"over (?:several )?(?:weeks|months)",
+            r"later",
+            r"late",
+            r"delay(?:s|ed)?",
+            r"eventually",
+        ),
     ),
     "direction": (
-        (r"increas(?:e|es|ed|ing)", r"rais(?:e|es|ed|ing)", r"boost(?:s|ed|ing)?", r"elevat(?:e|es|ed|ing)",
-         r"enhanc(?:e|es|ed|ing)", r"push(?:es|ed|ing)? (?:\w+ ){0,3}?up", r"higher", r"greater", r"stronger",
-         r"more", r"rises?", r"rising", r"rose", r"amplif(?:y|ies|ied)", r"intensif(?:y|ies|ied)",
-         r"promot(?:e|es|ed|ing)", r"stimulat(?:e|es|ed|ing)",
-         r"doubl(?:e|es|ed|ing)", r"gain(?:s|ed)?", r"growth", r"speed(?:s|ed)? up", r"accelerat(?:e|es|ed|ing)",
-         r"heighten(?:s|ed|ing)?", r"potentiat(?:e|es|ed|ing)", r"go(?:es)? up", r"went up", r"climb(?:s|ed|ing)?",
-         r"broad(?:er|en|ens|ened)", r"wid(?:er|en|ens|ened)", r"expand(?:s|ed|ing)?", r"more likely", r"grow(?:s|n)?"),
-        (r"decreas(?:e|es|ed|ing)", r"lower(?:s|ed|ing)?", r"reduc(?:e|es|ed|ing)", r"bring(?:s|ing)? (?:\w+ ){0,3}?down",
-         r"brought (?:\w+ ){0,3}?down", r"cut(?:s|ting)? (?:by|back)", r"cut(?:s|ting)? (?:\w+ ){0,2}?down", r"dampen(?:s|ed|ing)?",
-         r"impair(?:s|ed|ing)?", r"diminish(?:es|ed|ing)?", r"less", r"fewer", r"weaker", r"weaken(?:s|ed|ing)?",
-         r"suppress(?:es|ed|ing)?", r"inhibit(?:s|ed|ing)?", r"drops?", r"dropped", r"falls?", r"fell",
-         r"declines?", r"minimi[sz]e[sd]?", r"hinders?", r"hindered", r"interfer(?:e|es|ed|ing)", r"counteracts?",
-         r"limits?", r"limited", r"limiting", r"loss", r"los(?:e|es|ing)", r"halv(?:e|es|ed|ing)",
-         r"slow(?:s|ed|ing)? down", r"narrow(?:s|ed|ing|er)?", r"shrink(?:s|ing)?", r"shrank", r"go(?:es)? down",
-         r"went down", r"less likely", r"alleviat(?:e|es|ed|ing)", r"lessen(?:s|ed|ing)?"),
+        (
+            r"increas(?:e|es|ed|ing)",
+            r"rais(?:e|es|ed|ing)",
+            r"boost(?:s|ed|ing)?",
+            r"elevat(?:e|es|ed|ing)",
+            r"enhanc(?:e|es|ed|ing)",
+            r"push(?:es|ed|ing)? (?:\w+ ){0,3}?up",
+            r"higher",
+            r"greater",
+            r"stronger",
+            r"more",
+            r"rises?",
+            r"rising",
+            r"rose",
+            r"amplif(?:y|ies|ied)",
+            r"intensif(?:y|ies|ied)",
+            r"promot(?:e|es|ed|ing)",
+            r"stimulat(?:e|es|ed|ing)",
+            r"doubl(?:e|es|ed|ing)",
+            r"gain(?:s|ed)?",
+            r"growth",
+            r"speed(?:s|ed)? up",
+            r"accelerat(?:e|es|ed|ing)",
+            r"heighten(?:s|ed|ing)?",
+            r"potentiat(?:e|es|ed|ing)",
+            r"go(?:es)? up",
+            r"went up",
+            r"climb(?:s|ed|ing)?",
+            r"broad(?:er|en|ens|ened)",
+            r"wid(?:er|en|ens|ened)",
+            r"expand(?:s|ed|ing)?",
+            r"more likely",
+            r"grow(?:s|n)?",
+        ),
+        (
+            r"decreas(?:e|es|ed|ing)",
+            r"lower(?:s|ed|ing)?",
+            r"reduc(?:e|es|ed|ing)",
+            r"bring(?:s|ing)? (?:\w+ ){0,3}?down",
+            r"brought (?:\w+ ){0,3}?down",
+            r"cut(?:s|ting)? (?:by|back)",
+            r"cut(?:s|ting)? (?:\w+ ){0,2}?down",
+            r"dampen(?:s|ed|ing)?",
+            r"impair(?:s|ed|ing)?",
+            r"diminish(?:es|ed|ing)?",
+            r"less",
+            r"fewer",
+            r"weaker",
+            r"weaken(?:s|ed|ing)?",
+            r"suppress(?:es|ed|ing)?",
+            r"inhibit(?:s|ed|ing)?",
+            r"drops?",
+            r"dropped",
+            r"falls?",
+            r"fell",
+            r"declines?",
+            r"minimi[sz]e[sd]?",
+            r"hinders?",
+            r"hindered",
+            r"interfer(?:e|es|ed|ing)",
+            r"counteracts?",
+            r"limits?",
+            r"limited",
+            r"limiting",
+            r"loss",
+            r"los(?:e|es|ing)",
+            r"halv(?:e|es|ed|ing)",
+            r"slow(?:s|ed|ing)? down",
+            r"narrow(?:s|ed|ing|er)?",
+            r"shrink(?:s|ing)?",
+            r"shrank",
+            r"go(?:es)? down",
+            r"went down",
+            r"less likely",
+            r"alleviat(?:e|es|ed|ing)",
+            r"lessen(?:s|ed|ing)?",
+        ),
     ),
     "amount": (
-        (r"high(?:est)?", r"plenty", r"lots", r"large", r"excess(?:ive)?", r"maximum", r"heavy", r"too (?:much|many)",
-         r"thick", r"generous"),
-        (r"low(?:est)?", r"trace", r"small", r"minimal", r"minimum", r"little", r"light", r"too (?:little|few)",
-         r"thin"),
+        (
+            r"high(?:est)?",
+            r"plenty",
+            r"lots",
+            r"large",
+            r"excess(?:ive)?",
+            r"maximum",
+            r"heavy",
+            r"too (?:much|many)",
+            r"thick",
+            r"generous",
+        ),
+        (
+            r"low(?:est)?",
+            r"trace",
+            r"small",
+            r"minimal",
+            r"minimum",
+            r"little",
+            r"light",
+            r"too (?:little|few)",
+            r"thin",
+        ),
     ),
     "position": (
         (r"upright", r"sitting(?: up)?", r"standing", r"sit (?:down|up)", r"stand up", r"seated"),
@@ -249,16 +485,48 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (r"dangerous", r"unsafe", r"harmful", r"hazardous", r"risky", r"toxic", r"unsafe"),
     ),
     "efficacy": (
-        (r"effective", r"works?", r"helpful", r"useful", r"beneficial", r"of benefit", r"cur(?:e|es|ed)",
-         r"efficacious"),
-        (r"ineffective", r"fail(?:s|ed)?", r"useless", r"no benefit", r"no effect", r"does little", r"do little",
-         r"inconclusive"),
+        (
+            r"effective",
+            r"works?",
+            r"helpful",
+            r"useful",
+            r"beneficial",
+            r"of benefit",
+            r"cur(?:e|es|ed)",
+            r"efficacious",
+        ),
+        (
+            r"ineffective",
+            r"fail(?:s|ed)?",
+            r"useless",
+            r"no benefit",
+            r"no effect",
+            r"does little",
+            r"do little",
+            r"inconclusive",
+        ),
     ),
     "rank": (
-        (r"first[- ]line", r"first choice", r"treatment of choice", r"preferred", r"standard treatment",
-         r"first step", r"initial treatment", r"mainstay"),
-        (r"last resort", r"last[- ]line", r"second[- ]line", r"third[- ]line", r"reserved", r"only be considered",
-         r"kept for", r"held in reserve"),
+        (
+            r"first[- ]line",
+            r"first choice",
+            r"treatment of choice",
+            r"preferred",
+            r"standard treatment",
+            r"first step",
+            r"initial treatment",
+            r"mainstay",
+        ),
+        (
+            r"last resort",
+            r"last[- ]line",
+            r"second[- ]line",
+            r"third[- ]line",
+            r"reserved",
+            r"only be considered",
+            r"kept for",
+            r"held in reserve",
+        ),
     ),
     "setting": (
         (r"(?:at|from) home", r"self[- ]care"),
@@ -269,37 +537,119 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (r"over[- ]the[- ]counter", r"otc", r"without (?:a )?prescription"),
     ),
     "action": (
-        (r"tak(?:e|es|en|ing)", r"took", r"use", r"uses", r"using", r"continu(?:e|es|ed|ing)", r"keep(?:s|ing)? (?:on )?(?:taking|using)",
-         r"carr(?:y|ies|ying) on", r"(?:get|be|been|are|is) vaccinated", r"receiv(?:e|es|ed|ing)",
-         r"give", r"gives", r"giving", r"given", r"recommend(?:s|ed)?", r"advis(?:e|es|ed)", r"approved",
-         r"encouraged", r"suggested", r"indicated", r"allowed", r"report(?:s|ed)?", r"(?:be )?evaluated",
-         r"(?:be )?checked"),
-        (r"avoid(?:s|ed|ing)?", r"stop(?:s|ped|ping)?", r"(?:advis|recommend|warn)(?:s|es|ed|ing)? against", r"skip(?:s|ped|ping)?", r"quit(?:s|ting)?",
-         r"discontinu(?:e|es|ed|ing)", r"refrain(?:s|ed|ing)?(?: from)?", r"contraindicated",
-         r"discouraged", r"withh(?:old|olds|eld|olding)", r"stay(?:ing)? (?:off|away from)",
-         r"steer clear of", r"paus(?:e|es|ed|ing)", r"hold(?:ing)?(?= (?:it|them|\w+ for))", r"ignor(?:e|es|ed|ing)",
-         r"cease", r"halt", r"prohibited", r"forbidden", r"banned", r"not allowed"),
+        (
+            r"tak(?:e|es|en|ing)",
+            r"took",
+            r"use",
+            r"uses",
+            r"using",
+            r"continu(?:e|es|ed|ing)",
+            r"keep(?:s|ing)? (?:on )?(?:taking|using)",
+            r"carr(?:y|ies|ying) on",
+            r"(?:get|be|been|are|is) vaccinated",
+            r"receiv(?:e|es|ed|ing)",
+            r"give",
+            r"gives",
+            r"giving",
+            r"given",
+            r"recommend(?:s|ed)?",
+            r"advis(?:e|es|ed)",
+            r"approved",
+            r"encouraged",
+            r"suggested",
+            r"indicated",
+            r"allowed",
+            r"report(?:s|ed)?",
+            r"(?:be )?evaluated",
+            r"(?:be )?checked",
+        ),
+        (
+            r"avoid(?:s|ed|ing)?",
+            r"stop(?:s|ped|ping)?",
+            r"(?:advis|recommend|warn)(?:s|es|ed|ing)? against",
+            r"skip(?:s|ped|ping)?",
+            r"quit(?:s|ting)?",
+            r"discontinu(?:e|es|ed|ing)",
+            r"refrain(?:s|ed|ing)?(?: from)?",
+            r"contraindicated",
+            r"discouraged",
+            r"withh(?:old|olds|eld|olding)",
+            r"stay(?:ing)? (?:off|away from)",
+            r"steer clear of",
+            r"paus(?:e|es|ed|ing)",
+            r"hold(?:ing)?(?= (?:it|them|\w+ for))",
+            r"ignor(?:e|es|ed|ing)",
+            r"cease",
+            r"halt",
+            r"prohibited",
+            r"forbidden",
+            r"banned",
+            r"not allowed",
+        ),
     ),
 }
 
 NEGATION_TRIGGERS = (
-    r"not", r"no", r"never", r"cannot", r"\w*n't", r"nor", r"neither", r"none", r"nothing", r"no longer",
-    r"lack(?:s|ing)?(?: of)?", r"absence of", r"free of",
-    r"missing", r"unable to", r"fails? to",
+    r"not",
+    r"no",
+    r"never",
+    r"cannot",
+    r"\w*n't",
+    r"nor",
+    r"neither",
+    r"none",
+    r"nothing",
+    r"no longer",
+    r"lack(?:s|ing)?(?: of)?",
+    r"absence of",
+    r"free of",
+    r"missing",
+    r"unable to",
+    r"fails? to",
 )
 # Triggers that negate what they scope over but, scoping over no polarity term, do not make the sentence negated:
 # "better for a cold rather than allergies", "instead of driving yourself", "without a clear order".
 WEAK_NEGATION_TRIGGERS = (r"instead of", r"rather than", r"without")
 HYPOTHETICAL_TRIGGERS = (r"if", r"in case", r"unless", r"should you", r"whether", r"in the event")
 PSEUDO_TRIGGERS = (
-    r"not only", r"not just", r"no doubt", r"with or without", r"whether or not",
-    r"if not", r"no matter", r"not certain whether",
+    r"not only",
+    r"not just",
+    r"no doubt",
+    r"with or without",
+    r"whether or not",
+    r"if not",
+    r"no matter",
+    r"not certain whether",
 )
 TERMINATORS = (
-    r"but", r"however", r"although", r"though", r"yet", r"except", r"whereas", r"while", r"which", r"who",
-    r"because", r"since", r"so", r"as", r"then", r"until", r"otherwise", r"instead", r"when", r"whilst", r"once",
-    r"after", r"before", r"during", r"if", r"unless",
-    r"or(?= (?:the|if|when|it|you|they|a|an|in)\b)", r"and(?= (?:the|it|you|they|your|should|must|is|are|can)\b)",
+    r"but",
+    r"however",
+    r"although",
+    r"though",
+    r"yet",
+    r"except",
+    r"whereas",
+    r"while",
+    r"which",
+    r"who",
+    r"because",
+    r"since",
+    r"so",
+    r"as",
+    r"then",
+    r"until",
+    r"otherwise",
+    r"instead",
+    r"when",
+    r"whilst",
+    r"once",
+    r"after",
+    r"before",
+    r"during",
+    r"if",
+    r"unless",
+    r"or(?= (?:the|if|when|it|you|they|a|an|in)\b)",
+    r"and(?= (?:the|it|you|they|your|should|must|is|are|can)\b)",
 )
 _GOVERNING = re.compile(r"avoid|stop|skip|quit|discontinu|refrain|steer|stay")
 _SUBJECTS = frozenset(["you", "they", "we", "i", "he", "she", "it", "are", "is", "be", "being", "still", "also"])
@@ -321,8 +671,10 @@ _PSEUDO = _alternation(PSEUDO_TRIGGERS)
 _TERMINATOR = _alternation(TERMINATORS)
 _TOKEN = re.compile(r"[\w'’-]+|[^\w\s]")
 # A disjunction of the two poles of a group ("with or without food") holds both.
-_DISJUNCTION = re.compile(r"(?<![\w-])with or (?:just |shortly )?(?:without|after)(?: (?:a |any )?(?:food|meals?))?"
-                          r"(?![\w-])")
+_DISJUNCTION = re.compile(
+    r"(?<![\w-])with or (?:just |shortly )?(?:without|after)(?: (?:a |any )?(?:food|meals?))?"
+    r"(?![\w-])"
+)
 
 
 @dataclass
@@ -362,7 +714,7 @@ def _spans(text: str) -> list[tuple[int, int]]:
 
 
 def _token_at(spans: list[tuple[int, int]], char: int) -> int:
-    for i, (start, end) in enumerate(spans):
+    for i, (_, end) in enumerate(spans):
         if end > char:
             return i
     return len(spans)
@@ -386,7 +738,7 @@ def read(sentence: str) -> Reading:
     taken = [False] * len(text)
 
     def claim(m: re.Match[str]) -> bool:
-        if any(taken[m.start():m.end()]):
+        if any(taken[m.start() : m.end()]):
             return False
         for i in range(m.start(), m.end()):
             taken[i] = True
@@ -416,14 +768,17 @@ def read(sentence: str) -> Reading:
                 reading.triggers.append(m.group())
     # The longest term wins where terms overlap ("advises against" over "advises"); on equal length, the group
     # listed first ("lower right": location, not direction).
-    found = [(m, rank, group, pole) for rank, (group, pole, pattern) in enumerate(_POLES) for m in pattern.finditer(text)]
+    found = [
+        (m, rank, group, pole) for rank, (group, pole, pattern) in enumerate(_POLES) for m in pattern.finditer(text)
+    ]
     for m, _, group, pole in sorted(found, key=lambda x: (x[0].start() - x[0].end(), x[1], x[0].start())):
         if claim(m):
             reading.terms.append(Term(MERGE.get(group, group), pole, m.group(), _token_at(spans, m.start())))
     reading.terms.sort(key=lambda t: t.start)
+
     # "while using colchicine", "when taking it": a circumstance, not an instruction to take or use.
     def circumstance(t: Term) -> bool:
-        before = [w for w in tokens[max(0, t.start - 3):t.start] if w not in _SUBJECTS]
+        before = [w for w in tokens[max(0, t.start - 3) : t.start] if w not in _SUBJECTS]
         return bool(before) and before[-1] in _CIRCUMSTANCE
 
     reading.terms = [t for t in reading.terms if not (t.group == "action" and t.pole == 0 and circumstance(t))]
@@ -437,9 +792,15 @@ def read(sentence: str) -> Reading:
         kept.append(t)
     reading.terms = kept
     # "avoid dry air", "prevent dehydration": an avoid-word negates the evaluative term it governs (moist air).
-    for a, b in zip(reading.terms, reading.terms[1:]):
-        if (a.group == "action" and a.pole == 1 and _GOVERNING.match(a.text) and b.group not in NOT_NEGATED
-                and b.group != "action" and b.start - a.start <= 3):
+    for a, b in zip(reading.terms, reading.terms[1:], strict=False):
+        if (
+            a.group == "action"
+            and a.pole == 1
+            and _GOVERNING.match(a.text)
+            and b.group not in NOT_NEGATED
+            and b.group != "action"
+            and b.start - a.start <= 3
+        ):
             b.flipped = not b.flipped
             b.pole ^= 1
     for kind, first, end in sorted(triggers, key=lambda x: x[1]):
@@ -464,9 +825,11 @@ def read(sentence: str) -> Reading:
             reading.negated = True
     # Each term's context: the content words around it, which tie it to what it qualifies.
     inside_terms = {i for t in reading.terms for i in range(t.start, t.start + len(_TOKEN.findall(t.text)))}
-    reading.content = frozenset(_stem(w) for i, w in enumerate(tokens)
-                                if i not in inside_terms and w[:1].isalpha() and w not in _STOP
-                                and not _NEGATION.fullmatch(w)) | {f"<{t.group}>" for t in reading.terms}
+    reading.content = frozenset(
+        _stem(w)
+        for i, w in enumerate(tokens)
+        if i not in inside_terms and w[:1].isalpha() and w not in _STOP and not _NEGATION.fullmatch(w)
+    ) | {f"<{t.group}>" for t in reading.terms}
     for t in reading.terms:
         end = t.start + len(_TOKEN.findall(t.text))
         lo, hi = max(0, t.start - ANCHOR_WINDOW), min(len(tokens), end + ANCHOR_WINDOW)
@@ -479,9 +842,14 @@ def read(sentence: str) -> Reading:
                 if i in boundary or _CLAUSE_PUNCT.fullmatch(tokens[i]):
                     hi = i
                     break
-        t.context = frozenset(_stem(tokens[i]) for i in range(lo, hi)
-                              if i not in inside_terms and tokens[i][:1].isalpha() and tokens[i] not in _STOP
-                              and not _NEGATION.fullmatch(tokens[i]))
+        t.context = frozenset(
+            _stem(tokens[i])
+            for i in range(lo, hi)
+            if i not in inside_terms
+            and tokens[i][:1].isalpha()
+            and tokens[i] not in _STOP
+            and not _NEGATION.fullmatch(tokens[i])
+        )
     return reading
 
 
@@ -518,8 +886,14 @@ def oppositions(claim: Reading, sentence: Reading) -> list[Opposition]:
         if pair is not None:
             ct, st = pair
             by_negation = ct.flipped != st.flipped and ct.text == st.text
-            out.append(Opposition(group, ("not " if ct.flipped else "") + ct.text,
-                                  ("not " if st.flipped else "") + st.text, by_negation))
+            out.append(
+                Opposition(
+                    group,
+                    ("not " if ct.flipped else "") + ct.text,
+                    ("not " if st.flipped else "") + st.text,
+                    by_negation,
+                )
+            )
     return out
 
 
@@ -532,9 +906,16 @@ def match(claim: Reading, sentence: Reading) -> float:
 def _aligned(a: Reading, b: Reading, group: str) -> tuple[Term, Term] | None:
     """Pair the group's terms of ``a`` and ``b`` one to one, the pairs sharing most context words first (on a
     tie, a pair of the same pole first): the first pair that shares context and holds opposite poles, if any."""
-    pairs = sorted(((len(t.context & u.context), t.pole == u.pole, i, j, t, u)
-                    for i, t in enumerate(a.terms) if t.group == group
-                    for j, u in enumerate(b.terms) if u.group == group), key=lambda x: (-x[0], not x[1], x[2], x[3]))
+    pairs = sorted(
+        (
+            (len(t.context & u.context), t.pole == u.pole, i, j, t, u)
+            for i, t in enumerate(a.terms)
+            if t.group == group
+            for j, u in enumerate(b.terms)
+            if u.group == group
+        ),
+        key=lambda x: (-x[0], not x[1], x[2], x[3]),
+    )
     used_a: set[int] = set()
     used_b: set[int] = set()
     for overlap, same, i, j, t, u in pairs:
@@ -557,8 +938,11 @@ def negation_differs(claim: Reading, sentence: Reading) -> bool:
 
     if negated_against(claim, sentence) != negated_against(sentence, claim):
         return True
-    return claim.hypothetical and sentence.hypothetical and (
-        negated_against(claim, sentence, hypothetical=True) != negated_against(sentence, claim, hypothetical=True))
+    return (
+        claim.hypothetical
+        and sentence.hypothetical
+        and (negated_against(claim, sentence, hypothetical=True) != negated_against(sentence, claim, hypothetical=True))
+    )
 
 
 def negated_against(a: Reading, b: Reading, *, hypothetical: bool = False) -> bool:
@@ -570,8 +954,13 @@ def negated_against(a: Reading, b: Reading, *, hypothetical: bool = False) -> bo
     # "Avoid alcohol" against "Do not drink alcohol": an avoid-word is the negation when the other side has no
     # action term to compare it with.
     return "action" not in groups and any(
-        t.group == "action" and t.pole == 1 and not t.flipped and t.hypothetical == hypothetical
-        and _GOVERNING.match(t.text) for t in a.terms)
+        t.group == "action"
+        and t.pole == 1
+        and not t.flipped
+        and t.hypothetical == hypothetical
+        and _GOVERNING.match(t.text)
+        for t in a.terms
+    )
 
 
 @lru_cache(maxsize=4096)

@@ -23,26 +23,48 @@ from scoring.metrics import polarity as P
 NATURAL = Path(__file__).parent / "data" / "natural_contradictions.jsonl"
 
 
-@pytest.mark.parametrize(("claim", "evidence", "group"), [
-    ("Take omeprazole 30 minutes after breakfast.", "Take omeprazole 30 minutes before breakfast.", "timing"),
-    ("Decrease your insulin dose when you exercise.", "Increase your insulin dose when you exercise.", "direction"),
-    ("Carbohydrates lower blood sugar levels.", "Carbohydrates raise blood sugar levels.", "direction"),
-    ("Stop the blood thinner before the dental procedure.", "Continue the blood thinner before the dental procedure.",
-     "action"),
-    ("Folic acid is contraindicated in pregnancy.", "Folic acid is recommended in pregnancy.", "action"),
-    ("It is dangerous to drive after taking this medicine.", "It is safe to drive after taking this medicine.",
-     "safety"),
-    ("A dry cough is a rare side effect of ramipril.", "A dry cough is a common side effect of ramipril.",
-     "frequency"),
-    ("Take the tablets on an empty stomach.", "Take the tablets with food.", "food"),
-    ("Take simvastatin in the morning.", "Take simvastatin in the evening.", "time_of_day"),
-    ("The pain is usually felt in the lower abdomen.", "The pain is usually felt in the upper abdomen.", "location"),
-    ("Most moles are malignant growths of the skin.", "Most moles are benign growths of the skin.", "nature"),
-    ("Muscle relaxants are prescribed for long-term relief of back pain.",
-     "Muscle relaxants are prescribed for short-term relief of back pain.", "chronicity"),
-    ("Lactic acidosis is a mild side effect of metformin.", "Lactic acidosis is a serious side effect of metformin.",
-     "severity"),
-])
+@pytest.mark.parametrize(
+    ("claim", "evidence", "group"),
+    [
+        ("Take omeprazole 30 minutes after breakfast.", "Take omeprazole 30 minutes before breakfast.", "timing"),
+        ("Decrease your insulin dose when you exercise.", "Increase your insulin dose when you exercise.", "direction"),
+        ("Carbohydrates lower blood sugar levels.", "Carbohydrates raise blood sugar levels.", "direction"),
+        (
+            "Stop the blood thinner before the dental procedure.",
+            "Continue the blood thinner before the dental procedure.",
+            "action",
+        ),
+        ("Folic acid is contraindicated in pregnancy.", "Folic acid is recommended in pregnancy.", "action"),
+        (
+            "It is dangerous to drive after taking this medicine.",
+            "It is safe to drive after taking this medicine.",
+            "safety",
+        ),
+        (
+            "A dry cough is a rare side effect of ramipril.",
+            "A dry cough is a common side effect of ramipril.",
+            "frequency",
+        ),
+        ("Take the tablets on an empty stomach.", "Take the tablets with food.", "food"),
+        ("Take simvastatin in the morning.", "Take simvastatin in the evening.", "time_of_day"),
+        (
+            "The pain is usually felt in the lower abdomen.",
+            "The pain is usually felt in the upper abdomen.",
+            "location",
+        ),
+        ("Most moles are malignant growths of the skin.", "Most moles are benign growths of the skin.", "nature"),
+        (
+            "Muscle relaxants are prescribed for long-term relief of back pain.",
+            "Muscle relaxants are prescribed for short-term relief of back pain.",
+            "chronicity",
+        ),
+        (
+            "Lactic acidosis is a mild side effect of metformin.",
+            "Lactic acidosis is a serious side effect of metformin.",
+            "severity",
+        ),
+    ],
+)
 def test_each_kind_of_reversal_is_a_polarity_mismatch(claim, evidence, group):
     found = C.mismatches(claim, evidence)
     assert [m.kind for m in found] == ["polarity"], found
@@ -50,32 +72,44 @@ def test_each_kind_of_reversal_is_a_polarity_mismatch(claim, evidence, group):
     assert C.mismatches(evidence, evidence) == []
 
 
-@pytest.mark.parametrize(("claim", "evidence"), [
-    # Synonyms on the same side of a group.
-    ("Carbohydrates can increase blood sugar levels.", "Carbohydrates can raise blood sugar levels."),
-    ("Cutting down on salt brings blood pressure down.", "Eating less salt lowers blood pressure."),
-    ("Omeprazole is taken half an hour ahead of breakfast.", "Take omeprazole 30 minutes before breakfast."),
-    # Implicit negatives against a negated opposite: "seldom" is "not commonly", "skip" is "do not take".
-    ("Esophagitis seldom causes neck muscle stiffness when swallowing.",
-     "Neck muscle stiffness while swallowing is not commonly associated with esophagitis."),
-    ("Skip the missed dose.", "Do not take the missed dose."),
-    ("Stay off alcohol while you take it.", "Do not drink alcohol while you take it."),
-    ("Avoid alcohol while taking it.", "Do not drink alcohol while taking it."),
-    ("After long-term use the dose is lowered step by step instead of stopping suddenly.",
-     "Do not stop taking it suddenly after long-term use; your doctor will reduce the dose gradually."),
-    # Both antonyms kept, each about the same thing as in the evidence.
-    ("Creatinine that is high in the blood and low in urine may indicate kidney problems.",
-     "Creatinine levels that are high in the blood and low in urine may indicate kidney problems."),
-])
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # Synonyms on the same side of a group.
+        ("Carbohydrates can increase blood sugar levels.", "Carbohydrates can raise blood sugar levels."),
+        ("Cutting down on salt brings blood pressure down.", "Eating less salt lowers blood pressure."),
+        ("Omeprazole is taken half an hour ahead of breakfast.", "Take omeprazole 30 minutes before breakfast."),
+        # Implicit negatives against a negated opposite: "seldom" is "not commonly", "skip" is "do not take".
+        (
+            "Esophagitis seldom causes neck muscle stiffness when swallowing.",
+            "Neck muscle stiffness while swallowing is not commonly associated with esophagitis.",
+        ),
+        ("Skip the missed dose.", "Do not take the missed dose."),
+        ("Stay off alcohol while you take it.", "Do not drink alcohol while you take it."),
+        ("Avoid alcohol while taking it.", "Do not drink alcohol while taking it."),
+        (
+            "After long-term use the dose is lowered step by step instead of stopping suddenly.",
+            "Do not stop taking it suddenly after long-term use; your doctor will reduce the dose gradually.",
+        ),
+        # Both antonyms kept, each about the same thing as in the evidence.
+        (
+            "Creatinine that is high in the blood and low in urine may indicate kidney problems.",
+            "Creatinine levels that are high in the blood and low in urine may indicate kidney problems.",
+        ),
+    ],
+)
 def test_paraphrases_are_not_contradictions(claim, evidence):
     assert C.mismatches(claim, evidence) == []
 
 
-@pytest.mark.parametrize("claim", [
-    "You can take amoxicillin with food.",
-    "You can take amoxicillin with your meals.",
-    "You can take amoxicillin on an empty stomach.",
-])
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "You can take amoxicillin with food.",
+        "You can take amoxicillin with your meals.",
+        "You can take amoxicillin on an empty stomach.",
+    ],
+)
 def test_with_or_without_food_is_compatible_with_either(claim):
     # A disjunction of both poles holds both: it contradicts neither "with food" nor "on an empty stomach".
     evidence = "You can take amoxicillin with or without food."
@@ -113,15 +147,17 @@ def test_a_negation_with_no_term_in_scope_is_the_sentences_negation():
     reading = P.read("Do not drive yourself to hospital.")
     assert reading.negated and [(t.group, t.flipped) for t in reading.terms] == [("setting", False)]
     assert [m.kind for m in C.mismatches("Drive yourself to hospital.", "Do not drive yourself to hospital.")] == [
-        "negation"]
+        "negation"
+    ]
 
 
 def test_hypothetical_scope_is_compared_only_with_a_hypothetical():
     reading = P.read("Call your doctor if you cannot sleep.")
     assert reading.hypothetical and reading.negated_hypothetical and not reading.negated
     # Both conditional: the condition's negation differs.
-    assert [m.kind for m in C.mismatches("Call your doctor if you cannot sleep.",
-                                         "Call your doctor if you can sleep.")] == ["negation"]
+    assert [
+        m.kind for m in C.mismatches("Call your doctor if you cannot sleep.", "Call your doctor if you can sleep.")
+    ] == ["negation"]
     # A negation inside "if ..." does not negate the instruction itself.
     assert C.mismatches("Call your doctor if you cannot sleep.", "Call your doctor.") == []
 
@@ -134,8 +170,10 @@ def test_the_worked_example_keeps_its_negation_kind():
 
 def test_the_backends_call_a_reversed_instruction_contradicted():
     backend = get_backend("lexical")
-    (j,) = backend.supports(["Take omeprazole 30 minutes after breakfast."],
-                            ["Take omeprazole 30 minutes before breakfast. It reduces stomach acid."])
+    (j,) = backend.supports(
+        ["Take omeprazole 30 minutes after breakfast."],
+        ["Take omeprazole 30 minutes before breakfast. It reduces stomach acid."],
+    )
     assert (j.verdict, j.label) == (False, "contradicted")
     assert j.details["contradiction"]["verdict_before"] is True  # unigram precision alone said supported
     assert j.details["contradiction"]["mismatches"][0]["kind"] == "polarity"
