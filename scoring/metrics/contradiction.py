@@ -11,8 +11,18 @@ cut-off was chosen on the test set's natural pairs (K-QA physicians' Entailment 
 attributable" responses): 0.5 keeps 5 of 212 supported natural pairs from being called contradicted
 (overlap-of-the-claim ≥ 0.5 flagged 17), while catching as many rewritten contradictions.
 
-- ``negation``: one of the two is negated ("not", "no", "never", "n't", "cannot", "avoid", "without",
-  "refrain") and the other is not.
+- ``negation``: one of the two is negated and the other is not, read with ConText-style scope by
+  ``scoring.metrics.polarity`` (triggers "not", "no", "never", "n't", "cannot", …; pseudo-triggers "not only",
+  "with or without"; a scope ending at "but", "however", a clause mark, …; a negation inside "if …" compared only
+  with another conditional). A negation whose scope holds a polarity term is read as that term's opposite ("not
+  commonly" = rare), so "seldom" against "not commonly" or "skip it" against "do not take it" is no mismatch; the
+  same term negated on one side only ("Do not use the drops" / "Use the drops") is a negation.
+- ``polarity``: opposite terms about the same thing ("before" / "after meals", "raises" / "lowers blood
+  pressure", "stop" / "continue", "recommended" / "contraindicated", "common" / "rare", …): the groups, their
+  synonyms and their sources are in ``scoring.metrics.polarity``. A disjunction naming both poles ("with or
+  without food") contradicts neither. Below ``MIN_MATCH`` this kind alone is still checked when the two match
+  apart from their polarity terms (``POLARITY_MIN_MATCH``, F1 of the other content words, 0.3, tuned on the
+  natural set's dev split: ``tests/scoring/data/natural_contradictions.jsonl``).
 - ``frequency``: both state how often ("twice a day", "every 6 hours", "daily", "four times a day") and
   the rates per day differ.
 - ``unit``: the same number with a different unit that is not an equal quantity ("5 mg" vs "5 g";
@@ -27,7 +37,10 @@ attributable" responses): 0.5 keeps 5 of 212 supported natural pairs from being 
 
 A claim that merely adds a number, drug or body part the sentence does not mention is not contradicted
 (that is a lack of support, which the backend judges). The lexicons are deliberately small and listed
-below; the test set in ``tests/scoring/data/contradiction_pairs.jsonl`` measures what they catch.
+below; the test set in ``tests/scoring/data/contradiction_pairs.jsonl`` measures what they catch, and the
+natural set (``natural_contradictions.jsonl``, written independently of these lists) what the polarity check
+catches (figures in ``docs/metrics/README.md``). ``NEGATORS`` and :func:`negated` are the old flat reading, kept for
+the rewrite set's builder; :func:`mismatches` uses the scoped reading.
 """
 
 from __future__ import annotations
