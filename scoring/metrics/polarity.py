@@ -459,6 +459,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             r"over (?:many )?years",
             r"over (?:several )?(?:weeks|months)",
             r"later",
+        r"tak(?:e|es|ing) (?:\w+ ){0,3}?(?:weeks|months|years)",
             r"late",
             r"delay(?:s|ed)?",
             r"eventually",
