@@ -250,6 +250,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             r"many people",
             r"widespread",
             r"regularly",
+        r"usually",
+        r"mostly",
             r"routinely",
             r"most people",
             r"in most cases",
