@@ -85,7 +85,7 @@ def test_each_kind_of_reversal_is_a_polarity_mismatch(claim, evidence, group):
             "Neck muscle stiffness while swallowing is not commonly associated with esophagitis.",
         ),
         ("Skip the missed dose.", "Do not take the missed dose."),
-    ("Most patients have no symptoms at first.", "Most patients are asymptomatic at first."),
+        ("Most patients have no symptoms at first.", "Most patients are asymptomatic at first."),
         ("Stay off alcohol while you take it.", "Do not drink alcohol while you take it."),
         ("Avoid alcohol while taking it.", "Do not drink alcohol while taking it."),
         (
