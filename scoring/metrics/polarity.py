@@ -5,9 +5,15 @@ Two things a similarity backend cannot see, read here without a model:
 1. **Opposite terms** (``GROUPS``): "take it *before* meals" against "take it *after* meals", "*raises* blood
    pressure" against "*lowers* blood pressure", "a *common* side effect" against "a *rare* side effect". Each
    group has two poles, each pole a list of words and phrases (synonyms: raise ≈ increase ≈ boost ≈ elevate).
-   :func:`read` finds the poles a sentence holds; the check calls two sentences contradictory on a group when
-   one holds only one pole and the other only the opposite one. A disjunction naming both poles ("with or
-   without food", "whether or not") holds both, so it is compatible with either ("with food").
+   :func:`read` finds the terms a sentence holds, each with its *context* (the content words within
+   ``ANCHOR_WINDOW`` tokens, inside its clause). :func:`oppositions` calls two sentences contradictory on a group
+   when one holds only one pole and the other only the opposite one, or when the group's terms, paired one to
+   one by shared context (most shared words first; on a tie, same pole first), pair two opposite poles: so
+   "high in the blood and low in urine" against "low in the blood and high in urine" is caught, while a
+   paraphrase keeping both antonyms in place is not. A disjunction naming both poles ("with or without food")
+   holds both, so it is compatible with either ("with food"; "on an empty stomach"). ``MERGE`` compares rank
+   (first-line / last resort) and efficacy (effective / ineffective) as part of ``action`` (recommended /
+   avoid); :func:`match` is the gate below ``MIN_MATCH`` (content F1 with the polarity terms left out).
 
 2. **Negation and hypothetical scope**, after ConText (Harkema, Dowling, Thornblade, Chapman: "ConText: An
    algorithm for determining negation, experiencer, and temporal status from clinical reports", J Biomed
@@ -15,25 +21,33 @@ Two things a similarity backend cannot see, read here without a model:
    medspaCy, which implements ConText, is not installable here (not on this machine's package index), so the
    published algorithm's core is implemented, minimal:
 
-   - *trigger terms* (``NEGATION_TRIGGERS``: "not", "no", "never", "n't", "cannot", "without", "instead of",
-     "rather than", …; ``HYPOTHETICAL_TRIGGERS``: "if", "in case", "unless", "should you", …) open a scope
-     running forward from the trigger;
+   - *trigger terms* (``NEGATION_TRIGGERS``: "not", "no", "never", "n't", "cannot", …;
+     ``WEAK_NEGATION_TRIGGERS``: "instead of", "rather than", "without", which reverse a term in their scope
+     but never negate the sentence; ``HYPOTHETICAL_TRIGGERS``: "if", "in case", "unless", "should you", …)
+     open a scope running forward from the trigger; a trigger that begins a term of its own ("no symptoms":
+     asymptomatic; "no more than": at most) is that term;
    - the scope ends at a *termination term* (``TERMINATORS``: "but", "however", "although", "except",
      "whereas", "which", "because", …), at a clause punctuation mark (, ; :), at the end of the sentence, or
      after ``MAX_SCOPE`` tokens (NegEx's window, ConText's default being the sentence);
    - *pseudo-triggers* (``PSEUDO_TRIGGERS``: "not only", "no doubt", "with or without", "whether or not",
-     "not necessarily", …) contain a trigger word but trigger nothing.
+     "no matter", …) contain a trigger word but trigger nothing.
 
    What ConText does with a scope — mark the concepts in it as negated or hypothetical — is applied to the
-   polarity terms: a term inside a negation scope takes the opposite pole ("*not* commonly associated" holds
-   *rare*; "do *not* take it" holds *avoid*), and that negation has then been accounted for. A negation whose
-   scope holds no polarity term is kept as the sentence's negation (``Reading.negated``), separately for the
-   assertion and for hypothetical scopes ("if it does *not* improve"), which are compared only when both
-   sentences have one. ConText's experiencer and temporal (historical) attributes are not implemented.
+   polarity terms: every term inside a negation scope takes the opposite pole ("*not* commonly associated"
+   holds *rare*; "do *not* take it" holds *avoid*), and that negation has then been accounted for, unless the
+   other sentence has no term of that group to compare with (:func:`negated_against`). Groups whose opposite
+   a negation does not express (``NOT_NEGATED``: "not in the morning" is not "in the evening") are left as
+   they are. A negation whose scope holds no (reversible) term is the sentence's negation (``Reading.negated``),
+   kept separately for the assertion and for hypothetical scopes ("if it does *not* improve"), which are
+   compared only when both sentences have one (:func:`negation_differs`). ConText's experiencer and temporal
+   (historical) attributes are not implemented.
 
 Implicit negatives that are paraphrases, not contradictions, are poles rather than negations: "seldom" is
 *rare* ("not commonly" read through its scope is *rare* too), "skip", "stay off", "stop", "avoid" are
-*avoid* (and absorb the verb they govern: "stop taking" is *avoid*, not *avoid* and *take*).
+*avoid* (and absorb the verb they govern: "stop taking" is *avoid*, not *avoid* and *take*; "avoid dry air"
+reverses *dry*); against a sentence with no action term, an avoid-word is its negation ("avoid alcohol" / "do
+not drink alcohol"). An action word after "while", "when", "after", … ("while using colchicine") is a
+circumstance, not an instruction, and is left out.
 
 Sources of the groups (assembled for Concord, checked by hand; no list was copied from the natural
 contradiction set, which is used only to measure, tuned on its ``dev`` split):
@@ -57,8 +71,14 @@ contradiction set, which is used only to measure, tuned on its ``dev`` split):
   resort): the SmPC's sections 4.2 "Posology" and 4.3 "Contraindications" and the first-line / second-line /
   reserve vocabulary of treatment guidelines (e.g. NICE guidance).
 - ``safety`` (safe vs dangerous), ``efficacy`` (effective vs ineffective), ``access`` (prescription-only
-  vs over the counter): leaflet wording ("Driving and using machines"; "prescription-only medicine").
-- Laterality (left / right) stays where it was, in the body-part slot of ``contradiction``.
+  vs over the counter), ``tolerability``, ``necessity``, ``setting`` (cared for at home vs admitted to hospital):
+  leaflet wording ("Driving and using machines"; "prescription-only medicine"; "when to go to hospital").
+- ``causation`` (cause vs prevent), ``contagion``, ``symptoms`` (symptomatic vs asymptomatic), ``presence``
+  (present/positive vs absent/negative), ``susceptibility``, ``quality``, ``firmness``, ``moisture``,
+  ``temperature``, ``sameness``, ``bound`` (at least vs at most), ``route`` (oral vs topical), ``laterality``
+  (one side vs both sides): WordNet antonymy as above, and SNOMED CT's laterality (unilateral / bilateral) and
+  route-of-administration qualifiers.
+- Left / right stays where it was, in the body-part slot of ``contradiction``.
 """
 
 from __future__ import annotations
@@ -67,12 +87,13 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-MAX_SCOPE = 8
-ANCHOR_WINDOW = 4
-FLIP_ALL = True
-SIMPLE = True
-ANCHOR = True
-CLAUSE_CONTEXT = True
+MAX_SCOPE = 8  # tokens a negation or hypothetical scope runs at most
+ANCHOR_WINDOW = 4  # tokens each side of a term that make its context
+# Settings chosen on the natural set's dev split (each True was better there than False):
+FLIP_ALL = True  # a negation reverses every term in its scope (ConText), not only the first
+SIMPLE = True  # one pole on each side is an opposition without shared context
+ANCHOR = True  # terms paired by shared context
+CLAUSE_CONTEXT = True  # a term's context stops at its clause
 # Groups whose terms a negation does not turn into the opposite pole ("not in the morning" is not "in the
 # evening"): the negation then stays a negation of the sentence.
 NOT_NEGATED = frozenset(
