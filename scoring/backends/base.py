@@ -130,7 +130,7 @@ def apply_contradiction(
     judgement: Judgement, claim: str, sentences: list[str], *, best_index: int | None = None
 ) -> Judgement:
     """The mismatch check every backend applies to a ``supports`` judgement (``scoring.metrics.contradiction``):
-    a negation, number, dose, frequency, unit, drug or body-part mismatch between the claim and its
+    a negation, number, dose, frequency, unit, drug, body-part or polarity mismatch between the claim and its
     best-matching evidence sentence makes the claim contradicted (verdict False, label ``contradicted``),
     whatever the similarity. Otherwise the label is ``supported`` or ``unsupported`` from the verdict, unless
     the backend already set one (an NLI model's own contradiction)."""

@@ -10,7 +10,7 @@ Judgements and their default thresholds (``defaults``), all on cosine similarity
 
 - ``supports``: per evidence passage, max cosine between the claim and the passage's sentences ≥ ``support``
   (0.6), unless ``scoring.metrics.contradiction`` finds a mismatch (negation, number, dose, frequency, unit,
-  drug, body part) between the claim and that most similar sentence: then that passage ``contradicts`` it
+  drug, body part, polarity) between the claim and that most similar sentence: then that passage ``contradicts`` it
   (verdict False). The claim's judgement is the best single passage's (``best_passage``, reported as
   ``evidence_passage``), so a passage that supports the claim outweighs another that contradicts it.
 - ``informative``: a sentence is *not* information-bearing when its max cosine to the prototypes of

@@ -197,7 +197,7 @@ class LearnedBackend(Backend):
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
         """The judge's probability for the claim against each evidence passage on its own, then the mismatch
         check every backend applies (``apply_contradiction``) against that passage's sentences: a negation,
-        number, dose, frequency, unit, drug or body-part mismatch makes that passage contradict the claim
+        number, dose, frequency, unit, drug, body-part or polarity mismatch makes that passage contradict the claim
         (probability 0), whatever the judge said. The claim's judgement is the best single passage's
         (``best_passage``): passages are never joined into one context, so facts spread over several passages
         do not ground a claim that none supports."""

@@ -17,8 +17,8 @@ Judgements and their default thresholds (``defaults``):
 - ``supports``: the chosen ``measure`` of the claim against each evidence passage on its own
   (``unigram_precision``, ``rouge_l`` precision, or ``bleu`` with the passage's sentences as references)
   ≥ ``support`` (0.5 for precision measures; with ``bleu`` pass a threshold explicitly, 0.5 is strict), unless
-  ``scoring.metrics.contradiction`` finds a negation, number, dose, frequency, unit, drug or body-part mismatch
-  with the passage sentence sharing most of the claim's content words: then that passage ``contradicts`` it
+  ``scoring.metrics.contradiction`` finds a negation, number, dose, frequency, unit, drug, body-part or polarity
+  mismatch with the passage sentence sharing most of the claim's content words: then that passage ``contradicts`` it
   (verdict False) whatever its overlap. The claim's judgement is the best single passage's (``best_passage``,
   reported as ``evidence_passage``): words spread over several passages never add up to support.
 - ``relevance``: recall of the question's content tokens (stop words removed) in the passage ≥ ``relevance`` (0.3).

@@ -28,7 +28,7 @@ for a rating, the standard deviation and range. Ties between samples resolve to 
 ``supports`` asks about each evidence passage in its own prompt (one request per passage, all claims in it),
 so the model never grounds a claim on facts spread over several passages. Each verdict then passes the same
 mismatch check as every backend (``scoring.metrics.contradiction``: negation, number, dose, frequency, unit,
-drug, body part between the claim and the passage sentence sharing most of its content words): a mismatch
+drug, body part, polarity between the claim and the passage sentence sharing most of its content words): a mismatch
 makes that passage contradict the claim even where the model said supported. The claim's judgement is the
 best single passage's (``scoring.backends.base.best_passage``, reported as ``evidence_passage``).
 """

@@ -11,8 +11,18 @@ cut-off was chosen on the test set's natural pairs (K-QA physicians' Entailment 
 attributable" responses): 0.5 keeps 5 of 212 supported natural pairs from being called contradicted
 (overlap-of-the-claim ≥ 0.5 flagged 17), while catching as many rewritten contradictions.
 
-- ``negation``: one of the two is negated ("not", "no", "never", "n't", "cannot", "avoid", "without",
-  "refrain") and the other is not.
+- ``negation``: one of the two is negated and the other is not, read with ConText-style scope by
+  ``scoring.metrics.polarity`` (triggers "not", "no", "never", "n't", "cannot", …; pseudo-triggers "not only",
+  "with or without"; a scope ending at "but", "however", a clause mark, …; a negation inside "if …" compared only
+  with another conditional). A negation whose scope holds a polarity term is read as that term's opposite ("not
+  commonly" = rare), so "seldom" against "not commonly" or "skip it" against "do not take it" is no mismatch; the
+  same term negated on one side only ("Do not use the drops" / "Use the drops") is a negation.
+- ``polarity``: opposite terms about the same thing ("before" / "after meals", "raises" / "lowers blood
+  pressure", "stop" / "continue", "recommended" / "contraindicated", "common" / "rare", …): the groups, their
+  synonyms and their sources are in ``scoring.metrics.polarity``. A disjunction naming both poles ("with or
+  without food") contradicts neither. Below ``MIN_MATCH`` this kind alone is still checked when the two match
+  apart from their polarity terms (``POLARITY_MIN_MATCH``, F1 of the other content words, 0.3, tuned on the
+  natural set's dev split: ``tests/scoring/data/natural_contradictions.jsonl``).
 - ``frequency``: both state how often ("twice a day", "every 6 hours", "daily", "four times a day") and
   the rates per day differ.
 - ``unit``: the same number with a different unit that is not an equal quantity ("5 mg" vs "5 g";
@@ -27,7 +37,10 @@ attributable" responses): 0.5 keeps 5 of 212 supported natural pairs from being 
 
 A claim that merely adds a number, drug or body part the sentence does not mention is not contradicted
 (that is a lack of support, which the backend judges). The lexicons are deliberately small and listed
-below; the test set in ``tests/scoring/data/contradiction_pairs.jsonl`` measures what they catch.
+below; the test set in ``tests/scoring/data/contradiction_pairs.jsonl`` measures what they catch, and the
+natural set (``natural_contradictions.jsonl``, written independently of these lists) what the polarity check
+catches (figures in ``docs/metrics/README.md``). ``NEGATORS`` and :func:`negated` are the old flat reading, kept for
+the rewrite set's builder; :func:`mismatches` uses the scoped reading.
 """
 
 from __future__ import annotations
@@ -37,8 +50,11 @@ from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 
-KINDS = ("negation", "number", "dose", "frequency", "unit", "drug", "body_part")
+from scoring.metrics import polarity
+
+KINDS = ("negation", "number", "dose", "frequency", "unit", "drug", "body_part", "polarity")
 MIN_MATCH = 0.5
+POLARITY_MIN_MATCH = 0.3
 
 _WORD = re.compile(r"[a-z]+(?:['’][a-z]+)?|\d+(?:[.,]\d+)?%?")
 NEGATORS = frozenset(["not", "no", "never", "cannot", "can't", "don't", "doesn't", "didn't", "won't", "shouldn't",
@@ -275,12 +291,26 @@ def overlap(claim: str, sentence: str) -> float:
 
 def mismatches(claim: str, sentence: str, *, min_match: float = MIN_MATCH) -> list[Mismatch]:
     """Every mismatch between ``claim`` and the evidence ``sentence`` (empty when they agree or are unrelated)."""
-    if not claim.strip() or not sentence.strip() or match_f1(claim, sentence) < min_match:
+    if not claim.strip() or not sentence.strip():
         return []
+    c_read, s_read = polarity.read(claim), polarity.read(sentence)
+    if match_f1(claim, sentence) < min_match:
+        # Below the gate only the polarity check, on its own gate: the two match apart from the polarity terms.
+        if polarity.match(c_read, s_read) < POLARITY_MIN_MATCH:
+            return []
+        return [Mismatch("polarity", f"{o.group}: {o.claim}", o.evidence)
+                for o in polarity.oppositions(c_read, s_read) if not o.by_negation]
+    opposed = polarity.oppositions(c_read, s_read)
     found: list[Mismatch] = []
-    if negated(claim) != negated(sentence):
-        found.append(Mismatch("negation", "negated" if negated(claim) else "affirmed",
-                              "negated" if negated(sentence) else "affirmed"))
+    if polarity.negation_differs(c_read, s_read):
+        c_neg, s_neg = polarity.negated_against(c_read, s_read), polarity.negated_against(s_read, c_read)
+        if c_neg == s_neg:  # the difference is in hypothetical scope ("if it does not improve")
+            c_neg = polarity.negated_against(c_read, s_read, hypothetical=True)
+            s_neg = polarity.negated_against(s_read, c_read, hypothetical=True)
+        found.append(Mismatch("negation", "negated" if c_neg else "affirmed", "negated" if s_neg else "affirmed"))
+    elif any(o.by_negation for o in opposed):
+        o = next(o for o in opposed if o.by_negation)
+        found.append(Mismatch("negation", o.claim, o.evidence))
     c_rates, c_rest = frequencies(claim)
     s_rates, s_rest = frequencies(sentence)
     if c_rates and s_rates and not (c_rates & s_rates):
@@ -298,6 +328,7 @@ def mismatches(claim: str, sentence: str, *, min_match: float = MIN_MATCH) -> li
                               ", ".join(sorted(s_parts - c_parts))))
     elif c_sides and s_sides and not (c_sides & s_sides):
         found.append(Mismatch("body_part", ", ".join(sorted(c_sides)), ", ".join(sorted(s_sides))))
+    found.extend(Mismatch("polarity", f"{o.group}: {o.claim}", o.evidence) for o in opposed if not o.by_negation)
     return found
 
 
