@@ -18,8 +18,8 @@ Two things a similarity backend cannot see, read here without a model:
 2. **Negation and hypothetical scope**, after ConText (Harkema, Dowling, Thornblade, Chapman: "ConText: An
    algorithm for determining negation, experiencer, and temporal status from clinical reports", J Biomed
    Inform 42(5):839–851, 2009), itself built on NegEx (Chapman et al., J Biomed Inform 34(5):301–310, 2001).
-   medspaCy, which implements ConText, is not installable here (not on this machine's package index), so the
-   published algorithm's core is implemented, minimal:
+   medspaCy's ConText component is not used yet (it is on PyPI; this first version was written without it):
+   the published algorithm's core is implemented here, minimal:
 
    - *trigger terms* (``NEGATION_TRIGGERS``: "not", "no", "never", "n't", "cannot", …;
      ``WEAK_NEGATION_TRIGGERS``: "instead of", "rather than", "without", which reverse a term in their scope
