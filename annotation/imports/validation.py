@@ -78,6 +78,14 @@ class _RecordErrors:
         self.items.append(RowError(self.where, self.number, field_name, reason))
 
 
+def _target_ids_valid(value: Any) -> bool:
+    """``metadata.target_ids``: the documents relevant to the question, retrieved or not (the retrieval metrics
+    count a target missing from the contexts as a miss): a list of non-empty strings or integers."""
+    return isinstance(value, list) and all(
+        (isinstance(v, str) and v.strip() != "") or (isinstance(v, int) and not isinstance(v, bool)) for v in value
+    )
+
+
 def _text(rec: dict[str, Any], name: str, errs: _RecordErrors, *, required: bool = False,
           max_length: int | None = None) -> str:
     value = rec.get(name)
@@ -171,6 +179,9 @@ class Validator:
             metadata = {}
         elif metadata and (metadata_json := _json_text(metadata)) is None:
             errs.add("metadata", f"{_NUL_REASON}, or a number that is not finite (NaN, Infinity)")
+        elif "target_ids" in metadata and not _target_ids_valid(metadata["target_ids"]):
+            errs.add("metadata.target_ids", "must be a list of document ids (non-empty strings or integers), as the "
+                     "retrieval metrics read it; an id of another form would be ignored and a miss go uncounted")
         contexts = self._contexts(rec.get("contexts"), errs)
         aspects = self._aspects(rec.get("aspects"), errs)
         has_extra = False

@@ -341,3 +341,19 @@ def test_a_sentence_alignment_points_into_the_source_and_an_aspect_one_into_the_
         ("line 4", "labels[0].value", "there is no sentence 3 to align to"),
         ("line 4", "labels[1].value", "there is no sentence 2 to align to"),
     ]
+
+
+
+@pytest.mark.parametrize("value", ["doc-1", ["doc-1", ""], ["doc-1", None], [True], [{"id": "d"}], {"a": 1}, [1.5]])
+def test_malformed_target_ids_are_refused_naming_the_field(protocol_study, value):
+    """metadata.target_ids is what the retrieval metrics count misses from: a malformed one is an error naming the
+    row and the field, never silently ignored (a miss would go uncounted)."""
+    errors = _errors(protocol_study, _record(metadata={"target_ids": value}))
+    assert [(where, field) for where, field, _ in errors] == [("line 4", "metadata.target_ids")]
+    assert "must be a list of document ids" in errors[0][2]
+
+
+def test_well_formed_target_ids_pass_as_given(protocol_study):
+    rec = _record(metadata={"target_ids": ["bnf-colchicine", 42], "topic": "gout"})
+    record, errors = Validator(protocol_study, where="line", accept_extra=False).validate(1, rec)
+    assert errors == [] and record.metadata == {"target_ids": ["bnf-colchicine", 42], "topic": "gout"}
