@@ -257,6 +257,14 @@ def test_the_preview_is_the_first_page_an_annotator_sees_without_answers(page, a
     assert [q.value for u in ws.units for q in u.questions] == [None] * sum(len(u.questions) for u in ws.units)
     assert ws.own_proposals == [] and [u.text for u in ws.aspects] == ["First aspect", "Second aspect"]
     assert (ws.progress.assigned, ws.others) == (0, [])
+    # The page's progress line reads "0 of 0 done" (nothing is the researcher's to do), and the unsaved, closed
+    # assignment behind the page is this item's in this pool, for this viewer, never a saved row.
+    p = ws.progress
+    assert (p.pool, p.assigned, p.submitted, p.skipped, p.done, p.remaining) == (page["pool"], 0, 0, 0, 0, 0)
+    a = ws.assignment
+    assert (a.pk, a.pool, a.item, a.annotator_id, a.status) == (
+        0, page["pool"], item, researcher.pk, AssignmentStatus.SUBMITTED
+    )
     # Without a pool: every question of the study, in protocol order (order, then id).
     extra = factories.make_question(study, "extra", order=6)
     ws = preview_workspace(study=study, item=item, user=researcher)
