@@ -54,11 +54,16 @@ class RequestIdMiddleware:
 
 
 class RequestIdFilter(logging.Filter):
-    """Puts the current request id (None outside a request or task) on every record as ``request_id``."""
+    """Puts the current request id (None outside a request or task) on every record as ``request_id``. Django logs
+    a 4xx or 5xx answer ("Not Found: /x") after the middleware has returned, with the request on the record: its
+    id is taken from there."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not hasattr(record, "request_id"):
-            record.request_id = request_id.get()
+            rid = request_id.get()
+            if rid is None:
+                rid = getattr(getattr(record, "request", None), "request_id", None)
+            record.request_id = rid
         return True
 
 
