@@ -14,14 +14,14 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from celery import Celery, shared_task
+from celery import Celery
 from celery.worker.request import Request
-from kombu import Connection
 from django.db import OperationalError, connections
 from django.db.migrations.recorder import MigrationRecorder
 from django.http import HttpResponse
 from django.urls import reverse
 from django.utils import timezone
+from kombu import Connection
 from prometheus_client.parser import text_string_to_metric_families
 
 from annotation.labels import label_save
@@ -30,7 +30,10 @@ from concord.ops import checks, heartbeat, request_id
 from concord.ops.models import WorkerHeartbeat
 from scoring.models import RunStatus, ScoreRun
 from tests import factories
-from tests.waiting import SUBPROCESS_TIMEOUT, join, wait_for
+from tests.ops_tasks import log_request_id
+from tests.waiting import SLOW_TEST_TIMEOUT, SUBPROCESS_TIMEOUT, join, wait_for
+from tests.worker import celery_worker
+from tests.worker import wait_for as wait_for_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "metrics-token-0123456789abcdef"
@@ -406,12 +409,6 @@ def test_a_missing_or_malformed_request_id_is_replaced_by_a_new_uuid(client, inc
     assert first != second and first != incoming
 
 
-@shared_task(name="tests.ops_log_request_id")
-def log_request_id() -> str | None:
-    logging.getLogger("tests.ops").warning("task ran")
-    return request_id.request_id.get()
-
-
 def _published(**options):
     """The message that ``log_request_id`` publishes with ``options``, as a worker receives it."""
     with Connection("memory://") as conn:
@@ -492,3 +489,38 @@ def test_an_unknown_log_format_is_refused():
         timeout=SUBPROCESS_TIMEOUT,
     )
     assert result.returncode != 0 and "CONCORD_LOG_FORMAT" in result.stderr
+
+
+@pytest.mark.worker
+@pytest.mark.slow
+@pytest.mark.timeout(SLOW_TEST_TIMEOUT)
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_beats_makes_readyz_pass_and_logs_the_request_id_in_json(client, settings):
+    """A real worker on the jobs queue: its heartbeat makes /readyz pass for that queue, a task published under a
+    request id logs a JSON line with that id, and its row is gone once it stops."""
+    settings.CONCORD_READY_QUEUES = ["jobs"]
+    assert client.get("/readyz").status_code == 503
+    with celery_worker(queues=("jobs",), include=("tests.ops_tasks",), CONCORD_LOG_FORMAT="json") as worker:
+        row = wait_for_worker(
+            lambda: WorkerHeartbeat.objects.filter(queues=["jobs"]).first(), worker=worker, what="the heartbeat"
+        )
+        assert row.hostname.startswith("test-")
+        response = client.get("/readyz")
+        assert response.status_code == 200, response.json()
+
+        token = request_id.request_id.set("req-into-the-worker-01")
+        try:
+            log_request_id.apply_async(queue="jobs")
+        finally:
+            request_id.request_id.reset(token)
+
+        def task_line():
+            for text in worker.log().splitlines():
+                if text.startswith("{") and json.loads(text).get("message") == "task ran":
+                    return json.loads(text)
+            return None
+
+        line = wait_for_worker(task_line, worker=worker, what="the task's log line")
+        assert line["request_id"] == "req-into-the-worker-01"
+        assert {"timestamp", "level", "logger", "message", "request_id"} <= set(line)
+    assert not WorkerHeartbeat.objects.filter(hostname=row.hostname).exists()
