@@ -3,6 +3,7 @@ and in the Celery tasks a request starts, and the workers' heartbeats."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import logging
@@ -24,8 +25,9 @@ from django.utils import timezone
 from kombu import Connection
 from prometheus_client.parser import text_string_to_metric_families
 
-from annotation.labels import label_save
+from annotation.labels import label_save, label_save_in_unit
 from concord.celery import app
+from concord.errors import Conflict
 from concord.ops import checks, heartbeat, request_id
 from concord.ops.models import WorkerHeartbeat
 from scoring.models import RunStatus, ScoreRun
@@ -279,10 +281,14 @@ def test_requests_are_counted_by_url_name_and_status_never_by_path(client, metri
 
 
 @pytest.mark.django_db
-def test_a_label_save_is_counted(client, metrics_on, study, annotator):
+@pytest.mark.parametrize("save", [label_save, label_save_in_unit], ids=["api", "page"])
+def test_a_label_save_is_counted_and_a_refused_one_is_not(client, metrics_on, study, annotator, save):
     assignment, question = factories.one_nominal_assignment(study, annotator)
     before = value(scrape(client), "concord_label_saves_total")
-    label_save(assignment=assignment, question=question, unit_key="item", value="3", base_version=0, actor=annotator)
+    save(assignment=assignment, question=question, unit_key="item", value="3", base_version=0, actor=annotator)
+    assert value(scrape(client), "concord_label_saves_total") == before + 1
+    with pytest.raises(Conflict):  # based on no label, while there is one now
+        save(assignment=assignment, question=question, unit_key="item", value="4", base_version=0, actor=annotator)
     assert value(scrape(client), "concord_label_saves_total") == before + 1
 
 
@@ -368,6 +374,26 @@ def test_with_a_multiprocess_folder_metrics_sum_the_counts_of_every_process(tmp_
     families = {f.name: f for f in text_string_to_metric_families(run("scrape"))}
     [sample] = [s for s in families["concord_label_saves"].samples if s.name == "concord_label_saves_total"]
     assert sample.value == 2
+
+
+def _gunicorn_config():
+    spec = importlib.util.spec_from_file_location("gunicorn_conf", ROOT / "gunicorn.conf.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_gunicorn_empties_the_multiprocess_folder_at_start_and_marks_exited_processes_dead(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    for name in ("counter_111.db", "histogram_111.db", "gauge_livesum_222.db", "notes.txt"):
+        (tmp_path / name).write_bytes(b"")
+    config = _gunicorn_config()
+    config.on_starting(server=None)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    (tmp_path / "gauge_livesum_222.db").write_bytes(b"")
+    (tmp_path / "counter_222.db").write_bytes(b"")
+    config.child_exit(server=None, worker=SimpleNamespace(pid=222))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["counter_222.db", "notes.txt"]  # its counts stay
 
 
 # --- Request ids and JSON logs ----------------------------------------------------------------------------------
