@@ -308,6 +308,13 @@ def test_metrics_give_queue_depths_read_at_scrape_time(client, metrics_on):
     }
 
 
+def test_a_queue_the_broker_has_never_seen_has_no_messages():
+    # kombu's memory transport, like Redis, refuses a passive declaration of a queue it does not hold.
+    with Connection("memory://") as conn:
+        conn.SimpleQueue("ops-seen").put({"n": 1})
+        assert checks.queue_depths(conn, ["ops-seen", "ops-never-seen"]) == {"ops-seen": 1, "ops-never-seen": 0}
+
+
 @pytest.mark.django_db
 def test_metrics_say_when_the_broker_is_down(client, metrics_on, monkeypatch):
     use_broker(monkeypatch, "redis://127.0.0.1:1/0")
