@@ -75,7 +75,7 @@ def broker_connection() -> Iterator[Any]:
         raise ConnectionError("the filesystem broker's folder is missing or not writable")
     with app.connection_for_write(connect_timeout=timeout) as conn:
         conn.transport_options.setdefault("socket_timeout", timeout)
-        conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, interval_max=0, timeout=timeout)
+        conn.ensure_connection(max_retries=0, timeout=timeout)  # one attempt
         yield conn
 
 
