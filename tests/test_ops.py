@@ -131,13 +131,21 @@ def test_readyz_is_503_when_the_broker_refuses_and_never_shows_its_password(clie
 
 
 @pytest.mark.django_db
-def test_readyz_is_503_when_the_filesystem_brokers_folder_is_gone(client, monkeypatch, tmp_path):
+def test_readyz_is_503_when_the_filesystem_brokers_folder_is_gone(client, monkeypatch, tmp_path, caplog):
     beat_all()
     options = {**app.conf.broker_transport_options, "data_folder_in": str(tmp_path / "gone")}
     use_broker(monkeypatch, "filesystem://", **options)
     response = client.get("/readyz")
     assert response.status_code == 503
     assert response.json()["checks"]["broker"] == {"ok": False, "error": "ConnectionError"}
+    # The failing check is logged once, with its cause; not Django's "Service Unavailable" at every probe.
+    [record] = caplog.records
+    assert (record.name, record.levelname, record.getMessage()) == (
+        "concord.ops.checks",
+        "WARNING",
+        "readiness check broker failed",
+    )
+    assert record.exc_info is not None
 
 
 @pytest.mark.django_db

@@ -35,7 +35,11 @@ def readyz(request: HttpRequest) -> HttpResponse:
     """200 when the database answers, every migration is applied, the broker answers and every queue has a live
     worker; 503 otherwise. The body lists each check."""
     ok, results = checks.readiness()
-    return JsonResponse({"status": "ok" if ok else "fail", "checks": results}, status=200 if ok else 503)
+    response = JsonResponse({"status": "ok" if ok else "fail", "checks": results}, status=200 if ok else 503)
+    # Each failing check is logged (a WARNING of concord.ops.checks, with its exception); Django's own ERROR line
+    # for a 503 would repeat at every probe of every load balancer.
+    response._has_been_logged = True  # type: ignore[attr-defined]
+    return response
 
 
 def _loopback(request: HttpRequest) -> bool:
