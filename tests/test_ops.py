@@ -519,8 +519,17 @@ def test_concord_log_format_json_writes_one_json_object_per_line(tmp_path):
     assert timezone.datetime.fromisoformat(line["timestamp"]).tzinfo is not None
 
 
-def test_an_unknown_log_format_is_refused():
-    env = {**os.environ, "CONCORD_LOG_FORMAT": "xml", "DJANGO_SETTINGS_MODULE": "tests.settings"}
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("CONCORD_LOG_FORMAT", "xml"),
+        ("CONCORD_METRICS_TOKEN", "short-token"),
+        ("CONCORD_READY_QUEUES", "jobs,scoring-gpus"),
+        ("CONCORD_WORKER_STALE_SECONDS", "5"),  # below the heartbeat interval
+    ],
+)
+def test_bad_operations_settings_are_refused(name, value):
+    env = {**os.environ, name: value, "DJANGO_SETTINGS_MODULE": "tests.settings"}
     result = subprocess.run(
         [sys.executable, "-c", "import django; django.setup()"],
         cwd=ROOT,
@@ -529,7 +538,7 @@ def test_an_unknown_log_format_is_refused():
         text=True,
         timeout=SUBPROCESS_TIMEOUT,
     )
-    assert result.returncode != 0 and "CONCORD_LOG_FORMAT" in result.stderr
+    assert result.returncode != 0 and name in result.stderr.splitlines()[-1]
 
 
 @pytest.mark.worker
