@@ -65,3 +65,22 @@ graceful_timeout = 30
 # No control socket: its default path is one per user ($HOME/.gunicorn/gunicorn.ctl), which a second
 # gunicorn on the machine (a benchmark next to the server) would take over.
 control_socket_disable = True
+
+
+# Metrics of several processes (docs/operations.md): with PROMETHEUS_MULTIPROC_DIR set, each process writes its
+# counters to files in that folder and /metrics sums them. The folder is emptied when gunicorn starts (counts of
+# an earlier server would otherwise be added in), and a process that exits is marked dead.
+def on_starting(server) -> None:
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "").strip()
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+        for name in os.listdir(folder):
+            if name.endswith(".db"):
+                os.remove(os.path.join(folder, name))
+
+
+def child_exit(server, worker) -> None:
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR", "").strip():
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)

@@ -64,9 +64,13 @@ INSTALLED_APPS = [
     "annotation",
     "scoring",
     "adjudication",
+    "concord.ops",
 ]
 
 MIDDLEWARE = [
+    # First: the request id and the request's metrics cover everything below (concord/ops).
+    "concord.ops.request_id.RequestIdMiddleware",
+    "concord.ops.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -150,6 +154,9 @@ SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", PRODUCTION)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000 if PRODUCTION else 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = PRODUCTION
 SECURE_HSTS_PRELOAD = PRODUCTION
+# The probes and the scrape are answered over plain HTTP too: load balancers and Prometheus reach the web
+# processes directly on the private network (docs/operations.md).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
@@ -415,9 +422,46 @@ for _backend, _size in [("SCORING_BATCH_SIZE", SCORING_BATCH_SIZE or 0), *SCORIN
     if _size > 10_000:  # scoring.services.MAX_BATCH_SIZE
         raise ImproperlyConfigured(f"the {_backend} batch size {_size} is above 10000")
 
+# --- Operations: probes, metrics, logs (docs/operations.md) --------------------------------------------------
+# /metrics answers a scraper with ``Authorization: Bearer <CONCORD_METRICS_TOKEN>``, or (CONCORD_METRICS_LOOPBACK)
+# any client whose address is this machine's loopback; with neither set it is off (404).
+CONCORD_METRICS_TOKEN = env_str("CONCORD_METRICS_TOKEN", "") or ""
+if CONCORD_METRICS_TOKEN and len(CONCORD_METRICS_TOKEN) < 20:
+    raise ImproperlyConfigured("CONCORD_METRICS_TOKEN must be at least 20 characters (a random token)")
+CONCORD_METRICS_LOOPBACK = env_bool("CONCORD_METRICS_LOOPBACK", False)
+# /readyz wants a worker whose heartbeat is younger than CONCORD_WORKER_STALE_SECONDS on each of these queues
+# (default: every queue above); workers beat every CONCORD_WORKER_HEARTBEAT_SECONDS.
+CONCORD_READY_QUEUES = env_list("CONCORD_READY_QUEUES", [])
+for _queue in CONCORD_READY_QUEUES:
+    if _queue not in CELERY_TASK_QUEUES:
+        raise ImproperlyConfigured(f"CONCORD_READY_QUEUES names {_queue!r}, not one of {sorted(CELERY_TASK_QUEUES)}")
+CONCORD_WORKER_HEARTBEAT_SECONDS = env_float("CONCORD_WORKER_HEARTBEAT_SECONDS", 10.0)
+CONCORD_WORKER_STALE_SECONDS = env_float("CONCORD_WORKER_STALE_SECONDS", 60.0)
+if CONCORD_WORKER_HEARTBEAT_SECONDS <= 0 or CONCORD_WORKER_STALE_SECONDS <= CONCORD_WORKER_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured("CONCORD_WORKER_STALE_SECONDS must be above CONCORD_WORKER_HEARTBEAT_SECONDS (> 0)")
+# How long /readyz and /metrics wait for the broker.
+CONCORD_PROBE_TIMEOUT_SECONDS = env_float("CONCORD_PROBE_TIMEOUT_SECONDS", 2.0)
+# text (the default) or json: one JSON object per line with timestamp, level, logger, message and request_id.
+CONCORD_LOG_FORMAT = env_choice("CONCORD_LOG_FORMAT", "text", {"text", "json"})
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "concord.ops.request_id.RequestIdFilter"}},
+    "formatters": {
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s",
+            "rename_fields": {"asctime": "timestamp", "levelname": "level", "name": "logger"},
+            "datefmt": "%Y-%m-%dT%H:%M:%S%z",
+        },
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["request_id"],
+            **({"formatter": "json"} if CONCORD_LOG_FORMAT == "json" else {}),
+        }
+    },
     "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "INFO", {"DEBUG", "INFO", "WARNING", "ERROR"})},
 }

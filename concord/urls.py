@@ -16,6 +16,8 @@ docs_view = access_policy("authenticated")(
 )
 
 urlpatterns = [
+    # Probes and metrics (concord/ops, docs/operations.md): anonymous, at the root, for load balancers and Prometheus.
+    path("", include("concord.ops.urls")),
     path("admin/", admin.site.urls),
     path("accounts/login/", login_view, name="login"),
     path("accounts/logout/", logout_view, name="logout"),

@@ -12,6 +12,11 @@ class ScoringConfig(AppConfig):
         from scoring.backends import BACKEND_NAMES
 
         backend_overrides_check(BACKEND_NAMES)
+        # /metrics reads the progress of running score runs at each scrape.
+        from concord.ops.metrics import register_scrape_collector
+        from scoring.ops_metrics import RunProgressCollector
+
+        register_scrape_collector(RunProgressCollector())
 
 
 def backend_overrides_check(backends: tuple[str, ...]) -> None:

@@ -46,6 +46,7 @@ from annotation.labels.conflicts import label_conflict_details
 from annotation.labels.questions import pool_questions
 from annotation.models import Assignment, AssignmentStatus, Label, Question
 from concord.errors import Conflict, NotFound, ValidationFailed
+from concord.ops.metrics import LABEL_SAVES
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,9 @@ def label_save(
         assignment=assignment, question=question, unit_key=unit_key, value=value, base_version=base_version,
         actor=actor, now=now,
     )
-    return _label_save(request, unit_labels=False).label
+    saved = _label_save(request, unit_labels=False)
+    LABEL_SAVES.inc()
+    return saved.label
 
 
 def label_save_in_unit(
@@ -129,7 +132,9 @@ def label_save_in_unit(
         assignment=assignment, question=question, unit_key=unit_key, value=value, base_version=base_version,
         actor=actor, now=now,
     )
-    return _label_save(request, unit_labels=True)
+    saved = _label_save(request, unit_labels=True)
+    LABEL_SAVES.inc()
+    return saved
 
 
 def _label_save(request: SaveRequest, *, unit_labels: bool) -> LabelSaved:

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class OpsConfig(AppConfig):
+    name = "concord.ops"
+    label = "ops"
+    verbose_name = "Operations"
+    default_auto_field = "django.db.models.BigAutoField"
