@@ -43,7 +43,10 @@ QUEUES = ["jobs", "scoring-cpu", "scoring-gpu", "scoring-llm"]
 
 
 def use_broker(monkeypatch, url: str, **transport_options) -> None:
-    """The probes and scrapes of this test reach the broker at ``url`` (a real kombu connection)."""
+    """The probes and scrapes of this test reach the broker at ``url`` (a real kombu connection). Celery's
+    ``broker_url`` prefers the CELERY_BROKER_URL environment variable (set by CI) to the app's own: it is unset
+    for the test."""
+    monkeypatch.delenv("CELERY_BROKER_URL", raising=False)
     other = Celery("concord-ops-test", broker=url, set_as_current=False)
     other.conf.broker_transport_options = transport_options
     monkeypatch.setattr(checks, "celery_app", lambda: other)
