@@ -185,3 +185,31 @@ def test_the_first_sentence_of_a_one_sentence_answer_is_found(work, annotator):
     assert _unit_found(assignment, "sentence", "s:0") and not _unit_found(assignment, "sentence", "s:1")
     Chunk.objects.create(item=item, rank=0, text="Rank zero.")
     assert _unit_found(assignment, "chunk", "c:0") and not _unit_found(assignment, "chunk", "c:1")
+
+
+@needs_postgresql
+def test_a_list_answer_goes_through_the_one_statement_save_and_comes_back_whole(work, annotator):
+    """A multi-label answer (a list of text) is plain JSON for the one-statement save: stored as given, and the
+    label handed back is the stored row — its assignment, question, unit, value and version."""
+    tags = factories.make_question(
+        work["pool"].study, "tags", kind="multilabel", options=[{"value": v} for v in ("dose", "timing", "drug")]
+    )
+    work["pool"].questions.add(tags)
+    assignment = factories.make_assignment(work["pool"], work["item"], annotator)
+    first = label_save(
+        assignment=assignment, question=tags, unit_key="item", value=["dose", "drug"], base_version=0, actor=annotator
+    )
+    again = label_save(
+        assignment=assignment, question=tags, unit_key="item", value=["timing"], base_version=1, actor=annotator
+    )
+    stored = Label.objects.get(pk=first.pk)
+    assert (stored.value, stored.version) == (["timing"], 2)
+    for returned, value, version in ((first, ["dose", "drug"], 1), (again, ["timing"], 2)):
+        assert (returned.pk, returned.assignment_id, returned.question_id, returned.unit_key) == (
+            stored.pk, assignment.pk, tags.pk, "item"
+        )
+        assert (returned.value, returned.version, returned.updated_by_id) == (value, version, annotator.pk)
+    history = LabelHistory.objects.filter(label_id=stored.pk).order_by("new_version")
+    assert [(h.old_value, h.new_value, h.new_version) for h in history] == [
+        (None, ["dose", "drug"], 1), (["dose", "drug"], ["timing"], 2)
+    ]
