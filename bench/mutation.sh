@@ -180,6 +180,10 @@ TESTS=("${present[@]}")
   echo "pytest_add_cli_args_test_selection="
   for t in "${TESTS[@]}"; do echo "    $t"; done
   echo "use_git_change_detection=false"
+  # Each mutant's tests run in a process forked from a server that has collected the tests but run none: forked
+  # from mutmut's main process (the default), they would inherit what the stats run left there, such as the SQL
+  # that annotation/labels/statements.py builds once per process, and a mutant of that builder would never run.
+  echo "process_isolation=forkserver"
 } > "$WORK/setup.cfg"
 
 cd "$WORK"
