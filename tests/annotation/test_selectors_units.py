@@ -10,8 +10,20 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Aspect, AspectStatus, Assignment, AssignmentStatus, Importance, Item, Label, Sentence
+from annotation.models import (
+    Aspect,
+    AspectStatus,
+    Assignment,
+    AssignmentStatus,
+    Exposure,
+    Importance,
+    Item,
+    Label,
+    Sentence,
+)
 from annotation.selectors import (
+    REOPEN_AFTER_SEEING_OTHERS,
+    REOPEN_NOT_ALLOWED,
     UnitRow,
     annotator_history,
     assignment_labels,
@@ -196,3 +208,51 @@ def test_my_history_lists_at_most_500_items(study, annotator):
         for item in items
     )
     assert len(annotator_history(user=annotator)) == 500
+
+
+def test_my_history_breaks_a_tie_of_submission_times_by_the_newer_assignment(study, annotator):
+    pool = factories.make_pool(study)
+    factories.add_member(pool, annotator)
+    now = timezone.now()
+    made = [
+        factories.make_assignment(
+            pool, factories.make_item(study), annotator, status=AssignmentStatus.SUBMITTED, submitted_at=now
+        )
+        for _ in range(3)
+    ]
+    assert [row.assignment for row in annotator_history(user=annotator)] == made[::-1]
+
+
+def test_my_history_says_which_items_i_may_reopen_in_two_queries(study, annotator, django_assert_num_queries):
+    """Reopening is refused where the pool forbids it, or where I (not a colleague) saw others' answers on that
+    item in that pool; the rows carry their pool, study and item without a query each."""
+    colleague = factories.make_user("colleague")
+    # One membership per study: the pool that forbids reopening is another study's.
+    lenient = factories.make_pool(study, "lenient", reopen_allowed=True)
+    strict = factories.make_pool(factories.make_study(name="Strict study"), "strict")
+    for pool in (strict, lenient):
+        factories.add_member(pool, annotator)
+    now = timezone.now()
+    _forbidden, seen, unseen = (
+        factories.make_assignment(
+            pool,
+            factories.make_item(pool.study, name),
+            annotator,
+            status=AssignmentStatus.SUBMITTED,
+            submitted_at=now - timedelta(minutes=n),
+        )
+        for n, (pool, name) in enumerate(((strict, "forbidden"), (lenient, "seen"), (lenient, "unseen")))
+    )
+    shown = {"kind": "calibration", "showed_other_labels": True}
+    Exposure.objects.create(user=annotator, pool=lenient, item=seen.item, **shown)
+    Exposure.objects.create(user=colleague, pool=lenient, item=unseen.item, **shown)
+    with django_assert_num_queries(2):
+        listed = [
+            (row.assignment.item.external_id, row.assignment.pool.study.name, row.reopen_refusal, row.can_reopen)
+            for row in annotator_history(user=annotator)
+        ]
+    assert listed == [
+        ("forbidden", "Strict study", REOPEN_NOT_ALLOWED, False),
+        ("seen", study.name, REOPEN_AFTER_SEEING_OTHERS, False),
+        ("unseen", study.name, None, True),
+    ]
