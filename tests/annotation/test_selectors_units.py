@@ -225,7 +225,7 @@ def test_my_history_breaks_a_tie_of_submission_times_by_the_newer_assignment(stu
 
 def test_my_history_says_which_items_i_may_reopen_in_two_queries(study, annotator, django_assert_num_queries):
     """Reopening is refused where the pool forbids it, or where I (not a colleague) saw others' answers on that
-    item in that pool; the rows carry their pool, study and item without a query each."""
+    item in that pool (not merely opened it); the rows carry their pool, study and item without a query each."""
     colleague = factories.make_user("colleague")
     # One membership per study: the pool that forbids reopening is another study's.
     lenient = factories.make_pool(study, "lenient", reopen_allowed=True)
@@ -246,6 +246,7 @@ def test_my_history_says_which_items_i_may_reopen_in_two_queries(study, annotato
     shown = {"kind": "calibration", "showed_other_labels": True}
     Exposure.objects.create(user=annotator, pool=lenient, item=seen.item, **shown)
     Exposure.objects.create(user=colleague, pool=lenient, item=unseen.item, **shown)
+    Exposure.objects.create(user=annotator, pool=lenient, item=unseen.item, kind="item_page")  # nothing of others
     with django_assert_num_queries(2):
         listed = [
             (row.assignment.item.external_id, row.assignment.pool.study.name, row.reopen_refusal, row.can_reopen)
