@@ -42,7 +42,8 @@ declare -A MODULE_TESTS=(
   [annotation/access.py]="tests/test_access_helpers.py tests/test_access_matrix.py tests/test_access_policies.py tests/test_security_object_ids.py
     tests/test_security_pages.py tests/annotation/test_console_views.py tests/annotation/test_console_api.py"
   [annotation/selectors.py]="tests/test_access_matrix.py tests/test_security_object_ids.py tests/test_named_mutations.py
-    tests/annotation/test_blinding.py tests/annotation/test_workspace.py tests/annotation/test_api.py"
+    tests/annotation/test_blinding.py tests/annotation/test_workspace.py tests/annotation/test_api.py
+    tests/annotation/test_selectors_units.py"
   [annotation/services.py]="tests/test_named_mutations.py tests/annotation/test_assignment.py
     tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_labels.py
     tests/annotation/test_history.py tests/annotation/test_labels_conditions.py"
