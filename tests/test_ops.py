@@ -65,7 +65,7 @@ def test_healthz_answers_ok_anonymously_without_touching_the_database(client, dj
     with django_assert_num_queries(0):
         response = client.get("/healthz")
     assert response.status_code == 200
-    assert response.content == b"ok"
+    assert response.json() == {"status": "ok"} and response["Content-Type"] == "application/json"
     assert "no-cache" in response["Cache-Control"]
 
 

@@ -23,8 +23,9 @@ from concord.ops.metrics import exposition
 @login_not_required
 @never_cache
 def healthz(request: HttpRequest) -> HttpResponse:
-    """The process is up and answers: no database, no broker."""
-    return HttpResponse("ok", content_type="text/plain")
+    """The process is up and answers: no database, no broker. JSON, as every non-HTML answer served inline is
+    (anything else Concord serves is an attachment)."""
+    return JsonResponse({"status": "ok"})
 
 
 @access_policy("public")
