@@ -464,14 +464,9 @@ JUDGE_OPTIONS = ("model", "supports_model", "informative_model", "relevance_mode
 def _training_items(judge: Any) -> set[int]:
     """The item ids a judge trained from a study's gold learned from (its artifact's fold assignment, one group
     per item), read without loading its models."""
-    import joblib
+    from scoring.judges.artifacts import training_groups
 
-    from scoring.judges.artifacts import _KEY, judges_root
-
-    if not _KEY.match(judge.path or ""):
-        raise ValueError(f"{judge.path!r} is not a judge key")
-    artifact = joblib.load(judges_root() / judge.path / "judge.joblib")
-    return {int(group) for group in artifact["fold_of_group"]}
+    return {int(group) for group in training_groups(judge.path)}
 
 
 def judge_check(run: ScoreRun, labelled: set[int]) -> dict[str, Any] | None:

@@ -55,6 +55,15 @@ def save(trained: Trained) -> str:
     return key
 
 
+def training_groups(key: str) -> set[str]:
+    """The groups (item ids) a stored judge learned from: its fold assignment, read without loading a model."""
+    import joblib
+
+    if not _KEY.match(key or ""):
+        raise ValueError(f"{key!r} is not a judge key")
+    return set(joblib.load(judges_root() / key / "judge.joblib")["fold_of_group"])
+
+
 class LoadedJudge:
     def __init__(self, directory: Path) -> None:
         import joblib
