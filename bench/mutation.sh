@@ -19,6 +19,17 @@
 #                                                               # postgres://postgres@127.0.0.1:5432/concord_mutation
 #     MUTATION_LOG=bench/mutation-figures.log bench/mutation.sh # also append the figures to that file
 #     PYTHON=… MUTMUT=… bench/mutation.sh                       # another interpreter / mutmut than the .venv's
+#     MUTATION_KEEP=1 bench/mutation.sh --module X              # keep the scratch copy (its path is printed)
+#     MUTATION_RESUME=/tmp/concord-mutation.XXXX bench/mutation.sh --module X
+#                                                               # re-run only the survivors of that kept run against
+#                                                               # the tests of the committed tree now, then print the
+#                                                               # whole module's figures (below)
+#
+# Resuming: a killed mutant stays killed when tests are only added, so after a full run kept with MUTATION_KEEP,
+# new tests need only face the survivors. MUTATION_RESUME refuses unless the measured modules are byte-for-byte
+# those of the kept run (their mutants would differ otherwise) and the same modules are named; other source
+# files and the tests come from HEAD; the test files are the kept run's list (mutmut resets every result when
+# that list changes): put new tests in files already listed, or make a full run. Figures say "resumed".
 #
 # It runs in a scratch copy of the committed tree (git archive HEAD), so the working tree is never mutated and
 # nothing is left behind but the printed figures (and $MUTATION_KEEP, when set, the copy: `mutmut show NAME`
@@ -104,7 +115,7 @@ while [ "$#" -gt 0 ]; do
         echo "unknown module '${2:-}'; one of: ${ALL_MODULES[*]}" >&2; exit 2; }
       MODULES+=("$2"); shift 2 ;;
     --only) [ -n "${2:-}" ] || { echo "--only needs a mutant name pattern" >&2; exit 2; }; ONLY+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) GLOBS+=("$1"); shift ;;
   esac
@@ -154,12 +165,40 @@ if [ "$CHILDREN" -eq 1 ]; then
   PYTEST_ARGS+=(--reuse-db)
 fi
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/concord-mutation.XXXXXX")"
-cleanup() { if [ -z "${MUTATION_KEEP:-}" ]; then rm -rf "$WORK"; else echo "kept: $WORK"; fi; }
-trap cleanup EXIT
-git -C "$ROOT" archive HEAD | tar -x -C "$WORK"
-ln -s "$(dirname "$(dirname "$PY")")" "$WORK/.venv"
 COMMIT="$(git -C "$ROOT" rev-parse --short HEAD)"
+RESUMED=""
+RERUN=()
+if [ -n "${MUTATION_RESUME:-}" ]; then
+  WORK="$(cd "$MUTATION_RESUME" && pwd)"
+  [ -f "$WORK/.mutation-run" ] && [ -d "$WORK/mutants" ] || {
+    echo "$WORK is not a kept mutation run (no .mutation-run or mutants/)" >&2; exit 2; }
+  base="$(sed -n 's/^commit=//p' "$WORK/.mutation-run")"
+  kept_targets="$(sed -n 's/^targets=//p' "$WORK/.mutation-run")"
+  [ "$kept_targets" = "${TARGETS[*]}" ] || {
+    echo "the kept run measured '$kept_targets', not '${TARGETS[*]}'" >&2; exit 2; }
+  for t in "${TARGETS[@]}"; do
+    cmp -s <(git -C "$ROOT" show "HEAD:$t") "$WORK/$t" || {
+      echo "$t differs from the kept run's copy (at $base): its mutants would differ; make a full run" >&2; exit 2; }
+  done
+  # HEAD's tree over the copy (mutants/ and mutmut's state are not in git, so they stay); a source file that
+  # changed since is removed from mutants/ so that mutmut copies it afresh.
+  git -C "$ROOT" archive HEAD | tar -x -C "$WORK"
+  while IFS= read -r f; do
+    case "$f" in concord/*|annotation/*|scoring/*|adjudication/*) rm -f "$WORK/mutants/$f" ;; esac
+  done < <(git -C "$ROOT" diff --name-only "$base" HEAD)
+  mapfile -t RERUN < <(cd "$WORK" && "$MUTMUT" results 2>/dev/null | sed -n 's/^ *\([^ :]*__mutmut_[0-9]*\): survived$/\1/p')
+  RESUMED="resumed from the kept run at ${base:0:7}: its ${#RERUN[@]} survivors re-run against the tests at $COMMIT"
+  echo "$RESUMED" >&2
+  cleanup() { echo "kept: $WORK"; }
+  trap cleanup EXIT
+else
+  WORK="$(mktemp -d "${TMPDIR:-/tmp}/concord-mutation.XXXXXX")"
+  cleanup() { if [ -z "${MUTATION_KEEP:-}" ]; then rm -rf "$WORK"; else echo "kept: $WORK"; fi; }
+  trap cleanup EXIT
+  git -C "$ROOT" archive HEAD | tar -x -C "$WORK"
+  ln -s "$(dirname "$(dirname "$PY")")" "$WORK/.venv"
+  printf 'commit=%s\ntargets=%s\n' "$(git -C "$ROOT" rev-parse HEAD)" "${TARGETS[*]}" > "$WORK/.mutation-run"
+fi
 # A listed test file that the committed tree lacks is named and left out (pytest would refuse the whole list).
 present=()
 for t in "${TESTS[@]}"; do
@@ -167,8 +206,9 @@ for t in "${TESTS[@]}"; do
 done
 TESTS=("${present[@]}")
 
-# mutmut reads [mutmut] from setup.cfg when pyproject.toml has no [tool.mutmut]; the copy gets its own.
-{
+# mutmut reads [mutmut] from setup.cfg when pyproject.toml has no [tool.mutmut]; the copy gets its own (a resumed
+# run keeps the kept run's).
+[ -n "$RESUMED" ] || {
   echo "[mutmut]"
   echo "source_paths="
   for p in concord annotation scoring adjudication; do echo "    $p"; done
@@ -191,16 +231,23 @@ cd "$WORK"
 export DJANGO_ALLOW_ASYNC_UNSAFE=true CONCORD_VAR_DIR="$WORK/var"
 if [ -n "${MUTATION_DATABASE_URL:-}" ]; then export DATABASE_URL="$MUTATION_DATABASE_URL"; else unset DATABASE_URL; fi
 start=$(date +%s)
+if [ -n "$RESUMED" ] && [ "${#RERUN[@]}" -eq 0 ]; then
+  : # nothing survived: nothing to re-run
+elif [ -n "$RESUMED" ]; then
+  "$MUTMUT" run --max-children "$CHILDREN" "${RERUN[@]}" >"$WORK/mutmut-run.log" 2>&1 || {
+    echo "mutmut run failed; its last lines:"; tail -40 "$WORK/mutmut-run.log"; exit 1; }
+else
 "$MUTMUT" run --max-children "$CHILDREN" "${ONLY[@]}" >"$WORK/mutmut-run.log" 2>&1 || {
   echo "mutmut run failed; its last lines:"; tail -40 "$WORK/mutmut-run.log"; exit 1; }
+fi
 elapsed=$(( $(date +%s) - start ))
 
 "$MUTMUT" results --all true >"$WORK/results.txt" 2>&1 || true
 summary="$("$PY" - "$WORK/results.txt" "$elapsed" "$TARGET_RATE" "$COMMIT" "${DATABASE_URL:+PostgreSQL}" \
-  "${TARGETS[*]}" "${ONLY[*]:-}" <<'PY'
+  "${TARGETS[*]}" "${ONLY[*]:-}" "$RESUMED" <<'PY'
 import collections, fnmatch, re, sys
 
-path, elapsed, target, commit, database, targets, only = sys.argv[1:8]
+path, elapsed, target, commit, database, targets, only, resumed = sys.argv[1:9]
 patterns = only.split()
 by_status = collections.Counter()
 by_module = collections.defaultdict(collections.Counter)
@@ -228,6 +275,8 @@ def rate(counts):
 
 
 print(f"mutation bench at {commit} ({database or 'SQLite'}): {targets}" + (f" (only {only})" if only else ""))
+if resumed:
+    print(resumed)
 print(f"elapsed: {elapsed} s")
 for module, counts in sorted(by_module.items()):
     killed, tested = rate(counts)
