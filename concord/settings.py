@@ -335,6 +335,8 @@ LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0)
 # A loopback or private LLM endpoint is refused unless the administrator allows it here (SSRF guard).
 LLM_ALLOW_PRIVATE_ENDPOINTS = env_bool("LLM_ALLOW_PRIVATE_ENDPOINTS", False)
+# Requests in flight at once to the LLM endpoint from all of one machine's processes (0: no limit).
+LLM_MAX_CONCURRENT_REQUESTS = env_int("LLM_MAX_CONCURRENT_REQUESTS", 4, minimum=0)
 # Score runs: how long a task's claim on its batch lasts without renewal (a killed worker's batch is
 # taken over once its lease has run out). Items per task: SCORING_BATCH_SIZES below.
 SCORING_LEASE_SECONDS = env_int("SCORING_LEASE_SECONDS", 300, minimum=1)

@@ -42,6 +42,8 @@ class RunOutput(serializers.ModelSerializer):
             "n_total",
             "n_done",
             "n_failed",
+            "llm_requests",
+            "llm_tokens",
             "error",
             "created_at",
             "started_at",

@@ -41,6 +41,10 @@ class ScoreRun(models.Model):
     n_total = models.PositiveIntegerField(default=0)
     n_done = models.PositiveIntegerField(default=0)
     n_failed = models.PositiveIntegerField(default=0)
+    # Requests sent to an LLM endpoint and the tokens its answers reported, counted across every worker
+    # (scoring.llm_runs.RunBudget: what the backend options max_requests / max_run_tokens bound).
+    llm_requests = models.PositiveBigIntegerField(default=0)
+    llm_tokens = models.PositiveBigIntegerField(default=0)
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -272,3 +276,21 @@ class JudgeTrainJob(Job):
 
     class Meta(Job.Meta):
         pass
+
+
+class LLMAnswer(models.Model):
+    """A valid answer of the LLM endpoint to one prompt, kept per study (``scoring.llm_runs``): the same prompt in a
+    later run of the study is answered from here without a request. ``key`` is the sha256 of the endpoint, model,
+    temperature, JSON mode, token limit, messages and sample number (``LLMBackend._cache_key``); the prompt's text
+    is not kept. Deleted with its study."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=64)
+    content = models.TextField()
+    model = models.CharField(max_length=200)
+    prompt = models.CharField(max_length=40)
+    prompt_sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "key"], name="llm_answer_unique_per_study")]

@@ -33,7 +33,7 @@ from django.utils import timezone
 from annotation.models import Item, Study
 from annotation.units import for_scope
 from concord.errors import Conflict, PayloadTooLarge, ValidationFailed
-from scoring import selectors, tasks
+from scoring import llm_runs, selectors, tasks
 from scoring.backend_options import backend_options_clean
 from scoring.backends import BACKENDS, BackendDescriptor, get_backend
 from scoring.backends.text import sentences_of
@@ -257,7 +257,7 @@ def _backend_options(run: ScoreRun) -> dict[str, Any]:
 
 
 def _load_backend(run: ScoreRun) -> Any:
-    return get_backend(run.backend, **_backend_options(run))
+    return llm_runs.bind(get_backend(run.backend, **_backend_options(run)), run)
 
 
 def score_run_fan_out(*, run_id: int) -> list[int]:

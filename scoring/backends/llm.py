@@ -20,6 +20,20 @@ call raises ``TransientBackendError`` (if the last failure was transient — the
 item later) or ``BackendResponseError`` (malformed answers — the item is recorded as failed, raw outputs
 kept). Other 4xx answers are configuration errors (``BackendUnavailable``) except 400/422, which fail the item.
 
+An answer the model refuses (the ``refusal`` field of an OpenAI-style message, or ``finish_reason``
+``content_filter``) or cuts off at its token limit (``finish_reason`` ``length``; the ``max_tokens`` option
+sets the limit the request asks for) is not asked again — the same prompt would get the same answer — and
+fails the item with that reason. Every failure names its kind in the failed score's details (``failure``:
+``malformed``, ``refused``, ``truncated``, ``budget``, ``http``; transient failures are retried by the task
+and fail the item as ``TransientBackendError`` on its last attempt), with the raw outputs.
+
+Limits (``scoring.backends.llm_limits``): at most ``LLM_MAX_CONCURRENT_REQUESTS`` requests in flight from one
+machine; a run's budget, ``max_requests`` and ``max_run_tokens`` (options; counted on the run across every
+worker, ``scoring.llm_runs``), past which each item fails as ``budget`` without a request; and a cache of
+valid answers keyed by the sha256 of the endpoint, model, temperature, JSON mode, token limit, messages and
+sample number, kept per study (``cache`` option, on by default): the same prompt in a later run of the study
+is answered from it without a request, and the judgement says so (``cached``).
+
 Details stored with every judgement: prompt name, version and sha256, the model, the raw outputs of all
 samples, and the spread across samples: for a verdict, the share of samples agreeing with the majority;
 for a rating, the standard deviation and range. Ties between samples resolve to the negative verdict
@@ -35,6 +49,8 @@ best single passage's (``scoring.backends.base.best_passage``, reported as ``evi
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import ipaddress
 import json
 import re
@@ -44,6 +60,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -67,6 +84,7 @@ from scoring.backends.base import (
     best_passage,
     register,
 )
+from scoring.backends.llm_limits import Budget, ResponseStore, request_slot
 from scoring.backends.prompts import PROMPTS, PromptTemplate, numbered
 from scoring.backends.text import sentences_of
 from scoring.metrics.base import BackendResponseError, BackendUnavailable, TransientBackendError
@@ -212,6 +230,10 @@ class LLMBackend(Backend):
         backoff_base: float = 0.5,
         backoff_cap: float = 30.0,
         json_mode: bool = True,
+        max_tokens: int | None = None,
+        cache: bool = True,
+        max_requests: int | None = None,
+        max_run_tokens: int | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         if samples < 1:
@@ -228,12 +250,27 @@ class LLMBackend(Backend):
         self.backoff_base = float(backoff_base)
         self.backoff_cap = float(backoff_cap)
         self.json_mode = json_mode
+        self.max_tokens = None if max_tokens is None else int(max_tokens)
+        self.cache = bool(cache)
+        # The run's budget (enforced by the Budget a run binds, ``for_run``; unbound, nothing is counted).
+        self.max_requests = None if max_requests is None else int(max_requests)
+        self.max_run_tokens = None if max_run_tokens is None else int(max_run_tokens)
+        self.budget: Budget | None = None
+        self.store: ResponseStore | None = None
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.client = httpx.Client(timeout=float(timeout), headers=headers, transport=transport)
         self.identity = f"llm:{model}@{self.base_url} samples={self.samples} temperature={self.temperature}"
         # Running totals that scoring.services reads before and after each item to record its cost;
         # tokens count only answers whose body reports ``usage`` (not every endpoint does).
-        self.usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "answers_with_usage": 0}
+        self.usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "answers_with_usage": 0,
+                      "cached_answers": 0}
+
+    def for_run(self, *, budget: Budget | None, store: ResponseStore | None) -> LLMBackend:
+        """This backend with a run's budget and answer store: a shallow copy sharing the HTTP connection
+        pool and the usage totals (one per process per configuration, as ``from_settings`` keeps them)."""
+        bound = copy.copy(self)
+        bound.budget, bound.store = budget, store
+        return bound
 
     @classmethod
     def from_settings(cls, **options: Any) -> LLMBackend:
@@ -270,10 +307,20 @@ class LLMBackend(Backend):
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
         if self.json_mode:
             body["response_format"] = {"type": "json_object"}
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        if self.budget is not None:
+            self.budget.take_request()  # BudgetSpent: nothing is sent
         self.usage["requests"] += 1
-        response = self.client.post(f"{self.base_url}/chat/completions", json=body)
+        with request_slot(Path(settings.VAR_DIR) / "llm-slots", settings.LLM_MAX_CONCURRENT_REQUESTS):
+            response = self.client.post(f"{self.base_url}/chat/completions", json=body)
         self._count_usage(response)
         return response
+
+    def _cache_key(self, messages: list[dict[str, str]], sample: int) -> str:
+        facts = {"base_url": self.base_url, "model": self.model, "temperature": self.temperature,
+                 "json_mode": self.json_mode, "max_tokens": self.max_tokens, "messages": messages, "sample": sample}
+        return hashlib.sha256(json.dumps(facts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
     def _count_usage(self, response: httpx.Response) -> None:
         if response.status_code >= 400:
@@ -285,22 +332,27 @@ class LLMBackend(Backend):
         if not isinstance(usage, dict):
             return
         prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        if isinstance(prompt, int) and isinstance(completion, int):
+        if isinstance(prompt, int) and isinstance(completion, int) and not isinstance(prompt, bool) \
+                and not isinstance(completion, bool) and prompt >= 0 and completion >= 0:
             self.usage["prompt_tokens"] += prompt
             self.usage["completion_tokens"] += completion
             self.usage["answers_with_usage"] += 1
+            if self.budget is not None:
+                self.budget.add_tokens(prompt + completion)
 
     def ask(self, prompt: PromptTemplate, validate: Callable[[dict[str, Any]], Any], **values: str) -> dict[str, Any]:
         """Run one prompt ``samples`` times; returns {"parsed": [...], "raw": [...], **prompt facts}."""
         messages = prompt.messages(**values)
-        parsed, raw = [], []
-        for _ in range(self.samples):
-            value, content = self._one_sample(prompt, messages, validate)
+        parsed, raw, cached = [], [], []
+        for sample in range(self.samples):
+            value, content, hit = self._one_sample(prompt, messages, validate, sample)
             parsed.append(value)
             raw.append(content)
+            cached.append(hit)
         return {
             "parsed": parsed,
             "raw": raw,
+            "cached": cached,
             "prompt": prompt.name,
             "prompt_version": prompt.version,
             "prompt_sha256": prompt.sha256,
@@ -308,8 +360,22 @@ class LLMBackend(Backend):
         }
 
     def _one_sample(
-        self, prompt: PromptTemplate, messages: list[dict[str, str]], validate: Callable[[dict[str, Any]], Any]
-    ) -> tuple[Any, str]:
+        self, prompt: PromptTemplate, messages: list[dict[str, str]], validate: Callable[[dict[str, Any]], Any],
+        sample: int = 0,
+    ) -> tuple[Any, str, bool]:
+        """One valid answer (parsed, raw content, whether it came from the cache)."""
+        key = self._cache_key(messages, sample) if self.cache and self.store is not None else None
+        if key is not None:
+            assert self.store is not None
+            stored = self.store.get(key)
+            if stored is not None:
+                try:
+                    value = validate(parse_json_object(stored))
+                except (ValueError, KeyError, IndexError, TypeError):
+                    pass  # only valid answers are stored; one that no longer validates is asked again
+                else:
+                    self.usage["cached_answers"] += 1
+                    return value, stored, True
         failures: list[str] = []
         raw_outputs: list[str] = []
         last_transient = False
@@ -336,14 +402,22 @@ class LLMBackend(Backend):
                 elif status >= 400:
                     raise BackendResponseError(
                         f"llm backend: HTTP {status} for prompt {prompt.name}: {response.text[:300]}",
-                        {"prompt": prompt.name, "prompt_sha256": prompt.sha256},
+                        {"prompt": prompt.name, "prompt_sha256": prompt.sha256, "failure": "http"},
                     )
                 else:
                     content = ""
                     try:
-                        content = response.json()["choices"][0]["message"]["content"] or ""
-                        return validate(parse_json_object(content)), content
-                    except (ValueError, KeyError, IndexError, TypeError) as exc:
+                        choice = response.json()["choices"][0]
+                        message = choice["message"]
+                        content = message.get("content") or ""
+                        self._refused_or_cut(prompt, choice, message, content)
+                        value = validate(parse_json_object(content))
+                        if key is not None:
+                            assert self.store is not None
+                            self.store.put(key, content, {"prompt": prompt.name, "prompt_sha256": prompt.sha256,
+                                                          "model": self.model})
+                        return value, content, False
+                    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
                         # ValueError covers MalformedAnswer and a body that is not JSON at all.
                         failures.append(f"malformed answer: {exc}")
                         raw_outputs.append(content or response.text[:2000])
@@ -357,14 +431,38 @@ class LLMBackend(Backend):
             )
         raise BackendResponseError(
             f"llm backend: no valid answer to prompt {prompt.name} after {self.max_retries + 1} attempt(s): {summary}",
-            {"prompt": prompt.name, "prompt_sha256": prompt.sha256, "raw": raw_outputs},
+            {"prompt": prompt.name, "prompt_sha256": prompt.sha256, "raw": raw_outputs, "failure": "malformed"},
         )
+
+    def _refused_or_cut(self, prompt: PromptTemplate, choice: Any, message: Any, content: str) -> None:
+        """Raise for an answer the model refused or cut off: asking again would get the same answer."""
+        if not isinstance(choice, dict) or not isinstance(message, dict):
+            raise TypeError("the choice or its message is not an object")
+        refusal = message.get("refusal")
+        finish = choice.get("finish_reason")
+        facts = {"prompt": prompt.name, "prompt_sha256": prompt.sha256, "raw": [content], "finish_reason": finish}
+        if (isinstance(refusal, str) and refusal.strip()) or finish == "content_filter":
+            reason = refusal.strip()[:300] if isinstance(refusal, str) and refusal.strip() else "content filter"
+            raise BackendResponseError(
+                f"llm backend: the model refused to answer prompt {prompt.name}: {reason}",
+                {**facts, "failure": "refused", "refusal": refusal if isinstance(refusal, str) else None},
+            )
+        if finish == "length":
+            raise BackendResponseError(
+                f"llm backend: the answer to prompt {prompt.name} was cut off at the token limit "
+                f"(finish_reason=length{f', max_tokens={self.max_tokens}' if self.max_tokens else ''}); "
+                "a larger max_tokens option lets the model finish",
+                {**facts, "failure": "truncated"},
+            )
 
     # --- aggregation ----------------------------------------------------------------------------------
 
     @staticmethod
     def _facts(answer: dict[str, Any]) -> dict[str, Any]:
-        return {k: answer[k] for k in ("prompt", "prompt_version", "prompt_sha256", "model")}
+        facts = {k: answer[k] for k in ("prompt", "prompt_version", "prompt_sha256", "model")}
+        if any(answer.get("cached", ())):
+            facts["cached"] = answer["cached"]  # per sample: answered from the study's cache, no request
+        return facts
 
     def _vote(self, answer: dict[str, Any], n: int, field: str, raw_per_item: bool = True) -> list[Judgement]:
         samples: list[dict[int, bool]] = answer["parsed"]
@@ -535,7 +633,7 @@ DESCRIPTOR = register(BackendDescriptor(
     build=LLMBackend.from_settings,
     check=_availability,
     settings=("LLM_BASE_URL", "LLM_MODEL", "LLM_API_KEY", "LLM_TIMEOUT_SECONDS", "LLM_MAX_RETRIES",
-              "LLM_ALLOW_PRIVATE_ENDPOINTS"),
+              "LLM_ALLOW_PRIVATE_ENDPOINTS", "LLM_MAX_CONCURRENT_REQUESTS"),
     model_settings=("LLM_MODEL", "LLM_BASE_URL"),
     # The endpoint is the administrator's (LLM_BASE_URL): no base_url option (scoring.backend_options).
     options={
@@ -548,5 +646,9 @@ DESCRIPTOR = register(BackendDescriptor(
         "backoff_base": Option("number", bounds=(0, 60)),
         "backoff_cap": Option("number", bounds=(0, 300)),
         "json_mode": Option("boolean"),
+        "max_tokens": Option("integer", bounds=(1, 131072), nullable=True),
+        "cache": Option("boolean"),
+        "max_requests": Option("integer", bounds=(1, 100_000_000), nullable=True),
+        "max_run_tokens": Option("integer", bounds=(1, 10_000_000_000), nullable=True),
     },
 ))
