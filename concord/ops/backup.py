@@ -23,7 +23,7 @@ holds any file, or over an existing anchor file: a restore never merges into exi
 owned by the role that restores, which needs no superuser right) and unpacks the files.
 
 PostgreSQL only: pg_dump and pg_restore (the client programs of the server's major version or newer) must be on
-the PATH, or named by ``PG_DUMP`` / ``PG_RESTORE``.
+the PATH.
 """
 
 from __future__ import annotations
@@ -92,15 +92,17 @@ def libpq_environment(using: str = "default") -> dict[str, str]:
 
 
 def _program(name: str) -> str:
-    configured = os.environ.get(name.upper(), "")
-    program = configured or shutil.which(name)
+    program = shutil.which(name)
     if not program:
-        raise BackupError(f"{name} is not on the PATH: install the PostgreSQL client programs (or set {name.upper()})")
+        raise BackupError(
+            f"{name} is not on the PATH: install the PostgreSQL client programs of the server's major version "
+            "(e.g. postgresql-client-15), or put their directory first on the PATH"
+        )
     return program
 
 
 def _run(command: list[str], env: dict[str, str], what: str) -> None:
-    # The program is pg_dump or pg_restore (PATH or PG_DUMP/PG_RESTORE, the administrator's); no shell, fixed flags.
+    # The program is pg_dump or pg_restore, found on the PATH; no shell, fixed flags.
     done = subprocess.run(  # noqa: S603
         command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False
     )
@@ -215,7 +217,7 @@ def _unknown_migrations(manifest: dict[str, Any]) -> list[str]:
 
 
 def database_contents(using: str = "default") -> list[str]:
-    """Up to ten of the tables, views, sequences and functions in the database's own schemas."""
+    """Up to four of the tables, views, sequences and functions in the database's own schemas (none: it is empty)."""
     with connections[using].cursor() as cursor:
         cursor.execute(
             """
@@ -225,7 +227,7 @@ def database_contents(using: str = "default") -> list[str]:
             UNION ALL
             SELECT n.nspname || '.' || p.proname || '()' FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
              WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%%'
-            ORDER BY 1 LIMIT 10
+            ORDER BY 1 LIMIT 4
             """
         )
         return [row[0] for row in cursor.fetchall()]
@@ -252,8 +254,8 @@ def restore(source: Path, *, var_dir: Path, anchor_file: Path, using: str = "def
     contents = database_contents(using)
     if contents:
         refusals.append(
-            f"the database {connection.settings_dict['NAME']!r} is not empty (it holds {', '.join(contents)}"
-            f"{', …' if len(contents) == 10 else ''}): restore into a new, empty database (`createdb`), never over "
+            f"the database {connection.settings_dict['NAME']!r} is not empty (it holds {', '.join(contents[:3])}"
+            f"{', …' if len(contents) > 3 else ''}): restore into a new, empty database (`createdb`), never over "
             "or into an existing one"
         )
     files = _files_in(var_dir)
