@@ -30,6 +30,7 @@ from psycopg import sql
 from rest_framework.test import APIClient
 
 from annotation.models import Label
+from concord.ops import backup
 from tests import factories, waiting
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -251,3 +252,15 @@ def test_backup_and_restore_on_sqlite_are_refused_saying_what_to_do(command, tmp
     with pytest.raises(CommandError, match="backup and restore need PostgreSQL; the database 'default' is sqlite"):
         call_command(command, str(tmp_path / "backup"))
     assert not (tmp_path / "backup").exists()
+
+
+@postgres_only
+def test_a_backup_that_fails_half_way_leaves_nothing_that_could_pass_for_a_backup(tmp_path, source_var, monkeypatch):
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(backup, "_archive_var", disk_full)  # after the dump was written
+    destination = tmp_path / "backup"
+    with pytest.raises(OSError, match="No space left"):
+        backup.backup(destination, var_dir=source_var, anchor_file=source_var / "audit-anchor.json")
+    assert list(destination.iterdir()) == []

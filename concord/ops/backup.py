@@ -158,9 +158,24 @@ def backup(destination: Path, *, var_dir: Path, anchor_file: Path, using: str = 
         raise BackupError(f"{destination} already exists and is not an empty directory: choose a new one")
     pg_dump = _program("pg_dump")
     destination.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        manifest = _backup_into(destination, connection, pg_dump, var_dir=var_dir, anchor_file=anchor_file,
+                                using=using)
+    except BaseException:
+        # Nothing half-made is left behind to be mistaken for a backup: the directory is emptied (it was new or empty).
+        for path in destination.iterdir():
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        raise
+    return manifest
+
+
+def _backup_into(
+    destination: Path, connection: Any, pg_dump: str, *, var_dir: Path, anchor_file: Path, using: str
+) -> dict[str, Any]:
     # The anchor first: the dump's snapshot, taken after, holds every sealed event it vouches for.
     anchor = anchor_file.read_bytes() if anchor_file.is_file() else None
     migrations = _applied_migrations(using)
+    database = {"name": connection.settings_dict["NAME"], "server_version": connection.pg_version}
     connection.close()
     _run([pg_dump, "--format=custom", "--compress=6", f"--file={destination / DUMP}"],
          libpq_environment(using), "pg_dump")
@@ -172,7 +187,7 @@ def backup(destination: Path, *, var_dir: Path, anchor_file: Path, using: str = 
     manifest = {
         "format": FORMAT,
         "created_at": timezone.now().isoformat(),
-        "database": {"name": connection.settings_dict["NAME"], "server_version": connection.pg_version},
+        "database": database,
         "migrations": migrations,
         "var_dir": str(var_dir),
         "var": var,
@@ -204,6 +219,8 @@ def manifest_read(source: Path) -> dict[str, Any]:
         if name not in (DUMP, VAR_ARCHIVE, ANCHOR):
             raise BackupError(f"the manifest lists an unknown file {name!r}")
         file = source / name
+        if not isinstance(expected, dict):
+            raise BackupError(f"the manifest's entry of {name} is not an object")
         if not file.is_file():
             raise BackupError(f"{file} is missing")
         if file.stat().st_size != expected.get("bytes") or _sha256(file) != expected.get("sha256"):
