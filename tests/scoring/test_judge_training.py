@@ -11,6 +11,8 @@ from scoring.judges.training import (
     TrainingError,
     bootstrap_auc,
     check_examples,
+    choose,
+    compare,
     figures,
     fold_plan,
     rank_auc,
@@ -153,3 +155,42 @@ def test_training_on_a_small_labelled_set_separates_the_classes_in_cross_validat
 def test_labelled_records_have_both_classes():
     labels = [r["label"] for r in labelled_records()]
     assert labels.count(1) == labels.count(0) == 14
+
+
+# --- which candidate is kept: the one-standard-error rule ----------------------------------------------------
+
+
+def _summary(feature_set: str, auc: float, ci: tuple[float, float], model_type: str = "logistic") -> dict:
+    return {"model_type": model_type, "feature_set": feature_set, "auc": auc, "auc_ci": list(ci)}
+
+
+def test_the_simplest_candidate_within_one_standard_error_of_the_best_is_kept():
+    # Hand-worked with the figures of a judge trained on BEGIN CMU-DoG (bench/evaluations/judge_transfer_wow.py):
+    # best = combined 0.960 [0.940, 0.977]; SE = (0.977 - 0.940) / 3.92 = 0.00944; cut = 0.960 - 0.00944 = 0.9506.
+    # lexical 0.954 >= 0.9506 and is the simplest: kept. embedding 0.906 is outside.
+    summaries = [_summary("combined", 0.960, (0.940, 0.977)), _summary("lexical", 0.954, (0.920, 0.980)),
+                 _summary("embedding", 0.906, (0.869, 0.939))]
+    assert choose(summaries) == 1
+    # lexical at 0.950 is below the cut (0.9506): the best is kept.
+    summaries[1]["auc"] = 0.950
+    assert choose(summaries) == 0
+    # Within the cut but more complex than another within it: embedding 0.955 vs lexical 0.954 -> lexical.
+    summaries = [_summary("combined", 0.960, (0.940, 0.977)), _summary("embedding", 0.955, (0.93, 0.97)),
+                 _summary("lexical", 0.954, (0.92, 0.98))]
+    assert choose(summaries) == 2
+
+
+def test_the_rule_never_keeps_an_undefined_auc_and_a_cross_encoder_is_the_most_complex():
+    nan = float("nan")
+    assert choose([_summary("lexical", nan, (nan, nan)), _summary("combined", 0.8, (0.7, 0.9))]) == 1
+    assert choose([_summary("pair-text", 0.90, (0.88, 0.92), "cross-encoder"),
+                   _summary("combined", 0.895, (0.85, 0.93))]) == 1
+
+
+def test_compare_marks_the_kept_candidate_first(tmp_path):
+    examples = [Example(text=f"aspirin reduces fever {i}", evidence="aspirin reduces fever", label=True)
+                for i in range(12)]
+    examples += [Example(text=f"the moon is made of cheese {i}", evidence="aspirin reduces fever", label=False)
+                 for i in range(12)]
+    kept = compare(examples, task="supports", candidates=[("logistic", "lexical")], folds=3)
+    assert kept.comparison[0]["chosen"] is True and kept.comparison[0]["feature_set"] == "lexical"
