@@ -23,6 +23,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from annotation.models import AuditEvent
 from annotation.sso.models import SsoIdentity
 from concord import sso_settings
 from tests.sso import providers
@@ -89,7 +90,7 @@ def _oidc_callback(client: Client, op: providers.OidcProviderInfo, provider: str
                 "username": providers.OIDC_USER["username"],
                 "password": providers.OIDC_USER["password"],
                 "next": next_url,
-                "csrfmiddlewaretoken": browser.cookies["csrftoken"],
+                "csrfmiddlewaretoken": browser.cookies["provider_csrftoken"],
             },
         )
         assert signed_in.status_code == 302, signed_in.text[:500]
@@ -120,6 +121,9 @@ def test_oidc_sign_in_creates_a_plain_account_matched_by_issuer_and_subject(sso,
     assert again.get(_oidc_callback(again, oidc_op, "good")).status_code == 302
     assert int(again.session["_auth_user_id"]) == user.pk
     assert SsoIdentity.objects.count() == 1 and get_user_model().objects.count() == 1
+    # The audit trail holds the identity's creation and one update (last_login_at) per sign-in.
+    events = AuditEvent.objects.filter(table_name="sso_identity", row_pk=str(identity.pk))
+    assert sorted(events.values_list("operation", flat=True)) == ["INSERT", "UPDATE", "UPDATE"]
 
 
 def test_oidc_never_matches_an_existing_account_by_email(sso, oidc_op):
@@ -302,3 +306,42 @@ def test_saml_sp_metadata_names_the_entity_id_and_each_acs(sso):
     text = response.content.decode()
     assert 'entityID="http://testserver/sso/saml/metadata/"' in text
     assert "http://testserver/sso/saml/hospital-saml/acs/" in text
+
+
+# --- Hostile input: every single sign-on route, every method, junk parameters -----------------------------------
+
+JUNK = [
+    {},
+    {"code": "x", "state": "y"},
+    {"code": "", "state": ""},
+    {"error": "<script>alert(1)</script>", "state": "y"},
+    {"SAMLResponse": "not base64 !!", "RelayState": "z"},
+    {"SAMLResponse": "PD94bWwgdmVyc2lvbj0iMS4wIj8+PCFET0NUWVBFIGE+", "RelayState": "<b>"},  # a DOCTYPE: refused
+    {"SAMLResponse": "A" * 100_000},
+    {"next": "https://evil.example/"},
+]
+
+
+def test_no_single_sign_on_route_answers_a_server_error(sso):
+    from django.urls import get_resolver
+
+    from tests import access_world
+
+    routes = [route for route, _ in access_world.routes(get_resolver().url_patterns) if route.startswith("sso/")]
+    assert len(routes) == 5, routes
+    sent = 0
+    for anonymous in (True, False):
+        client = Client()
+        if not anonymous:
+            client.force_login(get_user_model().objects.create_user(f"someone-{sent}"))
+        for route in routes:
+            for name in ("good", "hospital-saml", "no-such-thing"):
+                path = "/" + route.replace("<slug:provider>", name)
+                for data in JUNK:
+                    for method in ("get", "post", "put", "patch", "delete"):
+                        response = getattr(client, method)(path, data)
+                        sent += 1
+                        assert response.status_code < 500, (method, path, data, response.status_code)
+                        if response.status_code == 302:
+                            assert not response["Location"].startswith("https://evil.example"), (path, data)
+    assert sent > 1000

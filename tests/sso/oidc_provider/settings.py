@@ -47,3 +47,6 @@ OAUTH2_PROVIDER = {
     "SCOPES": {"openid": "OpenID Connect", "email": "e-mail", "profile": "profile"},
     "OAUTH2_VALIDATOR_CLASS": "tests.sso.oidc_provider.validator.Validator",
 }
+# Cookies are not kept apart by port: on 127.0.0.1 the provider's would replace Concord's (same names) in the browser.
+SESSION_COOKIE_NAME = "provider_sessionid"
+CSRF_COOKIE_NAME = "provider_csrftoken"
