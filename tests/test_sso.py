@@ -156,10 +156,14 @@ def test_oidc_refuses_a_replayed_callback(sso, oidc_op):
     client = Client()
     callback = _oidc_callback(client, oidc_op, "good")
     assert client.get(callback).status_code == 302
+    signed_in_as = client.session["_auth_user_id"]
+    before = _counts()
+    # The same browser, same session: its state was used up by the first callback (Concord refuses before the
+    # provider is asked; the provider would refuse the used code too, with another answer).
+    _refused(client.get(callback), 400, "already used")
+    assert client.session["_auth_user_id"] == signed_in_as
     client.post("/accounts/logout/")
     assert not _signed_in(client)
-    before = _counts()
-    # The same browser: its state was used up by the first callback.
     _refused(client.get(callback), 400, "already used")
     # Another browser (an attacker holding the URL): no state of its own.
     stranger = Client()
