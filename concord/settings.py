@@ -499,4 +499,6 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "INFO", {"DEBUG", "INFO", "WARNING", "ERROR"})},
+    # pysaml2's schema library says at INFO, on every start, that it loaded a schema it already had.
+    "loggers": {"xmlschema": {"level": "WARNING"}},
 }

@@ -89,7 +89,9 @@ def test_bad_saml_settings_stop_the_process(tmp_path):
         with pytest.raises(ImproperlyConfigured) as caught:
             sso_settings.saml_idps(json.dumps({"idp": entry}), production=True)
         assert words in str(caught.value), (entry, caught.value)
-    good = sso_settings.saml_idps(json.dumps({"idp": {**base, "metadata_url": "https://idp.example/md"}}), production=True)
+    good = sso_settings.saml_idps(
+        json.dumps({"idp": {**base, "metadata_url": "https://idp.example/md"}}), production=True
+    )
     assert good["idp"].subject == "nameid"
 
 
@@ -99,7 +101,12 @@ def test_settings_refuse_what_leaves_no_way_in(tmp_path):
     saml = json.dumps({"idp": {"label": "IdP", "entity_id": "https://idp.example/", "metadata_url": "https://x/md"}})
     result = _load_settings(CONCORD_VAR_DIR=str(tmp_path), CONCORD_SAML_IDPS=saml)
     assert result.returncode != 0 and "CONCORD_SAML_SP_ENTITY_ID must be set" in result.stderr
-    result = _load_settings(CONCORD_VAR_DIR=str(tmp_path), CONCORD_OIDC_PROVIDERS=json.dumps(OIDC), CONCORD_SAML_IDPS=json.dumps({"okta": json.loads(saml)["idp"]}), CONCORD_SAML_SP_ENTITY_ID="https://concord.example/sp")  # noqa: E501
+    result = _load_settings(
+        CONCORD_VAR_DIR=str(tmp_path),
+        CONCORD_OIDC_PROVIDERS=json.dumps(OIDC),
+        CONCORD_SAML_IDPS=json.dumps({"okta": json.loads(saml)["idp"]}),
+        CONCORD_SAML_SP_ENTITY_ID="https://concord.example/sp",
+    )
     assert result.returncode != 0 and "each provider name must be unique" in result.stderr
     result = _load_settings(
         CONCORD_VAR_DIR=str(tmp_path), CONCORD_LOCAL_PASSWORDS="false", CONCORD_OIDC_PROVIDERS=json.dumps(OIDC)

@@ -40,7 +40,9 @@ def concord(live_server, settings, oidc_op, saml_idp) -> str:
     settings.SSO_OIDC_PROVIDERS = sso_settings.oidc_providers(
         json.dumps(oidc_op.concord_settings(("good",))), production=False
     )
-    settings.SSO_SAML_IDPS = sso_settings.saml_idps(json.dumps(saml_idp.concord_settings(use_url=True)), production=False)
+    settings.SSO_SAML_IDPS = sso_settings.saml_idps(
+        json.dumps(saml_idp.concord_settings(use_url=True)), production=False
+    )
     settings.SSO_SAML_SP_ENTITY_ID = f"{base}/sso/saml/metadata/"
     return base
 
