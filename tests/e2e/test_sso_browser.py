@@ -90,3 +90,29 @@ def test_a_refused_sign_in_shows_its_page_in_the_browser(concord, browser_contex
     assert "has expired" in page.locator("#sso-error").inner_text()
     assert page.locator(".who").count() == 0
     assert not SsoIdentity.objects.exists()
+
+
+def test_the_single_sign_on_pages_pass_axe(concord, browser_context, settings):
+    """The login page with providers only (passwords off), the refusal page and the passwords-off page: WCAG 2.1
+    A/AA as every other page (tests/e2e/test_accessibility_browser.py)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    from tests.e2e.test_accessibility_browser import WCAG_21_AA
+
+    settings.LOCAL_PASSWORDS = False
+    page = browser_context.new_page()
+    violations = []
+    for path, marker in (
+        ("/accounts/login/", "a.button"),
+        ("/sso/oidc/good/callback/?state=nothing&code=x", "#sso-error"),
+        ("/accounts/invitation/MQ/x-y/", "#passwords-off"),
+    ):
+        page.goto(concord + path)
+        page.locator(marker).first.wait_for()
+        for violation in Axe().run(page, options=WCAG_21_AA).response["violations"]:
+            violations.append(f"{path}: {violation['id']} ({violation['impact']})")
+    assert page.locator("input[type=password]").count() == 0
+    page.goto(concord + "/accounts/login/")
+    assert page.locator("input[type=password]").count() == 0
+    assert page.get_by_role("link", name="Sign in with Hospital (SAML)").count() == 1
+    assert violations == []
