@@ -126,6 +126,15 @@ def test_oidc_sign_in_creates_a_plain_account_matched_by_issuer_and_subject(sso,
     assert sorted(events.values_list("operation", flat=True)) == ["INSERT", "UPDATE", "UPDATE"]
 
 
+def test_a_deactivated_account_is_refused_whatever_the_provider_says(sso, oidc_op):
+    client = Client()
+    assert client.get(_oidc_callback(client, oidc_op, "good")).status_code == 302
+    get_user_model().objects.filter(username="ada.oidc").update(is_active=False)
+    again = Client()
+    _refused(again.get(_oidc_callback(again, oidc_op, "good")), 403, "deactivated")
+    assert not _signed_in(again)
+
+
 def test_oidc_never_matches_an_existing_account_by_email(sso, oidc_op):
     local = get_user_model().objects.create_user("ada", email=providers.OIDC_USER["email"], password="x" * 12)
     client = Client()
