@@ -10,9 +10,10 @@ QUEUES ?= jobs,scoring-cpu,scoring-gpu,scoring-llm
 
 .PHONY: run test venv browser sysdeps lint worker serve clean-demo
 
-# PyICU (the Unicode confusables of pseudonym checks) builds from source against the system's ICU.
+# PyICU (the Unicode confusables of pseudonym checks) builds from source against the system's ICU; pysaml2 (SAML
+# single sign-on, annotation/sso) checks signatures with the xmlsec1 binary.
 sysdeps:
-	@dpkg -s libicu-dev pkg-config g++ >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libicu-dev pkg-config g++ >/dev/null)
+	@dpkg -s libicu-dev pkg-config g++ xmlsec1 >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libicu-dev pkg-config g++ xmlsec1 >/dev/null)
 
 $(BIN)/.installed: requirements.txt | sysdeps
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)

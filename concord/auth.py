@@ -6,6 +6,10 @@ the window ends: the login page answers 429 without checking the password, and t
 backend refuses the pair on every other path that authenticates with a password (the admin's login
 form, anything calling ``authenticate()``). A successful log-in clears the count.
 
+With ``CONCORD_LOCAL_PASSWORDS=false`` (single sign-on only, annotation/sso) the backend refuses every
+password, and the login page refuses a posted one (403) without checking it; ``CONCORD_PASSWORD_BREAK_GLASS``
+lets superusers, and only them, still sign in with a password.
+
 The count is keyed on the pair, not the username alone, so that someone guessing from one address
 cannot lock a clinician out everywhere; the username is case-folded and the key hashed, so the
 cache holds no usernames. The address is ``REMOTE_ADDR``: behind a reverse proxy, the proxy (or the
@@ -72,7 +76,13 @@ class ThrottledModelBackend(ModelBackend):
         if username and login_lock_remaining(request, username):
             # PermissionDenied stops authenticate() from trying further backends.
             raise PermissionDenied("too many failed log-in attempts")
-        return super().authenticate(request, username=username, password=password, **kwargs)
+        if not settings.LOCAL_PASSWORDS and not settings.PASSWORD_BREAK_GLASS:
+            raise PermissionDenied("local passwords are switched off (CONCORD_LOCAL_PASSWORDS)")
+        user = super().authenticate(request, username=username, password=password, **kwargs)
+        if user is not None and not settings.LOCAL_PASSWORDS and not user.is_superuser:
+            # Break-glass (CONCORD_PASSWORD_BREAK_GLASS): only superusers may still use a password.
+            raise PermissionDenied("local passwords are switched off except for superusers")
+        return user
 
 
 @receiver(user_login_failed, dispatch_uid="concord_login_failed")
@@ -92,7 +102,21 @@ def _on_logged_in(sender: Any, request: HttpRequest | None, user: Any, **kwargs:
 class ThrottledLoginView(LoginView):
     """Django's login view (which cycles the session key on success), answering 429 while locked out."""
 
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        # Single sign-on buttons (annotation/sso), and whether the password form is offered at all.
+        context["sso_oidc_providers"] = list(settings.SSO_OIDC_PROVIDERS.values())
+        context["sso_saml_idps"] = list(settings.SSO_SAML_IDPS.values())
+        context["local_passwords"] = settings.LOCAL_PASSWORDS
+        context["password_break_glass"] = settings.PASSWORD_BREAK_GLASS
+        return context
+
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not settings.LOCAL_PASSWORDS and not settings.PASSWORD_BREAK_GLASS:
+            # No form is offered; a posted password is refused without being checked.
+            messages.error(request, "Password sign-in is switched off here: sign in with your organisation's account.")
+            context = self.get_context_data(form=self.get_form_class()(request))
+            return self.render_to_response(context, status=403)
         remaining = login_lock_remaining(request, request.POST.get("username", ""))
         if not remaining:
             return super().post(request, *args, **kwargs)

@@ -16,6 +16,7 @@ from typing import TypeVar
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from concord import sso_settings
 from concord.env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -65,6 +66,7 @@ INSTALLED_APPS = [
     "scoring",
     "adjudication",
     "concord.ops",
+    "annotation.sso",
 ]
 
 MIDDLEWARE = [
@@ -166,6 +168,39 @@ X_FRAME_OPTIONS = "DENY"
 AUTHENTICATION_BACKENDS = ["concord.auth.ThrottledModelBackend"]
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60, minimum=1)
+
+# --- Single sign-on (annotation/sso, docs/guide/sso.md) ------------------------------------------------------
+# OpenID Connect providers and SAML 2.0 identity providers, several of each, as JSON objects {name: settings}
+# (concord/sso_settings.py lists the keys). People are matched by the provider's stable subject id; a first
+# sign-in creates a plain account with no study role (researchers grant roles inside Concord, as for anyone).
+SSO_OIDC_PROVIDERS = sso_settings.oidc_providers(env_str("CONCORD_OIDC_PROVIDERS"), production=PRODUCTION)
+SSO_SAML_IDPS = sso_settings.saml_idps(env_str("CONCORD_SAML_IDPS"), production=PRODUCTION)
+sso_settings.check_names(SSO_OIDC_PROVIDERS, SSO_SAML_IDPS)
+# The SAML service provider's entity id (the audience every assertion must name); required with any SAML IdP.
+SSO_SAML_SP_ENTITY_ID = env_str("CONCORD_SAML_SP_ENTITY_ID", "") or ""
+if SSO_SAML_IDPS and not SSO_SAML_SP_ENTITY_ID:
+    raise ImproperlyConfigured("CONCORD_SAML_SP_ENTITY_ID must be set when CONCORD_SAML_IDPS names an IdP")
+# Optional: a key and certificate (PEM files) to sign authentication requests and publish in the SP's metadata.
+SSO_SAML_SP_KEY_FILE = env_str("CONCORD_SAML_SP_KEY_FILE", "") or ""
+SSO_SAML_SP_CERT_FILE = env_str("CONCORD_SAML_SP_CERT_FILE", "") or ""
+if bool(SSO_SAML_SP_KEY_FILE) != bool(SSO_SAML_SP_CERT_FILE):
+    raise ImproperlyConfigured("CONCORD_SAML_SP_KEY_FILE and CONCORD_SAML_SP_CERT_FILE go together")
+SSO_SAML_XMLSEC_BINARY = env_str("CONCORD_SAML_XMLSEC_BINARY", "/usr/bin/xmlsec1") or "/usr/bin/xmlsec1"
+# Clock difference tolerated between Concord and an identity provider (SAML NotBefore/NotOnOrAfter, OIDC exp/iat).
+SSO_CLOCK_SKEW_SECONDS = env_int("CONCORD_SSO_CLOCK_SKEW_SECONDS", 60, minimum=0)
+# How long a started sign-in (OIDC state, SAML request id) may take at the provider.
+SSO_REQUEST_TTL_SECONDS = env_int("CONCORD_SSO_REQUEST_TTL_SECONDS", 10 * 60, minimum=60)
+# Off: the login page offers only the providers above; a posted username and password is refused (403), on the
+# login page, the admin's, and anywhere authenticate() is called with a password; invitations that set a password
+# and the password page are gone. CONCORD_PASSWORD_BREAK_GLASS lets superusers (only) still sign in with their
+# password, from a collapsed form on the login page: an emergency switch for when every provider is down.
+LOCAL_PASSWORDS = env_bool("CONCORD_LOCAL_PASSWORDS", True)
+PASSWORD_BREAK_GLASS = env_bool("CONCORD_PASSWORD_BREAK_GLASS", False)
+if not LOCAL_PASSWORDS and not (SSO_OIDC_PROVIDERS or SSO_SAML_IDPS) and not PASSWORD_BREAK_GLASS:
+    raise ImproperlyConfigured(
+        "CONCORD_LOCAL_PASSWORDS=false leaves no way to sign in: configure CONCORD_OIDC_PROVIDERS or "
+        "CONCORD_SAML_IDPS (or CONCORD_PASSWORD_BREAK_GLASS=true for superusers)"
+    )
 # Guidelines (Markdown, rendered in linear time by annotation/markdown.py): at most this many characters.
 GUIDELINES_MAX_CHARS = env_int("GUIDELINES_MAX_CHARS", 20_000, minimum=1)
 # Planning simulations (adjudication.report_jobs, kind "planning") run in a worker; at most this many are
@@ -466,4 +501,6 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "INFO", {"DEBUG", "INFO", "WARNING", "ERROR"})},
+    # pysaml2's schema library says at INFO, on every start, that it loaded a schema it already had.
+    "loggers": {"xmlschema": {"level": "WARNING"}},
 }

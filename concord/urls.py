@@ -22,6 +22,8 @@ urlpatterns = [
     path("accounts/login/", login_view, name="login"),
     path("accounts/logout/", logout_view, name="logout"),
     path("accounts/", include("annotation.accounts.urls")),
+    # Single sign-on (annotation/sso, docs/guide/sso.md): OpenID Connect and SAML providers, by name.
+    path("sso/", include("annotation.sso.urls")),
     path("api/schema/", schema_view, name="schema"),
     path("api/docs/", docs_view, name="api-docs"),
     # The annotators' API first: its label save is the most frequent request, and Django tries the patterns

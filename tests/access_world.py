@@ -169,6 +169,8 @@ def fill(route: str, world: dict[str, Any], missing: str | None = None) -> str:
             return "astrid.jsonl"  # the import format page's example files: a name from a fixed list
         if name == "measure":
             return "human_cf"
+        if name == "provider":
+            return "hospital"  # a single sign-on provider's name (none is configured here: 404; tests/test_sso.py)
         if name == "uidb64":
             return "MQ"
         if name == "token":

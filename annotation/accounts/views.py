@@ -14,7 +14,7 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.forms import Form
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.utils.decorators import method_decorator
 from django.views.generic import TemplateView
@@ -24,10 +24,24 @@ from annotation.accounts import tokens
 from annotation.models import PasswordChangeRequired
 
 
+def _passwords_off(request: HttpRequest) -> HttpResponse | None:
+    """With CONCORD_LOCAL_PASSWORDS=false (single sign-on only) passwords are neither set nor changed here,
+    except a superuser's when CONCORD_PASSWORD_BREAK_GLASS keeps their password sign-in."""
+    if settings.LOCAL_PASSWORDS:
+        return None
+    user = getattr(request, "user", None)
+    if settings.PASSWORD_BREAK_GLASS and user is not None and user.is_authenticated and user.is_superuser:
+        return None
+    return render(request, "sso/passwords_off.html", status=403)
+
+
 class PasswordChangeView(auth_views.PasswordChangeView):
     access_policy = "authenticated"
     template_name = "annotation/account/password_change.html"
     success_url = reverse_lazy("annotation:home")
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return _passwords_off(request) or super().dispatch(request, *args, **kwargs)
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
@@ -49,6 +63,9 @@ class InvitationAcceptView(auth_views.PasswordResetConfirmView):
     template_name = "annotation/account/invitation.html"
     success_url = reverse_lazy("login")
     post_reset_login = False
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return _passwords_off(request) or super().dispatch(request, *args, **kwargs)
 
     def form_valid(self, form: Form) -> HttpResponse:
         response = super().form_valid(form)
