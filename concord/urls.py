@@ -21,6 +21,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", login_view, name="login"),
     path("accounts/logout/", logout_view, name="logout"),
+    path("accounts/mfa/", include("annotation.mfa.urls")),
     path("accounts/", include("annotation.accounts.urls")),
     path("api/schema/", schema_view, name="schema"),
     path("api/docs/", docs_view, name="api-docs"),
