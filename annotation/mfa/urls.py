@@ -24,5 +24,4 @@ urlpatterns = [
         login_not_required(webauthn.AuthenticationCompleteView.as_view()),
         name="passkey-authentication-complete",
     ),
-    path("passkey/i18n.js", views.passkey_i18n, name="passkey-i18n"),
 ]

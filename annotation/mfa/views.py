@@ -20,7 +20,6 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views import View
 from django.views.decorators.cache import never_cache
-from django.views.i18n import JavaScriptCatalog
 from django_otp import login as otp_login
 from django_otp.plugins.otp_static.models import StaticDevice
 from django_otp.plugins.otp_totp.models import TOTPDevice
@@ -245,8 +244,3 @@ class DeviceRemoveView(View):
             StaticDevice.objects.filter(user=request.user).delete()
         messages.success(request, "The factor has been removed.")
         return redirect("mfa:setup")
-
-
-# The passkey scripts' translations (django-otp-webauthn's JavaScript catalog); public, as the second step is.
-passkey_i18n = login_not_required(JavaScriptCatalog.as_view(packages=["django_otp_webauthn"]))
-passkey_i18n.access_policy = "public"  # type: ignore[attr-defined]
