@@ -381,7 +381,7 @@ def test_adding_a_factor_needs_a_verified_session_once_one_exists(client, annota
 def test_the_passkey_endpoints_answer_4xx_without_a_pending_sign_in_or_with_garbage(client, annotator):
     for name in ("mfa:passkey-authentication-begin", "mfa:passkey-authentication-complete"):
         response = client.post(reverse(name), "{}", content_type="application/json")
-        assert response.status_code == 403 and response.json()["code"] == "not_pending"
+        assert response.status_code == 400 and response.json()["code"] == "not_pending"
     _totp(annotator)
     _password(client, "anna-annotator")
     begin = client.post(reverse("mfa:passkey-authentication-begin"))
@@ -391,3 +391,40 @@ def test_the_passkey_endpoints_answer_4xx_without_a_pending_sign_in_or_with_garb
         response = client.post(reverse("mfa:passkey-authentication-complete"), body, content_type="application/json")
         assert 400 <= response.status_code < 500, (body, response.status_code, response.content)
     assert not _logged_in(client)
+
+
+# --- The admin's login form, and the audit trail ----------------------------------------------------
+
+
+def test_the_admins_own_login_form_does_not_skip_the_second_factor(client):
+    root = get_user_model().objects.create_superuser("root-admin", password=factories.PASSWORD)
+    _totp(root)
+    client.post("/admin/login/", {"username": "root-admin", "password": factories.PASSWORD, "next": "/admin/"})
+    response = client.get("/admin/")
+    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+    assert not _logged_in(client)
+
+
+def test_a_sign_in_with_a_code_is_in_the_audit_trail_without_the_secret(client, annotator):
+    from annotation.models import AuditEvent
+
+    device = _totp(annotator)
+    _password(client, "anna-annotator")
+    wrong = f"{(int(_code(device)) + 1) % 1_000_000:06d}"
+    client.post(reverse("mfa:verify"), {"code": wrong})
+    client.post(reverse("mfa:verify"), {"code": _code(device)})
+    events = list(AuditEvent.objects.filter(table_name="otp_totp_totpdevice", row_pk=str(device.pk)).order_by("id"))
+    assert [e.operation for e in events] == ["INSERT", "UPDATE", "UPDATE"]
+    assert all(e.actor_id == annotator.pk for e in events)
+    assert all("key" not in (e.new_row or {}) for e in events)
+    failed, passed = events[1].new_row, events[2].new_row
+    assert failed["throttling_failure_count"] == 1
+    assert passed["throttling_failure_count"] == 0 and passed["last_used_at"] and passed["last_t"] > 0
+
+
+def test_unicode_digits_are_not_a_code(client, annotator):
+    device = _totp(annotator)
+    arabic = _code(device).translate(str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩"))  # int() would read these
+    _password(client, "anna-annotator")
+    assert client.post(reverse("mfa:verify"), {"code": arabic}).status_code == 400
+    assert client.post(reverse("mfa:remove"), {"device": "totp:²"}).status_code == 302  # not signed in: to login

@@ -161,7 +161,9 @@ def complete_sign_in(request: HttpRequest, user: Any, device: Device) -> str:
 
 
 def _normalise(code: str) -> str:
-    return "".join(code.split()).replace("-", "").lower()
+    """The code without spaces or dashes, lower case; empty for anything but ASCII (no Unicode digits)."""
+    code = "".join(code.split()).replace("-", "").lower()
+    return code if code.isascii() else ""
 
 
 def verify_code(user: Any, code: str) -> Device | None:
@@ -173,7 +175,7 @@ def verify_code(user: Any, code: str) -> Device | None:
     if not code or len(code) > 16:
         return None
     with transaction.atomic():
-        if code.isdigit():
+        if code.isascii() and code.isdigit() and len(code) <= 10:
             for device in TOTPDevice.objects.select_for_update().filter(user=user, confirmed=True).order_by("pk"):
                 if device.verify_token(code):
                     return device
@@ -186,7 +188,7 @@ def verify_code(user: Any, code: str) -> Device | None:
 def totp_confirm(device: TOTPDevice, code: str) -> bool:
     """Confirm a new (unconfirmed) TOTP device with a code from it; the code is then used up like any other."""
     code = _normalise(code)
-    if not code.isdigit() or len(code) > 10:
+    if not (code.isascii() and code.isdigit() and len(code) <= 10):
         return False
     with transaction.atomic():
         locked = TOTPDevice.objects.select_for_update().get(pk=device.pk)

@@ -27,6 +27,7 @@ from django_otp_webauthn.models import WebAuthnCredential
 
 from annotation.mfa import signin
 from concord.auth import login_failure_record, login_lock_remaining
+from concord.params import parse_id
 
 
 def passkey_config(request: HttpRequest, next_url: str = "") -> dict[str, Any]:
@@ -225,9 +226,10 @@ class DeviceRemoveView(View):
     def post(self, request: HttpRequest) -> HttpResponse:
         kind, _, raw_id = str(request.POST.get("device", "")).partition(":")
         models = {"totp": TOTPDevice, "passkey": WebAuthnCredential}
-        if kind not in models or not raw_id.isdigit() or len(raw_id) > 18:
+        pk = parse_id(raw_id)
+        if kind not in models or pk is None:
             return render(request, "mfa/refused.html", {"reason": "Name a factor to remove."}, status=400)
-        device = models[kind].objects.filter(user=request.user, confirmed=True, pk=int(raw_id)).first()
+        device = models[kind].objects.filter(user=request.user, confirmed=True, pk=pk).first()
         if device is None:
             return render(request, "mfa/refused.html", {"reason": "No such factor."}, status=404)
         if not signin.session_verified(request):

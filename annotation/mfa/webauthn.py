@@ -38,7 +38,17 @@ class Helper(WebAuthnHelper):
 
 
 class _Errors:
-    """The package's own errors as it answers them; anything it could not parse in the request as a 400."""
+    """The package's own errors as it answers them; anything it could not parse in the request as a 400.
+
+    The package checks who may begin a ceremony before the method; here a method other than POST is answered
+    405 first, whoever asks."""
+
+    http_method_names = ["post"]
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        if request.method is None or request.method.lower() not in self.http_method_names:
+            return self.http_method_not_allowed(request, *args, **kwargs)  # type: ignore[attr-defined]
+        return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
 
     def handle_exception(self, exc: Exception) -> JsonResponse:
         if isinstance(exc, exceptions.OTPWebAuthnApiError):
@@ -49,7 +59,9 @@ class _Errors:
 
 
 class NotPending(exceptions.OTPWebAuthnApiError):
-    status_code = 403
+    """No sign-in waits for its second step in this session: nothing to begin or complete (not a refusal)."""
+
+    status_code = 400
     default_detail = "Sign in with your username and password first."
     default_code = "not_pending"
 
