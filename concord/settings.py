@@ -183,6 +183,9 @@ if not CONCORD_MFA_REQUIRED <= MFA_REQUIRED_CHOICES:
     raise ImproperlyConfigured(
         f"CONCORD_MFA_REQUIRED={','.join(sorted(CONCORD_MFA_REQUIRED))!r} may only name {sorted(MFA_REQUIRED_CHOICES)}"
     )
+# The backends that check a Concord password: only their sessions are subject to the above. A session signed in
+# by another backend (an organisation's identity provider) relies on that provider's second factor.
+MFA_PASSWORD_BACKENDS = ["concord.auth.ThrottledModelBackend", "django.contrib.auth.backends.ModelBackend"]
 # Between the password and the second factor: this long to enter the code or use the passkey.
 MFA_PENDING_SECONDS = env_int("MFA_PENDING_SECONDS", 300, minimum=30)
 # How many recovery codes a person gets (each works once; regenerating replaces them all).

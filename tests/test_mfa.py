@@ -428,3 +428,29 @@ def test_unicode_digits_are_not_a_code(client, annotator):
     _password(client, "anna-annotator")
     assert client.post(reverse("mfa:verify"), {"code": arabic}).status_code == 400
     assert client.post(reverse("mfa:remove"), {"device": "totp:²"}).status_code == 302  # not signed in: to login
+
+
+class IdentityProviderBackend:
+    """Stands for a single sign-on backend (OIDC, SAML): it checks no Concord password."""
+
+    def authenticate(self, request, **credentials):
+        return None
+
+    def get_user(self, user_id):
+        return get_user_model().objects.filter(pk=user_id).first()
+
+
+def test_a_session_signed_in_by_an_identity_provider_is_not_asked_for_a_local_factor(settings, client, researcher,
+                                                                                      study):  # fmt: skip
+    settings.CONCORD_MFA_REQUIRED = frozenset({"researchers"})
+    backend = f"{__name__}.IdentityProviderBackend"
+    settings.AUTHENTICATION_BACKENDS = [*settings.AUTHENTICATION_BACKENDS, backend]
+    client.force_login(researcher, backend=backend)
+    assert client.get("/help/").status_code == 200
+    _totp(researcher)  # even with a local factor: the provider did the second factor
+    other = Client()
+    other.force_login(researcher, backend=backend)
+    assert other.get("/help/").status_code == 200
+    local = Client()
+    local.force_login(researcher)  # the password backend: the local factor applies
+    assert local.get("/help/").status_code == 302

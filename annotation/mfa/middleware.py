@@ -36,6 +36,9 @@ class MfaRequiredMiddleware:
             return self.get_response(request)
         if signin.session_verified(request):
             return self.get_response(request)
+        if not signin.password_session(request):  # single sign-on: the identity provider's second factor
+            request.session[signin.EXEMPT] = user.pk
+            return self.get_response(request)
         if signin.has_factor(user):
             # Signed in before the person enrolled (elsewhere), or the factor used was removed: sign in again.
             if request.path.startswith("/api/"):

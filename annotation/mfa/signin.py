@@ -28,7 +28,7 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
+from django.contrib.auth import BACKEND_SESSION_KEY, get_user_model
 from django.contrib.auth import login as auth_login
 from django.contrib.auth.signals import user_logged_in
 from django.db import transaction
@@ -93,11 +93,17 @@ def session_verified(request: HttpRequest) -> bool:
     return bool(getattr(user, "is_verified", None) and user.is_verified())
 
 
+def password_session(request: HttpRequest) -> bool:
+    """Whether the session was signed in by a password backend (``MFA_PASSWORD_BACKENDS``). Sessions signed in
+    through an organisation's identity provider (single sign-on) get their second factor from it, not here."""
+    return request.session.get(BACKEND_SESSION_KEY, "") in settings.MFA_PASSWORD_BACKENDS
+
+
 @receiver(user_logged_in, dispatch_uid="concord_mfa_exempt_at_login")
 def _note_exemption(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
     if request is None or not hasattr(request, "session"):
         return
-    if mfa_applies(user):
+    if password_session(request) and mfa_applies(user):
         request.session.pop(EXEMPT, None)
     else:
         request.session[EXEMPT] = user.pk
