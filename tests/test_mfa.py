@@ -454,3 +454,15 @@ def test_a_session_signed_in_by_an_identity_provider_is_not_asked_for_a_local_fa
     local = Client()
     local.force_login(researcher)  # the password backend: the local factor applies
     assert local.get("/help/").status_code == 302
+
+
+def test_a_session_marked_as_signed_in_by_a_provider_is_not_asked_for_a_local_factor(settings, client, researcher,
+                                                                                      study):  # fmt: skip
+    """A single sign-on that logs people in through the password backend's session marks the session instead."""
+    settings.CONCORD_MFA_REQUIRED = frozenset({"researchers"})
+    client.force_login(researcher)
+    assert client.get("/help/").status_code == 302  # to enrolment
+    session = client.session
+    session[signin.SIGNED_IN_BY_PROVIDER] = "oidc:test"
+    session.save()
+    assert client.get("/help/").status_code == 200

@@ -93,10 +93,17 @@ def session_verified(request: HttpRequest) -> bool:
     return bool(getattr(user, "is_verified", None) and user.is_verified())
 
 
+# Set by a single sign-on after its login() (e.g. "oidc:entra"): the session was signed in by an identity provider.
+SIGNED_IN_BY_PROVIDER = "concord_signed_in_by_provider"
+
+
 def password_session(request: HttpRequest) -> bool:
-    """Whether the session was signed in by a password backend (``MFA_PASSWORD_BACKENDS``). Sessions signed in
-    through an organisation's identity provider (single sign-on) get their second factor from it, not here."""
-    return request.session.get(BACKEND_SESSION_KEY, "") in settings.MFA_PASSWORD_BACKENDS
+    """Whether the session was signed in with a Concord password: by a backend of ``MFA_PASSWORD_BACKENDS`` and
+    not marked ``SIGNED_IN_BY_PROVIDER``. Sessions signed in through an organisation's identity provider (single
+    sign-on) get their second factor from it, not here."""
+    return request.session.get(BACKEND_SESSION_KEY, "") in settings.MFA_PASSWORD_BACKENDS and not request.session.get(
+        SIGNED_IN_BY_PROVIDER
+    )
 
 
 @receiver(user_logged_in, dispatch_uid="concord_mfa_exempt_at_login")
