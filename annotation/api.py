@@ -30,10 +30,12 @@ from rest_framework.views import APIView
 from annotation import labels, selectors, services
 from annotation.accounts import tokens
 from annotation.labels.questions import get_pool_question
+from annotation.mfa.models import TokenOrigin
+from annotation.mfa.signin import mfa_applies
 from annotation.models import Assignment, AssignmentStatus, ExposureKind, Importance
 from annotation.workspace import Workspace
 from concord.api_errors import ErrorSerializer
-from concord.errors import NotFound, ValidationFailed
+from concord.errors import Forbidden, NotFound, ValidationFailed
 from concord.fields import JSONField, WholeNumberField
 from concord.params import MAX_BIGINT, parse_id
 
@@ -444,5 +446,7 @@ class TokenApi(WorkspaceApi):
         user = authenticate(request._request, username=credentials["username"], password=credentials["password"])
         if user is None or not user.is_active:
             raise ValidationFailed("Unknown username or wrong password.")
-        token = tokens.token_issue(user=user)
+        if mfa_applies(user):
+            raise Forbidden(tokens.MFA_FIRST)
+        token = tokens.token_issue(user=user, request=request._request, via=TokenOrigin.VIA_PASSWORD)
         return Response({"token": token.key, "expires_at": tokens.token_expires_at(token)})

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -99,8 +100,30 @@ def _on_logged_in(sender: Any, request: HttpRequest | None, user: Any, **kwargs:
     login_failures_clear(request, user.get_username())
 
 
+# Steps after a correct password (annotation/mfa registers the second factor): each is called with the request
+# and the authenticated user before the login; the first one answering a response takes over (the person is
+# not logged in by the password view then). This layer names none of them: apps register from their ready().
+SecondStep = Callable[[HttpRequest, Any], HttpResponse | None]
+_second_steps: list[SecondStep] = []
+
+
+def second_step_register(step: SecondStep) -> None:
+    if step not in _second_steps:
+        _second_steps.append(step)
+
+
 class ThrottledLoginView(LoginView):
-    """Django's login view (which cycles the session key on success), answering 429 while locked out."""
+    """Django's login view (which cycles the session key on success), answering 429 while locked out.
+
+    After a correct password, a registered second step (``second_step_register``) may take over instead of
+    logging the person in; the failures counted for the pair are then cleared only when that step logs in."""
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        for step in _second_steps:
+            response = step(self.request, form.get_user())
+            if response is not None:
+                return response
+        return super().form_valid(form)
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)

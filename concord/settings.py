@@ -62,7 +62,12 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
+    "django_otp_webauthn",
     "annotation",
+    "annotation.mfa",
     "scoring",
     "adjudication",
     "concord.ops",
@@ -80,8 +85,11 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    # request.user.is_verified(): whether this session passed a second factor (annotation/mfa).
+    "django_otp.middleware.OTPMiddleware",
     "annotation.accounts.middleware.PasswordChangeRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "annotation.mfa.middleware.MfaRequiredMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "concord.middleware.SecurityHeadersMiddleware",
@@ -201,6 +209,38 @@ if not LOCAL_PASSWORDS and not (SSO_OIDC_PROVIDERS or SSO_SAML_IDPS) and not PAS
         "CONCORD_LOCAL_PASSWORDS=false leaves no way to sign in: configure CONCORD_OIDC_PROVIDERS or "
         "CONCORD_SAML_IDPS (or CONCORD_PASSWORD_BREAK_GLASS=true for superusers)"
     )
+# Multi-factor sign-in (annotation/mfa, docs/guide/mfa.md). Who must sign in with a second factor after the
+# password: "researchers" (anyone holding a researcher role in any study), "admins" (is_staff or is_superuser),
+# "everyone"; empty (the default): nobody must, anyone may. Whoever has enrolled a factor uses it either way.
+MFA_REQUIRED_CHOICES = {"researchers", "admins", "everyone"}
+CONCORD_MFA_REQUIRED = frozenset(env_list("CONCORD_MFA_REQUIRED", []))
+if not CONCORD_MFA_REQUIRED <= MFA_REQUIRED_CHOICES:
+    raise ImproperlyConfigured(
+        f"CONCORD_MFA_REQUIRED={','.join(sorted(CONCORD_MFA_REQUIRED))!r} may only name {sorted(MFA_REQUIRED_CHOICES)}"
+    )
+# The backends that check a Concord password: only their sessions are subject to the above. A session signed in
+# by another backend (an organisation's identity provider) relies on that provider's second factor.
+MFA_PASSWORD_BACKENDS = ["concord.auth.ThrottledModelBackend", "django.contrib.auth.backends.ModelBackend"]
+# Between the password and the second factor: this long to enter the code or use the passkey.
+MFA_PENDING_SECONDS = env_int("MFA_PENDING_SECONDS", 300, minimum=30)
+# How many recovery codes a person gets (each works once; regenerating replaces them all).
+MFA_RECOVERY_CODES = env_int("MFA_RECOVERY_CODES", 10, minimum=1)
+# django-otp: TOTP codes of 6 digits in 30-second steps, one step either side accepted; a code (and any older
+# one) is refused once used. The per-device backoff after wrong codes is django-otp's (1, 2, 4, ... seconds).
+OTP_TOTP_ISSUER = env_str("MFA_TOTP_ISSUER", "Concord")
+# Passkeys (django-otp-webauthn). The relying party is the site's host name unless MFA_WEBAUTHN_RP_ID names
+# the domain; the origins accepted are the page's own (Django has checked its host against ALLOWED_HOSTS)
+# unless MFA_WEBAUTHN_ORIGINS lists them (https://..., or http://localhost... in development).
+MFA_WEBAUTHN_RP_ID = env_str("MFA_WEBAUTHN_RP_ID", "")
+MFA_WEBAUTHN_ORIGINS = env_list("MFA_WEBAUTHN_ORIGINS", [])
+OTP_WEBAUTHN_RP_ID_CALLABLE = "annotation.mfa.webauthn.rp_id"
+OTP_WEBAUTHN_RP_NAME = env_str("MFA_WEBAUTHN_RP_NAME", "Concord")
+OTP_WEBAUTHN_HELPER_CLASS = "annotation.mfa.webauthn.Helper"
+OTP_WEBAUTHN_ALLOWED_ORIGINS = MFA_WEBAUTHN_ORIGINS
+# A passkey is a second factor after the password here, never a password-less sign-in.
+OTP_WEBAUTHN_ALLOW_PASSWORDLESS_LOGIN = False
+# The origins come from the request when none are configured (annotation.mfa.webauthn.Helper).
+SILENCED_SYSTEM_CHECKS = [] if MFA_WEBAUTHN_ORIGINS else ["otp_webauthn.E030"]
 # Guidelines (Markdown, rendered in linear time by annotation/markdown.py): at most this many characters.
 GUIDELINES_MAX_CHARS = env_int("GUIDELINES_MAX_CHARS", 20_000, minimum=1)
 # Planning simulations (adjudication.report_jobs, kind "planning") run in a worker; at most this many are

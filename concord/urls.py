@@ -21,6 +21,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", login_view, name="login"),
     path("accounts/logout/", logout_view, name="logout"),
+    path("accounts/mfa/", include("annotation.mfa.urls")),
     path("accounts/", include("annotation.accounts.urls")),
     # Single sign-on (annotation/sso, docs/guide/sso.md): OpenID Connect and SAML providers, by name.
     path("sso/", include("annotation.sso.urls")),

@@ -10,7 +10,11 @@ for tokens therefore live here, in the authentication class the API uses
 * changing a password (any path that saves a new hash: the account page, the admin, ``changepassword``,
   an invitation link) deletes the person's tokens, so whoever saw an old or one-time password keeps no
   API access;
-* a person sees their token on the account page (``/accounts/tokens/``) and can revoke it there.
+* a person sees their token on the account page (``/accounts/tokens/``) and can revoke it there;
+* tokens are not covered by multi-factor sign-in (annotation/mfa): a request with a token is never asked for a
+  second factor. So a person who signs in with one (required of them, or enrolled) is refused a token by
+  ``/api/token/`` (a password alone) and creates it on the token page in a session verified by their second
+  factor; each token records when, how and from which address it was created (``mfa.TokenOrigin``), shown there.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
 from annotation.labels import statements
+from annotation.mfa.models import TokenOrigin
 from annotation.models import PasswordChangeRequired
 from concord.errors import Forbidden
 
@@ -47,10 +52,17 @@ def must_change_password(user: Any) -> bool:
     return PasswordChangeRequired.objects.filter(user=user).exists()
 
 
-def token_issue(*, user: Any) -> Token:
+MFA_FIRST = (
+    "your account signs in with a second factor: create your API token on the token page (/accounts/tokens/) "
+    "after signing in with it"
+)
+
+
+def token_issue(*, user: Any, request: Any = None, via: str = "", mfa_verified: bool = False) -> Token:
     """The person's current token, or a new one when they have none or theirs has expired.
 
-    Refused (403) while the person still holds a one-time password.
+    Refused (403) while the person still holds a one-time password. A new token records where it was created
+    (``request``'s address and browser, ``via`` one of ``TokenOrigin.VIA_*``) when ``via`` is given.
     """
     if must_change_password(user):
         raise Forbidden(PASSWORD_CHANGE_FIRST)
@@ -60,6 +72,15 @@ def token_issue(*, user: Any) -> Token:
         token = None
     if token is None:
         token = Token.objects.create(user=user)
+        if via:
+            meta = request.META if request is not None else {}
+            TokenOrigin.objects.create(
+                token=token,
+                ip=meta.get("REMOTE_ADDR") or None,
+                user_agent=str(meta.get("HTTP_USER_AGENT", ""))[:200],
+                via=via,
+                mfa_verified=mfa_verified,
+            )
     return token
 
 

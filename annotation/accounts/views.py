@@ -21,6 +21,8 @@ from django.views.generic import TemplateView
 from rest_framework.authtoken.models import Token
 
 from annotation.accounts import tokens
+from annotation.mfa import signin
+from annotation.mfa.models import TokenOrigin
 from annotation.models import PasswordChangeRequired
 
 
@@ -75,7 +77,10 @@ class InvitationAcceptView(auth_views.PasswordResetConfirmView):
 
 
 class TokensView(TemplateView):
-    """The person's API token (when they have one): when it was issued and expires; revoke it."""
+    """The person's API token (when they have one): when, how and from where it was issued, when it expires;
+    create one (in a session verified by a second factor when the person signs in with one); revoke it.
+
+    Tokens are not covered by multi-factor sign-in, and the page says so."""
 
     access_policy = "authenticated"
     template_name = "annotation/account/tokens.html"
@@ -83,19 +88,45 @@ class TokensView(TemplateView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
+        user = self.request.user
         context["ttl_days"] = round(settings.API_TOKEN_TTL_SECONDS / 86400, 1)
+        context["mfa_applies"] = signin.mfa_applies(user)
+        context["mfa_verified"] = signin.session_verified(self.request)
         context["tokens"] = [
             {
                 "prefix": token.key[:6],
                 "created": token.created,
                 "expires_at": tokens.token_expires_at(token),
                 "expired": tokens.token_expired(token),
+                "origin": getattr(token, "origin", None),
             }
-            for token in Token.objects.filter(user=self.request.user)
+            for token in Token.objects.filter(user=user).select_related("origin")
         ]
         return context
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        action = request.POST.get("action", "revoke")
+        if action == "create":
+            verified = signin.session_verified(request)
+            if signin.mfa_applies(request.user) and not verified:
+                messages.error(request, "Sign in with your second factor before creating an API token.")
+                return self.render_to_response(self.get_context_data(), status=403)
+            if tokens.must_change_password(request.user):
+                messages.error(request, tokens.PASSWORD_CHANGE_FIRST)
+                return self.render_to_response(self.get_context_data(), status=403)
+            before = Token.objects.filter(user=request.user).values_list("key", flat=True).first()
+            token = tokens.token_issue(
+                user=request.user, request=request, via=TokenOrigin.VIA_SESSION, mfa_verified=verified
+            )
+            context = self.get_context_data()
+            if token.key != before:
+                context["new_token"] = token.key  # shown this once
+            else:
+                messages.info(request, "You already have a valid API token; revoke it to create a new one.")
+            return self.render_to_response(context)
+        if action != "revoke":
+            messages.error(request, "Unknown action.")
+            return self.render_to_response(self.get_context_data(), status=400)
         revoked = tokens.tokens_revoke(user=request.user)
         messages.success(request, "Your API token has been revoked." if revoked else "You had no API token.")
         return redirect("account:tokens")

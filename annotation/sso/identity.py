@@ -86,6 +86,9 @@ def user_for_identity(
 def sign_in(request: HttpRequest, user: Any, *, protocol: str, provider: str) -> None:
     """Django's login (a new session key, the user_logged_in signal that concord.auth listens to)."""
     login(request, user, backend=SESSION_BACKEND)
+    # Multi-factor sign-in (annotation.mfa) asks password sessions only: this one relies on the provider's own
+    # second factor, whichever backend Django recorded for the session.
+    request.session["concord_signed_in_by_provider"] = f"{protocol}:{provider}"
     logger.info("sso: sign-in of %s through %s %s", user.get_username(), protocol, provider)
 
 
