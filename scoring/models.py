@@ -143,15 +143,15 @@ class Score(models.Model):
         ]
         indexes = [models.Index(fields=["run", "state"], name="score_run_state_idx")]
 
+    def __str__(self) -> str:
+        return f"{self.run_id}:{self.item_id}:{self.unit_key}={self.value} ({self.state})"
+
     @property
     def failure_kind(self) -> str:
         """What kind of failure a failed score records (the llm backend names it: malformed, refused, truncated,
         budget, http; else the error's type), for the run page's list of failed items."""
         details = self.details if isinstance(self.details, dict) else {}
         return str(details.get("failure") or details.get("error_type") or "error")
-
-    def __str__(self) -> str:
-        return f"{self.run_id}:{self.item_id}:{self.unit_key}={self.value} ({self.state})"
 
 
 class KnowledgeBase(models.Model):
