@@ -240,8 +240,9 @@ class LearnedBackend(Backend):
         self, question: str, answer: str, sentences: list[str], *, drop_conversational: bool = False
     ) -> Statements:
         """Not learned, as for the lexical and embedding backends (the details say so): every stored sentence
-        (RF, as RAGAS takes statements from the whole answer) or, with ``drop_conversational``, those that
-        pass the conversational rule set (ICAT's claims); only their support is judged by a trained judge."""
+        (RF, as RAGAS takes statements from the whole answer) or, with ``drop_conversational``, the clause-level
+        claims of those that pass the conversational rule set (ICAT's claims); only their support is judged by a
+        trained judge."""
         return rule_statements(sentences) if drop_conversational else sentence_statements(sentences)
 
 
