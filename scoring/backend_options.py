@@ -12,7 +12,7 @@ reads them again when it loads the backend. Both paths go through ``backend_opti
   configured default (that setting: ``NLI_MODEL_DIR``, ``EMBEDDING_MODEL``); symbolic links and ``..`` are
   resolved first. Nothing else on the server's disk can be named;
 * the LLM endpoint is the administrator's (``base_url`` is refused: ``LLM_BASE_URL``);
-* the learned backend names trained judges (``model``, ``supports_model``, ``informative_model``,
+* the learned backend names trained judges (``model``, ``supports_model``, ``informative_model``, ``kind_model``,
   ``relevance_model``) and reads the run's own study's judges only (and those shared with it);
 * error messages name the option and the rule, never the content of a file.
 """

@@ -195,6 +195,7 @@ class JudgeTask(models.TextChoices):
     SUPPORTS = "supports", "Supports (claim vs evidence)"
     INFORMATIVE = "informative", "Information-bearing sentence"
     RELEVANCE = "relevance", "Relevance (passage vs question)"
+    KIND = "kind", "Sentence kind (simplification vs elaboration, sentence vs source)"
 
 
 class TrainedJudge(models.Model):

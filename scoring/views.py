@@ -102,6 +102,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "other_runs": selectors.runs_for_study(run.study).exclude(pk=run.pk)[:100],
         "metric": catalogue().get(run.metric),
     }
+    entry = context["metric"]
+    context["computed_as"] = entry.metric.computed_as(run.backend, run.parameters) if entry else ""
     return htmx_render(request, "scoring/run_detail.html", context)
 
 

@@ -458,7 +458,7 @@ def _with_design(
 # --- judges learned on this study's gold -------------------------------------------------------------------
 
 CROSS_FITTED = "cross-fitted on its own training study"
-JUDGE_OPTIONS = ("model", "supports_model", "informative_model", "relevance_model")
+JUDGE_OPTIONS = ("model", "supports_model", "informative_model", "relevance_model", "kind_model")
 
 
 def _training_items(judge: Any) -> set[int]:

@@ -30,7 +30,8 @@ Judgements and their default thresholds (``defaults``), all on cosine similarity
   A ``threshold`` given to ``behaviour`` applies to both.
 - ``covers``: max cosine between the aspect and any claim ≥ ``coverage`` (0.6).
 - ``sentence_kinds``: max cosine to any source sentence ≥ ``simplification`` (0.7) → simplification.
-- ``statements``: as for ``lexical`` (every stored sentence; with ``drop_conversational`` the rule-filtered ones).
+- ``statements``: as for ``lexical`` (every stored sentence; with ``drop_conversational`` the rule-filtered
+  ones, split into clause-level claims).
 """
 
 from __future__ import annotations

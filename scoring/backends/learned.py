@@ -4,7 +4,10 @@ Judges live in the registry (``scoring.models.TrainedJudge``; trained by ``scori
 named in the backend options, one per judgement:
 
 - ``model``: a judge of any task, used for that task's judgement;
-- ``supports_model``, ``informative_model``, ``relevance_model``: a judge for exactly that judgement.
+- ``supports_model``, ``informative_model``, ``relevance_model``, ``kind_model``: a judge for exactly that
+  judgement (``kind_model``: PlainQAFact's sentence kind, simplification vs elaboration, trained from the gold
+  of the study's ``sentence_kind`` question, task ``kind``; PlainQAFact's kind decision then has its own
+  signal instead of the verifier's).
 
 A judgement for which no judge is named raises ``BackendCapabilityError`` naming the option to set
 (e.g. CF with ``information_bearing=rules`` needs only a supports judge), so one run never mixes
@@ -26,8 +29,8 @@ ICAT's coverage (``covers``) is judged by the supports judge with the grounded c
 the aspect as the claim; no separate coverage judge exists.
 
 Statements are not learned, as for the lexical and embedding backends: RF's are every stored sentence (the
-whole answer, as RAGAS), ICAT's claims the sentences that pass the conversational rule set; their
-extraction details say so.
+whole answer, as RAGAS), ICAT's claims the clause-level claims of the sentences that pass the conversational
+rule set (``scoring.metrics.claims``); their extraction details say so.
 """
 
 from __future__ import annotations
@@ -57,7 +60,8 @@ from scoring.judges import artifacts
 from scoring.judges.selectors import judge_for_scoring, judges_usable_by
 from scoring.metrics.base import BackendUnavailable
 
-SLOT_OPTIONS = {"supports_model": "supports", "informative_model": "informative", "relevance_model": "relevance"}
+SLOT_OPTIONS = {"supports_model": "supports", "informative_model": "informative", "relevance_model": "relevance",
+                "kind_model": "kind"}
 JUDGE_OPTIONS = ("model", *SLOT_OPTIONS)
 
 
@@ -77,17 +81,19 @@ class Slot:
 
 def get_learned_backend(*, study: int | str | None = None, model: str | None = None,
                         supports_model: str | None = None, informative_model: str | None = None,
-                        relevance_model: str | None = None, **other: Any) -> LearnedBackend:
+                        relevance_model: str | None = None, kind_model: str | None = None,
+                        **other: Any) -> LearnedBackend:
     if other:
         raise BackendUnavailable(
             f"learned backend: unknown option(s) {', '.join(sorted(other))}; it takes model, supports_model, "
-            "informative_model, relevance_model"
+            "informative_model, relevance_model, kind_model"
         )
     study_id = int(study) if study is not None else None
     names: dict[str, str] = {}
     judges = {}
     for option, value in (("model", model), ("supports_model", supports_model),
-                          ("informative_model", informative_model), ("relevance_model", relevance_model)):
+                          ("informative_model", informative_model), ("relevance_model", relevance_model),
+                          ("kind_model", kind_model)):
         if value is None:
             continue
         if not isinstance(value, str) or not value:
@@ -103,7 +109,7 @@ def get_learned_backend(*, study: int | str | None = None, model: str | None = N
     if not judges:
         raise BackendUnavailable(
             "learned backend: name a trained judge (option model=NAME, or supports_model= / informative_model= / "
-            "relevance_model=); the study's registry page lists them"
+            "relevance_model= / kind_model=); the study's registry page lists them"
         )
     slots = {}
     for task, judge in judges.items():
@@ -236,12 +242,26 @@ class LearnedBackend(Backend):
         slot = self._slot("relevance", "judge passage relevance", "relevance_model")
         return self._judge(slot, passages, [question] * len(passages), threshold)
 
+    def sentence_kinds(
+        self, sentences: list[str], source_sentences: list[str], *, threshold: float | None = None
+    ) -> list[Judgement]:
+        """PlainQAFact's sentence kind by a trained ``kind`` judge (P(simplification) of the sentence against the
+        whole source): a signal of its own, not the verifier's similarity, so a simplification is not
+        supported merely because it was close enough to the source to be called one."""
+        slot = self._slot("kind", "classify sentences as simplification or elaboration", "kind_model")
+        judged = self._judge(slot, sentences, [" ".join(source_sentences)] * len(sentences), threshold)
+        for j in judged:
+            j.details["kind"] = "simplification" if j.verdict else "elaboration"
+            j.details["signal"] = f"trained kind judge {slot.name!r}"
+        return judged
+
     def statements(
         self, question: str, answer: str, sentences: list[str], *, drop_conversational: bool = False
     ) -> Statements:
         """Not learned, as for the lexical and embedding backends (the details say so): every stored sentence
-        (RF, as RAGAS takes statements from the whole answer) or, with ``drop_conversational``, those that
-        pass the conversational rule set (ICAT's claims); only their support is judged by a trained judge."""
+        (RF, as RAGAS takes statements from the whole answer) or, with ``drop_conversational``, the clause-level
+        claims of those that pass the conversational rule set (ICAT's claims); only their support is judged by a
+        trained judge."""
         return rule_statements(sentences) if drop_conversational else sentence_statements(sentences)
 
 

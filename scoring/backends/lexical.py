@@ -33,7 +33,8 @@ Judgements and their default thresholds (``defaults``):
   situation and the referral is immediate or opens the answer ("If you have sudden loss of vision with pain,
   go to A&E immediately.").
 - ``statements``: every stored sentence (RAGAS: the whole answer); with ``drop_conversational`` only the
-  sentences that pass the conversational rule set (ICAT's claims).
+  sentences that pass the conversational rule set, each split into clause-level claims by
+  ``scoring.metrics.claims.split_claims`` (ICAT's claims).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ from scoring.backends.base import (
 )
 from scoring.backends.text import content_tokens, conversational_rule, sentences_of, tokens
 from scoring.metrics.base import MetricError
+from scoring.metrics.claims import split_claims
 
 MEASURES = ("unigram_precision", "rouge_l", "bleu")
 
@@ -211,15 +213,24 @@ def sentence_statements(sentences: list[str]) -> Statements:
 
 
 def rule_statements(sentences: list[str]) -> Statements:
-    """Non-LLM statement extraction: each stored sentence that passes the conversational rule set."""
-    kept, dropped = [], []
+    """Non-LLM claim extraction: each stored sentence that passes the conversational rule set, split into
+    clause-level claims by ``scoring.metrics.claims.split_claims`` (coordinated clauses, predicates sharing a
+    subject, ", which" and "because" clauses; noun lists and conditions stay whole)."""
+    kept: list[str] = []
+    dropped, split = [], []
     for i, sentence in enumerate(sentences):
         rule = conversational_rule(sentence)
-        if rule is None:
-            kept.append(sentence)
-        else:
+        if rule is not None:
             dropped.append({"index": i, "rule": rule})
-    return Statements(kept, {"method": "sentences passing the conversational rule set", "dropped": dropped})
+            continue
+        claims = split_claims(sentence)
+        if len(claims) > 1:
+            split.append({"index": i, "claims": len(claims)})
+            kept.extend(claims)
+        else:
+            kept.append(sentence)  # one claim: the sentence as stored
+    return Statements(kept, {"method": "sentences passing the conversational rule set, split into clause-level "
+                                       "claims by rules (scoring.metrics.claims)", "dropped": dropped, "split": split})
 
 
 class LexicalBackend(Backend):

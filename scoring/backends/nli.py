@@ -18,7 +18,8 @@ Judgements (probabilities are the softmax over the model's labels; default thres
 - ``covers``: premise = the claims joined, hypothesis = the aspect; covered when P(entailment) ≥ ``coverage`` (0.5).
 - ``sentence_kinds``: premise = the source, hypothesis = the sentence; entailed (≥ ``simplification``,
   0.5) → source simplification, else elaborative explanation.
-- ``statements``: as for ``lexical`` (every stored sentence; with ``drop_conversational`` the rule-filtered ones).
+- ``statements``: as for ``lexical`` (every stored sentence; with ``drop_conversational`` the rule-filtered
+  ones, split into clause-level claims).
 - Relevance, refusal detection, information-bearing classification and the rubric are not NLI tasks:
   they raise ``BackendCapabilityError``.
 """

@@ -7,14 +7,16 @@ study is refused with a clear message rather than read from somewhere else.
 What each unit becomes (``examples_from_gold``):
 
 - a gold value on an answer sentence ``s:<i>``: text = that sentence; evidence = the item's context
-  chunks in rank order (pair tasks);
+  chunks in rank order (pair tasks) or, for task ``kind`` (PlainQAFact's sentence kind: the
+  ``sentence_kind`` question of the PlainFact preset), the item's source document;
 - a gold value on the item: text = the whole answer; evidence = the context chunks;
 - a gold value on a chunk ``c:<rank>`` (task ``relevance``): text = the chunk; evidence = the item's question;
 - a gold value on an expected aspect ``a:<id>`` (e.g. K-QA's "is this must-have statement entailed by the
   answer"): text = the aspect; evidence = the whole answer — the direction ICAT's coverage applies a
   supports judge in (the aspect as the claim, the answer's grounded claims as the evidence).
 
-The label is 1 when the gold value is one of ``positive`` (default: a yes-like value — true, yes, 1),
+The label is 1 when the gold value is one of ``positive`` (default: a yes-like value — true, yes, 1; for task
+``kind``: "simplification", so an elaboration is 0),
 else 0; values listed in ``exclude`` are left out. Every example's group is its item, so cross-validation
 folds and cross-fitting keep all units of one item together.
 """
@@ -61,7 +63,7 @@ def examples_from_gold(study: Study, question_key: str, task: str, *, positive: 
         raise TrainingError(f"study {study.slug!r} has no question {question_key!r}")
     rows = _reader()(study, question_key)
     skip = {str(e) for e in exclude}
-    positive = list(positive)
+    positive = list(positive) or (["simplification"] if task == "kind" else [])
     rows = [r for r in rows if r[2] is not None and str(r[2]) not in skip]
     if not rows:
         raise TrainingError(f"study {study.slug!r} has no gold labels for question {question_key!r}")
@@ -74,7 +76,12 @@ def examples_from_gold(study: Study, question_key: str, task: str, *, positive: 
             continue
         unit = units.parse(unit_key)
         context = " ".join(c.text for c in item.contexts)
-        if unit.kind == units.ANSWER_SENTENCE and unit.ref is not None and unit.ref < len(item.sentences):
+        if task == "kind":
+            if unit.kind != units.ANSWER_SENTENCE or unit.ref is None or unit.ref >= len(item.sentences):
+                raise TrainingError(f"gold on unit {unit_key!r} cannot be a 'kind' example (answer sentences only)")
+            text = item.sentences[unit.ref]
+            evidence = " ".join(item.source_sentences) if item.source_sentences else item.source
+        elif unit.kind == units.ANSWER_SENTENCE and unit.ref is not None and unit.ref < len(item.sentences):
             text, evidence = item.sentences[unit.ref], context
         elif unit.kind == units.ITEM:
             text, evidence = item.answer, context

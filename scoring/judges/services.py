@@ -154,6 +154,8 @@ def judge_train_from_study(*, study: Study, question_key: str, task: str, name: 
     name = _check_name(name, study)
     opts = clean_options(options)
     positive, exclude = [str(p) for p in positive], [str(e) for e in exclude]
+    if task == "kind" and not positive:
+        positive = ["simplification"]  # the PlainFact sentence_kind question's values; recorded with the judge
     try:
         examples, _ = gold.examples_from_gold(study, question_key, task, positive=positive, exclude=exclude)
     except TrainingError as exc:

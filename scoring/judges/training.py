@@ -4,7 +4,9 @@ A judge is trained for one *task* on labelled examples:
 
 - ``supports``: text = an answer sentence, claim or response; evidence = its context; label = supported;
 - ``informative``: text = an answer sentence; no evidence; label = information-bearing;
-- ``relevance``: text = a passage; evidence = the question; label = relevant.
+- ``relevance``: text = a passage; evidence = the question; label = relevant;
+- ``kind``: text = a sentence of a plain-language summary; evidence = its source document; label = source
+  simplification (1) vs elaborative explanation (0), PlainQAFact's sentence kind.
 
 Two model types (``MODEL_TYPES``):
 
@@ -49,8 +51,8 @@ import numpy as np
 
 from scoring.judges.features import FEATURE_SETS, Encoder, featurize, needs_encoder
 
-TASKS = ("supports", "informative", "relevance")
-PAIR_TASKS = ("supports", "relevance")
+TASKS = ("supports", "informative", "relevance", "kind")
+PAIR_TASKS = ("supports", "relevance", "kind")
 MODEL_TYPES = ("logistic", "cross-encoder")
 MIN_PER_CLASS = 10
 THRESHOLD = 0.5

@@ -285,6 +285,12 @@ class Metric(ABC):
         parameter, e.g. the rubric's criterion, narrows the class's list)."""
         return self.estimates
 
+    @classmethod
+    def computed_as(cls, backend: str, params: dict[str, Any] | None = None) -> str:
+        """What a run of this metric with this backend and these parameters computes, as run pages and reports
+        name it (a metric whose non-LLM form is not the paper's says so here)."""
+        return cls.title
+
     def resolve_params(self, given: dict[str, Any] | None) -> dict[str, Any]:
         given = dict(given or {})
         unknown = set(given) - set(self.parameters)

@@ -30,7 +30,13 @@ class ICAT(Metric):
     """Choices where the paper leaves room:
 
     - Claims: with the llm backend, an atomic-claim extraction prompt; otherwise each stored sentence that
-      passes the conversational rule set is one claim (no non-LLM backend can split a sentence into atoms).
+      passes the conversational rule set, split into clause-level claims by a rule set
+      (``scoring.metrics.claims.split_claims``: coordinated clauses, predicates sharing a subject, ", which"
+      and "because" clauses; noun lists and conditions stay whole), so "X lowers A and causes B" is two
+      claims, and a compound sentence with one supported half scores 1/2, not 1.
+    - Evidence by default (``source=context``) is the item's own retrieved chunks, so "factuality" is then
+      faithfulness to the retrieved context, not truth about the world; ``source=kb`` checks each claim
+      against passages retrieved from a knowledge base instead.
     - Evidence: ``source=context`` verifies every claim against the item's retrieved chunks; ``source=kb``
       retrieves the top ``k`` knowledge-base passages *for each claim* (default 10, the ``topk = 10`` of the
       authors' ``icat.py``, github.com/algoprog/ICAT) and verifies the claim against them. Either way a claim is
@@ -52,7 +58,9 @@ class ICAT(Metric):
     """
 
     name = "icat"
-    version = "2.1"  # grounding per passage: one passage must support a claim (backends.base.best_passage)
+    # 2.1: grounding per passage: one passage must support a claim (backends.base.best_passage).
+    # 2.2: without an LLM, claims are clause-level (scoring.metrics.claims), not whole sentences.
+    version = "2.2"
     title = "ICAT_β (factuality × aspect coverage)"
     definition = (
         "The answer is split into atomic claims; a claim is grounded when one evidence passage (a retrieved "

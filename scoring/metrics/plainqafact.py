@@ -43,7 +43,33 @@ def weighted_mean(
 
 
 QA_NAME = "PlainQAFact (QA-based)"
-ENTAILMENT_NAME = "kind-aware entailment (PlainQAFact-style)"
+ENTAILMENT_NAME = "kind-aware entailment (PlainQAFact-style, no LLM)"
+LLM_ENTAILMENT_NAME = "kind-aware entailment (PlainQAFact-style, LLM judge)"
+
+# What decides the kind when no kind judge and no human kinds are used: each backend's own signal, described
+# in the details (``kind_decision``) so a report never presents it as PlainQAFact's classifier.
+_SAME_SIGNAL = {
+    "lexical": "unigram precision of the sentence against the source (simplification at >= 0.6) - the same "
+               "similarity the verifier uses against the same source (supported at >= 0.5), so every "
+               "sentence called a simplification at the default thresholds is supported",
+    "embedding": "max cosine to a source sentence - the same similarity the verifier uses against the same "
+                 "source, so a sentence called a simplification is nearly always supported",
+    "nli": "entailment by the source - the same model and premise the verifier uses, so a sentence called a "
+           "simplification is supported unless the contradiction check overrules it",
+}
+
+
+def kind_decision(backend_name: str, use_human_kinds: bool, signals: set[str]) -> dict[str, Any]:
+    """How the sentence kinds of a run were decided, for the details."""
+    if use_human_kinds:
+        return {"by": "human", "signal": "the annotators' sentence kinds (use_human_kinds)", "own_signal": True}
+    if signals:
+        return {"by": "kind judge", "signal": "; ".join(sorted(signals)), "own_signal": True}
+    if backend_name == "llm":
+        return {"by": "llm", "signal": "the llm kind prompt (sentence_kinds)", "own_signal": True}
+    return {"by": "backend similarity", "own_signal": False,
+            "signal": _SAME_SIGNAL.get(backend_name, f"the {backend_name} backend's own closeness to the source"),
+            "instead": "name a trained kind judge (learned backend, option kind_model) or use_human_kinds=true"}
 
 
 @register
@@ -58,11 +84,14 @@ class PlainQAFact(Metric):
       answers, writes questions and answers them from the evidence; overlap by SQuAD token F1, the F1 scorer
       of the authors' qaeval, because BERTScore needs a model Concord does not ship; no question-filtering
       step). A sentence's value is its mean answer F1. With any other backend the metric is *not*
-      PlainQAFact: it is reported as "kind-aware entailment (PlainQAFact-style)" (``details.method``), each
-      sentence verified with ``supports`` (1/0). ``method=entailment`` forces that with llm too;
-      ``method=qa`` with another backend is refused.
+      PlainQAFact: it is reported as "kind-aware entailment (PlainQAFact-style, no LLM)" (``details.method``),
+      each sentence verified with ``supports`` (1/0). ``method=entailment`` forces that with llm too (named
+      "... LLM judge"); ``method=qa`` with another backend is refused.
     - The kind classifier is the backend's ``sentence_kinds`` (not the paper's fine-tuned PubMedBERT), or the
-      annotators' kinds with ``use_human_kinds``.
+      annotators' kinds with ``use_human_kinds``. With the learned backend it is a trained ``kind`` judge
+      (option ``kind_model``, trained from the study's gold of the ``sentence_kind`` question): a signal of its
+      own. With lexical, embedding and nli it is the verifier's own similarity to the same source, so every
+      sentence called a simplification passes; ``details.kind_decision`` says which signal decided.
 
     - Kinds come from the backend (``sentence_kinds``: closeness to the source for embedding / lexical,
       entailment by the source for nli, a prompt for llm) or, with ``use_human_kinds=true``, from the
@@ -75,12 +104,18 @@ class PlainQAFact(Metric):
     - The item's value is the weighted mean of the two kinds' supported fractions; by default the weights
       are the sentence counts (so the value equals supported / classified sentences). The explanation-only
       score (supported elaborations / elaborations) is in the details for validation studies.
+      With ``knowledge=none`` every sentence is verified against the source alone, so with weights by count
+      the value is supported / classified sentences against the source whatever the kinds are: RF with the
+      source as the context (the details say so). The kinds change the value only through explicit weights
+      (the mean of the two kinds' scores) and, with ``knowledge=kb``, the evidence of elaborations.
     - No source, or no classified sentence: undetermined.
     """
 
     name = "plainqafact"
-    version = "2.1"  # grounding per passage: one passage must support a claim (backends.base.best_passage)
-    title = "PlainQAFact (QA-based with llm; kind-aware entailment, PlainQAFact-style, with other backends)"
+    # 2.1: grounding per passage: one passage must support a claim (backends.base.best_passage).
+    # 2.2: the non-LLM form is named "... no LLM" and says its kind signal; learned backend with a kind judge.
+    version = "2.2"
+    title = "PlainQAFact (QA-based, llm) / kind-aware entailment (PlainQAFact-style, no LLM)"
     definition = (
         "Each sentence of a plain-language summary is classified as a source simplification or an elaborative "
         "explanation. Simplifications are verified against the source abstract only; explanations against the "
@@ -88,7 +123,7 @@ class PlainQAFact(Metric):
         "two kinds' verified fractions (weights default to sentence counts); the explanation-only score is kept too."
     )
     units = ("item", "sentence")
-    backends = ("embedding", "lexical", "nli", "llm")
+    backends = ("embedding", "lexical", "nli", "llm", "learned")
     estimates = ("grounded",)
     parameters = {
         "method": Param("auto", "qa: PlainQAFact's QA pipeline (llm only); entailment: kind-aware entailment; "
@@ -101,6 +136,13 @@ class PlainQAFact(Metric):
         "support_threshold": Param(None, "Backend threshold for a supported sentence (None: backend default)."),
         "kind_threshold": Param(None, "Backend threshold for a simplification (None: backend default)."),
     }
+
+    @classmethod
+    def computed_as(cls, backend: str, params: dict[str, Any] | None = None) -> str:
+        method = (params or {}).get("method", "auto")
+        if backend == "llm":
+            return LLM_ENTAILMENT_NAME if method == "entailment" else QA_NAME
+        return ENTAILMENT_NAME
 
     def resolve_params(self, given: dict[str, Any] | None) -> dict[str, Any]:
         given = dict(given or {})
@@ -130,6 +172,7 @@ class PlainQAFact(Metric):
 
         kinds: dict[int, str] = {}
         kind_details: dict[int, dict[str, Any]] = {}
+        signals: set[str] = set()
         if params["use_human_kinds"]:
             # Keys may arrive as strings from JSON; indices are what count.
             human = {int(k): v for k, v in (item.sentence_kinds or {}).items()}
@@ -141,6 +184,8 @@ class PlainQAFact(Metric):
             for i, j in enumerate(backend.sentence_kinds(sentences, source, threshold=params["kind_threshold"])):
                 kinds[i] = "simplification" if j.verdict else "elaboration"
                 kind_details[i] = {"source": "backend", **j.as_details()}
+                if j.details.get("signal"):
+                    signals.add(str(j.details["signal"]))
 
         threshold = params["support_threshold"]
         verdicts: dict[int, Any] = {}
@@ -200,7 +245,9 @@ class PlainQAFact(Metric):
         weights = {"simplification": params["weight_simplification"], "elaboration": params["weight_elaboration"]}
         item_value = weighted_mean(per_kind, counts, weights)
         details: dict[str, Any] = {
-            "method": QA_NAME if method == "qa" else ENTAILMENT_NAME,
+            "method": QA_NAME if method == "qa"
+            else (LLM_ENTAILMENT_NAME if backend.name == "llm" else ENTAILMENT_NAME),
+            "kind_decision": kind_decision(backend.name, params["use_human_kinds"], signals),
             "simplification_score": per_kind["simplification"],
             "explanation_score": per_kind["elaboration"],
             "counts": counts, "supported": supported,
@@ -209,6 +256,9 @@ class PlainQAFact(Metric):
         }
         if params["knowledge"] == "none":
             details["note"] = "elaborations verified against the source only (knowledge=none)"
+            if details["weights"] == "by count":
+                details["note"] += ("; with weights by count the value is supported / classified sentences against "
+                                    "the source, whatever the kinds (RF with the source as the context)")
         if item_value is None:
             details["reason"] = "no classified sentence: PlainQAFact is undefined"
             return [UnitScore(ITEM, None, "undetermined", details), *units]

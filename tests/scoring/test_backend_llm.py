@@ -211,6 +211,7 @@ def test_plainqafact_with_other_backends_is_named_kind_aware_entailment():
     item = ItemInput(id="p", question="", answer="Paracetamol lowers fever.", sentences=["Paracetamol lowers fever."],
                      source="Paracetamol lowers fever in children.")
     scores = metric.score(item, get_backend("lexical"), metric.resolve_params({"knowledge": "none"}))
-    assert scores[0].details["method"] == "kind-aware entailment (PlainQAFact-style)"
+    assert scores[0].details["method"] == "kind-aware entailment (PlainQAFact-style, no LLM)"
+    assert scores[0].details["kind_decision"]["own_signal"] is False
     with pytest.raises(MetricError, match="method=qa needs the llm backend"):
         metric.score(item, get_backend("lexical"), metric.resolve_params({"knowledge": "none", "method": "qa"}))

@@ -105,3 +105,28 @@ def test_icat_with_source_kb_and_no_knowledge_base_fails_clearly():
     icat = get_metric("icat")
     with pytest.raises(MetricError, match="needs a knowledge base"):
         icat.score(_item(), _backend(), icat.resolve_params({"source": "kb"}), retriever=None)
+
+
+def test_icat_without_llm_splits_a_compound_sentence_into_claims():
+    # Context supports "Metformin lowers blood sugar" only. As one claim, the sentence's unigram precision
+    # against the context is 4/7 (metformin, lowers, blood, sugar of its 7 tokens) ≥ 0.5 (the lexical default),
+    # so it was grounded: factuality 1.0. Split: "Metformin lowers blood sugar" (4/4, grounded) and
+    # "Metformin causes diarrhoea" (1/3, not grounded) → factuality 1/2; the one aspect ("lowers blood sugar")
+    # is covered by the grounded claim → coverage 1 → ICAT_1 = 2·0.5·1 / (0.5 + 1) = 2/3.
+    from scoring.backends import get_backend
+
+    sentence = "Metformin lowers blood sugar and causes diarrhoea."
+    item = ItemInput(id="i", question="What does metformin do?", answer=sentence, sentences=[sentence],
+                     contexts=[ChunkInput(rank=1, text="Metformin lowers blood sugar.")],
+                     aspects=[AspectInput(1, "Metformin lowers blood sugar", "must_have")])
+    backend = get_backend("lexical")
+    whole = backend.supports([sentence.rstrip(".")], ["Metformin lowers blood sugar."])[0]
+    assert whole.verdict  # the old one-claim reading: grounded, factuality 1.0
+    icat = get_metric("icat")
+    score = icat.score(item, backend, icat.resolve_params({}))[0]
+    assert [c["text"] for c in score.details["claims"]] == [
+        "Metformin lowers blood sugar", "Metformin causes diarrhoea"]
+    assert [c["grounded"] for c in score.details["claims"]] == [True, False]
+    assert score.details["factuality"] == 0.5
+    assert score.details["coverage"] == 1.0
+    assert score.value == pytest.approx(2 / 3)

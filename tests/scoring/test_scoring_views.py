@@ -191,3 +191,15 @@ def test_backend_options_from_the_form_must_be_a_json_object(
     ok = client.post(url, {"metric": "probe", "probe__backend": "lexical", "backend_options": '{"measure": "rouge_l"}'})
     assert ok.status_code == 302
     assert ScoreRun.objects.get().backend_options == {"measure": "rouge_l"}
+
+
+def test_the_run_page_names_the_non_llm_plainqafact_honestly(client, researcher, study,
+                                                             django_capture_on_commit_callbacks):
+    factories.make_item(study, "pf-1", answer="Paracetamol lowers fever.",
+                        source="Paracetamol lowers fever in children.")
+    with eager_celery(), django_capture_on_commit_callbacks(execute=True):
+        run = services.score_run_start(study=study, metric="plainqafact", backend="lexical",
+                                       parameters={"knowledge": "none"}, actor=researcher)
+    client.force_login(researcher)
+    body = client.get(reverse("scoring:run", args=[run.pk])).content.decode()
+    assert '<dd id="run-computed-as">kind-aware entailment (PlainQAFact-style, no LLM)</dd>' in body

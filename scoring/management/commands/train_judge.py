@@ -1,8 +1,8 @@
 """Train a judge for the ``learned`` backend and register it.
 
-    python manage.py train_judge --study SLUG --question KEY --task supports|informative|relevance \\
+    python manage.py train_judge --study SLUG --question KEY --task supports|informative|relevance|kind \\
         [--name NAME] [--positive VALUE ...] [--exclude VALUE ...]
-    python manage.py train_judge --from FILE --task supports|informative|relevance --name NAME [--study OWNER]
+    python manage.py train_judge --from FILE --task supports|informative|relevance|kind --name NAME [--study OWNER]
 
 Common options: ``--folds K`` (5), ``--model-types logistic[,cross-encoder]``, ``--feature-sets
 embedding,lexical,combined`` (all three), ``--epochs N`` (cross-encoder, 2). Every candidate is
