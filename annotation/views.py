@@ -314,7 +314,7 @@ def _qualification_context(request: HttpRequest, pool, **extra: Any) -> dict[str
 def qualification(request: HttpRequest, pool_id: int) -> HttpResponse:
     pool = selectors.get_pool_for_annotator(request.user, pool_id)
     if not pool.qualification_required:
-        raise NotFound("This pool asks for no qualification.")
+        return render(request, "annotation/qualification.html", {"pool": pool, "not_required": True})
     return render(request, "annotation/qualification.html", _qualification_context(request, pool))
 
 

@@ -94,9 +94,9 @@ def control_mark(request: HttpRequest, slug: str) -> HttpResponse:
 @access_policy("researcher")
 @require_POST
 @domain_errors
-def control_unmark(request: HttpRequest, slug: str, item_id: int) -> HttpResponse:
+def control_unmark(request: HttpRequest, slug: str, external_id: str) -> HttpResponse:
     study = get_study_for_researcher(request.user, slug)
-    item = Item.objects.filter(study=study, pk=item_id).first()
+    item = Item.objects.filter(study=study, external_id=external_id).first()
     if item is None:
         raise NotFound("No such item.")
     quality.control_unmark(study=study, item=item)

@@ -308,12 +308,13 @@ def test_an_answer_is_given_once_per_item_and_attempt(qualifying, annotator):
     assert client.post(url, {"item": str(qualifying["real"].item_id), "q-ok": "no"}).status_code == 404
 
 
-def test_a_pool_without_qualification_has_no_qualification_page(study, annotator):
+def test_a_pool_without_qualification_says_so(study, annotator):
     pool = factories.make_pool(study, "p")
     factories.add_member(pool, annotator)
     client = APIClient()
     client.force_login(annotator)
-    assert client.get(reverse("annotation:qualification", args=[pool.pk])).status_code == 404
+    page = client.get(reverse("annotation:qualification", args=[pool.pk]))
+    assert page.status_code == 200 and "asks for no qualification" in page.content.decode()
     assert client.post(reverse("annotation:qualification-start", args=[pool.pk])).status_code == 400
 
 
@@ -351,9 +352,9 @@ def test_unmarking_makes_an_item_ordinary(client, study, researcher):
     item = factories.make_item(study, "x1")
     quality.control_mark(study=study, item=item, kind="control", answers_raw={"ok": "yes"}, explanation="", actor=None)
     client.force_login(researcher)
-    response = client.post(reverse("console:control_unmark", args=[study.slug, item.pk]))
+    response = client.post(reverse("console:control_unmark", args=[study.slug, item.external_id]))
     assert response.status_code == 302 and not ControlItem.objects.exists()
-    assert client.post(reverse("console:control_unmark", args=[study.slug, 999999])).status_code == 404
+    assert client.post(reverse("console:control_unmark", args=[study.slug, "nope"])).status_code == 404
 
 
 def test_answer_matching_uses_canonical_forms():
