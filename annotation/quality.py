@@ -94,9 +94,13 @@ def known_answers_parse(*, study: Study, raw: Any) -> dict[str, Any]:
     """The known answers ``{question key: value}``, each normalised as a label of that question would be;
     ValidationFailed naming the question for anything else (unknown key, a question not about the whole item,
     a value the question does not accept, none given)."""
+    return known_answers_check({q.key: q for q in study.questions.all()}, raw)
+
+
+def known_answers_check(questions: dict[str, Question], raw: Any) -> dict[str, Any]:
+    """:func:`known_answers_parse` against the study's questions by key (the importer has them already)."""
     if not isinstance(raw, dict) or not raw:
         raise ValidationFailed("known answers must be an object {question key: answer} with at least one answer")
-    questions = {q.key: q for q in study.questions.all()}
     out = {}
     for key, value in raw.items():
         question = questions.get(str(key))

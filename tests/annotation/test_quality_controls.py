@@ -5,6 +5,7 @@ that a pool may require before any real item."""
 from __future__ import annotations
 
 import difflib
+import io
 import json
 import re
 
@@ -369,3 +370,58 @@ def test_submitted_status_is_untouched_by_the_queue_split(study, annotator, no_s
     pool, _ = _pool_with_controls(study, annotator, n_real=2, n_controls=2, control_rate=0.5)
     _work_through(pool, annotator)
     assert set(Assignment.objects.filter(pool=pool).values_list("status", flat=True)) == {AssignmentStatus.SUBMITTED}
+
+
+# --- The import field ---------------------------------------------------------------------------------------
+
+
+def _import(study, researcher, records):
+    from annotation.imports import items_import
+
+    body = "\n".join(json.dumps(r) for r in records).encode()
+    return items_import(study=study, file=io.BytesIO(body), filename="c.jsonl", actor=researcher)
+
+
+def test_the_import_field_control_marks_items_of_known_answer(study, researcher):
+    factories.make_question(study, "ok")
+    factories.make_question(study, "tags", kind="multilabel", options=[
+        {"value": "a", "label": "A", "key": "a"}, {"value": "b", "label": "B", "key": "b"}])
+    _import(study, researcher, [
+        {"id": "plain", "question": "q", "answer": "a."},
+        {"id": "ctl", "question": "q", "answer": "a.", "control": {"answers": {"ok": "no", "tags": ["b", "a"]}}},
+        {"id": "att", "question": "Choose 'No'.", "answer": "a.",
+         "control": {"kind": "attention", "answers": {"ok": "no"}, "explanation": "It said No."}},
+    ])
+    got = {c.item.external_id: (c.kind, c.answers, c.explanation) for c in ControlItem.objects.select_related("item")}
+    assert got == {
+        "ctl": ("control", {"ok": "no", "tags": ["a", "b"]}, ""),  # normalised as a label would be
+        "att": ("attention", {"ok": "no"}, "It said No."),
+    }
+    assert all("control" not in (c.item.metadata or {}) for c in ControlItem.objects.select_related("item"))
+
+
+@pytest.mark.parametrize(
+    ("control", "field", "reason"),
+    [
+        ("yes", "control", "must be an object"),
+        ({"kind": "gold", "answers": {"ok": "no"}}, "control.kind", "must be one of"),
+        ({"answers": {"ok": "maybe"}}, "control.answers", "'ok'"),
+        ({"answers": {"nope": "no"}}, "control.answers", "no question 'nope'"),
+        ({"answers": {}}, "control.answers", "at least one"),
+        ({"answers": {"ok": "no"}, "why": 1}, "control", "unknown key"),
+        ({"answers": {"ok": "no"}, "explanation": 5}, "control.explanation", "text"),
+    ],
+)
+def test_a_bad_control_field_is_a_located_error_and_nothing_is_imported(study, researcher, control, field, reason):
+    from annotation.imports import ImportRejected
+
+    factories.make_question(study, "ok")
+    with pytest.raises(ImportRejected) as caught:
+        _import(study, researcher, [
+            {"id": "fine", "question": "q", "answer": "a."},
+            {"id": "bad", "question": "q", "answer": "a.", "control": control},
+        ])
+    errors = [e.as_dict() if hasattr(e, "as_dict") else e for e in caught.value.errors]
+    assert any(field == (e["field"] if isinstance(e, dict) else e.field) for e in errors), errors
+    assert reason in json.dumps(errors, default=str)
+    assert not ControlItem.objects.exists() and not study.items.exists()
