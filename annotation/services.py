@@ -210,6 +210,9 @@ def _next_candidate(*, pool: Pool, annotator: AbstractBaseUser, mine, takeable) 
     kinds = quality.queue_kinds(pool)
     if not kinds:
         return takeable.first()
+    # Lock the assignment row only: the item's mark is joined (an outer join for "no mark"), and PostgreSQL
+    # refuses FOR UPDATE on the nullable side of an outer join.
+    takeable = takeable.select_for_update(skip_locked=True, of=("self",))
     position = mine.exclude(status__in=[*OPEN_STATUSES, AssignmentStatus.WITHDRAWN]).count()
     slot = quality.slot_kind(pool=pool, annotator_id=annotator.pk, position=position)
     if slot is not None:
