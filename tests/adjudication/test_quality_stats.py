@@ -234,3 +234,18 @@ def test_quality_page_and_api_for_researchers_only(scored_pool, researcher, stud
         client.force_login(user)
         assert client.get(page).status_code == status, user
         assert client.get(api).status_code == status, user
+
+
+@pytest.mark.django_db
+def test_the_bootstrap_job_of_an_agreement_report_keeps_its_quality_options(scored_pool, study):
+    from adjudication import report_jobs
+
+    pool = scored_pool["pool"]
+    params = report_jobs._agreement_parse(
+        study, {"pool": str(pool.pk), "question": "ok", "controls": "include", "flagged": "exclude", "n_boot": "100"}
+    )
+    assert params["include_controls"] is True and params["exclude_flagged"] is True
+    plain = report_jobs._agreement_parse(study, {"pool": str(pool.pk), "question": "ok", "n_boot": "100"})
+    assert "include_controls" not in plain and "exclude_flagged" not in plain  # existing keys are unchanged
+    report, _ = report_jobs.agreement_report_with_bootstrap(study=study, params=params)
+    assert report["n_units"] == 8 and report["quality"]["excluded_annotators"] == ["P-C"]

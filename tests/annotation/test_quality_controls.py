@@ -425,3 +425,27 @@ def test_a_bad_control_field_is_a_located_error_and_nothing_is_imported(study, r
     assert any(field == (e["field"] if isinstance(e, dict) else e.field) for e in errors), errors
     assert reason in json.dumps(errors, default=str)
     assert not ControlItem.objects.exists() and not study.items.exists()
+
+
+def test_attention_checks_are_served_at_their_own_rate(study, annotator, no_submit_receivers):
+    ok = factories.make_question(study, "ok", required=False)
+    for n in range(20):
+        factories.make_item(study, f"real-{n}")
+    attention = set()
+    for n in range(10):
+        item = factories.make_item(study, f"att-{n}", question="Choose 'No' for this item.")
+        quality.control_mark(study=study, item=item, kind="attention", answers_raw={"ok": "no"}, explanation="",
+                             actor=None)
+        attention.add(item.pk)
+    pool = factories.make_pool(study, "crowd", questions=[ok], attention_rate=0.3, seed=11)
+    factories.add_member(pool, annotator)
+    pool_assign_items(pool=pool)
+    served = []
+    while (a := assignment_reserve_next(pool=pool, annotator=annotator)) is not None:
+        served.append(a.item_id in attention)
+        assignment_submit(assignment=a, actor=annotator)
+    expected = [
+        quality.slot_kind(pool=pool, annotator_id=annotator.pk, position=n) == ControlKind.ATTENTION for n in range(15)
+    ]
+    assert any(expected) and served[:15] == expected
+    assert sum(served) == 10
