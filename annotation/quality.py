@@ -28,6 +28,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
 from annotation import answers
@@ -53,9 +54,9 @@ class QualificationRequired(Forbidden):
     that links to the qualification)."""
 
     def __init__(self, pool: Pool) -> None:
+        url = reverse("annotation:qualification", args=[pool.pk])
         super().__init__(
-            f"Pool {pool.name!r} asks you to pass a short qualification before its items: "
-            f"open /pools/{pool.pk}/qualification/ to take it."
+            f"Pool {pool.name!r} asks you to pass a short qualification before its items: open {url} to take it."
         )
         self.pool = pool
 
