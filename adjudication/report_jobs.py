@@ -43,7 +43,7 @@ from django.utils import timezone
 from adjudication import tasks
 from adjudication.analysis import outcomes, planning, raters
 from adjudication.analysis.access import get_pool_for_report, get_question_for_report
-from adjudication.analysis.agreement import agreement_report
+from adjudication.analysis.agreement import agreement_params_parse, agreement_report
 from adjudication.analysis.loading import data_version, metric_source_get
 from adjudication.analysis.params import bootstrap_params, id_param
 from adjudication.analysis.validity import ValidityParams, validity_params_parse, validity_report
@@ -134,7 +134,9 @@ def _agreement_parse(study: Study, data: Any) -> dict[str, Any]:
     n_boot, seed = bootstrap_params(data.get("n_boot"), data.get("seed"))
     pool = get_pool_for_report(study, id_param(data.get("pool"), "pool must be a pool id"))
     question = get_question_for_report(pool, (data.get("question") or "").strip())
-    return {"pool": pool.pk, "question": question.key, "weights": None, "n_boot": n_boot, "seed": seed}
+    return agreement_params_parse(pool_id=pool.pk, question=question.key, query=data) | {
+        "n_boot": n_boot, "seed": seed
+    }
 
 
 def _agreement_key(study: Study, params: dict[str, Any]) -> dict[str, Any]:
@@ -191,6 +193,8 @@ def _agreement_result(job: ReportJob, progress: Progress) -> dict[str, Any]:
         n_boot=int(params["n_boot"]),
         seed=int(params["seed"]),
         progress=progress,
+        include_controls=bool(params.get("include_controls")),
+        exclude_flagged=bool(params.get("exclude_flagged")),
     )
 
 
@@ -203,6 +207,8 @@ def _validity_result(job: ReportJob, progress: Progress) -> dict[str, Any]:
         target=params.get("target") or "gold",
         positive=params.get("positive"),
         compare=params.get("compare"),
+        include_controls=bool(params.get("include_controls")),
+        exclude_flagged=bool(params.get("exclude_flagged")),
     )
     return validity_report(
         study=job.study, params=vp, n_boot=int(params["n_boot"]), seed=int(params["seed"]), progress=progress
@@ -307,7 +313,13 @@ def agreement_report_with_bootstrap(*, study: Study, params: dict[str, Any]) -> 
     question = get_question_for_report(pool, params["question"])
     keyed = {**params, "data_version": data_version(pool=pool, question=question)}
     job = _latest(study=study, kind=ReportJobKind.AGREEMENT, keyed=keyed)
-    return _current(job, lambda: agreement_report(pool=pool, question=question, weights=params.get("weights"))), job
+    return _current(
+        job,
+        lambda: agreement_report(
+            pool=pool, question=question, weights=params.get("weights"),
+            include_controls=bool(params.get("include_controls")), exclude_flagged=bool(params.get("exclude_flagged")),
+        ),
+    ), job
 
 
 def validity_report_with_bootstrap(

@@ -27,7 +27,7 @@ from rest_framework.response import Response
 from rest_framework.utils import json as drf_json
 from rest_framework.views import APIView
 
-from annotation import labels, selectors, services
+from annotation import labels, quality, selectors, services
 from annotation.accounts import tokens
 from annotation.labels.questions import get_pool_question
 from annotation.mfa.models import TokenOrigin
@@ -247,6 +247,7 @@ def _own_assignment(request: Request, pk: int) -> Assignment:
         return selectors.get_assignment_for_annotator(request.user, pk)
     if assignment is None:
         raise NotFound("No such assignment.")
+    quality.ensure_qualified(assignment)
     return assignment
 
 

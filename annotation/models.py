@@ -299,6 +299,21 @@ class Pool(models.Model):
         help_text="Annotators may reopen an item they submitted and change their answers (each reopening "
         "is recorded; never after they saw other annotators' labels).",
     )
+    control_rate = models.FloatField(
+        default=0, help_text="Share of each annotator's queue drawn from the study's control items (0 to 1)."
+    )
+    attention_rate = models.FloatField(
+        default=0, help_text="Share of each annotator's queue drawn from attention checks (0 to 1)."
+    )
+    flag_below = models.FloatField(
+        null=True, blank=True,
+        help_text="Flag annotators whose accuracy on control items (or attention pass rate) is below this share.",
+    )
+    qualification_required = models.BooleanField(
+        default=False, help_text="Annotators pass the study's qualification set before any real item."
+    )
+    qualification_pass_mark = models.FloatField(default=0.8, help_text="Share of qualification items to get right.")
+    qualification_max_attempts = models.PositiveIntegerField(default=2)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -643,3 +658,70 @@ class ImportJob(Job):
     @property
     def finished(self) -> bool:
         return self.status in (ImportJobStatus.DONE, ImportJobStatus.INVALID, ImportJobStatus.FAILED)
+
+
+# --- Quality controls (docs/guide/quality.md) ----------------------------------------------------
+
+
+class ControlKind(models.TextChoices):
+    CONTROL = "control", "Control item (known answer)"
+    QUALIFICATION = "qualification", "Qualification item (known answer, shown with feedback)"
+    ATTENTION = "attention", "Attention check (instructed response)"
+
+
+class ControlItem(models.Model):
+    """An item whose answers are known, marked by a researcher (the controls page or the import field
+    ``control``). ``answers`` maps item-scoped question keys to the known value (as a label stores it).
+
+    Annotators never learn from Concord that an item is one: the workspace, the API and the history are
+    built from the item itself, never from this row (qualification items excepted: they are shown, with
+    their answers as feedback, on the qualification page only, and never in a queue).
+    """
+
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="control")
+    kind = models.CharField(max_length=14, choices=ControlKind.choices, default=ControlKind.CONTROL)
+    answers = models.JSONField(default=dict, help_text="Known answer per item-scoped question key.")
+    explanation = models.TextField(blank=True, help_text="Feedback shown after a qualification answer.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item_id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.item}"
+
+
+class QualificationAttempt(models.Model):
+    """One attempt of one annotator at a pool's qualification set. ``passed`` is None until finished."""
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="qualification_attempts")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    number = models.PositiveIntegerField()
+    pass_mark = models.FloatField()
+    n_items = models.PositiveIntegerField(default=0)
+    n_correct = models.PositiveIntegerField(default=0)
+    n_answered = models.PositiveIntegerField(default=0)
+    passed = models.BooleanField(null=True)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["pool", "user", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "user", "number"], name="unique_qualification_attempt")
+        ]
+
+
+class QualificationAnswer(models.Model):
+    """One answer given during a qualification attempt (one per item; all its known questions at once)."""
+
+    attempt = models.ForeignKey(QualificationAttempt, on_delete=models.CASCADE, related_name="answers")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    values = models.JSONField(default=dict)
+    correct = models.BooleanField()
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["attempt", "at", "id"]
+        constraints = [models.UniqueConstraint(fields=["attempt", "item"], name="unique_qualification_answer")]

@@ -17,7 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Exists, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from annotation import units
+from annotation import quality, units
 from annotation.labels import access, statements
 from annotation.models import (
     Aspect,
@@ -47,6 +47,7 @@ def get_assignment_for_annotator(user: AbstractBaseUser, pk: int, *, with_item: 
     assignment = statements.assignment_for_annotator(pk, getattr(user, "pk", None), with_item=with_item)
     if assignment is None:
         raise NotFound("No such assignment.")
+    quality.ensure_qualified(assignment)
     return assignment
 
 
@@ -62,6 +63,7 @@ def get_assignment_and_unit(user: AbstractBaseUser, pk: int, unit_key: str) -> t
         assignment = queryset.get()
     except Assignment.DoesNotExist:
         raise NotFound("No such assignment.") from None
+    quality.ensure_qualified(assignment)
     return assignment, _unit_row(assignment, unit)
 
 

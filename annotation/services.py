@@ -25,7 +25,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotation import conditions, selectors, signals, units
+from annotation import conditions, quality, selectors, signals, units
 from annotation.item_units import assignment_units
 from annotation.labels.access import OPEN_STATUSES, WITHDRAWN_REFUSAL, ensure_annotator
 from annotation.labels.save import assignment_answers
@@ -36,6 +36,7 @@ from annotation.models import (
     Assignment,
     AssignmentReopening,
     AssignmentStatus,
+    ControlItem,
     Exposure,
     ExposureKind,
     Importance,
@@ -102,6 +103,14 @@ def pool_assign_items(*, pool: Pool, items: Iterable[Item] | None = None, seed: 
         excluded = set(PoolItemExclusion.objects.filter(pool=pool).values_list("item_id", flat=True))
         if excluded:
             item_list = [i for i in item_list if i.pk not in excluded]
+        # Items of known answer never count towards k (annotation.quality): the pool's queue kinds go to
+        # every active member, the others (qualification items, kinds the pool does not serve) to nobody.
+        known = dict(
+            ControlItem.objects.filter(item__study_id=pool.study_id).values_list("item_id", "kind")
+        )
+        served = quality.queue_kinds(pool)
+        control_list = [i for i in item_list if known.get(i.pk) in served]
+        item_list = [i for i in item_list if i.pk not in known]
         item_list.sort(key=lambda i: i.pk)
 
         active = set(members)
@@ -135,6 +144,15 @@ def pool_assign_items(*, pool: Pool, items: Iterable[Item] | None = None, seed: 
                         order_key=order_key_for(seed=seed, pool_id=pool.pk, annotator_id=user_id, item_id=item.pk),
                     )
                 )
+        for item in sorted(control_list, key=lambda i: i.pk):
+            for user_id in members:
+                if user_id not in existing[item.pk]:
+                    new.append(
+                        Assignment(
+                            pool=pool, item=item, annotator_id=user_id,
+                            order_key=order_key_for(seed=seed, pool_id=pool.pk, annotator_id=user_id, item_id=item.pk),
+                        )
+                    )
         Assignment.objects.bulk_create(new, batch_size=1000)
         return len(new)
 
@@ -167,13 +185,15 @@ def assignment_reserve_next(
             return live
         if pool.closed_at is not None:  # closed (e.g. by its fixed-precision rule): no further items
             return None
-        candidate = (
+        if pool.qualification_required and not quality.is_qualified(pool=pool, user_id=annotator.pk):
+            raise quality.QualificationRequired(pool)
+        takeable = (
             mine.filter(status__in=OPEN_STATUSES)
             .filter(Q(reserved_until__isnull=True) | Q(reserved_until__lte=now))
             .select_for_update(skip_locked=True)
             .order_by("order_key", "id")
-            .first()
         )
+        candidate = _next_candidate(pool=pool, annotator=annotator, mine=mine, takeable=takeable)
         if candidate is None:
             return None
         candidate.status = AssignmentStatus.STARTED
@@ -181,6 +201,26 @@ def assignment_reserve_next(
         candidate.started_at = candidate.started_at or now
         candidate.save(update_fields=["status", "reserved_until", "started_at"])
         return candidate
+
+
+def _next_candidate(*, pool: Pool, annotator: AbstractBaseUser, mine, takeable) -> Assignment | None:
+    """The next item of the queue. In a pool that serves items of known answer (``annotation.quality``) the
+    slot drawn for this queue position says which kind comes next; when none of that kind is left, a real
+    item comes, and when no real item is left, whatever known-answer item is."""
+    kinds = quality.queue_kinds(pool)
+    if not kinds:
+        return takeable.first()
+    # Lock the assignment row only: the item's mark is joined (an outer join for "no mark"), and PostgreSQL
+    # refuses FOR UPDATE on the nullable side of an outer join.
+    takeable = takeable.select_for_update(skip_locked=True, of=("self",))
+    position = mine.exclude(status__in=[*OPEN_STATUSES, AssignmentStatus.WITHDRAWN]).count()
+    slot = quality.slot_kind(pool=pool, annotator_id=annotator.pk, position=position)
+    if slot is not None:
+        chosen = takeable.filter(item__control__kind=slot).first()
+        if chosen is not None:
+            return chosen
+    real = takeable.filter(item__control__isnull=True).first()
+    return real if real is not None else takeable.first()
 
 
 def assignment_open(*, assignment: Assignment, actor: AbstractBaseUser, now: datetime | None = None) -> Assignment:

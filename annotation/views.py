@@ -20,7 +20,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh
 
-from annotation import answers, labels, selectors, services, units
+from annotation import answers, labels, quality, selectors, services, units
 from annotation.console.selectors import open_invitations
 from annotation.item_units import assignment_units
 from annotation.labels.conflicts import conflict_view
@@ -58,7 +58,10 @@ def home(request: HttpRequest) -> HttpResponse:
 @domain_errors
 def pool_continue(request: HttpRequest, pool_id: int) -> HttpResponse:
     pool = selectors.get_pool_for_annotator(request.user, pool_id)
-    assignment = services.assignment_reserve_next(pool=pool, annotator=request.user)
+    try:
+        assignment = services.assignment_reserve_next(pool=pool, annotator=request.user)
+    except quality.QualificationRequired:
+        return redirect("annotation:qualification", pool_id=pool.pk)
     if assignment is None:
         messages.success(request, f"Nothing left to do in {pool.name}. Thank you!")
         return redirect("annotation:home")
@@ -289,3 +292,46 @@ def label_undo(request: HttpRequest, pk: int) -> HttpResponse:
         # htmx sets the address with the unit's anchor, then reloads (the anchor alone would not reload).
         return HttpResponse(status=200, headers={"HX-Redirect": target, "HX-Refresh": "true"})
     return redirect(target)
+
+
+# --- Qualification (annotation.quality) ---------------------------------------------------------
+
+
+def _qualification_context(request: HttpRequest, pool, **extra: Any) -> dict[str, Any]:
+    state = quality.qualification_state(pool=pool, user=request.user)
+    item = state.next_item
+    questions = []
+    if item is not None:
+        by_key = {q.key: q for q in Question.objects.filter(study_id=pool.study_id, key__in=list(item.answers))}
+        # The known answers' questions in protocol order; their answers are never in the page before answering.
+        questions = sorted((by_key[k] for k in item.answers), key=lambda q: (q.order, q.pk))
+    return {"pool": pool, "state": state, "item": item.item if item else None, "questions": questions, **extra}
+
+
+@access_policy("annotator")
+@require_GET
+@domain_errors
+def qualification(request: HttpRequest, pool_id: int) -> HttpResponse:
+    pool = selectors.get_pool_for_annotator(request.user, pool_id)
+    if not pool.qualification_required:
+        return render(request, "annotation/qualification.html", {"pool": pool, "not_required": True})
+    return render(request, "annotation/qualification.html", _qualification_context(request, pool))
+
+
+@access_policy("annotator")
+@require_POST
+@domain_errors
+def qualification_start(request: HttpRequest, pool_id: int) -> HttpResponse:
+    pool = selectors.get_pool_for_annotator(request.user, pool_id)
+    quality.qualification_start(pool=pool, user=request.user)
+    return redirect("annotation:qualification", pool_id=pool.pk)
+
+
+@access_policy("annotator")
+@require_POST
+@domain_errors
+def qualification_answer(request: HttpRequest, pool_id: int) -> HttpResponse:
+    pool = selectors.get_pool_for_annotator(request.user, pool_id)
+    item_id = parse_int(request.POST.get("item"), name="item", minimum=1, maximum=MAX_BIGINT)
+    feedback = quality.qualification_answer(pool=pool, user=request.user, item_id=item_id, data=request.POST)
+    return render(request, "annotation/qualification.html", _qualification_context(request, pool, feedback=feedback))

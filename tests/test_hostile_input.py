@@ -92,6 +92,9 @@ HOSTILE_QUERY = {
     "source": HOSTILE,
     "pool": "1",
     "question": HOSTILE,
+    "window": HOSTILE,
+    "controls": HOSTILE,
+    "flagged": HOSTILE,
 }
 
 
@@ -158,6 +161,15 @@ def hostile_study(researcher, annotator, adjudicator, tmp_path, settings):
     imported = Pool.objects.get(study=study, name=HOSTILE)
     imported.questions.add(pf, note)
     case = AdjudicationCase.objects.get_or_create(pool=imported, item=item, unit_key="item", question=pf)[0]
+    # An item of known answer whose known answer and explanation are hostile (the console's quality page), and
+    # a flag threshold on the imported pool, whose hostile pseudonyms the annotator-quality page then lists.
+    from annotation.quality import control_mark
+
+    control_mark(
+        study=study, item=factories.make_item(study, "x2", question=HOSTILE), kind="attention",
+        answers_raw={"note": HOSTILE}, explanation=HOSTILE, actor=researcher,
+    )
+    Pool.objects.filter(pk=imported.pk).update(flag_below=0.5)
     GoldLabel.objects.create(
         pool=case.pool,
         item=item,

@@ -10,8 +10,10 @@ import numpy as np
 from adjudication.analysis.access import RATEABLE
 from adjudication.analysis.loading import OPTION_SCALE, Ratings, ratings_load
 from adjudication.analysis.params import bootstrap_params
+from adjudication.analysis.quality import flagged_annotators
 from adjudication.stats import agreement as ag
 from annotation.models import Pool, Question, Study
+from concord.errors import ValidationFailed
 
 
 def agreement_report(
@@ -23,9 +25,20 @@ def agreement_report(
     seed: int = 0,
     progress: ag.Progress | None = None,
     ratings: Ratings | None = None,
+    include_controls: bool = False,
+    exclude_flagged: bool = False,
 ) -> dict[str, Any]:
-    """Every agreement statistic of one pool on one question (point estimates unless ``n_boot``)."""
-    ratings = ratings or ratings_load(pool=pool, question=question)
+    """Every agreement statistic of one pool on one question (point estimates unless ``n_boot``).
+
+    Items of known answer are left out unless ``include_controls``; the pool's flagged annotators
+    (:func:`adjudication.analysis.quality.flagged_annotators`) are left out when ``exclude_flagged``. The
+    report says which (``quality``). ``ratings``, when given, were loaded with the same options."""
+    flagged = flagged_annotators(pool=pool) if exclude_flagged else []
+    if ratings is None:
+        ratings = ratings_load(
+            pool=pool, question=question, include_controls=include_controls,
+            exclude_raters=frozenset(u for u, _ in flagged),
+        )
     if weights is None:
         weights = "linear" if ratings.level == "ordinal" else "none"
     head = {
@@ -33,6 +46,8 @@ def agreement_report(
         "pool": {"id": pool.pk, "name": pool.name},
         "question": {"key": question.key, "kind": question.kind, "scope": question.scope, "prompt": question.prompt},
         "n_off_scale_ratings": ratings.n_off_scale_ratings,
+        "quality": quality_note(ratings, include_controls=include_controls, exclude_flagged=exclude_flagged,
+                                flagged=flagged),
     }
     if not ratings.units:
         return {
@@ -99,6 +114,30 @@ def _multilabel_summary(
     }
 
 
+def quality_note(
+    ratings: Ratings, *, include_controls: bool, exclude_flagged: bool, flagged: list[tuple[int, str]]
+) -> dict[str, Any]:
+    """What a report says about items of known answer and flagged annotators (docs/guide/quality.md)."""
+    return {
+        "controls_included": include_controls,
+        "n_control_ratings_excluded": ratings.n_control_ratings_excluded,
+        "flagged_excluded": exclude_flagged,
+        "excluded_annotators": [name for _, name in flagged] if exclude_flagged else [],
+        "n_flagged_ratings_excluded": ratings.n_rater_ratings_excluded,
+    }
+
+
+def quality_params_parse(query: Any) -> dict[str, bool]:
+    """The reports' options ``controls=include`` and ``flagged=exclude`` (anything else: 400)."""
+    controls = (query.get("controls") or "exclude").strip()
+    flagged = (query.get("flagged") or "keep").strip()
+    if controls not in ("include", "exclude"):
+        raise ValidationFailed("controls must be include or exclude")
+    if flagged not in ("keep", "exclude"):
+        raise ValidationFailed("flagged must be keep or exclude")
+    return {"include_controls": controls == "include", "exclude_flagged": flagged == "exclude"}
+
+
 def agreement_overview(*, study: Study) -> list[dict[str, Any]]:
     """Point estimates for every (pool, rateable question) of the study, for the report index."""
     out = []
@@ -125,4 +164,7 @@ def pair_matrix(report: dict[str, Any]) -> dict[str, Any]:
 def agreement_params_parse(*, pool_id: int, question: str, query: Any) -> dict[str, Any]:
     """The parameters that key an agreement report and its bootstrap (weights follow the question)."""
     n_boot, seed = bootstrap_params(query.get("n_boot"), query.get("seed"))
-    return {"pool": pool_id, "question": question, "weights": None, "n_boot": n_boot, "seed": seed}
+    params: dict[str, Any] = {"pool": pool_id, "question": question, "weights": None, "n_boot": n_boot, "seed": seed}
+    # Only options that differ from the defaults are part of the key, so existing bootstraps keep theirs.
+    params.update({k: v for k, v in quality_params_parse(query).items() if v})
+    return params

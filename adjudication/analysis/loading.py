@@ -54,6 +54,7 @@ from adjudication.stats import targets
 from annotation import units
 from annotation.models import (
     AssignmentStatus,
+    ControlItem,
     Item,
     Label,
     Pool,
@@ -100,6 +101,9 @@ class Ratings:
     level: ag.Level
     n_off_scale_ratings: int = 0
     per_option: dict[str, np.ndarray] | None = None
+    # Ratings of items of known answer left out (annotation.quality; unless asked for) and of annotators left out.
+    n_control_ratings_excluded: int = 0
+    n_rater_ratings_excluded: int = 0
 
 
 def level_for(question: Question) -> ag.Level:
@@ -245,12 +249,54 @@ def _hashable(value: Any) -> Any:
     return ("json", json.dumps(value, sort_keys=True)) if isinstance(value, list | dict) else value
 
 
-def ratings_load(*, pool: Pool, question: Question) -> Ratings:
+def _rows_without(rows: _LabelRows, *, items: set[int], raters: set[int]) -> tuple[_LabelRows, int, int]:
+    """``rows`` less the labels on ``items`` and those of ``raters``, and how many of each were dropped."""
+    if rows.items.size == 0 or (not items and not raters):
+        return rows, 0, 0
+    on_items = np.isin(rows.items, np.fromiter(items, np.int64, len(items))) if items else np.zeros(0, bool)
+    by_raters = np.isin(rows.raters, np.fromiter(raters, np.int64, len(raters))) if raters else np.zeros(0, bool)
+    drop = np.zeros(rows.items.size, dtype=bool)
+    n_items = n_raters = 0
+    if items:
+        drop |= on_items
+        n_items = int(on_items.sum())
+    if raters:
+        n_raters = int((by_raters & ~drop).sum())
+        drop |= by_raters
+    if not drop.any():
+        return rows, 0, 0
+    keep = ~drop
+    kept = _LabelRows(
+        items=rows.items[keep], key_codes=rows.key_codes[keep], keys=rows.keys, raters=rows.raters[keep],
+        value_codes=rows.value_codes[keep], values=rows.values,
+    )
+    return kept, n_items, n_raters
+
+
+def control_item_ids(pool: Pool) -> set[int]:
+    """The study's items of known answer (control, attention and qualification items: annotation.quality)."""
+    return set(ControlItem.objects.filter(item__study_id=pool.study_id).values_list("item_id", flat=True))
+
+
+def ratings_load(
+    *, pool: Pool, question: Question, include_controls: bool = False, exclude_raters: frozenset[int] = frozenset()
+) -> Ratings:
     """The pool's submitted labels on the question, coded on the declared scale.
 
-    Units are ordered by item id, then unit key (as text); raters by user id.
+    Units are ordered by item id, then unit key (as text); raters by user id. Labels on items of known answer
+    are left out unless ``include_controls``; labels of the annotators ``exclude_raters`` (user ids) are left
+    out (the reports' option to leave flagged annotators out). The counts dropped are on the result.
     """
     rows = _label_rows(pool.pk, question.pk)
+    rows, n_controls, n_raters = _rows_without(
+        rows, items=set() if include_controls else control_item_ids(pool), raters=set(exclude_raters)
+    )
+    ratings = _ratings_from_rows(pool=pool, question=question, rows=rows)
+    ratings.n_control_ratings_excluded, ratings.n_rater_ratings_excluded = n_controls, n_raters
+    return ratings
+
+
+def _ratings_from_rows(*, pool: Pool, question: Question, rows: _LabelRows) -> Ratings:
     items, raters, value_codes, value_uniques = rows.items, rows.raters, rows.value_codes, rows.values
     level = level_for(question)
     scale = question.option_values if question.kind in CATEGORICAL else None
@@ -454,9 +500,10 @@ def target_choices(*, pool: Pool) -> list[tuple[str, str]]:
 
 
 def human_target(
-    *, pool: Pool, question: Question, target: str, ratings: Ratings
+    *, pool: Pool, question: Question, target: str, ratings: Ratings, include_controls: bool = False
 ) -> tuple[dict[tuple[int, str], float], dict[str, int]]:
-    """Scale positions (or numbers) of the human target per unit, and what was left out and why."""
+    """Scale positions (or numbers) of the human target per unit, and what was left out and why. Gold on items
+    of known answer is left out unless ``include_controls`` (the ratings behind the other targets already are)."""
     excluded: dict[str, int] = {}
     if target == "gold":
         rows = (
@@ -464,6 +511,8 @@ def human_target(
             .exclude(source=GoldSource.UNRESOLVED)
             .values_list("item_id", "unit_key", "value")
         )
+        if not include_controls:
+            rows = rows.exclude(item_id__in=ControlItem.objects.filter(item__study_id=pool.study_id).values("item_id"))
         out: dict[tuple[int, str], float] = {}
         off = 0
         for item_id, key, value in rows:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from adjudication.analysis.access import CATEGORICAL, get_pool_for_report, get_question_for_report
-from adjudication.analysis.agreement import agreement_report
+from adjudication.analysis.agreement import agreement_report, quality_note, quality_params_parse
 from adjudication.analysis.loading import (
     MetricSource,
     MetricValues,
@@ -23,6 +23,7 @@ from adjudication.analysis.loading import (
     ratings_load,
 )
 from adjudication.analysis.params import id_param
+from adjudication.analysis.quality import flagged_annotators
 from adjudication.models import GoldLabel, GoldSource
 from adjudication.stats import agreement as ag
 from adjudication.stats import validity as va
@@ -54,6 +55,8 @@ class ValidityParams:
     target: str = "gold"
     positive: str | None = None
     compare: str | None = None
+    include_controls: bool = False
+    exclude_flagged: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         out = {
@@ -65,6 +68,11 @@ class ValidityParams:
         }
         if self.compare:
             out["compare"] = self.compare
+        # Only options that differ from the defaults, so existing bootstraps keep their keys.
+        if self.include_controls:
+            out["include_controls"] = True
+        if self.exclude_flagged:
+            out["exclude_flagged"] = True
         return out
 
 
@@ -85,8 +93,14 @@ def validity_report(
             f"{', '.join(source.estimates or ()) or 'no human question'}"
         )
     positive = params.positive or default_positive(question)
-    ratings = ratings_load(pool=pool, question=question)
-    human, excluded = human_target(pool=pool, question=question, target=params.target, ratings=ratings)
+    flagged = flagged_annotators(pool=pool) if params.exclude_flagged else []
+    ratings = ratings_load(
+        pool=pool, question=question, include_controls=params.include_controls,
+        exclude_raters=frozenset(u for u, _ in flagged),
+    )
+    human, excluded = human_target(
+        pool=pool, question=question, target=params.target, ratings=ratings, include_controls=params.include_controls
+    )
     metric = source.load()
     units = sorted(set(human) & set(metric.values))
     positions = np.array([human[u] for u in units], dtype=float)
@@ -107,7 +121,8 @@ def validity_report(
         scores, labels, ordinal_target=ordinal, n_boot=n_boot, seed=seed, progress=auc_progress
     )
     ceiling = agreement_report(
-        pool=pool, question=question, ratings=ratings, n_boot=n_boot, seed=seed, progress=ceiling_progress
+        pool=pool, question=question, ratings=ratings, n_boot=n_boot, seed=seed, progress=ceiling_progress,
+        include_controls=params.include_controls,
     )
     binary_codes = np.where(np.isnan(ratings.codes), np.nan, binary_target(question, ratings.codes, positive))
     binary_fleiss = ag.fleiss_kappa(binary_codes, 2, n_boot=n_boot, seed=seed).as_dict() if ratings.units else None
@@ -138,6 +153,9 @@ def validity_report(
         "n_units_human": len(human),
         "n_units_both": len(units),
         "human_excluded": excluded,
+        "quality": quality_note(
+            ratings, include_controls=params.include_controls, exclude_flagged=params.exclude_flagged, flagged=flagged
+        ),
         **summary,
         "comparison": comparison,
         "human_ceiling": {
@@ -236,5 +254,6 @@ def validity_params_parse(*, study: Study, query: Any) -> ValidityParams:
     if compare == source:
         raise ValidationFailed("compare the metric with a different one")
     return ValidityParams(
-        source=source, pool_id=pool.pk, question=key, target=target, positive=positive, compare=compare
+        source=source, pool_id=pool.pk, question=key, target=target, positive=positive, compare=compare,
+        **quality_params_parse(query),
     )

@@ -5,6 +5,7 @@ from django.urls import include, path
 from adjudication.web.cases import urls as cases
 from adjudication.web.exports import urls as exports
 from adjudication.web.planning import urls as planning
+from adjudication.web.quality import urls as quality
 from adjudication.web.raters import urls as raters
 from adjudication.web.reports import urls as reports
 from adjudication.web.validation import urls as validation
@@ -16,4 +17,5 @@ urlpatterns: list = [
     path("", include(validation.api_urlpatterns)),
     path("", include(raters.api_urlpatterns)),
     path("", include(planning.api_urlpatterns)),
+    path("", include(quality.api_urlpatterns)),
 ]

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.console import views
+from annotation.console import quality, views
 
 app_name = "console"
 urlpatterns = [
@@ -36,4 +36,8 @@ urlpatterns = [
         name="invitation_withdraw",
     ),
     path("<slug:slug>/progress/", views.progress, name="progress"),
+    path("<slug:slug>/quality/", quality.controls, name="quality"),
+    path("<slug:slug>/quality/mark/", quality.control_mark, name="control_mark"),
+    path("<slug:slug>/quality/items/<str:external_id>/unmark/", quality.control_unmark, name="control_unmark"),
+    path("<slug:slug>/quality/pools/<int:pool_id>/", quality.pool_quality_settings, name="quality_pool"),
 ]

@@ -21,6 +21,9 @@ metadata   no        JSON object
 labels     no        list of ``{"annotator": pseudonym, "question": key, "unit": unit, "value": v}``
                      with unit ``item`` | ``s:<i>`` | ``c:<rank>`` | ``a:<i>`` (``i`` counts from 0 in this
                      record's ``aspects`` list); values are checked against the study's questions
+control    no        ``{"kind": "control"|"attention"|"qualification", "answers": {question key: value},
+                     "explanation": str}``: an item of known answer (``annotation.quality``); the answers are
+                     checked against the study's item questions; never stored in ``metadata``
 gold       no        list of objects; only with an ``extra_writer`` (``manage.py import_study_export``)
 scores     no        list of objects; only with an ``extra_writer`` (``manage.py import_study_export``)
 =========  ========  ===========================================================================
@@ -45,7 +48,7 @@ MAX_ERRORS = 200
 DEFAULT_POOL = "imported"
 
 FIELDS = ("id", "question", "answer", "contexts", "source", "aspects", "scope", "system", "metadata", "labels",
-          "gold", "scores")
+          "control", "gold", "scores")
 REQUIRED = ("id", "question", "answer")
 
 # A study export (adjudication.exports) is not an item file; an import given one says what to run.

@@ -24,8 +24,9 @@ from django.db import connection
 from annotation import answers, units
 from annotation.imports.deadline import Deadline
 from annotation.imports.schema import EXPORT_HINT, FIELDS, MAX_ERRORS, RecordSource, RowError, type_name
-from annotation.models import Chunk, Importance, Item, PoolMembership, Question, ScopeClass, Study
+from annotation.models import Chunk, ControlKind, Importance, Item, PoolMembership, Question, ScopeClass, Study
 from annotation.pseudonyms import pseudonym_keys
+from annotation.quality import MAX_EXPLANATION, known_answers_check
 from annotation.segmentation_fast import split_sentences
 from concord import rawsql
 from concord.errors import ValidationFailed
@@ -68,6 +69,7 @@ class Record:
     raw: dict[str, Any]
     has_extra: bool
     metadata_json: str  # ``metadata`` as JSON text, as stored
+    control: dict[str, Any] | None = None  # kind, answers (normalised), explanation: an item of known answer
 
 
 class _RecordErrors:
@@ -195,14 +197,39 @@ class Validator:
                 errs.add(name, f"{name} are imported with `python manage.py import_study_export`, not as items")
             has_extra = True
         labels = self._labels(rec.get("labels"), errs, answer, source, len(contexts), len(aspects))
+        control = self._control(rec["control"], errs) if "control" in rec else None
         if errs.items:
             return None, errs.items
         record = Record(
             external_id=external_id, question=question, answer=answer, source=source, scope=scope, system=system,
             metadata=metadata, contexts=contexts, aspects=aspects, labels=labels, raw=rec, has_extra=has_extra,
-            metadata_json=metadata_json or "{}",
+            metadata_json=metadata_json or "{}", control=control,
         )
         return record, []
+
+    def _control(self, value: Any, errs: _RecordErrors) -> dict[str, Any] | None:
+        """The ``control`` field: an item of known answer (``annotation.quality``)."""
+        if not isinstance(value, dict):
+            errs.add("control", f"must be an object, found {type_name(value)}")
+            return None
+        extra = sorted(k for k in value if k not in ("kind", "answers", "explanation"))
+        if extra:
+            errs.add("control", f"unknown key(s) {', '.join(extra)} (known: kind, answers, explanation)")
+            return None
+        kind = value.get("kind", ControlKind.CONTROL)
+        if kind not in ControlKind.values:
+            errs.add("control.kind", f"must be one of {', '.join(ControlKind.values)}")
+            return None
+        explanation = value.get("explanation", "")
+        if not isinstance(explanation, str) or "\x00" in explanation or len(explanation) > MAX_EXPLANATION:
+            errs.add("control.explanation", f"must be text of at most {MAX_EXPLANATION} characters")
+            return None
+        try:
+            answers = known_answers_check(self.questions, value.get("answers"))
+        except ValidationFailed as exc:
+            errs.add("control.answers", exc.message)
+            return None
+        return {"kind": kind, "answers": answers, "explanation": explanation}
 
     @staticmethod
     def _contexts(value: Any, errs: _RecordErrors) -> list[tuple[str, str, bool]]:

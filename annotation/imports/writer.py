@@ -34,6 +34,7 @@ from annotation.models import (
     Assignment,
     AssignmentStatus,
     Chunk,
+    ControlItem,
     ImportBatch,
     ImportIdentity,
     Item,
@@ -293,6 +294,15 @@ class Writer:
             item_ids = self._rows_insert(batch, numbers)
         self.result_counts["items"] += len(item_ids)
         self.result_counts["chunks"] += sum(len(r.contexts) for r in batch)
+        controls = [
+            ControlItem(item_id=item_id, created_by=self.actor, **r.control)
+            for item_id, r in zip(item_ids, batch, strict=True)
+            if r.control is not None
+        ]
+        if controls:
+            if self.pipeline is not None:
+                self.pipeline.drain()  # the items must be stored before rows that point at them
+            ControlItem.objects.bulk_create(controls)
         if not (self.pool is not None or self.extra_writer is not None or any(r.aspects for r in batch)):
             return
         if self.pipeline is not None:

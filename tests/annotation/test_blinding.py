@@ -13,6 +13,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
+from annotation import quality
 from annotation.labels import label_save
 from annotation.models import (
     Aspect,
@@ -51,6 +52,9 @@ SECRETS = [
     "LEAKC-ANSWER",
     "LEAKC-LABEL",
     "leakc-user",
+    # The annotator's own item is a control item: its known answer and explanation are never shown to them.
+    "LEAKCTL-KNOWN",
+    "LEAKCTL-EXPLANATION",
 ]
 
 
@@ -68,6 +72,11 @@ def world(study, annotator, no_submit_receivers):
     pool_a = factories.make_pool(study, "pool-a", questions=[pf, note])
     factories.add_member(pool_a, annotator)
     assignment_a = factories.make_assignment(pool_a, item_a, annotator)
+    quality.control_mark(
+        study=study, item=item_a, kind="control", answers_raw={"note": "LEAKCTL-KNOWN"},
+        explanation="LEAKCTL-EXPLANATION", actor=None,
+    )
+    Pool.objects.filter(pk=pool_a.pk).update(control_rate=0.5)
 
     other = factories.make_user("leakb-user")
     item_b = Item.objects.create(
@@ -393,6 +402,7 @@ def test_walking_every_route_with_another_pools_ids_leaks_nothing(annotator, stu
     # The control: the same client reaches the annotator's own item, so the 404s below are not a login problem.
     own = client.get(reverse("annotation:item", args=[world["assignment_a"].pk]))
     assert own.status_code == 200 and "Plain answer for A." in own.content.decode()
+    assert_no_secret(own.content.decode(), "the annotator's own (control) item")
     before = sorted(Label.objects.exclude(assignment__annotator=annotator).values_list("id", "value", "version"))
     statuses_before = sorted(Assignment.objects.exclude(annotator=annotator).values_list("id", "status"))
     problems: list[str] = []

@@ -61,6 +61,7 @@ def _url(name, keys, study, pool, membership, job, invitation):
         "job_id": job.pk,
         "name": "astrid.jsonl",
         "invitation_id": invitation.pk,
+        "external_id": "x1",
     }
     return reverse(f"console:{name}", kwargs={k: values[k] for k in keys})
 

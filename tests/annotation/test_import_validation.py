@@ -124,7 +124,7 @@ def test_unknown_fields_and_values_are_named_with_what_is_known(protocol_study):
             "line 4",
             "anwser",
             "unknown field(s) anwser, zeta (known: id, question, answer, contexts, source, aspects, "
-            "scope, system, metadata, labels, gold, scores)",
+            "scope, system, metadata, labels, control, gold, scores)",
         )
     ]
     assert _errors(protocol_study, _record(scope="urgent")) == [

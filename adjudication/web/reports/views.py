@@ -38,6 +38,16 @@ from concord.access import access_policy
 # --- pages ---------------------------------------------------------------------------------------
 
 
+def _quality_fields(params: dict) -> list[tuple[str, str]]:
+    """The reports' quality options as the query fields a bootstrap job's form posts back."""
+    fields = []
+    if params.get("include_controls"):
+        fields.append(("controls", "include"))
+    if params.get("exclude_flagged"):
+        fields.append(("flagged", "exclude"))
+    return fields
+
+
 @access_policy("researcher")
 @require_GET
 @report_errors
@@ -73,7 +83,7 @@ def report_agreement(request: HttpRequest, slug: str, pool_id: int, question: st
             for summary in report.get("per_option") or []
         ],
         "kind": ReportJobKind.AGREEMENT,
-        "hidden_fields": [("pool", pool_id), ("question", question)],
+        "hidden_fields": [("pool", pool_id), ("question", question), *_quality_fields(params)],
     }
     return render(request, "adjudication/report_agreement.html", context)
 
@@ -112,7 +122,10 @@ def report_validity(request: HttpRequest, slug: str) -> HttpResponse:
         "compare_choices": comparison_choices(study=study, source_key=vp.source),
         "query": request.GET.urlencode(),
         "kind": ReportJobKind.VALIDITY,
-        "hidden_fields": [(k, v) for k, v in vp.as_dict().items() if k != "pool"] + [("pool", vp.pool_id)],
+        "hidden_fields": [
+            (k, v) for k, v in vp.as_dict().items() if k not in ("pool", "include_controls", "exclude_flagged")
+        ]
+        + [("pool", vp.pool_id), *_quality_fields(vp.as_dict())],
     }
     return render(request, "adjudication/report_validity.html", context)
 
