@@ -445,38 +445,64 @@ def _events(using: str) -> Any:
     return AuditEvent.objects.using(using)
 
 
-def events_seal(*, using: str = "default") -> int:
+# Events sealed per transaction: the chain is extended batch by batch, so memory stays flat however many
+# events are pending (a bulk import or a migration can leave tens of millions).
+SEAL_BATCH = 5_000
+
+
+def events_seal(*, using: str = "default", batch: int = SEAL_BATCH) -> int:
     """Append every unsealed event to the chain, in id order. Returns how many were sealed.
 
-    Holds the database's write lock (SQLite: the IMMEDIATE transaction; PostgreSQL: an advisory lock)
-    so two sealers never give two events the same position. Events committed late with a lower id are
-    simply sealed later: the chain's order is ``seq``, not ``id``.
+    Works in batches of ``batch`` events, each in its own transaction that holds the database's write lock
+    (SQLite: the IMMEDIATE transaction; PostgreSQL: an advisory lock) and reads the chain's head afresh, so two
+    sealers never give two events the same position and at most one batch of events is held in memory. Events
+    committed late with a lower id are simply sealed later: the chain's order is ``seq``, not ``id``.
     """
     connection = connections[using]
-    with transaction.atomic(using=using):
+    events = _events(using)
+    total = 0
+    after = 0  # the batches walk the ids upwards; an event committed late below ``after`` waits for the next run
+    while True:
+        with transaction.atomic(using=using):
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_SEAL_LOCK_KEY])
+            head = events.filter(seq__isnull=False).order_by("-seq").values_list("seq", "hash").first()
+            seq, prev_hash = head if head else (0, GENESIS_HASH)
+            pending = list(events.filter(seq__isnull=True, id__gt=after).order_by("id")[:batch])
+            if not pending:
+                return total
+            for event in pending:
+                seq += 1
+                event.seq = seq
+                event.prev_hash = prev_hash
+                event.hash = event_hash(event, prev_hash)
+                prev_hash = event.hash
+            _seal_write(connection, [(e.seq, e.prev_hash, e.hash, e.id) for e in pending])
+        total += len(pending)
+        after = pending[-1].id
+
+
+def _seal_write(connection: BaseDatabaseWrapper, rows: list[tuple[int, str, str, int]]) -> None:
+    """Write a batch's positions and hashes; refuses (rolling the batch back) unless every event was unsealed."""
+    with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_SEAL_LOCK_KEY])
-        events = _events(using)
-        head = events.filter(seq__isnull=False).order_by("-seq").values_list("seq", "hash").first()
-        seq, prev_hash = head if head else (0, GENESIS_HASH)
-        pending = list(events.filter(seq__isnull=True).order_by("id"))
-        for event in pending:
-            seq += 1
-            event.seq = seq
-            event.prev_hash = prev_hash
-            event.hash = event_hash(event, prev_hash)
-            prev_hash = event.hash
-        # executemany of a keyed UPDATE: Django's bulk_update builds CASE expressions that grow
-        # quadratically with the batch on SQLite.
-        with connection.cursor() as cursor:
+            # One keyed UPDATE from the batch's arrays: one statement, not one per event.
+            cursor.execute(
+                "UPDATE annotation_auditevent e SET seq = v.seq, prev_hash = v.prev_hash, hash = v.hash "
+                "FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::bigint[]) AS v(seq, prev_hash, hash, id) "
+                "WHERE e.id = v.id AND e.seq IS NULL",
+                [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows]],
+            )
+        else:
+            # executemany of a keyed UPDATE: Django's bulk_update builds CASE expressions that grow
+            # quadratically with the batch on SQLite.
             cursor.executemany(
                 "UPDATE annotation_auditevent SET seq = %s, prev_hash = %s, hash = %s WHERE id = %s AND seq IS NULL",
-                [(e.seq, e.prev_hash, e.hash, e.id) for e in pending],
+                rows,
             )
-            if pending and cursor.rowcount not in (-1, len(pending)):
-                raise RuntimeError(f"sealing updated {cursor.rowcount} of {len(pending)} events; nothing was sealed")
-    return len(pending)
+        if cursor.rowcount not in (-1, len(rows)):
+            raise RuntimeError(f"sealing updated {cursor.rowcount} of {len(rows)} events; nothing was sealed")
 
 
 @dataclass(frozen=True)

@@ -236,6 +236,31 @@ def test_sealing_chains_events_in_order_with_sha256_of_previous_hash_and_canonic
     assert audit.events_seal() == 0
 
 
+def test_sealing_in_batches_extends_one_chain_and_holds_only_a_batch_at_a_time(label, monkeypatch):
+    """The chain sealed a few events at a time is the one chain: each batch links to the previous batch's last
+    hash and continues its positions, and no read of pending events fetches more than one batch."""
+    pending = AuditEvent.objects.filter(seq__isnull=True).count()
+    assert pending >= 5
+    fetched: list[int] = []
+    real_event_hash = audit.event_hash
+
+    def counting_hash(event, prev_hash):
+        fetched.append(event.id)
+        return real_event_hash(event, prev_hash)
+
+    monkeypatch.setattr(audit, "event_hash", counting_hash)
+    assert audit.events_seal(batch=2) == pending
+    events = list(AuditEvent.objects.order_by("seq"))
+    assert [e.seq for e in events] == list(range(1, pending + 1))
+    assert [e.id for e in events] == sorted(e.id for e in events) == fetched
+    prev = ""
+    for event in events:
+        assert event.prev_hash == prev and event.hash == real_event_hash(event, prev)
+        prev = event.hash
+    assert audit.chain_verify().ok
+    assert audit.events_seal(batch=2) == 0
+
+
 def test_audit_verify_seals_and_accepts_an_intact_chain_and_records_its_head(label, anchor_file, capsys):
     call_command("audit_verify")
     assert "audit chain intact" in capsys.readouterr().out
