@@ -460,14 +460,17 @@ def phase_load(args, study, figures: Figures, url: str) -> None:
     print(f"  {len(sessions)} annotators, one next item + item page each ~{args.interval:g} s, {args.duration:g} s "
           f"measured; gunicorn {conf['workers']} workers × {conf['threads']} threads; errors: {len(errors)} "
           f"{errors[:3]}")
+    load = f"{len(sessions)} × 1/{args.interval:g} s"
     for page, name in (("next", "next item"), ("item", "item page")):
         ms = lat[page]
         if not ms:
-            figures.add(f"annotator {name}: requests", 0, "requests", "> 0", False)
+            figures.add(f"annotator {name} ({load}): requests", 0, "requests", "> 0", False)
             continue
-        figures.add(f"annotator {name}: p50 (ms)", percentile(ms, 50), "ms")
+        figures.add(f"annotator {name} ({load}): p50 (ms)", percentile(ms, 50), "ms")
         p95 = percentile(ms, 95)
-        figures.add(f"annotator {name}: p95 (ms)", p95, "ms", f"< {PAGE_P95_MS:g} ms", p95 < PAGE_P95_MS and not errors)
+        figures.add(f"annotator {name} ({load}): p95 (ms)", p95, "ms", f"< {PAGE_P95_MS:g} ms",
+                    p95 < PAGE_P95_MS and not errors)
+    figures.add(f"annotator pages ({load}): load average after", os.getloadavg()[0], "")
 
 
 # --- Data manager -------------------------------------------------------------------------------------
