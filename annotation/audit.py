@@ -44,13 +44,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.apps import apps as global_apps
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connections, transaction
+from django.db import OperationalError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 AUDIT_TABLE = "annotation_auditevent"
@@ -323,36 +324,78 @@ def triggers_remove(*, using: str = "default", protection_only: bool = False) ->
             cursor.execute(sql)
 
 
+# How long one table's trigger statements may wait for their lock before the table is tried again (PostgreSQL):
+# a waiting lock request queues every later save of that table behind it, so it never waits long.
+INSTALL_LOCK_TIMEOUT_MS = 500
+INSTALL_ATTEMPTS = 20
+
+
 def triggers_install(*, using: str = "default") -> list[str]:
-    """(Re)create every audit trigger; idempotent. Returns the audited tables that exist."""
+    """(Re)create every audit trigger; idempotent. Returns the audited tables that exist.
+
+    On PostgreSQL (run after every ``migrate``, on a live database) each table's triggers are replaced in place
+    (``CREATE OR REPLACE TRIGGER``: a lock that lets the table be read, never the ``ACCESS EXCLUSIVE`` lock of a
+    ``DROP TRIGGER``) in a transaction of their own, so a table is locked only for its own few statements, never
+    while the other tables are done; each waits at most ``INSTALL_LOCK_TIMEOUT_MS`` for its lock and is tried
+    again (a long transaction on the table would otherwise queue every label save behind the waiting request).
+    At every moment each trigger exists: nothing is dropped. SQLite drops and recreates them in one transaction.
+    """
     connection = connections[using]
     _check_vendor(connection)
     existing = _existing_tables(connection)
     if AUDIT_TABLE not in existing:
         return []
     specs = [spec for spec in audited_tables() if spec.table in existing]
-    statements: list[str] = []
     if connection.vendor == "postgresql":
-        statements += list(_PG_FUNCTIONS)
+        _pg_install(connection, using, specs)
+        return [spec.table for spec in specs]
+    statements: list[str] = []
     for spec in specs:
         statements += [_drop_trigger_sql(connection, _trigger_name(spec.table, op), spec.table) for op in _OPERATIONS]
-        builder = _pg_table_triggers if connection.vendor == "postgresql" else _sqlite_table_triggers
-        statements += builder(connection, spec)
+        statements += _sqlite_table_triggers(connection, spec)
     statements += [_drop_trigger_sql(connection, name, AUDIT_TABLE) for name in _PROTECT_TRIGGERS]
-    statements += list(_PG_PROTECT if connection.vendor == "postgresql" else _SQLITE_PROTECT)
-    if connection.vendor == "postgresql":
-        # ENABLE ALWAYS: the triggers fire under ``session_replication_role = replica`` too, which
-        # would otherwise silence every ordinary trigger (a superuser's way to edit without a trace).
-        for spec in specs:
-            statements += [
-                f'ALTER TABLE "{spec.table}" ENABLE ALWAYS TRIGGER {_trigger_name(spec.table, op)}'
-                for op in _OPERATIONS
-            ]
-        statements += [f"ALTER TABLE {AUDIT_TABLE} ENABLE ALWAYS TRIGGER {name}" for name in _PG_PROTECT_NAMES]
+    statements += list(_SQLITE_PROTECT)
     with transaction.atomic(using=using), connection.cursor() as cursor:
         for sql in statements:
             cursor.execute(sql)
     return [spec.table for spec in specs]
+
+
+def _pg_install(connection: BaseDatabaseWrapper, using: str, specs: list[Audited]) -> None:
+    def or_replace(statements: list[str]) -> list[str]:
+        return [sql.replace("CREATE TRIGGER ", "CREATE OR REPLACE TRIGGER ", 1) for sql in statements]
+
+    # The functions first (no table lock): a trigger names its function.
+    groups: list[list[str]] = [list(_PG_FUNCTIONS)]
+    for spec in specs:
+        # ENABLE ALWAYS: the triggers fire under ``session_replication_role = replica`` too, which would
+        # otherwise silence every ordinary trigger (a superuser's way to edit without a trace).
+        groups.append(
+            or_replace(_pg_table_triggers(connection, spec))
+            + [f'ALTER TABLE "{spec.table}" ENABLE ALWAYS TRIGGER {_trigger_name(spec.table, op)}'
+               for op in _OPERATIONS]
+        )
+    groups.append(
+        or_replace(list(_PG_PROTECT))
+        + [f"ALTER TABLE {AUDIT_TABLE} ENABLE ALWAYS TRIGGER {name}" for name in _PG_PROTECT_NAMES]
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW lock_timeout")
+        before = cursor.fetchone()[0]
+    for statements in groups:
+        for attempt in range(INSTALL_ATTEMPTS):
+            try:
+                with transaction.atomic(using=using), connection.cursor() as cursor:
+                    cursor.execute(f"SET LOCAL lock_timeout = '{INSTALL_LOCK_TIMEOUT_MS}ms'")
+                    for sql in statements:
+                        cursor.execute(sql)
+                    # Inside a caller's transaction, SET LOCAL would outlive this block: restore it.
+                    cursor.execute("SELECT set_config('lock_timeout', %s, true)", [before])
+                break
+            except OperationalError as exc:
+                if getattr(exc.__cause__, "sqlstate", None) != "55P03" or attempt == INSTALL_ATTEMPTS - 1:
+                    raise  # not a lock timeout, or the table stayed busy: migrate fails, saying why
+                time.sleep(0.2 * (attempt + 1))
 
 
 def triggers_present(*, using: str = "default") -> set[str]:

@@ -688,15 +688,15 @@ def _saver(study, stop: threading.Event, saves: list[tuple[float, float]], error
             cursor.execute(f"SET lock_timeout = '{int(SAVE_BLOCK_S * 1000)}ms'")
         while not stop.is_set():
             assignment = rng.choice(assignments)
-            current = Label.objects.filter(assignment=assignment, question=question, unit_key="item").values_list(
-                "version", "value").first()
-            version, value = current if current else (0, None)
             t0 = time.perf_counter()
-            try:
+            try:  # the read of the current version is part of the save (an annotator's page holds it)
+                current = Label.objects.filter(assignment=assignment, question=question, unit_key="item").values_list(
+                    "version", "value").first()
+                version, value = current if current else (0, None)
                 label_save(assignment=assignment, question=question, unit_key="item",
                            value="no" if value == "yes" else "yes", base_version=version, actor=assignment.annotator)
-            except Exception as exc:  # a refused save is a finding, reported with the figures
-                errors.append(f"{type(exc).__name__}: {exc}")
+            except Exception as exc:  # a refused or timed-out save is a finding, reported with the figures
+                errors.append(f"{type(exc).__name__}: {exc}".splitlines()[0])
             saves.append((t0, time.perf_counter() - t0))
             time.sleep(0.05)
     finally:

@@ -748,3 +748,31 @@ def test_a_superuser_who_demotes_the_triggers_and_replicates_a_forged_edit_fails
     message = _verify_fails()
     assert f"annotation_label#{label.pk}: value, version differ" in message
     assert f"annotation_labelhistory#{forged.pk} has no INSERT audit event" in message
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's lock levels")
+@pytest.mark.django_db(transaction=True)  # as after a migrate: no pending (deferred) trigger events of the test's own
+def test_reinstalling_the_triggers_lets_labels_be_read_meanwhile(label):
+    """``triggers_install`` runs after every ``migrate``, on a live database. While another session reads the
+    labels (its transaction holds ACCESS SHARE on the table), the install must neither wait for it nor make it
+    wait: it replaces triggers in place, never with the ACCESS EXCLUSIVE lock of a DROP TRIGGER."""
+    import psycopg
+
+    settings = connection.settings_dict
+    reader = psycopg.connect(
+        dbname=settings["NAME"], user=settings["USER"], password=settings["PASSWORD"] or None,
+        host=settings["HOST"] or None, port=settings["PORT"] or None,
+    )
+    try:
+        reader.execute("SELECT count(*) FROM annotation_label").fetchone()  # the reader's transaction stays open
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '2s'")
+        try:
+            assert "annotation_label" in audit.triggers_install()
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET lock_timeout")
+        assert audit.triggers_missing() == [] and audit.triggers_not_always_enabled() == []
+    finally:
+        reader.rollback()
+        reader.close()
