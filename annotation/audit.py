@@ -330,8 +330,12 @@ INSTALL_LOCK_TIMEOUT_MS = 500
 INSTALL_ATTEMPTS = 20
 
 
-def triggers_install(*, using: str = "default") -> list[str]:
+def triggers_install(*, using: str = "default", only_missing: bool = False) -> list[str]:
     """(Re)create every audit trigger; idempotent. Returns the audited tables that exist.
+
+    ``only_missing`` (PostgreSQL): leave alone the tables whose three triggers exist and are enabled ALWAYS, so
+    that a caller inside a long transaction (migration annotation 0014, whose baseline follows) takes no lock on
+    them; the full reinstall after ``migrate`` brings their definitions up to date.
 
     On PostgreSQL (run after every ``migrate``, on a live database) each table's triggers are replaced in place
     (``CREATE OR REPLACE TRIGGER``: a lock that lets the table be read, never the ``ACCESS EXCLUSIVE`` lock of a
@@ -347,7 +351,18 @@ def triggers_install(*, using: str = "default") -> list[str]:
         return []
     specs = [spec for spec in audited_tables() if spec.table in existing]
     if connection.vendor == "postgresql":
-        _pg_install(connection, using, specs)
+        if only_missing:
+            present = triggers_present(using=using)
+            silenced = {entry.split()[0] for entry in triggers_not_always_enabled(using=using)}
+            pending = [
+                spec for spec in specs
+                if any(name not in present or name in silenced
+                       for name in (_trigger_name(spec.table, op) for op in _OPERATIONS))
+            ]
+            protect_ok = all(name in present and name not in silenced for name in _PG_PROTECT_NAMES)
+            _pg_install(connection, using, pending, protect=not protect_ok)
+        else:
+            _pg_install(connection, using, specs)
         return [spec.table for spec in specs]
     statements: list[str] = []
     for spec in specs:
@@ -361,7 +376,7 @@ def triggers_install(*, using: str = "default") -> list[str]:
     return [spec.table for spec in specs]
 
 
-def _pg_install(connection: BaseDatabaseWrapper, using: str, specs: list[Audited]) -> None:
+def _pg_install(connection: BaseDatabaseWrapper, using: str, specs: list[Audited], protect: bool = True) -> None:
     def or_replace(statements: list[str]) -> list[str]:
         return [sql.replace("CREATE TRIGGER ", "CREATE OR REPLACE TRIGGER ", 1) for sql in statements]
 
@@ -375,10 +390,11 @@ def _pg_install(connection: BaseDatabaseWrapper, using: str, specs: list[Audited
             + [f'ALTER TABLE "{spec.table}" ENABLE ALWAYS TRIGGER {_trigger_name(spec.table, op)}'
                for op in _OPERATIONS]
         )
-    groups.append(
-        or_replace(list(_PG_PROTECT))
-        + [f"ALTER TABLE {AUDIT_TABLE} ENABLE ALWAYS TRIGGER {name}" for name in _PG_PROTECT_NAMES]
-    )
+    if protect:
+        groups.append(
+            or_replace(list(_PG_PROTECT))
+            + [f"ALTER TABLE {AUDIT_TABLE} ENABLE ALWAYS TRIGGER {name}" for name in _PG_PROTECT_NAMES]
+        )
     with connection.cursor() as cursor:
         cursor.execute("SHOW lock_timeout")
         before = cursor.fetchone()[0]

@@ -776,3 +776,34 @@ def test_reinstalling_the_triggers_lets_labels_be_read_meanwhile(label):
     finally:
         reader.rollback()
         reader.close()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's lock levels")
+@pytest.mark.django_db(transaction=True)
+def test_installing_only_the_missing_triggers_leaves_tables_being_written_alone(label):
+    """Migration 0014 installs triggers inside its long baseline transaction: with ``only_missing`` it restores a
+    missing trigger without taking a lock on a table whose triggers exist, so a label save in progress (another
+    session holding the label's row lock) neither blocks it nor, later, is blocked by it."""
+    import psycopg
+
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TRIGGER concord_audit_annotation_assignment_insert ON annotation_assignment")
+    assert "concord_audit_annotation_assignment_insert" in audit.triggers_missing()
+    settings = connection.settings_dict
+    writer = psycopg.connect(
+        dbname=settings["NAME"], user=settings["USER"], password=settings["PASSWORD"] or None,
+        host=settings["HOST"] or None, port=settings["PORT"] or None,
+    )
+    try:
+        writer.execute("UPDATE annotation_label SET updated_at = updated_at WHERE id = %s", [label.pk])  # uncommitted
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '2s'")
+        try:
+            audit.triggers_install(only_missing=True)
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET lock_timeout")
+        assert audit.triggers_missing() == [] and audit.triggers_not_always_enabled() == []
+    finally:
+        writer.rollback()
+        writer.close()
