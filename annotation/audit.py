@@ -44,13 +44,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.apps import apps as global_apps
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connections, transaction
+from django.db import OperationalError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 AUDIT_TABLE = "annotation_auditevent"
@@ -323,36 +324,94 @@ def triggers_remove(*, using: str = "default", protection_only: bool = False) ->
             cursor.execute(sql)
 
 
-def triggers_install(*, using: str = "default") -> list[str]:
-    """(Re)create every audit trigger; idempotent. Returns the audited tables that exist."""
+# How long one table's trigger statements may wait for their lock before the table is tried again (PostgreSQL):
+# a waiting lock request queues every later save of that table behind it, so it never waits long.
+INSTALL_LOCK_TIMEOUT_MS = 500
+INSTALL_ATTEMPTS = 20
+
+
+def triggers_install(*, using: str = "default", only_missing: bool = False) -> list[str]:
+    """(Re)create every audit trigger; idempotent. Returns the audited tables that exist.
+
+    ``only_missing`` (PostgreSQL): leave alone the tables whose three triggers exist and are enabled ALWAYS, so
+    that a caller inside a long transaction (migration annotation 0014, whose baseline follows) takes no lock on
+    them; the full reinstall after ``migrate`` brings their definitions up to date.
+
+    On PostgreSQL (run after every ``migrate``, on a live database) each table's triggers are replaced in place
+    (``CREATE OR REPLACE TRIGGER``: a lock that lets the table be read, never the ``ACCESS EXCLUSIVE`` lock of a
+    ``DROP TRIGGER``) in a transaction of their own, so a table is locked only for its own few statements, never
+    while the other tables are done; each waits at most ``INSTALL_LOCK_TIMEOUT_MS`` for its lock and is tried
+    again (a long transaction on the table would otherwise queue every label save behind the waiting request).
+    At every moment each trigger exists: nothing is dropped. SQLite drops and recreates them in one transaction.
+    """
     connection = connections[using]
     _check_vendor(connection)
     existing = _existing_tables(connection)
     if AUDIT_TABLE not in existing:
         return []
     specs = [spec for spec in audited_tables() if spec.table in existing]
-    statements: list[str] = []
     if connection.vendor == "postgresql":
-        statements += list(_PG_FUNCTIONS)
+        if only_missing:
+            present = triggers_present(using=using)
+            silenced = {entry.split()[0] for entry in triggers_not_always_enabled(using=using)}
+            pending = [
+                spec for spec in specs
+                if any(name not in present or name in silenced
+                       for name in (_trigger_name(spec.table, op) for op in _OPERATIONS))
+            ]
+            protect_ok = all(name in present and name not in silenced for name in _PG_PROTECT_NAMES)
+            _pg_install(connection, using, pending, protect=not protect_ok)
+        else:
+            _pg_install(connection, using, specs)
+        return [spec.table for spec in specs]
+    statements: list[str] = []
     for spec in specs:
         statements += [_drop_trigger_sql(connection, _trigger_name(spec.table, op), spec.table) for op in _OPERATIONS]
-        builder = _pg_table_triggers if connection.vendor == "postgresql" else _sqlite_table_triggers
-        statements += builder(connection, spec)
+        statements += _sqlite_table_triggers(connection, spec)
     statements += [_drop_trigger_sql(connection, name, AUDIT_TABLE) for name in _PROTECT_TRIGGERS]
-    statements += list(_PG_PROTECT if connection.vendor == "postgresql" else _SQLITE_PROTECT)
-    if connection.vendor == "postgresql":
-        # ENABLE ALWAYS: the triggers fire under ``session_replication_role = replica`` too, which
-        # would otherwise silence every ordinary trigger (a superuser's way to edit without a trace).
-        for spec in specs:
-            statements += [
-                f'ALTER TABLE "{spec.table}" ENABLE ALWAYS TRIGGER {_trigger_name(spec.table, op)}'
-                for op in _OPERATIONS
-            ]
-        statements += [f"ALTER TABLE {AUDIT_TABLE} ENABLE ALWAYS TRIGGER {name}" for name in _PG_PROTECT_NAMES]
+    statements += list(_SQLITE_PROTECT)
     with transaction.atomic(using=using), connection.cursor() as cursor:
         for sql in statements:
             cursor.execute(sql)
     return [spec.table for spec in specs]
+
+
+def _pg_install(connection: BaseDatabaseWrapper, using: str, specs: list[Audited], protect: bool = True) -> None:
+    def or_replace(statements: list[str]) -> list[str]:
+        return [sql.replace("CREATE TRIGGER ", "CREATE OR REPLACE TRIGGER ", 1) for sql in statements]
+
+    # The functions first (no table lock): a trigger names its function.
+    groups: list[list[str]] = [list(_PG_FUNCTIONS)]
+    for spec in specs:
+        # ENABLE ALWAYS: the triggers fire under ``session_replication_role = replica`` too, which would
+        # otherwise silence every ordinary trigger (a superuser's way to edit without a trace).
+        groups.append(
+            or_replace(_pg_table_triggers(connection, spec))
+            + [f'ALTER TABLE "{spec.table}" ENABLE ALWAYS TRIGGER {_trigger_name(spec.table, op)}'
+               for op in _OPERATIONS]
+        )
+    if protect:
+        groups.append(
+            or_replace(list(_PG_PROTECT))
+            + [f"ALTER TABLE {AUDIT_TABLE} ENABLE ALWAYS TRIGGER {name}" for name in _PG_PROTECT_NAMES]
+        )
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW lock_timeout")
+        before = cursor.fetchone()[0]
+    for statements in groups:
+        for attempt in range(INSTALL_ATTEMPTS):
+            try:
+                with transaction.atomic(using=using), connection.cursor() as cursor:
+                    cursor.execute(f"SET LOCAL lock_timeout = '{INSTALL_LOCK_TIMEOUT_MS}ms'")
+                    for sql in statements:
+                        cursor.execute(sql)
+                    # Inside a caller's transaction, SET LOCAL would outlive this block: restore it.
+                    cursor.execute("SELECT set_config('lock_timeout', %s, true)", [before])
+                break
+            except OperationalError as exc:
+                if getattr(exc.__cause__, "sqlstate", None) != "55P03" or attempt == INSTALL_ATTEMPTS - 1:
+                    raise  # not a lock timeout, or the table stayed busy: migrate fails, saying why
+                time.sleep(0.2 * (attempt + 1))
 
 
 def triggers_present(*, using: str = "default") -> set[str]:
@@ -445,38 +504,64 @@ def _events(using: str) -> Any:
     return AuditEvent.objects.using(using)
 
 
-def events_seal(*, using: str = "default") -> int:
+# Events sealed per transaction: the chain is extended batch by batch, so memory stays flat however many
+# events are pending (a bulk import or a migration can leave tens of millions).
+SEAL_BATCH = 5_000
+
+
+def events_seal(*, using: str = "default", batch: int = SEAL_BATCH) -> int:
     """Append every unsealed event to the chain, in id order. Returns how many were sealed.
 
-    Holds the database's write lock (SQLite: the IMMEDIATE transaction; PostgreSQL: an advisory lock)
-    so two sealers never give two events the same position. Events committed late with a lower id are
-    simply sealed later: the chain's order is ``seq``, not ``id``.
+    Works in batches of ``batch`` events, each in its own transaction that holds the database's write lock
+    (SQLite: the IMMEDIATE transaction; PostgreSQL: an advisory lock) and reads the chain's head afresh, so two
+    sealers never give two events the same position and at most one batch of events is held in memory. Events
+    committed late with a lower id are simply sealed later: the chain's order is ``seq``, not ``id``.
     """
     connection = connections[using]
-    with transaction.atomic(using=using):
+    events = _events(using)
+    total = 0
+    after = 0  # the batches walk the ids upwards; an event committed late below ``after`` waits for the next run
+    while True:
+        with transaction.atomic(using=using):
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_SEAL_LOCK_KEY])
+            head = events.filter(seq__isnull=False).order_by("-seq").values_list("seq", "hash").first()
+            seq, prev_hash = head if head else (0, GENESIS_HASH)
+            pending = list(events.filter(seq__isnull=True, id__gt=after).order_by("id")[:batch])
+            if not pending:
+                return total
+            for event in pending:
+                seq += 1
+                event.seq = seq
+                event.prev_hash = prev_hash
+                event.hash = event_hash(event, prev_hash)
+                prev_hash = event.hash
+            _seal_write(connection, [(e.seq, e.prev_hash, e.hash, e.id) for e in pending])
+        total += len(pending)
+        after = pending[-1].id
+
+
+def _seal_write(connection: BaseDatabaseWrapper, rows: list[tuple[int, str, str, int]]) -> None:
+    """Write a batch's positions and hashes; refuses (rolling the batch back) unless every event was unsealed."""
+    with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_SEAL_LOCK_KEY])
-        events = _events(using)
-        head = events.filter(seq__isnull=False).order_by("-seq").values_list("seq", "hash").first()
-        seq, prev_hash = head if head else (0, GENESIS_HASH)
-        pending = list(events.filter(seq__isnull=True).order_by("id"))
-        for event in pending:
-            seq += 1
-            event.seq = seq
-            event.prev_hash = prev_hash
-            event.hash = event_hash(event, prev_hash)
-            prev_hash = event.hash
-        # executemany of a keyed UPDATE: Django's bulk_update builds CASE expressions that grow
-        # quadratically with the batch on SQLite.
-        with connection.cursor() as cursor:
+            # One keyed UPDATE from the batch's arrays: one statement, not one per event.
+            cursor.execute(
+                "UPDATE annotation_auditevent e SET seq = v.seq, prev_hash = v.prev_hash, hash = v.hash "
+                "FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::bigint[]) AS v(seq, prev_hash, hash, id) "
+                "WHERE e.id = v.id AND e.seq IS NULL",
+                [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows]],
+            )
+        else:
+            # executemany of a keyed UPDATE: Django's bulk_update builds CASE expressions that grow
+            # quadratically with the batch on SQLite.
             cursor.executemany(
                 "UPDATE annotation_auditevent SET seq = %s, prev_hash = %s, hash = %s WHERE id = %s AND seq IS NULL",
-                [(e.seq, e.prev_hash, e.hash, e.id) for e in pending],
+                rows,
             )
-            if pending and cursor.rowcount not in (-1, len(pending)):
-                raise RuntimeError(f"sealing updated {cursor.rowcount} of {len(pending)} events; nothing was sealed")
-    return len(pending)
+        if cursor.rowcount not in (-1, len(rows)):
+            raise RuntimeError(f"sealing updated {cursor.rowcount} of {len(rows)} events; nothing was sealed")
 
 
 @dataclass(frozen=True)

@@ -236,6 +236,31 @@ def test_sealing_chains_events_in_order_with_sha256_of_previous_hash_and_canonic
     assert audit.events_seal() == 0
 
 
+def test_sealing_in_batches_extends_one_chain_and_holds_only_a_batch_at_a_time(label, monkeypatch):
+    """The chain sealed a few events at a time is the one chain: each batch links to the previous batch's last
+    hash and continues its positions, and no read of pending events fetches more than one batch."""
+    pending = AuditEvent.objects.filter(seq__isnull=True).count()
+    assert pending >= 5
+    fetched: list[int] = []
+    real_event_hash = audit.event_hash
+
+    def counting_hash(event, prev_hash):
+        fetched.append(event.id)
+        return real_event_hash(event, prev_hash)
+
+    monkeypatch.setattr(audit, "event_hash", counting_hash)
+    assert audit.events_seal(batch=2) == pending
+    events = list(AuditEvent.objects.order_by("seq"))
+    assert [e.seq for e in events] == list(range(1, pending + 1))
+    assert [e.id for e in events] == sorted(e.id for e in events) == fetched
+    prev = ""
+    for event in events:
+        assert event.prev_hash == prev and event.hash == real_event_hash(event, prev)
+        prev = event.hash
+    assert audit.chain_verify().ok
+    assert audit.events_seal(batch=2) == 0
+
+
 def test_audit_verify_seals_and_accepts_an_intact_chain_and_records_its_head(label, anchor_file, capsys):
     call_command("audit_verify")
     assert "audit chain intact" in capsys.readouterr().out
@@ -723,3 +748,62 @@ def test_a_superuser_who_demotes_the_triggers_and_replicates_a_forged_edit_fails
     message = _verify_fails()
     assert f"annotation_label#{label.pk}: value, version differ" in message
     assert f"annotation_labelhistory#{forged.pk} has no INSERT audit event" in message
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's lock levels")
+@pytest.mark.django_db(transaction=True)  # as after a migrate: no pending (deferred) trigger events of the test's own
+def test_reinstalling_the_triggers_lets_labels_be_read_meanwhile(label):
+    """``triggers_install`` runs after every ``migrate``, on a live database. While another session reads the
+    labels (its transaction holds ACCESS SHARE on the table), the install must neither wait for it nor make it
+    wait: it replaces triggers in place, never with the ACCESS EXCLUSIVE lock of a DROP TRIGGER."""
+    import psycopg
+
+    settings = connection.settings_dict
+    reader = psycopg.connect(
+        dbname=settings["NAME"], user=settings["USER"], password=settings["PASSWORD"] or None,
+        host=settings["HOST"] or None, port=settings["PORT"] or None,
+    )
+    try:
+        reader.execute("SELECT count(*) FROM annotation_label").fetchone()  # the reader's transaction stays open
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '2s'")
+        try:
+            assert "annotation_label" in audit.triggers_install()
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET lock_timeout")
+        assert audit.triggers_missing() == [] and audit.triggers_not_always_enabled() == []
+    finally:
+        reader.rollback()
+        reader.close()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's lock levels")
+@pytest.mark.django_db(transaction=True)
+def test_installing_only_the_missing_triggers_leaves_tables_being_written_alone(label):
+    """Migration 0014 installs triggers inside its long baseline transaction: with ``only_missing`` it restores a
+    missing trigger without taking a lock on a table whose triggers exist, so a label save in progress (another
+    session holding the label's row lock) neither blocks it nor, later, is blocked by it."""
+    import psycopg
+
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TRIGGER concord_audit_annotation_assignment_insert ON annotation_assignment")
+    assert "concord_audit_annotation_assignment_insert" in audit.triggers_missing()
+    settings = connection.settings_dict
+    writer = psycopg.connect(
+        dbname=settings["NAME"], user=settings["USER"], password=settings["PASSWORD"] or None,
+        host=settings["HOST"] or None, port=settings["PORT"] or None,
+    )
+    try:
+        writer.execute("UPDATE annotation_label SET updated_at = updated_at WHERE id = %s", [label.pk])  # uncommitted
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '2s'")
+        try:
+            audit.triggers_install(only_missing=True)
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET lock_timeout")
+        assert audit.triggers_missing() == [] and audit.triggers_not_always_enabled() == []
+    finally:
+        writer.rollback()
+        writer.close()
