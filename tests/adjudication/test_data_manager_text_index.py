@@ -17,7 +17,7 @@ from django.db import connection
 from adjudication.data_manager import Filters, filtered_items
 from annotation.models import Item
 
-MIGRATION = importlib.import_module("annotation.migrations.0015_item_text_trigram_index")
+MIGRATION = importlib.import_module("annotation.migrations.0016_item_text_trigram_index")
 
 pytestmark = pytest.mark.django_db
 

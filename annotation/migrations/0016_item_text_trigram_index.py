@@ -52,7 +52,7 @@ class Migration(migrations.Migration):
     atomic = False
 
     dependencies = [
-        ("annotation", "0014_audit_baseline"),
+        ("annotation", "0015_quality_controls"),
     ]
 
     operations = [migrations.RunPython(create, drop, elidable=False)]
