@@ -158,7 +158,8 @@ def test_llm_backend_counts_requests_and_reported_tokens():
         base_url="http://judge.test/v1", model="stub", samples=2, transport=httpx.MockTransport(answer)
     )
     backend.behaviour("What dose?", "Take 0.5 mg.")
-    assert backend.usage == {"requests": 2, "prompt_tokens": 240, "completion_tokens": 14, "answers_with_usage": 2}
+    assert backend.usage == {"requests": 2, "prompt_tokens": 240, "completion_tokens": 14, "answers_with_usage": 2,
+                             "cached_answers": 0}
 
 
 def test_a_scoring_run_records_seconds_per_item_for_the_comparison(study, researcher):
