@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection
+from django.utils import timezone
 
 from annotation.imports import ImportRejected, file_source, records_import, validation, writer
 from annotation.models import (
     Aspect,
+    Assignment,
+    AssignmentStatus,
     Chunk,
     ImportBatch,
     ImportIdentity,
@@ -242,3 +246,94 @@ def test_another_spelling_of_an_imported_annotator_added_since_the_check_stops_t
     assert "looks like 'Kim', the pseudonym of an imported annotator of pool 'imported'" in reason
     assert refused.value.message == "x.jsonl: 1 error; nothing was imported"
     assert list(Item.objects.values_list("external_id", flat=True)) == ["other"]
+
+
+def test_imported_work_was_started_and_submitted_at_the_moment_of_the_import(protocol_study):
+    before = timezone.now()
+    _import(protocol_study, [_labelled("A", "B")])
+    after = timezone.now()
+    assignments = list(Assignment.objects.all())
+    assert [a.status for a in assignments] == [AssignmentStatus.SUBMITTED] * 2
+    # One moment for the whole import: when each assignment was started and submitted, each label's last change
+    # and its history entry.
+    moments = {a.started_at for a in assignments} | {a.submitted_at for a in assignments}
+    moments |= set(Label.objects.values_list("updated_at", flat=True))
+    moments |= set(LabelHistory.objects.values_list("at", flat=True))
+    [moment] = moments
+    assert moment is not None and before <= moment <= after
+    # Each label is at its first version, as if its annotator had saved it once: the workspace's next save of
+    # it names version 1.
+    assert set(Label.objects.values_list("version", flat=True)) == {1}
+    assert before <= Item.objects.get().created_at <= after
+
+
+def _sentence_fk_checked_now() -> bool:
+    """Whether a sentence pointing at no item is refused as it is written (else only at commit)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SAVEPOINT fk_probe")
+        try:
+            cursor.execute('INSERT INTO annotation_sentence (item_id, part, "index", text, start, "end") '
+                           "VALUES (-1, 'answer', 0, 'x', 0, 1)")
+        except IntegrityError:
+            return True
+        finally:
+            cursor.execute("ROLLBACK TO SAVEPOINT fk_probe")
+        return False
+
+
+def _with_gold(records):
+    return [{**r, "gold": [{"question": "refused", "value": "no"}]} for r in records]
+
+
+def test_during_the_write_the_copied_rows_are_checked_as_they_arrive_by_one_daemon_thread(protocol_study):
+    if connection.vendor != "postgresql":
+        pytest.skip("COPY and its thread are PostgreSQL's")
+    seen = []
+
+    def extra_writer(item, record):
+        # Called in the write pass, while the COPY thread lives.
+        threads = [t for t in threading.enumerate() if t.name == "import-copy"]
+        seen.append((item.external_id, [t.daemon for t in threads], _sentence_fk_checked_now()))
+
+    records = _with_gold(_records(2))
+    records_import(study=protocol_study, source=file_source(_jsonl(records), filename="x.jsonl")[0],
+                   filename="x.jsonl", where="line", extra_writer=extra_writer)
+    # One thread, which never keeps the process alive; the item foreign keys checked row by row (so that the
+    # database checks them while the next batch is prepared), deferred again after the write.
+    assert seen == [("r1", [True], True), ("r2", [True], True)]
+    assert not [t for t in threading.enumerate() if t.name == "import-copy"]
+    assert not _sentence_fk_checked_now()
+
+
+def test_the_extra_writer_gets_each_item_with_its_rows_stored_however_slow_the_copy(protocol_study, small_batches,
+                                                                                 monkeypatch):
+    if connection.vendor == "postgresql":
+        # The COPY thread stores nothing until the writer waits for it (or stops it): the writer must wait for
+        # each batch's items before it hands them on.
+        waiting = threading.Event()
+        store, drain, close = writer._CopyPipeline._store, writer._CopyPipeline.drain, writer._CopyPipeline.close
+
+        def slow_store(self, job):
+            assert waiting.wait(timeout=120), "the writer never waited for the COPY thread"
+            store(self, job)
+
+        def waited(method):
+            def wrapper(self):
+                waiting.set()
+                method(self)
+            return wrapper
+
+        monkeypatch.setattr(writer._CopyPipeline, "_store", slow_store)
+        monkeypatch.setattr(writer._CopyPipeline, "drain", waited(drain))
+        monkeypatch.setattr(writer._CopyPipeline, "close", waited(close))
+    seen = []
+
+    def extra_writer(item, record):
+        seen.append((item.external_id, item.sentences.count(), item.chunks.count(), record["gold"]))
+
+    records = _with_gold(_records(3))
+    records_import(study=protocol_study, source=file_source(_jsonl(records), filename="x.jsonl")[0],
+                   filename="x.jsonl", where="line", extra_writer=extra_writer)
+    gold = [{"question": "refused", "value": "no"}]
+    expected_sentences = [len(split_sentences(r["answer"])) + len(split_sentences(r["source"])) for r in records]
+    assert seen == [(f"r{i}", expected_sentences[i - 1], 2, gold) for i in (1, 2, 3)]
