@@ -7,6 +7,7 @@ is prepared.
 
 from __future__ import annotations
 
+import collections
 import io
 import json
 import threading
@@ -337,3 +338,44 @@ def test_the_extra_writer_gets_each_item_with_its_rows_stored_however_slow_the_c
     gold = [{"question": "refused", "value": "no"}]
     expected_sentences = [len(split_sentences(r["answer"])) + len(split_sentences(r["source"])) for r in records]
     assert seen == [(f"r{i}", expected_sentences[i - 1], 2, gold) for i in (1, 2, 3)]
+
+
+def test_a_real_import_splits_each_answer_and_source_once(protocol_study, small_batches, monkeypatch):
+    # The check pass leaves long answers to the write pass, which splits every answer anyway and counts its
+    # sentences from that split: no text is split twice (nor an empty source at all).
+    split = collections.Counter()
+
+    def counting(real):
+        def wrapper(text, *args, **kwargs):
+            split[text] += 1
+            return real(text, *args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(writer, "split_sentences", counting(writer.split_sentences))
+    monkeypatch.setattr(validation, "split_sentences", counting(validation.split_sentences))
+    records = _records(5)
+    assert all(len(r["answer"]) > 60 for r in records)  # long enough that the long-answer check would split them
+    result = _import(protocol_study, records)
+    assert result.n_items == 5
+    assert split == collections.Counter([r["answer"] for r in records] + [r["source"] for r in records if r["source"]])
+
+
+def test_a_plain_import_waits_for_the_copy_thread_only_at_its_end(protocol_study, small_batches, monkeypatch):
+    if connection.vendor != "postgresql":
+        pytest.skip("COPY and its thread are PostgreSQL's")
+    # Items without aspects or labels need nothing of the ORM: the writer prepares each batch while the thread
+    # stores the one before, and waits for it once, at the end.
+    drains = []
+    drain = writer._CopyPipeline.drain
+
+    def counted(self):
+        drains.append(1)
+        drain(self)
+
+    monkeypatch.setattr(writer._CopyPipeline, "drain", counted)
+    assert _import(protocol_study, _records(5)).n_items == 5
+    assert len(drains) == 1
+    # Labels need their batch's items stored: then it waits for each batch.
+    drains.clear()
+    _import(protocol_study, [_labelled("A", item=f"l{i}") for i in range(1, 6)])
+    assert len(drains) == 3 + 1
