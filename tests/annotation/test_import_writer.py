@@ -379,3 +379,18 @@ def test_a_plain_import_waits_for_the_copy_thread_only_at_its_end(protocol_study
     drains.clear()
     _import(protocol_study, [_labelled("A", item=f"l{i}") for i in range(1, 6)])
     assert len(drains) == 3 + 1
+
+
+def test_a_real_import_lists_its_long_answers_by_line_and_id_batch_after_batch(protocol_study, small_batches,
+                                                                               settings):
+    settings.IMPORT_LONG_ANSWER_CHARS, settings.IMPORT_LONG_ANSWER_SENTENCES = 30, 2
+    answers = ["Short one.", "One here. Two here. Three here.", "Fine.", "Fine too.",
+               "A much longer answer than thirty characters."]
+    records = [{"id": f"r{i}", "question": "Q?", "answer": a} for i, a in enumerate(answers, start=1)]
+    result = _import(protocol_study, records)
+    assert (result.n_items, result.n_long_answers) == (5, 2)
+    assert result.long_answers == [
+        {"location": "line 2", "id": "r2", "chars": 31, "sentences": 3,
+         "reason": "31 characters (over 30) and 3 sentences (over 2)"},
+        {"location": "line 5", "id": "r5", "chars": 44, "sentences": 1, "reason": "44 characters (over 30)"},
+    ]
