@@ -14,6 +14,7 @@ import threading
 
 import pytest
 from django.db import IntegrityError, connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.imports import ImportRejected, file_source, records_import, validation, writer
@@ -394,3 +395,15 @@ def test_a_real_import_lists_its_long_answers_by_line_and_id_batch_after_batch(p
          "reason": "31 characters (over 30) and 3 sentences (over 2)"},
         {"location": "line 5", "id": "r5", "chars": 44, "sentences": 1, "reason": "44 characters (over 30)"},
     ]
+
+
+def test_on_postgresql_items_sentences_and_chunks_go_by_copy_not_by_insert(protocol_study, small_batches):
+    if connection.vendor != "postgresql":
+        pytest.skip("COPY is PostgreSQL's")
+    records = _records(5)
+    with CaptureQueriesContext(connection) as queries:
+        result = _import(protocol_study, records)
+    inserted = {table for table in ("annotation_item", "annotation_sentence", "annotation_chunk")
+                for query in queries.captured_queries if f'INSERT INTO "{table}"' in query["sql"]}
+    assert inserted == set()
+    assert (result.n_items, Item.objects.filter(study=protocol_study).count(), Chunk.objects.count()) == (5, 5, 10)
