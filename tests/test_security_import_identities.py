@@ -228,3 +228,39 @@ def test_the_console_never_gives_a_new_member_a_pseudonym_that_looks_like_one_of
     pseudonyms = list(PoolMembership.objects.values_list("pseudonym", flat=True))
     assert len(pseudonyms) == 4
     assert not [(a, b) for a in pseudonyms for b in pseudonyms if a != b and look_alike(a, b)]
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_pseudonym_like_several_of_the_studys_people_names_each_in_turn(protocol_study, researcher, dry_run):
+    # An earlier import made "A1" an imported annotator of its own pool: another pool's, never compared.
+    items_import(study=protocol_study, file=_file("A1", item="old"), filename="old.jsonl", actor=researcher,
+                 pool_name="other-import")
+    # Each pool numbers its own members: "A1" of one pool is not "A1" of another.
+    factories.add_member(factories.make_pool(protocol_study, "z-pool"), factories.make_user(), pseudonym="A1")
+    factories.add_member(factories.make_pool(protocol_study, "m-pool"), factories.make_user(), pseudonym="A1")
+    factories.add_member(factories.make_pool(protocol_study, "a-pool"), factories.make_user(), pseudonym="Al")
+    factories.add_member(factories.make_pool(protocol_study, "b-pool"), factories.make_user(), pseudonym="A0")
+    with pytest.raises(ImportRejected) as refused:
+        items_import(study=protocol_study, file=_file("a1"), filename="x.jsonl", actor=researcher, dry_run=dry_run)
+    advice = "imported labels need pseudonyms of their own"
+    # By pseudonym, then by pool: one error for each person it looks like.
+    assert [(e["location"], e["field"], e["reason"]) for e in refused.value.details] == [
+        ("line 1", "labels[0].annotator", f"pseudonym 'a1' looks like 'A1', the pseudonym of a live annotator of "
+                                          f"pool 'm-pool'; {advice}"),
+        ("line 1", "labels[0].annotator", f"pseudonym 'a1' looks like 'A1', the pseudonym of a live annotator of "
+                                          f"pool 'z-pool'; {advice}"),
+        ("line 1", "labels[0].annotator", f"pseudonym 'a1' looks like 'Al', the pseudonym of a live annotator of "
+                                          f"pool 'a-pool'; {advice}"),
+    ]
+    assert list(ImportIdentity.objects.values_list("pseudonym", "pool__name")) == [("A1", "other-import")]
+
+
+def test_a_dry_run_refuses_another_spelling_of_the_pools_imported_annotator(protocol_study, researcher):
+    items_import(study=protocol_study, file=_file("Kim", item="i1"), filename="x.jsonl", actor=researcher)
+    with pytest.raises(ImportRejected) as refused:
+        items_import(study=protocol_study, file=_file("kim", item="i2"), filename="y.jsonl", actor=researcher,
+                     dry_run=True)
+    assert [(e["location"], e["field"], e["reason"]) for e in refused.value.details] == [
+        ("line 1", "labels[0].annotator", "pseudonym 'kim' looks like 'Kim', the pseudonym of an imported annotator "
+                                          "of pool 'imported'; write 'Kim' to add to their labels, or give this "
+                                          "annotator a pseudonym of their own")]

@@ -3,9 +3,15 @@ clean record becomes, and the long answers the dry run lists."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from annotation.imports import validation
+from annotation.imports.deadline import Deadline
+from annotation.imports.schema import RowError
 from annotation.imports.validation import LongAnswers, Validator, long_answer
 from annotation.protocols import study_protocol_apply
 from tests import factories
@@ -357,3 +363,161 @@ def test_well_formed_target_ids_pass_as_given(protocol_study):
     rec = _record(metadata={"target_ids": ["bnf-colchicine", 42], "topic": "gout"})
     record, errors = Validator(protocol_study, where="line", accept_extra=False).validate(1, rec)
     assert errors == [] and record.metadata == {"target_ids": ["bnf-colchicine", 42], "topic": "gout"}
+
+
+# --- every error of a record, each in its place ---------------------------------------------------------
+
+
+def test_every_bad_context_of_a_record_is_named_in_order(protocol_study):
+    # One bad context never hides the next: each is named by its position, whatever was wrong with it.
+    contexts = [
+        "a\x00",
+        3,
+        {"text": 5},
+        {"text": "a", "id": True},
+        {"text": "a", "id": "d\x00"},
+        {"text": "a", "is_target": "yes"},
+        {"text": "a\x00"},
+        {"text": "b", "id": "d" * 200, "zeta": 1},  # an id at the column's length is not an error
+        {"id": "d"},
+    ]
+    assert _errors(protocol_study, _record(contexts=contexts)) == [
+        ("line 4", "contexts[0]", validation._NUL_REASON),
+        ("line 4", "contexts[1]", "must be a string or an object, found a number"),
+        ("line 4", "contexts[2].text", "must be a string, found a number"),
+        ("line 4", "contexts[3].id", "must be a string of at most 200 characters"),
+        ("line 4", "contexts[4].id", validation._NUL_REASON),
+        ("line 4", "contexts[5].is_target", "must be true or false, found a string"),
+        ("line 4", "contexts[6].text", validation._NUL_REASON),
+        ("line 4", "contexts[7]", "unknown key(s) zeta (known: id, text, is_target)"),
+        ("line 4", "contexts[8].text", "required string"),
+    ]
+
+
+def test_a_context_object_without_id_or_target_is_an_untargeted_passage_without_document(protocol_study):
+    record, errors = Validator(protocol_study, where="line", accept_extra=False).validate(
+        1, _record(contexts=[{"text": "no id"}, {"text": "target", "is_target": True}, {"id": 12, "text": "t"}])
+    )
+    assert errors == []
+    assert record.contexts == [("", "no id", False), ("", "target", True), ("12", "t", False)]
+
+
+def test_every_bad_aspect_is_named_after_one_that_is_no_object_or_holds_a_nul(protocol_study):
+    assert _errors(protocol_study, _record(aspects=[1, "a\x00", {"text": "b\x00"}, "  ", "fine"])) == [
+        ("line 4", "aspects[0]", "must be a string or an object, found a number"),
+        ("line 4", "aspects[1]", validation._NUL_REASON),
+        ("line 4", "aspects[2].text", validation._NUL_REASON),
+        ("line 4", "aspects[3]", "must be a non-empty string"),
+    ]
+
+
+def test_every_bad_label_of_a_record_is_named_in_order(protocol_study):
+    # Each kind of mistake, each followed by another: none stops the check of the labels after it.
+    labels = [
+        _label(),
+        3,
+        _label(zeta=1),
+        _label(annotator=""),
+        _label(annotator="B\x00"),
+        _label(annotator="\u200b"),
+        _label(question="nope"),
+        _label(question=["refused"]),
+        _label(unit="x:1"),
+        _label(unit="s:0"),
+        _label(question="grounded", unit="s:5", value="supported"),
+        _label(question="context_relevant", unit="c:5", value="yes"),
+        _label(question="aspect_covered", unit="a:5", value="yes"),
+        {"annotator": "A", "question": "refused"},
+        _label(annotator="B", value="maybe"),
+        _label(value="yes"),
+        _label(annotator="a", question="grounded", unit="s:0", value="supported"),
+        _label(annotator=7),
+    ]
+    rec = _record(contexts=["ctx"], aspects=["x"], labels=labels)
+    assert _errors(protocol_study, rec) == [
+        ("line 4", "labels[1]", "must be an object, found a number"),
+        ("line 4", "labels[2]", "unknown key(s) zeta (known: annotator, question, unit, value)"),
+        ("line 4", "labels[3].annotator", "must be a pseudonym of 1 to 40 characters, not counting white space "
+                                          "around it"),
+        ("line 4", "labels[4].annotator", validation._NUL_REASON),
+        ("line 4", "labels[5].annotator", "'\\u200b' has no visible character"),
+        ("line 4", "labels[6].question", "'nope' is not a question of study 'demo-study'"),
+        ("line 4", "labels[7].question", "['refused'] is not a question of study 'demo-study'"),
+        ("line 4", "labels[8].unit", "'x:1' is not a unit (item, s:<i>, c:<rank>, a:<i>)"),
+        ("line 4", "labels[9].unit", "question 'refused' is asked per item, not per sentence"),
+        ("line 4", "labels[10].unit", "the answer has 2 sentences, no s:5"),
+        ("line 4", "labels[11].unit", "the record has 1 contexts (ranks from 1), no c:5"),
+        ("line 4", "labels[12].unit", "the record has 1 aspects (counted from 0), no a:5"),
+        ("line 4", "labels[13].value", "value is missing"),
+        ("line 4", "labels[14].value", "'maybe' is not an option; expected one of yes, no"),
+        ("line 4", "labels[15]", "a second label of 'A' for 'refused' on item"),
+        ("line 4", "labels[16].annotator", "pseudonym 'a' looks like 'A' (line 4, labels[0].annotator): write one "
+                                           "annotator one way, and give two annotators pseudonyms that do not look "
+                                           "alike"),
+        ("line 4", "labels[17].annotator", "must be a pseudonym of 1 to 40 characters, not counting white space "
+                                           "around it"),
+    ]
+
+
+def test_malformed_target_ids_are_told_what_the_retrieval_metrics_read(protocol_study):
+    assert _errors(protocol_study, _record(metadata={"target_ids": [""]})) == [(
+        "line 4", "metadata.target_ids", "must be a list of document ids (non-empty strings or integers), as the "
+        "retrieval metrics read it; an id of another form would be ignored and a miss go uncounted",
+    )]
+
+
+# --- the scan: the whole source, every error in file order ---------------------------------------------------
+
+
+def _scan(study, records, **kw):
+    kw.setdefault("pool_name", "imported")
+    kw.setdefault("deadline", Deadline(seconds=60, clock=lambda: 0.0, filename="x.jsonl"))
+    return validation.scan(study, lambda: iter(list(enumerate(records, start=1))), "line", False, **kw)
+
+
+def test_the_scan_lists_every_error_in_file_order_whichever_check_found_it(protocol_study):
+    factories.make_item(protocol_study, "old")
+    scan = _scan(protocol_study, [
+        _record(id="old"),  # found by the existing-id check, after the pass
+        RowError("line", 2, "", "malformed JSON: Expecting value (column 1)"),  # found by the reader
+        _record(id="q3", answer=None),
+        _record(id="q4"),
+        _record(id="q4"),  # found by the duplicate check, after the pass
+    ])
+    assert [(e.location, e.field, e.reason) for e in scan.errors] == [
+        ("line 1", "id", "id 'old' already exists in study 'demo-study'; it is not imported again"),
+        ("line 2", "", "malformed JSON: Expecting value (column 1)"),
+        ("line 3", "answer", "required field is missing"),
+        ("line 5", "id", "duplicate id 'q4': also on line 4"),
+    ]
+    assert (scan.n_errors, scan.n_records) == (4, 3)
+
+
+def test_a_scan_flags_long_answers_by_its_own_limits_and_by_default(protocol_study, settings):
+    settings.IMPORT_LONG_ANSWER_CHARS, settings.IMPORT_LONG_ANSWER_SENTENCES = 10, 1
+    records = [_record(id="short", answer="Yes."), _record(id="wordy", answer="Twelve chars"),
+               _record(id="two", answer="One. Two.")]
+    by_settings = _scan(protocol_study, records)
+    assert [(a["location"], a["id"], a["reason"]) for a in by_settings.long_answers] == [
+        ("line 2", "wordy", "12 characters (over 10)"), ("line 3", "two", "2 sentences (over 1)")]
+    own = _scan(protocol_study, records, long_chars=11, long_sentences=2)
+    assert [(a["id"], a["reason"]) for a in own.long_answers] == [("wordy", "12 characters (over 11)")]
+    assert _scan(protocol_study, records, flag_long=False).long_answers == []
+
+
+@pytest.mark.parametrize("branch", ["portable", "postgresql"])
+def test_the_existing_id_check_finds_the_studys_ids_only_in_item_order(protocol_study, monkeypatch, branch):
+    for external_id in ("b", "a", "c", "unlisted"):
+        factories.make_item(protocol_study, external_id)
+    factories.make_item(factories.make_study(), "d")  # another study's
+    if branch == "portable":
+        # The ORM's query, which SQLite takes; it must find what PostgreSQL's array query finds.
+        monkeypatch.setattr(validation, "connection", SimpleNamespace(vendor="sqlite"))
+    elif connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's own query")
+    with CaptureQueriesContext(connection) as queries:
+        assert validation._existing_ids(protocol_study, ["c", "d", "a", "zz"]) == ["a", "c"]
+    if connection.vendor == "postgresql":
+        # On PostgreSQL the ids go as one array parameter, whatever their number.
+        [query] = queries.captured_queries
+        assert ("= ANY(" in query["sql"]) == (branch == "postgresql")

@@ -7,15 +7,21 @@ is prepared.
 
 from __future__ import annotations
 
+import collections
 import io
 import json
+import threading
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from annotation.imports import ImportRejected, file_source, records_import, validation, writer
 from annotation.models import (
     Aspect,
+    Assignment,
+    AssignmentStatus,
     Chunk,
     ImportBatch,
     ImportIdentity,
@@ -242,3 +248,162 @@ def test_another_spelling_of_an_imported_annotator_added_since_the_check_stops_t
     assert "looks like 'Kim', the pseudonym of an imported annotator of pool 'imported'" in reason
     assert refused.value.message == "x.jsonl: 1 error; nothing was imported"
     assert list(Item.objects.values_list("external_id", flat=True)) == ["other"]
+
+
+def test_imported_work_was_started_and_submitted_at_the_moment_of_the_import(protocol_study):
+    before = timezone.now()
+    _import(protocol_study, [_labelled("A", "B")])
+    after = timezone.now()
+    assignments = list(Assignment.objects.all())
+    assert [a.status for a in assignments] == [AssignmentStatus.SUBMITTED] * 2
+    # One moment for the whole import: when each assignment was started and submitted, each label's last change
+    # and its history entry.
+    moments = {a.started_at for a in assignments} | {a.submitted_at for a in assignments}
+    moments |= set(Label.objects.values_list("updated_at", flat=True))
+    moments |= set(LabelHistory.objects.values_list("at", flat=True))
+    [moment] = moments
+    assert moment is not None and before <= moment <= after
+    # Each label is at its first version, as if its annotator had saved it once: the workspace's next save of
+    # it names version 1.
+    assert set(Label.objects.values_list("version", flat=True)) == {1}
+    assert before <= Item.objects.get().created_at <= after
+
+
+def _sentence_fk_checked_now() -> bool:
+    """Whether a sentence pointing at no item is refused as it is written (else only at commit)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SAVEPOINT fk_probe")
+        try:
+            cursor.execute('INSERT INTO annotation_sentence (item_id, part, "index", text, start, "end") '
+                           "VALUES (-1, 'answer', 0, 'x', 0, 1)")
+        except IntegrityError:
+            return True
+        finally:
+            cursor.execute("ROLLBACK TO SAVEPOINT fk_probe")
+        return False
+
+
+def _with_gold(records):
+    return [{**r, "gold": [{"question": "refused", "value": "no"}]} for r in records]
+
+
+def test_during_the_write_the_copied_rows_are_checked_as_they_arrive_by_one_daemon_thread(protocol_study):
+    if connection.vendor != "postgresql":
+        pytest.skip("COPY and its thread are PostgreSQL's")
+    seen = []
+
+    def extra_writer(item, record):
+        # Called in the write pass, while the COPY thread lives.
+        threads = [t for t in threading.enumerate() if t.name == "import-copy"]
+        seen.append((item.external_id, [t.daemon for t in threads], _sentence_fk_checked_now()))
+
+    records = _with_gold(_records(2))
+    records_import(study=protocol_study, source=file_source(_jsonl(records), filename="x.jsonl")[0],
+                   filename="x.jsonl", where="line", extra_writer=extra_writer)
+    # One thread, which never keeps the process alive; the item foreign keys checked row by row (so that the
+    # database checks them while the next batch is prepared), deferred again after the write.
+    assert seen == [("r1", [True], True), ("r2", [True], True)]
+    assert not [t for t in threading.enumerate() if t.name == "import-copy"]
+    assert not _sentence_fk_checked_now()
+
+
+def test_the_extra_writer_gets_each_item_with_its_rows_stored_however_slow_the_copy(protocol_study, small_batches,
+                                                                                 monkeypatch):
+    if connection.vendor == "postgresql":
+        # The COPY thread stores nothing until the writer waits for it (or stops it): the writer must wait for
+        # each batch's items before it hands them on.
+        waiting = threading.Event()
+        store, drain, close = writer._CopyPipeline._store, writer._CopyPipeline.drain, writer._CopyPipeline.close
+
+        def slow_store(self, job):
+            assert waiting.wait(timeout=120), "the writer never waited for the COPY thread"
+            store(self, job)
+
+        def waited(method):
+            def wrapper(self):
+                waiting.set()
+                method(self)
+            return wrapper
+
+        monkeypatch.setattr(writer._CopyPipeline, "_store", slow_store)
+        monkeypatch.setattr(writer._CopyPipeline, "drain", waited(drain))
+        monkeypatch.setattr(writer._CopyPipeline, "close", waited(close))
+    seen = []
+
+    def extra_writer(item, record):
+        seen.append((item.external_id, item.sentences.count(), item.chunks.count(), record["gold"]))
+
+    records = _with_gold(_records(3))
+    records_import(study=protocol_study, source=file_source(_jsonl(records), filename="x.jsonl")[0],
+                   filename="x.jsonl", where="line", extra_writer=extra_writer)
+    gold = [{"question": "refused", "value": "no"}]
+    expected_sentences = [len(split_sentences(r["answer"])) + len(split_sentences(r["source"])) for r in records]
+    assert seen == [(f"r{i}", expected_sentences[i - 1], 2, gold) for i in (1, 2, 3)]
+
+
+def test_a_real_import_splits_each_answer_and_source_once(protocol_study, small_batches, monkeypatch):
+    # The check pass leaves long answers to the write pass, which splits every answer anyway and counts its
+    # sentences from that split: no text is split twice (nor an empty source at all).
+    split = collections.Counter()
+
+    def counting(real):
+        def wrapper(text, *args, **kwargs):
+            split[text] += 1
+            return real(text, *args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(writer, "split_sentences", counting(writer.split_sentences))
+    monkeypatch.setattr(validation, "split_sentences", counting(validation.split_sentences))
+    records = _records(5)
+    assert all(len(r["answer"]) > 60 for r in records)  # long enough that the long-answer check would split them
+    result = _import(protocol_study, records)
+    assert result.n_items == 5
+    assert split == collections.Counter([r["answer"] for r in records] + [r["source"] for r in records if r["source"]])
+
+
+def test_a_plain_import_waits_for_the_copy_thread_only_at_its_end(protocol_study, small_batches, monkeypatch):
+    if connection.vendor != "postgresql":
+        pytest.skip("COPY and its thread are PostgreSQL's")
+    # Items without aspects or labels need nothing of the ORM: the writer prepares each batch while the thread
+    # stores the one before, and waits for it once, at the end.
+    drains = []
+    drain = writer._CopyPipeline.drain
+
+    def counted(self):
+        drains.append(1)
+        drain(self)
+
+    monkeypatch.setattr(writer._CopyPipeline, "drain", counted)
+    assert _import(protocol_study, _records(5)).n_items == 5
+    assert len(drains) == 1
+    # Labels need their batch's items stored: then it waits for each batch.
+    drains.clear()
+    _import(protocol_study, [_labelled("A", item=f"l{i}") for i in range(1, 6)])
+    assert len(drains) == 3 + 1
+
+
+def test_a_real_import_lists_its_long_answers_by_line_and_id_batch_after_batch(protocol_study, small_batches,
+                                                                               settings):
+    settings.IMPORT_LONG_ANSWER_CHARS, settings.IMPORT_LONG_ANSWER_SENTENCES = 30, 2
+    answers = ["Short one.", "One here. Two here. Three here.", "Fine.", "Fine too.",
+               "A much longer answer than thirty characters."]
+    records = [{"id": f"r{i}", "question": "Q?", "answer": a} for i, a in enumerate(answers, start=1)]
+    result = _import(protocol_study, records)
+    assert (result.n_items, result.n_long_answers) == (5, 2)
+    assert result.long_answers == [
+        {"location": "line 2", "id": "r2", "chars": 31, "sentences": 3,
+         "reason": "31 characters (over 30) and 3 sentences (over 2)"},
+        {"location": "line 5", "id": "r5", "chars": 44, "sentences": 1, "reason": "44 characters (over 30)"},
+    ]
+
+
+def test_on_postgresql_items_sentences_and_chunks_go_by_copy_not_by_insert(protocol_study, small_batches):
+    if connection.vendor != "postgresql":
+        pytest.skip("COPY is PostgreSQL's")
+    records = _records(5)
+    with CaptureQueriesContext(connection) as queries:
+        result = _import(protocol_study, records)
+    inserted = {table for table in ("annotation_item", "annotation_sentence", "annotation_chunk")
+                for query in queries.captured_queries if f'INSERT INTO "{table}"' in query["sql"]}
+    assert inserted == set()
+    assert (result.n_items, Item.objects.filter(study=protocol_study).count(), Chunk.objects.count()) == (5, 5, 10)
