@@ -661,6 +661,17 @@ def test_human_measures_from_gold_read_this_pools_current_gold_only(study, measu
     other = factories.make_pool(study, "Other", questions=list(q.values()))
     gold(q["relevant"], "c:3", "yes", version=2, in_pool=other)
     assert _values(pool, "human_chunk_relevance", "gold") == ({"m-1": pytest.approx(2 / 3)}, {})
+    # An item whose only gold is no longer current (withdrawn), and one with gold of another question only: neither
+    # has gold for this measure.
+    withdrawn = factories.make_item(study, "m-5")
+    factories.make_chunk(withdrawn, 1)
+    GoldLabel.objects.create(pool=pool, item=withdrawn, question=q["relevant"], unit_key="c:1", value="yes",
+                             source="adjudicated", version=1, is_current=False)
+    elsewhere = factories.make_item(study, "m-6")
+    factories.make_chunk(elsewhere, 1)
+    GoldLabel.objects.create(pool=pool, item=elsewhere, question=q["covered"], unit_key="a:1", value="yes",
+                             source="adjudicated")
+    assert _values(pool, "human_chunk_relevance", "gold") == ({"m-1": pytest.approx(2 / 3)}, {})
     gold(q["ib"], "s:0", "no")
     gold(q["ib"], "s:1", "yes")
     gold(q["grounded"], "s:1", "contradicted")
