@@ -739,3 +739,10 @@ def test_which_measures_and_raters_a_pool_offers(study, measured):
     assert raised.value.message == (
         "unknown human measure 'cf'; choose from human_cf, human_aspect_coverage, human_chunk_relevance"
     )
+
+
+def test_a_case_on_an_aspect_names_that_aspect(case):
+    aspect = Aspect.objects.create(item=case.item, text="Dose")
+    aspect_case = _open_case(case.pool, case.item, case.question, f"a:{aspect.pk}")
+    unit = selectors.case_detail(case=aspect_case).unit
+    assert (unit.kind, unit.description, unit.aspect) == ("aspect", "expected aspect", aspect)
