@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import AnonymousUser
 from django.urls import reverse
 from django.utils import timezone
 
@@ -19,17 +20,25 @@ from annotation.models import (
     Importance,
     Item,
     Label,
+    PoolMembership,
     Sentence,
 )
 from annotation.selectors import (
     REOPEN_AFTER_SEEING_OTHERS,
     REOPEN_NOT_ALLOWED,
+    PoolProgress,
     UnitRow,
+    annotator_assignments,
     annotator_history,
+    annotator_queue,
     assignment_labels,
     get_assignment_and_unit,
+    get_assignment_for_annotator,
+    get_pool_for_annotator,
+    has_dependents_in_other_scopes,
     pool_progress,
 )
+from concord.errors import NotFound
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -257,3 +266,132 @@ def test_my_history_says_which_items_i_may_reopen_in_two_queries(study, annotato
         ("seen", study.name, REOPEN_AFTER_SEEING_OTHERS, False),
         ("unseen", study.name, None, True),
     ]
+
+
+# --- Access helpers, queue and progress ----------------------------------------------------------------------
+
+
+def _refused(fetch, message):
+    with pytest.raises(NotFound) as raised:
+        fetch()
+    assert raised.value.message == message
+
+
+def test_my_assignment_comes_with_its_pool_study_and_item_when_asked_in_one_query(
+    study, annotator, mine, django_assert_num_queries
+):
+    pk = mine["assignment"].pk
+    with django_assert_num_queries(1):
+        got = get_assignment_for_annotator(annotator, pk, with_item=True)
+        assert (got.pk, got.pool.study.slug, got.item.external_id) == (pk, study.slug, "mine")
+    with django_assert_num_queries(1):
+        got = get_assignment_for_annotator(annotator, pk)
+        assert (got.pk, got.pool.study.slug) == (pk, study.slug)
+    with django_assert_num_queries(2):
+        assert get_assignment_for_annotator(annotator, pk).item.external_id == "mine"  # fetched when used
+    with django_assert_num_queries(1):
+        assignment, row = get_assignment_and_unit(annotator, pk, "s:0")
+        assert (assignment.pool.study.slug, row.text) == (study.slug, "Mine first.")
+    with django_assert_num_queries(1):
+        assignment, row = get_assignment_and_unit(annotator, pk, "item")
+        assert (assignment.pool.study.slug, row.kind) == (study.slug, "item")
+
+
+def test_anything_but_my_own_assignment_in_a_pool_i_am_active_in_is_no_such_assignment(study, annotator, mine):
+    pk = mine["assignment"].pk
+    colleague = factories.make_user("colleague")
+    factories.add_member(mine["assignment"].pool, colleague)
+    _refused(lambda: get_assignment_for_annotator(AnonymousUser(), pk), "No such assignment.")
+    _refused(lambda: get_assignment_for_annotator(colleague, pk), "No such assignment.")
+    _refused(lambda: get_assignment_and_unit(colleague, pk, "s:0"), "No such assignment.")
+    _refused(lambda: get_assignment_for_annotator(annotator, pk + 1000), "No such assignment.")
+    _refused(lambda: get_assignment_and_unit(annotator, pk + 1000, "item"), "No such assignment.")
+    PoolMembership.objects.filter(user=annotator).update(active=False)
+    _refused(lambda: get_assignment_for_annotator(annotator, pk), "No such assignment.")
+    _refused(lambda: get_assignment_and_unit(annotator, pk, "item"), "No such assignment.")
+
+
+def test_a_pool_is_mine_only_while_i_am_an_active_member(study, annotator, django_assert_num_queries):
+    pool, other = factories.make_pool(study, "mine"), factories.make_pool(study, "not mine")
+    factories.add_member(pool, annotator)
+    factories.add_member(other, factories.make_user("someone"))
+    with django_assert_num_queries(1):
+        assert get_pool_for_annotator(annotator, pool.pk).study.slug == study.slug
+    _refused(lambda: get_pool_for_annotator(annotator, other.pk), "No such pool.")
+    _refused(lambda: get_pool_for_annotator(annotator, pool.pk + 1000), "No such pool.")
+    PoolMembership.objects.filter(user=annotator).update(active=False)
+    _refused(lambda: get_pool_for_annotator(annotator, pool.pk), "No such pool.")
+
+
+def test_an_answer_governs_other_scopes_only_through_a_condition_on_it_in_another_scope(study):
+    gate = factories.make_question(study, "gate")
+    same_scope = factories.make_question(study, "same", condition={"question": "gate", "in": ["yes"]})
+    pool = factories.make_pool(study, questions=[gate, same_scope])
+    assert has_dependents_in_other_scopes(pool, gate) is False
+    other_gate = factories.make_question(study, "other-gate")
+    sentence = factories.make_question(
+        study, "why", scope="sentence", condition={"question": "other-gate", "in": ["yes"]}
+    )
+    pool.questions.add(other_gate, sentence, factories.make_question(study, "plain", scope="chunk"))
+    assert has_dependents_in_other_scopes(pool, gate) is False
+    assert has_dependents_in_other_scopes(pool, other_gate) is True
+
+
+def test_my_queue_lists_my_active_pools_by_study_then_pool_name_with_my_counts(study, annotator, researcher):
+    later_study = factories.make_study(owner=researcher, name="Zz study", independent_pools=False)
+    type(study).objects.filter(pk=study.pk).update(name="Aa study", independent_pools=False)
+    study.refresh_from_db()
+    beta, alpha = factories.make_pool(study, "beta"), factories.make_pool(study, "alpha")
+    far = factories.make_pool(later_study, "aardvark")
+    left = factories.make_pool(later_study, "left")
+    for pool in (beta, alpha, far, left):
+        factories.add_member(pool, annotator)
+    PoolMembership.objects.filter(pool=left).update(active=False)
+    colleague = factories.make_user("colleague")
+    factories.add_member(alpha, colleague)
+    for status in ("assigned", "submitted", "submitted", "skipped", "withdrawn", "started"):
+        factories.make_assignment(alpha, factories.make_item(study), annotator, status=status)
+    factories.make_assignment(alpha, factories.make_item(study), colleague, status="submitted")
+    factories.make_assignment(beta, factories.make_item(study), annotator, status="skipped")
+    queue = annotator_queue(user=annotator)
+    assert [(q.study.name, [p.pool.name for p in q.pools]) for q in queue] == [
+        ("Aa study", ["alpha", "beta"]),
+        ("Zz study", ["aardvark"]),
+    ]
+    counts = [(p.assigned, p.submitted, p.skipped, p.done, p.remaining, p.percent) for q in queue for p in q.pools]
+    assert counts == [(5, 2, 1, 2, 2, 60), (1, 0, 1, 0, 0, 100), (0, 0, 0, 0, 0, 0)]
+
+
+def test_progress_rounds_to_the_nearest_percent(study):
+    pool = factories.make_pool(study)
+    assert PoolProgress(pool=pool, assigned=3, submitted=1, skipped=0).percent == 33
+    assert PoolProgress(pool=pool, assigned=3, submitted=2, skipped=0).percent == 67
+    assert PoolProgress(pool=pool, assigned=8, submitted=1, skipped=2).percent == 38
+    assert PoolProgress(pool=pool, assigned=8, submitted=1, skipped=2).remaining == 5
+
+
+def test_my_assignments_for_the_api_are_mine_in_active_pools_by_pool_then_order(
+    study, annotator, django_assert_num_queries
+):
+    type(study).objects.filter(pk=study.pk).update(independent_pools=False)
+    study.refresh_from_db()
+    second, first = factories.make_pool(study, "second"), factories.make_pool(study, "first")
+    left = factories.make_pool(study, "left")
+    for pool in (second, first, left):
+        factories.add_member(pool, annotator)
+    PoolMembership.objects.filter(pool=left).update(active=False)
+    made = {}
+    for pool, order_keys in ((second, (5, 1)), (first, (9, 2, 2))):
+        for key in order_keys:
+            made.setdefault(pool.name, []).append(
+                factories.make_assignment(pool, factories.make_item(study), annotator, order_key=key)
+            )
+    factories.make_assignment(left, factories.make_item(study), annotator)
+    colleague = factories.make_user("colleague")
+    factories.add_member(first, colleague)
+    factories.make_assignment(first, factories.make_item(study), colleague)
+    with django_assert_num_queries(1):
+        listed = [(a.pool.name, a.order_key, a.pk) for a in annotator_assignments(user=annotator)]
+    by_pool = sorted([*made["second"], *made["first"]], key=lambda a: (a.pool_id, a.order_key, a.pk))
+    assert listed == [(a.pool.name, a.order_key, a.pk) for a in by_pool]
+    assert [x[0] for x in listed] == ["second", "second", "first", "first", "first"]  # by pool id, not name

@@ -6,17 +6,20 @@ timestamps in ISO 8601 UTC and annotators under their pseudonyms only."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from datetime import timezone as timezone_offset
 from pathlib import Path
 
 import pytest
+from django.db import connections
 from django.utils import timezone
 
+from adjudication.exports import records
 from adjudication.exports.filters import ExportFilters
 from adjudication.exports.writers import write_export
 from adjudication.models import AdjudicationCase, ConsensusRule, GoldLabel
-from annotation.models import Aspect, Assignment, Pool, Question, Study
-from scoring.models import ScoreRun
+from annotation.models import Aspect, Assignment, Item, Pool, Question, Sentence, Study
+from scoring.models import Score, ScoreRun
 from tests import factories
 from tests.adjudication.exports.test_exports import exported_study
 from tests.adjudication.gold_helpers import submit_labels
@@ -312,3 +315,215 @@ def test_lists_are_in_a_stable_order_and_outsiders_stay_pseudonymous(exported_st
     ]
     assert [a["annotator"] for a in record["assignments"]] == ["P-A1", unlisted]
     assert "outside-annotator" not in json.dumps(record)
+
+
+# --- The reader's parts, one by one (narrow fixtures: no export file written) ---------------------------------
+
+
+@pytest.fixture
+def as_vendor(monkeypatch):
+    """Answer ``connection.vendor`` as another database would, for the helpers that only build SQL text."""
+
+    def use(vendor):
+        # On the connection itself (the module's ``connection`` is a proxy to it), as an instance attribute.
+        monkeypatch.setitem(connections["default"].__dict__, "vendor", vendor)
+
+    return use
+
+
+def test_a_chunks_ids_are_read_by_range_when_dense_and_by_range_and_array_when_sparse_on_postgresql(as_vendor):
+    as_vendor("postgresql")
+    assert records._in("item_id", [7]) == ("item_id BETWEEN %s AND %s", [7, 7])
+    assert records._in("item_id", [10, 11, 12]) == ("item_id BETWEEN %s AND %s", [10, 12])
+    # At most twice as many ids in the range as in the chunk: still the bare range.
+    assert records._in("item_id", [10, 13]) == ("item_id BETWEEN %s AND %s", [10, 13])
+    assert records._in("item_id", [10, 14]) == (
+        "item_id BETWEEN %s AND %s AND item_id = ANY(%s)",
+        [10, 14, [10, 14]],
+    )
+    assert records._in("a", [1, 2, 3, 9]) == ("a BETWEEN %s AND %s AND a = ANY(%s)", [1, 9, [1, 2, 3, 9]])
+    as_vendor("sqlite")
+    assert records._in("item_id", [10, 11, 14]) == ("item_id IN (%s, %s, %s)", [10, 11, 14])
+
+
+def test_timestamps_are_formatted_as_utc_iso_text_by_postgresql_and_read_as_datetimes_elsewhere(as_vendor):
+    as_vendor("postgresql")
+    assert records._ts("created_at") == (
+        "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"')"
+    )
+    as_vendor("sqlite")
+    assert records._ts("created_at") == "created_at"
+
+
+def test_a_timestamp_value_becomes_iso_8601_and_a_json_text_its_value():
+    assert records._iso(None) is None
+    assert records._iso("2026-01-02T03:04:05.000006+00:00") == "2026-01-02T03:04:05.000006+00:00"
+    assert records._iso(datetime(2026, 1, 2, 3, 4, 5)) == "2026-01-02T03:04:05+00:00"  # naive: UTC
+    plus_two = timezone_offset(timedelta(hours=2))
+    assert records._iso(datetime(2026, 1, 2, 3, 4, 5, tzinfo=plus_two)) == "2026-01-02T03:04:05+02:00"
+    assert records._json(None) is None
+    assert records._json('{"a": [1, "x"]}') == {"a": [1, "x"]}
+
+
+def test_items_are_read_in_chunks_by_primary_key_with_every_column(study, researcher):
+    other = factories.make_study(owner=researcher, slug="other-study")
+    mine = []
+    for i in range(5):
+        mine.append(factories.make_item(study, f"m-{i}", answer=f"A{i}.", system=f"sys-{i}", metadata={"n": i}))
+        factories.make_item(other, f"o-{i}")
+    Item.objects.filter(pk=mine[0].pk).update(source="The source.", scope_class="in")
+    batches = list(records._item_chunks(study, 2))
+    assert [[row[1] for row in batch] for batch in batches] == [["m-0", "m-1"], ["m-2", "m-3"], ["m-4"]]
+    assert batches[0][0] == (mine[0].pk, "m-0", "What dose?", "A0.", "The source.", "in", "sys-0", {"n": 0})
+    assert [len(b) for b in records._item_chunks(study, 5)] == [5]
+    assert [len(b) for b in records._item_chunks(study, 4)] == [4, 1]
+    assert list(records._item_chunks(factories.make_study(), 3)) == []
+
+
+def test_rows_of_ids_outside_the_chunk_are_dropped_even_when_the_range_reads_them(study, researcher):
+    other = factories.make_study(owner=researcher, slug="other-study")
+    first = factories.make_item(study, "a", answer="First.")
+    between = factories.make_item(other, "b", answer="Between.")
+    last = factories.make_item(study, "c", answer="Last.")
+    assert first.pk < between.pk < last.pk
+    query = (
+        f"SELECT item_id, text FROM {Sentence._meta.db_table} WHERE {{where}} "  # noqa: S608 (a model's table)
+        "ORDER BY item_id"
+    )
+    grouped = records._grouped(query, "item_id", [first.pk, last.pk])
+    assert dict(grouped) == {first.pk: [(first.pk, "First.")], last.pk: [(last.pk, "Last.")]}
+
+
+def test_the_context_names_users_once_and_people_by_their_first_pools_pseudonym(
+    study, adjudicator, django_assert_num_queries
+):
+    Study.objects.filter(pk=study.pk).update(independent_pools=False)
+    study.refresh_from_db()
+    person = factories.make_user("two-pools")
+    factories.add_member(factories.make_pool(study, "Zeta"), person, pseudonym="Z-1")
+    factories.add_member(factories.make_pool(study, "Alpha"), person, pseudonym="A-1")
+    ctx = records.ExportContext(study)
+    assert ctx.person == {person.pk: "A-1"}
+    assert sorted(ctx.pseudonyms.values()) == ["A-1", "Z-1"]
+    assert ctx.username(None) is None
+    with django_assert_num_queries(2):
+        assert ctx.username(adjudicator.pk) == "adam-adjudicator"
+        assert ctx.username(adjudicator.pk) == "adam-adjudicator"  # read once
+        assert ctx.username(987654) == "user-987654"  # no such account (any more)
+
+
+def test_questions_of_one_order_come_by_creation_and_runs_are_numbered_oldest_first(study):
+    for key in ("b", "a", "c"):
+        factories.make_question(study, key, order=1)
+    factories.make_question(study, "first", order=0)
+    ScoreRun.objects.create(study=study, metric="cf", metric_version="1", backend="lexical")
+    older = ScoreRun.objects.create(study=study, metric="icat", metric_version="1", backend="lexical")
+    ScoreRun.objects.filter(pk=older.pk).update(created_at=timezone.now() - timedelta(days=1))
+    ctx = records.ExportContext(study)
+    assert [q.key for q in ctx.questions.values()] == ["first", "b", "a", "c"]
+    assert [(r["run"], r["metric"]) for r in ctx.runs.values()] == [("run-1", "icat"), ("run-2", "cf")]
+    assert ctx.run_fields[older.pk] == {
+        "run": "run-1", "metric": "icat", "metric_version": "1", "backend": "lexical", "model_identity": ""
+    }
+    ScoreRun.objects.filter(study=study).update(created_at=timezone.now())
+    assert [r["metric"] for r in records.ExportContext(study).runs.values()] == ["cf", "icat"]  # a tie: by id
+
+
+@pytest.fixture
+def two_pools(study, adjudicator, researcher):
+    """Two pools named against their creation order, two questions whose protocol order goes against their keys,
+    and items whose assignments were created out of item order, with another study's work in between."""
+    Study.objects.filter(pk=study.pk).update(independent_pools=False)
+    study.refresh_from_db()
+    late = factories.make_question(study, "a-late", order=2)
+    early = factories.make_question(study, "z-early", order=1)
+    aspect_q = factories.make_question(study, "covered", scope="aspect", order=3)
+    zulu = factories.make_pool(study, "Zulu", questions=[late, early, aspect_q])
+    alpha = factories.make_pool(study, "Alpha", questions=[late, early, aspect_q])
+    ann = factories.make_user("ann")
+    factories.add_member(zulu, ann, pseudonym="Z-ann")
+    factories.add_member(alpha, ann, pseudonym="A-ann")
+    bob = factories.make_user("bob")
+    factories.add_member(zulu, bob, pseudonym="Z-bob")
+    x = factories.make_item(study, "x", answer="One. Two.", source="Src.")
+    Sentence.objects.create(item=x, part="source", index=0, text="Src.", start=0, end=4)
+    y = factories.make_item(study, "y")
+    first_aspect = Aspect.objects.create(item=x, text="First")
+    second_aspect = Aspect.objects.create(item=x, text="Second")
+    foreign_aspect = Aspect.objects.create(item=y, text="Of y")
+    other = factories.make_study(owner=researcher, slug="other-study")
+    other_q = factories.make_question(other, "a-late")
+    other_pool = factories.make_pool(other, "Other", questions=[other_q])
+    stranger = factories.make_user("other-annotator")
+    factories.add_member(other_pool, stranger, pseudonym="O-1")
+    other_item = factories.make_item(other, "o")
+    # y's work first, then another study's, then x's: x's assignment ids are above y's, around the foreign one.
+    submit_labels(zulu, y, ann, {("a-late", "item"): "yes"})
+    submit_labels(other_pool, other_item, stranger, {("a-late", "item"): "secret"})
+    submit_labels(zulu, x, bob, {("a-late", "item"): "no", ("z-early", "item"): "yes"})
+    submit_labels(
+        alpha, x, ann,
+        {
+            ("a-late", "item"): "yes",
+            ("z-early", "item"): "no",
+            ("covered", f"a:{second_aspect.pk}"): "yes",
+            ("covered", f"a:{foreign_aspect.pk}"): "yes",
+            ("covered", "weird"): "yes",
+        },
+    )
+    submit_labels(zulu, x, ann, {("z-early", "item"): "yes"})
+    common = {"item": x, "unit_key": "item", "source": "adjudicated"}
+    GoldLabel.objects.create(pool=zulu, question=late, value="no", adjudicator=adjudicator, **common)
+    GoldLabel.objects.create(pool=alpha, question=late, value="yes", adjudicator_name="Dr. Imported", **common)
+    GoldLabel.objects.create(pool=alpha, question=early, value="no", **common)
+    for pool, question in ((zulu, late), (alpha, late), (alpha, early)):
+        AdjudicationCase.objects.create(pool=pool, item=x, question=question, unit_key="item", status="resolved")
+    run = ScoreRun.objects.create(study=study, metric="cov", metric_version="1", backend="lexical")
+    Score.objects.create(run=run, item=x, unit_key=f"a:{second_aspect.pk}", value=1.0, state="ok")
+    Score.objects.create(run=run, item=x, unit_key="s:1", value=0.0, state="ok", details={"why": "none"})
+    return {"x": x, "y": y, "first_aspect": first_aspect, "foreign_aspect": foreign_aspect}
+
+
+@pytest.mark.parametrize("chunk", [1, 1000])
+def test_a_records_lists_follow_pool_name_pseudonym_question_order_and_unit(study, two_pools, chunk):
+    x, y = (r for r in records.iter_records(study, chunk=chunk))
+    assert (x["id"], y["id"]) == ("x", "y")
+    assert [(a["pool"], a["annotator"]) for a in x["assignments"]] == [
+        ("Alpha", "A-ann"), ("Zulu", "Z-ann"), ("Zulu", "Z-bob")
+    ]
+    foreign = f"a:{two_pools['foreign_aspect'].pk}"
+    assert [(lab["pool"], lab["annotator"], lab["question"], lab["unit"], lab["value"]) for lab in x["labels"]] == [
+        ("Alpha", "A-ann", "z-early", "item", "no"),
+        ("Alpha", "A-ann", "a-late", "item", "yes"),
+        ("Alpha", "A-ann", "covered", "a:1", "yes"),  # an aspect of this item: by its position
+        ("Alpha", "A-ann", "covered", foreign, "yes"),  # not this item's aspect: as stored
+        ("Alpha", "A-ann", "covered", "weird", "yes"),  # not a unit key: as stored
+        ("Zulu", "Z-ann", "z-early", "item", "yes"),
+        ("Zulu", "Z-bob", "z-early", "item", "yes"),
+        ("Zulu", "Z-bob", "a-late", "item", "no"),
+    ]
+    assert [(g["pool"], g["question"], g["value"], g["adjudicator"]) for g in x["gold"]] == [
+        ("Alpha", "z-early", "no", None),
+        ("Alpha", "a-late", "yes", "Dr. Imported"),
+        ("Zulu", "a-late", "no", "adam-adjudicator"),
+    ]
+    assert all(g["case_status"] is None for g in x["gold"])
+    assert [(c["pool"], c["question"], c["status"]) for c in x["cases"]] == [
+        ("Alpha", "z-early", "resolved"), ("Alpha", "a-late", "resolved"), ("Zulu", "a-late", "resolved")
+    ]
+    assert [(s["unit"], s["part"], s["index"]) for s in x["sentences"]] == [
+        ("s:0", "answer", 0), ("s:1", "answer", 1), ("src:0", "source", 0)
+    ]
+    assert [(a["unit"], a["text"]) for a in x["aspects"]] == [("a:0", "First"), ("a:1", "Second")]
+    assert [(s["run"], s["unit"], s["value"], s["details"]) for s in x["scores"]] == [
+        ("run-1", "a:1", 1.0, {}), ("run-1", "s:1", 0.0, {"why": "none"})
+    ]
+    assert [(lab["annotator"], lab["value"]) for lab in y["labels"]] == [("Z-ann", "yes")]
+    assert "secret" not in json.dumps([x, y])
+
+
+def test_the_records_read_a_given_context(study, two_pools):
+    ctx = records.ExportContext(study)
+    ctx.pseudonyms = {key: f"given-{name}" for key, name in ctx.pseudonyms.items()}
+    (x, _) = records.iter_records(study, ctx=ctx)
+    assert {a["annotator"] for a in x["assignments"]} == {"given-A-ann", "given-Z-ann", "given-Z-bob"}
