@@ -26,7 +26,8 @@
 #                                                               # whole module's figures (below)
 #
 # Resuming: a killed mutant stays killed when tests are only added, so after a full run kept with MUTATION_KEEP,
-# new tests need only face the survivors. MUTATION_RESUME refuses unless the measured modules are byte-for-byte
+# new tests need only face the survivors; the mutants an interrupted run had not reached are run too (with --only,
+# those it selects), so an interrupted run can be finished this way. MUTATION_RESUME refuses unless the measured modules are byte-for-byte
 # those of the kept run (their mutants would differ otherwise) and the same modules are named; other source
 # files and the tests come from HEAD; the test files are the kept run's list (mutmut resets every result when
 # that list changes): put new tests in files already listed, or make a full run. Figures say "resumed".
@@ -115,7 +116,7 @@ while [ "$#" -gt 0 ]; do
         echo "unknown module '${2:-}'; one of: ${ALL_MODULES[*]}" >&2; exit 2; }
       MODULES+=("$2"); shift 2 ;;
     --only) [ -n "${2:-}" ] || { echo "--only needs a mutant name pattern" >&2; exit 2; }; ONLY+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) GLOBS+=("$1"); shift ;;
   esac
@@ -186,8 +187,14 @@ if [ -n "${MUTATION_RESUME:-}" ]; then
   while IFS= read -r f; do
     case "$f" in concord/*|annotation/*|scoring/*|adjudication/*) rm -f "$WORK/mutants/$f" ;; esac
   done < <(git -C "$ROOT" diff --name-only "$base" HEAD)
-  mapfile -t RERUN < <(cd "$WORK" && "$MUTMUT" results 2>/dev/null | sed -n 's/^ *\([^ :]*__mutmut_[0-9]*\): survived$/\1/p')
-  RESUMED="resumed from the kept run at ${base:0:7}: its ${#RERUN[@]} survivors re-run against the tests at $COMMIT"
+  # The survivors, and the mutants an interrupted run never reached ("not checked"; with --only, those it selects).
+  mapfile -t SURVIVORS < <(cd "$WORK" && "$MUTMUT" results --all true 2>/dev/null \
+    | sed -n 's/^ *\([^ :]*__mutmut_[0-9]*\): survived$/\1/p')
+  mapfile -t UNCHECKED < <(cd "$WORK" && "$MUTMUT" results --all true 2>/dev/null \
+    | sed -n 's/^ *\([^ :]*__mutmut_[0-9]*\): not checked$/\1/p' \
+    | "$PY" -c 'import fnmatch, sys; p = sys.argv[1:]; [print(n) for n in sys.stdin.read().split() if not p or any(fnmatch.fnmatch(n, x) for x in p)]' "${ONLY[@]}")
+  RERUN=("${SURVIVORS[@]}" "${UNCHECKED[@]}")
+  RESUMED="resumed from the kept run at ${base:0:7}: its ${#SURVIVORS[@]} survivors re-run and the ${#UNCHECKED[@]} mutants it had not reached run, against the tests at $COMMIT"
   echo "$RESUMED" >&2
   cleanup() { echo "kept: $WORK"; }
   trap cleanup EXIT
