@@ -482,3 +482,19 @@ def test_the_common_save_is_one_statement_even_in_a_pool_with_conditional_questi
     # savepoint, lock, the other answers, the gate's update, the dependent locked and cleared, release
     with django_assert_num_queries(7):
         _save(work, annotator, "ib", "s:0", "no", base=1, service=label_save_in_unit)
+
+
+def test_the_page_save_stores_and_returns_the_answer_as_normalised(work, annotator, study):
+    """The locked save (the item page's, and any save of a question a condition involves) stores the answer as
+    normalised, not as sent: options of a multi-label answer in the protocol's order, text without its
+    surrounding blanks."""
+    tags = factories.make_question(
+        study, "tags", kind="multilabel", options=[{"value": v} for v in ("dose", "timing", "drug")]
+    )
+    note = factories.make_question(study, "note", kind="text", options=[])
+    work["pool"].questions.add(tags, note)
+    work["tags"], work["note"] = tags, note
+    saved = _save(work, annotator, "tags", "item", ["drug", "dose"], service=label_save_in_unit)
+    assert saved.label.value == ["dose", "drug"] and Label.objects.get(question=tags).value == ["dose", "drug"]
+    saved = _save(work, annotator, "note", "item", "  a rash  ", service=label_save_in_unit)
+    assert saved.label.value == "a rash" and Label.objects.get(question=note).value == "a rash"
