@@ -157,8 +157,11 @@ mapfile -t TESTS < <(printf '%s\n' "${TESTS[@]}" | awk 'NF && !seen[$0]++')
 
 PYTEST_ARGS=(-p no:cacheprovider -p no:randomly -x -q --timeout=120)
 if [ -n "${MUTATION_DATABASE_URL:-}" ]; then
-  # One test database for the whole run: parallel children would share (and drop) it.
+  # One test database for the whole run: parallel children would share (and drop) it. A mutant stopped in
+  # the middle of a transactional test leaves its rows there; bench/mutation_clean_db.py flushes them before
+  # the next mutant's tests (else they all fail in setup and count as killed).
   CHILDREN=1
+  PYTEST_ARGS+=(-p bench.mutation_clean_db)
 fi
 if [ "$CHILDREN" -eq 1 ]; then
   # One mutant at a time: each test run keeps the test database the previous one made instead of migrating

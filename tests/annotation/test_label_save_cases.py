@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from annotation.labels import label_save, label_save_in_unit
@@ -142,8 +143,10 @@ def test_a_closed_item_refuses_every_save_saying_why(work, annotator, status, me
 def test_an_assignment_deleted_meanwhile_is_not_found(work, annotator):
     assignment = work["assignment"]
     Assignment.objects.filter(pk=assignment.pk).delete()
-    with pytest.raises(NotFound):
-        _save(work, annotator, "pf", "item", "4")
+    for service in (label_save, label_save_in_unit):
+        with pytest.raises(NotFound) as caught:
+            _save(work, annotator, "pf", "item", "4", service=service)
+        assert caught.value.message == "No such assignment."
     assert not Label.objects.exists()
 
 
@@ -307,9 +310,9 @@ def test_a_save_never_answers_from_a_stale_first_guess(work, annotator, monkeypa
         return [(*row[:6], "4", 1, *row[8:]) if row[5] == "item" else row for row in rows]
 
     monkeypatch.setattr(statements, "lock_open_assignment", one_version_behind)
-    for value in ("4", "3"):
+    for value, base in (("4", 1), ("3", 1), ("3", 0)):
         with pytest.raises(Conflict) as caught:
-            _save(work, annotator, "pf", "item", value, base=1)
+            _save(work, annotator, "pf", "item", value, base=base)
         assert (caught.value.details["value"], caught.value.details["version"]) == ("5", 2)
     stored = Label.objects.get()
     assert (stored.value, stored.version) == ("5", 2) and LabelHistory.objects.count() == 2
@@ -353,3 +356,145 @@ def test_a_sentence_alignment_points_into_the_source_and_an_item_alignment_into_
     with pytest.raises(ValidationFailed):
         save(where, "item", [2])  # the answer has two sentences
     assert save(where, "item", [1]).value == [1]
+
+
+def test_a_first_answer_stored_meanwhile_is_answered_from_after_the_rollback(work, annotator, monkeypatch):
+    """Two tabs give the first answer to the same unit: the second save's lock read no label (the first had not
+    committed), so its insert meets the unique constraint. Nothing of that attempt is kept and the save runs
+    once more, now reading the stored label: the same value is answered with it (no new version), another
+    value is a 409 carrying it; the page still gets the unit's and the item's labels."""
+    from annotation.labels import statements
+
+    stored = {"pf": _save(work, annotator, "pf", "item", "4"), "ib": _save(work, annotator, "ib", "s:0", "yes")}
+    lock, tries = statements.lock_open_assignment, []
+
+    def before_the_other_tab_committed(*args, **kwargs):
+        rows = lock(*args, **kwargs)
+        tries.append(len(tries))
+        if len(tries) > 1:  # only the first attempt's read predates the other tab's commit
+            return rows
+        unit = args[2]
+        others = [row for row in rows if row[5] != unit]
+        return others or [(*rows[0][:3], *(None,) * 7)]
+
+    monkeypatch.setattr(statements, "lock_open_assignment", before_the_other_tab_committed)
+    for key, unit, value in (("pf", "item", "4"), ("ib", "s:0", "yes")):
+        tries.clear()
+        saved = _save(work, annotator, key, unit, value, service=label_save_in_unit)
+        assert len(tries) == 2
+        assert (saved.label.pk, saved.label.value, saved.label.version) == (stored[key].pk, value, 1)
+        assert {u: lb.value for (_, u), lb in saved.unit_labels.items()} == {"item": "4", unit: value}
+    tries.clear()
+    with pytest.raises(Conflict) as caught:
+        _save(work, annotator, "ib", "s:0", "no", service=label_save_in_unit)
+    assert len(tries) == 2 and (caught.value.details["value"], caught.value.details["version"]) == ("yes", 1)
+    assert (Label.objects.count(), LabelHistory.objects.count()) == (2, 2)
+
+
+def test_a_first_guess_showing_a_label_that_is_not_stored_is_not_answered_from(work, annotator, monkeypatch):
+    """The lock's read is only a first guess: one showing a label the database does not hold (here injected)
+    must not produce a 409 about it; the save reads the label afresh, finds none, and stores the first answer."""
+    from annotation.labels import statements
+
+    lock = statements.lock_open_assignment
+
+    def with_a_phantom(*args, **kwargs):
+        rows = lock(*args, **kwargs)
+        phantom = (10**9, work["pf"].pk, "item", "1", 1, annotator.pk, timezone.now())
+        return [(*rows[0][:3], *phantom)]
+
+    monkeypatch.setattr(statements, "lock_open_assignment", with_a_phantom)
+    saved = _save(work, annotator, "pf", "item", "4", service=label_save_in_unit)
+    stored = Label.objects.get()
+    assert (saved.label.pk, saved.label.value, saved.label.version) == (stored.pk, "4", 1)
+    assert stored.value == "4" and LabelHistory.objects.count() == 1
+
+
+def test_a_dependent_answer_changed_several_times_is_cleared_at_its_own_version(work, annotator):
+    """Turning the gate off clears the dependent answer at the version it is at, not at the gate's."""
+    _save(work, annotator, "ib", "s:0", "yes")
+    _save(work, annotator, "grounded", "s:0", "supported")
+    _save(work, annotator, "grounded", "s:0", "unsupported", base=1)
+    _save(work, annotator, "grounded", "s:0", "supported", base=2)
+    gate = _save(work, annotator, "ib", "s:0", "no", base=1)
+    assert (gate.value, gate.version) == ("no", 2)
+    grounded = Label.objects.get(question=work["grounded"], unit_key="s:0")
+    assert (grounded.value, grounded.version) == (None, 4)
+    history = LabelHistory.objects.filter(label=grounded).order_by("new_version")
+    assert [(h.old_value, h.new_value, h.old_version) for h in history][-1] == ("supported", None, 3)
+
+
+def test_the_labels_returned_are_stored_rows_of_this_assignment(work, annotator):
+    """Every label a save hands back, and every label of the page's unit, is the stored row: its own id,
+    assignment, question, unit, value and version (a label at version 3 among them)."""
+    now = timezone.now()
+    first = _save(work, annotator, "pf", "item", "3", now=now)
+    second = _save(work, annotator, "pf", "item", "2", base=1, now=now)
+    _save(work, annotator, "pf", "item", "1", base=2, now=now)
+    _save(work, annotator, "ib", "s:0", "yes", now=now)
+    inserted = _save(work, annotator, "ib", "s:1", "no", now=now, service=label_save_in_unit)
+    changed = _save(work, annotator, "ib", "s:0", "no", base=1, now=now, service=label_save_in_unit)
+
+    def row(label):
+        return (label.pk, label.assignment_id, label.question_id, label.unit_key, label.value, label.version,
+                label.updated_by_id, label.updated_at)
+
+    stored = {(lb.question_id, lb.unit_key): row(lb) for lb in Label.objects.all()}
+    assert {key: row(lb) for key, lb in changed.unit_labels.items()} == {
+        key: stored[key] for key in ((work["pf"].pk, "item"), (work["ib"].pk, "s:0"))
+    }
+    assert stored[(work["pf"].pk, "item")][5] == 3
+    assert row(changed.label) == stored[(work["ib"].pk, "s:0")]
+    assert row(inserted.label) == stored[(work["ib"].pk, "s:1")]
+    assert {(lb.pk, lb.assignment_id, lb.unit_key) for lb in (first, second)} == {
+        (stored[(work["pf"].pk, "item")][0], work["assignment"].pk, "item")
+    }
+
+
+needs_postgresql = pytest.mark.skipif(connection.vendor != "postgresql", reason="the one-statement save: PostgreSQL")
+
+
+@needs_postgresql
+def test_the_common_save_is_one_statement_even_in_a_pool_with_conditional_questions(
+    work, annotator, study, django_assert_num_queries
+):
+    """A save of a question no condition involves (here beside a gate and its dependent question) is the one
+    statement of the common case, for one option and for a list of options alike; the page's save of it is
+    the lock and the write in their transaction, with no second read of the label."""
+    tags = factories.make_question(study, "tags", kind="multilabel", options=[{"value": v} for v in ("a", "b")])
+    work["pool"].questions.add(tags)
+    work["tags"] = tags
+    _save(work, annotator, "pf", "item", "4")  # reads the pool's questions once
+    with django_assert_num_queries(1):
+        assert _save(work, annotator, "pf", "item", "5", base=1).version == 2
+    with django_assert_num_queries(1):
+        assert _save(work, annotator, "tags", "item", ["b", "a"]).value == ["a", "b"]
+    with django_assert_num_queries(1):
+        assert _save(work, annotator, "tags", "item", ["b"], base=1).version == 2
+    # savepoint, lock (with the labels), the update with its history row, release
+    with django_assert_num_queries(4):
+        assert _save(work, annotator, "pf", "item", "3", base=2, service=label_save_in_unit).label.version == 3
+    # a repeat is answered from the label read again under the lock, never from the lock's first guess
+    with django_assert_num_queries(4):
+        assert _save(work, annotator, "pf", "item", "3", base=2, service=label_save_in_unit).label.version == 3
+    _save(work, annotator, "ib", "s:0", "yes")
+    _save(work, annotator, "grounded", "s:0", "supported")
+    # savepoint, lock, the other answers, the gate's update, the dependent locked and cleared, release
+    with django_assert_num_queries(7):
+        _save(work, annotator, "ib", "s:0", "no", base=1, service=label_save_in_unit)
+
+
+def test_the_page_save_stores_and_returns_the_answer_as_normalised(work, annotator, study):
+    """The locked save (the item page's, and any save of a question a condition involves) stores the answer as
+    normalised, not as sent: options of a multi-label answer in the protocol's order, text without its
+    surrounding blanks."""
+    tags = factories.make_question(
+        study, "tags", kind="multilabel", options=[{"value": v} for v in ("dose", "timing", "drug")]
+    )
+    note = factories.make_question(study, "note", kind="text", options=[])
+    work["pool"].questions.add(tags, note)
+    work["tags"], work["note"] = tags, note
+    saved = _save(work, annotator, "tags", "item", ["drug", "dose"], service=label_save_in_unit)
+    assert saved.label.value == ["dose", "drug"] and Label.objects.get(question=tags).value == ["dose", "drug"]
+    saved = _save(work, annotator, "note", "item", "  a rash  ", service=label_save_in_unit)
+    assert saved.label.value == "a rash" and Label.objects.get(question=note).value == "a rash"

@@ -430,3 +430,63 @@ def test_a_save_that_waited_for_the_lock_never_overwrites_the_version_committed_
     assert outcome[0].details["value"] == "7" and outcome[0].details["version"] == 2
     stored = Label.objects.get()
     assert (stored.value, stored.version) == ("7", 2)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL")
+@pytest.mark.django_db(transaction=True)
+def test_the_pages_save_waits_for_the_assignments_lock_and_answers_from_the_label_committed_meanwhile(
+    study, annotator
+):
+    """The item page's save (the locked save) locks the assignment row first (``FOR UPDATE``), so it waits for a
+    transaction that holds it (a submit, another save). When that transaction changed the label and commits,
+    the page's save must not write over the new version: it answers 409 with the value committed meanwhile."""
+    import threading
+
+    import psycopg
+
+    from annotation.labels import label_save_in_unit
+    from concord.errors import Conflict
+
+    assignment, pf = factories.one_nominal_assignment(study, annotator)
+    label = label_save(assignment=assignment, question=pf, unit_key="item", value="1", base_version=0, actor=annotator)
+    s = connection.settings_dict
+    conninfo = {"host": s["HOST"], "port": s["PORT"] or 5432, "user": s["USER"], "password": s["PASSWORD"],
+                "dbname": s["NAME"]}
+    other = psycopg.connect(**conninfo)
+    watcher = psycopg.connect(**conninfo, autocommit=True)
+    outcome: list[object] = []
+
+    def save() -> None:
+        try:
+            label_save_in_unit(
+                assignment=assignment, question=pf, unit_key="item", value="5", base_version=1, actor=annotator
+            )
+            outcome.append("saved")
+        except Conflict as exc:
+            outcome.append(exc)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=save)
+    try:
+        other.execute("SELECT 1 FROM annotation_assignment WHERE id = %s FOR UPDATE", [assignment.pk])
+        thread.start()
+        # Wait (on the database, not a clock) until the save is blocked by the lock held here; if it never
+        # blocks, its thread ends instead and the assertion below fails.
+        blocked = [other.info.backend_pid]
+        waiting = 0
+        while not waiting and thread.is_alive():
+            waiting = watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))", blocked
+            ).fetchone()[0]
+        assert waiting == 1, "the page's save did not wait for the assignment's lock"
+        other.execute("UPDATE annotation_label SET value = %s, version = 2 WHERE id = %s", ['"7"', label.pk])
+        other.commit()
+    finally:
+        other.close()
+        watcher.close()
+        thread.join()
+    assert isinstance(outcome[0], Conflict), outcome
+    assert outcome[0].details["value"] == "7" and outcome[0].details["version"] == 2
+    stored = Label.objects.get()
+    assert (stored.value, stored.version) == ("7", 2)

@@ -34,12 +34,22 @@ def work(study, annotator):
 
 
 @pytest.mark.parametrize("pk", [BIGGEST, -(2**63)])
-def test_an_assignment_at_either_end_of_the_id_range_is_reached(work, annotator, pk):
+def test_an_assignment_at_either_end_of_the_id_range_is_reached(work, annotator, pk, django_assert_num_queries):
     assignment = factories.make_assignment(work["pool"], work["item"], annotator, id=pk)
     assert statements.assignment_for_annotator(pk, annotator.pk).pk == pk
     token = Token.objects.create(user=annotator)
     user, _, _, found = statements.token_lookup(token.key, assignment_pk=pk)
     assert user.pk == annotator.pk and found.pk == assignment.pk and found.pool.pk == work["pool"].pk
+    # The assignment comes with its pool, the pool's study and (when asked for) its item, as stored.
+    study = work["pool"].study
+    plain = statements.assignment_for_annotator(pk, annotator.pk)
+    with_item = statements.assignment_for_annotator(pk, annotator.pk, with_item=True)
+    with django_assert_num_queries(0):
+        for reached in (found, plain, with_item):
+            assert (reached.item_id, reached.pool.name, reached.pool.study.pk, reached.pool.study.name) == (
+                work["item"].pk, work["pool"].name, study.pk, study.name
+            )
+        assert (with_item.item.pk, with_item.item.external_id) == (work["item"].pk, work["item"].external_id)
     for beyond in (pk + 1 if pk > 0 else pk - 1, True):
         assert statements.assignment_for_annotator(beyond, annotator.pk) is None
         assert statements.token_lookup(token.key, assignment_pk=beyond)[3] is None
@@ -97,6 +107,15 @@ def test_the_lock_reads_only_the_question_asked_when_told_to(work, annotator):
         )
     rows = statements.lock_open_assignment(assignment.pk, "sentence", "s:0", only_question=work["ib"].pk)
     assert [(r[4], r[5], r[6], r[7]) for r in rows] == [(work["ib"].pk, "s:0", "yes", 1)]
+    # Every column as the ORM reads it: the reservation, and the label's id, author and time.
+    until = timezone.now().replace(microsecond=0) + timedelta(minutes=7)
+    Assignment.objects.filter(pk=assignment.pk).update(reserved_until=until)
+    stored = Label.objects.get(question=work["ib"], unit_key="s:0")
+    (row,) = statements.lock_open_assignment(assignment.pk, "sentence", "s:0", only_question=work["ib"].pk)
+    assert row == (
+        AssignmentStatus.ASSIGNED, until, row[2], stored.pk, work["ib"].pk, "s:0", "yes", 1, annotator.pk,
+        stored.updated_at,
+    ) and row[2]
     rows = statements.lock_open_assignment(assignment.pk, "sentence", "s:0")
     assert sorted((r[5], r[6]) for r in rows) == [("item", "3"), ("s:0", "yes")]
     (row,) = statements.lock_open_assignment(assignment.pk, "item", "item", only_question=work["rel"].pk)
