@@ -322,19 +322,3 @@ def qualification_answer(
         "item": control.item, "rows": rows, "correct": correct, "explanation": control.explanation,
         "attempt": attempt, "finished": finished,
     }
-
-
-def qualification_summary(pool: Pool) -> dict[int, dict[str, Any]]:
-    """Per user id: attempts, the best share right, and whether any passed (researchers' statistics)."""
-    out: dict[int, dict[str, Any]] = {}
-    for a in QualificationAttempt.objects.filter(pool=pool).order_by("user_id", "number"):
-        row = out.setdefault(a.user_id, {"attempts": 0, "passed": False, "results": []})
-        row["attempts"] += 1
-        row["passed"] = row["passed"] or bool(a.passed)
-        row["results"].append(
-            {
-                "number": a.number, "n_items": a.n_items, "n_correct": a.n_correct, "pass_mark": a.pass_mark,
-                "passed": a.passed, "finished_at": a.finished_at.isoformat() if a.finished_at else None,
-            }
-        )
-    return out

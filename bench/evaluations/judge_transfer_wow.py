@@ -19,7 +19,6 @@ on WoW: the feature sets and the rule are fixed before the data is read.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 from pathlib import Path
@@ -34,25 +33,14 @@ django.setup()
 
 import numpy as np  # noqa: E402
 
+from bench.evaluations.judge_begin_cv import begin_examples as read  # noqa: E402
 from scoring.backends.embedding import get_embedding_backend  # noqa: E402
 from scoring.backends.lexical import unigram_precision_recall  # noqa: E402
 from scoring.judges.features import featurize, needs_encoder  # noqa: E402
-from scoring.judges.training import Example, bootstrap_auc, choose, fmt_ci, rank_auc, summary, train  # noqa: E402
+from scoring.judges.training import bootstrap_auc, choose, fmt_ci, rank_auc, summary, train  # noqa: E402
 
 CMU = ROOT / "data/demo/begin_cmudog/begin_dev_cmu.tsv"
 WOW = ROOT / "data/demo/begin_wow_dev/begin_dev_wow.tsv"
-
-
-def read(path: Path, generic: str) -> list[Example]:
-    out = []
-    with open(path, encoding="utf-8", newline="") as f:
-        for i, row in enumerate(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE), start=2):
-            label = row["begin_label"].strip()
-            if label == "Generic" and generic == "exclude":
-                continue
-            out.append(Example(text=row["response"].strip(), evidence=row["knowledge"].strip(),
-                               label=label == "Fully attributable", group=f"row-{i}"))
-    return out
 
 
 def auc(y: np.ndarray, p: np.ndarray) -> float:
