@@ -446,8 +446,8 @@ def test_the_labels_returned_are_stored_rows_of_this_assignment(work, annotator)
     assert stored[(work["pf"].pk, "item")][5] == 3
     assert row(changed.label) == stored[(work["ib"].pk, "s:0")]
     assert row(inserted.label) == stored[(work["ib"].pk, "s:1")]
-    assert {(lb.pk, lb.assignment_id, lb.unit_key) for lb in (first, second)} == {
-        (stored[(work["pf"].pk, "item")][0], work["assignment"].pk, "item")
+    assert {(lb.pk, lb.assignment_id, lb.question_id, lb.unit_key) for lb in (first, second)} == {
+        (stored[(work["pf"].pk, "item")][0], work["assignment"].pk, work["pf"].pk, "item")
     }
 
 
