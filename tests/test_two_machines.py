@@ -141,8 +141,9 @@ def test_two_worker_groups_on_one_database_and_broker_lose_nothing_when_one_is_k
         }
         cpu_run = services.score_run_start(study=study, metric="probe_models", backend="lexical", parameters={},
                                            actor=researcher, batch_size=BATCH)
+        # No answer cache: every item's prompt must reach the endpoint (the items' prompts are alike).
         llm_run = services.score_run_start(study=study, metric="probe_models", backend="llm", parameters={},
-                                           actor=researcher, batch_size=BATCH)
+                                           actor=researcher, batch_size=BATCH, backend_options={"cache": False})
         runs = {"A": cpu_run, "B": llm_run}
         progress = _progress(cpu_run.pk, llm_run.pk)
 

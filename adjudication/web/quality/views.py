@@ -6,7 +6,6 @@ Every view authorizes with ``get_study_for_researcher`` (annotators and adjudica
 
 from __future__ import annotations
 
-import csv
 import io
 from typing import Any
 
@@ -20,6 +19,7 @@ from adjudication.web.common import check_format, report_download, report_errors
 from annotation.access import get_study_for_researcher
 from annotation.models import Pool
 from concord.access import access_policy
+from concord.csv_writer import csv_writer
 from concord.params import parse_int
 
 
@@ -51,7 +51,7 @@ def quality_pool(request: HttpRequest, slug: str, pool_id: int) -> HttpResponse:
 
 def quality_csv(report: dict[str, Any]) -> str:
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = csv_writer(out)  # a pseudonym that starts like a formula is neutralised (SECURITY.md)
     writer.writerow(
         [
             "pseudonym", "flagged", "control_k", "control_n", "control_accuracy", "control_lower", "control_upper",
