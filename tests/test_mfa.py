@@ -279,6 +279,30 @@ def test_django_otps_device_backoff_refuses_even_the_right_code_right_after_a_wr
     assert client.post(reverse("mfa:verify"), {"code": right}).status_code == 400
 
 
+def test_a_mistyped_app_code_does_not_back_off_the_recovery_codes(settings, client, annotator):
+    # Only input shaped like a recovery code (eight characters of a-z and 2-7, what django-otp issues) is tried
+    # as one: a wrong six-digit code would otherwise count as a wrong recovery code, and django-otp's backoff
+    # (an hour here) would refuse the right recovery code typed next.
+    settings.OTP_STATIC_THROTTLE_FACTOR = 3600
+    device = _totp(annotator)
+    codes = signin.recovery_codes_regenerate(annotator)
+    assert all(signin.RECOVERY_CODE_SHAPE.fullmatch(code) for code in codes)
+    _password(client, "anna-annotator")
+    assert client.post(reverse("mfa:verify"), {"code": f"{(int(_code(device)) + 1) % 1_000_000:06d}"}).status_code == 400
+    assert client.post(reverse("mfa:verify"), {"code": codes[0]}).status_code == 302
+    assert _logged_in(client)
+
+
+def test_a_wrong_recovery_code_still_backs_the_recovery_codes_off(settings, client, annotator):
+    settings.OTP_STATIC_THROTTLE_FACTOR = 3600
+    _totp(annotator)
+    codes = signin.recovery_codes_regenerate(annotator)
+    wrong = "aaaaaaaa" if "aaaaaaaa" not in codes else "bbbbbbbb"
+    _password(client, "anna-annotator")
+    assert client.post(reverse("mfa:verify"), {"code": wrong}).status_code == 400
+    assert client.post(reverse("mfa:verify"), {"code": codes[0]}).status_code == 400
+
+
 # --- API tokens ----------------------------------------------------------------------------------
 
 

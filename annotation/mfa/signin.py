@@ -24,6 +24,7 @@ The rules (docs/guide/mfa.md):
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -173,6 +174,11 @@ def complete_sign_in(request: HttpRequest, user: Any, device: Device) -> str:
 # --- Codes ----------------------------------------------------------------------------------------
 
 
+# What ``StaticToken.random_token`` issues (django-otp: the base32 of five random bytes, lower case): eight
+# characters of a–z and 2–7. Every recovery code Concord hands out has this shape.
+RECOVERY_CODE_SHAPE = re.compile(r"[a-z2-7]{8}")
+
+
 def _normalise(code: str) -> str:
     """The code without spaces or dashes, lower case; empty for anything but ASCII (no Unicode digits)."""
     code = "".join(code.split()).replace("-", "").lower()
@@ -192,9 +198,12 @@ def verify_code(user: Any, code: str) -> Device | None:
             for device in TOTPDevice.objects.select_for_update().filter(user=user, confirmed=True).order_by("pk"):
                 if device.verify_token(code):
                     return device
-        for static in StaticDevice.objects.select_for_update().filter(user=user, confirmed=True).order_by("pk"):
-            if static.verify_token(code):
-                return static
+        # Only input shaped like a recovery code is tried as one: a mistyped authenticator code must not count
+        # as a wrong recovery code (django-otp would back the recovery codes off and refuse the right one next).
+        if RECOVERY_CODE_SHAPE.fullmatch(code):
+            for static in StaticDevice.objects.select_for_update().filter(user=user, confirmed=True).order_by("pk"):
+                if static.verify_token(code):
+                    return static
     return None
 
 
