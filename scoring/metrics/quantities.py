@@ -259,9 +259,22 @@ def frequencies(text: str) -> tuple[list[Amount], str]:
 
 
 def rates_conflict(claim: list[Amount], sentence: list[Amount]) -> bool:
-    """Both state how often and no rate of the claim meets one of the sentence's (ranges meet when they overlap:
-    "four times a day" meets "every 4 to 6 hours", "three times a day" does not)."""
-    return bool(claim and sentence) and not any(c.overlaps(s) for c in claim for s in sentence)
+    """Both state how often and a rate of the claim meets none of the sentence's rates still unanswered, while
+    one is left (rates compared as multisets, like amounts: "given weekly …, while … weekly" against "given
+    daily …, while … weekly" conflicts). Ranges meet when they overlap: "four times a day" meets "every 4 to 6
+    hours", "three times a day" does not. A claim that states a frequency more than the sentence does is not a
+    conflict (a lack of support)."""
+    if not claim or not sentence:
+        return False
+    left = list(sentence)
+    unmet = []
+    for c in claim:
+        met = next((s for s in left if c.overlaps(s)), None)
+        if met is None:
+            unmet.append(c)
+        else:
+            left.remove(met)
+    return bool(unmet and left)
 
 
 # --- amounts ---------------------------------------------------------------------------------------------------
@@ -379,7 +392,12 @@ def _per_day(a: Amount) -> Amount:
 
 
 def rates_text(rates: list[Amount]) -> str:
-    return ", ".join(_fmt(r.low, r.high).replace(" /day", "/day") for r in rates)
+    """"2/day", "4–6/day", "1/7/day" (once weekly): exact rates per day."""
+    def text(r: Amount) -> str:
+        if r.high is None or r.high == r.low:
+            return f"{r.low.magnitude}/day"
+        return f"{r.low.magnitude}–{r.high.magnitude}/day"
+    return ", ".join(text(r) for r in rates)
 
 
 def compare(claim: str, sentence: str) -> list[tuple[str, str, str]]:
@@ -416,10 +434,12 @@ def compare(claim: str, sentence: str) -> list[tuple[str, str, str]]:
             continue
         if c.unit is None and any(c.numbers[0] in s.numbers for s in s_q):
             continue  # a bare "5" against "5 mg": the claim does not say otherwise
+        # Totals come from frequencies, which meet when they overlap ("every 4 to 6 hours"), so totals do too:
+        # "1 g every 4 to 6 hours" (4 to 6 g a day) meets the BNF's "maximum 4 g per day" for paracetamol.
         total = c_totals.get(id(c))
-        if total is not None and any(agrees(total, s) for s in s_q if per_time(s)):
+        if total is not None and any(agrees(total, s) or total.overlaps(s) for s in s_q if per_time(s)):
             continue  # "1 g four times a day" against "up to 4 g a day"
-        if per_time(c) and any(agrees(c, t) for t in s_totals):
+        if per_time(c) and any(agrees(c, t) or c.overlaps(t) for t in s_totals):
             continue  # "4 puffs a day" against "2 puffs twice a day"
         if per_time(c) and not s_rates and any(agrees(_per_day(c), s) for s in s_q):
             continue  # "500 mg a day" against "take 500 mg": the sentence does not say how often
