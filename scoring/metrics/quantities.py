@@ -279,7 +279,7 @@ def rates_conflict(claim: list[Amount], sentence: list[Amount]) -> bool:
 
 # --- amounts ---------------------------------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+(?![\d,])|\d+(?:[.,]\d+)?%?|per\s+cent\b|[a-zµ]+(?:['’][a-z]+)?|/|[-–—]")
+_TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+(?![\d,])|\d+(?:[.,]\d+)?%?|per\s+cent\b|[a-zµ]+(?:['’][a-z]+)?|[/%]|[-–—]")
 _UPPER = ("up to", "no more than", "not more than", "not exceeding", "not to exceed", "maximum of", "maximum",
           "max", "at most", "a maximum of", "less than", "fewer than", "under", "below")
 _LOWER = ("at least", "no less than", "not less than", "minimum of", "a minimum of", "minimum", "more than",
@@ -314,7 +314,7 @@ def amounts(text: str) -> list[Amount]:
         if first is None or (w == "one" and not (i + 1 < len(tokens) and unit_of(tokens[i + 1]) is not None)):
             i += 1
             continue
-        start, j, nums = i, i + 1, [first]
+        start, j, nums, scale = i, i + 1, [first], Fraction(1)
         unit = REGISTRY.percent if w.endswith("%") else None
         if unit is None and j + 1 < len(tokens) and tokens[j] in _RANGE and number(tokens[j + 1]) is not None:
             nums.append(number(tokens[j + 1]))
@@ -324,18 +324,25 @@ def amounts(text: str) -> list[Amount]:
         if unit is None and j < len(tokens) and unit_of(tokens[j]) is not None:
             unit = unit_of(tokens[j])
             j += 1
-            # a compound unit: "mg/kg", "mg per kg", "mmol/L", "g a day", "puffs each day"
-            if j + 1 < len(tokens) and tokens[j] in _PER:
-                den_word = "day" if tokens[j + 1] == "night" else tokens[j + 1]
+            # a compound unit: "mg/kg", "mg per kg", "mmol/L", "g a day", "puffs each day", and with a number in
+            # the denominator "8 tablets in 24 hours", "250 mg/5 ml" (the BNF's "max. 4 g per day", "250 mg/5 mL")
+            k = j + 1
+            count = number(tokens[k]) if k < len(tokens) and tokens[j] in _PER | {"in"} else None
+            if count:
+                k += 1
+            if k < len(tokens) and tokens[j] in _PER | {"in"}:
+                den_word = "day" if tokens[k] == "night" else tokens[k]
                 den = unit_of(den_word)
-                if den is not None and (tokens[j] in ("/", "per") or dimension(den) == "time"):
+                if den is not None and (tokens[j] in ("/", "per") or dimension(den) == "time") \
+                        and (tokens[j] != "in" or count is not None):
                     if den_word in ("kg", "kilogram", "kilograms"):  # "per kg": of the patient's body weight
                         den = REGISTRY.kilogram_body_weight
                     unit = unit / den
-                    j += 2
+                    scale = 1 / Fraction(count or 1)
+                    j = k + 1
         surface = " ".join(tokens[start:j])
         bound = _bound(tokens, start) if len(nums) == 1 else None
-        qs = [Q_(n, unit) if unit is not None else Q_(n) for n in nums]
+        qs = [Q_(n * scale, unit) if unit is not None else Q_(n) for n in nums]
         if bound is not None:
             surface = f"{bound[1]} {surface}"
         if bound is not None and bound[0] == "upper":
