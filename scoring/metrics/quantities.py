@@ -195,8 +195,13 @@ def _fmt(low: pint.Quantity, high: pint.Quantity | None) -> str:
 
 
 def _unit_text(unit: pint.Unit) -> str:
-    num = [k for k, v in unit._units.items() if v > 0]
-    den = [k for k, v in unit._units.items() if v < 0]
+    # pint's own formatter cannot write Fraction exponents on Python 3.11 ("unsupported format string")
+    def name(k: str) -> str:  # "mg", "ml", "mmol" by their symbols; "day", "tablet", "puff" by their names
+        by_symbol = dimension(REGISTRY.parse_units(k)) in ("mass", "volume", "substance", "percent")
+        return REGISTRY.get_symbol(k) if by_symbol else k
+
+    num = [name(k) for k, v in unit._units.items() if v > 0]
+    den = [name(k) for k, v in unit._units.items() if v < 0]
     return " ".join(num) + ("/" + "/".join(den) if den else "") if num else "/" + "/".join(den)
 
 
