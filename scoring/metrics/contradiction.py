@@ -23,13 +23,23 @@ attributable" responses): 0.5 keeps 5 of 212 supported natural pairs from being 
   without food") contradicts neither. Below ``MIN_MATCH`` this kind alone is still checked when the two match
   apart from their polarity terms (``POLARITY_MIN_MATCH``, F1 of the other content words, 0.3, tuned on the
   natural set's dev split: ``tests/scoring/data/natural_contradictions.jsonl``).
-- ``frequency``: both state how often ("twice a day", "every 6 hours", "daily", "four times a day") and
-  the rates per day differ.
+Numbers, units, doses, durations and frequencies are read as pint quantities with exact Fractions by
+``scoring.metrics.quantities`` (its docstring lists the units, the custom ones — tablets, drops, puffs, IU, the
+5-mL spoon, mg per kg of body weight — and the sources); ranges ("1–2 tablets", "every 4 to 6 hours") and bounds
+("up to 4 g a day", "more than 2 weeks") are intervals.
+
+- ``frequency``: both state how often ("twice a day" = "every 12 hours" = 2/day, "once weekly" = 1/7 a day,
+  "every 4 to 6 hours" = 4 to 6 a day) and a rate of the claim meets none of the sentence's (as multisets;
+  ranges meet when they overlap: "three times a day" against "every 4 to 6 hours" is a mismatch).
 - ``unit``: the same number with a different unit that is not an equal quantity ("5 mg" vs "5 g";
-  "500 mg" vs "0.5 g" is equal and passes; "3 days" vs "3 weeks").
-- ``dose``: a drug amount ("mg", "ml", "tablets", "drops", "units", …) whose number differs from the
-  sentence's amount in the same unit.
-- ``number``: any other number of the claim absent from the sentence while the sentence states numbers.
+  "500 mg" vs "0.5 g" is equal and passes; "3 days" vs "3 weeks"; "10 mg/kg" vs "10 mg").
+- ``dose``: a drug amount (mass, volume, tablets, drops, puffs, units, mmol, and these per time or per kg)
+  that is neither equal to the sentence's amount of the same dimension nor inside its range or bound: "6 g a
+  day" against "up to 4 g a day" is a mismatch, "2 g" against "up to 4 g" is not. A dose with one stated
+  frequency is also compared as a daily total with a dose per time ("2 g four times a day" = 8 g/day exceeds
+  "up to 4 g a day"; "two puffs twice daily" = "4 puffs a day").
+- ``number``: any other number of the claim (time, percent, bare numbers) absent from the sentence while the
+  sentence states numbers.
 - ``drug``: the claim names a drug the sentence does not, and the sentence names a drug the claim does not
   (brand and generic names of the same drug are one drug, ``DRUG_SYNONYMS``), counting mentions.
 - ``body_part``: likewise for body parts (singular and plural are one part; idioms such as "on the other
