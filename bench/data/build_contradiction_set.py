@@ -387,7 +387,7 @@ def has_slot(kind: str, s: str) -> bool:
     return {
         "negation": True,
         "number": any(u is None or C.dimension(u) == "time" for _, u, _ in q),
-        "dose": any(u is not None and C.dimension(u) in C.DOSE_DIMENSIONS for _, u, _ in q),
+        "dose": any(u is not None and C.is_dose(C.dimension(u)) for _, u, _ in q),
         "frequency": bool(C.frequencies(s)[0]),
         "unit": any(u is not None for _, u, _ in q),
         "drug": bool(C.drugs(s)),

@@ -78,6 +78,7 @@ NUMBER_WORDS = quantities_.NUMBER_WORDS
 DOSE_DIMENSIONS = quantities_.DOSE_DIMENSIONS
 UNIT_WORDS = quantities_.UNIT_WORDS
 dimension = quantities_.dimension
+is_dose = quantities_.is_dose
 _FREQ = quantities_.FREQ_PATTERNS
 
 DRUG_SYNONYMS = {
