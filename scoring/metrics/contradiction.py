@@ -163,7 +163,7 @@ def frequencies(text: str) -> tuple[set[Fraction | tuple[Fraction, Fraction]], s
     """Rates per day of the frequency expressions in ``text`` (a (low, high) pair for a range such as "every 4 to 6
     hours"), and the text with them removed."""
     rates, rest = quantities_.frequencies(text)
-    return {r.low.magnitude if r.point else (r.low.magnitude, r.high.magnitude) for r in rates}, rest
+    return {r.low.magnitude if r.point or r.high is None else (r.low.magnitude, r.high.magnitude) for r in rates}, rest
 
 
 def quantities(text: str) -> list[tuple[Fraction, object | None, str]]:

@@ -34,8 +34,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import pint
+
+# pint's generic types (Quantity[int | float | complex …]) do not describe Fraction magnitudes; quantities and units
+# are typed as Any here, and every value that leaves this module is a Fraction, a str or an Amount.
+Quantity = Any
+Unit = Any
 
 DEFINITIONS = """
 tablet = [dose_form] = tab = pill = capsule = cap
@@ -48,7 +54,7 @@ kilogram_body_weight = [body_weight] = kg_bw
 @alias gram = gm
 """
 
-REGISTRY = pint.UnitRegistry(non_int_type=Fraction, cache_folder=None, on_redefinition="raise")
+REGISTRY: Any = pint.UnitRegistry(non_int_type=Fraction, cache_folder=None, on_redefinition="raise")
 for _line in DEFINITIONS.strip().splitlines():
     REGISTRY.define(_line)
 Q_ = REGISTRY.Quantity
@@ -94,7 +100,7 @@ def number(token: str) -> Fraction | None:
         return None
 
 
-def unit_of(word: str) -> pint.Unit | None:
+def unit_of(word: str) -> Unit | None:
     """The pint unit a surface word names ("mg", "Tablets", "%", "teaspoon"), or None if it is not a unit word."""
     word = word.lower()
     if word not in UNIT_WORDS:
@@ -102,7 +108,7 @@ def unit_of(word: str) -> pint.Unit | None:
     return REGISTRY.parse_units(_SPELLING.get(word, word))
 
 
-def dimension(unit: pint.Unit | str | None) -> str | None:
+def dimension(unit: Unit | str | None) -> str | None:
     """A name for a unit's dimension: "mass", "volume", "time", "percent", "tablets", … or the dimensionality."""
     if unit is None:
         return None
@@ -113,9 +119,10 @@ def dimension(unit: pint.Unit | str | None) -> str | None:
     if unit == REGISTRY.percent:
         return "percent"
     dims = dict(REGISTRY.get_dimensionality(unit))
-    names = {(("[mass]", 1),): "mass", (("[length]", 3),): "volume", (("[time]", 1),): "time",
-             (("[dose_form]", 1),): "tablets", (("[drop]", 1),): "drops", (("[puff]", 1),): "puffs",
-             (("[biological_activity]", 1),): "units", (("[substance]", 1),): "substance"}
+    names: dict[tuple[tuple[str, int], ...], str] = {
+        (("[mass]", 1),): "mass", (("[length]", 3),): "volume", (("[time]", 1),): "time",
+        (("[dose_form]", 1),): "tablets", (("[drop]", 1),): "drops", (("[puff]", 1),): "puffs",
+        (("[biological_activity]", 1),): "units", (("[substance]", 1),): "substance"}
     key = tuple(sorted((k, int(v)) for k, v in dims.items()))
     return names.get(key, " ".join(f"{k}^{v}" for k, v in key) or "dimensionless")
 
@@ -137,10 +144,10 @@ class Amount:
     ``numbers``: the numbers as written (in ``unit``), ``unit``: None for a bare number, ``surface``: the text.
     """
 
-    low: pint.Quantity
-    high: pint.Quantity | None
+    low: Quantity
+    high: Quantity | None
     numbers: tuple[Fraction, ...]
-    unit: pint.Unit | None
+    unit: Unit | None
     surface: str
     total: bool = False  # a daily total worked out from a dose and a frequency (see :func:`totals`)
 
@@ -152,7 +159,7 @@ class Amount:
     def point(self) -> bool:
         return self.high is not None and self.low == self.high
 
-    def dimensionality(self):
+    def dimensionality(self) -> Any:
         return self.low.dimensionality
 
     def within(self, other: Amount) -> bool:
@@ -185,7 +192,7 @@ class Amount:
                       low.units, f"{self.surface} × {rate.surface} = {_fmt(low, high)}", total=True)
 
 
-def _fmt(low: pint.Quantity, high: pint.Quantity | None) -> str:
+def _fmt(low: Quantity, high: Quantity | None) -> str:
     unit = _unit_text(low.units)
     if high is None:
         return f"≥ {float(low.magnitude):g} {unit}"
@@ -194,7 +201,7 @@ def _fmt(low: pint.Quantity, high: pint.Quantity | None) -> str:
     return f"{float(low.magnitude):g}–{float(high.to(low.units).magnitude):g} {unit}"
 
 
-def _unit_text(unit: pint.Unit) -> str:
+def _unit_text(unit: Unit) -> str:
     # pint's own formatter cannot write Fraction exponents on Python 3.11 ("unsupported format string")
     def name(k: str) -> str:  # "mg", "ml", "mmol" by their symbols; "day", "tablet", "puff" by their names
         by_symbol = dimension(REGISTRY.parse_units(k)) in ("mass", "volume", "substance", "percent")
@@ -222,7 +229,7 @@ FREQ_ADVERB = re.compile(rf"\b({_ADVERBS})\b")
 FREQ_PATTERNS = (FREQ_COUNT_PERIOD, FREQ_COUNT_ADVERB, FREQ_EVERY, FREQ_ADVERB)
 
 
-def _rate(count: Fraction, period: pint.Quantity, surface: str) -> Amount:
+def _rate(count: Fraction, period: Quantity, surface: str) -> Amount:
     q = (Q_(count) / period).to(1 / REGISTRY.day)
     return Amount(q, q, (count,), q.units, surface)
 
@@ -250,10 +257,11 @@ def frequencies(text: str) -> tuple[list[Amount], str]:
         every, upper, unit = m.group(1), m.group(3), _TIME[m.group(4)]
         first = Fraction(2) if every and every.strip() == "other" else (number(every.strip()) if every else None)
         first = first or Fraction(1)
-        if upper and number(upper):  # "every 4 to 6 hours": from one dose every 6 hours to one every 4
-            slow, fast = _rate(Fraction(1), Q_(number(upper), unit), ""), _rate(Fraction(1), Q_(first, unit), "")
+        last = number(upper) if upper else None
+        if last:  # "every 4 to 6 hours": from one dose every 6 hours to one every 4
+            slow, fast = _rate(Fraction(1), Q_(last, unit), ""), _rate(Fraction(1), Q_(first, unit), "")
             low, high = min(slow.low, fast.low), max(slow.low, fast.low)
-            rates.append(Amount(low, high, (first, number(upper)), low.units, m.group(0)))
+            rates.append(Amount(low, high, (first, last), low.units, m.group(0)))
         else:
             rates.append(_rate(Fraction(1), Q_(first, unit), m.group(0)))
     rest = FREQ_EVERY.sub(" ", rest)
@@ -321,8 +329,9 @@ def amounts(text: str) -> list[Amount]:
             continue
         start, j, nums, scale = i, i + 1, [first], Fraction(1)
         unit = REGISTRY.percent if w.endswith("%") else None
-        if unit is None and j + 1 < len(tokens) and tokens[j] in _RANGE and number(tokens[j + 1]) is not None:
-            nums.append(number(tokens[j + 1]))
+        second = number(tokens[j + 1]) if unit is None and j + 1 < len(tokens) and tokens[j] in _RANGE else None
+        if second is not None:
+            nums.append(second)
             j += 2
             if tokens[j - 1].endswith("%"):
                 unit = REGISTRY.percent
@@ -391,7 +400,7 @@ def agrees(claim: Amount, sentence: Amount) -> bool:
         sentence_bound = sentence.high is None or (sentence.low.magnitude == 0 and not sentence.point)
         return not (claim_bound and sentence_bound)
     if sentence.point and not claim.point:  # "up to 4 g" against "4 g": the same amount
-        return (claim.high is not None and claim.high == sentence.high) or claim.low == sentence.low
+        return bool((claim.high is not None and claim.high == sentence.high) or claim.low == sentence.low)
     return False
 
 
@@ -471,7 +480,7 @@ def compare(claim: str, sentence: str) -> list[tuple[str, str, str]]:
         total_dim = [s.surface for s in s_q if per_time(s) and s.dim == total.dim] if total is not None else []
         if same_dim:
             out.append(("dose" if is_dose(c.dim) else "number", c.surface, ", ".join(same_dim)))
-        elif total_dim:
+        elif total is not None and total_dim:
             out.append(("dose", total.surface, ", ".join(total_dim)))
         elif c.unit is None and any(s.unit is None for s in s_q):
             out.append(("number", c.surface, ", ".join(s.surface for s in s_q if s.unit is None)))
