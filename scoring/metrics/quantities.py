@@ -453,7 +453,7 @@ def compare(claim: str, sentence: str) -> list[tuple[str, str, str]]:
             continue
         if any(agrees(c, s) and not c.same(s) for s in s_q):
             continue
-        if c.unit is None and any(c.numbers[0] in s.numbers for s in s_q):
+        if c.unit is None and all(any(n in s.numbers for s in s_q) for n in c.numbers):
             continue  # a bare "5" against "5 mg": the claim does not say otherwise
         # Totals come from frequencies, which meet when they overlap ("every 4 to 6 hours"), so totals do too:
         # "1 g every 4 to 6 hours" (4 to 6 g a day) meets the BNF's "maximum 4 g per day" for paracetamol.

@@ -142,6 +142,8 @@ def test_frequencies_are_rates_per_time(text, per_day):
     ("Take 3 tablets at night.", "Take 1-2 tablets at night.", ["dose"]),
     ("It lasts 1 to 2 weeks.", "It lasts 1 to 3 weeks.", []),  # inside the range
     ("It lasts 1 to 4 weeks.", "It lasts 1 to 3 weeks.", ["number"]),  # time: a number, not a dose
+    ("Scores of 1-2 are normal.", "Scores of 1-3 are normal.", ["number"]),  # bare ranges: every number counts
+    ("Scores of 1-3 are normal.", "Scores of 1-3 are normal.", []),
     # daily totals
     ("Use two puffs twice daily.", "Use 4 puffs a day.", []),
     ("Use two puffs twice daily.", "Use 6 puffs a day.", ["dose"]),
