@@ -166,7 +166,7 @@ def _replace_number(s: str, variant: int, want_unit: str) -> tuple[str, str] | N
         if _in_frequency(s, m.start()):
             continue
         unit = (m.group(3) or "").lower()
-        dim = C.UNITS[unit][0] if unit in C.UNITS else None
+        dim = C.dimension(unit) if unit in C.UNIT_WORDS else None
         kind = "dose" if dim in C.DOSE_DIMENSIONS else ("time" if dim else "plain")
         if kind != want_unit and not (want_unit == "number" and kind in ("plain", "time")):
             continue
@@ -386,8 +386,8 @@ def has_slot(kind: str, s: str) -> bool:
     q = C.quantities(C.frequencies(s)[1])
     return {
         "negation": True,
-        "number": any(u is None or C.UNITS[u][0] == "time" for _, u, _ in q),
-        "dose": any(u is not None and C.UNITS[u][0] in C.DOSE_DIMENSIONS for _, u, _ in q),
+        "number": any(u is None or C.dimension(u) == "time" for _, u, _ in q),
+        "dose": any(u is not None and C.is_dose(C.dimension(u)) for _, u, _ in q),
         "frequency": bool(C.frequencies(s)[0]),
         "unit": any(u is not None for _, u, _ in q),
         "drug": bool(C.drugs(s)),

@@ -23,13 +23,23 @@ attributable" responses): 0.5 keeps 5 of 212 supported natural pairs from being 
   without food") contradicts neither. Below ``MIN_MATCH`` this kind alone is still checked when the two match
   apart from their polarity terms (``POLARITY_MIN_MATCH``, F1 of the other content words, 0.3, tuned on the
   natural set's dev split: ``tests/scoring/data/natural_contradictions.jsonl``).
-- ``frequency``: both state how often ("twice a day", "every 6 hours", "daily", "four times a day") and
-  the rates per day differ.
+Numbers, units, doses, durations and frequencies are read as pint quantities with exact Fractions by
+``scoring.metrics.quantities`` (its docstring lists the units, the custom ones — tablets, drops, puffs, IU, the
+5-mL spoon, mg per kg of body weight — and the sources); ranges ("1–2 tablets", "every 4 to 6 hours") and bounds
+("up to 4 g a day", "more than 2 weeks") are intervals.
+
+- ``frequency``: both state how often ("twice a day" = "every 12 hours" = 2/day, "once weekly" = 1/7 a day,
+  "every 4 to 6 hours" = 4 to 6 a day) and a rate of the claim meets none of the sentence's (as multisets;
+  ranges meet when they overlap: "three times a day" against "every 4 to 6 hours" is a mismatch).
 - ``unit``: the same number with a different unit that is not an equal quantity ("5 mg" vs "5 g";
-  "500 mg" vs "0.5 g" is equal and passes; "3 days" vs "3 weeks").
-- ``dose``: a drug amount ("mg", "ml", "tablets", "drops", "units", …) whose number differs from the
-  sentence's amount in the same unit.
-- ``number``: any other number of the claim absent from the sentence while the sentence states numbers.
+  "500 mg" vs "0.5 g" is equal and passes; "3 days" vs "3 weeks"; "10 mg/kg" vs "10 mg").
+- ``dose``: a drug amount (mass, volume, tablets, drops, puffs, units, mmol, and these per time or per kg)
+  that is neither equal to the sentence's amount of the same dimension nor inside its range or bound: "6 g a
+  day" against "up to 4 g a day" is a mismatch, "2 g" against "up to 4 g" is not. A dose with one stated
+  frequency is also compared as a daily total with a dose per time ("2 g four times a day" = 8 g/day exceeds
+  "up to 4 g a day"; "two puffs twice daily" = "4 puffs a day").
+- ``number``: any other number of the claim (time, percent, bare numbers) absent from the sentence while the
+  sentence states numbers.
 - ``drug``: the claim names a drug the sentence does not, and the sentence names a drug the claim does not
   (brand and generic names of the same drug are one drug, ``DRUG_SYNONYMS``), counting mentions.
 - ``body_part``: likewise for body parts (singular and plural are one part; idioms such as "on the other
@@ -51,6 +61,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from scoring.metrics import polarity
+from scoring.metrics import quantities as quantities_
 
 KINDS = ("negation", "number", "dose", "frequency", "unit", "drug", "body_part", "polarity")
 MIN_MATCH = 0.5
@@ -61,39 +72,14 @@ NEGATORS = frozenset(["not", "no", "never", "cannot", "can't", "don't", "doesn't
                       "isn't", "aren't", "wasn't", "weren't", "mustn't", "haven't", "hasn't", "couldn't", "wouldn't",
                       "without", "avoid", "avoided", "avoiding", "refrain", "nor", "neither", "none", "nothing"])
 
-NUMBER_WORDS: dict[str, int | Fraction] = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
-    "forty": 40, "fifty": 50, "hundred": 100, "half": Fraction(1, 2),
-}
-# unit word -> (dimension, factor to the dimension's base unit)
-UNITS: dict[str, tuple[str, Fraction]] = {}
-for _names, _dim, _factor in (
-    (("mg", "milligram", "milligrams"), "mass", Fraction(1)),
-    (("g", "gram", "grams", "gm"), "mass", Fraction(1000)),
-    (("kg", "kilogram", "kilograms"), "mass", Fraction(1000000)),
-    (("mcg", "µg", "microgram", "micrograms", "ug"), "mass", Fraction(1, 1000)),
-    (("ml", "millilitre", "millilitres", "milliliter", "milliliters", "cc"), "volume", Fraction(1)),
-    (("l", "litre", "litres", "liter", "liters"), "volume", Fraction(1000)),
-    (("iu", "unit", "units"), "units", Fraction(1)),
-    (("tablet", "tablets", "pill", "pills", "capsule", "capsules"), "tablets", Fraction(1)),
-    (("drop", "drops"), "drops", Fraction(1)),
-    (("puff", "puffs"), "puffs", Fraction(1)),
-    (("teaspoon", "teaspoons", "tsp"), "volume", Fraction(5)),
-    (("tablespoon", "tablespoons", "tbsp"), "volume", Fraction(15)),
-    (("second", "seconds"), "time", Fraction(1, 3600)),
-    (("minute", "minutes", "min", "mins"), "time", Fraction(1, 60)),
-    (("hour", "hours", "hr", "hrs", "h"), "time", Fraction(1)),
-    (("day", "days"), "time", Fraction(24)),
-    (("week", "weeks"), "time", Fraction(168)),
-    (("month", "months"), "time", Fraction(730)),
-    (("year", "years"), "time", Fraction(8760)),
-    (("%", "percent", "per cent"), "percent", Fraction(1)),
-):
-    for _n in _names:
-        UNITS[_n] = (_dim, _factor)
-DOSE_DIMENSIONS = frozenset(["mass", "volume", "units", "tablets", "drops", "puffs"])
-_PERIOD_HOURS = {"hour": 1, "day": 24, "night": 24, "week": 168, "month": 730, "year": 8760}
+# Numbers, units, doses and frequencies are read by ``scoring.metrics.quantities`` (pint, exact Fractions); these
+# names stay for the rewrite set's builder (bench/data/build_contradiction_set.py).
+NUMBER_WORDS = quantities_.NUMBER_WORDS
+DOSE_DIMENSIONS = quantities_.DOSE_DIMENSIONS
+UNIT_WORDS = quantities_.UNIT_WORDS
+dimension = quantities_.dimension
+is_dose = quantities_.is_dose
+_FREQ = quantities_.FREQ_PATTERNS
 
 DRUG_SYNONYMS = {
     "tylenol": "paracetamol", "acetaminophen": "paracetamol", "panadol": "paracetamol",
@@ -170,79 +156,20 @@ def words(text: str) -> list[str]:
 
 
 def _number(token: str) -> Fraction | None:
-    if token in NUMBER_WORDS:
-        return Fraction(NUMBER_WORDS[token])
-    if token[:1].isdigit():
-        try:
-            return Fraction(token.rstrip("%").replace(",", "."))
-        except ValueError:
-            return None
-    return None
+    return quantities_.number(token)
 
 
-_N = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-_COUNT = rf"(once|twice|thrice|{_N}\s+times?)"
-_ADVERB_PERIOD = {"daily": "day", "nightly": "day", "weekly": "week", "monthly": "month", "hourly": "hour",
-                  "yearly": "year", "annually": "year"}
-_ADVERBS = "|".join(_ADVERB_PERIOD)
-_ONCE = {"once": 1, "twice": 2, "thrice": 3}
-_FREQ_COUNT_PERIOD = re.compile(rf"\b{_COUNT}\s+(?:a|an|per|each|every|in\s+a|at)\s+(hour|day|night|week|month|year)\b")
-_FREQ_COUNT_ADVERB = re.compile(rf"\b{_COUNT}\s+({_ADVERBS})\b")
-_FREQ_EVERY = re.compile(rf"\bevery\s+(other\s+|{_N}\s+)?(?:to\s+\d+\s+)?(hour|day|night|week|month|year)s?\b")
-_FREQ_ADVERB = re.compile(rf"\b({_ADVERBS})\b")
-_FREQ = (_FREQ_COUNT_PERIOD, _FREQ_COUNT_ADVERB, _FREQ_EVERY, _FREQ_ADVERB)
+def frequencies(text: str) -> tuple[set[Fraction | tuple[Fraction, Fraction]], str]:
+    """Rates per day of the frequency expressions in ``text`` (a (low, high) pair for a range such as "every 4 to 6
+    hours"), and the text with them removed."""
+    rates, rest = quantities_.frequencies(text)
+    return {r.low.magnitude if r.point or r.high is None else (r.low.magnitude, r.high.magnitude) for r in rates}, rest
 
 
-def _count(match: re.Match[str]) -> Fraction:
-    word = match.group(1).split()[0]
-    return Fraction(_ONCE[word]) if word in _ONCE else (_number(word) or Fraction(0))
-
-
-def frequencies(text: str) -> tuple[set[Fraction], str]:
-    """Rates per day of the frequency expressions in ``text``, and the text with them removed."""
-    rates: set[Fraction] = set()
-    rest = text.lower()
-    for m in _FREQ_COUNT_PERIOD.finditer(rest):
-        rates.add(_count(m) * 24 / _PERIOD_HOURS[m.group(3)])
-    rest = _FREQ_COUNT_PERIOD.sub(" ", rest)
-    for m in _FREQ_COUNT_ADVERB.finditer(rest):
-        rates.add(_count(m) * 24 / _PERIOD_HOURS[_ADVERB_PERIOD[m.group(3)]])
-    rest = _FREQ_COUNT_ADVERB.sub(" ", rest)
-    for m in _FREQ_EVERY.finditer(rest):
-        every = m.group(1)
-        n = Fraction(2) if every and every.strip() == "other" else (_number(every.strip()) if every else Fraction(1))
-        rates.add(Fraction(24) / (_PERIOD_HOURS[m.group(3)] * (n or 1)))
-    rest = _FREQ_EVERY.sub(" ", rest)
-    for m in _FREQ_ADVERB.finditer(rest):
-        rates.add(Fraction(24, _PERIOD_HOURS[_ADVERB_PERIOD[m.group(1)]]))
-    rest = _FREQ_ADVERB.sub(" ", rest)
-    return rates, rest
-
-
-def quantities(text: str) -> list[tuple[Fraction, str | None, str]]:
-    """(value, unit or None, surface) for each number in ``text`` (frequency expressions removed first)."""
-    ws = words(text)
-    out: list[tuple[Fraction, str | None, str]] = []
-    for i, w in enumerate(ws):
-        if w == "one" and not (i + 1 < len(ws) and ws[i + 1] in UNITS):
-            continue  # "one of the", "the right one": rarely a quantity worth comparing
-        value = _number(w)
-        if value is None:
-            continue
-        unit = None
-        if w.endswith("%"):
-            unit = "%"
-        elif i + 1 < len(ws) and ws[i + 1] in UNITS:
-            unit = ws[i + 1]
-        out.append((value, unit, w if unit is None else f"{w} {unit}"))
-    return out
-
-
-def _canonical(value: Fraction, unit: str | None) -> tuple[str | None, Fraction]:
-    if unit is None:
-        return None, value
-    dim, factor = UNITS[unit]
-    return dim, value * factor
+def quantities(text: str) -> list[tuple[Fraction, object | None, str]]:
+    """(value, pint unit or None, surface) for each number in ``text`` (frequency expressions removed first); a
+    range gives its first number."""
+    return [(a.numbers[0], a.unit, a.surface) for a in quantities_.amounts(text)]
 
 
 _IDIOMS = re.compile(r"\b(on the (other|one) hand|at hand|first[- ]?hand|hand in hand|back (to|home|then|in|up|down|"
@@ -275,7 +202,7 @@ def negated(text: str) -> bool:
 def _content(text: str) -> set[str]:
     out = set()
     for w in words(text):
-        if w in _STOP or w in NEGATORS or w.endswith("n't") or _number(w) is not None or w in UNITS:
+        if w in _STOP or w in NEGATORS or w.endswith("n't") or _number(w) is not None or w in UNIT_WORDS:
             continue
         if w in DRUGS or w in DRUG_SYNONYMS or w in BODY_PARTS or w in SIDES:
             continue
@@ -311,11 +238,7 @@ def mismatches(claim: str, sentence: str, *, min_match: float = MIN_MATCH) -> li
     elif any(o.by_negation for o in opposed):
         o = next(o for o in opposed if o.by_negation)
         found.append(Mismatch("negation", o.claim, o.evidence))
-    c_rates, c_rest = frequencies(claim)
-    s_rates, s_rest = frequencies(sentence)
-    if c_rates and s_rates and not (c_rates & s_rates):
-        found.append(Mismatch("frequency", _rates(c_rates), _rates(s_rates)))
-    found.extend(_quantity_mismatches(quantities(c_rest), quantities(s_rest)))
+    found.extend(Mismatch(kind, c, e) for kind, c, e in quantities_.compare(claim, sentence))
     # Mentions are compared as multisets: "paracetamol, sold as Lexapro" against "escitalopram, sold as Lexapro"
     # names escitalopram once less and paracetamol once more.
     c_drugs, s_drugs = drug_mentions(claim), drug_mentions(sentence)
@@ -330,46 +253,6 @@ def mismatches(claim: str, sentence: str, *, min_match: float = MIN_MATCH) -> li
         found.append(Mismatch("body_part", ", ".join(sorted(c_sides)), ", ".join(sorted(s_sides))))
     found.extend(Mismatch("polarity", f"{o.group}: {o.claim}", o.evidence) for o in opposed if not o.by_negation)
     return found
-
-
-def _rates(rates: set[Fraction]) -> str:
-    return ", ".join(f"{float(r):g}/day" for r in sorted(rates))
-
-
-def _quantity_mismatches(
-    claim_q: list[tuple[Fraction, str | None, str]], sentence_q: list[tuple[Fraction, str | None, str]]
-) -> list[Mismatch]:
-    """Quantities compared as multisets ("HSV-2 and HSV-2" against "HSV-1 and HSV-2" names 2 once too often)."""
-    if not claim_q or not sentence_q:
-        return []
-    s_canonical = Counter(_canonical(v, u) for v, u, _ in sentence_q)
-    unmatched = []
-    for value, unit, surface in claim_q:
-        key = _canonical(value, unit)
-        if s_canonical[key] > 0:
-            s_canonical[key] -= 1
-        elif unit is None and any(v == value for v, _, _ in sentence_q):
-            continue  # a bare "5" against "5 mg": the claim does not say otherwise
-        else:
-            unmatched.append((value, unit, surface))
-    s_values = {v for v, _, _ in sentence_q}
-    out: list[Mismatch] = []
-    for value, unit, surface in unmatched:
-        dim = UNITS[unit][0] if unit else None
-        if unit is not None and value in s_values:
-            same_value = [s for v, u, s in sentence_q if v == value and u is not None]
-            if not same_value:
-                continue  # "5 mg" against a bare "5": the sentence does not say otherwise
-            out.append(Mismatch("unit", surface, ", ".join(same_value)))
-            continue
-        same_dim = [s for v, u, s in sentence_q if u is not None and UNITS[u][0] == dim] if dim else []
-        if same_dim:
-            out.append(Mismatch("dose" if dim in DOSE_DIMENSIONS else "number", surface, ", ".join(same_dim)))
-        elif unit is None and any(u is None for _, u, _ in sentence_q):
-            out.append(Mismatch("number", surface, ", ".join(s for _, u, s in sentence_q if u is None)))
-        elif dim is not None and not any(u is not None for _, u, _ in sentence_q):
-            out.append(Mismatch("number", surface, ", ".join(s for _, _, s in sentence_q)))
-    return out
 
 
 def match_f1(claim: str, sentence: str) -> float:
