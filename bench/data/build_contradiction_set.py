@@ -321,6 +321,13 @@ def p_dose_rescaled(s: str) -> tuple[str, str] | None:
             return s[: m.start(2)] + UNIT_SPELL[unit] + s[m.end(2):], f"{m.group(2)} -> {UNIT_SPELL[unit]}"
         factor, new_unit = SCALE_EQUAL[unit]
         value = f"{float(Fraction(m.group(1)) * factor):g}"
+        # The end of a range ("1-5 mg"): both ends are rescaled ("1000-5000 mcg"), or the range would change.
+        start = re.search(r"(\d+(?:\.\d+)?)(\s*(?:-|–|to)\s*)$", s[: m.start()])
+        if start:
+            low = f"{float(Fraction(start.group(1)) * factor):g}"
+            old = s[start.start(1) : m.end()]
+            new = f"{low}{start.group(2)}{value} {new_unit}"
+            return s[: start.start(1)] + new + s[m.end():], f"{old} -> {new} (equal)"
         return s[: m.start()] + f"{value} {new_unit}" + s[m.end():], f"{m.group(0)} -> {value} {new_unit} (equal)"
     return None
 
@@ -405,7 +412,7 @@ KQA_ONLY = {"dose", "frequency", "drug"}  # BEGIN's movie knowledge has no doses
 def build() -> list[dict]:
     pool = sources()
     records: list[dict] = []
-    for kind in C.KINDS:
+    for kind in CONTRADICT:  # the kinds this builder rewrites (the check also has `polarity`, not built here)
         made: dict[str, list[dict]] = defaultdict(list)
         # Interleave K-QA and BEGIN so both datasets are represented where the kind occurs in both.
         kqa = [c for c in pool if c["source"].startswith("kqa")]
