@@ -15,32 +15,47 @@ Two things a similarity backend cannot see, read here without a model:
    (first-line / last resort) and efficacy (effective / ineffective) as part of ``action`` (recommended /
    avoid); :func:`match` is the gate below ``MIN_MATCH`` (content F1 with the polarity terms left out).
 
-2. **Negation and hypothetical scope**, after ConText (Harkema, Dowling, Thornblade, Chapman: "ConText: An
+2. **Negation and hypothetical scope**, read by ConText (Harkema, Dowling, Thornblade, Chapman: "ConText: An
    algorithm for determining negation, experiencer, and temporal status from clinical reports", J Biomed
-   Inform 42(5):839–851, 2009), itself built on NegEx (Chapman et al., J Biomed Inform 34(5):301–310, 2001).
-   medspaCy's ConText component is not used yet (it is on PyPI; this first version was written without it):
-   the published algorithm's core is implemented here, minimal:
+   Inform 42(5):839–851, 2009; built on NegEx, Chapman et al., J Biomed Inform 34(5):301–310, 2001) as
+   medspaCy implements it (Eyre, Chapman, Peterson, Shi, Alba, Jones, Box, DuVall, Patterson: "Launching into
+   clinical space with medspaCy: a new clinical text processing toolkit in Python", AMIA Annu Symp Proc
+   2021:438–447). :func:`pipeline` is one blank spaCy English pipeline (no model, nothing downloaded) holding
+   medspaCy's ``medspacy_context`` component, built on first use and shared. Its rules are medspaCy's default
+   ConText rules (negated existence, possible existence, hypothetical, historical, family) plus Concord's
+   own (:func:`concord_rules`), which win where both name the same phrase:
 
-   - *trigger terms* (``NEGATION_TRIGGERS``: "not", "no", "never", "n't", "cannot", …;
-     ``WEAK_NEGATION_TRIGGERS``: "instead of", "rather than", "without", which reverse a term in their scope
-     but never negate the sentence; ``HYPOTHETICAL_TRIGGERS``: "if", "in case", "unless", "should you", …)
-     open a scope running forward from the trigger; a trigger that begins a term of its own ("no symptoms":
-     asymptomatic; "no more than": at most) is that term;
-   - the scope ends at a *termination term* (``TERMINATORS``: "but", "however", "although", "except",
-     "whereas", "which", "because", …), at a clause punctuation mark (, ; :), at the end of the sentence, or
-     after ``MAX_SCOPE`` tokens (NegEx's window, ConText's default being the sentence);
+   - *trigger terms*, each a ``FORWARD`` rule with a scope of ``MAX_SCOPE`` tokens (NegEx's window):
+     ``NEGATION_TRIGGERS`` ("not", "no", "never", "n't", "cannot", …: ``NEGATED_EXISTENCE``),
+     ``WEAK_NEGATION_TRIGGERS`` ("instead of", "rather than", "without": ``WEAK_NEGATION``, which reverse a
+     term in their scope but never negate the sentence), ``HYPOTHETICAL_TRIGGERS`` ("if", "in case",
+     "unless", "should you", …: ``HYPOTHETICAL``); a negation's scope also ends at a hypothetical trigger
+     (``terminated_by``);
    - *pseudo-triggers* (``PSEUDO_TRIGGERS``: "not only", "no doubt", "with or without", "whether or not",
-     "no matter", …) contain a trigger word but trigger nothing.
+     "if not", "no matter", …), ``PSEUDO`` rules: they contain a trigger word but trigger nothing;
+   - *termination terms* (``TERMINATORS``: "but", "however", "although", "except", "whereas", "which",
+     "because", …; ``PUNCTUATION_TERMINATORS``: , ; : ( ) and the end of the sentence; "or" / "and" where a new
+     clause follows, ``CLAUSE_JOINTS``), ``TERMINATE`` rules that end every scope they fall in.
 
-   What ConText does with a scope — mark the concepts in it as negated or hypothetical — is applied to the
-   polarity terms: every term inside a negation scope takes the opposite pole ("*not* commonly associated"
-   holds *rare*; "do *not* take it" holds *avoid*), and that negation has then been accounted for, unless the
-   other sentence has no term of that group to compare with (:func:`negated_against`). Groups whose opposite
-   a negation does not express (``NOT_NEGATED``: "not in the morning" is not "in the evening") are left as
-   they are. A negation whose scope holds no (reversible) term is the sentence's negation (``Reading.negated``),
-   kept separately for the assertion and for hypothetical scopes ("if it does *not* improve"), which are
-   compared only when both sentences have one (:func:`negation_differs`). ConText's experiencer and temporal
-   (historical) attributes are not implemented.
+   ConText's *targets* are the polarity terms found in (1), given to it as the span group ``SPAN_GROUP``; a
+   trigger that is part of a term ("no symptoms": asymptomatic; "no more than": at most; "not allowed")
+   is that term and no modifier (``prune_on_target_overlap``). What ConText does with a scope — mark the
+   targets in it as negated or hypothetical — is applied to the polarity terms: every term a negation
+   modifies takes the opposite pole ("*not* commonly associated" holds *rare*; "do *not* take it" holds
+   *avoid*), and that negation has then been accounted for, unless the other sentence has no term of that
+   group to compare with (:func:`negated_against`). Groups whose opposite a negation does not express
+   (``NOT_NEGATED``: "not in the morning" is not "in the evening") are left as they are. A negation that
+   modifies no (reversible) term is the sentence's negation (``Reading.negated``), kept separately for the
+   assertion and for hypothetical scopes ("if it does *not* improve"), which are compared only when both
+   sentences have one (:func:`negation_differs`).
+
+   ConText's other attributes are read and recorded, not compared: ``Reading.historical`` / ``Term.historical``
+   (a ``HISTORICAL`` modifier: "history of"), ``Reading.family`` / ``Term.family`` (the experiencer is not the
+   patient: a ``FAMILY`` modifier), ``Reading.uncertain`` (``POSSIBLE_EXISTENCE``: "possible", "may be"), and
+   every modifier in ``Reading.modifiers``. On the natural set's dev split no sentence holds a historical
+   modifier, and every experiencer modifier is "child" / "children" (a population in consumer health text,
+   not a relative of the patient), on both sides of the pair but one: comparing them could only fit that
+   noise, so a claim is not called contradicted for its experiencer or time differing from its evidence.
 
 Implicit negatives that are paraphrases, not contradictions, are poles rather than negations: "seldom" is
 *rare* ("not commonly" read through its scope is *rare* too), "skip", "stay off", "stop", "avoid" are
