@@ -47,6 +47,18 @@ def test_a_termination_term_ends_the_negation_scope():
         ("action", "stop", 0, True),
         ("direction", "lower", 1, False),
     ]
+    # "although" is one of Concord's terminators (medspaCy's defaults lack it).
+    assert terms("Do not stop the tablets although you may lower the dose.") == [
+        ("action", "stop", 0, True),
+        ("direction", "lower", 1, False),
+    ]
+    # A terminator whose own window would reach past the scope it ends still ends it (the one-token scope of
+    # Concord's termination rules, see polarity.concord_rules).
+    assert terms("Do not stop the tablets but lower the dose slowly over the next two weeks.") == [
+        ("action", "stop", 0, True),
+        ("direction", "lower", 1, False),
+        ("speed", "slowly", 1, False),
+    ]
     # Without a terminator the scope reaches "lower" (NegEx's window: MAX_SCOPE tokens).
     assert terms("Do not stop or lower the dose.") == [("action", "stop", 0, True), ("direction", "lower", 0, True)]
 
