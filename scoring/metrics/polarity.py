@@ -839,13 +839,17 @@ def _is_negation_word(word: str) -> bool:
     return word in _NEGATION_WORDS or word.endswith("n't")
 
 
-def _pattern(literal: str) -> list[dict[str, Any]]:
+def _pattern(literal: str, nlp: Language | None) -> list[dict[str, Any]] | None:
+    """A token pattern for ``literal``, or None where spaCy's tokenizer splits it as ``_TOKEN`` does (then
+    medspaCy's phrase matcher, the faster one, matches it on the lower-case text)."""
     if literal == "n't":
         return [{"LOWER": {"REGEX": r"n't$"}}]
+    if nlp is not None and [t.text for t in nlp.make_doc(literal)] == literal.split():
+        return None
     return [{"LOWER": word} for word in literal.split()]
 
 
-def concord_rules() -> list[Any]:
+def concord_rules(nlp: Language | None = None) -> list[Any]:
     """Concord's ConText rules (medspaCy ``ConTextRule``), each with its category, direction and ``MAX_SCOPE``.
 
     A termination rule's own scope is one token each side: medspaCy (1.0.1 to 1.3.1) limits a scope by a
@@ -866,7 +870,7 @@ def concord_rules() -> list[Any]:
                 ConTextRule(
                     literal,
                     category,
-                    pattern=_pattern(literal),
+                    pattern=_pattern(literal, nlp),
                     direction=direction,
                     max_scope=1 if direction == "TERMINATE" else MAX_SCOPE,
                     terminated_by={HYPOTHETICAL} if category in (NEGATED, WEAK) else None,
@@ -931,7 +935,7 @@ def pipeline() -> Language:
                         "prune_on_target_overlap": True,
                     },
                 )
-                context.add(default_rules() + concord_rules())
+                context.add(default_rules() + concord_rules(nlp))
                 _PIPELINE = nlp
     return _PIPELINE
 
@@ -991,22 +995,50 @@ def _length(term: Term) -> int:
     return max(1, len(_TOKEN.findall(term.text)))
 
 
-def _context(text: str, spans: list[tuple[int, int]], terms: list[Term]) -> Doc:
-    """Run ConText on the sentence's tokens with the polarity terms as its targets; the processed spaCy Doc."""
+def _context(text: str, extents: tuple[tuple[int, int, str], ...]) -> Doc:
+    """Run ConText on the sentence's tokens (``_TOKEN``) with the polarity terms (token extents and groups) as its
+    targets; the processed spaCy Doc."""
     from spacy.tokens import Doc, Span
 
     nlp = pipeline()
-    tokens = [text[a:b] for a, b in spans]
-    spaces = [spans[i + 1][0] > spans[i][1] for i in range(len(spans) - 1)] + [False] if spans else []
-    doc = Doc(nlp.vocab, words=tokens or [""], spaces=spaces or [False])
+    spans = _spans(text)
+    tokens = [text[a:b] for a, b in spans] or [""]
+    spaces = [spans[i + 1][0] > spans[i][1] for i in range(len(spans) - 1)] + [False]
+    doc = Doc(nlp.vocab, words=tokens, spaces=spaces)
     for i, word in enumerate(tokens[:-1]):
         if word in CLAUSE_JOINTS and tokens[i + 1] in CLAUSE_JOINTS[word]:
             doc[i]._.concord_joint = True
-    extents = sorted({(t.start, min(len(doc), t.start + _length(t)), t.group) for t in terms if t.start < len(doc)})
     doc.spans[SPAN_GROUP] = [Span(doc, a, b, label=group) for a, b, group in extents]
     context: Any = nlp.get_pipe("medspacy_context")
     processed: Doc = context(doc)
     return processed
+
+
+# (category, trigger text, its scope (first token, end), the extents of the targets it modifies)
+Modifier = tuple[str, str, tuple[int, int], tuple[tuple[int, int], ...]]
+
+
+@lru_cache(maxsize=8192)
+def modifiers(text: str, extents: tuple[tuple[int, int, str], ...]) -> tuple[Modifier, ...]:
+    """ConText's modifiers of a (lower-case) sentence with these targets, in sentence order, less the termination
+    and pseudo ones; cached, as the same evidence sentence is read against many claims."""
+    doc = _context(text, extents)
+    graph = doc._.context_graph
+    targets: dict[int, list[tuple[int, int]]] = {}
+    for span, modifier in graph.edges:
+        targets.setdefault(id(modifier), []).append((span.start, span.end))
+    found = sorted(
+        (m for m in graph.modifiers if m.direction not in ("TERMINATE", "PSEUDO")), key=lambda m: m.modifier_span
+    )
+    return tuple(
+        (
+            m.category,
+            doc[m.modifier_span[0] : m.modifier_span[1]].text,
+            tuple(m.scope_span),
+            tuple(targets.get(id(m), ())),
+        )
+        for m in found
+    )
 
 
 def read(sentence: str) -> Reading:
@@ -1074,26 +1106,20 @@ def read(sentence: str) -> Reading:
             b.pole ^= 1
 
     # ConText: each modifier (trigger) and the targets (polarity terms) in its scope.
-    doc = _context(text, spans, reading.terms)
+    n_tokens = max(1, len(tokens))
     by_extent: dict[tuple[int, int], list[Term]] = {}
     for t in reading.terms:
-        by_extent.setdefault((t.start, min(len(doc), t.start + _length(t))), []).append(t)
-    graph = doc._.context_graph
-    targets: dict[int, list[Term]] = {}
-    for span, modifier in graph.edges:
-        targets.setdefault(id(modifier), []).extend(by_extent.get((span.start, span.end), []))
-    modifiers = sorted(
-        (m for m in graph.modifiers if m.direction not in ("TERMINATE", "PSEUDO")), key=lambda m: m.modifier_span
-    )
-    hypothetical_scopes = [m.scope_span for m in modifiers if m.category == HYPOTHETICAL]
-    for modifier in modifiers:
-        category = modifier.category
-        start, end = modifier.modifier_span
-        reading.modifiers.append((category, doc[start:end].text))
-        inside = targets.get(id(modifier), [])
+        if t.start < n_tokens:
+            by_extent.setdefault((t.start, min(n_tokens, t.start + _length(t))), []).append(t)
+    extents = tuple(sorted({(a, b, t.group) for (a, b), ts in by_extent.items() for t in ts}))
+    context_modifiers = modifiers(text, extents)
+    hypothetical_scopes = [scope for category, _, scope, _ in context_modifiers if category == HYPOTHETICAL]
+    for category, trigger, scope, extents_in in context_modifiers:
+        reading.modifiers.append((category, trigger))
+        inside = [t for extent in extents_in for t in by_extent.get(extent, [])]
         if category == HYPOTHETICAL:
             reading.hypothetical = True
-            reading.triggers.append(doc[start:end].text)
+            reading.triggers.append(trigger)
             for t in inside:
                 t.hypothetical = True
             continue
@@ -1110,8 +1136,8 @@ def read(sentence: str) -> Reading:
         if category not in (NEGATED, WEAK):
             reading.uncertain = reading.uncertain or category == "POSSIBLE_EXISTENCE"
             continue
-        reading.triggers.append(doc[start:end].text)
-        first = modifier.scope_span[0]
+        reading.triggers.append(trigger)
+        first = scope[0]
         hypothetical = any(a <= first < b for a, b in hypothetical_scopes)
         unique = list({id(t): t for t in inside}.values())
         flip = [t for t in unique if not t.flipped and t.group not in NOT_NEGATED]

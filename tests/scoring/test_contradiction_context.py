@@ -108,3 +108,12 @@ def test_historical_and_experiencer_are_recorded_not_compared():
     assert not patient.family and not patient.historical
     # Recorded only (docs/metrics/README.md: the dev split gives no evidence for comparing them).
     assert C.mismatches("There is a family history of high blood pressure.", "You have high blood pressure.") == []
+
+
+def test_the_cached_reading_of_a_sentence_is_read_afresh_each_time():
+    # ConText's modifiers are cached per sentence; the terms they flip are new objects on every read.
+    first = P.read("Do not stop the tablets.")
+    first.terms[0].pole ^= 1
+    first.terms[0].flipped = False
+    again = P.read("Do not stop the tablets.")
+    assert [(t.group, t.pole, t.flipped) for t in again.terms] == [("action", 0, True)]
