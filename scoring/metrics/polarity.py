@@ -21,11 +21,11 @@ Two things a similarity backend cannot see, read here without a model:
    medspaCy implements it (Eyre, Chapman, Peterson, Shi, Alba, Jones, Box, DuVall, Patterson: "Launching into
    clinical space with medspaCy: a new clinical text processing toolkit in Python", AMIA Annu Symp Proc
    2021:438–447). :func:`pipeline` is one blank spaCy English pipeline (no model, nothing downloaded) holding
-   medspaCy's ``medspacy_context`` component, built on first use and shared (about a second, most of it importing
-   spaCy; then well under a millisecond a sentence, its modifiers cached per sentence by :func:`modifiers`).
-   Its rules are medspaCy's default
-   ConText rules (negated existence, possible existence, hypothetical, historical, family) plus Concord's
-   own (:func:`concord_rules`), which win where both name the same phrase:
+   medspaCy's ``medspacy_context`` component, built on first use and shared (1 to 9 s on a 2-core machine, most
+   of it importing spaCy and, through thinc, torch; then under a millisecond a sentence, the modifiers cached
+   per sentence by :func:`modifiers`). Its rules are medspaCy's default ConText rules (negated existence,
+   possible existence, hypothetical, historical, family) plus Concord's own (:func:`concord_rules`), which win
+   where both name the same phrase:
 
    - *trigger terms*, each a ``FORWARD`` rule with a scope of ``MAX_SCOPE`` tokens (NegEx's window):
      ``NEGATION_TRIGGERS`` ("not", "no", "never", "n't", "cannot", …: ``NEGATED_EXISTENCE``),
