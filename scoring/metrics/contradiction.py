@@ -11,7 +11,7 @@ cut-off was chosen on the test set's natural pairs (K-QA physicians' Entailment 
 attributable" responses): 0.5 keeps 5 of 212 supported natural pairs from being called contradicted
 (overlap-of-the-claim ≥ 0.5 flagged 17), while catching as many rewritten contradictions.
 
-- ``negation``: one of the two is negated and the other is not, read with ConText-style scope by
+- ``negation``: one of the two is negated and the other is not, read by medspaCy's ConText in
   ``scoring.metrics.polarity`` (triggers "not", "no", "never", "n't", "cannot", …; pseudo-triggers "not only",
   "with or without"; a scope ending at "but", "however", a clause mark, …; a negation inside "if …" compared only
   with another conditional). A negation whose scope holds a polarity term is read as that term's opposite ("not

@@ -15,32 +15,49 @@ Two things a similarity backend cannot see, read here without a model:
    (first-line / last resort) and efficacy (effective / ineffective) as part of ``action`` (recommended /
    avoid); :func:`match` is the gate below ``MIN_MATCH`` (content F1 with the polarity terms left out).
 
-2. **Negation and hypothetical scope**, after ConText (Harkema, Dowling, Thornblade, Chapman: "ConText: An
+2. **Negation and hypothetical scope**, read by ConText (Harkema, Dowling, Thornblade, Chapman: "ConText: An
    algorithm for determining negation, experiencer, and temporal status from clinical reports", J Biomed
-   Inform 42(5):839–851, 2009), itself built on NegEx (Chapman et al., J Biomed Inform 34(5):301–310, 2001).
-   medspaCy's ConText component is not used yet (it is on PyPI; this first version was written without it):
-   the published algorithm's core is implemented here, minimal:
+   Inform 42(5):839–851, 2009; built on NegEx, Chapman et al., J Biomed Inform 34(5):301–310, 2001) as
+   medspaCy implements it (Eyre, Chapman, Peterson, Shi, Alba, Jones, Box, DuVall, Patterson: "Launching into
+   clinical space with medspaCy: a new clinical text processing toolkit in Python", AMIA Annu Symp Proc
+   2021:438–447). :func:`pipeline` is one blank spaCy English pipeline (no model, nothing downloaded) holding
+   medspaCy's ``medspacy_context`` component, built on first use and shared (1 to 9 s on a 2-core machine, most
+   of it importing spaCy and, through thinc, torch; then under a millisecond a sentence, the modifiers cached
+   per sentence by :func:`modifiers`). Its rules are medspaCy's default ConText rules (negated existence,
+   possible existence, hypothetical, historical, family) plus Concord's own (:func:`concord_rules`), which win
+   where both name the same phrase:
 
-   - *trigger terms* (``NEGATION_TRIGGERS``: "not", "no", "never", "n't", "cannot", …;
-     ``WEAK_NEGATION_TRIGGERS``: "instead of", "rather than", "without", which reverse a term in their scope
-     but never negate the sentence; ``HYPOTHETICAL_TRIGGERS``: "if", "in case", "unless", "should you", …)
-     open a scope running forward from the trigger; a trigger that begins a term of its own ("no symptoms":
-     asymptomatic; "no more than": at most) is that term;
-   - the scope ends at a *termination term* (``TERMINATORS``: "but", "however", "although", "except",
-     "whereas", "which", "because", …), at a clause punctuation mark (, ; :), at the end of the sentence, or
-     after ``MAX_SCOPE`` tokens (NegEx's window, ConText's default being the sentence);
+   - *trigger terms*, each a ``FORWARD`` rule with a scope of ``MAX_SCOPE`` tokens (NegEx's window):
+     ``NEGATION_TRIGGERS`` ("not", "no", "never", "n't", "cannot", …: ``NEGATED_EXISTENCE``),
+     ``WEAK_NEGATION_TRIGGERS`` ("instead of", "rather than", "without": ``WEAK_NEGATION``, which reverse a
+     term in their scope but never negate the sentence), ``HYPOTHETICAL_TRIGGERS`` ("if", "in case",
+     "unless", "should you", …: ``HYPOTHETICAL``); a negation's scope also ends at a hypothetical trigger
+     (``terminated_by``);
    - *pseudo-triggers* (``PSEUDO_TRIGGERS``: "not only", "no doubt", "with or without", "whether or not",
-     "no matter", …) contain a trigger word but trigger nothing.
+     "if not", "no matter", …), ``PSEUDO`` rules: they contain a trigger word but trigger nothing;
+   - *termination terms* (``TERMINATORS``: "but", "however", "although", "except", "whereas", "which",
+     "because", …; ``PUNCTUATION_TERMINATORS``: , ; : ( ) and the end of the sentence; "or" / "and" where a new
+     clause follows, ``CLAUSE_JOINTS``), ``TERMINATE`` rules that end every scope they fall in.
 
-   What ConText does with a scope — mark the concepts in it as negated or hypothetical — is applied to the
-   polarity terms: every term inside a negation scope takes the opposite pole ("*not* commonly associated"
-   holds *rare*; "do *not* take it" holds *avoid*), and that negation has then been accounted for, unless the
-   other sentence has no term of that group to compare with (:func:`negated_against`). Groups whose opposite
-   a negation does not express (``NOT_NEGATED``: "not in the morning" is not "in the evening") are left as
-   they are. A negation whose scope holds no (reversible) term is the sentence's negation (``Reading.negated``),
-   kept separately for the assertion and for hypothetical scopes ("if it does *not* improve"), which are
-   compared only when both sentences have one (:func:`negation_differs`). ConText's experiencer and temporal
-   (historical) attributes are not implemented.
+   ConText's *targets* are the polarity terms found in (1), given to it as the span group ``SPAN_GROUP``; a
+   trigger that is part of a term ("no symptoms": asymptomatic; "no more than": at most; "not allowed")
+   is that term and no modifier (``prune_on_target_overlap``). What ConText does with a scope — mark the
+   targets in it as negated or hypothetical — is applied to the polarity terms: every term a negation
+   modifies takes the opposite pole ("*not* commonly associated" holds *rare*; "do *not* take it" holds
+   *avoid*), and that negation has then been accounted for, unless the other sentence has no term of that
+   group to compare with (:func:`negated_against`). Groups whose opposite a negation does not express
+   (``NOT_NEGATED``: "not in the morning" is not "in the evening") are left as they are. A negation that
+   modifies no (reversible) term is the sentence's negation (``Reading.negated``), kept separately for the
+   assertion and for hypothetical scopes ("if it does *not* improve"), which are compared only when both
+   sentences have one (:func:`negation_differs`).
+
+   ConText's other attributes are read and recorded, not compared: ``Reading.historical`` / ``Term.historical``
+   (a ``HISTORICAL`` modifier: "history of"), ``Reading.family`` / ``Term.family`` (the experiencer is not the
+   patient: a ``FAMILY`` modifier), ``Reading.uncertain`` (``POSSIBLE_EXISTENCE``: "possible", "may be"), and
+   every modifier in ``Reading.modifiers``. On the natural set's dev split no sentence holds a historical
+   modifier, and every experiencer modifier is "child" / "children" (a population in consumer health text,
+   not a relative of the patient), on both sides of the pair but one: comparing them could only fit that
+   noise, so a claim is not called contradicted for its experiencer or time differing from its evidence.
 
 Implicit negatives that are paraphrases, not contradictions, are poles rather than negations: "seldom" is
 *rare* ("not commonly" read through its scope is *rare* too), "skip", "stay off", "stop", "avoid" are
@@ -84,8 +101,14 @@ contradiction set, which is used only to measure, tuned on its ``dev`` split):
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc
 
 MAX_SCOPE = 8  # tokens a negation or hypothetical scope runs at most
 ANCHOR_WINDOW = 4  # tokens each side of a term that make its context
@@ -705,73 +728,93 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
 }
 
+# ConText rules (Harkema et al. 2009; medspaCy's ConTextRule): Concord's own, added to medspaCy's default rules.
+# Each literal is matched token by token (the sentence's own tokens, ``_TOKEN``); "n't" matches any token ending in it.
 NEGATION_TRIGGERS = (
-    r"not",
-    r"no",
-    r"never",
-    r"cannot",
-    r"\w*n't",
-    r"nor",
-    r"neither",
-    r"none",
-    r"nothing",
-    r"no longer",
-    r"lack(?:s|ing)?(?: of)?",
-    r"absence of",
-    r"free of",
-    r"missing",
-    r"unable to",
-    r"fails? to",
+    "not",
+    "no",
+    "never",
+    "cannot",
+    "n't",
+    "nor",
+    "neither",
+    "none",
+    "nothing",
+    "no longer",
+    "lack",
+    "lacks",
+    "lacking",
+    "lack of",
+    "lacks of",
+    "lacking of",
+    "absence of",
+    "free of",
+    "missing",
+    "unable to",
+    "fail to",
+    "fails to",
 )
 # Triggers that negate what they scope over but, scoping over no polarity term, do not make the sentence negated:
 # "better for a cold rather than allergies", "instead of driving yourself", "without a clear order".
-WEAK_NEGATION_TRIGGERS = (r"instead of", r"rather than", r"without")
-HYPOTHETICAL_TRIGGERS = (r"if", r"in case", r"unless", r"should you", r"whether", r"in the event")
+WEAK_NEGATION_TRIGGERS = ("instead of", "rather than", "without")
+HYPOTHETICAL_TRIGGERS = ("if", "in case", "unless", "should you", "whether", "in the event")
 PSEUDO_TRIGGERS = (
-    r"not only",
-    r"not just",
-    r"no doubt",
-    r"with or without",
-    r"whether or not",
-    r"if not",
-    r"no matter",
-    r"not certain whether",
+    "not only",
+    "not just",
+    "no doubt",
+    "with or without",
+    "whether or not",
+    "if not",
+    "no matter",
+    "not certain whether",
 )
 TERMINATORS = (
-    r"but",
-    r"however",
-    r"although",
-    r"though",
-    r"yet",
-    r"except",
-    r"whereas",
-    r"while",
-    r"which",
-    r"who",
-    r"because",
-    r"since",
-    r"so",
-    r"as",
-    r"then",
-    r"until",
-    r"otherwise",
-    r"instead",
-    r"when",
-    r"whilst",
-    r"once",
-    r"after",
-    r"before",
-    r"during",
-    r"if",
-    r"unless",
-    r"or(?= (?:the|if|when|it|you|they|a|an|in)\b)",
-    r"and(?= (?:the|it|you|they|your|should|must|is|are|can)\b)",
+    "but",
+    "however",
+    "although",
+    "though",
+    "yet",
+    "except",
+    "whereas",
+    "while",
+    "which",
+    "who",
+    "because",
+    "since",
+    "so",
+    "as",
+    "then",
+    "until",
+    "otherwise",
+    "instead",
+    "when",
+    "whilst",
+    "once",
+    "after",
+    "before",
+    "during",
 )
+# "or" and "and" end a scope only where a new clause follows ("or if …", "and you should …"): a token attribute
+# (``concord_joint``) set before ConText runs, matched by one TERMINATE rule.
+CLAUSE_JOINTS = {
+    "or": frozenset(["the", "if", "when", "it", "you", "they", "a", "an", "in"]),
+    "and": frozenset(["the", "it", "you", "they", "your", "should", "must", "is", "are", "can"]),
+}
+# Clause punctuation and the end of a sentence end a scope too (NegEx's and ConText's terminations).
+PUNCTUATION_TERMINATORS = (",", ";", ":", "(", ")", "–", "—", ".", "!", "?")
+# "if" and "unless" open a hypothetical scope and end a negation's (``terminated_by``).
+NEGATED, WEAK, HYPOTHETICAL, HISTORICAL, FAMILY = (
+    "NEGATED_EXISTENCE",
+    "WEAK_NEGATION",
+    "HYPOTHETICAL",
+    "HISTORICAL",
+    "FAMILY",
+)
+SPAN_GROUP = "concord_polarity"
 _GOVERNING = re.compile(r"avoid|stop|skip|quit|discontinu|refrain|steer|stay")
 _SUBJECTS = frozenset(["you", "they", "we", "i", "he", "she", "it", "are", "is", "be", "being", "still", "also"])
 _CIRCUMSTANCE = frozenset(["while", "whilst", "when", "after", "before", "during", "since", "of", "if"])
 _CLAUSE_PUNCT = re.compile(r"[,;:–—]")
-_PUNCT = re.compile(r"[,;:()–—]")
 
 
 def _alternation(patterns: tuple[str, ...]) -> re.Pattern[str]:
@@ -780,17 +823,123 @@ def _alternation(patterns: tuple[str, ...]) -> re.Pattern[str]:
 
 
 _POLES = [(group, pole, _alternation(terms)) for group, poles in GROUPS.items() for pole, terms in enumerate(poles)]
-_NEGATION = _alternation(NEGATION_TRIGGERS)
-_WEAK_NEGATION = _alternation(WEAK_NEGATION_TRIGGERS)
-_HYPOTHETICAL = _alternation(HYPOTHETICAL_TRIGGERS)
-_PSEUDO = _alternation(PSEUDO_TRIGGERS)
-_TERMINATOR = _alternation(TERMINATORS)
+_NEGATION_WORDS = frozenset(t for t in NEGATION_TRIGGERS if " " not in t and t != "n't")
+# Where a term's context stops (``CLAUSE_CONTEXT``): the terminators, "if", "unless" and the clause joints.
+_TERMINATOR = _alternation(
+    tuple(re.escape(t) for t in (*TERMINATORS, "if", "unless"))
+    + tuple(rf"{word}(?= (?:{'|'.join(sorted(after))})\b)" for word, after in CLAUSE_JOINTS.items())
+)
 _TOKEN = re.compile(r"[\w'’-]+|[^\w\s]")
 # A disjunction of the two poles of a group ("with or without food") holds both.
 _DISJUNCTION = re.compile(
     r"(?<![\w-])with or (?:just |shortly )?(?:without|after)(?: (?:a |any )?(?:food|meals?))?"
     r"(?![\w-])"
 )
+
+
+def _is_negation_word(word: str) -> bool:
+    return word in _NEGATION_WORDS or word.endswith("n't")
+
+
+def _pattern(literal: str, nlp: Language | None) -> list[dict[str, Any]] | None:
+    """A token pattern for ``literal``, or None where spaCy's tokenizer splits it as ``_TOKEN`` does (then
+    medspaCy's phrase matcher, the faster one, matches it on the lower-case text)."""
+    if literal == "n't":
+        return [{"LOWER": {"REGEX": r"n't$"}}]
+    if nlp is not None and [t.text for t in nlp.make_doc(literal)] == literal.split():
+        return None
+    return [{"LOWER": word} for word in literal.split()]
+
+
+def concord_rules(nlp: Language | None = None) -> list[Any]:
+    """Concord's ConText rules (medspaCy ``ConTextRule``), each with its category, direction and ``MAX_SCOPE``.
+
+    A termination rule's own scope is one token each side: medspaCy (1.0.1 to 1.3.1) limits a scope by a
+    terminator only when ``tuple_overlaps(scope, terminator's scope)``, which misses a terminator whose scope
+    contains the whole scope it should end (the default, the sentence or ``MAX_SCOPE`` tokens, always does)."""
+    from medspacy.context import ConTextRule
+
+    rules = []
+    for literals, category, direction in (
+        (NEGATION_TRIGGERS, NEGATED, "FORWARD"),
+        (WEAK_NEGATION_TRIGGERS, WEAK, "FORWARD"),
+        (HYPOTHETICAL_TRIGGERS, HYPOTHETICAL, "FORWARD"),
+        (PSEUDO_TRIGGERS, "PSEUDO", "PSEUDO"),
+        (TERMINATORS + PUNCTUATION_TERMINATORS, "TERMINATE", "TERMINATE"),
+    ):
+        for literal in literals:
+            rules.append(
+                ConTextRule(
+                    literal,
+                    category,
+                    pattern=_pattern(literal, nlp),
+                    direction=direction,
+                    max_scope=1 if direction == "TERMINATE" else MAX_SCOPE,
+                    terminated_by={HYPOTHETICAL} if category in (NEGATED, WEAK) else None,
+                )
+            )
+    rules.append(
+        ConTextRule(
+            "<or / and + clause>",
+            "TERMINATE",
+            pattern=[{"_": {"concord_joint": True}}],
+            direction="TERMINATE",
+            max_scope=1,
+        )
+    )
+    return rules
+
+
+def default_rules() -> list[Any]:
+    """medspaCy's default ConText rules (``resources/context_rules.json``), less those whose literal is one of
+    Concord's own (Concord's rule, with its category, direction and scope, is the one kept: medspaCy reads
+    "without" and "rather than" as negated existence, Concord as a weak negation, "if" has ``MAX_SCOPE`` here)."""
+    from medspacy.context import ConTextRule
+    from medspacy.context.context import DEFAULT_RULES_FILEPATH
+
+    own = set(
+        NEGATION_TRIGGERS
+        + WEAK_NEGATION_TRIGGERS
+        + HYPOTHETICAL_TRIGGERS
+        + PSEUDO_TRIGGERS
+        + TERMINATORS
+        + PUNCTUATION_TERMINATORS
+    )
+    return [r for r in ConTextRule.from_json(DEFAULT_RULES_FILEPATH) if r.literal.lower() not in own]
+
+
+_PIPELINE: Language | None = None
+_PIPELINE_LOCK = threading.Lock()
+
+
+def pipeline() -> Language:
+    """The one spaCy pipeline (blank English, no model: nothing is downloaded) holding medspaCy's ConText, built on
+    first use and shared. ConText reads its targets from the span group ``SPAN_GROUP``; each modifier's scope runs
+    at most ``MAX_SCOPE`` tokens."""
+    global _PIPELINE
+    if _PIPELINE is None:
+        with _PIPELINE_LOCK:
+            if _PIPELINE is None:
+                import medspacy  # noqa: F401  (registers the medspacy_context factory and the Span extensions)
+                import spacy
+                from spacy.tokens import Token
+
+                if not Token.has_extension("concord_joint"):
+                    Token.set_extension("concord_joint", default=False)
+                nlp = spacy.blank("en")
+                context: Any = nlp.add_pipe(
+                    "medspacy_context",
+                    config={
+                        "rules": None,
+                        "max_scope": MAX_SCOPE,
+                        "input_span_type": "group",
+                        "span_group_name": SPAN_GROUP,
+                        "prune_on_target_overlap": True,
+                    },
+                )
+                context.add(default_rules() + concord_rules(nlp))
+                _PIPELINE = nlp
+    return _PIPELINE
 
 
 @dataclass
@@ -802,6 +951,8 @@ class Term:
     flipped: bool = False
     hypothetical: bool = False
     context: frozenset[str] = frozenset()
+    historical: bool = False  # in the scope of a ConText historical modifier ("history of")
+    family: bool = False  # in the scope of a ConText experiencer modifier ("family")
 
 
 @dataclass
@@ -817,6 +968,12 @@ class Reading:
     # Stems of the words outside polarity terms (stop words left out), and "<group>" for each group it names.
     content: frozenset[str] = frozenset()
     triggers: list[str] = field(default_factory=list)
+    # ConText's other attributes, recorded (not compared, see the module doc): a historical modifier ("history of"),
+    # an experiencer other than the patient ("family"), an uncertainty modifier ("possible", "suspicious for").
+    historical: bool = False
+    family: bool = False
+    uncertain: bool = False
+    modifiers: list[tuple[str, str]] = field(default_factory=list)  # (category, text) of every ConText modifier
 
     def poles(self, *, raw: bool = False) -> dict[str, set[int]]:
         out: dict[str, set[int]] = {}
@@ -836,18 +993,59 @@ def _token_at(spans: list[tuple[int, int]], char: int) -> int:
     return len(spans)
 
 
-def _scope_end(tokens: list[str], start: int, text: str, spans: list[tuple[int, int]], boundary: set[int]) -> int:
-    """Token index where a scope opened by the trigger ending at token ``start`` ends (exclusive)."""
-    end = start
-    while end < len(tokens) and end - start < MAX_SCOPE:
-        if end in boundary or _PUNCT.fullmatch(tokens[end]) or tokens[end] in ".!?":
-            break
-        end += 1
-    return end
+def _length(term: Term) -> int:
+    return max(1, len(_TOKEN.findall(term.text)))
+
+
+def _context(text: str, extents: tuple[tuple[int, int, str], ...]) -> Doc:
+    """Run ConText on the sentence's tokens (``_TOKEN``) with the polarity terms (token extents and groups) as its
+    targets; the processed spaCy Doc."""
+    from spacy.tokens import Doc, Span
+
+    nlp = pipeline()
+    spans = _spans(text)
+    tokens = [text[a:b] for a, b in spans] or [""]
+    spaces = [spans[i + 1][0] > spans[i][1] for i in range(len(spans) - 1)] + [False]
+    doc = Doc(nlp.vocab, words=tokens, spaces=spaces)
+    for i, word in enumerate(tokens[:-1]):
+        if word in CLAUSE_JOINTS and tokens[i + 1] in CLAUSE_JOINTS[word]:
+            doc[i]._.concord_joint = True
+    doc.spans[SPAN_GROUP] = [Span(doc, a, b, label=group) for a, b, group in extents]
+    context: Any = nlp.get_pipe("medspacy_context")
+    processed: Doc = context(doc)
+    return processed
+
+
+# (category, trigger text, its scope (first token, end), the extents of the targets it modifies)
+Modifier = tuple[str, str, tuple[int, int], tuple[tuple[int, int], ...]]
+
+
+@lru_cache(maxsize=8192)
+def modifiers(text: str, extents: tuple[tuple[int, int, str], ...]) -> tuple[Modifier, ...]:
+    """ConText's modifiers of a (lower-case) sentence with these targets, in sentence order, less the termination
+    and pseudo ones; cached, as the same evidence sentence is read against many claims."""
+    doc = _context(text, extents)
+    graph = doc._.context_graph
+    targets: dict[int, list[tuple[int, int]]] = {}
+    for span, modifier in graph.edges:
+        targets.setdefault(id(modifier), []).append((span.start, span.end))
+    found = sorted(
+        (m for m in graph.modifiers if m.direction not in ("TERMINATE", "PSEUDO")), key=lambda m: m.modifier_span
+    )
+    return tuple(
+        (
+            m.category,
+            doc[m.modifier_span[0] : m.modifier_span[1]].text,
+            tuple(m.scope_span),
+            tuple(targets.get(id(m), ())),
+        )
+        for m in found
+    )
 
 
 def read(sentence: str) -> Reading:
-    """Polarity terms, negation and hypothetical scope of one sentence (ConText's core, see the module doc)."""
+    """Polarity terms, and their negation, hypothetical, historical and experiencer status as medspaCy's ConText
+    reads them (see the module doc)."""
     text = sentence.lower().replace("’", "'")
     spans = _spans(text)
     tokens = [text[a:b] for a, b in spans]
@@ -861,7 +1059,7 @@ def read(sentence: str) -> Reading:
         return True
 
     reading = Reading()
-    # Disjunctions: both poles of the food group; generic pseudo-triggers: nothing.
+    # Disjunctions: both poles of the food group.
     for m in _DISJUNCTION.finditer(text):
         if claim(m):
             at = _token_at(spans, m.start())
@@ -870,18 +1068,7 @@ def read(sentence: str) -> Reading:
                 reading.terms.append(Term("food", 1, m.group(), at))
             else:  # "with or just after a meal": with food, and after it
                 reading.terms.append(Term("timing", 1, m.group(), at))
-    for m in _PSEUDO.finditer(text):
-        claim(m)
     boundary = {_token_at(spans, m.start()) for m in _TERMINATOR.finditer(text)}
-    triggers: list[tuple[str, int, int]] = []  # (kind, first token of the scope, end of the scope)
-    for kind, pattern in (("negation", _NEGATION), ("weak", _WEAK_NEGATION), ("hypothetical", _HYPOTHETICAL)):
-        for m in pattern.finditer(text):
-            if any(pattern.match(text, m.start()) for _, _, pattern in _POLES):
-                continue  # a term of its own ("no risk": safe; "no symptoms": asymptomatic)
-            if claim(m):
-                first = _token_at(spans, m.end())
-                triggers.append((kind, first, _scope_end(tokens, first, text, spans, boundary)))
-                reading.triggers.append(m.group())
     # The longest term wins where terms overlap ("advises against" over "advises"); on equal length, the group
     # listed first ("lower right": location, not direction).
     found = [
@@ -919,21 +1106,50 @@ def read(sentence: str) -> Reading:
         ):
             b.flipped = not b.flipped
             b.pole ^= 1
-    for kind, first, end in sorted(triggers, key=lambda x: x[1]):
-        inside = [t for t in reading.terms if first <= t.start < end]
-        if kind == "hypothetical":
+
+    # ConText: each modifier (trigger) and the targets (polarity terms) in its scope.
+    n_tokens = max(1, len(tokens))
+    by_extent: dict[tuple[int, int], list[Term]] = {}
+    for t in reading.terms:
+        if t.start < n_tokens:
+            by_extent.setdefault((t.start, min(n_tokens, t.start + _length(t))), []).append(t)
+    extents = tuple(sorted({(a, b, t.group) for (a, b), ts in by_extent.items() for t in ts}))
+    context_modifiers = modifiers(text, extents)
+    hypothetical_scopes = [scope for category, _, scope, _ in context_modifiers if category == HYPOTHETICAL]
+    for category, trigger, scope, extents_in in context_modifiers:
+        reading.modifiers.append((category, trigger))
+        inside = [t for extent in extents_in for t in by_extent.get(extent, [])]
+        if category == HYPOTHETICAL:
             reading.hypothetical = True
+            reading.triggers.append(trigger)
             for t in inside:
                 t.hypothetical = True
             continue
-        hypothetical = any(k == "hypothetical" and f <= first < e for k, f, e in triggers)
-        targets = [t for t in inside if not t.flipped and t.group not in NOT_NEGATED][: None if FLIP_ALL else 1]
-        for t in targets:  # ConText: what lies in the scope is negated, i.e. read as the opposite pole
+        if category == HISTORICAL:
+            reading.historical = True
+            for t in inside:
+                t.historical = True
+            continue
+        if category == FAMILY:
+            reading.family = True
+            for t in inside:
+                t.family = True
+            continue
+        if category not in (NEGATED, WEAK):
+            reading.uncertain = reading.uncertain or category == "POSSIBLE_EXISTENCE"
+            continue
+        reading.triggers.append(trigger)
+        first = scope[0]
+        hypothetical = any(a <= first < b for a, b in hypothetical_scopes)
+        unique = list({id(t): t for t in inside}.values())
+        flip = [t for t in unique if not t.flipped and t.group not in NOT_NEGATED]
+        flip = flip[: None if FLIP_ALL else 1]
+        for t in flip:  # ConText: what lies in the scope is negated, i.e. read as the opposite pole
             t.flipped = True
             t.pole ^= 1
-        if targets and kind != "weak":
-            reading.absorbed.append((hypothetical, frozenset(t.group for t in targets)))
-        if targets or kind == "weak":
+        if flip and category != WEAK:
+            reading.absorbed.append((hypothetical, frozenset(t.group for t in flip)))
+        if flip or category == WEAK:
             continue
         if hypothetical:
             reading.negated_hypothetical = True
@@ -944,7 +1160,7 @@ def read(sentence: str) -> Reading:
     reading.content = frozenset(
         _stem(w)
         for i, w in enumerate(tokens)
-        if i not in inside_terms and w[:1].isalpha() and w not in _STOP and not _NEGATION.fullmatch(w)
+        if i not in inside_terms and w[:1].isalpha() and w not in _STOP and not _is_negation_word(w)
     ) | {f"<{t.group}>" for t in reading.terms}
     for t in reading.terms:
         end = t.start + len(_TOKEN.findall(t.text))
@@ -964,7 +1180,7 @@ def read(sentence: str) -> Reading:
             if i not in inside_terms
             and tokens[i][:1].isalpha()
             and tokens[i] not in _STOP
-            and not _NEGATION.fullmatch(tokens[i])
+            and not _is_negation_word(tokens[i])
         )
     return reading
 
