@@ -664,7 +664,7 @@ PAGES = [
         ]),
         ("Call 999 or go to A&E if a child has a rash that does not fade when you press a glass against it.", [
             ("c", "condition: non-fading -> fading",
-             "A rash that fades when you press a glass on it means a child needs to go to A&E."),
+             "Only a rash that fades when you press a glass on it needs 999 or A&E."),
             ("s", "paraphrase: synonym", "A non-blanching rash in a child means calling 999 or going to A&E."),
         ]),
     ]),
@@ -782,7 +782,7 @@ PAGES = [
         ("An HbA1c of 48 mmol/mol or above means you may have diabetes.", [
             ("c", "condition: diabetes -> normal",
              "An HbA1c of 48 mmol/mol or above means your blood sugar is normal."),
-            ("c", "condition: above -> below", "An HbA1c below 48 mmol/mol suggests diabetes."),
+            ("c", "condition: may have -> rules out", "An HbA1c of 48 mmol/mol or above rules out diabetes."),
             ("s", "paraphrase: hedged", "A result of at least 48 mmol/mol suggests possible diabetes."),
         ]),
         ("You do not need to fast before an HbA1c test.", [
@@ -947,7 +947,7 @@ PAGES = [
          "there.", [
             ("c", "body_site: one side -> both sides", "In a stroke, the face usually droops on both sides equally."),
             ("s", "paraphrase: negation kept",
-             "A face drooping on one side and being unable to hold both arms up can be stroke signs."),
+             "The face may droop on one side, and the person may be unable to keep both arms raised."),
         ]),
         ("A stroke is a medical emergency, so call 999 immediately if you see any of these signs.", [
             ("c", "timing: immediately -> wait",
@@ -980,7 +980,7 @@ PAGES = [
              "Hay fever is a pollen allergy that tends to be worst from spring to early autumn."),
         ]),
         ("Symptoms include sneezing, a runny or blocked nose and itchy, red or watery eyes.", [
-            ("c", "body_site: eyes -> joints", "Hay fever mainly causes swollen, painful joints."),
+            ("c", "direction: watery -> dry", "Hay fever makes your eyes dry rather than watery."),
             ("s", "paraphrase: compatible subset", "Sneezing and watery eyes are symptoms of hay fever."),
         ]),
         ("Wearing wraparound sunglasses and showering after being outside can help keep pollen away.", [
