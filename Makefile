@@ -41,9 +41,12 @@ run: venv
 
 # On every core: one pytest-xdist worker per CPU, each with its own test database, var directory and broker
 # (tests/settings.py). TEST_WORKERS=0 runs the suite in one process.
+# --maxschedchunk=1: xdist hands each worker one more test as it finishes one, in collection order (pytest-django's:
+# database tests, then transactional ones, then the rest), instead of chunks of up to a quarter of what is left; a
+# worker is then never left holding minutes of slow tests (browser, worker processes) while the other sits idle.
 TEST_WORKERS ?= auto
 test: venv browser
-	DJANGO_ALLOW_ASYNC_UNSAFE=true $(BIN)/pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+	DJANGO_ALLOW_ASYNC_UNSAFE=true $(BIN)/pytest -n $(TEST_WORKERS) --dist load --maxschedchunk=1 $(PYTEST_ARGS)
 
 # Style, the architecture contracts (pyproject.toml [tool.importlinter]) and strict types on the pure packages.
 lint: venv

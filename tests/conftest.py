@@ -4,6 +4,9 @@ import pytest
 
 from tests import factories
 
+# The test identity providers (their own processes), started once per session for every single sign-on test.
+from tests.sso.fixtures import oidc_op, saml_idp  # noqa: F401  (fixtures)
+
 
 @pytest.fixture(autouse=True)
 def _fast_password_hasher(settings):

@@ -39,7 +39,7 @@ from tests.scoring.conftest import build_tiny_nli_model
 from tests.scoring.runs_support import nli_available
 from tests.test_faults import REDIS_SERVER, PrivateRedis, _bulk_items, _publishing_to
 from tests.waiting import SLOW_TEST_TIMEOUT, SUBPROCESS_TIMEOUT
-from tests.worker import celery_worker, wait_for
+from tests.worker import celery_workers, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 JOBS, CPU, GPU, LLM = "jobs", "scoring-cpu", "scoring-gpu", "scoring-llm"
@@ -272,10 +272,10 @@ def test_two_workers_on_two_queues_each_run_the_tasks_of_their_queue(tmp_path):
         with (
             _publishing_to(broker.url),
             override_settings(SCORING_QUEUES=dict(settings.SCORING_QUEUES, nli=GPU), NLI_MODEL_DIR=str(nli_dir)),
-            celery_worker(include=include, queues=(GPU,), CELERY_BROKER_URL=broker.url, **env) as gpu_worker,
-            celery_worker(
-                include=include, queues=(JOBS, CPU, LLM), CELERY_BROKER_URL=broker.url, **env
-            ) as cpu_worker,
+            # The two workers start at the same time and stop so at the end.
+            celery_workers((GPU,), (JOBS, CPU, LLM), include=include, CELERY_BROKER_URL=broker.url, **env) as (
+                gpu_worker, cpu_worker,
+            ),
         ):
             # Each worker's own recovery has run (on a queue it consumes) before any run exists.
             for worker in (gpu_worker, cpu_worker):

@@ -14,8 +14,6 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse, urlunparse
 
 import httpx
@@ -30,18 +28,6 @@ from tests.sso import providers
 from tests.waiting import SLOW_TEST_TIMEOUT
 
 pytestmark = [pytest.mark.django_db, pytest.mark.timeout(SLOW_TEST_TIMEOUT)]
-
-
-@pytest.fixture(scope="module")
-def oidc_op(tmp_path_factory) -> Iterator[providers.OidcProviderInfo]:
-    with providers.oidc_provider(Path(tmp_path_factory.mktemp("oidc"))) as info:
-        yield info
-
-
-@pytest.fixture(scope="module")
-def saml_idp(tmp_path_factory) -> Iterator[providers.SamlIdpInfo]:
-    with providers.saml_idp(Path(tmp_path_factory.mktemp("saml"))) as info:
-        yield info
 
 
 @pytest.fixture

@@ -33,7 +33,7 @@ from tests.scoring import runs_support
 from tests.scoring.llm_stub import LLMStub, verdicts
 from tests.two_machines_support import ModelProbeMetric
 from tests.waiting import SLOW_TEST_TIMEOUT
-from tests.worker import celery_worker, wait_for
+from tests.worker import celery_workers, wait_for
 
 POSTGRES = django_settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 REDIS = django_settings.CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
@@ -127,12 +127,10 @@ def test_two_worker_groups_on_one_database_and_broker_lose_nothing_when_one_is_k
     study = factories.make_study(owner=researcher)
     _items(study)
     gate.touch()
-    with (
-        celery_worker(queues=MACHINE_A, include=include, **common) as machine_a,
-        celery_worker(queues=MACHINE_B, include=include, **common) as machine_b,
-    ):
+    # The two machines' worker groups start at the same time (and stop so at the end), as two machines would.
+    with celery_workers(MACHINE_A, MACHINE_B, include=include, **common) as both:
+        machine_a, machine_b = both
         groups = {"A": machine_a, "B": machine_b}
-        both = [machine_a, machine_b]
         wait_for(lambda: _readyz()[0] == 200, worker=both, what="/readyz to see both groups")
         hosts = {
             name: wait_for(lambda q=queues: WorkerHeartbeat.objects.filter(queues=sorted(q)).first(), worker=both,

@@ -96,6 +96,12 @@ class WorkerProcess:
     def start(self) -> None:
         """Start a worker and wait until it consumes. Only the first start purges stale messages left
         on the broker by earlier test sessions; a restart must find the killed worker's messages."""
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """Start the worker's process without waiting for it (``wait_ready`` waits): several workers then
+        import Django and the apps at the same time."""
         self.starts += 1
         self.log_path = self.log_dir / f"worker-{self.starts}-{uuid.uuid4().hex[:6]}.log"
         command = [
@@ -125,6 +131,9 @@ class WorkerProcess:
             command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
         log.close()
+
+    def wait_ready(self) -> None:
+        """Wait until the launched worker consumes; kill it if it never does."""
         try:
             # Starting imports Django, Celery and the apps: CPU time, before the log says anything.
             waiting.wait_for(
@@ -163,15 +172,27 @@ class WorkerProcess:
 
     def stop(self) -> None:
         """Warm shutdown (SIGTERM), then SIGKILL if the worker lingers."""
+        stop_all([self])
+
+    def terminate(self) -> None:
+        """Ask for a warm shutdown (SIGTERM) without waiting for it (``stop`` waits)."""
         if self.process is None:
             return
-        try:
-            # The main process only: it stops its pool children itself and hands back unacked messages.
+        # The main process only: it stops its pool children itself and hands back unacked messages.
+        with suppress(ProcessLookupError):
             self.process.terminate()
-            self.process.wait(timeout=20)  # not a test's deadline: a slower shutdown is only cut short
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            pass
-        self.kill()
+
+
+def stop_all(workers: Sequence[WorkerProcess]) -> None:
+    """Warm shutdown (SIGTERM) of every worker at once, then SIGKILL of any that lingers: the workers' shutdowns
+    overlap instead of following one another."""
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        if worker.process is not None:
+            with suppress(subprocess.TimeoutExpired):
+                worker.process.wait(timeout=20)  # not a test's deadline: a slower shutdown is only cut short
+        worker.kill()
 
 
 def worker_env(**extra: str) -> dict[str, str]:
@@ -209,6 +230,35 @@ def celery_worker(
         yield worker
     finally:
         worker.stop()
+
+
+@contextmanager
+def celery_workers(
+    *queue_sets: tuple[str, ...],
+    concurrency: int = 1,
+    purge: bool = True,
+    include: tuple[str, ...] = (),
+    **env: str,
+) -> Iterator[list[WorkerProcess]]:
+    """``celery_worker`` for several workers, one per set of queues (as several machines each consume their own),
+    all with the same ``env``, ``include`` and ``concurrency``: they are launched together and each is waited for
+    until it consumes (their starts overlap), and stopped together on exit. Yields them in the order of
+    ``queue_sets``."""
+    log_dir = Path(settings.VAR_DIR) / "worker-logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    workers = [
+        WorkerProcess(env=worker_env(**env), log_dir=log_dir, concurrency=concurrency, purge=purge, include=include,
+                      queues=queues)
+        for queues in queue_sets
+    ]
+    try:
+        for worker in workers:
+            worker.launch()
+        for worker in workers:
+            worker.wait_ready()
+        yield workers
+    finally:
+        stop_all(workers)
 
 
 def wait_for(

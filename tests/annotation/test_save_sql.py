@@ -95,8 +95,7 @@ def test_an_inactive_membership_or_an_id_beyond_any_integer_names_nothing(work, 
     client = APIClient()
     client.force_authenticate(annotator)
     huge = reverse("api-labels", args=[2**63])
-    assert client.put(huge, {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0},
-                      format="json").status_code == 404
+    assert _put_pf(client, huge, "4", 0).status_code == 404
 
 
 def test_the_pool_questions_are_those_of_the_pool_in_protocol_order(work):
@@ -114,6 +113,12 @@ def _token_client(user):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     return client, token
+
+
+def _put_pf(client, url, value, base_version):
+    """A save of the item-level answer to question "pf" through the labels API."""
+    return client.put(url, {"question": "pf", "unit_key": "item", "value": value, "base_version": base_version},
+                      format="json")
 
 
 def test_unknown_tokens_and_inactive_people_are_refused_as_drf_refuses_them(work, annotator):
@@ -145,16 +150,14 @@ def test_the_token_lookup_returns_the_person_and_the_one_time_password_flag(anno
 def test_a_token_save_through_the_api_runs_two_statements_on_postgresql(work, annotator, django_assert_max_num_queries):
     client, _ = _token_client(annotator)
     url = reverse("api-labels", args=[work["assignment"].pk])
-    assert client.put(url, {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0},
-                      format="json").status_code == 200
+    assert _put_pf(client, url, "4", 0).status_code == 200
     # Token, person, assignment and the questions' revision in one; the pool's questions are those this
     # process read at the first save (same revision). Then on PostgreSQL the save itself is one statement
     # (lock, checks, label, history: statements.save_label_at_once); on SQLite the locked save: transaction, lock,
     # label, history, end.
     limit = 2 if connection.vendor == "postgresql" else 6
     with django_assert_max_num_queries(limit) as captured:
-        response = client.put(url, {"question": "pf", "unit_key": "item", "value": "5", "base_version": 1},
-                              format="json")
+        response = _put_pf(client, url, "5", 1)
     assert response.status_code == 200, response.content
     assert len(captured) == limit
     assert Label.objects.get(unit_key="item").value == "5"
@@ -365,24 +368,21 @@ def test_the_one_statement_save_extends_a_reservation_about_to_lapse_and_only_th
     url = reverse("api-labels", args=[assignment.pk])
     soon = timezone.now() + timedelta(minutes=2)
     Assignment.objects.filter(pk=assignment.pk).update(reserved_until=soon)
-    assert client.put(url, {"question": "pf", "unit_key": "item", "value": "4", "base_version": 0},
-                      format="json").status_code == 200
+    assert _put_pf(client, url, "4", 0).status_code == 200
     assignment.refresh_from_db()
     extended = assignment.reserved_until
     assert extended > soon + timedelta(minutes=work["pool"].reservation_minutes - 3)
-    assert client.put(url, {"question": "pf", "unit_key": "item", "value": "5", "base_version": 1},
-                      format="json").status_code == 200
+    assert _put_pf(client, url, "5", 1).status_code == 200
     assignment.refresh_from_db()
     assert assignment.reserved_until == extended  # far from lapsing: untouched
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the one-statement save: PostgreSQL")
-@pytest.mark.django_db(transaction=True)
-def test_a_save_that_waited_for_the_lock_never_overwrites_the_version_committed_meanwhile(study, annotator):
-    """The one-statement save reads the label in its snapshot, taken before it waits for the assignment's
-    lock. Another transaction holds that lock, the save starts and waits, the other changes the label to a
-    new version and commits: the save must not write over it (the updated row's version is checked again)
-    but answer 409 with the newer value, through the locked save."""
+def _save_while_the_assignment_is_locked(study, annotator, save, *, what: str) -> None:
+    """Run ``save`` (a save of value "5" on base version 1 of the assignment's "item" label, saved once before as
+    "1") in a thread of its own while another transaction holds the assignment's row lock (``FOR UPDATE``); once the
+    save waits for that lock (seen on the database, not a clock), the other transaction changes the label to version
+    2 ("7") and commits. The save must not write over it: it answers 409 (Conflict) with the value committed
+    meanwhile. ``what`` names the save in the failure when it did not wait for the lock."""
     import threading
 
     import psycopg
@@ -398,16 +398,16 @@ def test_a_save_that_waited_for_the_lock_never_overwrites_the_version_committed_
     watcher = psycopg.connect(**conninfo, autocommit=True)
     outcome: list[object] = []
 
-    def save() -> None:
+    def run() -> None:
         try:
-            label_save(assignment=assignment, question=pf, unit_key="item", value="5", base_version=1, actor=annotator)
+            save(assignment=assignment, question=pf, unit_key="item", value="5", base_version=1, actor=annotator)
             outcome.append("saved")
         except Conflict as exc:
             outcome.append(exc)
         finally:
             connection.close()
 
-    thread = threading.Thread(target=save)
+    thread = threading.Thread(target=run)
     try:
         other.execute("SELECT 1 FROM annotation_assignment WHERE id = %s FOR UPDATE", [assignment.pk])
         thread.start()
@@ -419,7 +419,7 @@ def test_a_save_that_waited_for_the_lock_never_overwrites_the_version_committed_
             waiting = watcher.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))", blocked
             ).fetchone()[0]
-        assert waiting == 1, "the save did not wait for the lock"
+        assert waiting == 1, f"{what} did not wait for the assignment's lock"
         other.execute("UPDATE annotation_label SET value = %s, version = 2 WHERE id = %s", ['"7"', label.pk])
         other.commit()
     finally:
@@ -430,6 +430,16 @@ def test_a_save_that_waited_for_the_lock_never_overwrites_the_version_committed_
     assert outcome[0].details["value"] == "7" and outcome[0].details["version"] == 2
     stored = Label.objects.get()
     assert (stored.value, stored.version) == ("7", 2)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the one-statement save: PostgreSQL")
+@pytest.mark.django_db(transaction=True)
+def test_a_save_that_waited_for_the_lock_never_overwrites_the_version_committed_meanwhile(study, annotator):
+    """The one-statement save reads the label in its snapshot, taken before it waits for the assignment's
+    lock. Another transaction holds that lock, the save starts and waits, the other changes the label to a
+    new version and commits: the save must not write over it (the updated row's version is checked again)
+    but answer 409 with the newer value, through the locked save."""
+    _save_while_the_assignment_is_locked(study, annotator, label_save, what="the save")
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL")
@@ -440,53 +450,6 @@ def test_the_pages_save_waits_for_the_assignments_lock_and_answers_from_the_labe
     """The item page's save (the locked save) locks the assignment row first (``FOR UPDATE``), so it waits for a
     transaction that holds it (a submit, another save). When that transaction changed the label and commits,
     the page's save must not write over the new version: it answers 409 with the value committed meanwhile."""
-    import threading
-
-    import psycopg
-
     from annotation.labels import label_save_in_unit
-    from concord.errors import Conflict
 
-    assignment, pf = factories.one_nominal_assignment(study, annotator)
-    label = label_save(assignment=assignment, question=pf, unit_key="item", value="1", base_version=0, actor=annotator)
-    s = connection.settings_dict
-    conninfo = {"host": s["HOST"], "port": s["PORT"] or 5432, "user": s["USER"], "password": s["PASSWORD"],
-                "dbname": s["NAME"]}
-    other = psycopg.connect(**conninfo)
-    watcher = psycopg.connect(**conninfo, autocommit=True)
-    outcome: list[object] = []
-
-    def save() -> None:
-        try:
-            label_save_in_unit(
-                assignment=assignment, question=pf, unit_key="item", value="5", base_version=1, actor=annotator
-            )
-            outcome.append("saved")
-        except Conflict as exc:
-            outcome.append(exc)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=save)
-    try:
-        other.execute("SELECT 1 FROM annotation_assignment WHERE id = %s FOR UPDATE", [assignment.pk])
-        thread.start()
-        # Wait (on the database, not a clock) until the save is blocked by the lock held here; if it never
-        # blocks, its thread ends instead and the assertion below fails.
-        blocked = [other.info.backend_pid]
-        waiting = 0
-        while not waiting and thread.is_alive():
-            waiting = watcher.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))", blocked
-            ).fetchone()[0]
-        assert waiting == 1, "the page's save did not wait for the assignment's lock"
-        other.execute("UPDATE annotation_label SET value = %s, version = 2 WHERE id = %s", ['"7"', label.pk])
-        other.commit()
-    finally:
-        other.close()
-        watcher.close()
-        thread.join()
-    assert isinstance(outcome[0], Conflict), outcome
-    assert outcome[0].details["value"] == "7" and outcome[0].details["version"] == 2
-    stored = Label.objects.get()
-    assert (stored.value, stored.version) == ("7", 2)
+    _save_while_the_assignment_is_locked(study, annotator, label_save_in_unit, what="the page's save")

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -20,18 +18,6 @@ from tests.sso import providers
 from tests.waiting import SLOW_TEST_TIMEOUT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True), pytest.mark.timeout(SLOW_TEST_TIMEOUT)]
-
-
-@pytest.fixture(scope="module")
-def oidc_op(tmp_path_factory) -> Iterator[providers.OidcProviderInfo]:
-    with providers.oidc_provider(Path(tmp_path_factory.mktemp("oidc"))) as info:
-        yield info
-
-
-@pytest.fixture(scope="module")
-def saml_idp(tmp_path_factory) -> Iterator[providers.SamlIdpInfo]:
-    with providers.saml_idp(Path(tmp_path_factory.mktemp("saml"))) as info:
-        yield info
 
 
 @pytest.fixture
