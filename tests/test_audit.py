@@ -351,6 +351,17 @@ def test_flush_between_transactional_tests_still_works_and_keeps_the_protection(
     assert {"concord_audit_protect", "concord_audit_auth_user_insert"} <= audit.triggers_present()
 
 
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("inhibit_post_migrate", [False, True])
+def test_after_a_flush_every_audit_trigger_is_there_and_always_enabled(inhibit_post_migrate):
+    # Normally the flush's post_migrate signal puts the triggers back; without it (inhibited, as Django does for
+    # tests with available_apps) the flush command's own reinstall must.
+    get_user_model().objects.create(username="flushed")
+    call_command("flush", interactive=False, verbosity=0, inhibit_post_migrate=inhibit_post_migrate)
+    assert audit.triggers_missing() == []
+    assert audit.triggers_not_always_enabled() == []
+
+
 def test_audit_verify_exits_non_zero_when_an_audit_trigger_is_missing(label, anchor_file):
     with connection.cursor() as cursor:
         table = "" if connection.vendor == "sqlite" else " ON annotation_label"

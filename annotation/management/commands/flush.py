@@ -24,4 +24,7 @@ class Command(FlushCommand):
         try:
             super().handle(**options)
         finally:
-            audit.triggers_install(using=using)
+            # The flush's post_migrate signal has normally reinstalled them already (audit.on_post_migrate); on
+            # PostgreSQL only what is missing is put back (all of it when the flush failed or post_migrate was
+            # inhibited), rather than every table's triggers a second time.
+            audit.triggers_install(using=using, only_missing=True)
