@@ -288,7 +288,8 @@ def test_a_mistyped_app_code_does_not_back_off_the_recovery_codes(settings, clie
     codes = signin.recovery_codes_regenerate(annotator)
     assert all(signin.RECOVERY_CODE_SHAPE.fullmatch(code) for code in codes)
     _password(client, "anna-annotator")
-    assert client.post(reverse("mfa:verify"), {"code": f"{(int(_code(device)) + 1) % 1_000_000:06d}"}).status_code == 400
+    wrong = f"{(int(_code(device)) + 1) % 1_000_000:06d}"
+    assert client.post(reverse("mfa:verify"), {"code": wrong}).status_code == 400
     assert client.post(reverse("mfa:verify"), {"code": codes[0]}).status_code == 302
     assert _logged_in(client)
 
