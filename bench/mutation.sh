@@ -19,6 +19,11 @@
 #                                                               # postgres://postgres@127.0.0.1:5432/concord_mutation
 #     MUTATION_LOG=bench/mutation-figures.log bench/mutation.sh # also append the figures to that file
 #     PYTHON=… MUTMUT=… bench/mutation.sh                       # another interpreter / mutmut than the .venv's
+#     MUTATION_SQLITE=1 bench/mutation.sh --module X            # on SQLite even for a MODULE_ON_POSTGRESQL module:
+#                                                               # with MUTATION_RESUME, a PostgreSQL run's survivors
+#                                                               # face the SQLite tests too, so a mutant counts as
+#                                                               # killed on either database (a module with branches
+#                                                               # for each database: SQLite's can only die there)
 #     MUTATION_KEEP=1 bench/mutation.sh --module X              # keep the scratch copy (its path is printed)
 #     MUTATION_RESUME=/tmp/concord-mutation.XXXX bench/mutation.sh --module X
 #                                                               # re-run only the survivors of that kept run against
@@ -125,7 +130,7 @@ if [ "${#MODULES[@]}" -gt 0 ] && [ "${#GLOBS[@]}" -gt 0 ]; then
   echo "name modules either with --module or as plain paths, not both" >&2; exit 2
 fi
 
-if [ "${#MODULES[@]}" -gt 0 ] && [ -z "${MUTATION_DATABASE_URL:-}" ]; then
+if [ "${#MODULES[@]}" -gt 0 ] && [ -z "${MUTATION_DATABASE_URL:-}" ] && [ -z "${MUTATION_SQLITE:-}" ]; then
   on_pg=0
   for m in "${MODULES[@]}"; do [ -n "${MODULE_ON_POSTGRESQL[$m]+set}" ] && on_pg=$((on_pg + 1)); done
   if [ "$on_pg" -gt 0 ] && [ "$on_pg" -lt "${#MODULES[@]}" ]; then
@@ -197,7 +202,7 @@ if [ -n "${MUTATION_RESUME:-}" ]; then
     | sed -n 's/^ *\([^ :]*__mutmut_[0-9]*\): not checked$/\1/p' \
     | "$PY" -c 'import fnmatch, sys; p = sys.argv[1:]; [print(n) for n in sys.stdin.read().split() if not p or any(fnmatch.fnmatch(n, x) for x in p)]' "${ONLY[@]}")
   RERUN=("${SURVIVORS[@]}" "${UNCHECKED[@]}")
-  RESUMED="resumed from the kept run at ${base:0:7}: its ${#SURVIVORS[@]} survivors re-run and the ${#UNCHECKED[@]} mutants it had not reached run, against the tests at $COMMIT"
+  RESUMED="resumed from the kept run at ${base:0:7}: its ${#SURVIVORS[@]} survivors re-run and the ${#UNCHECKED[@]} mutants it had not reached run, against the tests at $COMMIT on $([ -n "${MUTATION_DATABASE_URL:-}" ] && echo PostgreSQL || echo SQLite)"
   echo "$RESUMED" >&2
   cleanup() { echo "kept: $WORK"; }
   trap cleanup EXIT
