@@ -23,6 +23,7 @@ from annotation.models import (
     Assignment,
     AssignmentStatus,
     Chunk,
+    ControlItem,
     ImportBatch,
     ImportIdentity,
     Item,
@@ -116,6 +117,22 @@ def test_aspects_and_labels_are_written_in_every_batch(protocol_study, small_bat
         label = Label.objects.get(question__key="aspect_covered", assignment__item__external_id=f"r{i}")
         assert label.unit_key == f"a:{second.pk}"
     assert LabelHistory.objects.count() == 10
+
+
+def test_control_items_are_written_in_every_batch_with_who_marked_them(protocol_study, small_batches, researcher):
+    factories.make_question(protocol_study, "ok")
+    records = [{"id": f"r{i}", "question": "Q?", "answer": "One."} for i in range(1, 6)]
+    records[1]["control"] = {"answers": {"ok": "no"}}  # first batch
+    records[4]["control"] = {"kind": "attention", "answers": {"ok": "yes"}, "explanation": "Said yes."}  # third
+    _import(protocol_study, records, actor=researcher)
+    got = {
+        c.item.external_id: (c.kind, c.answers, c.explanation, c.created_by)
+        for c in ControlItem.objects.select_related("item", "created_by")
+    }
+    assert got == {
+        "r2": ("control", {"ok": "no"}, "", researcher),
+        "r5": ("attention", {"ok": "yes"}, "Said yes.", researcher),
+    }
 
 
 def _source_changing(records_check, records_write):
