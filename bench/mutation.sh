@@ -249,6 +249,9 @@ start=$(date +%s)
 if [ -n "$RESUMED" ] && [ "${#RERUN[@]}" -eq 0 ]; then
   : # nothing survived: nothing to re-run
 elif [ -n "$RESUMED" ]; then
+  # A kept run made with one child reuses one test database between mutants (--reuse-db in its setup.cfg, which
+  # a resumed run keeps): parallel children would share it and fail each other's tests (false kills).
+  if grep -q -- "--reuse-db" "$WORK/setup.cfg"; then CHILDREN=1; fi
   "$MUTMUT" run --max-children "$CHILDREN" "${RERUN[@]}" >"$WORK/mutmut-run.log" 2>&1 || {
     echo "mutmut run failed; its last lines:"; tail -40 "$WORK/mutmut-run.log"; exit 1; }
 else
