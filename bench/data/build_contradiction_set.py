@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from annotation.segmentation import split_sentences  # noqa: E402
 from scoring.metrics import contradiction as C  # noqa: E402
+from scoring.metrics import quantities as Q  # noqa: E402
 from scoring.metrics.text import tokens  # noqa: E402
 
 KQA = ROOT / "data/demo/kqa/questions_w_answers.jsonl"
@@ -166,8 +167,8 @@ def _replace_number(s: str, variant: int, want_unit: str) -> tuple[str, str] | N
         if _in_frequency(s, m.start()):
             continue
         unit = (m.group(3) or "").lower()
-        dim = C.dimension(unit) if unit in C.UNIT_WORDS else None
-        kind = "dose" if dim in C.DOSE_DIMENSIONS else ("time" if dim else "plain")
+        dim = Q.dimension(unit) if unit in Q.UNIT_WORDS else None
+        kind = "dose" if dim in Q.DOSE_DIMENSIONS else ("time" if dim else "plain")
         if kind != want_unit and not (want_unit == "number" and kind in ("plain", "time")):
             continue
         value = Fraction(m.group(1))
@@ -182,7 +183,7 @@ def _replace_number(s: str, variant: int, want_unit: str) -> tuple[str, str] | N
 
 def _in_frequency(s: str, pos: int) -> bool:
     low = s.lower()
-    for pattern in C._FREQ:
+    for pattern in Q.FREQ_PATTERNS:
         for m in pattern.finditer(low):
             if m.start() <= pos < m.end():
                 return True
@@ -393,8 +394,8 @@ def has_slot(kind: str, s: str) -> bool:
     q = C.quantities(C.frequencies(s)[1])
     return {
         "negation": True,
-        "number": any(u is None or C.dimension(u) == "time" for _, u, _ in q),
-        "dose": any(u is not None and C.is_dose(C.dimension(u)) for _, u, _ in q),
+        "number": any(u is None or Q.dimension(u) == "time" for _, u, _ in q),
+        "dose": any(u is not None and Q.is_dose(Q.dimension(u)) for _, u, _ in q),
         "frequency": bool(C.frequencies(s)[0]),
         "unit": any(u is not None for _, u, _ in q),
         "drug": bool(C.drugs(s)),

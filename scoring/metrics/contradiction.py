@@ -72,15 +72,6 @@ NEGATORS = frozenset(["not", "no", "never", "cannot", "can't", "don't", "doesn't
                       "isn't", "aren't", "wasn't", "weren't", "mustn't", "haven't", "hasn't", "couldn't", "wouldn't",
                       "without", "avoid", "avoided", "avoiding", "refrain", "nor", "neither", "none", "nothing"])
 
-# Numbers, units, doses and frequencies are read by ``scoring.metrics.quantities`` (pint, exact Fractions); these
-# names stay for the rewrite set's builder (bench/data/build_contradiction_set.py).
-NUMBER_WORDS = quantities_.NUMBER_WORDS
-DOSE_DIMENSIONS = quantities_.DOSE_DIMENSIONS
-UNIT_WORDS = quantities_.UNIT_WORDS
-dimension = quantities_.dimension
-is_dose = quantities_.is_dose
-_FREQ = quantities_.FREQ_PATTERNS
-
 DRUG_SYNONYMS = {
     "tylenol": "paracetamol", "acetaminophen": "paracetamol", "panadol": "paracetamol",
     "advil": "ibuprofen", "motrin": "ibuprofen", "nurofen": "ibuprofen", "aleve": "naproxen",
@@ -202,7 +193,7 @@ def negated(text: str) -> bool:
 def _content(text: str) -> set[str]:
     out = set()
     for w in words(text):
-        if w in _STOP or w in NEGATORS or w.endswith("n't") or _number(w) is not None or w in UNIT_WORDS:
+        if w in _STOP or w in NEGATORS or w.endswith("n't") or _number(w) is not None or w in quantities_.UNIT_WORDS:
             continue
         if w in DRUGS or w in DRUG_SYNONYMS or w in BODY_PARTS or w in SIDES:
             continue

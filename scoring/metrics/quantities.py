@@ -32,11 +32,10 @@ frequencies.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
-
-import pint
 
 # pint's generic types (Quantity[int | float | complex …]) do not describe Fraction magnitudes; quantities and units
 # are typed as Any here, and every value that leaves this module is a Fraction, a str or an Amount.
@@ -54,10 +53,30 @@ kilogram_body_weight = [body_weight] = kg_bw
 @alias gram = gm
 """
 
-REGISTRY: Any = pint.UnitRegistry(non_int_type=Fraction, cache_folder=None, on_redefinition="raise")
-for _line in DEFINITIONS.strip().splitlines():
-    REGISTRY.define(_line)
-Q_ = REGISTRY.Quantity
+_REGISTRY: Any = None
+_REGISTRY_LOCK = threading.Lock()
+
+
+def registry() -> Any:
+    """The unit registry (pint's, with the definitions above), built on first use (about half a second: importing
+    pint and parsing its definitions), once per process: every web process imports this module through the URL
+    configuration, and most never read a dose."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        with _REGISTRY_LOCK:
+            if _REGISTRY is None:
+                import pint
+
+                built = pint.UnitRegistry(non_int_type=Fraction, cache_folder=None, on_redefinition="raise")
+                for line in DEFINITIONS.strip().splitlines():
+                    built.define(line)
+                _REGISTRY = built
+    return _REGISTRY
+
+
+def Q_(*args: Any) -> Quantity:
+    """A quantity of the registry: ``Q_(2, "tablet")``, ``Q_(Fraction(1, 2))``."""
+    return registry().Quantity(*args)
 
 # Surface words read as units (pint parses almost any short word: "a" is a year, "in" an inch, "at" an atmosphere,
 # "unit" a micro-nit), with the spellings whose pint meaning is not the clinical one.
@@ -105,7 +124,7 @@ def unit_of(word: str) -> Unit | None:
     word = word.lower()
     if word not in UNIT_WORDS:
         return None
-    return REGISTRY.parse_units(_SPELLING.get(word, word))
+    return registry().parse_units(_SPELLING.get(word, word))
 
 
 def dimension(unit: Unit | str | None) -> str | None:
@@ -116,9 +135,9 @@ def dimension(unit: Unit | str | None) -> str | None:
         unit = unit_of(unit)
         if unit is None:
             return None
-    if unit == REGISTRY.percent:
+    if unit == registry().percent:
         return "percent"
-    dims = dict(REGISTRY.get_dimensionality(unit))
+    dims = dict(registry().get_dimensionality(unit))
     names: dict[tuple[tuple[str, int], ...], str] = {
         (("[mass]", 1),): "mass", (("[length]", 3),): "volume", (("[time]", 1),): "time",
         (("[dose_form]", 1),): "tablets", (("[drop]", 1),): "drops", (("[puff]", 1),): "puffs",
@@ -186,8 +205,9 @@ class Amount:
 
     def times(self, rate: Amount) -> Amount:
         """This dose taken at ``rate``: the daily total (an interval when either is one)."""
-        low = (self.low * rate.low).to(self.unit / REGISTRY.day)
-        high = None if self.high is None or rate.high is None else (self.high * rate.high).to(self.unit / REGISTRY.day)
+        per_day = self.unit / registry().day
+        low = (self.low * rate.low).to(per_day)
+        high = None if self.high is None or rate.high is None else (self.high * rate.high).to(per_day)
         return Amount(low, high, (low.magnitude,) if high is None or high == low else (low.magnitude, high.magnitude),
                       low.units, f"{self.surface} × {rate.surface} = {_fmt(low, high)}", total=True)
 
@@ -204,8 +224,8 @@ def _fmt(low: Quantity, high: Quantity | None) -> str:
 def _unit_text(unit: Unit) -> str:
     # pint's own formatter cannot write Fraction exponents on Python 3.11 ("unsupported format string")
     def name(k: str) -> str:  # "mg", "ml", "mmol" by their symbols; "day", "tablet", "puff" by their names
-        by_symbol = dimension(REGISTRY.parse_units(k)) in ("mass", "volume", "substance", "percent")
-        return REGISTRY.get_symbol(k) if by_symbol else k
+        by_symbol = dimension(registry().parse_units(k)) in ("mass", "volume", "substance", "percent")
+        return registry().get_symbol(k) if by_symbol else k
 
     num = [name(k) for k, v in unit._units.items() if v > 0]
     den = [name(k) for k, v in unit._units.items() if v < 0]
@@ -230,7 +250,7 @@ FREQ_PATTERNS = (FREQ_COUNT_PERIOD, FREQ_COUNT_ADVERB, FREQ_EVERY, FREQ_ADVERB)
 
 
 def _rate(count: Fraction, period: Quantity, surface: str) -> Amount:
-    q = (Q_(count) / period).to(1 / REGISTRY.day)
+    q = (Q_(count) / period).to(1 / registry().day)
     return Amount(q, q, (count,), q.units, surface)
 
 
@@ -328,13 +348,13 @@ def amounts(text: str) -> list[Amount]:
             i += 1
             continue
         start, j, nums, scale = i, i + 1, [first], Fraction(1)
-        unit = REGISTRY.percent if w.endswith("%") else None
+        unit = registry().percent if w.endswith("%") else None
         second = number(tokens[j + 1]) if unit is None and j + 1 < len(tokens) and tokens[j] in _RANGE else None
         if second is not None:
             nums.append(second)
             j += 2
             if tokens[j - 1].endswith("%"):
-                unit = REGISTRY.percent
+                unit = registry().percent
         if unit is None and j < len(tokens) and unit_of(tokens[j]) is not None:
             unit = unit_of(tokens[j])
             j += 1
@@ -350,7 +370,7 @@ def amounts(text: str) -> list[Amount]:
                 if den is not None and (tokens[j] in ("/", "per") or dimension(den) == "time") \
                         and (tokens[j] != "in" or count is not None):
                     if den_word in ("kg", "kilogram", "kilograms"):  # "per kg": of the patient's body weight
-                        den = REGISTRY.kilogram_body_weight
+                        den = registry().kilogram_body_weight
                     unit = unit / den
                     scale = 1 / Fraction(count or 1)
                     j = k + 1

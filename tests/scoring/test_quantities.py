@@ -28,8 +28,11 @@ not a total one).
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from decimal import Decimal
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -178,7 +181,7 @@ def test_mismatch_texts_show_the_quantities():
 def test_domain_count_units_live_in_the_registry():
     # tablets, drops, puffs and units are pint units, each its own dimension (not convertible to mass)
     for name in ("tablet", "capsule", "drop", "puff", "international_unit"):
-        assert Q.REGISTRY.parse_units(name) is not None
+        assert Q.registry().parse_units(name) is not None
     assert Q.Q_(2, "capsule") == Q.Q_(2, "tablet")  # one dose form, as before
     assert Q.Q_(2, "drop").dimensionality != Q.Q_(2, "tablet").dimensionality
     assert Q.Q_(1, "medicine_spoon").to("ml").magnitude == 5
@@ -189,3 +192,11 @@ def test_milligrams_and_grams_agree_exactly(mg):
     grams = format(Decimal(mg) / 1000, "f")
     assert kinds(f"Take {mg} mg of the drug.", f"Take {grams} g of the drug.") == []
     assert kinds(f"Take {mg + 1} mg of the drug.", f"Take {grams} g of the drug.") == ["dose"]
+
+
+def test_the_registry_is_built_on_first_use_not_at_import():
+    # every web process imports the module through the URL configuration; building pint's registry there cost about
+    # half a second at each start, whether or not a dose was ever read
+    code = ("import sys; import scoring.metrics.quantities as q; assert 'pint' not in sys.modules, 'pint at import'; "
+            "assert q._REGISTRY is None; q.amounts('2 g a day'); assert q._REGISTRY is q.registry()")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[2])
