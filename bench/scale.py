@@ -502,6 +502,7 @@ def phase_datamanager(args, study, figures: Figures, url: str) -> None:
         ("text, no match", {"q": "zzzz-no-such-text"}),
         ("pool A: done", {"pool": pool.pk, "pool_state": "done"}),
         ("pool A: not assigned", {"pool": pool.pk, "pool_state": "not_assigned"}),
+        ("pool A: open (in progress)", {"pool": pool.pk, "pool_state": "open"}),
         ("open disagreement", {"disagreement": "open"}),
         ("gold: yes", {"gold": "yes"}),
         ("score 0.2-0.3", {"run": run.pk, "score_min": "0.2", "score_max": "0.3"}),
