@@ -67,7 +67,7 @@ POOL_STATE_CHOICES = [(state, state.replace("_", " ").capitalize()) for state in
 _META_KEY = re.compile(r"^[A-Za-z0-9_.\-]{1,80}$")
 OPEN = (AssignmentStatus.ASSIGNED, AssignmentStatus.STARTED)
 # Work handed out and not (yet) submitted: what keeps an item from being done in a pool. The statuses of the
-# partial index asg_pool_item_unfinished_idx (annotation migration 0017), which every filter on them uses.
+# partial index asg_item_pool_unfinished_idx (annotation migration 0017), which every filter on them uses.
 UNFINISHED = (*OPEN, AssignmentStatus.SKIPPED)
 WITHDRAWN = AssignmentStatus.WITHDRAWN
 
