@@ -28,6 +28,8 @@ Measured at that size (each figure with its budget and "met" / "NOT met"):
 * the agreement and validity reports run as report jobs (``adjudication.report_jobs``, the worker's code path:
   ``job_run`` in a child process): time, progress rows written, peak RSS of the process;
 * the streamed gold export (bench/export.py's child process): time, peak RSS;
+* the score run's fan-out task alone (``scoring.tasks.score_run_fan_out``, its batch messages counted, not sent):
+  time, peak RSS, and that every item is in exactly one batch sent once;
 * a lexical ``cf`` score run over every item as a job (the worker's ``score_run_fan_out`` / batch tasks, eager in
   one child process): items/s, peak RSS;
 * ``manage.py audit_verify`` (seal, chain, data against trail): time.
@@ -308,7 +310,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--items", type=int, default=1_000_000)
     parser.add_argument("--database", default=None, help="default postgres://postgres@127.0.0.1:5432/concord_scale_<N>")
-    parser.add_argument("--phases", default="build,load,datamanager,reports,export,score,verify,upgrade")
+    parser.add_argument("--phases", default="build,load,datamanager,reports,export,fanout,score,verify,upgrade")
     parser.add_argument("--annotators", type=int, default=50, help="paced load: concurrent annotator sessions")
     parser.add_argument("--interval", type=float, default=1.0, help="paced load: mean seconds between requests")
     parser.add_argument("--duration", type=float, default=30.0, help="paced load: measured seconds per page")
@@ -502,6 +504,7 @@ def phase_datamanager(args, study, figures: Figures, url: str) -> None:
         ("text, no match", {"q": "zzzz-no-such-text"}),
         ("pool A: done", {"pool": pool.pk, "pool_state": "done"}),
         ("pool A: not assigned", {"pool": pool.pk, "pool_state": "not_assigned"}),
+        ("pool A: open (in progress)", {"pool": pool.pk, "pool_state": "open"}),
         ("open disagreement", {"disagreement": "open"}),
         ("gold: yes", {"gold": "yes"}),
         ("score 0.2-0.3", {"run": run.pk, "score_min": "0.2", "score_max": "0.3"}),
@@ -587,6 +590,22 @@ def child(what: str, slug: str, out: str) -> None:
         run = score_run_start(study=study, metric="cf", backend="lexical", parameters={}, actor=study.owner)
         run.refresh_from_db()
         figures = {"status": run.status, "n_done": run.n_done, "n_total": run.n_total, "n_failed": run.n_failed}
+    elif what == "fanout":
+        from scoring import tasks
+        from scoring.models import ScoreRun
+
+        # The fan-out task alone: its batches are written and counted, not sent (nothing scores them).
+        run = ScoreRun.objects.create(study=study, metric="cf", metric_version="1", backend="lexical",
+                                      batch_size=32, created_by=study.owner)
+        sent: list[int] = []
+        tasks.score_batch.apply_async = lambda args, **kw: sent.append(args[0])
+        gc.collect()
+        idle = _proc_kib("VmRSS")
+        t0 = time.perf_counter()
+        tasks.score_run_fan_out(run.pk)
+        run.refresh_from_db()
+        figures = {"status": run.status, "n_total": run.n_total, "batches_sent": len(sent),
+                   "distinct": len(set(sent)), "run": run.pk}  # deleted by the parent, after the measurement
     else:
         raise SystemExit(f"unknown child job {what}")
     figures.update(seconds=time.perf_counter() - t0, idle_mib=idle / 1024,
@@ -627,6 +646,21 @@ def phase_export(args, study, figures: Figures, url: str) -> None:
     print(f"  gold export (jsonl, gold only): {got['lines']:,} lines, {got['bytes'] / 1e6:.0f} MB")
     figures.add("gold export: time (s)", got["seconds"], "s")
     figures.add("gold export: peak RSS above idle (MiB)", got["peak_above_idle_mib"], "MiB")
+
+
+def phase_fanout(args, study, figures: Figures, url: str) -> None:
+    from scoring.models import ScoreRun
+
+    got = _run_child("fanout", study, url)
+    if got.get("run"):
+        ScoreRun.objects.filter(pk=got["run"]).delete()
+    if got.get("failed") or got.get("distinct") != got.get("batches_sent") or got.get("n_total") != study.items.count():
+        figures.add("score run fan-out: every item in one batch", 0, "", "yes", False)
+        print(f"    {got}")
+        return
+    print(f"  score run fan-out: {got['batches_sent']:,} batches of {got['n_total']:,} items, each sent once")
+    figures.add("score run fan-out: time (s)", got["seconds"], "s")
+    figures.add("score run fan-out: peak RSS above idle (MiB)", got["peak_above_idle_mib"], "MiB")
 
 
 def phase_score(args, study, figures: Figures, url: str) -> None:
@@ -774,6 +808,7 @@ PHASES: dict = {
     "datamanager": phase_datamanager,
     "reports": phase_reports,
     "export": phase_export,
+    "fanout": phase_fanout,
     "score": phase_score,
     "verify": phase_verify,
     "upgrade": phase_upgrade,

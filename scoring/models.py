@@ -50,6 +50,9 @@ class ScoreRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # A running run whose fan-out (scoring.services.score_run_fan_out_chunks) has not yet read every item: it
+    # is not done, even with every batch so far finished; the recovery re-sends its fan-out.
+    fanning_out = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -66,6 +67,9 @@ logger = logging.getLogger(__name__)
 FLUSH_SECONDS = 2.0
 KB_MAX_BYTES = 20 * 1024 * 1024
 MAX_BATCH_SIZE = 10_000
+# Batches written per transaction of the fan-out (score_run_fan_out_chunks): at the default 32 items a batch,
+# 16,000 item ids read at a time, however many items the study has.
+FAN_OUT_CHUNK_BATCHES = 500
 NO_SUCH_KNOWLEDGE_BASE = "No such knowledge base in this study."
 
 
@@ -261,39 +265,94 @@ def _load_backend(run: ScoreRun) -> Any:
 
 
 def score_run_fan_out(*, run_id: int) -> list[int]:
-    """Cut a queued run into batches and mark it running; returns the batch ids to enqueue.
+    """Cut a queued run into batches and mark it running; returns the batch ids to enqueue (every chunk of
+    :func:`score_run_fan_out_chunks`, for callers that score a small study in-process)."""
+    return [batch_id for chunk in score_run_fan_out_chunks(run_id=run_id) for batch_id in chunk]
 
-    Loads the backend first: an unavailable backend fails the run with its message and no batch.
-    A second delivery finds the run no longer queued and does nothing (lost batch messages are
-    re-sent by ``score_runs_recover``).
+
+def score_run_fan_out_chunks(*, run_id: int, chunk_batches: int | None = None) -> Iterator[list[int]]:
+    """Cut a run into batches, ``chunk_batches`` batches (``FAN_OUT_CHUNK_BATCHES``) per transaction; yields
+    each chunk's batch ids once it is committed, so that the caller queues them while the next chunk is read.
+
+    The items are read by keyset over their ids (never the study's whole list in one process): each chunk
+    starts after the last item of the run's last batch, read under the run's row lock in the same transaction
+    that writes the chunk's batches, so a retried or twin fan-out continues where the committed work ends and
+    no item is ever put in two batches. The first chunk marks the run running and ``fanning_out``; the batches
+    of a running run are scored at once, but the run is done only once the last chunk has cleared
+    ``fanning_out`` (here, or in ``_flush`` by the last batch to finish, whichever commits last). ``n_total``
+    counts the items put in batches so far.
+
+    Loads the backend first: an unavailable backend fails the run with its message and no batch. A delivery
+    that finds the run neither queued nor fanning out does nothing (lost batch messages are re-sent by
+    ``score_runs_recover``); one that resumes an interrupted fan-out first yields the batches that were
+    committed but may never have been queued (a second delivery of a batch is harmless: claims and upserts).
     """
+    per_chunk = chunk_batches or FAN_OUT_CHUNK_BATCHES
     run = ScoreRun.objects.select_related("study").filter(pk=run_id).first()
-    if run is None or run.status != RunStatus.QUEUED:
-        return []
-    try:
-        backend = _load_backend(run)
-    except MetricError as exc:  # BackendUnavailable, or options the backend refuses
-        _run_fail(run_id, f"The {run.backend} backend is unavailable: {exc}")
-        return []
-    identity = str(getattr(backend, "identity", "") or run.model_identity)
-    now = timezone.now()
-    with transaction.atomic():
-        run = ScoreRun.objects.select_for_update().get(pk=run_id)
-        if run.status != RunStatus.QUEUED:
-            return []
-        item_ids = list(Item.objects.filter(study_id=run.study_id).order_by("id").values_list("id", flat=True))
-        batches = [
-            ScoreBatch(run=run, index=i, item_ids=item_ids[start : start + run.batch_size])
-            for i, start in enumerate(range(0, len(item_ids), run.batch_size))
-        ]
-        ScoreBatch.objects.bulk_create(batches)
-        run.status = RunStatus.RUNNING if batches else RunStatus.DONE
-        run.n_total = len(item_ids)
-        run.model_identity = identity[:300]
-        run.started_at = now
-        run.finished_at = None if batches else now
-        run.save(update_fields=["status", "n_total", "model_identity", "started_at", "finished_at"])
-        return list(ScoreBatch.objects.filter(run=run).order_by("index").values_list("id", flat=True))
+    if run is None or not (run.status == RunStatus.QUEUED or (run.status == RunStatus.RUNNING and run.fanning_out)):
+        return
+    if run.status == RunStatus.QUEUED:
+        try:
+            backend = _load_backend(run)
+        except MetricError as exc:  # BackendUnavailable, or options the backend refuses
+            _run_fail(run_id, f"The {run.backend} backend is unavailable: {exc}")
+            return
+        identity = str(getattr(backend, "identity", "") or run.model_identity)
+    else:
+        # Resumed: the batches committed before the interruption, in bounded slices.
+        after = -1
+        while True:
+            pending = list(
+                ScoreBatch.objects.filter(run_id=run_id, status=BatchStatus.PENDING, pk__gt=after)
+                .order_by("pk").values_list("pk", flat=True)[:per_chunk]
+            )
+            if not pending:
+                break
+            yield pending
+            after = pending[-1]
+        identity = run.model_identity
+    while True:
+        now = timezone.now()
+        with transaction.atomic():
+            run = ScoreRun.objects.select_for_update().get(pk=run_id)
+            if not (run.status == RunStatus.QUEUED or (run.status == RunStatus.RUNNING and run.fanning_out)):
+                return  # cancelled or failed meanwhile, or a twin delivery finished the fan-out
+            last = ScoreBatch.objects.filter(run_id=run_id).order_by("-index").values_list("index", "item_ids").first()
+            index, after = (last[0] + 1, last[1][-1]) if last else (0, 0)
+            item_ids = list(
+                Item.objects.filter(study_id=run.study_id, pk__gt=after).order_by("pk")
+                .values_list("pk", flat=True)[: per_chunk * run.batch_size]
+            )
+            batches = [
+                ScoreBatch(run=run, index=index + i, item_ids=item_ids[start : start + run.batch_size])
+                for i, start in enumerate(range(0, len(item_ids), run.batch_size))
+            ]
+            ScoreBatch.objects.bulk_create(batches)
+            if run.status == RunStatus.QUEUED:
+                run.status = RunStatus.RUNNING
+                run.model_identity = identity[:300]
+                run.started_at = now
+                run.finished_at = None
+                run.n_total = 0
+            run.n_total += len(item_ids)
+            run.fanning_out = len(item_ids) == per_chunk * run.batch_size  # a full chunk: maybe more to read
+            fields = ["status", "n_total", "model_identity", "started_at", "finished_at", "fanning_out"]
+            if not run.fanning_out:
+                unfinished = ScoreBatch.objects.filter(
+                    run_id=run_id, status__in=[BatchStatus.PENDING, BatchStatus.RUNNING]
+                ).exists()
+                if not unfinished:  # no item, or every batch already scored by the time the last chunk is read
+                    run.status = RunStatus.DONE
+                    run.finished_at = now
+            run.save(update_fields=fields)
+            created = list(
+                ScoreBatch.objects.filter(run_id=run_id, index__gte=index).order_by("index")
+                .values_list("id", flat=True)
+            )
+        if created:
+            yield created
+        if not run.fanning_out:
+            return
 
 
 def score_runs_recover() -> list[tuple[int, float]]:
@@ -314,7 +373,9 @@ def score_runs_recover() -> list[tuple[int, float]]:
 
 
 def score_runs_queued() -> list[int]:
-    return list(ScoreRun.objects.filter(status=RunStatus.QUEUED).values_list("id", flat=True))
+    """The runs whose fan-out is to be (re-)sent: queued ones, and running ones whose fan-out was interrupted."""
+    waiting = Q(status=RunStatus.QUEUED) | Q(status=RunStatus.RUNNING, fanning_out=True)
+    return list(ScoreRun.objects.filter(waiting).values_list("id", flat=True))
 
 
 # --- Scoring one batch ----------------------------------------------------------------------------------
@@ -394,9 +455,10 @@ def _flush(*, batch_id: int, run_id: int, token: str, results: list[tuple[int, l
             unfinished = ScoreBatch.objects.filter(
                 run_id=OuterRef("pk"), status__in=[BatchStatus.PENDING, BatchStatus.RUNNING]
             )
-            ScoreRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exclude(Exists(unfinished)).update(
-                status=RunStatus.DONE, finished_at=now
-            )
+            # Not while the fan-out is still reading items: its last chunk finishes the run then.
+            ScoreRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, fanning_out=False).exclude(
+                Exists(unfinished)
+            ).update(status=RunStatus.DONE, finished_at=now)
 
 
 def _usage_snapshot(backend: Any) -> dict[str, int] | None:

@@ -42,14 +42,15 @@ def _worker_name(task) -> str:
 
 @shared_task(name="scoring.score_run_fan_out", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def score_run_fan_out(run_id: int) -> None:
-    batch_ids = services.score_run_fan_out(run_id=run_id)
-    if not batch_ids:
-        return
-    # Every batch goes to the queue of the run's backend (services.scoring_queue): a GPU model's batches
-    # to the GPU workers, an LLM run's to the workers that wait on the endpoint.
-    queue = services.score_run_queues([run_id])[run_id]
-    for batch_id in batch_ids:
-        score_batch.apply_async((batch_id,), queue=queue, retry=True, retry_policy=BROKER_RESTART_RETRY)
+    # Each chunk of batches is queued as soon as it is committed, while the next one is read (bounded memory
+    # however many items the study has); a redelivery after a crash resumes the fan-out where it stopped.
+    queue = None
+    for batch_ids in services.score_run_fan_out_chunks(run_id=run_id):
+        # Every batch goes to the queue of the run's backend (services.scoring_queue): a GPU model's batches
+        # to the GPU workers, an LLM run's to the workers that wait on the endpoint.
+        queue = queue or services.score_run_queues([run_id])[run_id]
+        for batch_id in batch_ids:
+            score_batch.apply_async((batch_id,), queue=queue, retry=True, retry_policy=BROKER_RESTART_RETRY)
 
 
 @shared_task(

@@ -294,3 +294,95 @@ def test_a_batch_that_crashes_outside_any_item_fails_the_run_with_the_reason_and
     assert (batch.leased_by, batch.lease_until) == ("", None)
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED and run.error == "Batch 0 failed: RuntimeError: database went away"
+
+
+class WorkerKilled(Exception):
+    """Stands for a worker dying in the middle of the fan-out task (its message is then delivered again)."""
+
+
+def test_a_run_of_several_fan_out_chunks_scores_every_unit_once_even_when_the_fan_out_is_retried_half_way(
+    study, researcher, monkeypatch
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from scoring import tasks
+
+    items = _items(study, 11)
+    monkeypatch.setattr(services, "FAN_OUT_CHUNK_BATCHES", 2)  # 2 batches of 2 items: 4 item ids per chunk
+    run = _start(study, researcher)
+    queued = tasks.score_batch.apply_async
+    calls = []
+
+    def dies_on_the_fourth(*args, **kwargs):
+        calls.append(args[0][0])
+        if len(calls) == 4:  # the second chunk is committed; its first batch was queued (and scored), not this one
+            raise WorkerKilled
+        return queued(*args, **kwargs)
+
+    with eager_celery(), CaptureQueriesContext(connection) as first:
+        monkeypatch.setattr(tasks.score_batch, "apply_async", dies_on_the_fourth)
+        with pytest.raises(WorkerKilled):
+            tasks.score_run_fan_out(run.pk)
+    run.refresh_from_db()
+    # Every batch so far is scored, but the run is not done: the fan-out has not read every item.
+    assert (run.status, run.fanning_out, run.n_total, run.n_done) == (RunStatus.RUNNING, True, 8, 6)
+    assert services.score_runs_queued() == [run.pk]  # the recovery re-sends its fan-out
+    fan_out_reads = 'SELECT "annotation_item"."id" AS "pk" FROM "annotation_item" WHERE ("annotation_item"."id" > '
+    item_reads = [q["sql"] for q in first.captured_queries if q["sql"].startswith(fan_out_reads)]
+    assert len(item_reads) == 2 and all("LIMIT 4" in sql for sql in item_reads), item_reads
+    with eager_celery():
+        monkeypatch.setattr(tasks.score_batch, "apply_async", queued)
+        tasks.score_run_fan_out(run.pk)  # the message delivered again
+    run.refresh_from_db()
+    assert (run.status, run.fanning_out, run.n_total, run.n_done, run.n_failed) == (RunStatus.DONE, False, 11, 11, 0)
+    batches = list(run.batches.order_by("index").values_list("index", "item_ids", "status"))
+    assert [i for i, _, _ in batches] == list(range(6))
+    assert [pk for _, ids, _ in batches for pk in ids] == [i.pk for i in items]  # each item in one batch, in order
+    assert {status for _, _, status in batches} == {BatchStatus.DONE}
+    units = _units_per_item(run)
+    assert set(units) == {i.pk for i in items}
+    assert all(sorted(u) == ["item", "s:0", "s:1"] for u in units.values())
+    assert services.score_run_fan_out(run_id=run.pk) == [] and services.score_runs_queued() == []
+
+
+def test_the_last_batch_to_finish_completes_a_run_only_after_the_fan_out_has_read_every_item(
+    study, researcher, monkeypatch
+):
+    _items(study, 4)
+    monkeypatch.setattr(services, "FAN_OUT_CHUNK_BATCHES", 1)
+    run = _start(study, researcher, batch_size=2)
+    chunks = services.score_run_fan_out_chunks(run_id=run.pk)
+    (first,) = next(chunks)
+    assert services.score_batch_process(batch_id=first, worker="w1").status == "done"
+    run.refresh_from_db()
+    assert (run.status, run.fanning_out, run.n_total) == (RunStatus.RUNNING, True, 2)
+    (second,) = next(chunks)  # a full chunk: whether more items follow is known only by reading on
+    services.score_batch_process(batch_id=second, worker="w1")
+    run.refresh_from_db()
+    assert (run.status, run.fanning_out) == (RunStatus.RUNNING, True)
+    assert list(chunks) == []  # the fan-out reads no more items and finds every batch finished
+    run.refresh_from_db()
+    assert (run.status, run.fanning_out, run.n_total, run.n_done) == (RunStatus.DONE, False, 4, 4)
+    assert run.finished_at is not None
+
+
+def test_a_fan_out_resumed_by_a_twin_never_puts_an_item_in_two_batches(study, researcher, monkeypatch):
+    items = _items(study, 5)
+    monkeypatch.setattr(services, "FAN_OUT_CHUNK_BATCHES", 1)
+    run = _start(study, researcher, batch_size=2)
+    one = services.score_run_fan_out_chunks(run_id=run.pk)
+    first = next(one)
+    two = services.score_run_fan_out_chunks(run_id=run.pk)  # a twin delivery, while the first is alive
+    resent = next(two)
+    assert resent == first  # committed, maybe never queued: sent again (a second delivery is harmless)
+    assert next(two) != next(one)
+    rest = list(one) + list(two)
+    run.refresh_from_db()
+    assert run.fanning_out is False and run.n_total == 5
+    ids = [pk for b in run.batches.order_by("index") for pk in b.item_ids]
+    assert ids == [i.pk for i in items] and rest == []  # the last chunk was read by one of them only
+    for batch_id in run.batches.values_list("pk", flat=True):
+        services.score_batch_process(batch_id=batch_id, worker="w1")
+    run.refresh_from_db()
+    assert (run.status, run.n_done) == (RunStatus.DONE, 5)
