@@ -67,7 +67,7 @@ def registry() -> Any:
             if _REGISTRY is None:
                 import pint
 
-                built = pint.UnitRegistry(non_int_type=Fraction, cache_folder=None, on_redefinition="raise")
+                built: Any = pint.UnitRegistry(non_int_type=Fraction, cache_folder=None, on_redefinition="raise")
                 for line in DEFINITIONS.strip().splitlines():
                     built.define(line)
                 _REGISTRY = built
