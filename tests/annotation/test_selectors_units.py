@@ -337,7 +337,9 @@ def test_an_answer_governs_other_scopes_only_through_a_condition_on_it_in_anothe
     assert has_dependents_in_other_scopes(pool, other_gate) is True
 
 
-def test_my_queue_lists_my_active_pools_by_study_then_pool_name_with_my_counts(study, annotator, researcher):
+def test_my_queue_lists_my_active_pools_by_study_then_pool_name_with_my_counts(
+    study, annotator, researcher, django_assert_num_queries
+):
     later_study = factories.make_study(owner=researcher, name="Zz study", independent_pools=False)
     type(study).objects.filter(pk=study.pk).update(name="Aa study", independent_pools=False)
     study.refresh_from_db()
@@ -353,8 +355,10 @@ def test_my_queue_lists_my_active_pools_by_study_then_pool_name_with_my_counts(s
         factories.make_assignment(alpha, factories.make_item(study), annotator, status=status)
     factories.make_assignment(alpha, factories.make_item(study), colleague, status="submitted")
     factories.make_assignment(beta, factories.make_item(study), annotator, status="skipped")
-    queue = annotator_queue(user=annotator)
-    assert [(q.study.name, [p.pool.name for p in q.pools]) for q in queue] == [
+    with django_assert_num_queries(1):  # however many pools and studies: the studies come with their pools
+        queue = annotator_queue(user=annotator)
+        names = [(q.study.name, [p.pool.name for p in q.pools]) for q in queue]
+    assert names == [
         ("Aa study", ["alpha", "beta"]),
         ("Zz study", ["aardvark"]),
     ]
