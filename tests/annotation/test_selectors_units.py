@@ -354,6 +354,7 @@ def test_my_queue_lists_my_active_pools_by_study_then_pool_name_with_my_counts(
     for status in ("assigned", "submitted", "submitted", "skipped", "withdrawn", "started"):
         factories.make_assignment(alpha, factories.make_item(study), annotator, status=status)
     factories.make_assignment(alpha, factories.make_item(study), colleague, status="submitted")
+    factories.make_assignment(alpha, factories.make_item(study), colleague, status="skipped")  # theirs, not mine
     factories.make_assignment(beta, factories.make_item(study), annotator, status="skipped")
     with django_assert_num_queries(1):  # however many pools and studies: the studies come with their pools
         queue = annotator_queue(user=annotator)
