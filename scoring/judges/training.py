@@ -205,17 +205,42 @@ def cross_encoder_new(base_dir: Path) -> Any:
                         local_files_only=True)
 
 
+def trainable_parameters(net: Any, top_layers: int | None) -> list[Any]:
+    """The parameters fine-tuning updates: all of them (``top_layers`` None), or only the last ``top_layers``
+    transformer layers of the encoder plus everything after the encoder (pooler, classification head); the
+    embeddings and the lower layers are frozen (``requires_grad`` False), so they stay the base model's."""
+    if top_layers is None:
+        return list(net.parameters())
+    base = getattr(net, net.base_model_prefix)
+    layers = base.encoder.layer
+    if not 0 < top_layers <= len(layers):
+        raise TrainingError(f"top_layers must be between 1 and {len(layers)}, not {top_layers}")
+    keep = {id(p) for layer in layers[len(layers) - top_layers:] for p in layer.parameters()}
+    keep |= {id(p) for name, p in net.named_parameters()
+             if not name.startswith(f"{net.base_model_prefix}.embeddings.")
+             and not name.startswith(f"{net.base_model_prefix}.encoder.")}
+    for param in net.parameters():
+        param.requires_grad_(id(param) in keep)
+    return [p for p in net.parameters() if p.requires_grad]
+
+
 def cross_encoder_fit(pairs: list[tuple[str, str]], y: np.ndarray, *, base_dir: Path, epochs: int,
-                      seed: int = 0) -> Any:
-    """Fine-tune a fresh cross-encoder (bounded: ``epochs`` passes over the pairs) and return it."""
+                      seed: int = 0, top_layers: int | None = None, lr: float = CE_LR,
+                      weights: np.ndarray | None = None, max_length: int = CE_MAX_LENGTH) -> Any:
+    """Fine-tune a fresh cross-encoder (bounded: ``epochs`` passes over the pairs) and return it.
+
+    ``top_layers``: fine-tune only the encoder's last layers and the head (``trainable_parameters``);
+    ``weights``: one loss weight per pair (the weighted mean of the binary cross-entropy per batch)."""
     import torch
 
     _seed(seed)
     model = cross_encoder_new(base_dir)
+    model.max_length = max_length
     net, tokenizer = model.model, model.tokenizer
     net.train()
-    optimiser = torch.optim.AdamW(net.parameters(), lr=CE_LR)
-    loss_fn = torch.nn.BCEWithLogitsLoss()
+    optimiser = torch.optim.AdamW(trainable_parameters(net, top_layers), lr=lr)
+    loss_fn = torch.nn.BCEWithLogitsLoss(reduction="none")
+    w = np.ones(len(pairs)) if weights is None else np.asarray(weights, dtype=float)
     order = np.arange(len(pairs))
     rng = np.random.default_rng(seed)
     for _ in range(epochs):
@@ -223,9 +248,11 @@ def cross_encoder_fit(pairs: list[tuple[str, str]], y: np.ndarray, *, base_dir: 
         for start in range(0, len(order), CE_BATCH):
             idx = order[start:start + CE_BATCH]
             batch = tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation=True,
-                              max_length=CE_MAX_LENGTH, padding=True, return_tensors="pt")
+                              max_length=max_length, padding=True, return_tensors="pt")
             logits = net(**batch).logits.view(-1)
-            loss = loss_fn(logits, torch.tensor(y[idx], dtype=torch.float32))
+            losses = loss_fn(logits, torch.tensor(y[idx], dtype=torch.float32))
+            bw = torch.tensor(w[idx], dtype=torch.float32)
+            loss = (losses * bw).sum() / bw.sum()
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
