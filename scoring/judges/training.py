@@ -284,7 +284,7 @@ def cross_encoder_fit(pairs: list[tuple[str, str]], y: np.ndarray, *, base_dir: 
 
     _seed(seed)
     model = cross_encoder_new(base_dir)
-    model.max_length = max_length
+    model.max_seq_length = max_length
     net, tokenizer = model.model, model.tokenizer
     optimiser = torch.optim.AdamW(trainable_parameters(net, top_layers), lr=lr)
     below = None if top_layers is None else len(getattr(net, net.base_model_prefix).encoder.layer) - top_layers

@@ -34,8 +34,7 @@ class ConversationalFaithfulness(Metric):
     # 1.1: the rule set keeps short clinical instructions; supports catches contradictions.
     # 1.2: grounding per passage: one chunk must support a sentence (backends.base.best_passage).
     # 1.3: the embedding backend's information-bearing threshold 0.6 → 0.3 (measured on 250 labelled sentences).
-    # 1.4: the embedding backend's supports consults the trained contradiction judge.
-    version = "1.4"
+    version = "1.3"
     title = "Conversational Faithfulness (ASTRID)"
     definition = (
         "Each stored answer sentence is first classified as information-bearing or not (greetings, thanks, "

@@ -60,8 +60,7 @@ class ICAT(Metric):
     name = "icat"
     # 2.1: grounding per passage: one passage must support a claim (backends.base.best_passage).
     # 2.2: without an LLM, claims are clause-level (scoring.metrics.claims), not whole sentences.
-    # 2.3: the embedding backend's supports consults the trained contradiction judge.
-    version = "2.3"
+    version = "2.2"
     title = "ICAT_β (factuality × aspect coverage)"
     definition = (
         "The answer is split into atomic claims; a claim is grounded when one evidence passage (a retrieved "

@@ -114,8 +114,7 @@ class PlainQAFact(Metric):
     name = "plainqafact"
     # 2.1: grounding per passage: one passage must support a claim (backends.base.best_passage).
     # 2.2: the non-LLM form is named "... no LLM" and says its kind signal; learned backend with a kind judge.
-    # 2.3: the embedding backend's supports consults the trained contradiction judge.
-    version = "2.3"
+    version = "2.2"
     title = "PlainQAFact (QA-based, llm) / kind-aware entailment (PlainQAFact-style, no LLM)"
     definition = (
         "Each sentence of a plain-language summary is classified as a source simplification or an elaborative "

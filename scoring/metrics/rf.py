@@ -22,9 +22,7 @@ class RagasFaithfulness(Metric):
     """
 
     name = "rf"
-    # 2.1: grounding per passage: one passage must support a claim (backends.base.best_passage).
-    # 2.2: the embedding backend's supports consults the trained contradiction judge.
-    version = "2.2"
+    version = "2.1"  # grounding per passage: one passage must support a claim (backends.base.best_passage)
     title = "Faithfulness, RAGAS-style (RF)"
     definition = (
         "Standalone statements are extracted from the whole answer and each is verified against the "
