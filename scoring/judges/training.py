@@ -205,32 +205,127 @@ def cross_encoder_new(base_dir: Path) -> Any:
                         local_files_only=True)
 
 
+def trainable_parameters(net: Any, top_layers: int | None) -> list[Any]:
+    """The parameters fine-tuning updates: all of them (``top_layers`` None), or only the last ``top_layers``
+    transformer layers of the encoder plus everything after the encoder (pooler, classification head); the
+    embeddings and the lower layers are frozen (``requires_grad`` False), so they stay the base model's."""
+    if top_layers is None:
+        return list(net.parameters())
+    base = getattr(net, net.base_model_prefix)
+    layers = base.encoder.layer
+    if not 0 < top_layers <= len(layers):
+        raise TrainingError(f"top_layers must be between 1 and {len(layers)}, not {top_layers}")
+    keep = {id(p) for layer in layers[len(layers) - top_layers:] for p in layer.parameters()}
+    keep |= {id(p) for name, p in net.named_parameters()
+             if not name.startswith(f"{net.base_model_prefix}.embeddings.")
+             and not name.startswith(f"{net.base_model_prefix}.encoder.")}
+    for param in net.parameters():
+        param.requires_grad_(id(param) in keep)
+    return [p for p in net.parameters() if p.requires_grad]
+
+
+def lower_states(model: Any, pairs: list[tuple[str, str]], below: int, *, max_length: int,
+                 cache: dict[tuple[str, str], Any] | None = None) -> list[Any]:
+    """The hidden states of each pair after the encoder's first ``below`` layers (eval mode, no gradient),
+    one tensor (tokens × hidden) per pair: what frozen lower layers give, computed once per pair and kept in
+    ``cache`` (keyed by the pair) for the next call."""
+    import torch
+
+    cache = {} if cache is None else cache
+    missing = list(dict.fromkeys(p for p in pairs if p not in cache))
+    net, tokenizer = model.model, model.tokenizer
+    was_training = net.training
+    net.eval()
+    with torch.no_grad():
+        for start in range(0, len(missing), 64):
+            chunk = missing[start:start + 64]
+            batch = tokenizer([a for a, _ in chunk], [b for _, b in chunk], truncation=True, max_length=max_length,
+                              padding=True, return_tensors="pt")
+            out = getattr(net, net.base_model_prefix)(**batch, output_hidden_states=True)
+            hidden = out.hidden_states[below]
+            for i, pair in enumerate(chunk):
+                n = int(batch["attention_mask"][i].sum())
+                cache[pair] = hidden[i, :n].clone()
+    net.train(was_training)
+    return [cache[p] for p in pairs]
+
+
+def top_logits(net: Any, states: list[Any], below: int) -> Any:
+    """The one-logit head's output from hidden states after layer ``below`` (``lower_states``): the remaining
+    encoder layers, the pooler and the classifier, as the model's own forward applies them."""
+    import torch
+
+    base = getattr(net, net.base_model_prefix)
+    width = max(s.shape[0] for s in states)
+    hidden = torch.zeros(len(states), width, states[0].shape[1])
+    mask = torch.zeros(len(states), width, dtype=torch.long)
+    for i, s in enumerate(states):
+        hidden[i, :s.shape[0]] = s
+        mask[i, :s.shape[0]] = 1
+    extended, _ = base._create_attention_masks(attention_mask=mask, encoder_attention_mask=None,
+                                               embedding_output=hidden, encoder_hidden_states=None, cache=None)
+    for layer in base.encoder.layer[below:]:
+        hidden = layer(hidden, attention_mask=extended)
+        hidden = hidden[0] if isinstance(hidden, tuple) else hidden
+    return net.classifier(net.dropout(base.pooler(hidden))).view(-1)
+
+
 def cross_encoder_fit(pairs: list[tuple[str, str]], y: np.ndarray, *, base_dir: Path, epochs: int,
-                      seed: int = 0) -> Any:
-    """Fine-tune a fresh cross-encoder (bounded: ``epochs`` passes over the pairs) and return it."""
+                      seed: int = 0, top_layers: int | None = None, lr: float = CE_LR,
+                      weights: np.ndarray | None = None, max_length: int = CE_MAX_LENGTH,
+                      state_cache: dict[tuple[str, str], Any] | None = None) -> Any:
+    """Fine-tune a fresh cross-encoder (bounded: ``epochs`` passes over the pairs) and return it.
+
+    ``top_layers``: fine-tune only the encoder's last layers and the head (``trainable_parameters``); the frozen
+    lower layers then run once per pair, in eval mode (``lower_states``, shared through ``state_cache`` between
+    calls over the same base), and each step runs only the top (``top_logits``). ``weights``: one loss weight
+    per pair (the weighted mean of the binary cross-entropy per batch)."""
     import torch
 
     _seed(seed)
     model = cross_encoder_new(base_dir)
+    model.max_seq_length = max_length
     net, tokenizer = model.model, model.tokenizer
+    optimiser = torch.optim.AdamW(trainable_parameters(net, top_layers), lr=lr)
+    below = None if top_layers is None else len(getattr(net, net.base_model_prefix).encoder.layer) - top_layers
+    states = lower_states(model, pairs, below, max_length=max_length, cache=state_cache) if below else None
     net.train()
-    optimiser = torch.optim.AdamW(net.parameters(), lr=CE_LR)
-    loss_fn = torch.nn.BCEWithLogitsLoss()
+    loss_fn = torch.nn.BCEWithLogitsLoss(reduction="none")
+    w = np.ones(len(pairs)) if weights is None else np.asarray(weights, dtype=float)
     order = np.arange(len(pairs))
     rng = np.random.default_rng(seed)
     for _ in range(epochs):
         rng.shuffle(order)
         for start in range(0, len(order), CE_BATCH):
             idx = order[start:start + CE_BATCH]
-            batch = tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation=True,
-                              max_length=CE_MAX_LENGTH, padding=True, return_tensors="pt")
-            logits = net(**batch).logits.view(-1)
-            loss = loss_fn(logits, torch.tensor(y[idx], dtype=torch.float32))
+            if states is not None:
+                logits = top_logits(net, [states[i] for i in idx], below)
+            else:
+                batch = tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation=True,
+                                  max_length=max_length, padding=True, return_tensors="pt")
+                logits = net(**batch).logits.view(-1)
+            losses = loss_fn(logits, torch.tensor(y[idx], dtype=torch.float32))
+            bw = torch.tensor(w[idx], dtype=torch.float32)
+            loss = (losses * bw).sum() / bw.sum()
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
     net.eval()
     return model
+
+
+def top_proba(model: Any, pairs: list[tuple[str, str]], below: int, *, max_length: int,
+              state_cache: dict[tuple[str, str], Any] | None = None) -> np.ndarray:
+    """P(positive) of a model fine-tuned above layer ``below``, from the (cached) lower states: the same as
+    ``cross_encoder_proba`` on it, without recomputing the frozen layers."""
+    import torch
+
+    states = lower_states(model, pairs, below, max_length=max_length, cache=state_cache)
+    out = []
+    with torch.no_grad():
+        for start in range(0, len(states), 64):
+            out.append(torch.sigmoid(top_logits(model.model, states[start:start + 64], below)).numpy())
+    return np.concatenate(out).astype(float) if out else np.zeros(0)
 
 
 def cross_encoder_proba(model: Any, pairs: list[tuple[str, str]]) -> np.ndarray:

@@ -39,3 +39,31 @@ def test_a_cross_encoder_is_compared_in_cv_saved_loaded_and_gives_probabilities(
     assert 0.0 <= judgement.probability <= 1.0
     assert judgement.probability == pytest.approx(
         loaded.proba(loaded.final, ["aspirin reduces fever"], ["aspirin reduces fever and pain"])[0], abs=1e-6)
+
+
+def test_fine_tuning_only_the_top_layers_leaves_the_rest_as_the_base_and_caches_the_frozen_states(tmp_path):
+    import numpy as np
+    import torch
+
+    from scoring.judges.training import cross_encoder_fit, cross_encoder_new, cross_encoder_proba, top_proba
+
+    base = build_tiny_nli_model(tmp_path / "tiny", id2label={0: "score"})
+    pairs = [("aspirin reduces fever", "aspirin reduces fever and pain"),
+             ("aspirin raises fever", "aspirin reduces pain")]
+    y = np.array([0, 1] * 8)
+    cache: dict = {}
+    model = cross_encoder_fit(pairs * 8, y, base_dir=base, epochs=2, top_layers=1, lr=1e-2, state_cache=cache,
+                              weights=np.linspace(0.5, 1.5, 16))
+    fresh = cross_encoder_new(base).model.state_dict()
+    tuned = model.model.state_dict()
+    for name, param in model.model.named_parameters():
+        assert param.requires_grad == (not name.startswith(("bert.embeddings.", "bert.encoder.layer.0."))), name
+    for name, value in tuned.items():
+        same = torch.equal(value, fresh[name])
+        if name.startswith(("bert.embeddings.", "bert.encoder.layer.0.")):
+            assert same, name  # frozen: still the base model's
+        elif name.startswith(("bert.encoder.layer.1.", "bert.pooler.")) and name.endswith("weight"):
+            assert not same, name  # fine-tuned
+    assert set(cache) == set(pairs)  # the frozen layers ran once per distinct pair
+    assert top_proba(model, pairs, 1, max_length=128, state_cache=cache) == pytest.approx(
+        cross_encoder_proba(model, pairs), abs=1e-5)  # the cached path scores as the model's own forward
