@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Exists, OuterRef, Q, Subquery, Value
+from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
 from annotation import quality, units
@@ -65,26 +65,6 @@ def get_assignment_and_unit(user: AbstractBaseUser, pk: int, unit_key: str) -> t
         raise NotFound("No such assignment.") from None
     quality.ensure_qualified(assignment)
     return assignment, _unit_row(assignment, unit)
-
-
-def unit_exists(scope: str, unit_key: str) -> Exists | Value:
-    """An expression over an assignment row: whether its item has the unit ``unit_key`` of ``scope`` (the
-    same units as ``annotation.item_units.ItemUnits.keys_for``)."""
-    if not units.is_valid(unit_key):
-        return Value(False)
-    unit = units.parse(unit_key)
-    if unit.scope != scope:
-        return Value(False)
-    item = OuterRef("item_id")
-    if unit.kind == units.ITEM:
-        return Value(True)
-    if unit.kind == units.ANSWER_SENTENCE:
-        return Exists(Sentence.objects.filter(item_id=item, part="answer", index=unit.ref))
-    if unit.kind == units.CHUNK:
-        return Exists(Chunk.objects.filter(item_id=item, rank=unit.ref))
-    return Exists(
-        Aspect.objects.filter(item_id=item, pk=unit.ref, status=AspectStatus.ACCEPTED, retired_in_version__isnull=True)
-    )
 
 
 @dataclass(frozen=True)
@@ -194,7 +174,7 @@ class StudyQueue:
 
 
 def annotator_queue(*, user: AbstractBaseUser) -> list[StudyQueue]:
-    """My studies → my pools → progress; two queries whatever the number of pools."""
+    """My studies → my pools → progress; one query whatever the number of pools."""
     mine = Q(assignments__annotator=user) & ~Q(assignments__status=AssignmentStatus.WITHDRAWN)
     pools = list(
         Pool.objects.filter(memberships__user=user, memberships__active=True)

@@ -185,7 +185,7 @@ LOCK_COLUMNS = ("id", "question_id", "unit_key", "value", "version", "updated_by
 
 def _unit_exists(scope: str, unit_key: str) -> tuple[str, list[Any]]:
     """Which of the conditions of :func:`_unit_exists_sql` tells whether the assignment's item has the unit
-    ``unit_key`` of ``scope`` (the same units as ``selectors.unit_exists``), and its parameters."""
+    ``unit_key`` of ``scope`` (the same units as ``annotation.item_units.ItemUnits.keys_for``), and its parameters."""
     if not units.is_valid(unit_key):
         return "none", []
     unit = units.parse(unit_key)
