@@ -197,21 +197,3 @@ def test_the_unfinished_index_exists_and_is_valid():
             cursor.execute("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = %s", [MIGRATION.INDEX])
             (sql,) = cursor.fetchone()
             assert "WHERE status IN ('assigned', 'started', 'skipped')" in sql
-
-
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the plan asked of PostgreSQL")
-@pytest.mark.parametrize("state", ["done", "open", "skipped"])
-def test_the_status_filters_read_unfinished_work_from_the_partial_index(built, state):
-    study, pool = built["study"], built["pools"][0]
-    items = dm.filtered_items(study, dm.Filters.parse(study, {"pool": str(pool.pk), "pool_state": state}))
-    # the count of every matching item, and a page of them
-    for query in (items.values("pk").query, items.only("pk", "external_id")[: dm.PER_PAGE].query):
-        sql, params = query.sql_with_params()
-        with connection.cursor() as cursor:
-            cursor.execute("SET enable_seqscan = off")
-            try:
-                cursor.execute(f"EXPLAIN {sql}", params)
-                plan = "\n".join(row[0] for row in cursor.fetchall())
-            finally:
-                cursor.execute("RESET enable_seqscan")
-        assert MIGRATION.INDEX in plan, plan
