@@ -38,7 +38,7 @@ def create(apps, schema_editor):
         elif vendor == "sqlite":
             cursor.execute(f"CREATE INDEX IF NOT EXISTS {INDEX} ON {COLUMNS}")
         else:
-            raise NotImplementedError(f"no partial index {INDEX} for the {vendor} database")
+            raise RuntimeError(f"Concord runs on PostgreSQL or SQLite, not {vendor}: no partial index {INDEX} for it")
 
 
 def drop(apps, schema_editor):
