@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from annotation import selectors
 from annotation.labels import label_save, statements
 from annotation.labels.questions import pool_questions
-from annotation.models import Assignment, Label, LabelHistory, PoolMembership
+from annotation.models import Assignment, Label, LabelHistory, PasswordChangeRequired, PoolMembership
 from annotation.services import pool_assign_items
 from concord.errors import NotFound
 from tests import factories
@@ -145,6 +145,27 @@ def test_the_token_lookup_returns_the_person_and_the_one_time_password_flag(anno
     )
     assert found.created == Token.objects.get(pk=token.key).created
     assert statements.token_lookup("nope") is None
+
+
+def test_the_token_lookup_says_when_its_holder_must_change_a_one_time_password(annotator):
+    """The flag the label save refuses a token on (SECURITY.md, tokens): read from the same statement."""
+    token = Token.objects.create(user=annotator)
+    PasswordChangeRequired.objects.create(user=annotator)
+    assert statements.token_lookup(token.key)[2] is True
+    assert statements.token_lookup(token.key, assignment_pk=10**6)[2] is True
+
+
+def test_the_token_lookup_names_the_assignment_only_when_it_is_the_holders_own(work, annotator):
+    own = work["assignment"]
+    peer = factories.make_user()
+    factories.add_member(work["pool"], peer)
+    others = factories.make_assignment(work["pool"], factories.make_item(work["pool"].study, "i2"), peer)
+    token = Token.objects.create(user=annotator)
+    *_, assignment = statements.token_lookup(token.key, assignment_pk=own.pk)
+    assert (assignment.pk, assignment.pool_id, assignment.pool.study_id) == (own.pk, own.pool_id, own.pool.study_id)
+    for pk in (others.pk, 10**6):  # a colleague's assignment, and one that does not exist: nothing
+        user, found, must_change, assignment = statements.token_lookup(token.key, assignment_pk=pk)
+        assert (user.pk, found.key, must_change, assignment) == (annotator.pk, token.key, False, None)
 
 
 def test_a_token_save_through_the_api_runs_two_statements_on_postgresql(work, annotator, django_assert_max_num_queries):
