@@ -232,3 +232,38 @@ def test_a_list_answer_goes_through_the_one_statement_save_and_comes_back_whole(
     assert [(h.old_value, h.new_value, h.new_version) for h in history] == [
         (None, ["dose", "drug"], 1), (["dose", "drug"], ["timing"], 2)
     ]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: SQLite's IMMEDIATE transactions lock it all")
+@pytest.mark.django_db(transaction=True)
+def test_the_locked_save_holds_the_assignment_row_until_its_transaction_ends(study, annotator):
+    """The locked save's first statement locks the assignment row (FOR UPDATE OF a): another connection cannot
+    lock it until the transaction ends, so two locked saves of one assignment run one after the other. Checked
+    with NOWAIT from a second connection, which answers at once either way (no waiting, no clock)."""
+    import psycopg
+    from django.db import transaction
+
+    item = factories.make_item(study, "i1")
+    pool = factories.make_pool(study, questions=[factories.make_question(study, "pf")])
+    factories.add_member(pool, annotator)
+    assignment = factories.make_assignment(pool, item, annotator)
+    table = Assignment._meta.db_table
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    with psycopg.connect(**params, autocommit=True) as other:
+
+        def other_can_lock() -> bool:
+            try:
+                with other.transaction():
+                    other.execute(f"SELECT 1 FROM {table} WHERE id = %s FOR UPDATE NOWAIT", [assignment.pk])
+                return True
+            except psycopg.errors.LockNotAvailable:
+                return False
+
+        with transaction.atomic():
+            Assignment.objects.get(pk=assignment.pk)  # a plain read locks nothing: the check can say yes
+            assert other_can_lock()
+            statements.lock_open_assignment(assignment.pk, "item", "item")
+            assert not other_can_lock()
+        assert other_can_lock()  # released at the end of the transaction
