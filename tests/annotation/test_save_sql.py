@@ -474,3 +474,13 @@ def test_the_pages_save_waits_for_the_assignments_lock_and_answers_from_the_labe
     from annotation.labels import label_save_in_unit
 
     _save_while_the_assignment_is_locked(study, annotator, label_save_in_unit, what="the page's save")
+
+
+def test_an_update_builds_its_statement_when_it_is_the_first_write_of_the_process(work, annotator, monkeypatch):
+    """The statements are built on first use and kept per process: an update before any insert (a worker whose
+    first save changes an answer imported earlier) builds them itself."""
+    label = Label.objects.create(assignment=work["assignment"], question=work["pf"], unit_key="item", value="4",
+                                 version=1, updated_by=annotator, updated_at=timezone.now())
+    monkeypatch.setattr(statements, "_cache", {})
+    assert statements.update_label_and_history(label, "5", annotator.pk, timezone.now()) is True
+    assert Label.objects.get(pk=label.pk).value == "5" and LabelHistory.objects.get(label=label).new_value == "5"
