@@ -521,3 +521,50 @@ def test_the_existing_id_check_finds_the_studys_ids_only_in_item_order(protocol_
         # On PostgreSQL the ids go as one array parameter, whatever their number.
         [query] = queries.captured_queries
         assert ("= ANY(" in query["sql"]) == (branch == "postgresql")
+
+
+# --- items of known answer (the ``control`` field) -----------------------------------------------------------
+
+
+@pytest.fixture
+def control_study(study):
+    factories.make_question(study, "ok")  # binary, about the whole item
+    factories.make_question(study, "ib", scope="sentence")
+    return study
+
+
+EXPLANATION_REASON = "must be text of at most 2000 characters"
+
+
+@pytest.mark.parametrize(
+    "control, field, reason",
+    [
+        ("yes", "control", "must be an object, found a string"),
+        ({"answers": {"ok": "yes"}, "why": "x", "also": 1}, "control",
+         "unknown key(s) also, why (known: kind, answers, explanation)"),
+        ({"kind": "gold", "answers": {"ok": "yes"}}, "control.kind", "must be one of control, qualification, attention"),
+        ({"answers": {"ok": "yes"}, "explanation": 3}, "control.explanation", EXPLANATION_REASON),
+        ({"answers": {"ok": "yes"}, "explanation": "a\x00b"}, "control.explanation", EXPLANATION_REASON),
+        ({"answers": {"ok": "yes"}, "explanation": "x" * 2001}, "control.explanation", EXPLANATION_REASON),
+        ({"answers": {"nope": "yes"}}, "control.answers", "known answers: the study has no question 'nope'"),
+        ({"answers": {"ib": "yes"}}, "control.answers",
+         "known answers: 'ib' is not about the whole item (only item questions)"),
+        ({}, "control.answers", "known answers must be an object {question key: answer} with at least one answer"),
+    ],
+    ids=["not-an-object", "unknown-keys", "kind", "explanation-number", "explanation-nul", "explanation-long",
+         "unknown-question", "sentence-question", "no-answers"],
+)
+def test_a_malformed_control_field_is_named_with_its_reason(control_study, control, field, reason):
+    assert _errors(control_study, _record(control=control)) == [("line 4", field, reason)]
+
+
+def test_a_control_field_becomes_the_items_known_answer(control_study):
+    validator = Validator(control_study, where="line", accept_extra=False)
+    record, errors = validator.validate(1, _record(control={"answers": {"ok": "yes"}}))
+    assert errors == [] and record.control == {"kind": "control", "answers": {"ok": "yes"}, "explanation": ""}
+    # Each kind, and an explanation of exactly the longest length allowed.
+    for kind in ("control", "qualification", "attention"):
+        record, errors = validator.validate(2, _record(control={"kind": kind, "answers": {"ok": "no"},
+                                                                 "explanation": "x" * 2000}))
+        assert errors == [] and record.control == {"kind": kind, "answers": {"ok": "no"}, "explanation": "x" * 2000}
+    assert validator.validate(3, _record())[0].control is None
