@@ -18,13 +18,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import contradiction_judge_train as bench  # noqa: E402
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from sklearn.metrics import roc_auc_score  # noqa: E402
+import contradiction_judge_train as bench
+import numpy as np
+import torch
+from sklearn.metrics import roc_auc_score
 
-from scoring.backends.embedding import PACKAGED_MODEL, resolve_model_dir  # noqa: E402
-from scoring.judges.training import cross_encoder_fit, cross_encoder_proba, top_proba  # noqa: E402
+from scoring.backends.embedding import PACKAGED_MODEL, resolve_model_dir
+from scoring.judges.training import cross_encoder_fit, cross_encoder_proba, top_proba
 
 
 def main() -> None:
