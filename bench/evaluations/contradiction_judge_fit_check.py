@@ -5,7 +5,9 @@ seeded stratified sample of the seen sets' rows (the training pairs of ``contrad
     .venv/bin/python bench/evaluations/contradiction_judge_fit_check.py --rows 300 --top-layers 2 \
         --pooling cls --lr 1e-4 --epochs 3
 
-``--top-layers 0``: full fine-tune. Uses only the seen sets (``contradiction_judge_train.load``).
+Also the AUC on the evidence pairs of the seen sets' other paragraphs (no paragraph of the sample), a
+rough out-of-sample figure. ``--top-layers 0``: full fine-tune. Uses only the seen sets
+(``contradiction_judge_train.load``).
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ def main() -> None:
         idx = [i for i, r in enumerate(rows) if r["y"] == label]
         pick.extend(rng.choice(idx, size=args.rows // 2, replace=False).tolist())
     sample = [rows[i] for i in sorted(pick)]
+    seen_groups = {r["group"] for r in sample}
+    unseen = [r for r in rows if r["group"] not in seen_groups]  # other paragraphs of the same seen sets
     pairs, y, w = bench.training_pairs(sample, 1.0)
     base_dir = resolve_model_dir(PACKAGED_MODEL)[0]
     top = args.top_layers or None
@@ -60,10 +64,17 @@ def main() -> None:
         p = top_proba(model, pairs, 6 - top, max_length=args.max_length, state_cache=cache, pooling=args.pooling)
     else:
         p = cross_encoder_proba(model, pairs, pooling=args.pooling, max_length=args.max_length)
+    ev_other = [(r["claim"], r["sentences"][r["ev_index"]]) for r in unseen]
+    yo = np.array([r["y"] for r in unseen])
+    if top:
+        po = top_proba(model, ev_other, 6 - top, max_length=args.max_length, state_cache=cache, pooling=args.pooling)
+    else:
+        po = cross_encoder_proba(model, ev_other, pooling=args.pooling, max_length=args.max_length)
     ev = np.array([i for i in range(len(pairs)) if i == 0 or pairs[i][0] != pairs[i - 1][0]])
     print(f"rows={len(sample)} pairs={len(pairs)} top_layers={args.top_layers} pooling={args.pooling} lr={args.lr} "
           f"epochs={args.epochs}: in-sample AUC all pairs {roc_auc_score(y, p):.3f}, evidence pairs "
-          f"{roc_auc_score(y[ev], p[ev]):.3f}; {time.time() - started:.0f}s", flush=True)
+          f"{roc_auc_score(y[ev], p[ev]):.3f}; other paragraphs' evidence pairs ({len(unseen)}) "
+          f"{roc_auc_score(yo, po):.3f}; {time.time() - started:.0f}s", flush=True)
 
 
 if __name__ == "__main__":
