@@ -328,7 +328,7 @@ def cross_encoder_fit(pairs: list[tuple[str, str]], y: np.ndarray, *, base_dir: 
         rng.shuffle(order)
         for start in range(0, len(order), CE_BATCH):
             idx = order[start:start + CE_BATCH]
-            if states is not None:
+            if states is not None and below is not None:
                 logits = top_logits(net, [states[i] for i in idx], below, pooling)
             else:
                 batch = tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation=True,
