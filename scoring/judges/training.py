@@ -250,9 +250,27 @@ def lower_states(model: Any, pairs: list[tuple[str, str]], below: int, *, max_le
     return [cache[p] for p in pairs]
 
 
-def top_logits(net: Any, states: list[Any], below: int) -> Any:
+POOLINGS = ("cls", "mean")
+
+
+def pooled_logits(net: Any, hidden: Any, mask: Any, pooling: str = "cls") -> Any:
+    """The one-logit head on the top layer's token states (batch × tokens × hidden, ``mask`` 1 on real tokens):
+    ``"cls"`` as the model's own forward (the BERT pooler on the first token, then the classifier); ``"mean"``
+    the classifier on the masked mean of the token states, the pooling a sentence-transformers model (as
+    all-MiniLM-L6-v2) was trained with (its BERT pooler never was: bias all zero)."""
+    if pooling == "cls":
+        return net.classifier(net.dropout(getattr(net, net.base_model_prefix).pooler(hidden))).view(-1)
+    if pooling != "mean":
+        raise TrainingError(f"pooling must be one of {', '.join(POOLINGS)}, not {pooling!r}")
+    m = mask.unsqueeze(-1).to(hidden.dtype)
+    mean = (hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1.0)
+    return net.classifier(net.dropout(mean)).view(-1)
+
+
+def top_logits(net: Any, states: list[Any], below: int, pooling: str = "cls") -> Any:
     """The one-logit head's output from hidden states after layer ``below`` (``lower_states``): the remaining
-    encoder layers, the pooler and the classifier, as the model's own forward applies them."""
+    encoder layers, then the head (``pooled_logits``; ``"cls"``: the pooler and the classifier, as the model's
+    own forward applies them)."""
     import torch
 
     base = getattr(net, net.base_model_prefix)
@@ -267,21 +285,33 @@ def top_logits(net: Any, states: list[Any], below: int) -> Any:
     for layer in base.encoder.layer[below:]:
         hidden = layer(hidden, attention_mask=extended)
         hidden = hidden[0] if isinstance(hidden, tuple) else hidden
-    return net.classifier(net.dropout(base.pooler(hidden))).view(-1)
+    return pooled_logits(net, hidden, mask, pooling)
+
+
+def full_logits(net: Any, batch: Any, pooling: str = "cls") -> Any:
+    """The one-logit head's output on a tokenized batch through the whole model."""
+    if pooling == "cls":
+        return net(**batch).logits.view(-1)
+    hidden = getattr(net, net.base_model_prefix)(**batch).last_hidden_state
+    return pooled_logits(net, hidden, batch["attention_mask"], pooling)
 
 
 def cross_encoder_fit(pairs: list[tuple[str, str]], y: np.ndarray, *, base_dir: Path, epochs: int,
                       seed: int = 0, top_layers: int | None = None, lr: float = CE_LR,
                       weights: np.ndarray | None = None, max_length: int = CE_MAX_LENGTH,
-                      state_cache: dict[tuple[str, str], Any] | None = None) -> Any:
+                      state_cache: dict[tuple[str, str], Any] | None = None, pooling: str = "cls") -> Any:
     """Fine-tune a fresh cross-encoder (bounded: ``epochs`` passes over the pairs) and return it.
 
     ``top_layers``: fine-tune only the encoder's last layers and the head (``trainable_parameters``); the frozen
     lower layers then run once per pair, in eval mode (``lower_states``, shared through ``state_cache`` between
     calls over the same base), and each step runs only the top (``top_logits``). ``weights``: one loss weight
-    per pair (the weighted mean of the binary cross-entropy per batch)."""
+    per pair (the weighted mean of the binary cross-entropy per batch). ``pooling``: the head's input
+    (``pooled_logits``); a model fitted with ``"mean"`` is scored with ``top_proba``/``cross_encoder_proba`` given
+    the same ``pooling``."""
     import torch
 
+    if pooling not in POOLINGS:
+        raise TrainingError(f"pooling must be one of {', '.join(POOLINGS)}, not {pooling!r}")
     _seed(seed)
     model = cross_encoder_new(base_dir)
     model.max_seq_length = max_length
@@ -298,12 +328,12 @@ def cross_encoder_fit(pairs: list[tuple[str, str]], y: np.ndarray, *, base_dir: 
         rng.shuffle(order)
         for start in range(0, len(order), CE_BATCH):
             idx = order[start:start + CE_BATCH]
-            if states is not None:
-                logits = top_logits(net, [states[i] for i in idx], below)
+            if states is not None and below is not None:
+                logits = top_logits(net, [states[i] for i in idx], below, pooling)
             else:
                 batch = tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation=True,
                                   max_length=max_length, padding=True, return_tensors="pt")
-                logits = net(**batch).logits.view(-1)
+                logits = full_logits(net, batch, pooling)
             losses = loss_fn(logits, torch.tensor(y[idx], dtype=torch.float32))
             bw = torch.tensor(w[idx], dtype=torch.float32)
             loss = (losses * bw).sum() / bw.sum()
@@ -315,7 +345,7 @@ def cross_encoder_fit(pairs: list[tuple[str, str]], y: np.ndarray, *, base_dir: 
 
 
 def top_proba(model: Any, pairs: list[tuple[str, str]], below: int, *, max_length: int,
-              state_cache: dict[tuple[str, str], Any] | None = None) -> np.ndarray:
+              state_cache: dict[tuple[str, str], Any] | None = None, pooling: str = "cls") -> np.ndarray:
     """P(positive) of a model fine-tuned above layer ``below``, from the (cached) lower states: the same as
     ``cross_encoder_proba`` on it, without recomputing the frozen layers."""
     import torch
@@ -324,15 +354,27 @@ def top_proba(model: Any, pairs: list[tuple[str, str]], below: int, *, max_lengt
     out = []
     with torch.no_grad():
         for start in range(0, len(states), 64):
-            out.append(torch.sigmoid(top_logits(model.model, states[start:start + 64], below)).numpy())
+            out.append(torch.sigmoid(top_logits(model.model, states[start:start + 64], below, pooling)).numpy())
     return np.concatenate(out).astype(float) if out else np.zeros(0)
 
 
-def cross_encoder_proba(model: Any, pairs: list[tuple[str, str]]) -> np.ndarray:
+def cross_encoder_proba(model: Any, pairs: list[tuple[str, str]], pooling: str = "cls",
+                        max_length: int = CE_MAX_LENGTH) -> np.ndarray:
     if not pairs:
         return np.zeros(0)
     import torch
 
+    if pooling != "cls":  # the model's own forward pools with its BERT pooler; the other head is applied here
+        net, tokenizer = model.model, model.tokenizer
+        net.eval()
+        out = []
+        with torch.no_grad():
+            for start in range(0, len(pairs), 32):
+                chunk = pairs[start:start + 32]
+                batch = tokenizer([a for a, _ in chunk], [b for _, b in chunk], truncation=True,
+                                  max_length=max_length, padding=True, return_tensors="pt")
+                out.append(torch.sigmoid(full_logits(net, batch, pooling)).numpy())
+        return np.concatenate(out).astype(float)
     out = model.predict(pairs, batch_size=32, activation_fn=torch.nn.Sigmoid(), show_progress_bar=False)
     return np.asarray(out, dtype=float).reshape(-1)
 

@@ -67,3 +67,35 @@ def test_fine_tuning_only_the_top_layers_leaves_the_rest_as_the_base_and_caches_
     assert set(cache) == set(pairs)  # the frozen layers ran once per distinct pair
     assert top_proba(model, pairs, 1, max_length=128, state_cache=cache) == pytest.approx(
         cross_encoder_proba(model, pairs), abs=1e-5)  # the cached path scores as the model's own forward
+
+
+def test_mean_pooling_heads_the_masked_mean_of_the_top_states_on_both_paths_and_leaves_the_pooler(tmp_path):
+    import numpy as np
+    import torch
+
+    from scoring.judges.training import cross_encoder_fit, cross_encoder_new, cross_encoder_proba, top_proba
+
+    base = build_tiny_nli_model(tmp_path / "tiny", id2label={0: "score"})
+    pairs = [("aspirin reduces fever", "aspirin reduces fever and pain"),
+             ("aspirin raises fever", "aspirin reduces pain")]
+    y = np.array([0, 1] * 8)
+    cache: dict = {}
+    model = cross_encoder_fit(pairs * 8, y, base_dir=base, epochs=2, top_layers=1, lr=1e-2, state_cache=cache,
+                              pooling="mean")
+    fresh = cross_encoder_new(base).model.state_dict()
+    tuned = model.model.state_dict()
+    assert torch.equal(tuned["bert.pooler.dense.weight"], fresh["bert.pooler.dense.weight"])  # not on the path
+    assert not torch.equal(tuned["classifier.weight"], fresh["classifier.weight"])
+    cached = top_proba(model, pairs, 1, max_length=128, state_cache=cache, pooling="mean")
+    full = cross_encoder_proba(model, pairs, pooling="mean")
+    assert cached == pytest.approx(full, abs=1e-5)  # the cached path scores as the whole model does
+    net, tokenizer = model.model, model.tokenizer
+    expected = []
+    with torch.no_grad():
+        for a, b in pairs:  # one pair at a time: no padding; the head reads the mean of the top token states
+            hidden = net.bert(**tokenizer(a, b, return_tensors="pt")).last_hidden_state[0]
+            expected.append(float(torch.sigmoid(net.classifier(hidden.mean(dim=0)))))
+    assert full == pytest.approx(expected, abs=1e-5)  # in a padded batch, padding is left out of the mean
+    assert cross_encoder_proba(model, pairs) != pytest.approx(full, abs=1e-3)  # the pooler head differs
+    with pytest.raises(Exception, match="pooling"):
+        cross_encoder_fit(pairs, y[:2], base_dir=base, epochs=1, pooling="max")
