@@ -247,12 +247,15 @@ def test_the_locked_save_holds_the_assignment_row_until_its_transaction_ends(stu
     with NOWAIT from a second connection, which answers at once either way (no waiting, no clock)."""
     import psycopg
     from django.db import transaction
+    from psycopg import sql
 
     item = factories.make_item(study, "i1")
     pool = factories.make_pool(study, questions=[factories.make_question(study, "pf")])
     factories.add_member(pool, annotator)
     assignment = factories.make_assignment(pool, item, annotator)
-    table = Assignment._meta.db_table
+    statement = sql.SQL("SELECT 1 FROM {} WHERE id = %s FOR UPDATE NOWAIT").format(
+        sql.Identifier(Assignment._meta.db_table)
+    )
     params = connection.get_connection_params()
     params.pop("cursor_factory", None)
     params.pop("context", None)
@@ -261,7 +264,7 @@ def test_the_locked_save_holds_the_assignment_row_until_its_transaction_ends(stu
         def other_can_lock() -> bool:
             try:
                 with other.transaction():
-                    other.execute(f"SELECT 1 FROM {table} WHERE id = %s FOR UPDATE NOWAIT", [assignment.pk])
+                    other.execute(statement, [assignment.pk])
                 return True
             except psycopg.errors.LockNotAvailable:
                 return False
