@@ -16,9 +16,11 @@ from adjudication.exports.writers import write_export
 from annotation.console import services as svc
 from annotation.imports import FIELDS, items_import
 from annotation.imports.reference import EXAMPLES, docs_dir, format_reference
+from annotation.imports.schema import EXPORT_HINT
 from annotation.imports.validation import long_answer
 from annotation.models import ImportJob, Item, Label, Role
 from annotation.presets import PRESET_ORDER
+from concord.errors import ValidationFailed
 from tests import factories
 from tests.annotation.console_helpers import eager_celery, fast_password_hashing, jsonl
 
@@ -164,6 +166,10 @@ def test_import_items_given_a_concord_export_names_import_study_export(researche
         call_command("import_items", str(export), "--study", target.slug)
     err = capsys.readouterr().err
     assert "line 1" in err and err.count("\n") <= 3
+    # The service (page and API) names the line and the export's field, with the same hint.
+    with pytest.raises(ValidationFailed) as refused:
+        items_import(study=target, file=io.BytesIO(export.read_bytes()), filename="export.jsonl")
+    assert refused.value.details == [{"location": "line 1", "field": "concord_export", "reason": EXPORT_HINT}]
     assert not Item.objects.filter(study=target).exists()
 
 
