@@ -322,12 +322,18 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: ExportContext | None 
                     return units.aspect(position[parsed.ref])
                 return key
 
+            def order(key: str, unit: Any = unit) -> tuple[int, str]:
+                """The unit as exported, length then text ("a:999" before "a:1000"): the order does not depend
+                on the database's ids (an aspect of the item is exported as its position)."""
+                exported = unit(key)
+                return len(exported), exported
+
             case_status = {c[1]: c[5] for c in cases.get(pk, ())}
             # Lists in a stable order (pool name, pseudonym, question, unit), so two exports of equal
-            # studies are equal line by line; length-then-text orders "a:999" before "a:1000".
+            # studies are equal line by line, whichever ids their databases gave the aspects.
             item_labels = []
             for a, q, u, value, version in sorted(
-                labels.get(pk, ()), key=lambda r: (member_rank.get(who[r[0]], -1), qrank[r[1]], len(r[2]), r[2])
+                labels.get(pk, ()), key=lambda r: (member_rank.get(who[r[0]], -1), qrank[r[1]], order(r[2]))
             ):
                 pool_id, user_id = who[a]
                 item_labels.append(
@@ -372,7 +378,7 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: ExportContext | None 
                     gap,
                     case_id,
                     created,
-                ) in sorted(gold.get(pk, ()), key=lambda r: (pool_rank[r[1]], qrank[r[2]], len(r[3]), r[3], r[5]))
+                ) in sorted(gold.get(pk, ()), key=lambda r: (pool_rank[r[1]], qrank[r[2]], order(r[3]), r[5]))
             ]
             item_cases = [
                 {
@@ -383,7 +389,7 @@ def iter_records(study: Study, *, chunk: int = CHUNK, ctx: ExportContext | None 
                     "opened_at": _iso(opened),
                 }
                 for _, _, pool_id, q, u, status, opened in sorted(
-                    cases.get(pk, ()), key=lambda r: (pool_rank[r[2]], qrank[r[3]], len(r[4]), r[4])
+                    cases.get(pk, ()), key=lambda r: (pool_rank[r[2]], qrank[r[3]], order(r[4]))
                 )
             ]
             yield {

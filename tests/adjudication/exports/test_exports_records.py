@@ -448,9 +448,11 @@ def two_pools(study, adjudicator, researcher):
     x = factories.make_item(study, "x", answer="One. Two.", source="Src.")
     Sentence.objects.create(item=x, part="source", index=0, text="Src.", start=0, end=4)
     y = factories.make_item(study, "y")
-    first_aspect = Aspect.objects.create(item=x, text="First")
-    second_aspect = Aspect.objects.create(item=x, text="Second")
-    foreign_aspect = Aspect.objects.create(item=y, text="Of y")
+    # Ids of six digits: stored as "a:100002", longer than "weird"; exported by position, as "a:1" (the order
+    # of the lists follows what is exported, whatever ids the database gave).
+    first_aspect = Aspect.objects.create(id=100001, item=x, text="First")
+    second_aspect = Aspect.objects.create(id=100002, item=x, text="Second")
+    foreign_aspect = Aspect.objects.create(id=100003, item=y, text="Of y")
     other = factories.make_study(owner=researcher, slug="other-study")
     other_q = factories.make_question(other, "a-late")
     other_pool = factories.make_pool(other, "Other", questions=[other_q])
@@ -476,6 +478,8 @@ def two_pools(study, adjudicator, researcher):
     GoldLabel.objects.create(pool=zulu, question=late, value="no", adjudicator=adjudicator, **common)
     GoldLabel.objects.create(pool=alpha, question=late, value="yes", adjudicator_name="Dr. Imported", **common)
     GoldLabel.objects.create(pool=alpha, question=early, value="no", **common)
+    for key in ("weird", f"a:{second_aspect.pk}"):  # exported "weird" and "a:1": "a:1" comes first
+        GoldLabel.objects.create(pool=alpha, question=aspect_q, value="yes", item=x, unit_key=key, source="adjudicated")
     for pool, question in ((zulu, late), (alpha, late), (alpha, early)):
         AdjudicationCase.objects.create(pool=pool, item=x, question=question, unit_key="item", status="resolved")
     run = ScoreRun.objects.create(study=study, metric="cov", metric_version="1", backend="lexical")
@@ -496,17 +500,19 @@ def test_a_records_lists_follow_pool_name_pseudonym_question_order_and_unit(stud
         ("Alpha", "A-ann", "z-early", "item", "no"),
         ("Alpha", "A-ann", "a-late", "item", "yes"),
         ("Alpha", "A-ann", "covered", "a:1", "yes"),  # an aspect of this item: by its position
-        ("Alpha", "A-ann", "covered", foreign, "yes"),  # not this item's aspect: as stored
         ("Alpha", "A-ann", "covered", "weird", "yes"),  # not a unit key: as stored
+        ("Alpha", "A-ann", "covered", foreign, "yes"),  # not this item's aspect: as stored ("a:100003")
         ("Zulu", "Z-ann", "z-early", "item", "yes"),
         ("Zulu", "Z-bob", "z-early", "item", "yes"),
         ("Zulu", "Z-bob", "a-late", "item", "no"),
     ]
-    assert [(g["pool"], g["question"], g["value"], g["adjudicator"]) for g in x["gold"]] == [
+    assert [(g["pool"], g["question"], g["value"], g["adjudicator"]) for g in x["gold"] if g["unit"] == "item"] == [
         ("Alpha", "z-early", "no", None),
         ("Alpha", "a-late", "yes", "Dr. Imported"),
         ("Zulu", "a-late", "no", "adam-adjudicator"),
     ]
+    assert [(g["question"], g["unit"]) for g in x["gold"] if g["unit"] != "item"] == [("covered", "a:1"),
+                                                                                       ("covered", "weird")]
     assert all(g["case_status"] is None for g in x["gold"])
     assert [(c["pool"], c["question"], c["status"]) for c in x["cases"]] == [
         ("Alpha", "z-early", "resolved"), ("Alpha", "a-late", "resolved"), ("Zulu", "a-late", "resolved")
