@@ -60,16 +60,16 @@ def main() -> None:
     model = cross_encoder_fit(pairs, y, weights=w, base_dir=base_dir, epochs=args.epochs, seed=bench.SEED,
                               top_layers=top, lr=args.lr, max_length=args.max_length, state_cache=cache,
                               pooling=args.pooling)
-    if top:
-        p = top_proba(model, pairs, 6 - top, max_length=args.max_length, state_cache=cache, pooling=args.pooling)
-    else:
-        p = cross_encoder_proba(model, pairs, pooling=args.pooling, max_length=args.max_length)
-    ev_other = [(r["claim"], r["sentences"][r["ev_index"]]) for r in unseen]
+
+    def score(scored: list[tuple[str, str]]) -> np.ndarray:
+        if top:
+            return top_proba(model, scored, 6 - top, max_length=args.max_length, state_cache=cache,
+                             pooling=args.pooling)
+        return cross_encoder_proba(model, scored, pooling=args.pooling, max_length=args.max_length)
+
+    p = score(pairs)
     yo = np.array([r["y"] for r in unseen])
-    if top:
-        po = top_proba(model, ev_other, 6 - top, max_length=args.max_length, state_cache=cache, pooling=args.pooling)
-    else:
-        po = cross_encoder_proba(model, ev_other, pooling=args.pooling, max_length=args.max_length)
+    po = score([(r["claim"], r["sentences"][r["ev_index"]]) for r in unseen])
     ev = np.array([i for i in range(len(pairs)) if i == 0 or pairs[i][0] != pairs[i - 1][0]])
     print(f"rows={len(sample)} pairs={len(pairs)} top_layers={args.top_layers} pooling={args.pooling} lr={args.lr} "
           f"epochs={args.epochs}: in-sample AUC all pairs {roc_auc_score(y, p):.3f}, evidence pairs "

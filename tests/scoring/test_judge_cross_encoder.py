@@ -41,19 +41,31 @@ def test_a_cross_encoder_is_compared_in_cv_saved_loaded_and_gives_probabilities(
         loaded.proba(loaded.final, ["aspirin reduces fever"], ["aspirin reduces fever and pain"])[0], abs=1e-6)
 
 
+PAIRS = [("aspirin reduces fever", "aspirin reduces fever and pain"), ("aspirin raises fever", "aspirin reduces pain")]
+
+
+def _fit_top_layer(tmp_path, **options):
+    """A tiny BERT's top layer and head fine-tuned on PAIRS (eight times each, labels 0 and 1): the base model's
+    directory, the fitted model and the cache of the frozen layer's states."""
+    import numpy as np
+
+    from scoring.judges.training import cross_encoder_fit
+
+    base = build_tiny_nli_model(tmp_path / "tiny", id2label={0: "score"})
+    cache: dict = {}
+    model = cross_encoder_fit(PAIRS * 8, np.array([0, 1] * 8), base_dir=base, epochs=2, top_layers=1, lr=1e-2,
+                              state_cache=cache, **options)
+    return base, model, cache
+
+
 def test_fine_tuning_only_the_top_layers_leaves_the_rest_as_the_base_and_caches_the_frozen_states(tmp_path):
     import numpy as np
     import torch
 
-    from scoring.judges.training import cross_encoder_fit, cross_encoder_new, cross_encoder_proba, top_proba
+    from scoring.judges.training import cross_encoder_new, cross_encoder_proba, top_proba
 
-    base = build_tiny_nli_model(tmp_path / "tiny", id2label={0: "score"})
-    pairs = [("aspirin reduces fever", "aspirin reduces fever and pain"),
-             ("aspirin raises fever", "aspirin reduces pain")]
-    y = np.array([0, 1] * 8)
-    cache: dict = {}
-    model = cross_encoder_fit(pairs * 8, y, base_dir=base, epochs=2, top_layers=1, lr=1e-2, state_cache=cache,
-                              weights=np.linspace(0.5, 1.5, 16))
+    pairs = PAIRS
+    base, model, cache = _fit_top_layer(tmp_path, weights=np.linspace(0.5, 1.5, 16))
     fresh = cross_encoder_new(base).model.state_dict()
     tuned = model.model.state_dict()
     for name, param in model.model.named_parameters():
@@ -75,13 +87,8 @@ def test_mean_pooling_heads_the_masked_mean_of_the_top_states_on_both_paths_and_
 
     from scoring.judges.training import cross_encoder_fit, cross_encoder_new, cross_encoder_proba, top_proba
 
-    base = build_tiny_nli_model(tmp_path / "tiny", id2label={0: "score"})
-    pairs = [("aspirin reduces fever", "aspirin reduces fever and pain"),
-             ("aspirin raises fever", "aspirin reduces pain")]
-    y = np.array([0, 1] * 8)
-    cache: dict = {}
-    model = cross_encoder_fit(pairs * 8, y, base_dir=base, epochs=2, top_layers=1, lr=1e-2, state_cache=cache,
-                              pooling="mean")
+    pairs = PAIRS
+    base, model, cache = _fit_top_layer(tmp_path, pooling="mean")
     fresh = cross_encoder_new(base).model.state_dict()
     tuned = model.model.state_dict()
     assert torch.equal(tuned["bert.pooler.dense.weight"], fresh["bert.pooler.dense.weight"])  # not on the path
@@ -98,4 +105,4 @@ def test_mean_pooling_heads_the_masked_mean_of_the_top_states_on_both_paths_and_
     assert full == pytest.approx(expected, abs=1e-5)  # in a padded batch, padding is left out of the mean
     assert cross_encoder_proba(model, pairs) != pytest.approx(full, abs=1e-3)  # the pooler head differs
     with pytest.raises(Exception, match="pooling"):
-        cross_encoder_fit(pairs, y[:2], base_dir=base, epochs=1, pooling="max")
+        cross_encoder_fit(pairs, np.array([0, 1]), base_dir=base, epochs=1, pooling="max")
