@@ -170,8 +170,14 @@ if [ -n "${MUTATION_DATABASE_URL:-}" ]; then
 fi
 if [ "$CHILDREN" -eq 1 ]; then
   # One mutant at a time: each test run keeps the test database the previous one made instead of migrating
-  # a new one (seconds per mutant, most of the time of a mutant whose first test fails).
+  # a new one (seconds per mutant, most of the time of a mutant whose first test fails). A mutant stopped in
+  # a transactional test leaves its rows there on SQLite as well: the same plugin flushes them.
   PYTEST_ARGS+=(--reuse-db)
+  [ -n "${MUTATION_DATABASE_URL:-}" ] || PYTEST_ARGS+=(-p bench.mutation_clean_db)
+else
+  # Parallel children on SQLite: each mutant's tests on a test database file of their own (the settings name
+  # one file, which the children would otherwise drop under each other's tests: false kills).
+  PYTEST_ARGS+=(-p bench.mutation_own_db)
 fi
 
 COMMIT="$(git -C "$ROOT" rev-parse --short HEAD)"

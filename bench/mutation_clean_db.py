@@ -1,4 +1,5 @@
-"""pytest plugin of bench/mutation.sh for runs that reuse one test database between mutants (PostgreSQL):
+"""pytest plugin of bench/mutation.sh for runs that reuse one test database between mutants (one child, on
+PostgreSQL or SQLite):
 each mutant's tests start on a database that no earlier mutant left rows in.
 
 mutmut stops a mutant's tests that run past their time with a signal (SIGXCPU), so a transactional test
