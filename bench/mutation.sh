@@ -25,6 +25,7 @@
 #                                                               # killed on either database (a module with branches
 #                                                               # for each database: SQLite's can only die there)
 #     MUTATION_KEEP=1 bench/mutation.sh --module X              # keep the scratch copy (its path is printed)
+#     MUTATION_TIMEOUT_CONSTANT=10 bench/mutation.sh …          # seconds of fixed cost per mutant in mutmut's timeout
 #     MUTATION_RESUME=/tmp/concord-mutation.XXXX bench/mutation.sh --module X
 #                                                               # re-run only the survivors of that kept run against
 #                                                               # the tests of the committed tree now, then print the
@@ -242,6 +243,11 @@ TESTS=("${present[@]}")
   echo "pytest_add_cli_args_test_selection="
   for t in "${TESTS[@]}"; do echo "    $t"; done
   echo "use_git_change_detection=false"
+  # mutmut stops a mutant's tests after (their estimated seconds + timeout_constant) x 15 of wall time and counts
+  # it killed ("timeout"). Its default constant, 1 s, leaves ~16 s to a mutant whose tests take a tenth of a
+  # second, too little for pytest's start and a new test database on a loaded machine (a two-child run beside two
+  # others timed out 20 of its first 60 mutants): 10 s of fixed cost per mutant instead.
+  echo "timeout_constant=${MUTATION_TIMEOUT_CONSTANT:-10}"
   # Each mutant's tests run in a process forked from a server that has collected the tests but run none: forked
   # from mutmut's main process (the default), they would inherit what the stats run left there, such as the SQL
   # that annotation/labels/statements.py builds once per process, and a mutant of that builder would never run.
