@@ -480,8 +480,18 @@ def two_pools(study, adjudicator, researcher):
     GoldLabel.objects.create(pool=alpha, question=early, value="no", **common)
     for key in ("weird", f"a:{second_aspect.pk}"):  # exported "weird" and "a:1": "a:1" comes first
         GoldLabel.objects.create(pool=alpha, question=aspect_q, value="yes", item=x, unit_key=key, source="adjudicated")
+    # One unit's gold history written out of version order (as a restore may write it): listed by version.
+    for version, current in ((2, False), (1, False), (3, True)):
+        GoldLabel.objects.create(
+            pool=zulu, question=early, value=f"v{version}", version=version, is_current=current, **common
+        )
     for pool, question in ((zulu, late), (alpha, late), (alpha, early)):
         AdjudicationCase.objects.create(pool=pool, item=x, question=question, unit_key="item", status="resolved")
+    # Two cases of one question whose statuses sort against their units ("open" < "resolved", "a:1" < "weird").
+    AdjudicationCase.objects.create(pool=alpha, item=x, question=aspect_q, unit_key="weird", status="open")
+    AdjudicationCase.objects.create(
+        pool=alpha, item=x, question=aspect_q, unit_key=f"a:{second_aspect.pk}", status="resolved"
+    )
     run = ScoreRun.objects.create(study=study, metric="cov", metric_version="1", backend="lexical")
     Score.objects.create(run=run, item=x, unit_key=f"a:{second_aspect.pk}", value=1.0, state="ok")
     Score.objects.create(run=run, item=x, unit_key="s:1", value=0.0, state="ok", details={"why": "none"})
@@ -509,13 +519,23 @@ def test_a_records_lists_follow_pool_name_pseudonym_question_order_and_unit(stud
     assert [(g["pool"], g["question"], g["value"], g["adjudicator"]) for g in x["gold"] if g["unit"] == "item"] == [
         ("Alpha", "z-early", "no", None),
         ("Alpha", "a-late", "yes", "Dr. Imported"),
+        ("Zulu", "z-early", "v1", None),
+        ("Zulu", "z-early", "v2", None),
+        ("Zulu", "z-early", "v3", None),
         ("Zulu", "a-late", "no", "adam-adjudicator"),
+    ]
+    assert [(g["version"], g["is_current"]) for g in x["gold"] if g["value"] in ("v1", "v2", "v3")] == [
+        (1, False), (2, False), (3, True)
     ]
     assert [(g["question"], g["unit"]) for g in x["gold"] if g["unit"] != "item"] == [("covered", "a:1"),
                                                                                        ("covered", "weird")]
     assert all(g["case_status"] is None for g in x["gold"])
-    assert [(c["pool"], c["question"], c["status"]) for c in x["cases"]] == [
-        ("Alpha", "z-early", "resolved"), ("Alpha", "a-late", "resolved"), ("Zulu", "a-late", "resolved")
+    assert [(c["pool"], c["question"], c["unit"], c["status"]) for c in x["cases"]] == [
+        ("Alpha", "z-early", "item", "resolved"),
+        ("Alpha", "a-late", "item", "resolved"),
+        ("Alpha", "covered", "a:1", "resolved"),  # by unit, not by status
+        ("Alpha", "covered", "weird", "open"),
+        ("Zulu", "a-late", "item", "resolved"),
     ]
     assert [(s["unit"], s["part"], s["index"]) for s in x["sentences"]] == [
         ("s:0", "answer", 0), ("s:1", "answer", 1), ("src:0", "source", 0)
