@@ -44,7 +44,7 @@ for i in $(seq "$RUNS"); do
   for pid in "${HOGS[@]}"; do
     kill -0 "$pid" 2>/dev/null || { echo "a CPU-bound process stopped during run $i: the run does not count" >&2; exit 1; }
   done
-  summary="$(grep -E '^[0-9]+ (passed|failed)|[0-9]+ passed|[0-9]+ failed' "$OUT/run-$i.log" | grep -E ' in [0-9]' | tr '\n' ';')"
+  summary="$(grep -E '[0-9]+ (passed|failed).* in [0-9]' "$OUT/run-$i.log" | tr '\n' ';')"
   echo "run $i/$RUNS: exit $status, $seconds s; $summary"
   if [ "$status" -ne 0 ]; then
     echo "red: $OUT/run-$i.log"
