@@ -60,6 +60,12 @@ def parse_head(head: bytes) -> tuple[int, dict[str, str]]:
 
 async def read_response(reader: asyncio.StreamReader) -> tuple[int, bytes, bool]:
     """One response from ``reader``: (status, body, whether the connection may be reused)."""
+    status, _, body, keep_alive = await read_message(reader)
+    return status, body, keep_alive
+
+
+async def read_message(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes, bool]:
+    """One response from ``reader``: (status, headers, body, whether the connection may be reused)."""
     head = await reader.readuntil(b"\r\n\r\n")
     status, headers = parse_head(head[:-4])
     if "chunked" in headers.get("transfer-encoding", "").lower():
@@ -89,7 +95,7 @@ async def read_response(reader: asyncio.StreamReader) -> tuple[int, bytes, bool]
     else:
         raise ProtocolError("response without Content-Length or chunked framing")
     keep_alive = headers.get("connection", "").lower() != "close"
-    return status, body, keep_alive
+    return status, headers, body, keep_alive
 
 
 class Connection:

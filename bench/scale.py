@@ -315,6 +315,7 @@ def main() -> int:
     parser.add_argument("--interval", type=float, default=1.0, help="paced load: mean seconds between requests")
     parser.add_argument("--duration", type=float, default=30.0, help="paced load: measured seconds per page")
     parser.add_argument("--warmup", type=float, default=20.0, help="paced load: seconds before the measured window")
+    parser.add_argument("--clients", type=int, default=2, help="paced load: client processes (bench/pageclient.py)")
     parser.add_argument("--repeat", type=int, default=3, help="data manager: timed requests per filter")
     parser.add_argument("--upgrade-back", type=int, default=3, help="upgrade: migrations rolled back per app")
     parser.add_argument("--growth", action="store_true", help="print the growth table of the saved results")
@@ -396,57 +397,41 @@ def _sessions(study, count: int) -> list[tuple[str, int]]:
     return out
 
 
-def _paced_pages(port: int, sessions: list[tuple[str, int]], interval: float, warmup: float, duration: float):
+def _paced_pages(port: int, sessions: list[tuple[str, int]], interval: float, warmup: float, duration: float,
+                 clients: int, server_pid: int, database: str):
     """Each session, about once per ``interval`` s: the next item (continue → 302), then the item page it
-    names. Returns the latencies (ms) inside the measured window and the count of unexpected answers."""
-    import http.client
-    import random
+    names, from ``clients`` processes of bench/pageclient.py. Returns their merged PageTally and the server's
+    CPU seconds inside the measured window (gunicorn's processes, the database's backends)."""
+    import multiprocessing
 
-    start = time.monotonic() + 1.0
-    window = start + warmup
-    deadline = window + duration
-    lat = {"next": [], "item": []}
-    errors: list[str] = []
-    lock = threading.Lock()
+    from annotate_load import cpu_delta, cpu_snapshot
+    from pageclient import PageConfig, PageTally, client_process
 
-    def one(cookie: str, pool_id: int, seed: int) -> None:
-        rng = random.Random(seed)
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        headers = {"Cookie": cookie}
-        time.sleep(max(0.0, start - time.monotonic()) + rng.uniform(0, interval))
-        while time.monotonic() < deadline:
-            t0 = time.monotonic()
-            conn.request("GET", f"/pools/{pool_id}/continue/", headers=headers)
-            answer = conn.getresponse()
-            answer.read()
-            t1 = time.monotonic()
-            location = answer.getheader("Location", "")
-            if answer.status != 302 or "/assignments/" not in location:
-                with lock:
-                    errors.append(f"next item: {answer.status} {location}")
-                return
-            conn.request("GET", location, headers=headers)
-            page = conn.getresponse()
-            page.read()
-            t2 = time.monotonic()
-            if page.status != 200:
-                with lock:
-                    errors.append(f"item page: {page.status}")
-                return
-            with lock:
-                if window <= t1 <= deadline:
-                    lat["next"].append((t1 - t0) * 1000)
-                if window <= t2 <= deadline:
-                    lat["item"].append((t2 - t1) * 1000)
-            time.sleep(rng.uniform(0.5 * interval, 1.5 * interval))
-        conn.close()
-
-    threads = [threading.Thread(target=one, args=(c, p, i)) for i, (c, p) in enumerate(sessions)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return lat, errors
+    start = time.monotonic() + 2.0
+    cfg = PageConfig(host="127.0.0.1", port=port, interval=interval, timeout=30.0, start_at=start,
+                     window_start=start + warmup, deadline=start + warmup + duration)
+    specs = [(n, {"cookie": cookie, "pool": pool_id}) for n, (cookie, pool_id) in enumerate(sessions)]
+    context = multiprocessing.get_context("fork")
+    running = []
+    for k in range(clients):
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(target=client_process, args=(specs[k::clients], cfg, k, send), daemon=True)
+        process.start()
+        send.close()
+        running.append((process, receive))
+    time.sleep(max(0.0, cfg.window_start - time.monotonic()))
+    first = cpu_snapshot(server_pid, database)
+    time.sleep(max(0.0, cfg.deadline - time.monotonic()))
+    last = cpu_snapshot(server_pid, database)
+    tally = PageTally()
+    for process, receive in running:
+        tally.merge(receive.recv())
+        process.join()
+    server_cpu = {
+        "gunicorn": sum(cpu_delta(first.gunicorn, last.gunicorn)[0].values()),
+        "postgres": sum(cpu_delta(first.postgres, last.postgres)[0].values()),
+    }
+    return tally, server_cpu
 
 
 def phase_load(args, study, figures: Figures, url: str) -> None:
@@ -458,15 +443,22 @@ def phase_load(args, study, figures: Figures, url: str) -> None:
     conf = gunicorn_config(opts, env)
     server = start_gunicorn("Concord", opts, env, int(conf["workers"]))
     try:
-        lat, errors = _paced_pages(args.port, sessions, args.interval, args.warmup, args.duration)
+        tally, server_cpu = _paced_pages(args.port, sessions, args.interval, args.warmup, args.duration,
+                                         args.clients, server.pid, url.rsplit("/", 1)[-1])
     finally:
         stop(server)
+    errors = sorted(tally.errors.items())
+    lag = sorted(tally.loop_lag)
+    n = max(1, len(tally.next_ms) + len(tally.item_ms))
     print(f"  {len(sessions)} annotators, one next item + item page each ~{args.interval:g} s, {args.duration:g} s "
-          f"measured; gunicorn {conf['workers']} workers × {conf['threads']} threads; errors: {len(errors)} "
-          f"{errors[:3]}")
+          f"measured ({n} requests); gunicorn {conf['workers']} workers × {conf['threads']} threads; CPU a request "
+          f"in the window: gunicorn {1000 * server_cpu['gunicorn'] / n:.1f} ms, PostgreSQL "
+          f"{1000 * server_cpu['postgres'] / n:.1f} ms, client {1000 * tally.cpu_window / n:.2f} ms "
+          f"({args.clients} processes; event-loop lag p95 {1000 * percentile(lag, 95):.1f} ms); load average "
+          f"{os.getloadavg()[0]:.1f}; errors: {errors[:3]}")
     load = f"{len(sessions)} × 1/{args.interval:g} s"
     for page, name in (("next", "next item"), ("item", "item page")):
-        ms = lat[page]
+        ms = tally.next_ms if page == "next" else tally.item_ms
         if not ms:
             figures.add(f"annotator {name} ({load}): requests", 0, "requests", "> 0", False)
             continue

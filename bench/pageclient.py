@@ -1,0 +1,146 @@
+"""The page load of bench/scale.py: annotators asking for their next item and opening it, on the minimal HTTP/1.1
+client of bench/loadclient.py, in client processes of their own.
+
+Each annotator holds one keep-alive connection with its session cookie and, about once per ``interval`` s
+(uniform in [0.5, 1.5] × interval), asks for its next item (``GET /pools/<id>/continue/``, a 302 to the
+item) and then opens the item page it names (a 200). The latency of each is measured by the client around
+the request; a request that completes inside the measured window counts. Anything else (another status, a
+redirect elsewhere, a broken connection, a timeout) is an error by kind and ends that annotator.
+
+Why not threads and ``http.client`` in the bench's own process (its former client): 50 threads under one
+interpreter lock, each parsing whole item pages, measured the client's queueing as much as the server's
+latency on a 2-core machine. Here each process reports its CPU inside the window and how late its event
+loop woke a 20 ms timer (time a response waited for the client, not the server), as bench/loadclient.py does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from loadclient import REQUEST_ERRORS, Connection, percentile, read_message
+
+__all__ = ["PageConfig", "PageTally", "client_process", "percentile"]
+
+
+@dataclass(frozen=True)
+class PageConfig:
+    host: str
+    port: int
+    interval: float  # mean seconds between one annotator's next-item requests
+    timeout: float  # seconds per request
+    start_at: float  # time.monotonic() values (CLOCK_MONOTONIC, the same in every process)
+    window_start: float
+    deadline: float
+
+
+@dataclass
+class PageTally:
+    """What one client process saw: latencies (ms) inside the window per page, errors by kind over the run."""
+
+    next_ms: list[float] = field(default_factory=list)
+    item_ms: list[float] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
+    requests: int = 0
+    cpu_window: float = 0.0
+    loop_lag: list[float] = field(default_factory=list)
+
+    def error(self, kind: str) -> None:
+        self.errors[kind] = self.errors.get(kind, 0) + 1
+
+    def merge(self, other: PageTally) -> None:
+        self.next_ms += other.next_ms
+        self.item_ms += other.item_ms
+        for kind, n in other.errors.items():
+            self.errors[kind] = self.errors.get(kind, 0) + n
+        self.requests += other.requests
+        self.cpu_window += other.cpu_window
+        self.loop_lag += other.loop_lag
+
+
+def get_request(host: str, path: str, cookie: str) -> bytes:
+    return f"GET {path} HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\nAccept: text/html\r\n\r\n".encode("latin-1")
+
+
+async def _get(conn: Connection, request: bytes, timeout: float) -> tuple[int, dict[str, str], bool]:
+    """One GET: (status, headers, keep-alive). The body is read (framing) and dropped."""
+    conn.writer.write(request)
+    status, headers, _, keep_alive = await asyncio.wait_for(read_message(conn.reader), timeout)
+    return status, headers, keep_alive
+
+
+async def annotator(spec: dict[str, Any], cfg: PageConfig, tally: PageTally, rng: random.Random) -> None:
+    host = f"{cfg.host}:{cfg.port}"
+    cookie = spec["cookie"]
+    continue_request = get_request(host, f"/pools/{spec['pool']}/continue/", cookie)
+    await asyncio.sleep(max(0.0, cfg.start_at - time.monotonic()) + rng.uniform(0, cfg.interval))
+    conn = await Connection.open(cfg.host, cfg.port)
+    try:
+        while time.monotonic() < cfg.deadline:
+            try:
+                t0 = time.monotonic()
+                status, headers, keep = await _get(conn, continue_request, cfg.timeout)
+                t1 = time.monotonic()
+                tally.requests += 1
+                location = headers.get("location", "")
+                if status != 302 or "/assignments/" not in location:
+                    tally.error(f"next item: {status} {location[:60]}")
+                    return
+                if cfg.window_start <= t1 <= cfg.deadline:
+                    tally.next_ms.append((t1 - t0) * 1000)
+                if not keep:
+                    conn.close()
+                    conn = await Connection.open(cfg.host, cfg.port)
+                status, _, keep = await _get(conn, get_request(host, location, cookie), cfg.timeout)
+                t2 = time.monotonic()
+                tally.requests += 1
+                if status != 200:
+                    tally.error(f"item page: {status}")
+                    return
+                if not keep:
+                    conn.close()
+                    conn = await Connection.open(cfg.host, cfg.port)
+            except REQUEST_ERRORS as exc:
+                tally.error(type(exc).__name__)
+                return
+            if cfg.window_start <= t2 <= cfg.deadline:
+                tally.item_ms.append((t2 - t1) * 1000)
+            await asyncio.sleep(rng.uniform(0.5 * cfg.interval, 1.5 * cfg.interval))
+    finally:
+        conn.close()
+
+
+async def probe_loop_lag(cfg: PageConfig, tally: PageTally, period: float = 0.02) -> None:
+    await asyncio.sleep(max(0.0, cfg.window_start - time.monotonic()))
+    while True:
+        due = time.monotonic() + period
+        if due > cfg.deadline:
+            return
+        await asyncio.sleep(period)
+        tally.loop_lag.append(time.monotonic() - due)
+
+
+async def run_annotators(specs: list[tuple[int, dict[str, Any]]], cfg: PageConfig, seed: int) -> PageTally:
+    tally = PageTally()
+    loop = asyncio.get_running_loop()
+    marks: dict[str, float] = {}
+    loop.call_at(cfg.window_start, lambda: marks.__setitem__("start", time.process_time()))
+    loop.call_at(cfg.deadline, lambda: marks.__setitem__("end", time.process_time()))
+    await asyncio.gather(
+        probe_loop_lag(cfg, tally),
+        *(annotator(spec, cfg, tally, random.Random(seed * 100_003 + n)) for n, spec in specs),
+    )
+    if "end" not in marks:
+        marks["end"] = time.process_time()
+    tally.cpu_window = marks["end"] - marks.get("start", marks["end"])
+    return tally
+
+
+def client_process(specs: list[tuple[int, dict[str, Any]]], cfg: PageConfig, seed: int, conn: Any) -> None:
+    """Entry point of one client process (multiprocessing): sends its PageTally back through ``conn``."""
+    tally = asyncio.run(run_annotators(specs, cfg, seed))
+    conn.send(tally)
+    conn.close()
