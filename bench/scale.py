@@ -21,9 +21,12 @@ is printed.
 
 Measured at that size (each figure with its budget and "met" / "NOT met"):
 
-* the annotator's next item (``GET /pools/<id>/continue/``) and item page (``GET /assignments/<id>/``) under a
-  paced load (``--annotators`` sessions, each one request about every ``--interval`` s, against gunicorn with
-  the repository's gunicorn.conf.py): p50 / p95, budget p95 < 50 ms;
+* the annotator's next item (``GET /pools/<id>/continue/``) and item page (``GET /assignments/<id>/``) under the
+  paced load of bench/annotate_load.py (``--annotators`` annotators of pool C, each saving a label through the
+  API about once per ``--interval`` s) against gunicorn with the repository's gunicorn.conf.py, each annotator
+  also asking for its next item and opening it about once per ``--page-interval`` s (bench/pageclient.py;
+  ``--interval 0 --page-interval 1`` is the former, pages-only load): p50 / p95, budget p95 < 50 ms; the
+  server's and the clients' CPU in the window are printed with them;
 * the data manager's filters (bench/data_manager.py's requests, text search included): median, budget < 1 s;
 * the agreement and validity reports run as report jobs (``adjudication.report_jobs``, the worker's code path:
   ``job_run`` in a child process): time, progress rows written, peak RSS of the process;
@@ -311,11 +314,15 @@ def main() -> int:
     parser.add_argument("--items", type=int, default=1_000_000)
     parser.add_argument("--database", default=None, help="default postgres://postgres@127.0.0.1:5432/concord_scale_<N>")
     parser.add_argument("--phases", default="build,load,datamanager,reports,export,fanout,score,verify,upgrade")
-    parser.add_argument("--annotators", type=int, default=50, help="paced load: concurrent annotator sessions")
-    parser.add_argument("--interval", type=float, default=1.0, help="paced load: mean seconds between requests")
-    parser.add_argument("--duration", type=float, default=30.0, help="paced load: measured seconds per page")
+    parser.add_argument("--annotators", type=int, default=50, help="paced load: concurrent annotators")
+    parser.add_argument("--interval", type=float, default=1.0,
+                        help="paced load: mean seconds between one annotator's label saves (0: no saves)")
+    parser.add_argument("--page-interval", type=float, default=10.0,
+                        help="paced load: mean seconds between one annotator's next item + item page")
+    parser.add_argument("--duration", type=float, default=60.0, help="paced load: measured seconds")
     parser.add_argument("--warmup", type=float, default=20.0, help="paced load: seconds before the measured window")
-    parser.add_argument("--clients", type=int, default=2, help="paced load: client processes (bench/pageclient.py)")
+    parser.add_argument("--clients", type=int, default=2,
+                        help="paced load: client processes of each kind (saves, pages)")
     parser.add_argument("--repeat", type=int, default=3, help="data manager: timed requests per filter")
     parser.add_argument("--upgrade-back", type=int, default=3, help="upgrade: migrations rolled back per app")
     parser.add_argument("--growth", action="store_true", help="print the growth table of the saved results")
@@ -377,88 +384,113 @@ def main() -> int:
 # --- Annotator pages under the paced load ------------------------------------------------------------
 
 
-def _sessions(study, count: int) -> list[tuple[str, int]]:
-    """(session cookie, pool id) for ``count`` annotators of pool C (each has open assignments there)."""
+def _annotators(study, count: int) -> list[dict]:
+    """``count`` annotators of pool C (each has open assignments there), each with a session cookie (the pages),
+    an API token and twenty of its open assignments with the questions it may answer on them (the saves)."""
     from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.sessions.backends.db import SessionStore
+    from rest_framework.authtoken.models import Token
 
-    from annotation.models import Pool, PoolMembership
+    from annotation.models import Assignment, Pool, PoolMembership
 
     pool = Pool.objects.get(study=study, name="C")
+    targets = [(q.key, "item", [str(o["value"]) for o in q.options]) for q in pool.questions.order_by("order")]
     out = []
     for membership in PoolMembership.objects.filter(pool=pool).select_related("user").order_by("id")[:count]:
+        user = membership.user
         session = SessionStore()
-        session[SESSION_KEY] = str(membership.user.pk)
+        session[SESSION_KEY] = str(user.pk)
         session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
-        session[HASH_SESSION_KEY] = membership.user.get_session_auth_hash()
+        session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.create()
-        out.append((f"{settings.SESSION_COOKIE_NAME}={session.session_key}", pool.pk))
+        token, _ = Token.objects.get_or_create(user=user)
+        assignments = list(
+            Assignment.objects.filter(pool=pool, annotator=user, status__in=["assigned", "started"])
+            .order_by("id").values_list("id", flat=True)[:20]
+        )
+        out.append({"cookie": f"{settings.SESSION_COOKIE_NAME}={session.session_key}", "pool": pool.pk,
+                    "token": token.key, "assignments": assignments, "targets": targets})
     return out
 
 
-def _paced_pages(port: int, sessions: list[tuple[str, int]], interval: float, warmup: float, duration: float,
-                 clients: int, server_pid: int, database: str):
-    """Each session, about once per ``interval`` s: the next item (continue → 302), then the item page it
-    names, from ``clients`` processes of bench/pageclient.py. Returns their merged PageTally and the server's
-    CPU seconds inside the measured window (gunicorn's processes, the database's backends)."""
+def _paced_load(args, annotators: list[dict], server_pid: int, database: str):
+    """The paced load bench's load — each annotator saving a label about once per ``--interval`` s through the
+    API (bench/loadclient.py) — and, beside it, each annotator asking for its next item and opening it about
+    once per ``--page-interval`` s (bench/pageclient.py); ``--clients`` processes of each. Returns the merged
+    save and page tallies and the server's CPU seconds inside the measured window (gunicorn, PostgreSQL)."""
     import multiprocessing
 
     from annotate_load import cpu_delta, cpu_snapshot
-    from pageclient import PageConfig, PageTally, client_process
+    from loadclient import LoadConfig, Tally
+    from loadclient import client_process as save_process
+    from pageclient import PageConfig, PageTally
+    from pageclient import client_process as page_process
 
     start = time.monotonic() + 2.0
-    cfg = PageConfig(host="127.0.0.1", port=port, interval=interval, timeout=30.0, start_at=start,
-                     window_start=start + warmup, deadline=start + warmup + duration)
-    specs = [(n, {"cookie": cookie, "pool": pool_id}) for n, (cookie, pool_id) in enumerate(sessions)]
+    window, deadline = start + args.warmup, start + args.warmup + args.duration
+    save_cfg = LoadConfig(host="127.0.0.1", port=args.port, mode="paced", interval=args.interval, timeout=30.0,
+                          start_at=start, window_start=window, deadline=deadline)
+    page_cfg = PageConfig(host="127.0.0.1", port=args.port, interval=args.page_interval, timeout=30.0,
+                          start_at=start, window_start=window, deadline=deadline)
     context = multiprocessing.get_context("fork")
     running = []
-    for k in range(clients):
-        receive, send = context.Pipe(duplex=False)
-        process = context.Process(target=client_process, args=(specs[k::clients], cfg, k, send), daemon=True)
-        process.start()
-        send.close()
-        running.append((process, receive))
-    time.sleep(max(0.0, cfg.window_start - time.monotonic()))
+    for k in range(args.clients):
+        specs = [(n, a) for n, a in enumerate(annotators) if n % args.clients == k]
+        jobs = [("page", page_process, (specs, page_cfg, k))]
+        if args.interval > 0:
+            jobs.append(("save", save_process, (specs, save_cfg, {}, k)))
+        for kind, target, job_args in jobs:
+            receive, send = context.Pipe(duplex=False)
+            process = context.Process(target=target, args=(*job_args, send), daemon=True)
+            process.start()
+            send.close()
+            running.append((kind, process, receive))
+    time.sleep(max(0.0, window - time.monotonic()))
     first = cpu_snapshot(server_pid, database)
-    time.sleep(max(0.0, cfg.deadline - time.monotonic()))
+    time.sleep(max(0.0, deadline - time.monotonic()))
     last = cpu_snapshot(server_pid, database)
-    tally = PageTally()
-    for process, receive in running:
-        tally.merge(receive.recv())
+    pages, saves = PageTally(), Tally()
+    for kind, process, receive in running:
+        (pages if kind == "page" else saves).merge(receive.recv())
         process.join()
     server_cpu = {
         "gunicorn": sum(cpu_delta(first.gunicorn, last.gunicorn)[0].values()),
         "postgres": sum(cpu_delta(first.postgres, last.postgres)[0].values()),
     }
-    return tally, server_cpu
+    return pages, saves, server_cpu
 
 
 def phase_load(args, study, figures: Figures, url: str) -> None:
     from annotate_load import gunicorn_config, server_env, start_gunicorn, stop
 
-    sessions = _sessions(study, args.annotators)
+    annotators = _annotators(study, args.annotators)
     env = {**os.environ, **server_env(url)}
     opts = argparse.Namespace(workers=None, threads=None, port=args.port, gunicorn_args="")
     conf = gunicorn_config(opts, env)
     server = start_gunicorn("Concord", opts, env, int(conf["workers"]))
+    load_before = os.getloadavg()[0]
     try:
-        tally, server_cpu = _paced_pages(args.port, sessions, args.interval, args.warmup, args.duration,
-                                         args.clients, server.pid, url.rsplit("/", 1)[-1])
+        pages, saves, server_cpu = _paced_load(args, annotators, server.pid, url.rsplit("/", 1)[-1])
     finally:
         stop(server)
-    errors = sorted(tally.errors.items())
-    lag = sorted(tally.loop_lag)
-    n = max(1, len(tally.next_ms) + len(tally.item_ms))
-    print(f"  {len(sessions)} annotators, one next item + item page each ~{args.interval:g} s, {args.duration:g} s "
-          f"measured ({n} requests); gunicorn {conf['workers']} workers × {conf['threads']} threads; CPU a request "
-          f"in the window: gunicorn {1000 * server_cpu['gunicorn'] / n:.1f} ms, PostgreSQL "
-          f"{1000 * server_cpu['postgres'] / n:.1f} ms, client {1000 * tally.cpu_window / n:.2f} ms "
-          f"({args.clients} processes; event-loop lag p95 {1000 * percentile(lag, 95):.1f} ms); load average "
-          f"{os.getloadavg()[0]:.1f}; errors: {errors[:3]}")
-    load = f"{len(sessions)} × 1/{args.interval:g} s"
-    for page, name in (("next", "next item"), ("item", "item page")):
-        ms = tally.next_ms if page == "next" else tally.item_ms
+    n_pages = len(pages.next_ms) + len(pages.item_ms)
+    n_saves = len(saves.latencies)
+    save_ms = [1000 * s for s in saves.latencies]
+    lag = sorted(pages.loop_lag + saves.loop_lag)
+    errors = sorted(pages.errors.items()) + sorted(saves.errors.items())
+    saving = f"saving ~1 label per {args.interval:g} s" if args.interval > 0 else "no saves"
+    print(f"  {len(annotators)} annotators, each {saving} and asking for its next item and opening it ~every "
+          f"{args.page_interval:g} s; {args.duration:g} s measured: {n_pages} page and {n_saves} save requests "
+          f"(saves p50 / p95 {percentile(save_ms, 50):.1f} / {percentile(save_ms, 95):.1f} ms, {saves.ok} saved, "
+          f"{saves.conflicts} conflicts); gunicorn {conf['workers']} workers × {conf['threads']} threads; server "
+          f"CPU {server_cpu['gunicorn'] / args.duration:.2f} (gunicorn) + {server_cpu['postgres'] / args.duration:.2f}"
+          f" (PostgreSQL) cores; client CPU {(pages.cpu_window + saves.cpu_window) / args.duration:.2f} cores "
+          f"({2 * args.clients if args.interval > 0 else args.clients} processes; event-loop lag p95 "
+          f"{1000 * percentile(lag, 95):.1f} ms); load average {load_before:.1f} before, "
+          f"{os.getloadavg()[0]:.1f} after; errors: {errors[:4]}")
+    load = f"{len(annotators)} annotators: {saving}, pages ~1/{args.page_interval:g} s"
+    for ms, name in ((pages.next_ms, "next item"), (pages.item_ms, "item page")):
         if not ms:
             figures.add(f"annotator {name} ({load}): requests", 0, "requests", "> 0", False)
             continue
@@ -466,6 +498,8 @@ def phase_load(args, study, figures: Figures, url: str) -> None:
         p95 = percentile(ms, 95)
         figures.add(f"annotator {name} ({load}): p95 (ms)", p95, "ms", f"< {PAGE_P95_MS:g} ms",
                     p95 < PAGE_P95_MS and not errors)
+    if save_ms:
+        figures.add(f"label save ({load}): p95 (ms)", percentile(save_ms, 95), "ms")
     figures.add(f"annotator pages ({load}): load average after", os.getloadavg()[0], "")
 
 
