@@ -61,28 +61,42 @@ class PageTally:
         self.loop_lag += other.loop_lag
 
 
-def get_request(host: str, path: str, cookie: str) -> bytes:
-    return f"GET {path} HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\nAccept: text/html\r\n\r\n".encode("latin-1")
+class _Session:
+    """One annotator's connection, opened when a request is about to be sent, never ahead of it: a sync
+    gunicorn worker that accepts a connection waits on it for its request, so a connection opened and left idle
+    would hold a worker (gunicorn.conf.py's workers close each connection after its response)."""
 
+    def __init__(self, cfg: PageConfig, cookie: str) -> None:
+        self.cfg, self.cookie, self.host = cfg, cookie, f"{cfg.host}:{cfg.port}"
+        self.conn: Connection | None = None
 
-async def _get(conn: Connection, request: bytes, timeout: float) -> tuple[int, dict[str, str], bool]:
-    """One GET: (status, headers, keep-alive). The body is read (framing) and dropped."""
-    conn.writer.write(request)
-    status, headers, _, keep_alive = await asyncio.wait_for(read_message(conn.reader), timeout)
-    return status, headers, keep_alive
+    async def get(self, path: str) -> tuple[int, dict[str, str]]:
+        """One GET, the connection's opening included: (status, headers). The body is read and dropped."""
+        request = f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\nCookie: {self.cookie}\r\nAccept: text/html\r\n\r\n"
+        async with asyncio.timeout(self.cfg.timeout):
+            if self.conn is None:
+                self.conn = await Connection.open(self.cfg.host, self.cfg.port)
+            self.conn.writer.write(request.encode("latin-1"))
+            status, headers, _, keep_alive = await read_message(self.conn.reader)
+        if not keep_alive:
+            self.close()
+        return status, headers
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
 
 
 async def annotator(spec: dict[str, Any], cfg: PageConfig, tally: PageTally, rng: random.Random) -> None:
-    host = f"{cfg.host}:{cfg.port}"
-    cookie = spec["cookie"]
-    continue_request = get_request(host, f"/pools/{spec['pool']}/continue/", cookie)
+    session = _Session(cfg, spec["cookie"])
+    next_path = f"/pools/{spec['pool']}/continue/"
     await asyncio.sleep(max(0.0, cfg.start_at - time.monotonic()) + rng.uniform(0, cfg.interval))
-    conn = await Connection.open(cfg.host, cfg.port)
     try:
         while time.monotonic() < cfg.deadline:
             try:
                 t0 = time.monotonic()
-                status, headers, keep = await _get(conn, continue_request, cfg.timeout)
+                status, headers = await session.get(next_path)
                 t1 = time.monotonic()
                 tally.requests += 1
                 location = headers.get("location", "")
@@ -91,26 +105,20 @@ async def annotator(spec: dict[str, Any], cfg: PageConfig, tally: PageTally, rng
                     return
                 if cfg.window_start <= t1 <= cfg.deadline:
                     tally.next_ms.append((t1 - t0) * 1000)
-                if not keep:
-                    conn.close()
-                    conn = await Connection.open(cfg.host, cfg.port)
-                status, _, keep = await _get(conn, get_request(host, location, cookie), cfg.timeout)
+                status, _ = await session.get(location)
                 t2 = time.monotonic()
                 tally.requests += 1
                 if status != 200:
                     tally.error(f"item page: {status}")
                     return
-                if not keep:
-                    conn.close()
-                    conn = await Connection.open(cfg.host, cfg.port)
             except REQUEST_ERRORS as exc:
-                tally.error(type(exc).__name__)
+                tally.error("timeout" if isinstance(exc, TimeoutError) else type(exc).__name__)
                 return
             if cfg.window_start <= t2 <= cfg.deadline:
                 tally.item_ms.append((t2 - t1) * 1000)
             await asyncio.sleep(rng.uniform(0.5 * cfg.interval, 1.5 * cfg.interval))
     finally:
-        conn.close()
+        session.close()
 
 
 async def probe_loop_lag(cfg: PageConfig, tally: PageTally, period: float = 0.02) -> None:

@@ -139,3 +139,30 @@ def test_read_message_gives_the_headers_too() -> None:
         return await loadclient.read_message(reader)
 
     assert _run(go) == (302, {"location": "/a/", "content-length": "0"}, b"", True)
+
+
+def test_no_connection_is_opened_ahead_of_its_request() -> None:
+    # A sync gunicorn worker that accepts a connection waits on it: after a response that closes the
+    # connection, the next one is opened only when the next request goes out.
+    closing = b"HTTP/1.1 302 Found\r\nLocation: /assignments/3/\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+    seen: list[bytes] = []
+
+    async def go():
+        handlers: list[asyncio.Task] = []
+        server = await _serve([closing, PAGE], seen, handlers)
+        port = server.sockets[0].getsockname()[1]
+        cfg = pageclient.PageConfig(
+            host="127.0.0.1", port=port, interval=0.0, timeout=30.0, start_at=0.0, window_start=0.0, deadline=math.inf
+        )
+        session = pageclient._Session(cfg, "sessionid=abc")
+        async with server:
+            assert session.conn is None
+            first = await session.get("/pools/7/continue/")
+            after_close = session.conn
+            second = await session.get("/assignments/3/")
+            kept = session.conn is not None
+            session.close()
+            await asyncio.gather(*handlers)
+        return first[0], after_close, second[0], kept, len(handlers)
+
+    assert _run(go) == (302, None, 200, True, 2)
