@@ -278,6 +278,17 @@ def test_the_id_index_finds_repeats_among_many_ids():
     assert all(first == number - 15_000 for number, first in repeats)
 
 
+def test_the_id_index_takes_digests_equal_in_one_half_only_for_different_ids():
+    # Two ids are one only when both 64-bit halves of their digests are equal. No two real ids can be found
+    # to share one half, so the digests are written into the index directly.
+    index = IdIndex()
+    index.high.extend([5, 5, 9, 1, 1])
+    index.low.extend([1, 2, 7, 7, 7])
+    index.numbers.extend([1, 2, 3, 4, 5])
+    # (5, 1) and (5, 2) share the high half, (9, 7) and (1, 7) the low half: only (1, 7) repeats.
+    assert index.repeats() == [(5, 4)]
+
+
 def test_malformed_json_names_the_line(protocol_study):
     errors = _rejected(protocol_study, _jsonl(_record(1), '{"id": "q2", "question": "x",', _record(3)))
     assert len(errors) == 1 and errors[0]["line"] == 2
