@@ -218,6 +218,17 @@ def test_a_dry_run_counts_and_writes_nothing(protocol_study):
     assert _counts() == before
 
 
+def test_a_dry_run_adds_up_every_record_s_chunks_aspects_and_labels(protocol_study):
+    lab = [{"annotator": "A", "question": "refused", "unit": "item", "value": "no"}]
+    records = (
+        _record(1, contexts=["a", "b"], aspects=["x"], labels=lab),
+        _record(2, contexts=["c"], aspects=["y", "z"], labels=[{**lab[0], "annotator": "B"}]),
+        _record(3),
+    )
+    result = _import(protocol_study, _jsonl(*records), dry_run=True)
+    assert (result.n_items, result.n_chunks, result.n_aspects, result.n_labels) == (3, 3, 3, 2)
+
+
 def test_extra_writer_gets_gold_and_scores_inside_the_transaction(protocol_study):
     seen = []
 
