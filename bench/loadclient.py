@@ -244,18 +244,23 @@ async def run_annotators(specs: list[tuple[int, dict]], cfg: LoadConfig, views: 
     """Run annotators ``(index, spec)`` until the deadline; the CPU of this process inside the window is
     measured at the window's edges by the event loop's own clock (time.monotonic)."""
     tally = Tally(views=dict(views))
+    await run_measured(
+        cfg, tally, [annotator(spec, cfg, tally, random.Random(seed * 100_003 + n)) for n, spec in specs]
+    )
+    return tally
+
+
+async def run_measured(cfg: Any, tally: Any, annotators: list[Any]) -> None:
+    """Await ``annotators`` (coroutines) beside the event-loop lag probe, and set ``tally.cpu_window`` to this
+    process's CPU inside [cfg.window_start, cfg.deadline] (bench/pageclient.py's tallies too)."""
     loop = asyncio.get_running_loop()
     marks: dict[str, float] = {}
     loop.call_at(cfg.window_start, lambda: marks.__setitem__("start", time.process_time()))
     loop.call_at(cfg.deadline, lambda: marks.__setitem__("end", time.process_time()))
-    await asyncio.gather(
-        probe_loop_lag(cfg, tally),
-        *(annotator(spec, cfg, tally, random.Random(seed * 100_003 + n)) for n, spec in specs),
-    )
+    await asyncio.gather(probe_loop_lag(cfg, tally), *annotators)
     if "end" not in marks:  # every annotator was done before the deadline (only with an absurd timeout)
         marks["end"] = time.process_time()
     tally.cpu_window = marks["end"] - marks.get("start", marks["end"])
-    return tally
 
 
 def client_process(specs: list[tuple[int, dict]], cfg: LoadConfig, views: dict, seed: int, conn: Any) -> None:

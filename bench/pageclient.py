@@ -1,11 +1,12 @@
 """The page load of bench/scale.py: annotators asking for their next item and opening it, on the minimal HTTP/1.1
 client of bench/loadclient.py, in client processes of their own.
 
-Each annotator holds one keep-alive connection with its session cookie and, about once per ``interval`` s
-(uniform in [0.5, 1.5] × interval), asks for its next item (``GET /pools/<id>/continue/``, a 302 to the
-item) and then opens the item page it names (a 200). The latency of each is measured by the client around
-the request; a request that completes inside the measured window counts. Anything else (another status, a
-redirect elsewhere, a broken connection, a timeout) is an error by kind and ends that annotator.
+Each annotator, with its session cookie, about once per ``interval`` s (uniform in [0.5, 1.5] × interval),
+asks for its next item (``GET /pools/<id>/continue/``, a 302 to the item) and then opens the item page it
+names (a 200). The latency of each is measured by the client around the request, its connection's opening
+included (a connection is opened only when a request goes out, and kept while the server keeps it alive); a
+request that completes inside the measured window counts. Anything else (another status, a redirect
+elsewhere, a broken connection, a timeout) is an error by kind and ends that annotator.
 
 Why not threads and ``http.client`` in the bench's own process (its former client): 50 threads under one
 interpreter lock, each parsing whole item pages, measured the client's queueing as much as the server's
@@ -21,9 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadclient import REQUEST_ERRORS, Connection, percentile, read_message
-
-__all__ = ["PageConfig", "PageTally", "client_process", "percentile"]
+from loadclient import REQUEST_ERRORS, Connection, read_message, run_measured
 
 
 @dataclass(frozen=True)
@@ -121,29 +120,11 @@ async def annotator(spec: dict[str, Any], cfg: PageConfig, tally: PageTally, rng
         session.close()
 
 
-async def probe_loop_lag(cfg: PageConfig, tally: PageTally, period: float = 0.02) -> None:
-    await asyncio.sleep(max(0.0, cfg.window_start - time.monotonic()))
-    while True:
-        due = time.monotonic() + period
-        if due > cfg.deadline:
-            return
-        await asyncio.sleep(period)
-        tally.loop_lag.append(time.monotonic() - due)
-
-
 async def run_annotators(specs: list[tuple[int, dict[str, Any]]], cfg: PageConfig, seed: int) -> PageTally:
     tally = PageTally()
-    loop = asyncio.get_running_loop()
-    marks: dict[str, float] = {}
-    loop.call_at(cfg.window_start, lambda: marks.__setitem__("start", time.process_time()))
-    loop.call_at(cfg.deadline, lambda: marks.__setitem__("end", time.process_time()))
-    await asyncio.gather(
-        probe_loop_lag(cfg, tally),
-        *(annotator(spec, cfg, tally, random.Random(seed * 100_003 + n)) for n, spec in specs),
+    await run_measured(
+        cfg, tally, [annotator(spec, cfg, tally, random.Random(seed * 100_003 + n)) for n, spec in specs]
     )
-    if "end" not in marks:
-        marks["end"] = time.process_time()
-    tally.cpu_window = marks["end"] - marks.get("start", marks["end"])
     return tally
 
 
