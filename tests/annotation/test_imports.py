@@ -562,8 +562,9 @@ def test_a_live_annotator_who_joins_between_the_check_and_the_write_stops_the_im
 
 
 def test_an_empty_file_is_rejected(protocol_study):
+    # The whole file is the place to look, as the error table shows it: no line number, "file" for both.
     errors = _rejected(protocol_study, io.BytesIO(b"\n\n"))
-    assert errors[0]["reason"] == "no records found"
+    assert errors == [{"location": "file", "field": "file", "reason": "no records found"}]
 
 
 # --- budgets: lines and wall-clock seconds -----------------------------------------------------------
