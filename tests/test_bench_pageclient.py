@@ -25,7 +25,6 @@ def _load(name: str):
     return module
 
 
-sys.path.insert(0, str(_BENCH))
 loadclient = sys.modules.get("loadclient") or _load("loadclient")
 pageclient = _load("pageclient")
 
