@@ -61,14 +61,20 @@ async def _serve(answers: list[bytes], seen: list[bytes], handlers: list[asyncio
     return await asyncio.start_server(handle, "127.0.0.1", 0)
 
 
+def _config(port: int):
+    # No clock decides an outcome: the window is open from the start and the deadline never comes; the
+    # per-request timeout is only a guard against a test that would otherwise hang.
+    return pageclient.PageConfig(
+        host="127.0.0.1", port=port, interval=0.0, timeout=30.0, start_at=0.0, window_start=0.0, deadline=math.inf
+    )
+
+
 def _tally(answers: list[bytes], seen: list[bytes]):
     async def go():
         handlers: list[asyncio.Task] = []
         server = await _serve(answers, seen, handlers)
         port = server.sockets[0].getsockname()[1]
-        cfg = pageclient.PageConfig(
-            host="127.0.0.1", port=port, interval=0.0, timeout=30.0, start_at=0.0, window_start=0.0, deadline=math.inf
-        )
+        cfg = _config(port)
         tally = pageclient.PageTally()
         async with server:
             await pageclient.annotator({"cookie": "sessionid=abc", "pool": 7}, cfg, tally, random.Random(1))
@@ -79,6 +85,7 @@ def _tally(answers: list[bytes], seen: list[bytes]):
 
 
 REDIRECT = b"HTTP/1.1 302 Found\r\nLocation: /assignments/%d/\r\nContent-Length: 0\r\n\r\n"
+CLOSING = b"HTTP/1.1 302 Found\r\nLocation: /assignments/3/\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
 PAGE = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n<html\r\n0\r\n\r\n"
 
 
@@ -105,9 +112,8 @@ def test_an_item_page_that_is_not_200_ends_the_annotator_and_is_counted() -> Non
 
 
 def test_a_closed_connection_is_reopened_and_a_broken_one_is_an_error() -> None:
-    closing = b"HTTP/1.1 302 Found\r\nLocation: /assignments/3/\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
     seen: list[bytes] = []
-    tally = _tally([closing, PAGE], seen)
+    tally = _tally([CLOSING, PAGE], seen)
     # The page came on a second connection; then the server had nothing more and closed it on the third request.
     assert (len(tally.next_ms), len(tally.item_ms), tally.requests) == (1, 1, 2)
     assert tally.errors == {"IncompleteReadError": 1}
@@ -143,16 +149,13 @@ def test_read_message_gives_the_headers_too() -> None:
 def test_no_connection_is_opened_ahead_of_its_request() -> None:
     # A sync gunicorn worker that accepts a connection waits on it: after a response that closes the
     # connection, the next one is opened only when the next request goes out.
-    closing = b"HTTP/1.1 302 Found\r\nLocation: /assignments/3/\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
     seen: list[bytes] = []
 
     async def go():
         handlers: list[asyncio.Task] = []
-        server = await _serve([closing, PAGE], seen, handlers)
+        server = await _serve([CLOSING, PAGE], seen, handlers)
         port = server.sockets[0].getsockname()[1]
-        cfg = pageclient.PageConfig(
-            host="127.0.0.1", port=port, interval=0.0, timeout=30.0, start_at=0.0, window_start=0.0, deadline=math.inf
-        )
+        cfg = _config(port)
         session = pageclient._Session(cfg, "sessionid=abc")
         async with server:
             assert session.conn is None
