@@ -64,7 +64,7 @@ declare -A MODULE_TESTS=(
     tests/annotation/test_selectors_units.py"
   [annotation/services.py]="tests/test_named_mutations.py tests/annotation/test_assignment.py
     tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_labels.py
-    tests/annotation/test_history.py tests/annotation/test_labels_conditions.py"
+    tests/annotation/test_history.py tests/annotation/test_labels_conditions.py tests/annotation/test_quality_controls.py"
   [annotation/labels/save.py]="tests/annotation/test_label_save_cases.py tests/test_named_mutations.py tests/annotation/test_assignment.py
     tests/annotation/test_workspace.py tests/annotation/test_api.py tests/annotation/test_labels.py
     tests/annotation/test_history.py tests/annotation/test_labels_conditions.py tests/annotation/test_access_rule.py
@@ -80,7 +80,8 @@ declare -A MODULE_TESTS=(
     tests/adjudication/web/test_cases_pages.py"
   [adjudication/stats/agreement.py]="tests/adjudication/stats/test_agreement.py
     tests/adjudication/stats/test_agreement_mutants.py"
-  [adjudication/data_manager.py]="tests/adjudication/test_data_manager.py tests/adjudication/test_data_manager_nothing.py"
+  [adjudication/data_manager.py]="tests/adjudication/test_data_manager.py tests/adjudication/test_data_manager_nothing.py
+    tests/adjudication/test_data_manager_pool_states.py tests/adjudication/test_data_manager_text_index.py"
   [annotation/imports/validation.py]="tests/annotation/test_import_validation.py tests/annotation/test_imports.py
     tests/annotation/test_import_format.py tests/annotation/test_import_writer.py tests/test_security_import_identities.py"
   [annotation/imports/writer.py]="tests/annotation/test_imports.py tests/annotation/test_import_writer.py
