@@ -350,13 +350,32 @@ def test_reserve_next_returns_none_when_everything_is_done(study, annotator, no_
     reason="SKIP LOCKED is PostgreSQL's; SQLite serialises the callers (.ci/run runs this on PostgreSQL)",
 )
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_reservations_by_one_account_get_different_items(study, annotator):
-    """API scripts may run several workers on one account: SKIP LOCKED hands each its own item."""
+@pytest.mark.parametrize("known_answer_items", [False, True], ids=["plain-pool", "pool-serving-known-answer-items"])
+def test_concurrent_reservations_by_one_account_get_different_items(study, annotator, known_answer_items):
+    """API scripts may run several workers on one account: SKIP LOCKED hands each its own item — also in a
+    pool that serves items of known answer, whose queue takes its next item by another query (the slot's kind
+    first, then a real item; annotation.quality) and locks only the assignment row."""
     import threading
 
     from django.db import connection
 
-    pool = factories.make_pool(study)
+    from annotation import quality
+    from annotation.models import ControlKind
+
+    if known_answer_items:
+        ok = factories.make_question(study, "ok", required=False)
+        for n in range(3):
+            quality.control_mark(
+                study=study,
+                item=factories.make_item(study, f"k{n}"),
+                kind=ControlKind.CONTROL,
+                answers_raw={"ok": "no"},
+                explanation="",
+                actor=None,
+            )
+        pool = factories.make_pool(study, questions=[ok], control_rate=0.5, seed=7)
+    else:
+        pool = factories.make_pool(study)
     factories.add_member(pool, annotator)
     for n in range(4):
         factories.make_item(study, f"c{n}")
