@@ -16,6 +16,7 @@ from annotation.services import (
     assignment_reserve_next,
     assignment_skip,
     assignment_submit,
+    order_key_for,
     pool_assign_items,
 )
 from concord.errors import ValidationFailed
@@ -350,11 +351,19 @@ def test_reserve_next_returns_none_when_everything_is_done(study, annotator, no_
     reason="SKIP LOCKED is PostgreSQL's; SQLite serialises the callers (.ci/run runs this on PostgreSQL)",
 )
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("known_answer_items", [False, True], ids=["plain-pool", "pool-serving-known-answer-items"])
-def test_concurrent_reservations_by_one_account_get_different_items(study, annotator, known_answer_items):
-    """API scripts may run several workers on one account: SKIP LOCKED hands each its own item — also in a
-    pool that serves items of known answer, whose queue takes its next item by another query (the slot's kind
-    first, then a real item; annotation.quality) and locks only the assignment row."""
+@pytest.mark.parametrize(
+    "known_answer_items, already_reserved",
+    [(False, False), (True, False), (False, True)],
+    ids=["plain-pool", "pool-serving-known-answer-items", "one-item-already-reserved"],
+)
+def test_concurrent_reservations_by_one_account_get_different_items(
+    study, annotator, known_answer_items, already_reserved
+):
+    """API scripts may run several workers on one account: SKIP LOCKED hands each its own item instead of
+    making it wait — also in a pool that serves items of known answer, whose queue takes its next item by
+    another query (the slot's kind first, then a real item; annotation.quality) and locks only the assignment
+    row, and when the account already holds a live reservation: one caller is handed it again (extended), the
+    others, finding it locked, take new items rather than wait for it."""
     import threading
 
     from django.db import connection
@@ -380,6 +389,7 @@ def test_concurrent_reservations_by_one_account_get_different_items(study, annot
     for n in range(4):
         factories.make_item(study, f"c{n}")
     pool_assign_items(pool=pool)
+    live = assignment_reserve_next(pool=pool, annotator=annotator).pk if already_reserved else None
     got: list[int] = []
     start = threading.Barrier(3)
     reserved_by_all = threading.Barrier(3, timeout=STALL_SECONDS)  # a guard: a lost caller fails, not hangs
@@ -405,5 +415,22 @@ def test_concurrent_reservations_by_one_account_get_different_items(study, annot
     # Three callers at once, three different items (on PostgreSQL through SKIP LOCKED: .ci/run runs the
     # suite there), each of them reserved.
     assert len(set(got)) == 3
+    if already_reserved:
+        assert live in got
     reserved = Assignment.objects.filter(pool=pool, reserved_until__isnull=False).count()
     assert reserved == 3
+
+
+def test_ties_between_equally_loaded_members_go_by_the_seeded_hash_of_pool_member_and_item(study):
+    """Among members of equal load an item goes to the one whose ``order_key_for(seed, pool, member, item)`` is
+    lowest (three pools of four members, so that a hash of other inputs picks the same member by chance in
+    all three only once in 64)."""
+    item = factories.make_item(study, "only")
+    for n in range(3):
+        pool = factories.make_pool(study, f"tie-{n}", overlap=1, seed=11)
+        members = [factories.make_user(f"tie{n}-{i}") for i in range(4)]
+        for m in members:
+            factories.add_member(pool, m)
+        pool_assign_items(pool=pool)
+        winner = min(members, key=lambda u: order_key_for(seed=11, pool_id=pool.pk, annotator_id=u.pk, item_id=item.pk))
+        assert list(Assignment.objects.filter(pool=pool).values_list("annotator_id", flat=True)) == [winner.pk]

@@ -22,7 +22,7 @@ from annotation.models import (
     QualificationAnswer,
     QualificationAttempt,
 )
-from annotation.services import assignment_reserve_next, assignment_submit, pool_assign_items
+from annotation.services import assignment_reserve_next, assignment_submit, order_key_for, pool_assign_items
 from concord.errors import ValidationFailed
 from tests import factories
 
@@ -79,6 +79,21 @@ def test_controls_go_to_every_member_outside_the_overlap_and_are_served_at_the_p
         for n in range(10_000)
     ) / 10_000
     assert abs(share - 0.25) < 0.02, share
+
+
+def test_known_answer_items_take_a_seeded_place_in_each_members_queue(study, annotator, no_submit_receivers):
+    """Items of known answer are placed in each member's queue as real items are, by the hash of (seed, pool,
+    member, item) (``services.order_key_for``): each member meets them in an order of their own, and a member
+    who joins later is given them too."""
+    pool, _ = _pool_with_controls(study, annotator, n_real=2, n_controls=4, control_rate=0.5)
+    late = factories.make_user("late-joiner")
+    factories.add_member(pool, late, "P2")
+    pool_assign_items(pool=pool)
+    rows = Assignment.objects.filter(pool=pool, item_id__in=quality.control_item_ids(study.pk))
+    assert sorted(rows.values_list("annotator_id", flat=True)) == sorted([annotator.pk] * 4 + [late.pk] * 4)
+    for row in rows:
+        expected = order_key_for(seed=pool.seed, pool_id=pool.pk, annotator_id=row.annotator_id, item_id=row.item_id)
+        assert row.order_key == expected
 
 
 def test_a_pool_without_a_control_rate_never_serves_control_items(study, annotator, no_submit_receivers):
