@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from django.contrib import messages
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -80,9 +81,11 @@ def _workspace(request: HttpRequest, assignment) -> Workspace:
 @domain_errors
 def item_page(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = selectors.get_assignment_for_annotator(request.user, pk, with_item=True)
-    assignment = services.assignment_open(assignment=assignment, actor=request.user)
-    # Built and recorded in one step that a reopening cannot interleave with (it reads the status afresh).
-    workspace = services.assignment_workspace_shown(assignment=assignment, user=request.user)
+    # The reservation and the record of what the page shows are written in one transaction (one commit).
+    with transaction.atomic():
+        assignment = services.assignment_open(assignment=assignment, actor=request.user)
+        # Built and recorded in one step that a reopening cannot interleave with (it reads the status afresh).
+        workspace = services.assignment_workspace_shown(assignment=assignment, user=request.user)
     reopen_refusal = None
     if assignment.status == "submitted" and assignment.pool.reopen_allowed:
         reopen_refusal = services.reopen_refusal(assignment=assignment) or ""

@@ -80,7 +80,8 @@ MIDDLEWARE = [
     "concord.ops.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's, writing an unchanged session only once a refresh interval (concord/sessions.py).
+    "concord.sessions.IdleTimeoutSessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -154,7 +155,16 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "annotation:home"
 LOGOUT_REDIRECT_URL = "login"
 SESSION_COOKIE_AGE = env_int("SESSION_IDLE_TIMEOUT_SECONDS", 8 * 3600, minimum=60)
-SESSION_SAVE_EVERY_REQUEST = True  # the age above is then an idle timeout
+# The age above is an idle timeout: a request pushes the deadline forward when this many seconds have passed since
+# the session was last written (concord/sessions.py), so a session expires between AGE - REFRESH and AGE seconds
+# after its last request, and a page view does not write the session row each time.
+SESSION_IDLE_REFRESH_SECONDS = env_int("SESSION_IDLE_REFRESH_SECONDS", min(60, SESSION_COOKIE_AGE // 10), minimum=0)
+if SESSION_IDLE_REFRESH_SECONDS >= SESSION_COOKIE_AGE:
+    raise ImproperlyConfigured(
+        f"SESSION_IDLE_REFRESH_SECONDS={SESSION_IDLE_REFRESH_SECONDS} must be less than the idle timeout "
+        f"SESSION_IDLE_TIMEOUT_SECONDS={SESSION_COOKIE_AGE}"
+    )
+SESSION_SAVE_EVERY_REQUEST = False
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"

@@ -6,17 +6,21 @@ import os
 import subprocess
 import sys
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.models import Session
+from django.db import connection
+from django.http import HttpResponse
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from concord import auth
+from concord import auth, sessions
 from tests import factories
 from tests.waiting import SUBPROCESS_TIMEOUT
 
@@ -157,15 +161,78 @@ def test_logging_in_gives_a_new_session_key_and_destroys_the_old_one(client, ann
     assert Session.objects.filter(session_key=after).exists()
 
 
-def test_every_request_pushes_the_idle_deadline_forward(client, annotator, settings):
-    client.force_login(annotator)
+def _session_written(client: Client, seconds_ago: int) -> tuple[str, datetime]:
+    """Mark the client's session as last written that many seconds ago, its expiry 30 s away; its key and
+    that expiry. A session's first request remembers what it checked (a change, written at once): made first."""
+    assert client.get(reverse("annotation:home")).status_code == 200
     key = client.cookies["sessionid"].value
-    Session.objects.filter(session_key=key).update(expire_date=timezone.now() + timedelta(seconds=30))
+    store = SessionStore(session_key=key)
+    store[sessions.WRITTEN_AT] = int(time.time()) - seconds_ago
+    store.save()
+    soon = timezone.now() + timedelta(seconds=30)
+    Session.objects.filter(session_key=key).update(expire_date=soon)
+    return key, soon
+
+
+def test_a_request_once_the_refresh_interval_has_passed_pushes_the_idle_deadline_forward(client, annotator, settings):
+    client.force_login(annotator)
+    key, _ = _session_written(client, settings.SESSION_IDLE_REFRESH_SECONDS + 1)
     response = client.get(reverse("annotation:home"))
     assert response.status_code == 200
     assert response.cookies["sessionid"]["max-age"] == settings.SESSION_COOKIE_AGE
     deadline = Session.objects.get(session_key=key).expire_date
     assert deadline > timezone.now() + timedelta(seconds=settings.SESSION_COOKIE_AGE - 60)
+    assert SessionStore(session_key=key)[sessions.WRITTEN_AT] >= int(time.time()) - 60
+
+
+@pytest.mark.parametrize("seconds_ago", [0, 5])
+def test_a_request_within_the_refresh_interval_writes_no_session(client, annotator, settings, seconds_ago):
+    # Each page view used to rewrite the session row (an UPDATE and a commit) only to move its deadline.
+    settings.SESSION_IDLE_REFRESH_SECONDS = 60
+    client.force_login(annotator)
+    key, soon = _session_written(client, seconds_ago)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(reverse("annotation:home"))
+    assert response.status_code == 200
+    assert "sessionid" not in response.cookies
+    assert not [q["sql"] for q in queries.captured_queries if "django_session" in q["sql"] and "SELECT" not in q["sql"]]
+    assert Session.objects.get(session_key=key).expire_date == soon
+
+
+def test_a_session_written_in_the_future_is_written_again(client, annotator, settings):
+    # A clock set back must not keep a session from ever being refreshed.
+    client.force_login(annotator)
+    key, soon = _session_written(client, -3600)
+    response = client.get(reverse("annotation:home"))
+    assert response.cookies["sessionid"]["max-age"] == settings.SESSION_COOKIE_AGE
+    assert Session.objects.get(session_key=key).expire_date > soon
+
+
+def test_a_changed_session_is_written_at_once(rf, db, settings):
+    settings.SESSION_IDLE_REFRESH_SECONDS = 60
+    store = SessionStore()
+    store[sessions.WRITTEN_AT] = int(time.time())
+    store.create()
+
+    def view(request):
+        request.session["step"] = "two"
+        return HttpResponse("ok")
+
+    request = rf.get("/")
+    request.COOKIES[settings.SESSION_COOKIE_NAME] = store.session_key
+    response = sessions.IdleTimeoutSessionMiddleware(view)(request)
+    assert response.cookies["sessionid"]["max-age"] == settings.SESSION_COOKIE_AGE
+    assert SessionStore(session_key=store.session_key)["step"] == "two"
+
+
+def test_signing_out_leaves_no_session_behind(client, annotator):
+    client.force_login(annotator)
+    key = client.cookies["sessionid"].value
+    response = client.post(reverse("logout"))
+    assert response.status_code == 302
+    assert not Session.objects.filter(session_key=key).exists()
+    assert Session.objects.count() == 0
+    assert response.cookies["sessionid"].value == ""
 
 
 def test_a_session_idle_past_the_timeout_is_logged_out(client, annotator):
@@ -176,12 +243,26 @@ def test_a_session_idle_past_the_timeout_is_logged_out(client, annotator):
     assert response.status_code == 302 and response.url.startswith(reverse("login"))
 
 
-def test_the_idle_timeout_comes_from_the_environment(tmp_path):
-    result = _settings_value(
-        tmp_path, "settings.SESSION_COOKIE_AGE, settings.SESSION_SAVE_EVERY_REQUEST", SESSION_IDLE_TIMEOUT_SECONDS="900"
-    )
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"SESSION_IDLE_TIMEOUT_SECONDS": "900"}, "900 60"),
+        ({"SESSION_IDLE_TIMEOUT_SECONDS": "300"}, "300 30"),  # a tenth of a short timeout
+        ({"SESSION_IDLE_TIMEOUT_SECONDS": "900", "SESSION_IDLE_REFRESH_SECONDS": "0"}, "900 0"),  # every request
+    ],
+)
+def test_the_idle_timeout_and_its_refresh_interval_come_from_the_environment(tmp_path, env, expected):
+    result = _settings_value(tmp_path, "settings.SESSION_COOKIE_AGE, settings.SESSION_IDLE_REFRESH_SECONDS", **env)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "900 True"
+    assert result.stdout.strip() == expected
+
+
+def test_a_refresh_interval_as_long_as_the_idle_timeout_is_refused(tmp_path):
+    result = _settings_value(
+        tmp_path, "settings.SESSION_COOKIE_AGE", SESSION_IDLE_TIMEOUT_SECONDS="900", SESSION_IDLE_REFRESH_SECONDS="900"
+    )
+    assert result.returncode != 0
+    assert "SESSION_IDLE_REFRESH_SECONDS=900 must be less than the idle timeout" in result.stderr
 
 
 def test_migrations_create_no_user_accounts(db):

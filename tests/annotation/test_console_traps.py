@@ -9,12 +9,15 @@ import re
 from collections import Counter
 
 import pytest
+from django.contrib.auth.models import Group, Permission
+from django.contrib.contenttypes.models import ContentType
 from django.urls import reverse
 
 from annotation.console import services as svc
 from annotation.console.selectors import item_page
 from annotation.imports import items_import
 from annotation.models import PoolMembership, Role
+from annotation.templatetags.console_tags import shows_console
 from tests import factories
 from tests.annotation.console_helpers import fast_password_hashing, jsonl
 
@@ -97,6 +100,64 @@ def test_the_console_link_is_shown_to_researchers_only(client, astrid, researche
         client.force_login(user)
         page = client.get(reverse("annotation:home")).content.decode()
         assert ("Researcher console" in page) is shown, user
+
+
+def _grant_permission(holder, codename: str, app_label: str) -> None:
+    content_type, _ = ContentType.objects.get_or_create(app_label=app_label, model="study")
+    permission, _ = Permission.objects.get_or_create(
+        codename=codename, content_type=content_type, defaults={"name": f"{app_label} {codename}"}
+    )
+    holder.permissions.add(permission) if isinstance(holder, Group) else holder.user_permissions.add(permission)
+
+
+@pytest.mark.parametrize(
+    ("how", "shown"),
+    [
+        ("nothing", False),
+        ("add_study directly", True),
+        ("add_study through a group", True),
+        ("another permission directly", False),
+        ("another permission through a group", False),
+        ("add_study of another app directly", False),
+        ("add_study of another app through a group", False),
+        ("a group without it", False),
+        ("superuser", True),
+        ("inactive superuser", False),
+    ],
+)
+def test_the_console_link_follows_the_permission_to_create_studies(client, annotator, how, shown):
+    # The header's test is one hand-written statement: each way in (and each near miss) is checked here.
+    group = Group.objects.create(name="staff")
+    if "group" in how:
+        annotator.groups.add(group)
+    holder = group if "through a group" in how else annotator
+    if how.startswith("add_study of another app"):
+        _grant_permission(holder, "add_study", "scoring")
+    elif how.startswith("add_study"):
+        _grant_permission(holder, "add_study", "annotation")
+    elif how.startswith("another permission"):
+        _grant_permission(holder, "change_study", "annotation")
+    if "superuser" in how:
+        annotator.is_superuser = True
+        annotator.is_active = how == "superuser"
+        annotator.save()
+        client.force_login(annotator)
+        assert shows_console(annotator) is shown
+        return
+    client.force_login(annotator)
+    page = client.get(reverse("annotation:home")).content.decode()
+    assert ("Researcher console" in page) is shown
+
+
+def test_a_researcher_of_any_study_sees_the_console_link_and_an_annotator_role_does_not_count(
+    astrid, annotator, adjudicator
+):
+    other = svc.study_create(owner=adjudicator, name="Other", presets=["astrid"])
+    factories.grant(astrid, annotator, Role.ANNOTATOR)
+    assert shows_console(annotator) is False
+    del annotator._concord_shows_console
+    factories.grant(other, annotator, Role.RESEARCHER)
+    assert shows_console(annotator) is True
 
 
 def test_an_imported_pool_rated_by_three_physicians_has_k_3_and_items_done_3_of_3(astrid):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from annotation import services
 from annotation.models import Aspect, AssignmentStatus, Exposure, Label
 from annotation.protocols import study_protocol_apply
 from annotation.services import pool_assign_items
@@ -85,6 +86,22 @@ def test_opening_an_item_records_what_was_shown(client, annotator, astrid):
     exposure = Exposure.objects.get()
     assert (exposure.user, exposure.pool, exposure.item) == (annotator, astrid["pool"], astrid["item"])
     assert not exposure.showed_scores and not exposure.showed_other_labels and not exposure.showed_system
+
+
+def test_an_item_page_reserves_the_item_and_records_what_it_showed_in_one_transaction(
+    client, annotator, astrid, monkeypatch
+):
+    # One commit for both writes of a page view; and a reservation is never left without its exposure record.
+    def fail(**kwargs):
+        raise RuntimeError("the exposure could not be written")
+
+    monkeypatch.setattr(services, "exposure_record", fail)
+    client.force_login(annotator)
+    with pytest.raises(RuntimeError):
+        client.get(reverse("annotation:item", args=[astrid["assignment"].pk]))
+    astrid["assignment"].refresh_from_db()
+    assert astrid["assignment"].status == AssignmentStatus.ASSIGNED
+    assert astrid["assignment"].reserved_until is None and astrid["assignment"].started_at is None
 
 
 def test_saving_returns_the_unit_fragment_with_the_conditional_question_and_an_acknowledgement(
