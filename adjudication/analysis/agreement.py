@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from adjudication.analysis.access import RATEABLE
 from adjudication.analysis.loading import OPTION_SCALE, Ratings, ratings_load
 from adjudication.analysis.params import bootstrap_params
@@ -58,11 +56,12 @@ def agreement_report(
             "empty": True,
             "reason": "no submitted labels for this question in this pool",
         }
-    if ratings.per_option is not None:
-        summary = _multilabel_summary(ratings, ratings.per_option, n_boot=n_boot, seed=seed, progress=progress)
+    # From the entries, never the units × raters matrix (ratings.codes): see ag.agreement_summary_sparse.
+    if ratings.option_entries is not None:
+        summary = _multilabel_summary(ratings, ratings.option_entries, n_boot=n_boot, seed=seed, progress=progress)
         return {**head, **summary, "empty": False}
-    summary = ag.agreement_summary(
-        ratings.codes,
+    summary = ag.agreement_summary_sparse(
+        ratings.entries,
         level=ratings.level,
         scale=ratings.scale,
         rater_names=ratings.rater_names,
@@ -75,10 +74,15 @@ def agreement_report(
 
 
 def _multilabel_summary(
-    ratings: Ratings, matrices: dict[str, np.ndarray], *, n_boot: int, seed: int, progress: ag.Progress | None
+    ratings: Ratings,
+    matrices: dict[str, ag.SparseRatings],
+    *,
+    n_boot: int,
+    seed: int,
+    progress: ag.Progress | None,
 ) -> dict[str, Any]:
     """Agreement on each option of a multi-label question, as a selected / not selected rating."""
-    n_ratings = (~np.isnan(ratings.codes)).sum(axis=1)
+    n_ratings = ratings.entries.per_unit()
     options = list(matrices)
     per_option = []
     for i, option in enumerate(options):
@@ -90,7 +94,7 @@ def _multilabel_summary(
         per_option.append(
             {
                 "option": option,
-                **ag.agreement_summary(
+                **ag.agreement_summary_sparse(
                     matrices[option],
                     level="nominal",
                     scale=OPTION_SCALE,

@@ -39,6 +39,7 @@ import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -90,20 +91,35 @@ def unit_scope(unit_key: str) -> str:
 
 @dataclass
 class Ratings:
-    """One pool's submitted labels on one question as a units × raters matrix."""
+    """One pool's submitted labels on one question: one entry per rating (``entries``) of a units × raters
+    matrix, which :attr:`codes` builds when a caller asks for it (the agreement report never does: a matrix of
+    a million units and a hundred raters is a hundred million cells for three million ratings)."""
 
     question: Question
     units: list[tuple[int, str]]
     rater_ids: list[int]
     rater_names: list[str]
-    codes: np.ndarray
+    entries: ag.SparseRatings
     scale: list[str] | None
     level: ag.Level
     n_off_scale_ratings: int = 0
-    per_option: dict[str, np.ndarray] | None = None
+    # A multi-label question: each option's selected (1) / not selected (0) entries.
+    option_entries: dict[str, ag.SparseRatings] | None = None
     # Ratings of items of known answer left out (annotation.quality; unless asked for) and of annotators left out.
     n_control_ratings_excluded: int = 0
     n_rater_ratings_excluded: int = 0
+
+    @cached_property
+    def codes(self) -> np.ndarray:
+        """The units × raters matrix of scale positions (or numbers), NaN where not rated; built on first use."""
+        return self.entries.dense()
+
+    @cached_property
+    def per_option(self) -> dict[str, np.ndarray] | None:
+        """A multi-label question's units × raters matrix per option; built on first use."""
+        if self.option_entries is None:
+            return None
+        return {option: entries.dense() for option, entries in self.option_entries.items()}
 
 
 def level_for(question: Question) -> ag.Level:
@@ -301,13 +317,20 @@ def _ratings_from_rows(*, pool: Pool, question: Question, rows: _LabelRows) -> R
     level = level_for(question)
     scale = question.option_values if question.kind in CATEGORICAL else None
     if items.size == 0:
-        return Ratings(question, [], [], [], np.empty((0, 0)), scale, level)
+        return Ratings(question, [], [], [], ag.SparseRatings.from_dense(np.empty((0, 0))), scale, level)
     n_keys = max(len(rows.keys), 1)
     combined = items * n_keys + rows.key_codes
     unit_codes, unit_uniques = pd.factorize(combined, sort=True)
     rater_codes, rater_uniques = pd.factorize(raters, sort=True)
     shape = (len(unit_uniques), len(rater_uniques))
-    per_option = None
+    # In the entries' order (unit, then rater) once, for every option's entries.
+    order = np.argsort(unit_codes * shape[1] + rater_codes, kind="stable")
+    unit_codes, rater_codes, value_codes = unit_codes[order], rater_codes[order], value_codes[order]
+
+    def entries(coded: np.ndarray) -> ag.SparseRatings:
+        return ag.SparseRatings.from_entries(unit_codes, rater_codes, coded, n_units=shape[0], n_raters=shape[1])
+
+    per_option: dict[str, ag.SparseRatings] | None = None
     if question.kind == QuestionKind.MULTILABEL:
         options = question.option_values
         lists = [v if isinstance(v, list) else None for v in value_uniques]
@@ -321,8 +344,7 @@ def _ratings_from_rows(*, pool: Pool, question: Question, rows: _LabelRows) -> R
                 ],
                 dtype=float,
             )
-            per_option[option] = np.full(shape, np.nan)
-            per_option[option][unit_codes, rater_codes] = mapped[value_codes]
+            per_option[option] = entries(mapped[value_codes])
         coded = np.where(rated[value_codes], 0.0, np.nan)
     elif scale is not None:
         position = {v: float(i) for i, v in enumerate(scale)}
@@ -335,8 +357,6 @@ def _ratings_from_rows(*, pool: Pool, question: Question, rows: _LabelRows) -> R
         mapped = np.array([targets.number_or_nan(v) for v in value_uniques], dtype=float)
         coded = mapped[value_codes]
     n_off = int(np.isnan(coded).sum())
-    matrix = np.full(shape, np.nan)
-    matrix[unit_codes, rater_codes] = coded
     key_of = np.array(rows.keys, dtype=object)
     units = list(zip((unit_uniques // n_keys).tolist(), key_of[unit_uniques % n_keys].tolist(), strict=True))
     rater_ids = rater_uniques.tolist()
@@ -344,7 +364,7 @@ def _ratings_from_rows(*, pool: Pool, question: Question, rows: _LabelRows) -> R
         PoolMembership.objects.filter(pool=pool, user_id__in=rater_ids).values_list("user_id", "pseudonym")
     )
     names = [pseudonyms.get(r, f"annotator #{r}") for r in rater_ids]
-    return Ratings(question, units, rater_ids, names, matrix, scale, level, n_off, per_option)
+    return Ratings(question, units, rater_ids, names, entries(coded), scale, level, n_off, per_option)
 
 
 # --- agreement report -----------------------------------------------------------------------------

@@ -5,7 +5,9 @@ did not rate a unit. For categorical levels (nominal, ordinal) each entry is the
 of the value on the *declared* scale, so categories nobody used still count, and an ordinal order
 comes from the protocol, never from sorting the strings (scikit-learn sorts labels alphabetically,
 which would put "moderate" before "none"). :func:`codes_from_values` does that mapping. For the
-interval level the entries are the numbers themselves.
+interval level the entries are the numbers themselves. :class:`SparseRatings` holds the same ratings as
+one entry per rating, and :func:`agreement_summary_sparse` computes the whole summary from it without the
+matrix (the reports' path: its memory grows with the ratings, not with units × raters).
 
 Every statistic returns an :class:`Estimate`: a value, or ``None`` with the reason it is undefined
 (one category only, no variance, no overlapping units), never NaN and never a made-up 1.0; with the
@@ -185,6 +187,32 @@ def percent_agreement(codes: np.ndarray, *, counts: np.ndarray | None = None) ->
     """
     codes = _as_codes(codes)
     n_ratings = counts.sum(axis=1) if counts is not None else (~np.isnan(codes)).sum(axis=1)
+
+    def agreeing(usable: np.ndarray) -> tuple[int, np.ndarray]:
+        if counts is not None:
+            return _agreeing_from_counts(counts[usable], n_ratings[usable])
+        sub = codes[usable]
+        lo = np.nanmin(sub, axis=1)
+        hi = np.nanmax(sub, axis=1)
+        agreeing_pairs = np.zeros(sub.shape[0])
+        for i, j in combinations(range(sub.shape[1]), 2):
+            agreeing_pairs += sub[:, i] == sub[:, j]  # NaN never equals anything: absent ratings never agree
+        return int((lo == hi).sum()), agreeing_pairs
+
+    return _percent_estimate(n_ratings, agreeing)
+
+
+def _agreeing_from_counts(used: np.ndarray, n_ratings: np.ndarray) -> tuple[int, np.ndarray]:
+    """Categorical: every rating of a unit is the same category when one category holds them all, and the
+    agreeing pairs of a unit are Σ_c n_c(n_c − 1)/2, whatever the number of raters."""
+    agree = int((used.max(axis=1) == n_ratings).sum())
+    used_f = used.astype(float)
+    return agree, (used_f * (used_f - 1.0)).sum(axis=1) / 2.0
+
+
+def _percent_estimate(n_ratings: np.ndarray, agreeing: Callable[[np.ndarray], tuple[int, np.ndarray]]) -> Estimate:
+    """:func:`percent_agreement` from the ratings per unit and ``agreeing(usable)``: the number of usable units
+    whose ratings all agree and the agreeing pairs of each usable unit."""
     rated = n_ratings > 0
     usable = n_ratings >= 2
     n_used = int(usable.sum())
@@ -192,21 +220,7 @@ def percent_agreement(codes: np.ndarray, *, counts: np.ndarray | None = None) ->
     if n_used == 0:
         return Estimate.undefined("no unit was rated by two or more raters", n_excluded=n_excluded)
     m = n_ratings[usable].astype(float)
-    if counts is not None:
-        # Categorical: every rating of a unit is the same category when one category holds them all, and
-        # the agreeing pairs of a unit are Σ_c n_c(n_c − 1)/2, whatever the number of raters.
-        used = counts[usable]
-        agree = int((used.max(axis=1) == n_ratings[usable]).sum())
-        used_f = used.astype(float)
-        agreeing_pairs = (used_f * (used_f - 1.0)).sum(axis=1) / 2.0
-    else:
-        sub = codes[usable]
-        lo = np.nanmin(sub, axis=1)
-        hi = np.nanmax(sub, axis=1)
-        agree = int((lo == hi).sum())
-        agreeing_pairs = np.zeros(sub.shape[0])
-        for i, j in combinations(range(sub.shape[1]), 2):
-            agreeing_pairs += sub[:, i] == sub[:, j]  # NaN never equals anything: absent ratings never agree
+    agree, agreeing_pairs = agreeing(usable)
     pairwise = float(np.mean(agreeing_pairs / (m * (m - 1) / 2.0)))
     return Estimate(
         value=agree / n_used,
@@ -429,14 +443,26 @@ def _alpha_from_coincidence(o: np.ndarray, level: Level) -> np.ndarray:
 
 def _interval_boot(values: np.ndarray, n_boot: int, seed: int, progress: Progress | None) -> np.ndarray:
     """Interval α on real values from per-unit sums, exact: Σ_{i≠j}(v_i−v_j)² = 2(mΣv² − (Σv)²)."""
+    return _interval_boot_from_sums(*_interval_sums(values), n_boot, seed, progress)
+
+
+def _interval_sums(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per unit (row): the number of values, their sum and the sum of their squares."""
     mask = ~np.isnan(values)
     m = mask.sum(axis=1).astype(float)
     s1 = np.where(mask, values, 0.0).sum(axis=1)
     s2 = np.where(mask, values * values, 0.0).sum(axis=1)
+    return m, s1, s2
+
+
+def _interval_boot_from_sums(
+    m: np.ndarray, s1: np.ndarray, s2: np.ndarray, n_boot: int, seed: int, progress: Progress | None
+) -> np.ndarray:
+    """:func:`_interval_boot` from the per-unit sums of :func:`_interval_sums` (units rated twice or more)."""
     within = 2.0 * (m * s2 - s1 * s1) / (m - 1.0)
     rng = np.random.default_rng(seed)
     out: list[np.ndarray] = []
-    for idx in resample_indices(rng, values.shape[0], n_boot, progress):
+    for idx in resample_indices(rng, m.shape[0], n_boot, progress):
         n = m[idx].sum(axis=1)
         t1 = s1[idx].sum(axis=1)
         t2 = s2[idx].sum(axis=1)
@@ -482,21 +508,57 @@ def krippendorff_alpha(
     """
     codes = _as_codes(codes)
     n_ratings = (~np.isnan(codes)).sum(axis=1)
+    pairable = n_ratings >= 2
+    if level in ("nominal", "ordinal") and n_categories is not None:
+        table = category_counts(codes[pairable], n_categories) if counts is None else counts[pairable]
+        return _alpha_estimate(n_ratings, level, n_categories, table=table, n_boot=n_boot, seed=seed, progress=progress)
+    sub = codes[pairable]
+    interval = _IntervalUnits(
+        distinct=np.unique(sub[~np.isnan(sub)]),
+        package_alpha=lambda: float(krippendorff.alpha(reliability_data=sub.T, level_of_measurement="interval")),
+        sums=lambda: _interval_sums(sub),
+    )
+    return _alpha_estimate(
+        n_ratings, level, n_categories, interval=interval, n_boot=n_boot, seed=seed, progress=progress
+    )
+
+
+@dataclass
+class _IntervalUnits:
+    """What interval α needs of the pairable units' values: the distinct values, the ``krippendorff`` package's
+    α, and each unit's number, sum and sum of squares of values (:func:`_interval_sums`)."""
+
+    distinct: np.ndarray
+    package_alpha: Callable[[], float]
+    sums: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def _alpha_estimate(
+    n_ratings: np.ndarray,
+    level: Level,
+    n_categories: int | None,
+    *,
+    table: np.ndarray | None = None,
+    interval: _IntervalUnits | None = None,
+    n_boot: int = 0,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> Estimate:
+    """:func:`krippendorff_alpha` from the ratings per unit and either ``table``, the pairable units' count table
+    on a categorical scale, or ``interval``, their values."""
     rated = n_ratings > 0
     pairable = n_ratings >= 2
     n_used = int(pairable.sum())
     n_excluded = int((rated & ~pairable).sum())
     if n_used == 0:
         return Estimate.undefined("no unit was rated by two or more raters", n_excluded=n_excluded)
-    table = None  # the pairable units' count table, on a categorical scale
-    if level in ("nominal", "ordinal") and n_categories is not None:
-        table = category_counts(codes[pairable], n_categories) if counts is None else counts[pairable]
+    if table is not None:
         # The distinct values are the categories some pairable unit was rated in.
         n_distinct = int((table.sum(axis=0) > 0).sum())
+    elif interval is not None:
+        n_distinct = int(interval.distinct.size)
     else:
-        sub = codes[pairable]
-        distinct = np.unique(sub[~np.isnan(sub)])
-        n_distinct = int(distinct.size)
+        raise ValueError("α needs the count table or the values")
     if n_distinct < 2:
         return Estimate.undefined(
             "every pairable rating has the same value, so expected disagreement is 0",
@@ -509,21 +571,23 @@ def krippendorff_alpha(
         value = float(
             krippendorff.alpha(value_counts=table, value_domain=np.arange(n_categories), level_of_measurement=level)
         )
-    elif level == "interval":
+    elif level == "interval" and interval is not None:
         # The package builds a units × distinct-values table, which grows with every distinct real;
         # past a few thousand distinct values the closed form (same statistic, tested equal) is used.
         if n_distinct <= MAX_DISTINCT_FOR_PACKAGE:
-            value = float(krippendorff.alpha(reliability_data=sub.T, level_of_measurement="interval"))
+            value = interval.package_alpha()
         else:
-            value = interval_alpha_exact(sub)  # type: ignore[assignment]
+            value = _interval_alpha_from_sums(*interval.sums())  # type: ignore[assignment]
     else:
         raise ValueError(f"unknown level {level!r}")
     est = Estimate(value=value, n_units=n_used, n_excluded=n_excluded, extra={"level": level})
     if n_boot > 0:
         if table is not None:
             samples = _categorical_boot(table, level, n_boot, seed, progress)
-        else:
-            samples = _interval_boot(sub, n_boot, seed, progress)
+        elif interval is not None:
+            samples = _interval_boot_from_sums(*interval.sums(), n_boot, seed, progress)
+        else:  # refused above
+            raise ValueError("α needs the count table or the values")
         est.ci95, undefined = percentile_ci(samples)
         est.ci_method = f"percentile bootstrap over units, {n_boot} resamples, seed {seed}"
         est.extra["n_boot_undefined"] = undefined
@@ -533,12 +597,13 @@ def krippendorff_alpha(
 def interval_alpha_exact(values: np.ndarray) -> float | None:
     """Interval α in closed form from per-unit sums; equals the package's value (tested)."""
     values = _as_codes(values)
-    mask = ~np.isnan(values)
-    m = mask.sum(axis=1).astype(float)
+    m, s1, s2 = _interval_sums(values)
     keep = m >= 2
-    values, mask, m = values[keep], mask[keep], m[keep]
-    s1 = np.where(mask, values, 0.0).sum(axis=1)
-    s2 = np.where(mask, values * values, 0.0).sum(axis=1)
+    return _interval_alpha_from_sums(m[keep], s1[keep], s2[keep])
+
+
+def _interval_alpha_from_sums(m: np.ndarray, s1: np.ndarray, s2: np.ndarray) -> float | None:
+    """:func:`interval_alpha_exact` from the per-unit sums of the units rated twice or more."""
     within = (2.0 * (m * s2 - s1 * s1) / (m - 1.0)).sum()
     n, t1, t2 = m.sum(), s1.sum(), s2.sum()
     d_e = 2.0 * (n * t2 - t1 * t1)
@@ -556,6 +621,11 @@ def per_label_agreement(
     """Fleiss' κ of each category against all others (Fleiss 1971's per-category κ)."""
     if counts is None:
         counts = category_counts(codes, len(labels))
+    return per_label_from_counts(counts, labels)
+
+
+def per_label_from_counts(counts: np.ndarray, labels: Sequence[str]) -> dict[str, Estimate]:
+    """:func:`per_label_agreement` from the units × categories count table."""
     # Every label's two-column table has the units' total ratings as row sums: the units Fleiss' κ keeps
     # (those rated the modal number of times) are the same for every label, and chosen once.
     total = counts.sum(axis=1)
@@ -617,18 +687,24 @@ def _rest_majorities(coded: np.ndarray, counts: np.ndarray, n_categories: int) -
     by_category = np.ascontiguousarray(counts.T)
     out = np.empty(coded.shape, dtype=np.int64)
     for r in range(coded.shape[1]):
-        own = coded[:, r]
-        top = by_category[0] - (own == 0)
-        mode = np.zeros(own.shape[0], dtype=np.int64)
-        winners = np.ones(own.shape[0], dtype=np.int64)
-        for c in range(1, n_categories):
-            others = by_category[c] - (own == c)
-            higher = others > top
-            winners = np.where(higher, 1, winners + (others == top))
-            mode = np.where(higher, c, mode)
-            top = np.maximum(top, others)
-        out[:, r] = np.where((top > 0) & (winners == 1), mode, n_categories)
+        out[:, r] = _mode_of_others(by_category, coded[:, r])
     return out
+
+
+def _mode_of_others(by_category: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """The unique modal category of each unit's ratings less ``own`` (one rating; k: none taken out), from
+    ``by_category``, the categories × units count table; k where the others tie or did not rate."""
+    n_categories = by_category.shape[0]
+    top = by_category[0] - (own == 0)
+    mode = np.zeros(own.shape[0], dtype=np.int64)
+    winners = np.ones(own.shape[0], dtype=np.int64)
+    for c in range(1, n_categories):
+        others = by_category[c] - (own == c)
+        higher = others > top
+        winners = np.where(higher, 1, winners + (others == top))
+        mode = np.where(higher, c, mode)
+        top = np.maximum(top, others)
+    return np.where((top > 0) & (winners == 1), mode, n_categories)
 
 
 def each_against_rest(
@@ -659,15 +735,22 @@ def _each_against_rest(
     out: list[Estimate] = []
     for r in range(coded.shape[1]):
         table, n_excluded = pair_table(coded[:, r], rests[:, r], n_categories)
-        est = kappa_from_table(table, weights, n_excluded=n_excluded)
-        n_both = int(table.sum())
-        # The units where the rater and the rest's majority gave the same category: the table's diagonal.
-        est.extra["agreement_with_rest"] = int(np.trace(table)) / n_both if n_both else None
-        est.extra["n_rated"] = int(n_rated[r])
-        outlier = bool(reference is not None and est.ci95 is not None and est.ci95[1] < reference)
-        est.extra["outlier"] = outlier
-        out.append(est)
+        out.append(_rest_estimate(table, n_excluded, int(n_rated[r]), reference=reference, weights=weights))
     return out
+
+
+def _rest_estimate(
+    table: np.ndarray, n_excluded: int, n_rated: int, *, reference: float | None, weights: Weights
+) -> Estimate:
+    """One rater's κ against the rest's majority (see :func:`each_against_rest`) from their k × k table."""
+    est = kappa_from_table(table, weights, n_excluded=n_excluded)
+    n_both = int(table.sum())
+    # The units where the rater and the rest's majority gave the same category: the table's diagonal.
+    est.extra["agreement_with_rest"] = int(np.trace(table)) / n_both if n_both else None
+    est.extra["n_rated"] = n_rated
+    outlier = bool(reference is not None and est.ci95 is not None and est.ci95[1] < reference)
+    est.extra["outlier"] = outlier
+    return est
 
 
 # --- everything that applies -----------------------------------------------------------------
@@ -688,81 +771,340 @@ def agreement_summary(
 
     ``scale`` is the declared scale for nominal/ordinal levels (``codes`` are positions on it);
     for interval it may be ``None`` (codes are numbers) — then κ statistics do not apply.
+    :func:`agreement_summary_sparse` gives the same from one entry per rating, without the matrix.
     """
     codes = _as_codes(codes)
     n_ratings = (~np.isnan(codes)).sum(axis=1)
-    rated = n_ratings > 0
-    used_any = n_ratings >= 2
     k = len(scale) if scale is not None else None
+    stats = _Summary(n_ratings, int(codes.shape[1]), level, scale, rater_names, weights, n_boot, seed, progress)
+    coded = codes_with_missing(codes, k) if k is not None else None
+    counts = _counts_of(coded, k) if coded is not None and k is not None else None
+    pa = percent_agreement(codes, counts=counts)
+    if k is not None:
+        fk = fleiss_kappa(codes, k, n_boot=n_boot, seed=seed, progress=stats.sub_progress(0), counts=counts)
+    else:
+        fk = Estimate.undefined("Fleiss' κ needs a categorical scale; these ratings are interval numbers")
+    alpha = krippendorff_alpha(
+        codes, level, k, n_boot=n_boot, seed=seed, progress=stats.sub_progress(1), counts=counts
+    )
+    if k is None or coded is None or counts is None:
+        return stats.as_dict(pa, fk, alpha)
+    reference = fk.value if fk.defined else None
+    return stats.as_dict(
+        pa,
+        fk,
+        alpha,
+        pairs=_pairwise(coded, k, weights),
+        rests=_each_against_rest(coded, counts, k, reference=reference, weights=weights)
+        if codes.shape[1] >= 3
+        else [],
+        per_label=per_label_from_counts(counts, [str(v) for v in scale or []]) if k > 2 else {},
+    )
 
-    steps = 2  # Fleiss' κ's bootstrap, then α's (progress is reported only when there is one)
 
-    def sub_progress(step: int) -> Progress | None:
+@dataclass
+class _Summary:
+    """What :func:`agreement_summary` and :func:`agreement_summary_sparse` share: the head of the summary, the
+    progress of its two bootstraps, and the assembly of the statistics into plain data."""
+
+    n_ratings: np.ndarray
+    n_raters: int
+    level: Level
+    scale: Sequence[Any] | None
+    rater_names: Sequence[str]
+    weights: Weights
+    n_boot: int
+    seed: int
+    progress: Progress | None
+
+    def sub_progress(self, step: int) -> Progress | None:
+        """Fleiss' κ's bootstrap (step 0), then α's (step 1); progress is reported only when there is one."""
+        progress, steps = self.progress, 2
         if progress is None:
             return None
         return lambda done, total: progress(step * total + done, steps * total)
 
-    out: dict[str, Any] = {
-        "n_units": int(rated.sum()),
-        "n_raters": int(codes.shape[1]),
-        "n_excluded_units": int((rated & ~used_any).sum()),
-        "level": level,
-        "scale": [str(v) for v in scale] if scale is not None else None,
-        "raters": list(rater_names),
-    }
-    coded = codes_with_missing(codes, k) if k is not None else None
-    counts = _counts_of(coded, k) if coded is not None and k is not None else None
-    out["percent_agreement"] = percent_agreement(codes, counts=counts).as_dict()
-    if k is not None:
-        fk = fleiss_kappa(codes, k, n_boot=n_boot, seed=seed, progress=sub_progress(0), counts=counts)
-    else:
-        fk = Estimate.undefined("Fleiss' κ needs a categorical scale; these ratings are interval numbers")
-    out["fleiss_kappa"] = fk.as_dict()
-    alpha = krippendorff_alpha(codes, level, k, n_boot=n_boot, seed=seed, progress=sub_progress(1), counts=counts)
-    out["krippendorff_alpha"] = alpha.as_dict()
-
-    if k is not None and scale is not None and coded is not None and counts is not None:
-        pairs = _pairwise(coded, k, weights)
-        out["cohen_kappa_pairs"] = [
-            {"rater_a": rater_names[i], "rater_b": rater_names[j], **est.as_dict()} for (i, j), est in pairs.items()
-        ]
-        if codes.shape[1] == 2:
-            out["cohen_kappa"] = pairs[(0, 1)].as_dict()
+    def as_dict(
+        self,
+        pa: Estimate,
+        fk: Estimate,
+        alpha: Estimate,
+        *,
+        pairs: dict[tuple[int, int], Estimate] | None = None,
+        rests: list[Estimate] | None = None,
+        per_label: dict[str, Estimate] | None = None,
+    ) -> dict[str, Any]:
+        """The summary; ``pairs``, ``rests`` and ``per_label`` are None on the interval level (no κ applies)."""
+        rated = self.n_ratings > 0
+        used_any = self.n_ratings >= 2
+        names = self.rater_names
+        out: dict[str, Any] = {
+            "n_units": int(rated.sum()),
+            "n_raters": self.n_raters,
+            "n_excluded_units": int((rated & ~used_any).sum()),
+            "level": self.level,
+            "scale": [str(v) for v in self.scale] if self.scale is not None else None,
+            "raters": list(names),
+            "percent_agreement": pa.as_dict(),
+            "fleiss_kappa": fk.as_dict(),
+            "krippendorff_alpha": alpha.as_dict(),
+        }
+        if pairs is not None and rests is not None and per_label is not None:
+            out["cohen_kappa_pairs"] = [
+                {"rater_a": names[i], "rater_b": names[j], **est.as_dict()} for (i, j), est in pairs.items()
+            ]
+            if self.n_raters == 2:
+                out["cohen_kappa"] = pairs[(0, 1)].as_dict()
+            else:
+                out["cohen_kappa"] = Estimate.undefined(
+                    f"Cohen's κ compares exactly two raters; there are {self.n_raters} (see cohen_kappa_pairs)"
+                ).as_dict()
+            out["each_against_rest"] = [{"rater": names[r], **est.as_dict()} for r, est in enumerate(rests)]
+            # A list, not a mapping: the declared order must survive storage as jsonb, which sorts keys.
+            out["per_label"] = [{"label": label, **est.as_dict()} for label, est in per_label.items()]
+            defined_pairs = [p["value"] for p in out["cohen_kappa_pairs"] if p["value"] is not None]
+            out["mean_pairwise_cohen_kappa"] = float(np.mean(defined_pairs)) if defined_pairs else None
         else:
-            out["cohen_kappa"] = Estimate.undefined(
-                f"Cohen's κ compares exactly two raters; there are {codes.shape[1]} (see cohen_kappa_pairs)"
-            ).as_dict()
-        reference = fk.value if fk.defined else None
-        out["each_against_rest"] = (
-            [
-                {"rater": rater_names[r], **est.as_dict()}
-                for r, est in enumerate(_each_against_rest(coded, counts, k, reference=reference, weights=weights))
-            ]
-            if codes.shape[1] >= 3
-            else []
+            na = Estimate.undefined("Cohen's κ needs a categorical scale; these ratings are interval numbers")
+            out["cohen_kappa"] = na.as_dict()
+            out["cohen_kappa_pairs"] = []
+            out["each_against_rest"] = []
+            out["per_label"] = []
+            out["mean_pairwise_cohen_kappa"] = None
+        out["weights"] = self.weights
+        out["bootstrap"] = {"n": self.n_boot, "seed": self.seed} if self.n_boot > 0 else None
+        checked: dict[str, Any] = _finite(out)
+        return checked
+
+
+# --- one entry per rating ---------------------------------------------------------------------
+
+# Ratings taken at a time where a step needs a row of k counts per rating (the rest's majorities).
+SPARSE_CHUNK = 1 << 16
+# Cells of a block of units × raters built at a time where a step needs the matrix's own row sums (interval α).
+SPARSE_CELLS = 1 << 20
+
+
+@dataclass(frozen=True)
+class SparseRatings:
+    """Ratings as one entry per rating: unit index, rater index and value (what the ``codes`` matrix holds at
+    that cell), sorted by unit then rater, for a units × raters matrix of shape (``n_units``, ``n_raters``).
+
+    What it takes grows with the number of ratings, not with units × raters: a pool of a million items and a
+    hundred raters, three ratings an item, is three million entries where the matrix is a hundred million
+    cells. :func:`agreement_summary_sparse` computes from it; :meth:`dense` builds the matrix for the callers
+    that need one.
+    """
+
+    unit: np.ndarray
+    rater: np.ndarray
+    value: np.ndarray
+    n_units: int
+    n_raters: int
+
+    @classmethod
+    def from_entries(
+        cls, unit: np.ndarray, rater: np.ndarray, value: np.ndarray, *, n_units: int, n_raters: int
+    ) -> SparseRatings:
+        """From aligned arrays in any order; NaN values (not rated, as in the matrix) are dropped."""
+        unit = np.asarray(unit, dtype=np.int64)
+        rater = np.asarray(rater, dtype=np.int64)
+        value = np.asarray(value, dtype=float)
+        if unit.ndim != 1 or unit.shape != rater.shape or unit.shape != value.shape:
+            raise ValueError("unit, rater and value must be aligned one-dimensional arrays")
+        keep = ~np.isnan(value)
+        if not keep.all():
+            unit, rater, value = unit[keep], rater[keep], value[keep]
+        if unit.size and (unit.min() < 0 or unit.max() >= n_units or rater.min() < 0 or rater.max() >= n_raters):
+            raise ValueError("an entry lies outside the units × raters matrix")
+        cell = unit * n_raters + rater
+        if cell.size > 1 and not (np.diff(cell) > 0).all():
+            order = np.argsort(cell, kind="stable")
+            unit, rater, value, cell = unit[order], rater[order], value[order], cell[order]
+            if (np.diff(cell) == 0).any():
+                raise ValueError("a rater rated a unit twice")
+        return cls(unit, rater, value, int(n_units), int(n_raters))
+
+    @classmethod
+    def from_dense(cls, codes: np.ndarray) -> SparseRatings:
+        """The entries of a units × raters matrix (``NaN`` = not rated)."""
+        codes = _as_codes(codes)
+        unit, rater = np.nonzero(~np.isnan(codes))
+        return cls(
+            unit.astype(np.int64), rater.astype(np.int64), codes[unit, rater], int(codes.shape[0]),
+            int(codes.shape[1]),
         )
-        # A list, not a mapping: the declared order must survive storage as jsonb, which sorts keys.
-        out["per_label"] = (
-            [
-                {"label": label, **est.as_dict()}
-                for label, est in per_label_agreement(codes, [str(s) for s in scale], counts=counts).items()
-            ]
-            if k > 2
-            else []
+
+    def dense(self) -> np.ndarray:
+        """The units × raters matrix, ``NaN`` where a rater did not rate a unit."""
+        out = np.full((self.n_units, self.n_raters), np.nan)
+        out[self.unit, self.rater] = self.value
+        return out
+
+    def per_unit(self) -> np.ndarray:
+        """The number of ratings of each unit."""
+        return np.bincount(self.unit, minlength=self.n_units)
+
+    def positions(self, n_categories: int) -> np.ndarray:
+        """The values as scale positions 0..k−1 (as :func:`codes_with_missing` reads them)."""
+        out = self.value.astype(np.int64)
+        if out.size and (out.min() < 0 or out.max() >= n_categories):
+            raise ScaleError(f"codes must lie in 0..{n_categories - 1}")
+        return out
+
+
+def agreement_summary_sparse(
+    ratings: SparseRatings,
+    *,
+    level: Level,
+    scale: Sequence[Any] | None,
+    rater_names: Sequence[str],
+    weights: Weights = "none",
+    n_boot: int = 0,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """:func:`agreement_summary` of ``ratings.dense()``, the same to the last digit (tested), without building
+    the matrix: every categorical statistic comes from the units × categories counts, the k × k table of
+    each pair of raters and each rater's table against the rest's majority; interval α from each unit's sums.
+    The bootstraps resample the same units with the same draws."""
+    n_ratings = ratings.per_unit()
+    k = len(scale) if scale is not None else None
+    stats = _Summary(n_ratings, ratings.n_raters, level, scale, rater_names, weights, n_boot, seed, progress)
+    if k is None:
+        interval = _sparse_interval_units(ratings, n_ratings >= 2)
+        pa = _percent_estimate(n_ratings, lambda usable: _sparse_agreeing(ratings, usable))
+        fk = Estimate.undefined("Fleiss' κ needs a categorical scale; these ratings are interval numbers")
+        alpha = _alpha_estimate(
+            n_ratings, level, k, interval=interval, n_boot=n_boot, seed=seed, progress=stats.sub_progress(1)
         )
-        defined_pairs = [p["value"] for p in out["cohen_kappa_pairs"] if p["value"] is not None]
-        out["mean_pairwise_cohen_kappa"] = float(np.mean(defined_pairs)) if defined_pairs else None
+        return stats.as_dict(pa, fk, alpha)
+    codes = ratings.positions(k)
+    counts = np.bincount(ratings.unit * k + codes, minlength=ratings.n_units * k).reshape(ratings.n_units, k)
+    pa = _percent_estimate(n_ratings, lambda usable: _agreeing_from_counts(counts[usable], n_ratings[usable]))
+    fk = fleiss_kappa_from_counts(counts, n_boot=n_boot, seed=seed, progress=stats.sub_progress(0))
+    pairable = n_ratings >= 2
+    alpha_progress = stats.sub_progress(1)
+    if level in ("nominal", "ordinal"):
+        alpha = _alpha_estimate(
+            n_ratings, level, k, table=counts[pairable], n_boot=n_boot, seed=seed, progress=alpha_progress
+        )
     else:
-        na = Estimate.undefined("Cohen's κ needs a categorical scale; these ratings are interval numbers").as_dict()
-        out["cohen_kappa"] = na
-        out["cohen_kappa_pairs"] = []
-        out["each_against_rest"] = []
-        out["per_label"] = []
-        out["mean_pairwise_cohen_kappa"] = None
-    out["weights"] = weights
-    out["bootstrap"] = {"n": n_boot, "seed": seed} if n_boot > 0 else None
-    checked: dict[str, Any] = _finite(out)
-    return checked
+        alpha = _alpha_estimate(
+            n_ratings, level, k, interval=_sparse_interval_units(ratings, pairable), n_boot=n_boot, seed=seed,
+            progress=alpha_progress,
+        )
+    n_rated = np.bincount(ratings.rater, minlength=ratings.n_raters)
+    tables = _sparse_pair_tables(ratings, codes, k)
+    pairs = {}
+    for p, (i, j) in enumerate(combinations(range(ratings.n_raters), 2)):
+        n_excluded = int(n_rated[i] + n_rated[j] - 2 * tables[p].sum())
+        pairs[(i, j)] = kappa_from_table(tables[p], weights, n_excluded=n_excluded)
+    rests: list[Estimate] = []
+    if ratings.n_raters >= 3:
+        reference = fk.value if fk.defined else None
+        rest_tables, rest_excluded = _sparse_rest_tables(ratings, codes, counts)
+        rests = [
+            _rest_estimate(rest_tables[r], int(rest_excluded[r]), int(n_rated[r]), reference=reference, weights=weights)
+            for r in range(ratings.n_raters)
+        ]
+    per_label = per_label_from_counts(counts, [str(v) for v in scale or []]) if k > 2 else {}
+    return stats.as_dict(pa, fk, alpha, pairs=pairs, rests=rests, per_label=per_label)
+
+
+def _sparse_agreeing(ratings: SparseRatings, usable: np.ndarray) -> tuple[int, np.ndarray]:
+    """Interval percent agreement's parts (see :func:`percent_agreement`) from the entries: the values of each
+    unit sorted, runs of equal values are the groups of agreeing raters; a unit agrees when it is one run."""
+    order = np.lexsort((ratings.value, ratings.unit))
+    unit, value = ratings.unit[order], ratings.value[order]
+    starts = np.ones(unit.size, dtype=bool)
+    starts[1:] = (unit[1:] != unit[:-1]) | (value[1:] != value[:-1])
+    first = np.flatnonzero(starts)
+    size = np.diff(np.append(first, unit.size)).astype(float)
+    run_unit = unit[first]
+    runs = np.bincount(run_unit, minlength=ratings.n_units)
+    pairs = np.bincount(run_unit, weights=size * (size - 1.0) / 2.0, minlength=ratings.n_units)
+    return int((runs[usable] == 1).sum()), pairs[usable]
+
+
+def _sparse_interval_units(ratings: SparseRatings, pairable: np.ndarray) -> _IntervalUnits:
+    """The pairable units' values for interval α (:class:`_IntervalUnits`), numbered among the pairable units.
+
+    The package's α gets the units × distinct-values count table it would build from the matrix itself
+    (the same table, so the same value to the last digit)."""
+    on = pairable[ratings.unit]
+    index = np.cumsum(pairable) - 1
+    unit, rater, value = index[ratings.unit[on]], ratings.rater[on], ratings.value[on]
+    n_used = int(pairable.sum())
+    distinct = np.unique(value)
+
+    def package_alpha() -> float:
+        n_values = distinct.size
+        cells = unit * n_values + np.searchsorted(distinct, value)
+        table = np.bincount(cells, minlength=n_used * n_values).reshape(n_used, n_values)
+        return float(krippendorff.alpha(value_counts=table, value_domain=distinct, level_of_measurement="interval"))
+
+    def sums() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # Row by row over blocks of units × raters, as :func:`_interval_sums` adds a matrix's rows: the same
+        # additions in the same order, so the same sums to the last bit; a block holds SPARSE_CELLS cells at most.
+        out = np.empty((3, n_used))
+        step = max(1, SPARSE_CELLS // max(ratings.n_raters, 1))
+        bounds = np.searchsorted(unit, np.arange(0, n_used + step, step))
+        for b, start in enumerate(range(0, n_used, step)):
+            lo, hi = bounds[b], bounds[b + 1]
+            block = np.full((min(step, n_used - start), ratings.n_raters), np.nan)
+            block[unit[lo:hi] - start, rater[lo:hi]] = value[lo:hi]
+            out[:, start : start + block.shape[0]] = _interval_sums(block)
+        return out[0], out[1], out[2]
+
+    return _IntervalUnits(distinct=distinct, package_alpha=package_alpha, sums=sums)
+
+
+def _sparse_pair_tables(ratings: SparseRatings, codes: np.ndarray, n_categories: int) -> np.ndarray:
+    """The k × k table of every pair of raters (in :func:`itertools.combinations` order) on the units both rated.
+
+    The entries are sorted by unit, then rater: the pairs of ratings of one unit are the entries ``d`` apart
+    within its run, for d = 1, 2, …; the entries still paired at distance d are a subset of those at d − 1, so
+    the work is the number of pairs of ratings, not raters²."""
+    n, k = ratings.n_raters, n_categories
+    tables = np.zeros(n * (n - 1) // 2 * k * k, dtype=np.int64)
+    unit, rater = ratings.unit, ratings.rater
+    alive = np.arange(unit.size, dtype=np.int64)
+    d = 1
+    while alive.size:
+        alive = alive[alive + d < unit.size]
+        alive = alive[unit[alive + d] == unit[alive]]
+        if not alive.size:
+            break
+        a, b = rater[alive], rater[alive + d]  # a < b: sorted by rater within a unit
+        pair = a * (2 * n - a - 1) // 2 + (b - a - 1)
+        tables += np.bincount((pair * k + codes[alive]) * k + codes[alive + d], minlength=tables.size)
+        d += 1
+    return tables.reshape(-1, k, k)
+
+
+def _sparse_rest_tables(
+    ratings: SparseRatings, codes: np.ndarray, counts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each rater's k × k table against the rest's majority (see :func:`each_against_rest`), and the number of
+    units only one of the two rated: the rater's ratings where the others tie or did not rate, and the units the
+    rater did not rate where all raters' majority stands. A chunk of ratings at a time."""
+    n, k = ratings.n_raters, counts.shape[1]
+    by_category = np.ascontiguousarray(counts.T)
+    whole = _mode_of_others(by_category, np.full(ratings.n_units, k, dtype=np.int64)) < k
+    tables = np.zeros(n * k * k, dtype=np.int64)
+    no_rest = np.zeros(n, dtype=np.int64)
+    whole_on_rated = np.zeros(n, dtype=np.int64)
+    for start in range(0, ratings.unit.size, SPARSE_CHUNK):
+        unit = ratings.unit[start : start + SPARSE_CHUNK]
+        rater = ratings.rater[start : start + SPARSE_CHUNK]
+        own = codes[start : start + SPARSE_CHUNK]
+        rest = _mode_of_others(by_category[:, unit], own)
+        ok = rest < k
+        tables += np.bincount((rater[ok] * k + own[ok]) * k + rest[ok], minlength=tables.size)
+        no_rest += np.bincount(rater[~ok], minlength=n)
+        whole_on_rated += np.bincount(rater[whole[unit]], minlength=n)
+    return tables.reshape(n, k, k), no_rest + (int(whole.sum()) - whole_on_rated)
 
 
 def _finite(obj: Any) -> Any:
