@@ -45,6 +45,10 @@ Progress = Callable[[int, int], None]
 
 Z95 = 1.959963984540054
 BOOT_BATCH = 50
+# Cells (resamples × units × categories) a bootstrap step computes on at a time: a batch of BOOT_BATCH resamples
+# is drawn at once (the draws stay those of the seed) and its rows are taken a few at a time, so the arrays of a
+# step stay near 16 MB each, whatever the number of units.
+BOOT_CELLS = 1 << 21
 MAX_DISTINCT_FOR_PACKAGE = 2000
 
 
@@ -174,6 +178,14 @@ def resample_indices(rng: np.random.Generator, n: int, n_boot: int, progress: Pr
         done += size
         if progress is not None:
             progress(done, n_boot)
+
+
+def _row_blocks(batch: np.ndarray, width: int) -> Iterator[np.ndarray]:
+    """The rows of a batch of resamples a few at a time (rows × units × ``width`` ≤ BOOT_CELLS, one row at least);
+    each replicate is computed from its own row alone, so the blocks give what the whole batch gives."""
+    step = max(1, BOOT_CELLS // max(batch.shape[1] * width, 1))
+    for start in range(0, batch.shape[0], step):
+        yield batch[start : start + step]
 
 
 # --- percent agreement -----------------------------------------------------------------------
@@ -325,12 +337,13 @@ def _fleiss_boot(counts: np.ndarray, m: int, n_boot: int, seed: int, progress: P
     per_unit = ((counts * counts).sum(axis=1) - m) / (m * (m - 1))
     rng = np.random.default_rng(seed)
     out: list[np.ndarray] = []
-    for idx in resample_indices(rng, n, n_boot, progress):
-        p_bar = per_unit[idx].mean(axis=1)
-        p = counts[idx].sum(axis=1) / (n * m)
-        p_e = (p * p).sum(axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out.append(np.where(p_e < 1.0 - 1e-15, (p_bar - p_e) / (1.0 - p_e), np.nan))
+    for batch in resample_indices(rng, n, n_boot, progress):
+        for idx in _row_blocks(batch, counts.shape[1]):
+            p_bar = per_unit[idx].mean(axis=1)
+            p = counts[idx].sum(axis=1) / (n * m)
+            p_e = (p * p).sum(axis=1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out.append(np.where(p_e < 1.0 - 1e-15, (p_bar - p_e) / (1.0 - p_e), np.nan))
     return np.concatenate(out)
 
 
@@ -462,13 +475,14 @@ def _interval_boot_from_sums(
     within = 2.0 * (m * s2 - s1 * s1) / (m - 1.0)
     rng = np.random.default_rng(seed)
     out: list[np.ndarray] = []
-    for idx in resample_indices(rng, m.shape[0], n_boot, progress):
-        n = m[idx].sum(axis=1)
-        t1 = s1[idx].sum(axis=1)
-        t2 = s2[idx].sum(axis=1)
-        d_e = 2.0 * (n * t2 - t1 * t1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out.append(np.where(d_e > 0, 1.0 - (n - 1.0) * within[idx].sum(axis=1) / d_e, np.nan))
+    for batch in resample_indices(rng, m.shape[0], n_boot, progress):
+        for idx in _row_blocks(batch, 1):
+            n = m[idx].sum(axis=1)
+            t1 = s1[idx].sum(axis=1)
+            t2 = s2[idx].sum(axis=1)
+            d_e = 2.0 * (n * t2 - t1 * t1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out.append(np.where(d_e > 0, 1.0 - (n - 1.0) * within[idx].sum(axis=1) / d_e, np.nan))
     return np.concatenate(out)
 
 
@@ -479,12 +493,13 @@ def _categorical_boot(
     scaled = counts / (m - 1.0)[:, None]
     rng = np.random.default_rng(seed)
     out: list[np.ndarray] = []
-    for idx in resample_indices(rng, counts.shape[0], n_boot, progress):
-        c = counts[idx]
-        o = np.einsum("bnk,bnl->bkl", scaled[idx], c)
-        diag = scaled[idx].sum(axis=1)
-        o[:, np.arange(counts.shape[1]), np.arange(counts.shape[1])] -= diag
-        out.append(_alpha_from_coincidence(o, level))
+    for batch in resample_indices(rng, counts.shape[0], n_boot, progress):
+        for idx in _row_blocks(batch, counts.shape[1]):
+            c = counts[idx]
+            o = np.einsum("bnk,bnl->bkl", scaled[idx], c)
+            diag = scaled[idx].sum(axis=1)
+            o[:, np.arange(counts.shape[1]), np.arange(counts.shape[1])] -= diag
+            out.append(_alpha_from_coincidence(o, level))
     return np.concatenate(out)
 
 

@@ -265,3 +265,32 @@ def test_interval_sums_do_not_depend_on_the_block_size(monkeypatch):
     assert _both(codes, **kw)[1] == expected
     monkeypatch.setattr(ag, "SPARSE_CELLS", 30)
     assert _both(codes, **kw)[1] == expected
+
+
+# --- the bootstrap a few resamples at a time -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cells", [1, 700, 5000])
+def test_bootstrap_replicates_do_not_depend_on_how_many_resamples_are_computed_at_a_time(monkeypatch, cells):
+    """A batch of resamples is drawn at once (the seed's draws) and computed a few rows at a time (BOOT_CELLS):
+    one row at a time, a few, or the whole batch give the same replicates to the last bit."""
+    rng = np.random.default_rng(3)
+    counts = np.zeros((301, 3), dtype=np.int64)
+    for _ in range(3):
+        counts[np.arange(301), rng.integers(0, 3, 301)] += 1
+    values = rng.normal(size=(301, 4)).round(2)
+    values[rng.random(values.shape) < 0.3] = NAN
+    values[:, :2] = np.nan_to_num(values[:, :2])
+
+    def replicates() -> list[np.ndarray]:
+        return [
+            ag._fleiss_boot(counts, 3, 130, 7, None),
+            *(ag._categorical_boot(counts, level, 130, 7, None) for level in ("nominal", "ordinal", "interval")),
+            ag._interval_boot(values, 130, 7, None),
+        ]
+
+    whole = replicates()  # 301 × 3 cells a row: the default budget takes each batch of 50 at once
+    monkeypatch.setattr(ag, "BOOT_CELLS", cells)
+    for got, expected in zip(replicates(), whole, strict=True):
+        assert got.shape == (130,)
+        np.testing.assert_array_equal(got, expected)
