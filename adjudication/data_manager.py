@@ -49,6 +49,7 @@ from annotation.models import (
     Item,
     Label,
     Pool,
+    PoolItemCounts,
     PoolItemExclusion,
     PoolMembership,
     Study,
@@ -67,7 +68,7 @@ POOL_STATE_CHOICES = [(state, state.replace("_", " ").capitalize()) for state in
 _META_KEY = re.compile(r"^[A-Za-z0-9_.\-]{1,80}$")
 OPEN = (AssignmentStatus.ASSIGNED, AssignmentStatus.STARTED)
 # Work handed out and not (yet) submitted: what keeps an item from being done in a pool. The statuses of the
-# partial index asg_item_pool_unfinished_idx (annotation migration 0017), which every filter on them uses.
+# partial index asg_item_pool_unfinished_idx (annotation migration 0017), which the "open" and "skipped" filters use.
 UNFINISHED = (*OPEN, AssignmentStatus.SKIPPED)
 WITHDRAWN = AssignmentStatus.WITHDRAWN
 
@@ -176,18 +177,18 @@ def filtered_items(study: Study, f: Filters) -> QuerySet[Item]:
         items = items.filter(Q(external_id__icontains=f.q) | Q(question__icontains=f.q) | Q(answer__icontains=f.q))
     if f.pool is not None and f.pool_state:
         in_pool = Assignment.objects.filter(pool=f.pool, item=OuterRef("pk"))
+        # "Not assigned" and "done" read the item's assignment counts in the pool (PoolItemCounts, kept by
+        # triggers: annotation/pool_counts.py), one partial-index entry per item, not its k assignments.
+        counts = PoolItemCounts.objects.filter(pool=f.pool, item=OuterRef("pk"))
         if f.pool_state == "not_assigned":
             # Withdrawn work does not count: nobody has the item to do or done.
-            items = items.filter(~Exists(in_pool.exclude(status=WITHDRAWN)))
+            assigned = Q(n_open__gt=0) | Q(n_submitted__gt=0) | Q(n_skipped__gt=0)
+            items = items.filter(~Exists(counts.filter(assigned)))
         elif f.pool_state == "open":
             items = items.filter(Exists(in_pool.filter(status__in=OPEN)))  # the partial index serves it too
         elif f.pool_state == "done":
-            # Every assignment of the item in the pool submitted (withdrawn ones aside), and at least one: a
-            # submitted one exists and no unfinished one (an assignment's status is one of the five). The
-            # unfinished ones are read from their own small partial index (annotation migration 0017), not
-            # from a grouped pass over every assignment of the pool as before.
-            submitted = in_pool.filter(status=AssignmentStatus.SUBMITTED)
-            items = items.filter(Exists(submitted), ~Exists(in_pool.filter(status__in=UNFINISHED)))
+            # Every assignment of the item in the pool submitted (withdrawn ones aside), and at least one.
+            items = items.filter(Exists(counts.filter(n_submitted__gt=0, n_open=0, n_skipped=0)))
         elif f.pool_state == "withdrawn":
             items = items.filter(Exists(in_pool.filter(status=WITHDRAWN)))
         else:

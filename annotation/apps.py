@@ -4,7 +4,7 @@ from django.apps import AppConfig
 from django.core.management import call_command
 from django.db.models.signals import post_migrate, pre_migrate
 
-from annotation import audit
+from annotation import audit, pool_counts
 from annotation.audit import ATTRIBUTION_ASSIGNMENT, Audited
 
 
@@ -78,3 +78,6 @@ class AnnotationConfig(AppConfig):
         pre_migrate.connect(audit.on_pre_migrate, sender=self, dispatch_uid="concord_audit_pre_migrate")
         post_migrate.connect(audit.on_post_migrate, sender=self, dispatch_uid="concord_audit_post_migrate")
         post_migrate.connect(_create_cache_table, sender=self, dispatch_uid="concord_cache_table")
+        # So are the assignment counts' triggers on SQLite, which then rebuilds the counts (annotation/pool_counts.py).
+        pre_migrate.connect(pool_counts.on_pre_migrate, sender=self, dispatch_uid="concord_pool_counts_pre_migrate")
+        post_migrate.connect(pool_counts.on_post_migrate, sender=self, dispatch_uid="concord_pool_counts_post_migrate")

@@ -454,6 +454,42 @@ class Assignment(models.Model):
         return f"{self.annotator} → {self.item} ({self.status})"
 
 
+class PoolItemCounts(models.Model):
+    """How many assignments of an item in a pool are in each state: kept by database triggers on the assignment
+    table in the same transaction as every insert, status change and delete (annotation/pool_counts.py), and
+    read by the data manager's "done" and "not assigned" filters, which then count one index entry per item
+    instead of joining every assignment of the pool. Never written by the application."""
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="+", db_index=False)
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    n_open = models.IntegerField(default=0, help_text="Assigned or started.")
+    n_submitted = models.IntegerField(default=0)
+    n_skipped = models.IntegerField(default=0)
+    n_withdrawn = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "item"], name="unique_pool_item_counts"),
+            # A count below zero means the triggers missed a change: refused loudly, never shown.
+            models.CheckConstraint(
+                condition=models.Q(n_open__gte=0, n_submitted__gte=0, n_skipped__gte=0, n_withdrawn__gte=0),
+                name="pool_item_counts_not_negative",
+            ),
+        ]
+        indexes = [
+            # Done: at least one submitted, nothing assigned, started or skipped (withdrawn work aside).
+            models.Index(
+                fields=["pool", "item"], name="pool_item_done_idx",
+                condition=models.Q(n_submitted__gt=0, n_open=0, n_skipped=0),
+            ),
+            # Assigned: someone has the item to do or done (withdrawn work does not count).
+            models.Index(
+                fields=["pool", "item"], name="pool_item_assigned_idx",
+                condition=models.Q(n_open__gt=0) | models.Q(n_submitted__gt=0) | models.Q(n_skipped__gt=0),
+            ),
+        ]
+
+
 class PoolItemExclusion(models.Model):
     """An item a researcher removed from a pool (the data manager's bulk action): its open assignments
     were deleted and the pool's top-up never assigns it again. Submitted work is kept."""

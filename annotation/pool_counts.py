@@ -1,0 +1,233 @@
+"""The per-pool, per-item assignment counts (``PoolItemCounts``), kept by database triggers.
+
+The data manager filters items by their state in a pool ("done", "not assigned"). Read from the assignments,
+that is a join over every assignment of the pool — k per item, three million at a million items with k = 3 —
+whatever page is asked for. The counts table holds one row per (pool, item) with the number of its
+assignments in each state, so those filters read one index entry per item (partial indexes of the done and
+the assigned rows).
+
+The counts are written only by triggers on the assignment table, in the same transaction as the change:
+
+* PostgreSQL: one statement-level trigger per operation with transition tables, so a bulk insert (the pool's
+  top-up, an import's COPY) or a bulk status change updates each (pool, item) once, in (pool, item) order (the
+  same lock order for every writer). Enabled ALWAYS, as the audit triggers are: a replication role does not
+  silence it.
+* SQLite: row-level triggers (SQLite has no others); its writers are serialised anyway.
+
+An UPDATE that leaves the status, pool and item as they were (a reservation renewed on each page view) changes
+no count and writes nothing. A count can never go below zero (a check constraint): a change the triggers
+missed is refused loudly rather than shown as a wrong state.
+
+:func:`install` creates the triggers where they are missing and then rebuilds every count from the assignments
+under a lock that keeps writers out meanwhile (PostgreSQL: SHARE ROW EXCLUSIVE, taken by CREATE TRIGGER itself;
+label saves only lock rows and are not blocked). It runs after every ``migrate`` (the app's post_migrate
+handler). On SQLite the triggers are dropped before each ``migrate`` (a table SQLite rebuilds to alter it loses
+its triggers, and a rename is refused while triggers name a table), so there they are recreated and the counts
+rebuilt after each one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+ASSIGNMENTS = "annotation_assignment"
+COUNTS = "annotation_poolitemcounts"
+FUNCTION = "concord_pool_item_counts"
+OPERATIONS = ("insert", "update", "delete")
+
+# Each count, and the statuses it counts (annotation.models.AssignmentStatus).
+COLUMNS = {
+    "n_open": ("assigned", "started"),
+    "n_submitted": ("submitted",),
+    "n_skipped": ("skipped",),
+    "n_withdrawn": ("withdrawn",),
+}
+
+
+def trigger_name(operation: str) -> str:
+    return f"concord_pool_item_counts_{operation}"
+
+
+def _is(status: str, statuses: tuple[str, ...]) -> str:
+    """SQL: 1 when ``status`` (an expression) is one of ``statuses``, else 0."""
+    listed = ", ".join(f"'{s}'" for s in statuses)
+    return f"(CASE WHEN {status} IN ({listed}) THEN 1 ELSE 0 END)"
+
+
+def _tally(rows: str, sign: str = "") -> str:
+    """SQL: each (pool, item) of ``rows`` (a relation with pool_id, item_id, status) with its counts."""
+    sums = ", ".join(f"{sign}SUM({_is('status', statuses)}) AS {column}" for column, statuses in COLUMNS.items())
+    return f"SELECT pool_id, item_id, {sums} FROM {rows} GROUP BY pool_id, item_id"
+
+
+_ADD = ", ".join(f"{c} = c.{c} + EXCLUDED.{c}" for c in COLUMNS)
+_NAMES = ", ".join(COLUMNS)
+
+
+def _upsert(select: str) -> str:
+    return (
+        f"INSERT INTO {COUNTS} AS c (pool_id, item_id, {_NAMES}) {select} ORDER BY pool_id, item_id "
+        f"ON CONFLICT (pool_id, item_id) DO UPDATE SET {_ADD}"
+    )
+
+
+def _pg_function() -> str:
+    moved = "(n.status, n.pool_id, n.item_id) IS DISTINCT FROM (o.status, o.pool_id, o.item_id)"
+    pairs = f"FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE {moved}"
+    changed = (
+        f"SELECT n.pool_id, n.item_id, n.status, 1 AS sign {pairs} "
+        f"UNION ALL SELECT o.pool_id, o.item_id, o.status, -1 {pairs}"
+    )
+    signed = ", ".join(f"SUM(sign * {_is('status', statuses)}) AS {column}" for column, statuses in COLUMNS.items())
+    # A change within one count (assigned to started, on an item's first opening) writes nothing.
+    nonzero = " OR ".join(f"SUM(sign * {_is('status', statuses)}) <> 0" for statuses in COLUMNS.values())
+    zeros = ", ".join("0" for _ in COLUMNS)
+    # PostgreSQL checks an upsert's proposed row against the check constraint before it finds the conflict, so a
+    # change that lowers a count is an UPDATE of a row that exists (created with zeros where an assignment moved
+    # to a (pool, item) that had none), never a proposed negative row.
+    add = ", ".join(f"{c} = c.{c} + d.{c}" for c in COLUMNS)
+    subtract = ", ".join(f"{c} = c.{c} - d.{c}" for c in COLUMNS)
+    return f"""
+CREATE OR REPLACE FUNCTION {FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        {_upsert(_tally("new_rows"))};
+    ELSIF TG_OP = 'UPDATE' THEN
+        INSERT INTO {COUNTS} (pool_id, item_id, {_NAMES})
+        SELECT DISTINCT n.pool_id, n.item_id, {zeros} {pairs} ORDER BY 1, 2
+        ON CONFLICT (pool_id, item_id) DO NOTHING;
+        UPDATE {COUNTS} c SET {add}
+        FROM (SELECT pool_id, item_id, {signed} FROM ({changed}) m GROUP BY pool_id, item_id HAVING {nonzero}) d
+        WHERE c.pool_id = d.pool_id AND c.item_id = d.item_id;
+    ELSE
+        UPDATE {COUNTS} c SET {subtract} FROM ({_tally("old_rows")}) d
+        WHERE c.pool_id = d.pool_id AND c.item_id = d.item_id;
+    END IF;
+    RETURN NULL;
+END
+$$"""
+
+
+def _pg_triggers() -> list[str]:
+    tables = {
+        "insert": "NEW TABLE AS new_rows",
+        "update": "NEW TABLE AS new_rows OLD TABLE AS old_rows",
+        "delete": "OLD TABLE AS old_rows",
+    }
+    out = [_pg_function()]
+    for op in OPERATIONS:
+        name = trigger_name(op)
+        out.append(
+            f"CREATE TRIGGER {name} AFTER {op.upper()} ON {ASSIGNMENTS} REFERENCING {tables[op]} "
+            f"FOR EACH STATEMENT EXECUTE FUNCTION {FUNCTION}()"
+        )
+        out.append(f"ALTER TABLE {ASSIGNMENTS} ENABLE ALWAYS TRIGGER {name}")
+    return out
+
+
+def _sqlite_row(ref: str) -> str:
+    return ", ".join(_is(f"{ref}.status", statuses) for statuses in COLUMNS.values())
+
+
+def _sqlite_add(ref: str) -> str:
+    return (
+        f"INSERT INTO {COUNTS} (pool_id, item_id, {_NAMES}) VALUES ({ref}.pool_id, {ref}.item_id, {_sqlite_row(ref)}) "
+        f"ON CONFLICT (pool_id, item_id) DO UPDATE SET " + ", ".join(f"{c} = {c} + excluded.{c}" for c in COLUMNS)
+    )
+
+
+def _sqlite_subtract(ref: str) -> str:
+    sets = ", ".join(f"{c} = {c} - {_is(f'{ref}.status', statuses)}" for c, statuses in COLUMNS.items())
+    return f"UPDATE {COUNTS} SET {sets} WHERE pool_id = {ref}.pool_id AND item_id = {ref}.item_id"
+
+
+def _sqlite_triggers() -> list[str]:
+    moved = "OLD.status IS NOT NEW.status OR OLD.pool_id IS NOT NEW.pool_id OR OLD.item_id IS NOT NEW.item_id"
+    return [
+        f"CREATE TRIGGER {trigger_name('insert')} AFTER INSERT ON {ASSIGNMENTS} BEGIN {_sqlite_add('NEW')}; END",
+        f"CREATE TRIGGER {trigger_name('update')} AFTER UPDATE ON {ASSIGNMENTS} WHEN {moved} "
+        f"BEGIN {_sqlite_subtract('OLD')}; {_sqlite_add('NEW')}; END",
+        f"CREATE TRIGGER {trigger_name('delete')} AFTER DELETE ON {ASSIGNMENTS} BEGIN {_sqlite_subtract('OLD')}; END",
+    ]
+
+
+def present(*, using: str = "default") -> set[str]:
+    """The names of the counts' triggers that exist."""
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal AND tgname LIKE 'concord_pool_item_counts%%'"
+            )
+        else:
+            cursor.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'concord_pool_item_counts%'"
+            )
+        return {row[0] for row in cursor.fetchall()}
+
+
+def _tables(connection: BaseDatabaseWrapper) -> set[str]:
+    with connection.cursor() as cursor:
+        return set(connection.introspection.table_names(cursor))
+
+
+def remove(*, using: str = "default") -> None:
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        for op in OPERATIONS:
+            if connection.vendor == "postgresql":
+                cursor.execute(f"DROP TRIGGER IF EXISTS {trigger_name(op)} ON {ASSIGNMENTS}")
+            else:
+                cursor.execute(f"DROP TRIGGER IF EXISTS {trigger_name(op)}")
+
+
+def rebuild(*, using: str = "default") -> int:
+    """Recompute every count from the assignments; returns how many (pool, item) rows there are. Call it inside a
+    transaction that keeps assignment writers out (:func:`install` does)."""
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {COUNTS}")
+        cursor.execute(f"INSERT INTO {COUNTS} (pool_id, item_id, {_NAMES}) {_tally(ASSIGNMENTS)}")
+        return int(cursor.rowcount)
+
+
+def install(*, using: str = "default") -> bool:
+    """Create the triggers where any is missing, and then rebuild the counts, in one transaction. Returns
+    whether anything was done (False: the triggers were all there, the counts kept up to date by them)."""
+    connection = connections[using]
+    if connection.vendor not in ("postgresql", "sqlite"):
+        raise NotImplementedError(f"no assignment-count triggers for {connection.vendor}")
+    tables = _tables(connection)
+    if ASSIGNMENTS not in tables:
+        return False
+    if COUNTS not in tables:  # migrated back past the counts' table: triggers naming it would break every write
+        removed = bool(present(using=using))
+        remove(using=using)
+        return removed
+    if present(using=using) == {trigger_name(op) for op in OPERATIONS}:
+        return False
+    with transaction.atomic(using=using):
+        remove(using=using)
+        statements = _pg_triggers() if connection.vendor == "postgresql" else _sqlite_triggers()
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                # Writers wait from here to the commit: the counts are rebuilt from a table nobody changes.
+                cursor.execute(f"LOCK TABLE {ASSIGNMENTS} IN SHARE ROW EXCLUSIVE MODE")
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # ALTER TABLE refuses pending deferred checks
+            for sql in statements:
+                cursor.execute(sql)
+        rebuild(using=using)
+    return True
+
+
+def on_pre_migrate(*, using: str = "default", **kwargs: Any) -> None:
+    # See the module docstring: SQLite loses a rebuilt table's triggers and refuses renames they name.
+    if connections[using].vendor == "sqlite" and ASSIGNMENTS in _tables(connections[using]):
+        remove(using=using)
+
+
+def on_post_migrate(*, using: str = "default", **kwargs: Any) -> None:
+    install(using=using)
