@@ -28,10 +28,13 @@ rebuilt after each one.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from django.db import connections, transaction
+from django.db import OperationalError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+
+from annotation import audit
 
 ASSIGNMENTS = "annotation_assignment"
 COUNTS = "annotation_poolitemcounts"
@@ -209,18 +212,40 @@ def install(*, using: str = "default") -> bool:
         return removed
     if present(using=using) == {trigger_name(op) for op in OPERATIONS}:
         return False
-    with transaction.atomic(using=using):
-        remove(using=using)
-        statements = _pg_triggers() if connection.vendor == "postgresql" else _sqlite_triggers()
+    for attempt in range(audit.INSTALL_ATTEMPTS):
+        try:
+            with transaction.atomic(using=using):
+                _install_locked(connection, using)
+            return True
+        except OperationalError as exc:
+            if getattr(exc.__cause__, "sqlstate", None) != "55P03" or attempt == audit.INSTALL_ATTEMPTS - 1:
+                raise  # not a lock timeout, or the table stayed busy: migrate fails, saying why
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")  # pragma: no cover (the loop returns or raises)
+
+
+def _install_locked(connection: BaseDatabaseWrapper, using: str) -> None:
+    if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            if connection.vendor == "postgresql":
-                # Writers wait from here to the commit: the counts are rebuilt from a table nobody changes.
-                cursor.execute(f"LOCK TABLE {ASSIGNMENTS} IN SHARE ROW EXCLUSIVE MODE")
-                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # ALTER TABLE refuses pending deferred checks
-            for sql in statements:
-                cursor.execute(sql)
-        rebuild(using=using)
-    return True
+            # Writers wait from the lock to the commit, so that the counts are rebuilt from a table nobody changes
+            # (label saves only lock rows: they go on). Like the audit triggers' install, the lock is waited for
+            # at most INSTALL_LOCK_TIMEOUT_MS at a time, so that writers never queue behind a waiting install.
+            cursor.execute("SHOW lock_timeout")
+            before = cursor.fetchone()[0]
+            cursor.execute(f"SET LOCAL lock_timeout = '{audit.INSTALL_LOCK_TIMEOUT_MS}ms'")
+            cursor.execute(f"LOCK TABLE {ASSIGNMENTS} IN SHARE ROW EXCLUSIVE MODE")
+            cursor.execute("SELECT set_config('lock_timeout', %s, true)", [before])
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # ALTER TABLE refuses pending deferred checks
+        # CREATE OR REPLACE (PostgreSQL 14+) keeps to the lock above: DROP TRIGGER would take the table's ACCESS
+        # EXCLUSIVE lock, which label saves wait for, until the commit after the rebuild.
+        statements = [sql.replace("CREATE TRIGGER ", "CREATE OR REPLACE TRIGGER ", 1) for sql in _pg_triggers()]
+    else:
+        remove(using=using)
+        statements = _sqlite_triggers()
+    with connection.cursor() as cursor:
+        for sql in statements:
+            cursor.execute(sql)
+    rebuild(using=using)
 
 
 def on_pre_migrate(*, using: str = "default", **kwargs: Any) -> None:

@@ -7,18 +7,20 @@ from __future__ import annotations
 
 import importlib
 import io
+import threading
 from collections import Counter
 
 import pytest
 from django.core.management import call_command
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, OperationalError, connection, connections, transaction
 
 from adjudication import data_manager as dm
-from annotation import labels, pool_counts, services
+from annotation import audit, labels, pool_counts, services
 from annotation.imports import items_import
 from annotation.models import Assignment, AssignmentStatus, Item, Pool, PoolItemCounts
 from tests import factories
 from tests.annotation.console_helpers import jsonl
+from tests.waiting import STALL_SECONDS
 
 pytestmark = pytest.mark.django_db
 
@@ -229,3 +231,60 @@ def test_the_items_study_index_is_built_outside_a_transaction_and_is_valid():
         else:
             cursor.execute("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = %s", [ITEM_INDEX.INDEX])
             assert "(study_id, id)" in cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_install_waits_for_a_busy_table_a_bounded_time_and_changes_nothing_when_it_stays_busy(study, monkeypatch):
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite serialises its writers: no lock to wait for")
+    pool = factories.make_pool(study, "A", questions=[factories.make_question(study)])
+    assignment = factories.make_assignment(pool, factories.make_item(study, "i0"), factories.make_user("kim"))
+    pool_counts.remove()
+    holding, release = threading.Event(), threading.Event()
+
+    def writer() -> None:  # an open transaction that changed an assignment (ROW EXCLUSIVE on the table)
+        try:
+            with transaction.atomic():
+                Assignment.objects.filter(pk=assignment.pk).update(status=S.STARTED)
+                holding.set()
+                release.wait(STALL_SECONDS)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        assert holding.wait(STALL_SECONDS)
+        monkeypatch.setattr(audit, "INSTALL_ATTEMPTS", 2)
+        with pytest.raises(OperationalError, match="lock timeout"):
+            pool_counts.install()
+        assert pool_counts.present() == set()  # nothing half-installed
+    finally:
+        release.set()
+        thread.join()
+    assert pool_counts.install() is True
+    _agree()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_install_holds_no_lock_that_label_saves_wait_for(study):
+    # A label save locks its assignment's row (ROW SHARE on the table): the install's SHARE ROW EXCLUSIVE lets it
+    # through; ACCESS EXCLUSIVE (DROP TRIGGER's) would hold every save until the commit after the rebuild.
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's lock levels")
+    pool = factories.make_pool(study, "A", questions=[factories.make_question(study)])
+    factories.make_assignment(pool, factories.make_item(study, "i0"), factories.make_user("kim"))
+    with connection.cursor() as cursor:  # one trigger gone (in its own transaction): the install replaces them
+        cursor.execute(f"DROP TRIGGER {pool_counts.trigger_name('update')} ON {pool_counts.ASSIGNMENTS}")
+    with transaction.atomic():
+        pool_counts._install_locked(connection, "default")
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT mode FROM pg_locks WHERE pid = pg_backend_pid() AND relation = %s::regclass",
+                [pool_counts.ASSIGNMENTS],
+            )
+            modes = {row[0] for row in cursor.fetchall()}
+    assert "ShareRowExclusiveLock" in modes
+    assert "AccessExclusiveLock" not in modes
+    assert pool_counts.present() == {pool_counts.trigger_name(op) for op in pool_counts.OPERATIONS}
+    _agree()
