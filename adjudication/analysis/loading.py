@@ -546,14 +546,17 @@ def human_target(
     if target == "majority":
         if ratings.scale is None:
             raise ValidationFailed("a majority needs a categorical question")
-        kept, winners, excluded["majority_ties"] = targets.majority(ratings.codes, len(ratings.scale))
+        # From the entries (per-unit category counts), never the units × raters matrix (ratings.codes).
+        kept, winners, excluded["majority_ties"] = targets.majority_from_entries(ratings.entries, len(ratings.scale))
         return {ratings.units[i]: float(w) for i, w in zip(kept, winners, strict=True)}, excluded
     if target.startswith("rater:"):
         name = target.split(":", 1)[1]
         if name not in ratings.rater_names:
             raise NotFound("no such annotator with labels on this question in this pool")
-        col = ratings.codes[:, ratings.rater_names.index(name)]
-        return {ratings.units[i]: float(col[i]) for i in np.nonzero(~np.isnan(col))[0]}, excluded
+        # The rater's own entries, in unit order (the entries are sorted by unit, then rater).
+        mine = ratings.entries.rater == ratings.rater_names.index(name)
+        rated, values = ratings.entries.unit[mine].tolist(), ratings.entries.value[mine].tolist()
+        return {ratings.units[i]: float(v) for i, v in zip(rated, values, strict=True)}, excluded
     raise ValidationFailed("target must be gold, majority or rater:<pseudonym>")
 
 

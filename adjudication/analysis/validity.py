@@ -14,6 +14,7 @@ from adjudication.analysis.agreement import agreement_report, quality_note, qual
 from adjudication.analysis.loading import (
     MetricSource,
     MetricValues,
+    Ratings,
     binary_target,
     compatible_questions,
     default_positive,
@@ -26,6 +27,7 @@ from adjudication.analysis.params import id_param
 from adjudication.analysis.quality import flagged_annotators
 from adjudication.models import GoldLabel, GoldSource
 from adjudication.stats import agreement as ag
+from adjudication.stats import targets
 from adjudication.stats import validity as va
 from annotation.models import AssignmentStatus, Label, Pool, Question, QuestionKind, Study
 from concord.errors import ValidationFailed
@@ -124,8 +126,7 @@ def validity_report(
         pool=pool, question=question, ratings=ratings, n_boot=n_boot, seed=seed, progress=ceiling_progress,
         include_controls=params.include_controls,
     )
-    binary_codes = np.where(np.isnan(ratings.codes), np.nan, binary_target(question, ratings.codes, positive))
-    binary_fleiss = ag.fleiss_kappa(binary_codes, 2, n_boot=n_boot, seed=seed).as_dict() if ratings.units else None
+    binary_fleiss = _binary_fleiss(ratings, question, positive, n_boot=n_boot, seed=seed) if ratings.units else None
     comparison = (
         _paired_comparison(
             study=study, params=params, source=source, human=human, question=question, positive=positive, metric=metric
@@ -168,6 +169,17 @@ def validity_report(
             "a human better than humans agree with each other",
         },
     }
+
+
+def _binary_fleiss(ratings: Ratings, question: Question, positive: str, *, n_boot: int, seed: int) -> dict[str, Any]:
+    """Fleiss' κ of the ratings mapped to the binary target (1 = the positive class), from each unit's two
+    counts: the same estimate and bootstrap draws as ``ag.fleiss_kappa`` of the mapped units × raters matrix,
+    without building it (ratings.codes)."""
+    entries = ratings.entries
+    binary = binary_target(question, entries.value, positive)
+    mapped = ag.SparseRatings(entries.unit, entries.rater, binary, entries.n_units, entries.n_raters)
+    counts = targets.category_counts_from_entries(mapped, 2)
+    return ag.fleiss_kappa_from_counts(counts, n_boot=n_boot, seed=seed).as_dict()
 
 
 def _paired_comparison(

@@ -19,7 +19,22 @@ def majority(codes: np.ndarray, n_categories: int) -> tuple[np.ndarray, np.ndarr
     """The strict plurality of each unit of a units × raters matrix of codes ``0..n_categories-1``
     (NaN: no rating). Returns the indices of the units that have one, their winning codes (in the same
     order), and how many rated units were left out because two or more codes tie for the most votes."""
-    counts = ag.category_counts(codes, n_categories)
+    return majority_from_counts(ag.category_counts(codes, n_categories))
+
+
+def majority_from_entries(ratings: ag.SparseRatings, n_categories: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`majority` of ``ratings.dense()`` from one entry per rating, without the matrix."""
+    return majority_from_counts(category_counts_from_entries(ratings, n_categories))
+
+
+def category_counts_from_entries(ratings: ag.SparseRatings, n_categories: int) -> np.ndarray:
+    """:func:`ag.category_counts` of ``ratings.dense()`` (units × categories) from the entries."""
+    cells = ratings.unit * n_categories + ratings.positions(n_categories)
+    return np.bincount(cells, minlength=ratings.n_units * n_categories).reshape(ratings.n_units, n_categories)
+
+
+def majority_from_counts(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`majority` from the units × categories count table."""
     if counts.shape[0] == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64), 0
     top = counts.max(axis=1)

@@ -1,0 +1,317 @@
+"""The validity report computes from one entry per rating (Ratings.entries), never from the units × raters matrix
+(Ratings.codes), and says exactly what it said when it read the matrix: the majority and one rater's targets, and
+the humans' binary Fleiss' κ beside the metric (same estimate, same bootstrap draws)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from django.utils import timezone
+
+from adjudication.analysis import loading, validity
+from adjudication.analysis.loading import Ratings, binary_target, human_target
+from adjudication.analysis.validity import ValidityParams, validity_report
+from adjudication.models import GoldLabel, GoldSource
+from adjudication.stats import agreement as ag
+from adjudication.stats import targets
+from annotation.models import AssignmentStatus, Label, Question, QuestionKind
+from concord.errors import NotFound
+from scoring.models import RunStatus, Score, ScoreRun, ScoreState
+from tests import factories
+
+YES_NO = ["yes", "no"]
+ROLES = ["background", "definition", "example"]
+HARM = ["none", "slight", "moderate", "severe"]
+SCALES = {"binary": YES_NO, "nominal": ROLES, "ordinal": HARM}
+N_ITEMS, N_RATERS = 36, 6
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+# --- the matrix path as it was (3897451), for comparison -------------------------------------------
+
+
+def _matrix_human_target(
+    *, pool: Any, question: Question, target: str, ratings: Ratings, include_controls: bool = False
+) -> tuple[dict[tuple[int, str], float], dict[str, int]]:
+    excluded: dict[str, int] = {}
+    if target == "majority":
+        assert ratings.scale is not None
+        kept, winners, excluded["majority_ties"] = targets.majority(ratings.codes, len(ratings.scale))
+        return {ratings.units[i]: float(w) for i, w in zip(kept, winners, strict=True)}, excluded
+    if target.startswith("rater:"):
+        name = target.split(":", 1)[1]
+        if name not in ratings.rater_names:
+            raise NotFound("no such annotator with labels on this question in this pool")
+        col = ratings.codes[:, ratings.rater_names.index(name)]
+        return {ratings.units[i]: float(col[i]) for i in np.nonzero(~np.isnan(col))[0]}, excluded
+    return human_target(pool=pool, question=question, target=target, ratings=ratings, include_controls=include_controls)
+
+
+def _matrix_binary_fleiss(ratings: Ratings, question: Question, positive: str, *, n_boot: int, seed: int) -> Any:
+    binary_codes = np.where(np.isnan(ratings.codes), np.nan, binary_target(question, ratings.codes, positive))
+    return ag.fleiss_kappa(binary_codes, 2, n_boot=n_boot, seed=seed).as_dict()
+
+
+# --- in memory: random matrices ------------------------------------------------------------------
+
+
+def _question(kind: str) -> Question:
+    return Question(key=f"q_{kind}", kind=kind, scope="item", options=[{"value": v} for v in SCALES[kind]])
+
+
+def _random_ratings(seed: int, kind: str, n_units: int, n_raters: int, missing: float) -> Ratings:
+    """Ratings of a random units × raters matrix (few categories, so ties are common), some units nobody rated."""
+    rng = np.random.default_rng(seed)
+    k = len(SCALES[kind])
+    truth = rng.integers(k, size=n_units)
+    codes = np.where(rng.random((n_units, n_raters)) < 0.5, truth[:, None], rng.integers(k, size=(n_units, n_raters)))
+    codes = np.where(rng.random((n_units, n_raters)) < missing, np.nan, codes.astype(float))
+    if n_units > 3:
+        codes[n_units // 3] = np.nan  # a unit whose every rating was off the scale
+    ratings = Ratings(
+        _question(kind),
+        [(1000 + u, "item") for u in range(n_units)],
+        list(range(10, 10 + n_raters)),
+        [f"R{r + 1}" for r in range(n_raters)],
+        ag.SparseRatings.from_dense(codes),
+        SCALES[kind],
+        "ordinal" if kind == "ordinal" else "nominal",
+    )
+    return ratings
+
+
+CASES = [
+    (seed, kind, n_units, n_raters, missing)
+    for seed in (0, 1, 2)
+    for kind in ("binary", "nominal", "ordinal")
+    for n_units, n_raters in ((1, 1), (2, 2), (40, 3), (150, 9))
+    for missing in (0.0, 0.5, 0.9)
+]
+
+
+@pytest.mark.parametrize(("seed", "kind", "n_units", "n_raters", "missing"), CASES)
+def test_the_majority_and_each_raters_target_are_the_matrixs_without_building_it(
+    seed, kind, n_units, n_raters, missing
+):
+    ratings = _random_ratings(seed, kind, n_units, n_raters, missing)
+    question = ratings.question
+    got = [human_target(pool=None, question=question, target="majority", ratings=ratings)]
+    got += [
+        human_target(pool=None, question=question, target=f"rater:{name}", ratings=ratings)
+        for name in ratings.rater_names
+    ]
+    assert "codes" not in vars(ratings)  # the cached matrix was never built
+    expected = [_matrix_human_target(pool=None, question=question, target="majority", ratings=ratings)]
+    expected += [
+        _matrix_human_target(pool=None, question=question, target=f"rater:{name}", ratings=ratings)
+        for name in ratings.rater_names
+    ]
+    # Same units in the same order, same values, same ties.
+    assert [(list(h.items()), e) for h, e in got] == [(list(h.items()), e) for h, e in expected]
+    if n_units >= 40 and missing < 0.9 and not (kind == "binary" and missing == 0.0 and n_raters % 2):
+        assert expected[0][1]["majority_ties"] > 0  # the cases have ties
+    with pytest.raises(NotFound):
+        human_target(pool=None, question=question, target="rater:nobody", ratings=ratings)
+
+
+@pytest.mark.parametrize(("seed", "kind", "n_units", "n_raters", "missing"), CASES)
+def test_the_majority_from_the_entries_is_the_majority_of_the_matrix(seed, kind, n_units, n_raters, missing):
+    ratings = _random_ratings(seed, kind, n_units, n_raters, missing)
+    k = len(SCALES[kind])
+    dense = ratings.entries.dense()
+    np.testing.assert_array_equal(
+        targets.category_counts_from_entries(ratings.entries, k), ag.category_counts(dense, k)
+    )
+    kept, winners, ties = targets.majority_from_entries(ratings.entries, k)
+    kept0, winners0, ties0 = targets.majority(dense, k)
+    assert (kept.tolist(), winners.tolist(), ties) == (kept0.tolist(), winners0.tolist(), ties0)
+    assert kept.dtype == kept0.dtype and winners.dtype == winners0.dtype
+
+
+def test_a_tie_is_left_out_and_counted():
+    codes = np.array([[0, 1, np.nan], [1, 1, 0], [2, 0, 1], [np.nan, np.nan, np.nan], [2, 2, np.nan]])
+    kept, winners, ties = targets.majority_from_entries(ag.SparseRatings.from_dense(codes), 3)
+    assert (kept.tolist(), winners.tolist(), ties) == ([1, 4], [1, 2], 2)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("kind", ["binary", "nominal", "ordinal"])
+@pytest.mark.parametrize("n_boot", [0, 70])
+def test_the_binary_fleiss_kappa_is_the_matrixs_without_building_it(seed, kind, n_boot):
+    for n_units, n_raters, missing in ((1, 1, 0.0), (3, 2, 0.0), (60, 4, 0.3), (200, 9, 0.6), (120, 30, 0.9)):
+        for positive in SCALES[kind]:
+            ratings = _random_ratings(seed, kind, n_units, n_raters, missing)
+            got = validity._binary_fleiss(ratings, ratings.question, positive, n_boot=n_boot, seed=seed + 5)
+            assert "codes" not in vars(ratings)
+            expected = _matrix_binary_fleiss(ratings, ratings.question, positive, n_boot=n_boot, seed=seed + 5)
+            assert json.dumps(got) == json.dumps(expected)
+
+
+# --- from the database: the whole report --------------------------------------------------------
+
+
+def _label(assignment, question, value):
+    return Label(
+        assignment=assignment,
+        question=question,
+        unit_key="item",
+        value=value,
+        version=1,
+        updated_by=assignment.annotator,
+        updated_at=timezone.now(),
+    )
+
+
+@pytest.fixture
+def validity_study(study, researcher):
+    """36 items rated by 1 to 4 of 6 annotators on a binary, a nominal and an ordinal question (ties, an answer off
+    the scale, a cleared one, a draft), gold on two thirds of them, and two score runs."""
+    questions = {
+        kind: factories.make_question(
+            study,
+            f"q_{kind}",
+            kind=kind,
+            options=[{"value": v, "label": v, "key": str(i)} for i, v in enumerate(SCALES[kind], 1)],
+            order=n,
+        )
+        for n, kind in enumerate(SCALES)
+    }
+    pool = factories.make_pool(study, "raters", questions=list(questions.values()), overlap=3)
+    users = [factories.make_user(f"val{i}") for i in range(N_RATERS)]
+    for i, user in enumerate(users):
+        factories.add_member(pool, user, pseudonym=f"R{i + 1}")
+    rng = np.random.default_rng(7)
+    items = [factories.make_item(study, f"v{i:02d}") for i in range(N_ITEMS)]
+    labels, gold = [], []
+    for i, item in enumerate(items):
+        truth = int(rng.integers(12))
+        who = rng.choice(N_RATERS, size=int(rng.integers(1, 5)), replace=False)
+        for n, r in enumerate(who):
+            a = factories.make_assignment(
+                pool, item, users[r], status=AssignmentStatus.SUBMITTED, submitted_at=timezone.now()
+            )
+            for kind, q in questions.items():
+                scale = SCALES[kind]
+                value: object = scale[truth % len(scale) if rng.random() < 0.6 else int(rng.integers(len(scale)))]
+                if i == 4 and n == 0:
+                    value = "off the scale"
+                if i == 8 and n == 0:
+                    value = None  # a cleared answer: no rating
+                labels.append(_label(a, q, value))
+        if i % 3:
+            for kind, q in questions.items():
+                scale = SCALES[kind]
+                gold.append(
+                    GoldLabel(
+                        pool=pool,
+                        item=item,
+                        unit_key="item",
+                        question=q,
+                        value=scale[truth % len(scale)],
+                        source=GoldSource.ADJUDICATED,
+                    )
+                )
+    late = factories.make_user("late")
+    factories.add_member(pool, late, pseudonym="R7")
+    draft = factories.make_assignment(pool, items[0], late)
+    labels.append(_label(draft, questions["binary"], "no"))
+    Label.objects.bulk_create(labels)
+    GoldLabel.objects.bulk_create(gold)
+    runs = []
+    for n in range(2):
+        run = ScoreRun.objects.create(
+            study=study,
+            metric="cf",
+            metric_version="1",
+            backend="lexical",
+            status=RunStatus.DONE,
+            created_by=researcher,
+        )
+        Score.objects.bulk_create(
+            Score(run=run, item=item, unit_key="item", value=float(rng.random()), state=ScoreState.OK) for item in items
+        )
+        Score.objects.filter(run=run, item=items[n + 2]).update(state=ScoreState.UNDETERMINED, value=None)
+        runs.append(run)
+    return {"study": study, "pool": pool, "questions": questions, "runs": runs}
+
+
+def _both_reports(monkeypatch, vs, params: ValidityParams, n_boot: int, seed: int) -> tuple[str, str, list[Ratings]]:
+    """The report as computed now and as computed from the matrix, and the ratings it loaded."""
+    loaded: list[Ratings] = []
+
+    def recording_load(**kwargs: Any) -> Ratings:
+        ratings = loading.ratings_load(**kwargs)
+        loaded.append(ratings)
+        return ratings
+
+    monkeypatch.setattr(validity, "ratings_load", recording_load)
+    progress: list[tuple[int, int]] = []
+    now = validity_report(
+        study=vs["study"],
+        params=params,
+        n_boot=n_boot,
+        seed=seed,
+        progress=lambda done, total: progress.append((done, total)),
+    )
+    with monkeypatch.context() as m:
+        m.setattr(validity, "human_target", _matrix_human_target)
+        m.setattr(validity, "_binary_fleiss", _matrix_binary_fleiss)
+        progress_before: list[tuple[int, int]] = []
+        before = validity_report(
+            study=vs["study"],
+            params=params,
+            n_boot=n_boot,
+            seed=seed,
+            progress=lambda done, total: progress_before.append((done, total)),
+        )
+    assert progress == progress_before
+    return json.dumps(now), json.dumps(before), loaded
+
+
+@pytest.mark.parametrize("kind", ["binary", "nominal", "ordinal"])
+@pytest.mark.parametrize("target", ["majority", "rater:R2", "rater:R5", "gold"])
+@pytest.mark.parametrize("n_boot", [0, 40])
+def test_the_validity_report_is_the_matrix_reports_without_building_the_matrix(
+    monkeypatch, validity_study, kind, target, n_boot
+):
+    vs = validity_study
+    positive = "slight" if kind == "ordinal" else SCALES[kind][-1 if target == "gold" else 0]
+    params = ValidityParams(
+        source=f"run:{vs['runs'][0].pk}",
+        pool_id=vs["pool"].pk,
+        question=f"q_{kind}",
+        target=target,
+        positive=positive,
+        compare=f"run:{vs['runs'][1].pk}" if target != "rater:R5" else None,
+    )
+    now, before, loaded = _both_reports(monkeypatch, vs, params, n_boot, seed=3)
+    assert "codes" not in vars(loaded[0]) and "per_option" not in vars(loaded[0])  # never built
+    assert now == before
+    rep = json.loads(now)
+    assert rep["n_units_both"] > 10 and rep["human_ceiling"]["binary_fleiss_kappa"]["value"] is not None
+    if target == "majority":
+        assert rep["human_excluded"]["majority_ties"] > 0
+    if n_boot:
+        assert rep["human_ceiling"]["binary_fleiss_kappa"]["ci95"] is not None
+
+
+def test_a_pool_without_ratings_gives_the_same_report(monkeypatch, validity_study):
+    vs = validity_study
+    Label.objects.filter(question=vs["questions"]["binary"]).delete()
+    params = ValidityParams(
+        source=f"run:{vs['runs'][0].pk}", pool_id=vs["pool"].pk, question="q_binary", target="gold", positive="yes"
+    )
+    now, before, loaded = _both_reports(monkeypatch, vs, params, 20, seed=1)
+    assert "codes" not in vars(loaded[0])
+    assert now == before and json.loads(now)["human_ceiling"]["binary_fleiss_kappa"] is None
+
+
+def test_the_question_kinds_are_the_ones_the_report_takes():
+    assert {QuestionKind.BINARY, QuestionKind.NOMINAL, QuestionKind.ORDINAL} == set(validity.CATEGORICAL)
