@@ -45,9 +45,10 @@ Progress = Callable[[int, int], None]
 
 Z95 = 1.959963984540054
 BOOT_BATCH = 50
-# Cells (resamples × units × categories) a bootstrap step computes on at a time: a batch of BOOT_BATCH resamples
-# is drawn at once (the draws stay those of the seed) and its rows are taken a few at a time, so the arrays of a
-# step stay near 16 MB each, whatever the number of units.
+# Cells (resamples × units × categories) a bootstrap step draws and computes on at a time: the rows of a batch of
+# BOOT_BATCH resamples are drawn a few at a time (the draws stay those of the seed: see resample_blocks) and each
+# block's replicates are computed before the next is drawn, so the arrays of a step stay near 16 MB each, whatever
+# the number of units.
 BOOT_CELLS = 1 << 21
 MAX_DISTINCT_FOR_PACKAGE = 2000
 
@@ -180,12 +181,35 @@ def resample_indices(rng: np.random.Generator, n: int, n_boot: int, progress: Pr
             progress(done, n_boot)
 
 
-def _row_blocks(batch: np.ndarray, width: int) -> Iterator[np.ndarray]:
-    """The rows of a batch of resamples a few at a time (rows × units × ``width`` ≤ BOOT_CELLS, one row at least);
-    each replicate is computed from its own row alone, so the blocks give what the whole batch gives."""
-    step = max(1, BOOT_CELLS // max(batch.shape[1] * width, 1))
-    for start in range(0, batch.shape[0], step):
-        yield batch[start : start + step]
+def block_rows(n: int, width: int = 1) -> int:
+    """How many resamples of ``n`` units a bootstrap step takes at once: rows × n × ``width`` ≤ BOOT_CELLS, one row
+    at least."""
+    return max(1, BOOT_CELLS // max(n * width, 1))
+
+
+def draw_rows(rng: np.random.Generator, n: int, rows: int, step: int) -> Iterator[np.ndarray]:
+    """``rows`` resamples of ``n`` units drawn ``step`` rows at a time: the rows ``rng.integers(0, n, (rows, n))``
+    gives. numpy's Generator.integers fills its array from the stream element by element in C order, so the blocks
+    are those rows; tests/adjudication/stats/test_bootstrap_blocks.py pins it."""
+    for start in range(0, rows, step):
+        yield rng.integers(0, n, size=(min(step, rows - start), n))
+
+
+def resample_blocks(
+    rng: np.random.Generator, n: int, n_boot: int, width: int, progress: Progress | None
+) -> Iterator[np.ndarray]:
+    """The rows :func:`resample_indices` yields, drawn a block at a time (rows × units × ``width`` ≤ BOOT_CELLS, one
+    row at least), so only one block of indices is held; the caller computes a block's replicates before it asks
+    for the next. Each replicate is computed from its own row alone, so the blocks give what whole batches give.
+    Progress is reported as :func:`resample_indices` reports it, after each batch of BOOT_BATCH rows."""
+    step = block_rows(n, width)
+    done = 0
+    while done < n_boot:
+        size = min(BOOT_BATCH, n_boot - done)
+        yield from draw_rows(rng, n, size, step)
+        done += size
+        if progress is not None:
+            progress(done, n_boot)
 
 
 # --- percent agreement -----------------------------------------------------------------------
@@ -337,13 +361,12 @@ def _fleiss_boot(counts: np.ndarray, m: int, n_boot: int, seed: int, progress: P
     per_unit = ((counts * counts).sum(axis=1) - m) / (m * (m - 1))
     rng = np.random.default_rng(seed)
     out: list[np.ndarray] = []
-    for batch in resample_indices(rng, n, n_boot, progress):
-        for idx in _row_blocks(batch, counts.shape[1]):
-            p_bar = per_unit[idx].mean(axis=1)
-            p = counts[idx].sum(axis=1) / (n * m)
-            p_e = (p * p).sum(axis=1)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out.append(np.where(p_e < 1.0 - 1e-15, (p_bar - p_e) / (1.0 - p_e), np.nan))
+    for idx in resample_blocks(rng, n, n_boot, counts.shape[1], progress):
+        p_bar = per_unit[idx].mean(axis=1)
+        p = counts[idx].sum(axis=1) / (n * m)
+        p_e = (p * p).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out.append(np.where(p_e < 1.0 - 1e-15, (p_bar - p_e) / (1.0 - p_e), np.nan))
     return np.concatenate(out)
 
 
@@ -475,14 +498,13 @@ def _interval_boot_from_sums(
     within = 2.0 * (m * s2 - s1 * s1) / (m - 1.0)
     rng = np.random.default_rng(seed)
     out: list[np.ndarray] = []
-    for batch in resample_indices(rng, m.shape[0], n_boot, progress):
-        for idx in _row_blocks(batch, 1):
-            n = m[idx].sum(axis=1)
-            t1 = s1[idx].sum(axis=1)
-            t2 = s2[idx].sum(axis=1)
-            d_e = 2.0 * (n * t2 - t1 * t1)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out.append(np.where(d_e > 0, 1.0 - (n - 1.0) * within[idx].sum(axis=1) / d_e, np.nan))
+    for idx in resample_blocks(rng, m.shape[0], n_boot, 1, progress):
+        n = m[idx].sum(axis=1)
+        t1 = s1[idx].sum(axis=1)
+        t2 = s2[idx].sum(axis=1)
+        d_e = 2.0 * (n * t2 - t1 * t1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out.append(np.where(d_e > 0, 1.0 - (n - 1.0) * within[idx].sum(axis=1) / d_e, np.nan))
     return np.concatenate(out)
 
 
@@ -493,13 +515,12 @@ def _categorical_boot(
     scaled = counts / (m - 1.0)[:, None]
     rng = np.random.default_rng(seed)
     out: list[np.ndarray] = []
-    for batch in resample_indices(rng, counts.shape[0], n_boot, progress):
-        for idx in _row_blocks(batch, counts.shape[1]):
-            c = counts[idx]
-            o = np.einsum("bnk,bnl->bkl", scaled[idx], c)
-            diag = scaled[idx].sum(axis=1)
-            o[:, np.arange(counts.shape[1]), np.arange(counts.shape[1])] -= diag
-            out.append(_alpha_from_coincidence(o, level))
+    for idx in resample_blocks(rng, counts.shape[0], n_boot, counts.shape[1], progress):
+        c = counts[idx]
+        o = np.einsum("bnk,bnl->bkl", scaled[idx], c)
+        diag = scaled[idx].sum(axis=1)
+        o[:, np.arange(counts.shape[1]), np.arange(counts.shape[1])] -= diag
+        out.append(_alpha_from_coincidence(o, level))
     return np.concatenate(out)
 
 

@@ -11,14 +11,17 @@ and the reason.
 
 from __future__ import annotations
 
+import copy
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from scipy import stats
 from sklearn.metrics import roc_curve
 
-from adjudication.stats.agreement import Z95, Estimate, Progress, percentile_ci, resample_indices, wilson_interval
+from adjudication.stats import agreement as ag
+from adjudication.stats.agreement import Z95, Estimate, Progress, percentile_ci, wilson_interval
 
 YOUDEN_WARNING = (
     "The Youden threshold is chosen on these same units, so sensitivity, specificity, precision and "
@@ -162,15 +165,43 @@ def auc_bootstrap_ci(
         return None, 0
     pos, neg = s[y], s[~y]
     m, n = pos.size, neg.size
-    rng = np.random.default_rng(seed)
     out: list[np.ndarray] = []
-    neg_batches = resample_indices(rng, n, n_boot, None)
-    for pos_idx in resample_indices(rng, m, n_boot, progress):
-        neg_idx = next(neg_batches)
+    for pos_idx, neg_idx in _stratified_blocks(np.random.default_rng(seed), m, n, n_boot, progress):
         pooled = np.concatenate([pos[pos_idx], neg[neg_idx]], axis=1)
         ranks = stats.rankdata(pooled, axis=1)
         out.append((ranks[:, :m].sum(axis=1) - m * (m + 1) / 2.0) / (m * n))
     return percentile_ci(np.concatenate(out))
+
+
+# scipy's rankdata holds about eight arrays the size of what it ranks (the sort's order, its inverse, the ties'
+# flags and counts, the ranks): a block of resamples is counted as that many cells a unit.
+_RANK_ARRAYS = 8
+
+
+def _stratified_blocks(
+    rng: np.random.Generator, m: int, n: int, n_boot: int, progress: Progress | None
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The stratified resamples a few at a time: blocks of rows of positives' indices (0..m−1) and the same rows of
+    negatives' (0..n−1), rows × (m + n) × 8 ≤ BOOT_CELLS (one row at least), progress after each batch of BOOT_BATCH.
+
+    The seed's stream holds, batch after batch, the batch's rows of positives and then its rows of negatives
+    (``rng.integers(0, m, (50, m))`` then ``rng.integers(0, n, (50, n))``). So that a block of positives' rows and
+    the same rows of negatives are at hand together without holding the batch, a copy of the generator is moved
+    past the batch's positives (drawn and dropped, a block at a time) and draws the negatives; the generator
+    draws the positives again, and the copy, at the end of the batch, goes on with the next. Drawing in blocks
+    gives the rows the whole batch gives (see :func:`adjudication.stats.agreement.draw_rows`)."""
+    step = ag.block_rows(m + n, _RANK_ARRAYS)
+    done = 0
+    while done < n_boot:
+        size = min(ag.BOOT_BATCH, n_boot - done)
+        negatives = copy.deepcopy(rng)
+        for _ in ag.draw_rows(negatives, m, size, ag.block_rows(m)):
+            pass
+        yield from zip(ag.draw_rows(rng, m, size, step), ag.draw_rows(negatives, n, size, step), strict=True)
+        rng = negatives
+        done += size
+        if progress is not None:
+            progress(done, n_boot)
 
 
 def roc_points(scores: np.ndarray, labels: np.ndarray) -> dict[str, list[float]] | None:
