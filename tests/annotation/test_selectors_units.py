@@ -162,6 +162,16 @@ def test_pool_progress_counts_my_items_in_this_pool_not_the_withdrawn(study, ann
     assert (progress.assigned, progress.submitted, progress.skipped, progress.remaining) == (4, 2, 1, 1)
 
 
+def test_pool_progress_of_an_annotator_who_has_submitted_and_skipped_nothing_yet_is_zero_not_missing(study, annotator):
+    # Counted by status in the database: a status nobody holds is absent from the counts, and reads 0.
+    pool = factories.make_pool(study)
+    for _ in range(3):
+        factories.make_assignment(pool, factories.make_item(study), annotator, status=AssignmentStatus.ASSIGNED)
+    progress = pool_progress(pool=pool, user=annotator)
+    assert (progress.assigned, progress.submitted, progress.skipped, progress.remaining) == (3, 0, 0, 3)
+    assert pool_progress(pool=factories.make_pool(study), user=annotator).assigned == 0
+
+
 def test_an_assignments_labels_come_in_question_order_then_unit_with_question_and_author(
     study, annotator, django_assert_num_queries
 ):
