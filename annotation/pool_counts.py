@@ -18,12 +18,14 @@ An UPDATE that leaves the status, pool and item as they were (a reservation rene
 no count and writes nothing. A count can never go below zero (a check constraint): a change the triggers
 missed is refused loudly rather than shown as a wrong state.
 
-:func:`install` creates the triggers where they are missing and then rebuilds every count from the assignments
-under a lock that keeps writers out meanwhile (PostgreSQL: SHARE ROW EXCLUSIVE, taken by CREATE TRIGGER itself;
-label saves only lock rows and are not blocked). It runs after every ``migrate`` (the app's post_migrate
-handler). On SQLite the triggers are dropped before each ``migrate`` (a table SQLite rebuilds to alter it loses
-its triggers, and a rename is refused while triggers name a table), so there they are recreated and the counts
-rebuilt after each one.
+:func:`install` creates the triggers where they are missing (or finishes a rebuild that did not finish) and
+rebuilds every count from the assignments. It runs after every ``migrate`` (the app's post_migrate handler).
+On PostgreSQL, where annotators keep working through an upgrade, the rebuild goes in steps of
+``REBUILD_ITEMS`` item ids, each holding the assignment table's SHARE ROW EXCLUSIVE lock for a fraction of a
+second (a label save writes its assignment, so it waits for one step at most), with the check constraint
+dropped meanwhile and validated again at the end (see :func:`install`). On SQLite the triggers are dropped
+before each ``migrate`` (a table SQLite rebuilds to alter it loses its triggers, and a rename is refused while
+triggers name a table), so there they are recreated and the counts rebuilt, in one transaction, after each one.
 """
 
 from __future__ import annotations
@@ -60,9 +62,9 @@ def _is(status: str, statuses: tuple[str, ...]) -> str:
     return f"(CASE WHEN {status} IN ({listed}) THEN 1 ELSE 0 END)"
 
 
-def _tally(rows: str, sign: str = "") -> str:
+def _tally(rows: str) -> str:
     """SQL: each (pool, item) of ``rows`` (a relation with pool_id, item_id, status) with its counts."""
-    sums = ", ".join(f"{sign}SUM({_is('status', statuses)}) AS {column}" for column, statuses in COLUMNS.items())
+    sums = ", ".join(f"SUM({_is('status', statuses)}) AS {column}" for column, statuses in COLUMNS.items())
     return f"SELECT pool_id, item_id, {sums} FROM {rows} GROUP BY pool_id, item_id"
 
 
