@@ -219,7 +219,7 @@ def install(*, using: str = "default") -> bool:
     blocking writers)."""
     connection = connections[using]
     if connection.vendor not in ("postgresql", "sqlite"):
-        raise NotImplementedError(f"no assignment-count triggers for {connection.vendor}")
+        raise RuntimeError(f"Concord runs on PostgreSQL or SQLite, not {connection.vendor}: no assignment counts")
     tables = _tables(connection)
     if ASSIGNMENTS not in tables:
         return False
