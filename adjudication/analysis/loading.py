@@ -37,10 +37,10 @@ import csv
 import hashlib
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -89,14 +89,75 @@ def unit_scope(unit_key: str) -> str:
 # --- ratings from the database -----------------------------------------------------------------------
 
 
+class UnitList(Sequence[tuple[int, str]]):
+    """The units of a report, (item id, unit key), held as two arrays (an item id and a key's index into the
+    sorted ``keys`` per unit) rather than a tuple per unit: a million units are 16 MB here, not a hundred.
+    Indexing and iteration give the (item id, unit key) tuples; :attr:`items` and :meth:`key_array` give arrays."""
+
+    __slots__ = ("items", "key_codes", "keys")
+
+    def __init__(self, items: np.ndarray, key_codes: np.ndarray, keys: Sequence[str]) -> None:
+        self.items = np.asarray(items, dtype=np.int64)
+        self.key_codes = np.asarray(key_codes, dtype=np.int64)
+        self.keys = [str(k) for k in keys]
+        if self.items.shape != self.key_codes.shape or self.items.ndim != 1:
+            raise ValueError("items and key codes must be aligned one-dimensional arrays")
+
+    @classmethod
+    def from_pairs(cls, pairs: Sequence[tuple[int, str]]) -> UnitList:
+        if isinstance(pairs, UnitList):
+            return pairs
+        if not pairs:
+            return cls(np.empty(0, np.int64), np.empty(0, np.int64), [])
+        items, names = zip(*pairs, strict=True)
+        codes, keys = pd.factorize(np.array(names, dtype=object), sort=True)
+        return cls(np.fromiter(items, np.int64, len(items)), codes, [str(k) for k in keys])
+
+    def key_array(self) -> np.ndarray:
+        """Each unit's key (an object array of the shared key strings)."""
+        return np.array(self.keys, dtype=object)[self.key_codes] if self.keys else np.empty(0, dtype=object)
+
+    def __len__(self) -> int:
+        return int(self.items.size)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[int, str]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[int, str]]: ...
+
+    def __getitem__(self, index: int | slice) -> tuple[int, str] | list[tuple[int, str]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return int(self.items[index]), self.keys[int(self.key_codes[index])]
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        keys = self.keys
+        for item, code in zip(self.items.tolist(), self.key_codes.tolist(), strict=True):
+            yield item, keys[code]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, UnitList | list | tuple):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"UnitList({len(self)} units)"
+
+
 @dataclass
 class Ratings:
     """One pool's submitted labels on one question: one entry per rating (``entries``) of a units × raters
     matrix, which :attr:`codes` builds when a caller asks for it (the agreement report never does: a matrix of
-    a million units and a hundred raters is a hundred million cells for three million ratings)."""
+    a million units and a hundred raters is a hundred million cells for three million ratings).
+
+    ``units`` (a :class:`UnitList`; a list of (item id, unit key) pairs is turned into one) are the matrix's
+    rows, ordered by item id, then unit key."""
 
     question: Question
-    units: list[tuple[int, str]]
+    units: UnitList
     rater_ids: list[int]
     rater_names: list[str]
     entries: ag.SparseRatings
@@ -109,6 +170,9 @@ class Ratings:
     n_control_ratings_excluded: int = 0
     n_rater_ratings_excluded: int = 0
 
+    def __post_init__(self) -> None:
+        self.units = UnitList.from_pairs(self.units)
+
     @cached_property
     def codes(self) -> np.ndarray:
         """The units × raters matrix of scale positions (or numbers), NaN where not rated; built on first use."""
@@ -120,6 +184,21 @@ class Ratings:
         if self.option_entries is None:
             return None
         return {option: entries.dense() for option, entries in self.option_entries.items()}
+
+    @cached_property
+    def counts(self) -> np.ndarray:
+        """A categorical question's units × categories table of ratings (scale positions 0..k−1)."""
+        if self.scale is None:
+            raise ValueError("category counts need a categorical question")
+        return targets.category_counts_from_entries(self.entries, len(self.scale))
+
+    def rater_entries(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The units (indices into ``units``, ascending) one annotator rated and their values; NotFound when no
+        annotator of that pseudonym has labels here."""
+        if name not in self.rater_names:
+            raise NotFound("no such annotator with labels on this question in this pool")
+        mine = self.entries.rater == self.rater_names.index(name)
+        return self.entries.unit[mine], self.entries.value[mine]
 
 
 def level_for(question: Question) -> ag.Level:
@@ -357,8 +436,7 @@ def _ratings_from_rows(*, pool: Pool, question: Question, rows: _LabelRows) -> R
         mapped = np.array([targets.number_or_nan(v) for v in value_uniques], dtype=float)
         coded = mapped[value_codes]
     n_off = int(np.isnan(coded).sum())
-    key_of = np.array(rows.keys, dtype=object)
-    units = list(zip((unit_uniques // n_keys).tolist(), key_of[unit_uniques % n_keys].tolist(), strict=True))
+    units = UnitList(unit_uniques // n_keys, unit_uniques % n_keys, rows.keys)
     rater_ids = rater_uniques.tolist()
     pseudonyms = dict(
         PoolMembership.objects.filter(pool=pool, user_id__in=rater_ids).values_list("user_id", "pseudonym")
@@ -551,11 +629,8 @@ def human_target(
         return {ratings.units[i]: float(w) for i, w in zip(kept, winners, strict=True)}, excluded
     if target.startswith("rater:"):
         name = target.split(":", 1)[1]
-        if name not in ratings.rater_names:
-            raise NotFound("no such annotator with labels on this question in this pool")
         # The rater's own entries, in unit order (the entries are sorted by unit, then rater).
-        mine = ratings.entries.rater == ratings.rater_names.index(name)
-        rated, values = ratings.entries.unit[mine].tolist(), ratings.entries.value[mine].tolist()
+        rated, values = (a.tolist() for a in ratings.rater_entries(name))
         return {ratings.units[i]: float(v) for i, v in zip(rated, values, strict=True)}, excluded
     raise ValidationFailed("target must be gold, majority or rater:<pseudonym>")
 
