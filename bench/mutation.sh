@@ -79,7 +79,8 @@ declare -A MODULE_TESTS=(
   [adjudication/selectors.py]="tests/test_access_matrix.py tests/test_security_object_ids.py
     tests/adjudication/web/test_cases_pages.py"
   [adjudication/stats/agreement.py]="tests/adjudication/stats/test_agreement.py
-    tests/adjudication/stats/test_agreement_mutants.py tests/adjudication/stats/test_agreement_sparse.py"
+    tests/adjudication/stats/test_agreement_mutants.py tests/adjudication/stats/test_agreement_sparse.py
+    tests/adjudication/stats/test_agreement_chunks.py"
   [adjudication/data_manager.py]="tests/adjudication/test_data_manager.py tests/adjudication/test_data_manager_nothing.py
     tests/adjudication/test_data_manager_pool_states.py tests/adjudication/test_data_manager_text_index.py"
   [annotation/imports/validation.py]="tests/annotation/test_import_validation.py tests/annotation/test_imports.py

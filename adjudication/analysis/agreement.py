@@ -3,14 +3,18 @@ downloads, the REST API and the CLI (statistics in :mod:`adjudication.stats.agre
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from adjudication.analysis.access import RATEABLE
 from adjudication.analysis.loading import OPTION_SCALE, Ratings, ratings_load
 from adjudication.analysis.params import bootstrap_params
 from adjudication.analysis.quality import flagged_annotators
+from adjudication.analysis.rating_tables import RatingTables, rating_tables_load
 from adjudication.stats import agreement as ag
-from annotation.models import Pool, Question, Study
+from annotation.models import Pool, Question, QuestionKind, Study
 from concord.errors import ValidationFailed
 
 
@@ -22,7 +26,7 @@ def agreement_report(
     n_boot: int = 0,
     seed: int = 0,
     progress: ag.Progress | None = None,
-    ratings: Ratings | None = None,
+    ratings: Ratings | RatingTables | None = None,
     include_controls: bool = False,
     exclude_flagged: bool = False,
 ) -> dict[str, Any]:
@@ -30,10 +34,15 @@ def agreement_report(
 
     Items of known answer are left out unless ``include_controls``; the pool's flagged annotators
     (:func:`adjudication.analysis.quality.flagged_annotators`) are left out when ``exclude_flagged``. The
-    report says which (``quality``). ``ratings``, when given, were loaded with the same options."""
+    report says which (``quality``). ``ratings``, when given, were loaded with the same options.
+
+    A categorical or multi-label question's ratings are read as :class:`RatingTables` (a range of items at a
+    time: what the report holds grows by a row of counts a unit, not by the ratings); a number question's as
+    one entry per rating (interval α needs every value)."""
     flagged = flagged_annotators(pool=pool) if exclude_flagged else []
     if ratings is None:
-        ratings = ratings_load(
+        load = rating_tables_load if question.kind in RATEABLE - {QuestionKind.NUMBER} else ratings_load
+        ratings = load(
             pool=pool, question=question, include_controls=include_controls,
             exclude_raters=frozenset(u for u, _ in flagged),
         )
@@ -56,9 +65,29 @@ def agreement_report(
             "empty": True,
             "reason": "no submitted labels for this question in this pool",
         }
-    # From the entries, never the units × raters matrix (ratings.codes): see ag.agreement_summary_sparse.
+    # From the tables or the entries, never the units × raters matrix (ratings.codes): see
+    # ag.agreement_summary_tables and ag.agreement_summary_sparse.
+    if isinstance(ratings, RatingTables):
+        if ratings.option_tables is not None:
+            summary = _multilabel_summary(
+                ratings, ratings.n_ratings, list(ratings.option_tables),
+                lambda option, **kw: ag.agreement_summary_tables(ratings.option_tables[option], **kw),  # type: ignore[index]
+                n_boot=n_boot, seed=seed, progress=progress,
+            )
+            return {**head, **summary, "empty": False}
+        assert ratings.tables is not None  # a single-choice question's tables
+        summary = ag.agreement_summary_tables(
+            ratings.tables, level=ratings.level, scale=ratings.scale, rater_names=ratings.rater_names,
+            weights=weights, n_boot=n_boot, seed=seed, progress=progress,
+        )
+        return {**head, **summary, "multilabel": False, "empty": False}
     if ratings.option_entries is not None:
-        summary = _multilabel_summary(ratings, ratings.option_entries, n_boot=n_boot, seed=seed, progress=progress)
+        entries = ratings.option_entries
+        summary = _multilabel_summary(
+            ratings, ratings.entries.per_unit(), list(entries),
+            lambda option, **kw: ag.agreement_summary_sparse(entries[option], **kw),
+            n_boot=n_boot, seed=seed, progress=progress,
+        )
         return {**head, **summary, "empty": False}
     summary = ag.agreement_summary_sparse(
         ratings.entries,
@@ -74,16 +103,17 @@ def agreement_report(
 
 
 def _multilabel_summary(
-    ratings: Ratings,
-    matrices: dict[str, ag.SparseRatings],
+    ratings: Ratings | RatingTables,
+    n_ratings: np.ndarray,
+    options: list[str],
+    summarize: Callable[..., dict[str, Any]],
     *,
     n_boot: int,
     seed: int,
     progress: ag.Progress | None,
 ) -> dict[str, Any]:
-    """Agreement on each option of a multi-label question, as a selected / not selected rating."""
-    n_ratings = ratings.entries.per_unit()
-    options = list(matrices)
+    """Agreement on each option of a multi-label question, as a selected / not selected rating (``summarize``:
+    one option's summary); ``n_ratings``: each unit's number of ratings."""
     per_option = []
     for i, option in enumerate(options):
 
@@ -94,8 +124,8 @@ def _multilabel_summary(
         per_option.append(
             {
                 "option": option,
-                **ag.agreement_summary_sparse(
-                    matrices[option],
+                **summarize(
+                    option,
                     level="nominal",
                     scale=OPTION_SCALE,
                     rater_names=ratings.rater_names,
@@ -119,7 +149,7 @@ def _multilabel_summary(
 
 
 def quality_note(
-    ratings: Ratings, *, include_controls: bool, exclude_flagged: bool, flagged: list[tuple[int, str]]
+    ratings: Ratings | RatingTables, *, include_controls: bool, exclude_flagged: bool, flagged: list[tuple[int, str]]
 ) -> dict[str, Any]:
     """What a report says about items of known answer and flagged annotators (docs/guide/quality.md)."""
     return {

@@ -229,15 +229,19 @@ def _no_rows() -> _LabelRows:
     )
 
 
-def _label_rows(pool_id: int, question_id: int) -> _LabelRows:
-    """The pool's submitted labels on the question; a cleared answer (SQL NULL or JSON null) is no rating."""
+def _label_rows(pool_id: int, question_id: int, items: tuple[int, int] | None = None) -> _LabelRows:
+    """The pool's submitted labels on the question (on the items with ids in [low, high) when ``items`` is
+    given); a cleared answer (SQL NULL or JSON null) is no rating."""
     if connection.vendor == "postgresql":
-        return _label_rows_pg(pool_id, question_id)
+        return _label_rows_pg(pool_id, question_id, items)
+    labels = Label.objects.filter(
+        assignment__pool_id=pool_id, question_id=question_id, assignment__status=AssignmentStatus.SUBMITTED
+    )
+    if items is not None:
+        labels = labels.filter(assignment__item_id__gte=items[0], assignment__item_id__lt=items[1])
     rows = [
         row
-        for row in Label.objects.filter(
-            assignment__pool_id=pool_id, question_id=question_id, assignment__status=AssignmentStatus.SUBMITTED
-        ).values_list("assignment__item_id", "unit_key", "assignment__annotator_id", "value")
+        for row in labels.values_list("assignment__item_id", "unit_key", "assignment__annotator_id", "value")
         if row[3] is not None  # a cleared answer is no rating
     ]
     if not rows:
@@ -271,6 +275,7 @@ SELECT string_agg(line, E'\\n') FROM (
         AS line
     FROM annotation_label l JOIN annotation_assignment a ON a.id = l.assignment_id
     WHERE a.pool_id = %s AND l.question_id = %s AND a.status = 'submitted' AND l.value IS NOT NULL
+        AND a.item_id >= %s AND a.item_id < %s
     OFFSET 0
 ) lines
 """
@@ -281,7 +286,11 @@ SELECT string_agg(line, E'\\n') FROM (
 _PLANNER_COSTS = ("parallel_setup_cost", "parallel_tuple_cost")
 
 
-def _label_rows_pg(pool_id: int, question_id: int) -> _LabelRows:
+# The range of every item id: the statement's bounds when no range is asked for.
+_ALL_ITEMS = (-(2**63), 2**63 - 1)
+
+
+def _label_rows_pg(pool_id: int, question_id: int, items: tuple[int, int] | None = None) -> _LabelRows:
     """The same rows as one tab-separated text built by PostgreSQL and parsed by pandas' C parser.
 
     Row by row, even through COPY, a 500,000-label pool costs several seconds of Python per read;
@@ -292,7 +301,7 @@ def _label_rows_pg(pool_id: int, question_id: int) -> _LabelRows:
         cursor.execute("SELECT " + ", ".join(f"current_setting('{name}')" for name in _PLANNER_COSTS))
         before = cursor.fetchone()
         cursor.execute("SELECT " + ", ".join(f"set_config('{name}', '0', true)" for name in _PLANNER_COSTS))
-        cursor.execute(_LABELS_AS_TEXT, [pool_id, question_id])
+        cursor.execute(_LABELS_AS_TEXT, [pool_id, question_id, *(items or _ALL_ITEMS)])
         text = cursor.fetchone()[0]
         cursor.execute(
             "SELECT " + ", ".join(f"set_config('{name}', %s, true)" for name in _PLANNER_COSTS), list(before)

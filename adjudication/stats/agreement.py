@@ -1015,36 +1015,146 @@ def agreement_summary_sparse(
             n_ratings, level, k, interval=interval, n_boot=n_boot, seed=seed, progress=stats.sub_progress(1)
         )
         return stats.as_dict(pa, fk, alpha)
-    codes = ratings.positions(k)
-    counts = np.bincount(ratings.unit * k + codes, minlength=ratings.n_units * k).reshape(ratings.n_units, k)
+    return agreement_summary_tables(
+        categorical_tables(ratings, k),
+        level=level,
+        scale=scale,
+        rater_names=rater_names,
+        weights=weights,
+        n_boot=n_boot,
+        seed=seed,
+        progress=progress,
+        interval=_sparse_interval_units(ratings, n_ratings >= 2) if level == "interval" else None,
+    )
+
+
+@dataclass(frozen=True)
+class CategoricalTables:
+    """Everything the categorical statistics of :func:`agreement_summary_tables` are computed from: the units ×
+    categories counts (``counts``: what every unit-level statistic and every bootstrap reads), the k × k table of
+    each pair of raters (``pairs``, in :func:`itertools.combinations` order), how many ratings each rater gave
+    (``n_rated``) and, with three raters or more, each rater's k × k table against the rest's majority
+    (``rests``) and the units only one of the two rated (``rest_excluded``).
+
+    Only ``counts`` grows with the data, by one row of k counts a unit: :class:`CategoricalTablesBuilder` builds
+    them from the ratings a chunk of units at a time, so a report never holds every rating."""
+
+    counts: np.ndarray
+    pairs: np.ndarray
+    n_rated: np.ndarray
+    rests: np.ndarray | None
+    rest_excluded: np.ndarray | None
+
+    @property
+    def n_raters(self) -> int:
+        return int(self.n_rated.size)
+
+
+class CategoricalTablesBuilder:
+    """:class:`CategoricalTables` added up from chunks of ratings (:meth:`add`), each chunk a
+    :class:`SparseRatings` of whole units — every rating of a unit in the same chunk — numbered from 0 within the
+    chunk, the chunks in unit order; its raters are numbered over the same ``n_raters`` in every chunk. The tables
+    are sums over units and the counts are the chunks' rows one after another, so they are exactly those of all the
+    ratings at once (tests/adjudication/stats/test_agreement_chunks.py compares them on random data).
+
+    :meth:`finish` may keep only some raters (``keep``): the reports number the raters of every submitted
+    assignment of the pool before they read a label, and keep those with a rating."""
+
+    def __init__(self, n_raters: int, n_categories: int) -> None:
+        n, k = n_raters, n_categories
+        self.n_raters, self.k = n, k
+        self._counts: list[np.ndarray] = []
+        self._pairs = np.zeros((n * (n - 1) // 2, k, k), dtype=np.int64)
+        self._n_rated = np.zeros(n, dtype=np.int64)
+        self._rests = np.zeros((n, k, k), dtype=np.int64)
+        self._rest_excluded = np.zeros(n, dtype=np.int64)
+
+    def add(self, chunk: SparseRatings) -> None:
+        if chunk.n_raters != self.n_raters:
+            raise ValueError(f"a chunk of {chunk.n_raters} raters added to tables of {self.n_raters}")
+        k = self.k
+        codes = chunk.positions(k)
+        counts = np.bincount(chunk.unit * k + codes, minlength=chunk.n_units * k).reshape(chunk.n_units, k)
+        self._counts.append(counts)
+        self._pairs += _sparse_pair_tables(chunk, codes, k)
+        self._n_rated += np.bincount(chunk.rater, minlength=self.n_raters)
+        if self.n_raters >= 3:
+            rests, excluded = _sparse_rest_tables(chunk, codes, counts)
+            self._rests += rests
+            self._rest_excluded += excluded
+
+    def finish(self, keep: np.ndarray | None = None) -> CategoricalTables:
+        """The tables of the chunks added, of the raters ``keep`` (a boolean mask; all when None)."""
+        counts = (
+            np.concatenate(self._counts) if len(self._counts) > 1
+            else self._counts[0] if self._counts else np.zeros((0, self.k), dtype=np.int64)
+        )
+        self._counts = []
+        pairs, n_rated, rests, excluded = self._pairs, self._n_rated, self._rests, self._rest_excluded
+        if keep is not None and not keep.all():
+            kept = np.flatnonzero(keep)
+            n = self.n_raters
+            index = [a * (2 * n - a - 1) // 2 + (b - a - 1) for a, b in combinations(kept.tolist(), 2)]
+            pairs = pairs[np.array(index, dtype=np.int64)] if index else np.zeros((0, self.k, self.k), np.int64)
+            n_rated, rests, excluded = n_rated[kept], rests[kept], excluded[kept]
+        if n_rated.size < 3:
+            return CategoricalTables(counts, pairs, n_rated, None, None)
+        return CategoricalTables(counts, pairs, n_rated, rests, excluded)
+
+
+def categorical_tables(ratings: SparseRatings, n_categories: int) -> CategoricalTables:
+    """The :class:`CategoricalTables` of all of ``ratings`` (one chunk)."""
+    builder = CategoricalTablesBuilder(ratings.n_raters, n_categories)
+    builder.add(ratings)
+    return builder.finish()
+
+
+def agreement_summary_tables(
+    tables: CategoricalTables,
+    *,
+    level: Level,
+    scale: Sequence[Any],
+    rater_names: Sequence[str],
+    weights: Weights = "none",
+    n_boot: int = 0,
+    seed: int = 0,
+    progress: Progress | None = None,
+    interval: _IntervalUnits | None = None,
+) -> dict[str, Any]:
+    """The summary of :func:`agreement_summary_sparse` of categorical ratings from their tables. Ratings coded on a
+    scale but analysed at the interval level take α from their values (``interval``)."""
+    k = len(scale)
+    counts = tables.counts
+    n_ratings = counts.sum(axis=1)
+    stats = _Summary(n_ratings, tables.n_raters, level, scale, rater_names, weights, n_boot, seed, progress)
     pa = _percent_estimate(n_ratings, lambda usable: _agreeing_from_counts(counts[usable], n_ratings[usable]))
     fk = fleiss_kappa_from_counts(counts, n_boot=n_boot, seed=seed, progress=stats.sub_progress(0))
     pairable = n_ratings >= 2
-    alpha_progress = stats.sub_progress(1)
     if level in ("nominal", "ordinal"):
         alpha = _alpha_estimate(
-            n_ratings, level, k, table=counts[pairable], n_boot=n_boot, seed=seed, progress=alpha_progress
+            n_ratings, level, k, table=counts[pairable], n_boot=n_boot, seed=seed, progress=stats.sub_progress(1)
+        )
+    elif interval is not None:
+        alpha = _alpha_estimate(
+            n_ratings, level, k, interval=interval, n_boot=n_boot, seed=seed, progress=stats.sub_progress(1)
         )
     else:
-        alpha = _alpha_estimate(
-            n_ratings, level, k, interval=_sparse_interval_units(ratings, pairable), n_boot=n_boot, seed=seed,
-            progress=alpha_progress,
-        )
-    n_rated = np.bincount(ratings.rater, minlength=ratings.n_raters)
-    tables = _sparse_pair_tables(ratings, codes, k)
+        raise ValueError("interval α of ratings on a scale needs their values (interval)")
+    n_rated = tables.n_rated
     pairs = {}
-    for p, (i, j) in enumerate(combinations(range(ratings.n_raters), 2)):
-        n_excluded = int(n_rated[i] + n_rated[j] - 2 * tables[p].sum())
-        pairs[(i, j)] = kappa_from_table(tables[p], weights, n_excluded=n_excluded)
+    for p, (i, j) in enumerate(combinations(range(tables.n_raters), 2)):
+        n_excluded = int(n_rated[i] + n_rated[j] - 2 * tables.pairs[p].sum())
+        pairs[(i, j)] = kappa_from_table(tables.pairs[p], weights, n_excluded=n_excluded)
     rests: list[Estimate] = []
-    if ratings.n_raters >= 3:
+    if tables.rests is not None and tables.rest_excluded is not None:
         reference = fk.value if fk.defined else None
-        rest_tables, rest_excluded = _sparse_rest_tables(ratings, codes, counts)
         rests = [
-            _rest_estimate(rest_tables[r], int(rest_excluded[r]), int(n_rated[r]), reference=reference, weights=weights)
-            for r in range(ratings.n_raters)
+            _rest_estimate(
+                tables.rests[r], int(tables.rest_excluded[r]), int(n_rated[r]), reference=reference, weights=weights
+            )
+            for r in range(tables.n_raters)
         ]
-    per_label = per_label_from_counts(counts, [str(v) for v in scale or []]) if k > 2 else {}
+    per_label = per_label_from_counts(counts, [str(v) for v in scale]) if k > 2 else {}
     return stats.as_dict(pa, fk, alpha, pairs=pairs, rests=rests, per_label=per_label)
 
 

@@ -1,0 +1,127 @@
+"""CategoricalTablesBuilder adds tables up a chunk of whole units at a time: the sums and the counts must be the
+tables of all the ratings at once, for any split into chunks, and keeping some raters must give the tables of
+those raters alone. agreement_summary_tables must then be agreement_summary_sparse to the last digit (itself tested
+against the matrix's summary in test_agreement_sparse.py)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from adjudication.stats import agreement as ag
+
+
+def _random(seed: int, n_units: int, n_raters: int, k: int, missing: float) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(k, size=n_units)
+    codes = np.where(rng.random((n_units, n_raters)) < 0.6, truth[:, None], rng.integers(k, size=(n_units, n_raters)))
+    codes = np.where(rng.random((n_units, n_raters)) < missing, np.nan, codes.astype(float))
+    if n_units > 4:
+        codes[n_units // 4] = np.nan  # a unit nobody rated on the scale
+    return codes
+
+
+def _chunks(ratings: ag.SparseRatings, cuts: list[int]) -> list[ag.SparseRatings]:
+    """``ratings`` split at the unit indices ``cuts``, each chunk's units numbered from 0."""
+    out = []
+    bounds = [0, *cuts, ratings.n_units]
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        on = (ratings.unit >= lo) & (ratings.unit < hi)
+        out.append(ag.SparseRatings(ratings.unit[on] - lo, ratings.rater[on], ratings.value[on], hi - lo,
+                                    ratings.n_raters))
+    return out
+
+
+def _whole(ratings: ag.SparseRatings, k: int) -> ag.CategoricalTables:
+    """The tables of every rating at once, from the table functions themselves (not through the builder)."""
+    codes = ratings.positions(k)
+    counts = np.bincount(ratings.unit * k + codes, minlength=ratings.n_units * k).reshape(ratings.n_units, k)
+    n_rated = np.bincount(ratings.rater, minlength=ratings.n_raters)
+    pairs = ag._sparse_pair_tables(ratings, codes, k)
+    if ratings.n_raters < 3:
+        return ag.CategoricalTables(counts, pairs, n_rated, None, None)
+    rests, excluded = ag._sparse_rest_tables(ratings, codes, counts)
+    return ag.CategoricalTables(counts, pairs, n_rated, rests, excluded)
+
+
+def _same(got: ag.CategoricalTables, want: ag.CategoricalTables) -> None:
+    np.testing.assert_array_equal(got.counts, want.counts)
+    assert got.counts.dtype == want.counts.dtype
+    np.testing.assert_array_equal(got.pairs, want.pairs)
+    np.testing.assert_array_equal(got.n_rated, want.n_rated)
+    assert (got.rests is None) == (want.rests is None)
+    if want.rests is not None:
+        np.testing.assert_array_equal(got.rests, want.rests)
+        np.testing.assert_array_equal(got.rest_excluded, want.rest_excluded)
+
+
+CASES = [
+    (seed, n_units, n_raters, k, missing)
+    for seed in (0, 1)
+    for n_units, n_raters in ((1, 2), (7, 3), (60, 5), (200, 9))
+    for k in (2, 3, 5)
+    for missing in (0.0, 0.6)
+]
+
+
+@pytest.mark.parametrize(("seed", "n_units", "n_raters", "k", "missing"), CASES)
+def test_chunks_of_whole_units_add_up_to_the_tables_of_every_rating(seed, n_units, n_raters, k, missing):
+    ratings = ag.SparseRatings.from_dense(_random(seed, n_units, n_raters, k, missing))
+    want = _whole(ratings, k)
+    _same(ag.categorical_tables(ratings, k), want)
+    rng = np.random.default_rng(seed + 100)
+    for n_cuts in (1, 3, n_units - 1):
+        cuts = sorted(set(rng.integers(0, n_units + 1, size=max(n_cuts, 0)).tolist()))
+        builder = ag.CategoricalTablesBuilder(n_raters, k)
+        for chunk in _chunks(ratings, cuts):  # empty chunks included (a cut repeated, or at an end)
+            builder.add(chunk)
+        _same(builder.finish(), want)
+
+
+@pytest.mark.parametrize(("seed", "n_units", "n_raters", "k", "missing"), [c for c in CASES if c[2] >= 3])
+def test_keeping_some_raters_gives_the_tables_of_those_raters_alone(seed, n_units, n_raters, k, missing):
+    codes = _random(seed, n_units, n_raters, k, missing)
+    rng = np.random.default_rng(seed + 7)
+    for n_keep in range(1, n_raters + 1):
+        keep = np.zeros(n_raters, dtype=bool)
+        keep[rng.choice(n_raters, size=n_keep, replace=False)] = True
+        # The raters left out rated nothing (what finish(keep) is for: numbered, with no rating).
+        sparse = ag.SparseRatings.from_dense(np.where(keep[None, :], codes, np.nan))
+        builder = ag.CategoricalTablesBuilder(n_raters, k)
+        builder.add(sparse)
+        got = builder.finish(keep)
+        _same(got, _whole(ag.SparseRatings.from_dense(codes[:, keep]), k))
+        assert got.n_raters == n_keep
+
+
+@pytest.mark.parametrize(("seed", "n_units", "n_raters", "k", "missing"), CASES[::3])
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_the_summary_from_the_tables_is_the_sparse_summary(seed, n_units, n_raters, k, missing, level):
+    ratings = ag.SparseRatings.from_dense(_random(seed, n_units, n_raters, k, missing))
+    scale = [f"c{i}" for i in range(k)]
+    names = [f"R{i}" for i in range(n_raters)]
+    want = ag.agreement_summary_sparse(ratings, level=level, scale=scale, rater_names=names, n_boot=25, seed=3)
+    if level == "interval":
+        with pytest.raises(ValueError, match="needs their values"):
+            ag.agreement_summary_tables(ag.categorical_tables(ratings, k), level=level, scale=scale,
+                                        rater_names=names)
+        return
+    builder = ag.CategoricalTablesBuilder(n_raters, k)
+    for chunk in _chunks(ratings, [n_units // 3, n_units // 2]):
+        builder.add(chunk)
+    got = ag.agreement_summary_tables(builder.finish(), level=level, scale=scale, rater_names=names, n_boot=25, seed=3)
+    assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
+
+
+def test_a_chunk_numbered_over_other_raters_is_refused():
+    builder = ag.CategoricalTablesBuilder(4, 2)
+    with pytest.raises(ValueError, match="a chunk of 3 raters"):
+        builder.add(ag.SparseRatings.from_dense(np.zeros((2, 3))))
+
+
+def test_no_chunk_gives_empty_tables():
+    got = ag.CategoricalTablesBuilder(3, 4).finish()
+    assert got.counts.shape == (0, 4) and got.pairs.shape == (3, 4, 4) and not got.pairs.any()
+    assert got.rests is not None and not got.rests.any()
