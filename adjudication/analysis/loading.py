@@ -40,7 +40,8 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, overload
+from itertools import islice
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import pandas as pd
@@ -69,6 +70,9 @@ from concord.errors import NotFound, ValidationFailed
 from concord.params import parse_id
 from scoring.metrics import MetricError, get_metric
 from scoring.models import Score, ScoreRun, ScoreState
+
+if TYPE_CHECKING:  # rating_tables reads through this module's loaders
+    from adjudication.analysis.rating_tables import RatingTables
 
 # A multi-label answer is rated per option: did the annotator select it or not.
 OPTION_SCALE = ["not selected", "selected"]
@@ -462,9 +466,80 @@ def _ratings_from_rows(*, pool: Pool, question: Question, rows: _LabelRows) -> R
 
 @dataclass(frozen=True)
 class MetricValues:
-    values: dict[tuple[int, str], float]
+    """A metric's value per unit, as arrays: ``units`` (a :class:`UnitList`, sorted by item id, then unit key as
+    text, each unit once) and ``values`` (float64, aligned with them), never a Python object per unit, so that a
+    score run of a million units is a few arrays. ``n_not_ok``: the units the source has no usable value for
+    (left out of ``units``)."""
+
+    units: UnitList
+    values: np.ndarray
     n_not_ok: int = 0
     note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.values.shape != (len(self.units),):
+            raise ValueError("a metric's values must be aligned with its units")
+
+    @classmethod
+    def from_dict(cls, values: dict[tuple[int, str], float], n_not_ok: int = 0, note: str = "") -> MetricValues:
+        """From a value per (item id, unit key), for the small sources (a human measure has one value per item)."""
+        pairs = UnitList.from_pairs(list(values))
+        floats = np.fromiter(values.values(), np.float64, len(values))
+        units, order = sorted_units(pairs.items, pairs.key_codes, pairs.keys)
+        return cls(units, floats[order], n_not_ok, note)
+
+    def __len__(self) -> int:
+        return len(self.units)
+
+    def as_dict(self) -> dict[tuple[int, str], float]:
+        """The values per (item id, unit key), for callers that look units up one by one (small reports, tests)."""
+        return dict(zip(self.units, self.values.tolist(), strict=True))
+
+
+def sorted_units(items: np.ndarray, key_codes: np.ndarray, keys: Sequence[str]) -> tuple[UnitList, np.ndarray]:
+    """Units given as item ids and codes into ``keys`` (in any order, keys in any order), as a :class:`UnitList`
+    sorted by item id, then unit key as text (the order of ``sorted`` on (item id, unit key) tuples), and the
+    order that took them there (to carry aligned arrays along)."""
+    ranked = sorted(range(len(keys)), key=lambda i: str(keys[i]))
+    recode = np.empty(len(keys), dtype=np.int64)
+    recode[ranked] = np.arange(len(keys), dtype=np.int64)
+    codes = recode[np.asarray(key_codes, dtype=np.int64)]
+    items = np.asarray(items, dtype=np.int64)
+    order = np.lexsort((codes, items))
+    return UnitList(items[order], codes[order], [str(keys[i]) for i in ranked]), order
+
+
+def common_units(*lists: UnitList) -> tuple[UnitList, list[np.ndarray]]:
+    """The units in every list, sorted by item id, then unit key as text (what ``sorted(set(a) & set(b) ...)``
+    of the (item id, unit key) tuples gives), and for each list the positions of those units in it. Each list
+    holds a unit once (a metric's values, a human target).
+
+    Each unit becomes one integer, item id × number of keys + the key's rank among every list's keys (sorted as
+    text), so that integers sort as the tuples do and the intersection is numpy's, without a tuple per unit."""
+    keys = sorted({k for units in lists for k in units.keys})
+    rank = {k: i for i, k in enumerate(keys)}
+    width = max(len(keys), 1)
+    coded = [
+        units.items * width + np.array([rank[k] for k in units.keys], dtype=np.int64)[units.key_codes]
+        if units.keys
+        else np.empty(0, np.int64)
+        for units in lists
+    ]
+    common = coded[0] if _ascending(coded[0]) else np.sort(coded[0])
+    for other in coded[1:]:
+        common = np.intersect1d(common, other, assume_unique=True)
+    positions = [np.searchsorted(c, common) if _ascending(c) else _positions(c, common) for c in coded]
+    return UnitList(common // width, common % width, keys), positions
+
+
+def _ascending(coded: np.ndarray) -> bool:
+    return bool(coded.size < 2 or (coded[1:] > coded[:-1]).all())
+
+
+def _positions(coded: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Where each of ``wanted`` (all present) is in ``coded`` (unique, in any order)."""
+    order = np.argsort(coded, kind="stable")
+    return order[np.searchsorted(coded[order], wanted)]
 
 
 @dataclass(frozen=True)
@@ -509,6 +584,55 @@ def run_estimates(metric: str, parameters: Any) -> tuple[str, ...]:
     return m.estimated_questions(params)
 
 
+# Score rows a run's values are read by: a cursor's chunk of tuples at a time, each chunk's columns put in
+# preallocated arrays before the next is fetched, so no Python object per score outlives its chunk.
+_SCORE_CHUNK = 20_000
+
+
+def score_run_values(run_id: int) -> MetricValues:
+    """A score run's values: the scores in state OK with a value; every other score (failed, undetermined, a
+    null value) is counted in ``n_not_ok``.
+
+    The arrays are sized by a count of the run's scores first; scores written after it (a run still being
+    scored) are read all the same, the arrays growing for them, so what comes back is what the rows read said,
+    as when they were read into a dictionary. The rows come ordered by item id and unit key, mostly the order the
+    units need already (a database collation may order keys otherwise: then they are sorted here)."""
+    capacity = Score.objects.filter(run_id=run_id).count()
+    items = np.empty(capacity, dtype=np.int64)
+    codes = np.empty(capacity, dtype=np.int64)
+    values = np.empty(capacity, dtype=np.float64)
+    keys: dict[str, int] = {}
+    rows = (
+        Score.objects.filter(run_id=run_id)
+        .order_by("item_id", "unit_key")
+        .values_list("item_id", "unit_key", "value", "state")
+        .iterator(chunk_size=_SCORE_CHUNK)
+    )
+    filled = n_not_ok = 0
+    while chunk := list(islice(rows, _SCORE_CHUNK)):
+        ok = [row for row in chunk if row[3] == ScoreState.OK and row[2] is not None]
+        n_not_ok += len(chunk) - len(ok)
+        end = filled + len(ok)
+        if end > items.size:
+            items, codes, values = (_grown(a, max(end, 2 * a.size)) for a in (items, codes, values))
+        items[filled:end] = np.fromiter((row[0] for row in ok), np.int64, len(ok))
+        codes[filled:end] = np.fromiter((keys.setdefault(row[1], len(keys)) for row in ok), np.int64, len(ok))
+        values[filled:end] = np.fromiter((row[2] for row in ok), np.float64, len(ok))
+        filled = end
+    units, order = sorted_units(items[:filled], codes[:filled], list(keys))
+    in_order = _ascending(order)
+    return MetricValues(
+        units, values[:filled].copy() if in_order else values[order], n_not_ok,
+        "scores that are undetermined or failed are excluded",
+    )
+
+
+def _grown(a: np.ndarray, size: int) -> np.ndarray:
+    out = np.empty(size, dtype=a.dtype)
+    out[: a.size] = a
+    return out
+
+
 def score_run_sources(study: Study) -> list[MetricSource]:
     sources = []
     for run in ScoreRun.objects.filter(study=study).order_by("-created_at", "-id"):
@@ -517,15 +641,7 @@ def score_run_sources(study: Study) -> list[MetricSource]:
             continue
 
         def load(run_id: int = run.pk) -> MetricValues:
-            rows = Score.objects.filter(run_id=run_id).values_list("item_id", "unit_key", "value", "state")
-            values: dict[tuple[int, str], float] = {}
-            not_ok = 0
-            for item_id, key, value, state in rows:
-                if state == ScoreState.OK and value is not None:
-                    values[(item_id, key)] = float(value)
-                else:
-                    not_ok += 1
-            return MetricValues(values, not_ok, "scores that are undetermined or failed are excluded")
+            return score_run_values(run_id)
 
         label = f"{run.metric} v{run.metric_version} · {run.backend}" + (
             f" · {run.model_identity}" if run.model_identity else ""
@@ -563,7 +679,7 @@ def human_measure_sources(study: Study) -> list[MetricSource]:
                         )
                     )
                     values = {(ids[ext], "item"): float(v) for ext, v in per_item.values.items() if ext in ids}
-                    return MetricValues(
+                    return MetricValues.from_dict(
                         values, len(per_item.undefined), "items where the measure is undefined are excluded"
                     )
 
@@ -609,39 +725,100 @@ def target_choices(*, pool: Pool) -> list[tuple[str, str]]:
 def human_target(
     *, pool: Pool, question: Question, target: str, ratings: Ratings, include_controls: bool = False
 ) -> tuple[dict[tuple[int, str], float], dict[str, int]]:
-    """Scale positions (or numbers) of the human target per unit, and what was left out and why. Gold on items
-    of known answer is left out unless ``include_controls`` (the ratings behind the other targets already are)."""
-    excluded: dict[str, int] = {}
+    """Scale positions (or numbers) of the human target per unit, and what was left out and why: what
+    :func:`human_target_arrays` gives, as a dictionary, for the reports that look units up one by one. Gold comes
+    in the order the database gives its rows (by item, then unit key), the other targets in the units' order."""
     if target == "gold":
-        rows = (
-            GoldLabel.objects.filter(pool=pool, question=question, is_current=True)
-            .exclude(source=GoldSource.UNRESOLVED)
-            .values_list("item_id", "unit_key", "value")
-        )
-        if not include_controls:
-            rows = rows.exclude(item_id__in=ControlItem.objects.filter(item__study_id=pool.study_id).values("item_id"))
-        out: dict[tuple[int, str], float] = {}
-        off = 0
-        for item_id, key, value in rows:
-            pos = targets.scale_position(value, question.option_values if question.kind in CATEGORICAL else None)
-            if pos is None:
-                off += 1
-            else:
-                out[(item_id, key)] = pos
-        excluded["gold_off_scale"] = off
-        return out, excluded
+        gold = _gold_rows(pool=pool, question=question, include_controls=include_controls)
+        units = UnitList(gold.items, gold.key_codes, gold.keys)
+        return dict(zip(units, gold.values.tolist(), strict=True)), {"gold_off_scale": gold.n_off_scale}
+    units, values, excluded = human_target_arrays(
+        pool=pool, question=question, target=target, ratings=ratings, include_controls=include_controls
+    )
+    return dict(zip(units, values.tolist(), strict=True)), excluded
+
+
+def human_target_arrays(
+    *, pool: Pool, question: Question, target: str, ratings: Ratings | RatingTables, include_controls: bool = False
+) -> tuple[UnitList, np.ndarray, dict[str, int]]:
+    """The human target as arrays: its units (a :class:`UnitList` sorted by item id, then unit key as text, each
+    unit once), their scale positions (or numbers; float64, aligned), and what was left out and why. Gold on
+    items of known answer is left out unless ``include_controls`` (the ratings behind the other targets already
+    are). No Python object per unit: the validity report reads a million units' targets with it."""
+    if target == "gold":
+        gold = _gold_rows(pool=pool, question=question, include_controls=include_controls)
+        units, order = sorted_units(gold.items, gold.key_codes, gold.keys)
+        return units, gold.values[order], {"gold_off_scale": gold.n_off_scale}
+    excluded: dict[str, int] = {}
     if target == "majority":
         if ratings.scale is None:
             raise ValidationFailed("a majority needs a categorical question")
-        # From the entries (per-unit category counts), never the units × raters matrix (ratings.codes).
-        kept, winners, excluded["majority_ties"] = targets.majority_from_entries(ratings.entries, len(ratings.scale))
-        return {ratings.units[i]: float(w) for i, w in zip(kept, winners, strict=True)}, excluded
+        # From the units × categories counts, never the units × raters matrix (ratings.codes).
+        kept, winners, excluded["majority_ties"] = targets.majority_from_counts(ratings.counts)
+        return _units_at(ratings.units, kept), winners.astype(np.float64), excluded
     if target.startswith("rater:"):
         name = target.split(":", 1)[1]
         # The rater's own entries, in unit order (the entries are sorted by unit, then rater).
-        rated, values = (a.tolist() for a in ratings.rater_entries(name))
-        return {ratings.units[i]: float(v) for i, v in zip(rated, values, strict=True)}, excluded
+        rated, values = ratings.rater_entries(name)
+        return _units_at(ratings.units, rated), np.asarray(values, dtype=np.float64).copy(), excluded
     raise ValidationFailed("target must be gold, majority or rater:<pseudonym>")
+
+
+def _units_at(units: UnitList, at: np.ndarray) -> UnitList:
+    return UnitList(units.items[at], units.key_codes[at], units.keys)
+
+
+@dataclass
+class _GoldRows:
+    """Current gold positions in the order the query gives them: item ids, unit keys as codes into ``keys`` (in
+    the order met), positions (float64), and how many gold values were not on the scale (left out)."""
+
+    items: np.ndarray
+    key_codes: np.ndarray
+    keys: list[str]
+    values: np.ndarray
+    n_off_scale: int
+
+
+# Gold rows read at a time (see _SCORE_CHUNK): a pool's gold can cover a tenth of a million units.
+_GOLD_CHUNK = 20_000
+
+
+def _gold_rows(*, pool: Pool, question: Question, include_controls: bool) -> _GoldRows:
+    """The pool's current gold on the question (not ``unresolved``), each value coded once per distinct value."""
+    rows = (
+        GoldLabel.objects.filter(pool=pool, question=question, is_current=True)
+        .exclude(source=GoldSource.UNRESOLVED)
+        .values_list("item_id", "unit_key", "value")
+    )
+    if not include_controls:
+        rows = rows.exclude(item_id__in=ControlItem.objects.filter(item__study_id=pool.study_id).values("item_id"))
+    options = question.option_values if question.kind in CATEGORICAL else None
+    positions: dict[Any, float | None] = {}
+
+    def position(value: Any) -> float:
+        key = _hashable(value)
+        if key not in positions:
+            positions[key] = targets.scale_position(value, options)
+        found = positions[key]
+        return np.nan if found is None else found
+
+    items: list[np.ndarray] = []
+    codes: list[np.ndarray] = []
+    values: list[np.ndarray] = []
+    keys: dict[str, int] = {}
+    off = 0
+    cursor = rows.iterator(chunk_size=_GOLD_CHUNK)
+    while chunk := list(islice(cursor, _GOLD_CHUNK)):
+        coded = np.fromiter((position(row[2]) for row in chunk), np.float64, len(chunk))
+        on_scale = ~np.isnan(coded)
+        off += int((~on_scale).sum())
+        items.append(np.fromiter((row[0] for row in chunk), np.int64, len(chunk))[on_scale])
+        codes.append(np.fromiter((keys.setdefault(row[1], len(keys)) for row in chunk), np.int64, len(chunk))[on_scale])
+        values.append(coded[on_scale])
+    if not items:
+        return _GoldRows(np.empty(0, np.int64), np.empty(0, np.int64), [], np.empty(0, np.float64), 0)
+    return _GoldRows(np.concatenate(items), np.concatenate(codes), list(keys), np.concatenate(values), off)
 
 
 def default_positive(question: Question) -> str:

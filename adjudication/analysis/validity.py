@@ -15,19 +15,20 @@ from adjudication.analysis.loading import (
     MetricSource,
     MetricValues,
     Ratings,
+    UnitList,
     binary_target,
+    common_units,
     compatible_questions,
     default_positive,
-    human_target,
+    human_target_arrays,
     metric_source_get,
     metric_sources,
-    ratings_load,
 )
 from adjudication.analysis.params import id_param
 from adjudication.analysis.quality import flagged_annotators
+from adjudication.analysis.rating_tables import RatingTables, rating_tables_load
 from adjudication.models import GoldLabel, GoldSource
 from adjudication.stats import agreement as ag
-from adjudication.stats import targets
 from adjudication.stats import validity as va
 from annotation.models import AssignmentStatus, Label, Pool, Question, QuestionKind, Study
 from concord.errors import ValidationFailed
@@ -96,17 +97,22 @@ def validity_report(
         )
     positive = params.positive or default_positive(question)
     flagged = flagged_annotators(pool=pool) if params.exclude_flagged else []
-    ratings = ratings_load(
+    # Read a range of items at a time into count tables (the majority, Fleiss' κ and the agreement beside the
+    # AUC come from them), keeping the one annotator's own ratings when the target is theirs.
+    ratings = rating_tables_load(
         pool=pool, question=question, include_controls=params.include_controls,
         exclude_raters=frozenset(u for u, _ in flagged),
+        collect_rater=params.target.split(":", 1)[1] if params.target.startswith("rater:") else None,
     )
-    human, excluded = human_target(
+    human_units, human_values, excluded = human_target_arrays(
         pool=pool, question=question, target=params.target, ratings=ratings, include_controls=params.include_controls
     )
     metric = source.load()
-    units = sorted(set(human) & set(metric.values))
-    positions = np.array([human[u] for u in units], dtype=float)
-    scores = np.array([metric.values[u] for u in units], dtype=float)
+    # The units both have, by item id, then unit key (as sorting the (item id, unit key) pairs orders them), as
+    # arrays: a million units are no million tuples.
+    units, (at_human, at_metric) = common_units(human_units, metric.units)
+    positions = human_values[at_human]
+    scores = metric.values[at_metric]
     labels = binary_target(question, positions, positive)
     ordinal = positions if question.kind == QuestionKind.ORDINAL else None
 
@@ -129,7 +135,8 @@ def validity_report(
     binary_fleiss = _binary_fleiss(ratings, question, positive, n_boot=n_boot, seed=seed) if ratings.units else None
     comparison = (
         _paired_comparison(
-            study=study, params=params, source=source, human=human, question=question, positive=positive, metric=metric
+            study=study, params=params, source=source, human=(human_units, human_values), question=question,
+            positive=positive, metric=metric,
         )
         if params.compare
         else None
@@ -149,9 +156,9 @@ def validity_report(
         "positive_rule": "at or after this option in the declared order"
         if question.kind == QuestionKind.ORDINAL
         else "equal to this option",
-        "n_units_metric": len(metric.values),
+        "n_units_metric": len(metric),
         "n_metric_not_ok": metric.n_not_ok,
-        "n_units_human": len(human),
+        "n_units_human": len(human_units),
         "n_units_both": len(units),
         "human_excluded": excluded,
         "quality": quality_note(
@@ -171,14 +178,23 @@ def validity_report(
     }
 
 
-def _binary_fleiss(ratings: Ratings, question: Question, positive: str, *, n_boot: int, seed: int) -> dict[str, Any]:
+def _binary_fleiss(
+    ratings: Ratings | RatingTables, question: Question, positive: str, *, n_boot: int, seed: int
+) -> dict[str, Any]:
     """Fleiss' κ of the ratings mapped to the binary target (1 = the positive class), from each unit's two
     counts: the same estimate and bootstrap draws as ``ag.fleiss_kappa`` of the mapped units × raters matrix,
-    without building it (ratings.codes)."""
-    entries = ratings.entries
-    binary = binary_target(question, entries.value, positive)
-    mapped = ag.SparseRatings(entries.unit, entries.rater, binary, entries.n_units, entries.n_raters)
-    counts = targets.category_counts_from_entries(mapped, 2)
+    without building it (ratings.codes).
+
+    The two counts are sums of the columns of the units × categories table (ratings.counts): the positive class's
+    by :func:`binary_target`'s rule (binary and nominal: the positive option; ordinal: it and every later one),
+    and the other categories'. Ratings off the scale are in no column, as mapping each entry left them in no
+    class."""
+    scale = ratings.scale
+    if scale is None:
+        raise ValidationFailed("a binary target needs a categorical question")
+    at = binary_target(question, np.arange(len(scale), dtype=float), positive).astype(bool)
+    table = ratings.counts
+    counts = np.stack([table[:, ~at].sum(axis=1), table[:, at].sum(axis=1)], axis=1)
     return ag.fleiss_kappa_from_counts(counts, n_boot=n_boot, seed=seed).as_dict()
 
 
@@ -187,7 +203,7 @@ def _paired_comparison(
     study: Study,
     params: ValidityParams,
     source: MetricSource,
-    human: dict[tuple[int, str], float],
+    human: tuple[UnitList, np.ndarray],
     question: Question,
     positive: str,
     metric: MetricValues,
@@ -196,11 +212,12 @@ def _paired_comparison(
     other = metric_source_get(study=study, key=params.compare or "")
     if other.scope != source.scope:
         raise ValidationFailed(f"{other.label} scores {other.scope} units, not {source.scope} units")
-    other_values = other.load().values
-    units = sorted(set(human) & set(metric.values) & set(other_values))
-    labels = binary_target(question, np.array([human[u] for u in units], dtype=float), positive)
-    a = np.array([metric.values[u] for u in units], dtype=float)
-    b = np.array([other_values[u] for u in units], dtype=float)
+    other_values = other.load()
+    human_units, human_values = human
+    units, (at_human, at_a, at_b) = common_units(human_units, metric.units, other_values.units)
+    labels = binary_target(question, human_values[at_human], positive)
+    a = metric.values[at_a]
+    b = other_values.values[at_b]
     paired = va.delong_paired(a, b, labels)
     return {
         "source_b": {"key": other.key, "label": other.label},

@@ -1007,7 +1007,7 @@ def agreement_summary_sparse(
     n_ratings = ratings.per_unit()
     k = len(scale) if scale is not None else None
     stats = _Summary(n_ratings, ratings.n_raters, level, scale, rater_names, weights, n_boot, seed, progress)
-    if k is None:
+    if scale is None or k is None:
         interval = _sparse_interval_units(ratings, n_ratings >= 2)
         pa = _percent_estimate(n_ratings, lambda usable: _sparse_agreeing(ratings, usable))
         fk = Estimate.undefined("Fleiss' κ needs a categorical scale; these ratings are interval numbers")

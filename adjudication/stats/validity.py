@@ -50,18 +50,37 @@ def _delong_components(scores: np.ndarray, positive: np.ndarray) -> tuple[np.nda
 
     Sun & Xu (2014), Algorithm 1: with T_X, T_Y the midranks within positives and negatives and
     T_Z the midranks in the pooled sample, V10 = (T_Z[pos] − T_X)/n and V01 = 1 − (T_Z[neg] − T_Y)/m.
+
+    T_Z − T_X of a positive is the number of negatives below it plus half those tied with it (the positives
+    around it count alike in both midranks), so it is read off the sorted negatives by searchsorted: for a
+    million units a few arrays of m and n rather than scipy's rankdata of the pooled sample (eight arrays of
+    m + n, three times). The numbers are those the midranks gave, to the last bit: midranks are half-integers,
+    and float64 held their sums and differences exactly (far below 2**53), as it holds (below + above)/2 here.
     """
     scores = np.atleast_2d(scores)
-    x = scores[:, positive]
-    y = scores[:, ~positive]
-    m, n = x.shape[1], y.shape[1]
-    tx = stats.rankdata(x, axis=1)
-    ty = stats.rankdata(y, axis=1)
-    tz = stats.rankdata(np.concatenate([x, y], axis=1), axis=1)
-    aucs = (tz[:, :m].sum(axis=1) - m * (m + 1) / 2.0) / (m * n)
-    v10 = (tz[:, :m] - tx) / n
-    v01 = 1.0 - (tz[:, m:] - ty) / m
+    m = int(positive.sum())
+    n = int(positive.size - m)
+    k = scores.shape[0]
+    aucs = np.empty(k)
+    v10 = np.empty((k, m))
+    v01 = np.empty((k, n))
+    for r in range(k):
+        x = scores[r, positive]
+        y = scores[r, ~positive]
+        # Twice T_Z − T_X of each positive: 2·below + tied = (negatives ≤ it) + (negatives < it), exact integers.
+        twice = _at_or_below(np.sort(y), x)
+        aucs[r] = (twice.sum() / 2.0) / (m * n)
+        v10[r] = (twice / 2.0) / n
+        del twice
+        v01[r] = 1.0 - (_at_or_below(np.sort(x), y) / 2.0) / m
     return aucs, v10, v01
+
+
+def _at_or_below(sorted_values: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """For each of ``at``: how many of ``sorted_values`` are below it, plus how many are at or below it."""
+    twice = np.searchsorted(sorted_values, at, side="left")
+    twice += np.searchsorted(sorted_values, at, side="right")
+    return twice
 
 
 def _delong_cov(v10: np.ndarray, v01: np.ndarray) -> np.ndarray:
@@ -159,43 +178,89 @@ def auc_bootstrap_ci(
     scores: np.ndarray, labels: np.ndarray, *, n_boot: int, seed: int, progress: Progress | None = None
 ) -> tuple[tuple[float, float] | None, int]:
     """Percentile bootstrap interval for AUC, resampling positives and negatives separately
-    (stratified, as pROC does by default), so every replicate keeps both classes."""
+    (stratified, as pROC does by default), so every replicate keeps both classes.
+
+    A replicate's AUC is computed from how many times each unit was drawn (:class:`_AucCounter`), not by ranking
+    the resample: the same value to the last bit as the Mann-Whitney statistic of the pooled resample's midranks
+    (scipy's rankdata), with a few integer arrays of m and n per replicate instead of eight of m + n."""
     s, y, _ = _clean(scores, labels)
     if y.all() or not y.any():
         return None, 0
-    pos, neg = s[y], s[~y]
-    m, n = pos.size, neg.size
+    counter = _AucCounter(s[y], s[~y])
     out: list[np.ndarray] = []
-    for pos_idx, neg_idx in _stratified_blocks(np.random.default_rng(seed), m, n, n_boot, progress):
-        pooled = np.concatenate([pos[pos_idx], neg[neg_idx]], axis=1)
-        ranks = stats.rankdata(pooled, axis=1)
-        out.append((ranks[:, :m].sum(axis=1) - m * (m + 1) / 2.0) / (m * n))
+    for pos_idx, neg_idx in _stratified_blocks(np.random.default_rng(seed), counter.m, counter.n, n_boot, progress):
+        out.append(counter.replicates(pos_idx, neg_idx))
     return percentile_ci(np.concatenate(out))
 
 
-# scipy's rankdata holds about eight arrays the size of what it ranks (the sort's order, its inverse, the ties'
-# flags and counts, the ranks): a block of resamples is counted as that many cells a unit.
-_RANK_ARRAYS = 8
+class _AucCounter:
+    """The AUC of resamples of fixed positives' and negatives' scores, given as rows of drawn indices.
+
+    The AUC of a resample is U / (m·n), U the Mann-Whitney statistic: over the positives drawn, the number of
+    negatives drawn below each plus half the number tied with it. Which negatives are below (or tied with) a
+    positive does not depend on the draw: with the negatives sorted once, they are those before ``lo[i]`` (and from
+    ``lo[i]`` to ``hi[i]``), the searchsorted positions of positive i's score. A replicate then needs only the
+    multiplicities: w_neg (how many times each negative was drawn, in sorted order) and its cumulative sum C (C[j]:
+    negatives drawn among the first j sorted), and w_pos; 2U = Σ_i w_pos[i]·(C[lo[i]] + C[hi[i]]), since
+    2·below + tied = C[lo] + C[hi].
+
+    The ranking it replaces (rankdata of the pooled resample, AUC = (R − m(m+1)/2) / (m·n), R the positives'
+    rank sum) gives the same number: R − m(m+1)/2 is U exactly (the positives' ranks among themselves sum to
+    m(m+1)/2), and float64 held every step of it exactly, midranks being half-integers whose partial sums stay
+    far below 2**53 (R ≤ m·(m + n)). Here 2U is an exact int64 (at most 2·m·n), halved exactly, and divided by
+    m·n as before: the same float, bit for bit."""
+
+    def __init__(self, pos: np.ndarray, neg: np.ndarray) -> None:
+        self.m, self.n = int(pos.size), int(neg.size)
+        order = np.argsort(neg, kind="stable")
+        sorted_neg = neg[order]
+        # Each negative's place in sorted order, so that a draw of negative j counts at its place.
+        self.neg_place = np.empty(self.n, dtype=np.int64)
+        self.neg_place[order] = np.arange(self.n, dtype=np.int64)
+        self.lo = np.searchsorted(sorted_neg, pos, side="left")
+        self.hi = np.searchsorted(sorted_neg, pos, side="right")
+
+    def replicates(self, pos_idx: np.ndarray, neg_idx: np.ndarray) -> np.ndarray:
+        """The AUCs of a block of rows: ``pos_idx`` (rows × m, indices of positives) and ``neg_idx`` (rows × n)."""
+        m, n = self.m, self.n
+        rows = pos_idx.shape[0]
+        # One bincount for the whole block: row r's draws are counted in cells r·m .. r·m + m − 1.
+        w_pos = np.bincount((pos_idx + (np.arange(rows) * m)[:, None]).ravel(), minlength=rows * m).reshape(rows, m)
+        places = self.neg_place[neg_idx]
+        places += (np.arange(rows) * n)[:, None]
+        below = np.zeros((rows, n + 1), dtype=np.int64)
+        np.cumsum(np.bincount(places.ravel(), minlength=rows * n).reshape(rows, n), axis=1, out=below[:, 1:])
+        del places
+        two_u: np.ndarray = np.einsum("rm,rm->r", w_pos, below[:, self.lo] + below[:, self.hi])
+        return (two_u / 2.0) / (m * n)
+
+
+# Cells a unit costs a replicate of the AUC: its row of drawn indices, then the multiplicities, their cumulative
+# sums and the positives' two lookups into them (a few integer arrays of m or n, none the width of the pooled
+# resample as ranking it needed): a block of resamples is counted as that many cells a unit.
+_AUC_ARRAYS = 4
 
 
 def _stratified_blocks(
     rng: np.random.Generator, m: int, n: int, n_boot: int, progress: Progress | None
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """The stratified resamples a few at a time: blocks of rows of positives' indices (0..m−1) and the same rows of
-    negatives' (0..n−1), rows × (m + n) × 8 ≤ BOOT_CELLS (one row at least), progress after each batch of BOOT_BATCH.
+    negatives' (0..n−1), rows × (m + n) × _AUC_ARRAYS ≤ BOOT_CELLS (one row at least), progress after each batch of
+    BOOT_BATCH.
 
     The seed's stream holds, batch after batch, the batch's rows of positives and then its rows of negatives
     (``rng.integers(0, m, (50, m))`` then ``rng.integers(0, n, (50, n))``). So that a block of positives' rows and
     the same rows of negatives are at hand together without holding the batch, a copy of the generator is moved
     past the batch's positives (drawn and dropped, a block at a time) and draws the negatives; the generator
     draws the positives again, and the copy, at the end of the batch, goes on with the next. Drawing in blocks
-    gives the rows the whole batch gives (see :func:`adjudication.stats.agreement.draw_rows`)."""
-    step = ag.block_rows(m + n, _RANK_ARRAYS)
+    gives the rows the whole batch gives (see :func:`adjudication.stats.agreement.draw_rows`), whatever the block's
+    size: only memory depends on it."""
+    step = ag.block_rows(m + n, _AUC_ARRAYS)
     done = 0
     while done < n_boot:
         size = min(ag.BOOT_BATCH, n_boot - done)
         negatives = copy.deepcopy(rng)
-        for _ in ag.draw_rows(negatives, m, size, ag.block_rows(m)):
+        for _ in ag.draw_rows(negatives, m, size, step):
             pass
         yield from zip(ag.draw_rows(rng, m, size, step), ag.draw_rows(negatives, n, size, step), strict=True)
         rng = negatives

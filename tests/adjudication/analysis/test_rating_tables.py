@@ -170,7 +170,7 @@ def test_the_agreement_report_from_the_tables_is_the_report_from_every_rating(po
 @pytest.mark.django_db
 @pytest.mark.parametrize("step", [2, 10_000])
 def test_one_annotators_ratings_are_kept_when_asked_for(pool, step):
-    pool, questions, users = pool
+    pool, questions, _ = pool
     whole = ratings_load(pool=pool, question=questions["sentence"])
     for name in whole.rater_names:
         got = rating_tables_load(pool=pool, question=questions["sentence"], collect_rater=name, step=step)

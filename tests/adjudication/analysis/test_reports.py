@@ -664,7 +664,7 @@ def test_a_human_measure_from_one_pool_is_a_metric_against_another_pools_questio
     assert (key, "pf", fixture_study["pool"].pk) in {(p["source"].key, p["question"].key, p["pool"].pk) for p in pairs}
     assert not any(p["source"].key == key and p["pool"].pk == pool.pk for p in pairs)
     source = metric_source_get(study=study, key=key)
-    assert source.load().values == {(item_id, "item"): v for item_id, v in expected.items()}
+    assert source.load().as_dict() == {(item_id, "item"): v for item_id, v in expected.items()}
     rep = validity_report(
         study=study,
         params=ValidityParams(source=key, pool_id=fixture_study["pool"].pk, question="pf", target="rater:A1"),

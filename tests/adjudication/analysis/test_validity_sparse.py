@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from adjudication.analysis import loading, validity
+from adjudication.analysis import loading, rating_tables, validity
 from adjudication.analysis.loading import Ratings, binary_target, human_target
+from adjudication.analysis.rating_tables import RatingTables
 from adjudication.analysis.validity import ValidityParams, validity_report
 from adjudication.models import GoldLabel, GoldSource
 from adjudication.stats import agreement as ag
@@ -52,6 +53,14 @@ def _matrix_human_target(
         col = ratings.codes[:, ratings.rater_names.index(name)]
         return {ratings.units[i]: float(col[i]) for i in np.nonzero(~np.isnan(col))[0]}, excluded
     return human_target(pool=pool, question=question, target=target, ratings=ratings, include_controls=include_controls)
+
+
+def _matrix_human_target_arrays(**kwargs: Any) -> tuple[loading.UnitList, np.ndarray, dict[str, int]]:
+    """:func:`_matrix_human_target` in the form the report reads (human_target_arrays): the units sorted as
+    tuples, their values, what was left out."""
+    values, excluded = _matrix_human_target(**kwargs)
+    units = sorted(values)
+    return loading.UnitList.from_pairs(units), np.array([values[u] for u in units], dtype=float), excluded
 
 
 def _matrix_binary_fleiss(ratings: Ratings, question: Question, positive: str, *, n_boot: int, seed: int) -> Any:
@@ -242,16 +251,22 @@ def validity_study(study, researcher):
     return {"study": study, "pool": pool, "questions": questions, "runs": runs}
 
 
-def _both_reports(monkeypatch, vs, params: ValidityParams, n_boot: int, seed: int) -> tuple[str, str, list[Ratings]]:
-    """The report as computed now and as computed from the matrix, and the ratings it loaded."""
-    loaded: list[Ratings] = []
+def _both_reports(
+    monkeypatch, vs, params: ValidityParams, n_boot: int, seed: int
+) -> tuple[str, str, list[RatingTables]]:
+    """The report as computed now (its ratings read as tables, a range of five items at a time) and as computed
+    from the units × raters matrix of every rating (ratings_load), and the tables it read."""
+    loaded: list[RatingTables] = []
 
-    def recording_load(**kwargs: Any) -> Ratings:
-        ratings = loading.ratings_load(**kwargs)
+    def recording_load(**kwargs: Any) -> RatingTables:
+        ratings = rating_tables.rating_tables_load(**kwargs, step=5)
         loaded.append(ratings)
         return ratings
 
-    monkeypatch.setattr(validity, "ratings_load", recording_load)
+    def every_rating(*, collect_rater: str | None = None, **kwargs: Any) -> Ratings:
+        return loading.ratings_load(**kwargs)
+
+    monkeypatch.setattr(validity, "rating_tables_load", recording_load)
     progress: list[tuple[int, int]] = []
     now = validity_report(
         study=vs["study"],
@@ -261,7 +276,8 @@ def _both_reports(monkeypatch, vs, params: ValidityParams, n_boot: int, seed: in
         progress=lambda done, total: progress.append((done, total)),
     )
     with monkeypatch.context() as m:
-        m.setattr(validity, "human_target", _matrix_human_target)
+        m.setattr(validity, "rating_tables_load", every_rating)
+        m.setattr(validity, "human_target_arrays", _matrix_human_target_arrays)
         m.setattr(validity, "_binary_fleiss", _matrix_binary_fleiss)
         progress_before: list[tuple[int, int]] = []
         before = validity_report(
@@ -292,7 +308,7 @@ def test_the_validity_report_is_the_matrix_reports_without_building_the_matrix(
         compare=f"run:{vs['runs'][1].pk}" if target != "rater:R5" else None,
     )
     now, before, loaded = _both_reports(monkeypatch, vs, params, n_boot, seed=3)
-    assert "codes" not in vars(loaded[0]) and "per_option" not in vars(loaded[0])  # never built
+    assert isinstance(loaded[0], RatingTables)  # counts and tables: no entry per rating, no matrix
     assert now == before
     rep = json.loads(now)
     assert rep["n_units_both"] > 10 and rep["human_ceiling"]["binary_fleiss_kappa"]["value"] is not None
@@ -309,7 +325,7 @@ def test_a_pool_without_ratings_gives_the_same_report(monkeypatch, validity_stud
         source=f"run:{vs['runs'][0].pk}", pool_id=vs["pool"].pk, question="q_binary", target="gold", positive="yes"
     )
     now, before, loaded = _both_reports(monkeypatch, vs, params, 20, seed=1)
-    assert "codes" not in vars(loaded[0])
+    assert isinstance(loaded[0], RatingTables)
     assert now == before and json.loads(now)["human_ceiling"]["binary_fleiss_kappa"] is None
 
 

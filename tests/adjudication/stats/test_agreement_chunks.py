@@ -6,6 +6,7 @@ against the matrix's summary in test_agreement_sparse.py)."""
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -27,7 +28,7 @@ def _chunks(ratings: ag.SparseRatings, cuts: list[int]) -> list[ag.SparseRatings
     """``ratings`` split at the unit indices ``cuts``, each chunk's units numbered from 0."""
     out = []
     bounds = [0, *cuts, ratings.n_units]
-    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+    for lo, hi in pairwise(bounds):
         on = (ratings.unit >= lo) & (ratings.unit < hi)
         out.append(ag.SparseRatings(ratings.unit[on] - lo, ratings.rater[on], ratings.value[on], hi - lo,
                                     ratings.n_raters))
