@@ -102,7 +102,8 @@ class UnitList(Sequence[tuple[int, str]]):
 
     def __init__(self, items: np.ndarray, key_codes: np.ndarray, keys: Sequence[str]) -> None:
         self.items = np.asarray(items, dtype=np.int64)
-        self.key_codes = np.asarray(key_codes, dtype=np.int64)
+        # A handful of keys (item, s:<i>, c:<rank>, a:<id>): 4 bytes a unit.
+        self.key_codes = np.asarray(key_codes, dtype=np.int32)
         self.keys = [str(k) for k in keys]
         if self.items.shape != self.key_codes.shape or self.items.ndim != 1:
             raise ValueError("items and key codes must be aligned one-dimensional arrays")

@@ -128,11 +128,6 @@ def validity_report(
     summary = va.validity_summary(
         scores, labels, ordinal_target=ordinal, n_boot=n_boot, seed=seed, progress=auc_progress
     )
-    ceiling = agreement_report(
-        pool=pool, question=question, ratings=ratings, n_boot=n_boot, seed=seed, progress=ceiling_progress,
-        include_controls=params.include_controls,
-    )
-    binary_fleiss = _binary_fleiss(ratings, question, positive, n_boot=n_boot, seed=seed) if ratings.units else None
     comparison = (
         _paired_comparison(
             study=study, params=params, source=source, human=(human_units, human_values), question=question,
@@ -141,6 +136,15 @@ def validity_report(
         if params.compare
         else None
     )
+    sizes = {"n_units_metric": len(metric), "n_metric_not_ok": metric.n_not_ok, "n_units_human": len(human_units),
+             "n_units_both": len(units)}
+    # The humans' agreement needs only the count tables: the per-unit arrays above are let go before its bootstraps.
+    del metric, human_units, human_values, units, at_human, at_metric, positions, scores, labels, ordinal
+    ceiling = agreement_report(
+        pool=pool, question=question, ratings=ratings, n_boot=n_boot, seed=seed, progress=ceiling_progress,
+        include_controls=params.include_controls,
+    )
+    binary_fleiss = _binary_fleiss(ratings, question, positive, n_boot=n_boot, seed=seed) if ratings.units else None
     return {
         "study": study.slug,
         "source": {"key": source.key, "label": source.label, "scope": source.scope, "origin": source.origin},
@@ -156,10 +160,7 @@ def validity_report(
         "positive_rule": "at or after this option in the declared order"
         if question.kind == QuestionKind.ORDINAL
         else "equal to this option",
-        "n_units_metric": len(metric),
-        "n_metric_not_ok": metric.n_not_ok,
-        "n_units_human": len(human_units),
-        "n_units_both": len(units),
+        **sizes,
         "human_excluded": excluded,
         "quality": quality_note(
             ratings, include_controls=params.include_controls, exclude_flagged=params.exclude_flagged, flagged=flagged

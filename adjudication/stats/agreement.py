@@ -238,6 +238,12 @@ def percent_agreement(codes: np.ndarray, *, counts: np.ndarray | None = None) ->
     return _percent_estimate(n_ratings, agreeing)
 
 
+def _rows(array: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``array[mask]``, without the copy when the mask keeps every row (a million units' counts are 16 MB a copy);
+    the callers only read it."""
+    return array if mask.all() else array[mask]
+
+
 def _agreeing_from_counts(used: np.ndarray, n_ratings: np.ndarray) -> tuple[int, np.ndarray]:
     """Categorical: every rating of a unit is the same category when one category holds them all, and the
     agreeing pairs of a unit are Σ_c n_c(n_c − 1)/2, whatever the number of raters."""
@@ -412,7 +418,7 @@ def fleiss_kappa_from_counts(
     m, keep = modal
     n_used = int(keep.sum())
     n_excluded = int((rated & ~keep).sum())
-    return _fleiss_estimate(counts[keep], m, n_used, n_excluded, n_boot=n_boot, seed=seed, progress=progress)
+    return _fleiss_estimate(_rows(counts, keep), m, n_used, n_excluded, n_boot=n_boot, seed=seed, progress=progress)
 
 
 def _fleiss_estimate(
@@ -517,8 +523,11 @@ def _categorical_boot(
     out: list[np.ndarray] = []
     for idx in resample_blocks(rng, counts.shape[0], n_boot, counts.shape[1], progress):
         c = counts[idx]
-        o = np.einsum("bnk,bnl->bkl", scaled[idx], c)
-        diag = scaled[idx].sum(axis=1)
+        scaled_idx = scaled[idx]
+        o = np.einsum("bnk,bnl->bkl", scaled_idx, c)
+        del c
+        diag = scaled_idx.sum(axis=1)
+        del scaled_idx
         o[:, np.arange(counts.shape[1]), np.arange(counts.shape[1])] -= diag
         out.append(_alpha_from_coincidence(o, level))
     return np.concatenate(out)
@@ -1127,12 +1136,14 @@ def agreement_summary_tables(
     counts = tables.counts
     n_ratings = counts.sum(axis=1)
     stats = _Summary(n_ratings, tables.n_raters, level, scale, rater_names, weights, n_boot, seed, progress)
-    pa = _percent_estimate(n_ratings, lambda usable: _agreeing_from_counts(counts[usable], n_ratings[usable]))
+    pa = _percent_estimate(
+        n_ratings, lambda usable: _agreeing_from_counts(_rows(counts, usable), _rows(n_ratings, usable))
+    )
     fk = fleiss_kappa_from_counts(counts, n_boot=n_boot, seed=seed, progress=stats.sub_progress(0))
     pairable = n_ratings >= 2
     if level in ("nominal", "ordinal"):
         alpha = _alpha_estimate(
-            n_ratings, level, k, table=counts[pairable], n_boot=n_boot, seed=seed, progress=stats.sub_progress(1)
+            n_ratings, level, k, table=_rows(counts, pairable), n_boot=n_boot, seed=seed, progress=stats.sub_progress(1)
         )
     elif interval is not None:
         alpha = _alpha_estimate(
