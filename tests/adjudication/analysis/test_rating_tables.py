@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from adjudication.analysis import rating_tables
@@ -244,3 +244,17 @@ def test_every_range_is_read_from_one_snapshot_on_postgresql(study, monkeypatch)
     got = rating_tables_load(pool=pool, question=question, step=1)
     assert int(got.counts.sum()) == 3
     assert len(seen) == 3 and set(seen) == {"repeatable read"}
+
+
+@pytest.mark.django_db
+def test_the_range_read_leaves_the_planner_settings_of_the_callers_transaction_as_they_were(pool):
+    if connection.vendor != "postgresql":
+        pytest.skip("the range read's planner settings are PostgreSQL's")
+    pool, questions, _ = pool
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL jit = on")
+        got = rating_tables_load(pool=pool, question=questions["binary"], step=4)
+        cursor.execute("SELECT current_setting('jit')")
+        after = cursor.fetchone()[0]
+    assert int(got.counts.sum()) > 0
+    assert after == "on"
