@@ -319,6 +319,31 @@ def test_gold_is_the_default_target_only_when_it_covers_every_unit(fixture_study
     assert validity_params_parse(study=study, query=query).target == "gold"
 
 
+def test_gold_on_units_nobody_labelled_does_not_make_gold_the_default(fixture_study, score_run):
+    """Every labelled unit needs its gold: as many gold labels as labelled units, some of them on items nobody
+    labelled (imported gold), leave a labelled unit without gold, so the majority stays the default."""
+    pool, pf, study = fixture_study["pool"], fixture_study["pf"], fixture_study["study"]
+    query = {"source": f"run:{score_run.pk}", "pool": pool.pk, "question": "pf"}
+    for item, value in zip(fixture_study["items"][1:], GOLD_PF[1:], strict=True):
+        GoldLabel.objects.create(pool=pool, item=item, unit_key="item", question=pf, value=value,
+                                 source=GoldSource.ADJUDICATED)
+    elsewhere = factories.make_item(study, "never-labelled")
+    GoldLabel.objects.create(pool=pool, item=elsewhere, unit_key="item", question=pf, value="yes",
+                             source=GoldSource.ADJUDICATED)
+    assert validity_params_parse(study=study, query=query).target == "majority"
+    # Unresolved gold is no gold; current gold on the missing item makes gold the default.
+    first = fixture_study["items"][0]
+    GoldLabel.objects.create(pool=pool, item=first, unit_key="item", question=pf, value="", source=GoldSource.UNRESOLVED)
+    assert validity_params_parse(study=study, query=query).target == "majority"
+    GoldLabel.objects.filter(pool=pool, item=first).update(is_current=False)
+    GoldLabel.objects.create(pool=pool, item=first, unit_key="item", question=pf, value="yes", version=2,
+                             source=GoldSource.ADJUDICATED)
+    assert validity_params_parse(study=study, query=query).target == "gold"
+    # Gold of another question or a unit key nobody labelled covers nothing.
+    GoldLabel.objects.filter(pool=pool, item=first, is_current=True).update(unit_key="s:0")
+    assert validity_params_parse(study=study, query=query).target == "majority"
+
+
 def test_an_ordinal_positive_class_means_that_option_or_worse(fixture_study, score_run):
     vp = ValidityParams(
         source=f"run:{score_run.pk}",
