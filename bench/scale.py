@@ -78,6 +78,10 @@ PAGE_P95_MS = 50.0
 FILTER_S = 1.0
 SAVE_BLOCK_S = 1.0
 MIGRATIONS_S = 600.0
+# "Memory flat": a job's peak above idle at the largest size at most this many times its peak at the smallest
+# (judged by --growth, on the figures whose name ends so).
+FLAT_RATIO = 2.0
+FLAT_SUFFIX = "peak RSS above idle (MiB)"
 RARE_WORD = "idarucizumab"
 VOCABULARY = [
     'patient', 'dose', 'tablet', 'infection', 'fever', 'pain', 'warfarin', 'doctor', 'kidney', 'blood', 'pressure',
@@ -865,6 +869,8 @@ def growth() -> int:
             ratio = f"{'—':>8}"
         judged = [saved[n][key] for n in sizes if key in saved[n] and saved[n][key].get("budget")]
         budget = ", ".join(f"{e['budget']}: {verdict(e['ok'])}" for e in judged[-1:])
+        if key.endswith(FLAT_SUFFIX) and len(sizes) > 1 and values[0] and values[-1] is not None:
+            budget = f"flat (≤ {FLAT_RATIO:g} × at {sizes[0]:,}): {verdict(values[-1] <= FLAT_RATIO * values[0])}"
         print(f"{key:<60}{cells}{ratio}  {budget}")
     return 0
 
