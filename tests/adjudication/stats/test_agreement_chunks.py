@@ -105,7 +105,7 @@ def test_the_summary_from_the_tables_is_the_sparse_summary(seed, n_units, n_rate
     names = [f"R{i}" for i in range(n_raters)]
     want = ag.agreement_summary_sparse(ratings, level=level, scale=scale, rater_names=names, n_boot=25, seed=3)
     if level == "interval":
-        with pytest.raises(ValueError, match="needs their values"):
+        with pytest.raises(ValueError, match=r"^interval α of ratings on a scale needs their values \(interval\)$"):
             ag.agreement_summary_tables(ag.categorical_tables(ratings, k), level=level, scale=scale,
                                         rater_names=names)
         return
@@ -126,3 +126,35 @@ def test_no_chunk_gives_empty_tables():
     got = ag.CategoricalTablesBuilder(3, 4).finish()
     assert got.counts.shape == (0, 4) and got.pairs.shape == (3, 4, 4) and not got.pairs.any()
     assert got.rests is not None and not got.rests.any()
+
+
+def test_without_a_bootstrap_asked_for_there_is_none_and_the_seed_defaults_to_0():
+    ratings = ag.SparseRatings.from_dense(_random(5, 80, 4, 3, 0.3))
+    scale, names = ["a", "b", "c"], ["R1", "R2", "R3", "R4"]
+    tables = ag.categorical_tables(ratings, 3)
+    plain = ag.agreement_summary_tables(tables, level="nominal", scale=scale, rater_names=names)
+    assert plain["bootstrap"] is None and "bootstrap" not in str(plain["fleiss_kappa"].get("ci_method"))
+    assert plain == ag.agreement_summary_tables(tables, level="nominal", scale=scale, rater_names=names, n_boot=0)
+    drawn = ag.agreement_summary_tables(tables, level="nominal", scale=scale, rater_names=names, n_boot=20)
+    assert drawn == ag.agreement_summary_tables(
+        tables, level="nominal", scale=scale, rater_names=names, n_boot=20, seed=0
+    )
+    assert drawn["bootstrap"] == {"n": 20, "seed": 0}
+
+
+@pytest.mark.parametrize("level", ["nominal", "interval"])
+def test_progress_is_reported_as_the_matrixs_summary_reports_it(level):
+    codes = _random(9, 120, 5, 4, 0.4)
+    scale, names = [f"c{i}" for i in range(4)], [f"R{i}" for i in range(5)]
+    got: list[tuple[int, int]] = []
+    want: list[tuple[int, int]] = []
+    sparse = ag.agreement_summary_sparse(
+        ag.SparseRatings.from_dense(codes), level=level, scale=scale, rater_names=names, n_boot=120, seed=2,
+        progress=lambda done, total: got.append((done, total)),
+    )
+    dense = ag.agreement_summary(
+        codes, level=level, scale=scale, rater_names=names, n_boot=120, seed=2,
+        progress=lambda done, total: want.append((done, total)),
+    )
+    assert json.dumps(sparse, sort_keys=True) == json.dumps(dense, sort_keys=True)
+    assert got == want and got[-1] == (240, 240) and len(got) > 4
