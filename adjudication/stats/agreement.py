@@ -13,8 +13,10 @@ Every statistic returns an :class:`Estimate`: a value, or ``None`` with the reas
 (one category only, no variance, no overlapping units), never NaN and never a made-up 1.0; with the
 number of units used, the units excluded, and a 95% interval where one is defined.
 
-statsmodels, scikit-learn and krippendorff do the arithmetic where they compute the statistic;
-their traps are guarded here:
+statsmodels, scikit-learn and krippendorff do the arithmetic where they compute the statistic (but for α's
+point estimate past MAX_UNITS_FOR_PACKAGE pairable units, or past MAX_DISTINCT_FOR_PACKAGE distinct interval
+values, where the package's arrays grow too large: the same statistic from the coincidence matrix or per-unit
+sums, tested equal to the package's); their traps are guarded here:
 
 * ``statsmodels.stats.inter_rater.fleiss_kappa`` checks "equal raters per item" with a bare
   ``assert`` (gone under ``python -O``): the table is built here and units with another number of
@@ -51,6 +53,9 @@ BOOT_BATCH = 50
 # the number of units.
 BOOT_CELLS = 1 << 21
 MAX_DISTINCT_FOR_PACKAGE = 2000
+# Pairable units past which nominal and ordinal α's point estimate is computed from coincidence_exact (see
+# _alpha_estimate): at 200,000 units the package's arrays are about 21 MiB.
+MAX_UNITS_FOR_PACKAGE = 200_000
 
 
 @dataclass
@@ -483,6 +488,26 @@ def _alpha_from_coincidence(o: np.ndarray, level: Level) -> np.ndarray:
         return np.where(d_e > 0, 1.0 - (n - 1.0) * d_o / d_e, np.nan)
 
 
+def coincidence_exact(counts: np.ndarray, *, block: int = 1 << 16) -> np.ndarray:
+    """Krippendorff's coincidence matrix of a units × categories count table (every unit rated m ≥ 2 times):
+    o_ck = Σ_u (n_uc·n_uk − [c = k]·n_uc) / (m_u − 1) (Krippendorff 2011, "Computing Krippendorff's alpha-reliability",
+    section C). The numerators are summed as integers per number of ratings m, a block of units at a time (exact in
+    any order, and no units × k × k array), and divided once per m."""
+    k = counts.shape[1]
+    by_m: dict[int, np.ndarray] = {}
+    for start in range(0, counts.shape[0], block):
+        part = np.asarray(counts[start : start + block], dtype=np.int64)
+        per_unit = part.sum(axis=1)
+        for m in np.unique(per_unit).tolist():
+            rows = part[per_unit == m]
+            total = rows.T @ rows - np.diag(rows.sum(axis=0))
+            by_m[m] = by_m[m] + total if m in by_m else total
+    o = np.zeros((k, k))
+    for m in sorted(by_m):
+        o += by_m[m] / (m - 1.0)
+    return o
+
+
 def _interval_boot(values: np.ndarray, n_boot: int, seed: int, progress: Progress | None) -> np.ndarray:
     """Interval α on real values from per-unit sums, exact: Σ_{i≠j}(v_i−v_j)² = 2(mΣv² − (Σv)²)."""
     return _interval_boot_from_sums(*_interval_sums(values), n_boot, seed, progress)
@@ -613,9 +638,15 @@ def _alpha_estimate(
     if level in ("nominal", "ordinal"):
         if table is None or n_categories is None:
             raise ValueError("nominal and ordinal α need the declared scale size")
-        value = float(
-            krippendorff.alpha(value_counts=table, value_domain=np.arange(n_categories), level_of_measurement=level)
-        )
+        # The package holds three units × k × k float arrays on the way to the coincidence matrix (107 MiB at a
+        # million units); past MAX_UNITS_FOR_PACKAGE the matrix is summed here in exact integers (the same
+        # statistic, tested equal to the package's).
+        if table.shape[0] <= MAX_UNITS_FOR_PACKAGE:
+            value = float(
+                krippendorff.alpha(value_counts=table, value_domain=np.arange(n_categories), level_of_measurement=level)
+            )
+        else:
+            value = float(_alpha_from_coincidence(coincidence_exact(table), level))
     elif level == "interval" and interval is not None:
         # The package builds a units × distinct-values table, which grows with every distinct real;
         # past a few thousand distinct values the closed form (same statistic, tested equal) is used.

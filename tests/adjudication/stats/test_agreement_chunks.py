@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from itertools import pairwise
 
+import krippendorff
 import numpy as np
 import pytest
 
@@ -158,3 +159,65 @@ def test_progress_is_reported_as_the_matrixs_summary_reports_it(level):
     )
     assert json.dumps(sparse, sort_keys=True) == json.dumps(dense, sort_keys=True)
     assert got == want and got[-1] == (240, 240) and len(got) > 4
+
+
+# --- α's point estimate past MAX_UNITS_FOR_PACKAGE -------------------------------------------------------
+
+
+def _counts(seed: int, n_units: int, k: int, max_m: int) -> np.ndarray:
+    """A pairable units × categories table: each unit rated 2..max_m times."""
+    rng = np.random.default_rng(seed)
+    m = rng.integers(2, max_m + 1, size=n_units)
+    truth = rng.integers(k, size=n_units)
+    out = np.zeros((n_units, k), dtype=np.int64)
+    for u in range(n_units):
+        cats = np.where(rng.random(m[u]) < 0.6, truth[u], rng.integers(k, size=m[u]))
+        np.add.at(out[u], cats, 1)
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize(("k", "max_m"), [(2, 2), (2, 5), (3, 3), (5, 9)])
+@pytest.mark.parametrize("level", ["nominal", "ordinal"])
+def test_exact_coincidences_give_the_packages_alpha(seed, k, max_m, level):
+    counts = _counts(seed, 700, k, max_m)
+    want = krippendorff.alpha(value_counts=counts, value_domain=np.arange(k), level_of_measurement=level)
+    for block in (1, 7, 1 << 16):  # blocks of units: the sums are exact whatever the split
+        o = ag.coincidence_exact(counts, block=block)
+        assert o.sum() == pytest.approx(counts.sum(), rel=1e-12)  # n: every pairable value once
+        assert float(ag._alpha_from_coincidence(o, level)) == pytest.approx(want, rel=1e-12, abs=1e-14)
+
+
+def test_the_coincidences_of_krippendorffs_worked_example():
+    """Krippendorff (2011), "Computing Krippendorff's alpha-reliability", section C: four coders, 12 units, values
+    1..5, nominal α = 0.743 (the coincidence matrix's margins 9, 13, 10, 5, 3 of n = 40 pairable values)."""
+    data = np.array([
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, np.nan, np.nan, np.nan],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, np.nan, 3],
+        [np.nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, np.nan],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, np.nan],
+    ]).T - 1
+    counts = ag.category_counts(data, 5)
+    counts = counts[counts.sum(axis=1) >= 2]
+    o = ag.coincidence_exact(counts)
+    np.testing.assert_allclose(o.sum(axis=1), [9, 13, 10, 5, 3])
+    assert round(float(ag._alpha_from_coincidence(o, "nominal")), 3) == 0.743
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal"])
+def test_past_the_packages_limit_alpha_is_computed_from_exact_coincidences(monkeypatch, level):
+    counts = _counts(4, 300, 4, 4)
+    n_ratings = counts.sum(axis=1)
+    calls: list[int] = []
+    package = ag.krippendorff.alpha
+    monkeypatch.setattr(ag.krippendorff, "alpha", lambda **kw: calls.append(1) or package(**kw))
+    monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 300)
+    at_limit = ag._alpha_estimate(n_ratings, level, 4, table=counts, n_boot=30, seed=1, progress=None)
+    assert calls == [1]  # at the limit, still the package
+    monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 299)
+    past = ag._alpha_estimate(n_ratings, level, 4, table=counts, n_boot=30, seed=1, progress=None)
+    monkeypatch.setattr(
+        ag.krippendorff, "alpha", lambda **kw: pytest.fail("the package was asked past its limit")
+    )
+    assert ag._alpha_estimate(n_ratings, level, 4, table=counts, progress=None).value == past.value
+    assert past.value == pytest.approx(at_limit.value, rel=1e-12) and past.ci95 == at_limit.ci95
