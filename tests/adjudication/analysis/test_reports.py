@@ -333,7 +333,9 @@ def test_gold_on_units_nobody_labelled_does_not_make_gold_the_default(fixture_st
     assert validity_params_parse(study=study, query=query).target == "majority"
     # Unresolved gold is no gold; current gold on the missing item makes gold the default.
     first = fixture_study["items"][0]
-    GoldLabel.objects.create(pool=pool, item=first, unit_key="item", question=pf, value="", source=GoldSource.UNRESOLVED)
+    GoldLabel.objects.create(
+        pool=pool, item=first, unit_key="item", question=pf, value="", source=GoldSource.UNRESOLVED
+    )
     assert validity_params_parse(study=study, query=query).target == "majority"
     GoldLabel.objects.filter(pool=pool, item=first).update(is_current=False)
     GoldLabel.objects.create(pool=pool, item=first, unit_key="item", question=pf, value="yes", version=2,
