@@ -66,7 +66,9 @@ class RatingTables:
     rater_names: list[str]
     scale: list[str]
     level: ag.Level
-    n_ratings: np.ndarray
+    # A multi-label question's number of ratings (on the scale) per unit; a single-choice question's are its
+    # counts' row sums (:attr:`n_ratings`), not kept twice.
+    option_n_ratings: np.ndarray | None = None
     tables: ag.CategoricalTables | None = None
     option_tables: dict[str, ag.CategoricalTables] | None = None
     n_off_scale_ratings: int = 0
@@ -74,6 +76,13 @@ class RatingTables:
     n_rater_ratings_excluded: int = 0
     # One annotator's ratings, kept as they were read when the caller asked for them: (pseudonym, units, values).
     collected: tuple[str, np.ndarray, np.ndarray] | None = None
+
+    @property
+    def n_ratings(self) -> np.ndarray:
+        """Each unit's number of ratings on the scale."""
+        if self.option_n_ratings is not None:
+            return self.option_n_ratings
+        return self.counts.sum(axis=1)
 
     @property
     def counts(self) -> np.ndarray:
@@ -225,7 +234,6 @@ class _Reader:
             )
             chunk = entries(mapped[value_codes])
             self.builders[""].add(chunk)
-            self.n_ratings.append(chunk.per_unit())
             self.n_off += int(value_codes.size - chunk.unit.size)
             if self.collect is not None:
                 mine = chunk.rater == self.collect
@@ -264,7 +272,7 @@ class _Reader:
             rater_names=names,
             scale=self.scale,
             level=level_for(self.question),
-            n_ratings=_joined(self.n_ratings),
+            option_n_ratings=_joined(self.n_ratings) if self.multilabel else None,
             tables=None if self.multilabel else tables[""],
             option_tables=tables if self.multilabel else None,
             n_off_scale_ratings=self.n_off,

@@ -126,9 +126,6 @@ def validity_report(
         if progress is not None:
             progress(total // 2 + done, total // 2 * 3)
 
-    summary = va.validity_summary(
-        scores, labels, ordinal_target=ordinal, n_boot=n_boot, seed=seed, progress=auc_progress
-    )
     comparison = (
         _paired_comparison(
             study=study, params=params, source=source, human=(human_units, human_values), question=question,
@@ -139,8 +136,13 @@ def validity_report(
     )
     sizes = {"n_units_metric": len(metric), "n_metric_not_ok": metric.n_not_ok, "n_units_human": len(human_units),
              "n_units_both": len(units)}
-    # The humans' agreement needs only the count tables: the per-unit arrays above are let go before its bootstraps.
-    del metric, human_units, human_values, units, at_human, at_metric, positions, scores, labels, ordinal
+    # The statistics need only the scores and targets of the units both have, and the humans' agreement only the
+    # count tables: the per-unit arrays they came from are let go before either runs.
+    del metric, human_units, human_values, units, at_human, at_metric
+    summary = va.validity_summary(
+        scores, labels, ordinal_target=ordinal, n_boot=n_boot, seed=seed, progress=auc_progress
+    )
+    del positions, scores, labels, ordinal
     ceiling = agreement_report(
         pool=pool, question=question, ratings=ratings, n_boot=n_boot, seed=seed, progress=ceiling_progress,
         include_controls=params.include_controls,
