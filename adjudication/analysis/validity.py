@@ -117,14 +117,14 @@ def validity_report(
     labels = binary_target(question, positions, positive)
     ordinal = positions if question.kind == QuestionKind.ORDINAL else None
 
-    # A bootstrap covers the AUC (n_boot) and the humans' κ and α beside it (2 × n_boot): one progress bar.
-    def auc_progress(done: int, total: int) -> None:
-        if progress is not None:
-            progress(done, 3 * total)
-
+    # A bootstrap covers the humans' κ and α (2 × n_boot) and the AUC (n_boot): one progress bar, in that order.
     def ceiling_progress(done: int, total: int) -> None:
         if progress is not None:
-            progress(total // 2 + done, total // 2 * 3)
+            progress(done, total // 2 * 3)
+
+    def auc_progress(done: int, total: int) -> None:
+        if progress is not None:
+            progress(2 * total + done, 3 * total)
 
     comparison = (
         _paired_comparison(
@@ -136,18 +136,22 @@ def validity_report(
     )
     sizes = {"n_units_metric": len(metric), "n_metric_not_ok": metric.n_not_ok, "n_units_human": len(human_units),
              "n_units_both": len(units)}
-    # The statistics need only the scores and targets of the units both have, and the humans' agreement only the
-    # count tables: the per-unit arrays they came from are let go before either runs.
+    # What each step needs and no more: the humans' agreement the count tables, the metric's statistics the scores
+    # and targets of the units both have. The per-unit arrays they came from are let go first, and the tables
+    # before the metric's statistics run (a million units: tens of MiB each).
     del metric, human_units, human_values, units, at_human, at_metric
-    summary = va.validity_summary(
-        scores, labels, ordinal_target=ordinal, n_boot=n_boot, seed=seed, progress=auc_progress
-    )
-    del positions, scores, labels, ordinal
     ceiling = agreement_report(
         pool=pool, question=question, ratings=ratings, n_boot=n_boot, seed=seed, progress=ceiling_progress,
         include_controls=params.include_controls,
     )
     binary_fleiss = _binary_fleiss(ratings, question, positive, n_boot=n_boot, seed=seed) if ratings.units else None
+    quality = quality_note(
+        ratings, include_controls=params.include_controls, exclude_flagged=params.exclude_flagged, flagged=flagged
+    )
+    del ratings
+    summary = va.validity_summary(
+        scores, labels, ordinal_target=ordinal, n_boot=n_boot, seed=seed, progress=auc_progress
+    )
     return {
         "study": study.slug,
         "source": {"key": source.key, "label": source.label, "scope": source.scope, "origin": source.origin},
@@ -165,9 +169,7 @@ def validity_report(
         else "equal to this option",
         **sizes,
         "human_excluded": excluded,
-        "quality": quality_note(
-            ratings, include_controls=params.include_controls, exclude_flagged=params.exclude_flagged, flagged=flagged
-        ),
+        "quality": quality,
         **summary,
         "comparison": comparison,
         "human_ceiling": {
