@@ -50,7 +50,11 @@ def _whole(ratings: ag.SparseRatings, k: int) -> ag.CategoricalTables:
 
 def _same(got: ag.CategoricalTables, want: ag.CategoricalTables) -> None:
     np.testing.assert_array_equal(got.counts, want.counts)
-    assert got.counts.dtype == want.counts.dtype
+    # Counts and tables stay integers (exact sums, and the κ tables statsmodels is given are counts).
+    assert got.counts.dtype == want.counts.dtype == np.int64
+    assert got.pairs.dtype == got.n_rated.dtype == np.int64
+    if got.rests is not None and got.rest_excluded is not None:
+        assert got.rests.dtype == got.rest_excluded.dtype == np.int64
     np.testing.assert_array_equal(got.pairs, want.pairs)
     np.testing.assert_array_equal(got.n_rated, want.n_rated)
     assert (got.rests is None) == (want.rests is None)
@@ -126,6 +130,9 @@ def test_a_chunk_numbered_over_other_raters_is_refused():
 def test_no_chunk_gives_empty_tables():
     got = ag.CategoricalTablesBuilder(3, 4).finish()
     assert got.counts.shape == (0, 4) and got.pairs.shape == (3, 4, 4) and not got.pairs.any()
+    assert got.counts.dtype == got.pairs.dtype == np.int64
+    kept = ag.CategoricalTablesBuilder(3, 4).finish(np.array([True, False, False]))
+    assert kept.pairs.shape == (0, 4, 4) and kept.pairs.dtype == np.int64 and kept.rests is None
     assert got.rests is not None and not got.rests.any()
 
 
