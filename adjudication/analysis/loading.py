@@ -424,6 +424,29 @@ def ratings_load(
     return ratings
 
 
+def scale_positions(values: Sequence[Any], scale: Sequence[str]) -> np.ndarray:
+    """Each distinct stored value's position on a categorical question's declared scale; NaN off the scale."""
+    position = {v: float(i) for i, v in enumerate(scale)}
+    return np.array(
+        [position.get(str(v), np.nan) if not isinstance(v, list | dict) else np.nan for v in values], dtype=float
+    )
+
+
+def option_marks(values: Sequence[Any], options: Sequence[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """A multi-label question's distinct stored values: which are ratings (a list of declared options only), and
+    per option 1.0 where such a rating selects it, 0.0 where it does not, NaN where the value is no rating."""
+    lists = [v if isinstance(v, list) else None for v in values]
+    rated = np.array([lst is not None and all(str(x) in options for x in lst) for lst in lists], dtype=bool)
+    marks = {
+        option: np.array(
+            [float(option in [str(x) for x in lst]) if ok else np.nan for lst, ok in zip(lists, rated, strict=True)],
+            dtype=float,
+        )
+        for option in options
+    }
+    return rated, marks
+
+
 def _ratings_from_rows(*, pool: Pool, question: Question, rows: _LabelRows) -> Ratings:
     items, raters, value_codes, value_uniques = rows.items, rows.raters, rows.value_codes, rows.values
     level = level_for(question)
@@ -444,27 +467,11 @@ def _ratings_from_rows(*, pool: Pool, question: Question, rows: _LabelRows) -> R
 
     per_option: dict[str, ag.SparseRatings] | None = None
     if question.kind == QuestionKind.MULTILABEL:
-        options = question.option_values
-        lists = [v if isinstance(v, list) else None for v in value_uniques]
-        rated = np.array([lst is not None and all(str(x) in options for x in lst) for lst in lists], dtype=bool)
-        per_option = {}
-        for option in options:
-            mapped = np.array(
-                [
-                    float(option in [str(x) for x in lst]) if ok else np.nan
-                    for lst, ok in zip(lists, rated, strict=True)
-                ],
-                dtype=float,
-            )
-            per_option[option] = entries(mapped[value_codes])
+        rated, marks = option_marks(value_uniques, question.option_values)
+        per_option = {option: entries(mapped[value_codes]) for option, mapped in marks.items()}
         coded = np.where(rated[value_codes], 0.0, np.nan)
     elif scale is not None:
-        position = {v: float(i) for i, v in enumerate(scale)}
-        mapped = np.array(
-            [position.get(str(v), np.nan) if not isinstance(v, list | dict) else np.nan for v in value_uniques],
-            dtype=float,
-        )
-        coded = mapped[value_codes]
+        coded = scale_positions(value_uniques, scale)[value_codes]
     else:
         mapped = np.array([targets.number_or_nan(v) for v in value_uniques], dtype=float)
         coded = mapped[value_codes]

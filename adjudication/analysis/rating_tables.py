@@ -43,6 +43,8 @@ from adjudication.analysis.loading import (
     _rows_without,
     control_item_ids,
     level_for,
+    option_marks,
+    scale_positions,
 )
 from adjudication.stats import agreement as ag
 from annotation.models import Assignment, AssignmentStatus, Pool, PoolMembership, Question, QuestionKind
@@ -214,25 +216,14 @@ class _Reader:
             return ag.SparseRatings.from_entries(unit_codes, rater_codes, coded, n_units=n_units, n_raters=n_raters)
 
         if self.multilabel:
-            lists = [v if isinstance(v, list) else None for v in rows.values]
-            rated = np.array([lst is not None and all(str(x) in self.scale for x in lst) for lst in lists], bool)
+            rated, marks = option_marks(rows.values, self.scale)
             for option, builder in self.builders.items():
-                mapped = np.array(
-                    [float(option in [str(x) for x in lst]) if ok else np.nan for lst, ok in zip(lists, rated,
-                                                                                                strict=True)],
-                    dtype=float,
-                )
-                builder.add(entries(mapped[value_codes]))
+                builder.add(entries(marks[option][value_codes]))
             on_scale = rated[value_codes]
             self.n_ratings.append(np.bincount(unit_codes[on_scale], minlength=n_units))
             self.n_off += int((~on_scale).sum())
         else:
-            position = {v: float(i) for i, v in enumerate(self.scale)}
-            mapped = np.array(
-                [position.get(str(v), np.nan) if not isinstance(v, list | dict) else np.nan for v in rows.values],
-                dtype=float,
-            )
-            chunk = entries(mapped[value_codes])
+            chunk = entries(scale_positions(rows.values, self.scale)[value_codes])
             self.builders[""].add(chunk)
             self.n_off += int(value_codes.size - chunk.unit.size)
             if self.collect is not None:
