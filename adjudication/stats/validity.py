@@ -30,16 +30,26 @@ YOUDEN_WARNING = (
 
 
 def _clean(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """Drop units whose score or label is missing; return what is left and how many were dropped."""
+    """Drop units whose score or label is missing; return what is left (as booleans) and how many were dropped.
+
+    Nothing is copied that need not be: with no unit dropped the scores come back as given (float64) and boolean
+    labels as given, so that a million units cost no further arrays of a million. Callers read them, never write."""
     s = np.asarray(scores, dtype=float)
-    y = np.asarray(labels, dtype=float)
-    if s.shape != y.shape or s.ndim != 1:
+    given = np.asarray(labels)
+    if s.shape != given.shape or s.ndim != 1:
         raise ValueError("scores and labels must be 1-D arrays of the same length")
-    ok = np.isfinite(s) & np.isfinite(y)
-    y_ok = y[ok]
-    if y_ok.size and not np.isin(y_ok, (0.0, 1.0)).all():
-        raise ValueError("labels must be 0 or 1")
-    return s[ok], y_ok.astype(bool), int((~ok).sum())
+    if given.dtype == bool:
+        ok = np.isfinite(s)
+        y = given
+    else:
+        y_float = given.astype(float, copy=False)
+        ok = np.isfinite(s) & np.isfinite(y_float)
+        if not np.isin(y_float[ok], (0.0, 1.0)).all():
+            raise ValueError("labels must be 0 or 1")
+        y = y_float == 1.0
+    if ok.all():
+        return s, y, 0
+    return s[ok], y[ok], int((~ok).sum())
 
 
 # --- DeLong ----------------------------------------------------------------------------------
@@ -273,7 +283,7 @@ def roc_points(scores: np.ndarray, labels: np.ndarray) -> dict[str, list[float]]
     s, y, _ = _clean(scores, labels)
     if y.all() or not y.any():
         return None
-    fpr, tpr, thresholds = roc_curve(y.astype(int), s)
+    fpr, tpr, thresholds = roc_curve(y, s)
     return {
         "fpr": fpr.tolist(),
         "tpr": tpr.tolist(),
@@ -292,9 +302,12 @@ def _fisher_ci(r: float, se: float) -> tuple[float, float]:
 
 
 def _pair_clean(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The units with both values (float64), and how many were dropped: the arrays as given when none was."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     ok = np.isfinite(x) & np.isfinite(y)
+    if ok.all():
+        return x, y, 0
     return x[ok], y[ok], int((~ok).sum())
 
 
@@ -335,17 +348,28 @@ def pearson(x: np.ndarray, y: np.ndarray) -> Estimate:
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> Estimate:
-    """Spearman's ρ with the Fisher-z interval using Bonett & Wright's (2000) SE √((1+ρ²/2)/(n−3))."""
+    """Spearman's ρ with the Fisher-z interval using Bonett & Wright's (2000) SE √((1+ρ²/2)/(n−3)).
+
+    ρ is Pearson's r of the two columns' midranks (scipy's rankdata), and its p-value the t test of that r on
+    n − 2 degrees of freedom, from scipy's pearsonr: what ``scipy.stats.spearmanr`` computes (its docs: "the
+    p-value ... is computed using a t-distribution with n − 2 degrees of freedom"; pearsonr's exact null
+    distribution of r is that t test's, written as a beta distribution), to rounding. The columns are ranked one
+    after the other, not both at once as spearmanr does: a million units cost half as much memory at the peak."""
     x, y, n_excluded = _pair_clean(x, y)
     bad = _variance_check(x, y, n_excluded, 4)
     if bad:
         return bad
-    res = stats.spearmanr(x, y)
+    n = int(x.size)
+    x_ranks = stats.rankdata(x)
+    del x
+    y_ranks = stats.rankdata(y)
+    del y
+    res = stats.pearsonr(x_ranks, y_ranks)
     r = float(res.statistic)
-    se = math.sqrt((1.0 + r * r / 2.0) / (x.size - 3))
+    se = math.sqrt((1.0 + r * r / 2.0) / (n - 3))
     return Estimate(
         value=r,
-        n_units=int(x.size),
+        n_units=n,
         n_excluded=n_excluded,
         ci95=_fisher_ci(r, se),
         ci_method="Fisher z, Bonett–Wright SE",
@@ -418,7 +442,7 @@ def youden_threshold(scores: np.ndarray, labels: np.ndarray) -> dict[str, Any] |
     s, y, _ = _clean(scores, labels)
     if y.all() or not y.any():
         return None
-    fpr, tpr, thresholds = roc_curve(y.astype(int), s)
+    fpr, tpr, thresholds = roc_curve(y, s)
     finite = np.isfinite(thresholds)
     j = tpr - fpr
     j[~finite] = -np.inf
@@ -450,8 +474,7 @@ def validity_summary(
     Correlations use ``ordinal_target`` (e.g. positions on an ordinal human scale) when given,
     else the 0/1 labels (point-biserial / rank-biserial).
     """
-    _s, y, n_excluded = _clean(scores, labels)
-    target = np.asarray(labels, dtype=float) if ordinal_target is None else np.asarray(ordinal_target, dtype=float)
+    _, y, n_excluded = _clean(scores, labels)
     out: dict[str, Any] = {
         "n": int(y.size),
         "n_pos": int(y.sum()),
@@ -468,9 +491,11 @@ def validity_summary(
         auc_dict["ci95_bootstrap"] = None
         auc_dict["bootstrap"] = None
     out["auc"] = auc_dict
+    target = np.asarray(labels, dtype=float) if ordinal_target is None else np.asarray(ordinal_target, dtype=float)
     out["pearson"] = pearson(scores, target).as_dict()
     out["spearman"] = spearman(scores, target).as_dict()
     out["kendall"] = kendall(scores, target).as_dict()
+    del target
     youden = youden_threshold(scores, labels)
     out["youden"] = youden
     out["at_youden_threshold"] = precision_recall_f1(scores, labels, youden["threshold"]) if youden else None

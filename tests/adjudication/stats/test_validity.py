@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import roc_auc_score, roc_curve
 
 from adjudication.stats import validity as v
 
@@ -128,3 +128,88 @@ def test_validity_summary_has_paired_keys():
     assert {"n", "n_pos", "n_neg", "auc", "pearson", "spearman", "kendall", "auc_a", "auc_b", "delong_paired"} <= set(s)
     assert s["auc"]["ci95_bootstrap"] is not None
     assert {"diff", "z", "p_value", "ci95"} <= set(s["delong_paired"])
+
+
+# Wikipedia, "Spearman's rank correlation coefficient", Example: IQ against hours of television a week for ten
+# people; ρ = −29/165 = −0.175757…, with "a p-value of 0.627188 (using the t-distribution)".
+WIKI_IQ = np.array([106, 100, 86, 101, 99, 103, 97, 113, 112, 110], dtype=float)
+WIKI_TV = np.array([7, 27, 2, 50, 28, 29, 20, 12, 6, 17], dtype=float)
+
+
+def test_spearman_reproduces_the_worked_example_with_its_p_value():
+    est = v.spearman(WIKI_IQ, WIKI_TV)
+    assert est.value == pytest.approx(-29 / 165, abs=1e-12)
+    assert est.extra["p_value"] == pytest.approx(0.627188, abs=1e-6)
+    assert (est.n_units, est.n_excluded) == (10, 0)
+
+
+@pytest.mark.parametrize("n", [7, 37, 2000])
+@pytest.mark.parametrize("target", ["binary", "ordinal", "continuous"])
+def test_spearman_is_scipys_spearmanr_with_ties_and_missing_units(n, target):
+    # Ranked one column at a time and correlated with pearsonr: scipy's spearmanr's statistic and p-value (its
+    # t test on n − 2 degrees of freedom), ties in both columns (midranks) and units with a missing value dropped.
+    rng = np.random.default_rng(n)
+    y = {"binary": rng.integers(0, 2, n), "ordinal": rng.integers(0, 5, n), "continuous": rng.normal(size=n)}[target]
+    y = y.astype(float)
+    y[2:4] = (0.0, 1.0)  # both columns vary on the units kept
+    x = np.round(y + rng.normal(size=n), 1)
+    x[0] = np.nan
+    y[1] = np.nan
+    est = v.spearman(x, y)
+    keep = ~(np.isnan(x) | np.isnan(y))
+    ref = stats.spearmanr(x[keep], y[keep])
+    assert est.value == pytest.approx(ref.statistic, rel=1e-12, abs=1e-15)
+    assert est.extra["p_value"] == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
+    assert (est.n_units, est.n_excluded) == (n - 2, 2)
+
+
+def test_spearman_of_a_perfect_ranking_is_one_with_p_zero():
+    x = np.arange(30.0)
+    est = v.spearman(x, x**3)
+    ref = stats.spearmanr(x, x**3)
+    assert est.value == pytest.approx(1.0) and ref.statistic == pytest.approx(1.0)
+    assert est.extra["p_value"] == pytest.approx(ref.pvalue, abs=1e-12)
+
+
+def test_clean_copies_nothing_when_no_unit_is_dropped_and_drops_what_is_missing():
+    scores = np.linspace(0.0, 1.0, 8)
+    labels = np.array([True, False] * 4)
+    s, y, dropped = v._clean(scores, labels)
+    assert np.shares_memory(s, scores) and np.shares_memory(y, labels) and dropped == 0
+    s, y, dropped = v._clean(scores, labels.astype(float))
+    assert np.shares_memory(s, scores) and y.dtype == bool and y.tolist() == labels.tolist() and dropped == 0
+    with_missing = scores.copy()
+    with_missing[2] = np.nan
+    float_labels = labels.astype(float)
+    float_labels[5] = np.nan
+    s, y, dropped = v._clean(with_missing, float_labels)
+    assert dropped == 2 and s.tolist() == np.delete(scores, [2, 5]).tolist()
+    assert y.tolist() == np.delete(labels, [2, 5]).tolist()
+    s, y, dropped = v._clean(with_missing, labels)
+    assert dropped == 1 and s.tolist() == np.delete(scores, 2).tolist() and y.tolist() == np.delete(labels, 2).tolist()
+    with pytest.raises(ValueError, match="0 or 1"):
+        v._clean(scores, np.array([0, 1, 2, 0, 1, 0, 1, 0], dtype=float))
+    # A label off 0/1 on a unit whose score is missing is dropped with it, not an error.
+    off = float_labels.copy()
+    off[2] = 7.0
+    assert v._clean(with_missing, off)[2] == 2
+    with pytest.raises(ValueError, match="same length"):
+        v._clean(scores, labels[:-1])
+
+
+def test_pair_clean_copies_nothing_when_both_columns_are_complete():
+    x, y = np.arange(6.0), np.arange(6.0) ** 2
+    cx, cy, dropped = v._pair_clean(x, y)
+    assert np.shares_memory(cx, x) and np.shares_memory(cy, y) and dropped == 0
+    y[3] = np.inf
+    cx, cy, dropped = v._pair_clean(x, y)
+    assert dropped == 1 and cx.tolist() == [0, 1, 2, 4, 5] and cy.tolist() == [0, 1, 4, 16, 25]
+
+
+def test_the_summary_is_the_same_for_boolean_and_float_labels():
+    as_bool = v.validity_summary(HM_SCORES, HM_LABELS.astype(bool), n_boot=50, seed=3)
+    as_float = v.validity_summary(HM_SCORES, HM_LABELS, n_boot=50, seed=3)
+    assert as_bool == as_float
+    roc = as_float["roc"]
+    fpr, tpr, _ = roc_curve(HM_LABELS.astype(int), HM_SCORES)
+    assert roc["fpr"] == fpr.tolist() and roc["tpr"] == tpr.tolist()
