@@ -527,36 +527,83 @@ def sorted_units(items: np.ndarray, key_codes: np.ndarray, keys: Sequence[str]) 
     """Units given as item ids and codes into ``keys`` (in any order, keys in any order), as a :class:`UnitList`
     sorted by item id, then unit key as text (the order of ``sorted`` on (item id, unit key) tuples), and the
     order that took them there (to carry aligned arrays along)."""
-    ranked = sorted(range(len(keys)), key=lambda i: str(keys[i]))
-    recode = np.empty(len(keys), dtype=np.int64)
-    recode[ranked] = np.arange(len(keys), dtype=np.int64)
-    codes = recode[np.asarray(key_codes, dtype=np.int64)]
+    codes, ranked = _ranked_codes(key_codes, keys)
     items = np.asarray(items, dtype=np.int64)
     order = np.lexsort((codes, items))
-    return UnitList(items[order], codes[order], [str(keys[i]) for i in ranked]), order
+    return UnitList(items[order], codes[order], ranked), order
+
+
+def _ranked_codes(key_codes: np.ndarray, keys: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """The codes recoded into ``keys`` sorted as text (int32, as a :class:`UnitList` holds them), and those keys."""
+    ranked = sorted(range(len(keys)), key=lambda i: str(keys[i]))
+    recode = np.empty(len(keys), dtype=np.int32)
+    recode[ranked] = np.arange(len(keys), dtype=np.int32)
+    return recode[np.asarray(key_codes, dtype=np.intp)], [str(keys[i]) for i in ranked]
+
+
+# Units compared at a time when checking that units are in order (a few small arrays instead of one per unit).
+_ORDER_CHUNK = 1 << 16
+
+
+def _in_unit_order(items: np.ndarray, codes: np.ndarray) -> bool:
+    """Whether the units (item id, key code; codes ranked as the keys sort) are strictly ascending: each unit once,
+    in the order :func:`sorted_units` gives."""
+    for start in range(0, max(items.size - 1, 0), _ORDER_CHUNK):
+        stop = min(start + _ORDER_CHUNK, items.size - 1)
+        a, b = items[start:stop], items[start + 1 : stop + 1]
+        if not ((b > a) | ((b == a) & (codes[start + 1 : stop + 1] > codes[start:stop]))).all():
+            return False
+    return True
 
 
 def common_units(*lists: UnitList) -> tuple[UnitList, list[np.ndarray]]:
     """The units in every list, sorted by item id, then unit key as text (what ``sorted(set(a) & set(b) ...)``
     of the (item id, unit key) tuples gives), and for each list the positions of those units in it. Each list
-    holds a unit once (a metric's values, a human target).
+    holds a unit once (a metric's values, a human target)."""
+    common, width, keys, positions = _common_coded(lists)
+    if width == 1:
+        return UnitList(common, np.zeros(common.size, np.int32), keys), positions
+    return UnitList(common // width, common % width, keys), positions
 
-    Each unit becomes one integer, item id × number of keys + the key's rank among every list's keys (sorted as
-    text), so that integers sort as the tuples do and the intersection is numpy's, without a tuple per unit."""
+
+def common_positions(*lists: UnitList) -> list[np.ndarray]:
+    """:func:`common_units`' positions alone, for a caller that needs no list of the common units."""
+    return _common_coded(lists)[3]
+
+
+def _common_coded(lists: Sequence[UnitList]) -> tuple[np.ndarray, int, list[str], list[np.ndarray]]:
+    """Each unit becomes one integer, item id × number of keys + the key's rank among every list's keys (sorted as
+    text), so that integers sort as the tuples do, and the units in every list are found by binary search in the
+    sorted integers: a few arrays of the units, no tuple per unit and no sort of the lists together. With one key
+    in every list (item-scope units, the common case) the integers are the item ids themselves, not copied."""
     keys = sorted({k for units in lists for k in units.keys})
     rank = {k: i for i, k in enumerate(keys)}
     width = max(len(keys), 1)
-    coded = [
-        units.items * width + np.array([rank[k] for k in units.keys], dtype=np.int64)[units.key_codes]
-        if units.keys
-        else np.empty(0, np.int64)
-        for units in lists
-    ]
+    coded = [_coded(units, rank, width) for units in lists]
     common = coded[0] if _ascending(coded[0]) else np.sort(coded[0])
     for other in coded[1:]:
-        common = np.intersect1d(common, other, assume_unique=True)
+        common = common[_found(other if _ascending(other) else np.sort(other), common)]
     positions = [np.searchsorted(c, common) if _ascending(c) else _positions(c, common) for c in coded]
-    return UnitList(common // width, common % width, keys), positions
+    return common, width, keys, positions
+
+
+def _coded(units: UnitList, rank: dict[str, int], width: int) -> np.ndarray:
+    if not units.keys:
+        return np.empty(0, np.int64)
+    if width == 1:
+        return units.items
+    coded = units.items * width
+    coded += np.array([rank[k] for k in units.keys], dtype=np.int64)[units.key_codes]
+    return coded
+
+
+def _found(sorted_values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Which of ``wanted`` are in ``sorted_values`` (ascending), as a boolean mask."""
+    if sorted_values.size == 0:
+        return np.zeros(wanted.size, dtype=bool)
+    at = np.searchsorted(sorted_values, wanted)
+    np.minimum(at, sorted_values.size - 1, out=at)
+    return np.asarray(sorted_values[at] == wanted)
 
 
 def _ascending(coded: np.ndarray) -> bool:
@@ -626,7 +673,7 @@ def score_run_values(run_id: int) -> MetricValues:
     units need already (a database collation may order keys otherwise: then they are sorted here)."""
     capacity = Score.objects.filter(run_id=run_id).count()
     items = np.empty(capacity, dtype=np.int64)
-    codes = np.empty(capacity, dtype=np.int64)
+    codes = np.empty(capacity, dtype=np.int32)
     values = np.empty(capacity, dtype=np.float64)
     keys: dict[str, int] = {}
     rows = (
@@ -643,15 +690,18 @@ def score_run_values(run_id: int) -> MetricValues:
         if end > items.size:
             items, codes, values = (_grown(a, max(end, 2 * a.size)) for a in (items, codes, values))
         items[filled:end] = np.fromiter((row[0] for row in ok), np.int64, len(ok))
-        codes[filled:end] = np.fromiter((keys.setdefault(row[1], len(keys)) for row in ok), np.int64, len(ok))
+        codes[filled:end] = np.fromiter((keys.setdefault(row[1], len(keys)) for row in ok), np.int32, len(ok))
         values[filled:end] = np.fromiter((row[2] for row in ok), np.float64, len(ok))
         filled = end
-    units, order = sorted_units(items[:filled], codes[:filled], list(keys))
-    in_order = _ascending(order)
-    return MetricValues(
-        units, values[:filled].copy() if in_order else values[order], n_not_ok,
-        "scores that are undetermined or failed are excluded",
-    )
+    note = "scores that are undetermined or failed are excluded"
+    ranked, names = _ranked_codes(codes[:filled], list(keys))
+    del codes
+    if _in_unit_order(items[:filled], ranked):
+        # As read (the usual case): the arrays are the units, without a sort or a copy (a slice of the buffers
+        # only when scores came in after the count, or were not usable).
+        return MetricValues(UnitList(items[:filled], ranked, names), values[:filled], n_not_ok, note)
+    order = np.lexsort((ranked, items[:filled]))
+    return MetricValues(UnitList(items[order], ranked[order], names), values[order], n_not_ok, note)
 
 
 def _grown(a: np.ndarray, size: int) -> np.ndarray:

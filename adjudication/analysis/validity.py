@@ -18,6 +18,7 @@ from adjudication.analysis.loading import (
     Ratings,
     UnitList,
     binary_target,
+    common_positions,
     common_units,
     compatible_questions,
     default_positive,
@@ -108,14 +109,6 @@ def validity_report(
     human_units, human_values, excluded = human_target_arrays(
         pool=pool, question=question, target=params.target, ratings=ratings, include_controls=params.include_controls
     )
-    metric = source.load()
-    # The units both have, by item id, then unit key (as sorting the (item id, unit key) pairs orders them), as
-    # arrays: a million units are no million tuples.
-    units, (at_human, at_metric) = common_units(human_units, metric.units)
-    positions = human_values[at_human]
-    scores = metric.values[at_metric]
-    labels = binary_target(question, positions, positive)
-    ordinal = positions if question.kind == QuestionKind.ORDINAL else None
 
     # A bootstrap covers the humans' κ and α (2 × n_boot) and the AUC (n_boot): one progress bar, in that order.
     def ceiling_progress(done: int, total: int) -> None:
@@ -126,20 +119,9 @@ def validity_report(
         if progress is not None:
             progress(2 * total + done, 3 * total)
 
-    comparison = (
-        _paired_comparison(
-            study=study, params=params, source=source, human=(human_units, human_values), question=question,
-            positive=positive, metric=metric,
-        )
-        if params.compare
-        else None
-    )
-    sizes = {"n_units_metric": len(metric), "n_metric_not_ok": metric.n_not_ok, "n_units_human": len(human_units),
-             "n_units_both": len(units)}
-    # What each step needs and no more: the humans' agreement the count tables, the metric's statistics the scores
-    # and targets of the units both have. The per-unit arrays they came from are let go first, and the tables
-    # before the metric's statistics run (a million units: tens of MiB each).
-    del metric, human_units, human_values, units, at_human, at_metric
+    # What each step needs and no more (a million units: tens of MiB an array). The humans' agreement needs the
+    # count tables alone, and runs first: they are let go before the metric's values are read. The metric's
+    # statistics then need only the scores and targets of the units both have.
     ceiling = agreement_report(
         pool=pool, question=question, ratings=ratings, n_boot=n_boot, seed=seed, progress=ceiling_progress,
         include_controls=params.include_controls,
@@ -149,6 +131,28 @@ def validity_report(
         ratings, include_controls=params.include_controls, exclude_flagged=params.exclude_flagged, flagged=flagged
     )
     del ratings
+    metric = source.load()
+    comparison = (
+        _paired_comparison(
+            study=study, params=params, source=source, human=(human_units, human_values), question=question,
+            positive=positive, metric=metric,
+        )
+        if params.compare
+        else None
+    )
+    # The units both have, by item id, then unit key (as sorting the (item id, unit key) pairs orders them): only
+    # where they are in each, as arrays (a million units are no million tuples).
+    at_human, at_metric = common_positions(human_units, metric.units)
+    sizes = {"n_units_metric": len(metric), "n_metric_not_ok": metric.n_not_ok, "n_units_human": len(human_units),
+             "n_units_both": int(at_human.size)}
+    del human_units
+    positions = human_values[at_human]
+    del human_values, at_human
+    scores = metric.values[at_metric]
+    del metric, at_metric
+    labels = binary_target(question, positions, positive)
+    ordinal = positions if question.kind == QuestionKind.ORDINAL else None
+    del positions
     summary = va.validity_summary(
         scores, labels, ordinal_target=ordinal, n_boot=n_boot, seed=seed, progress=auc_progress
     )

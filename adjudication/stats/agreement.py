@@ -14,9 +14,10 @@ Every statistic returns an :class:`Estimate`: a value, or ``None`` with the reas
 number of units used, the units excluded, and a 95% interval where one is defined.
 
 statsmodels, scikit-learn and krippendorff do the arithmetic where they compute the statistic (but for α's
-point estimate past MAX_UNITS_FOR_PACKAGE pairable units, or past MAX_DISTINCT_FOR_PACKAGE distinct interval
-values, where the package's arrays grow too large: the same statistic from the coincidence matrix or per-unit
-sums, tested equal to the package's); their traps are guarded here:
+and Fleiss' κ's point estimates past MAX_UNITS_FOR_PACKAGE units, or past MAX_DISTINCT_FOR_PACKAGE distinct
+interval values, where the packages' arrays grow too large: the same statistic from the coincidence matrix, the
+count table's integer sums or per-unit sums, tested equal to the package's); the bootstrap replicates are computed
+here, each tested equal to the package's statistic on its resample. Their traps are guarded here:
 
 * ``statsmodels.stats.inter_rater.fleiss_kappa`` checks "equal raters per item" with a bare
   ``assert`` (gone under ``python -O``): the table is built here and units with another number of
@@ -53,8 +54,9 @@ BOOT_BATCH = 50
 # the number of units.
 BOOT_CELLS = 1 << 21
 MAX_DISTINCT_FOR_PACKAGE = 2000
-# Pairable units past which nominal and ordinal α's point estimate is computed from coincidence_exact (see
-# _alpha_estimate): at 200,000 units the package's arrays are about 21 MiB.
+# Units past which nominal and ordinal α's point estimate is computed from coincidence_exact (see _alpha_estimate),
+# and Fleiss' κ's from fleiss_exact (see _fleiss_from_counts): at 200,000 units the krippendorff package's arrays
+# are about 21 MiB, and statsmodels' float copies of the table a few MiB each.
 MAX_UNITS_FOR_PACKAGE = 200_000
 
 
@@ -253,8 +255,16 @@ def _agreeing_from_counts(used: np.ndarray, n_ratings: np.ndarray) -> tuple[int,
     """Categorical: every rating of a unit is the same category when one category holds them all, and the
     agreeing pairs of a unit are Σ_c n_c(n_c − 1)/2, whatever the number of raters."""
     agree = int((used.max(axis=1) == n_ratings).sum())
-    used_f = used.astype(float)
-    return agree, (used_f * (used_f - 1.0)).sum(axis=1) / 2.0
+    # A column at a time, in integers (a million units' float copies of the table are 16 MB each): the same
+    # exact small integers the floats held, so the same halves.
+    pairs = np.zeros(used.shape[0])
+    for c in range(used.shape[1]):
+        column = used[:, c]
+        within = column - 1
+        within *= column
+        pairs += within
+    pairs /= 2.0
+    return agree, pairs
 
 
 def _percent_estimate(n_ratings: np.ndarray, agreeing: Callable[[np.ndarray], tuple[int, np.ndarray]]) -> Estimate:
@@ -266,9 +276,14 @@ def _percent_estimate(n_ratings: np.ndarray, agreeing: Callable[[np.ndarray], tu
     n_excluded = int((rated & ~usable).sum())
     if n_used == 0:
         return Estimate.undefined("no unit was rated by two or more raters", n_excluded=n_excluded)
-    m = n_ratings[usable].astype(float)
     agree, agreeing_pairs = agreeing(usable)
-    pairwise = float(np.mean(agreeing_pairs / (m * (m - 1) / 2.0)))
+    # Each unit's rater pairs, m(m − 1)/2, in place: the same products and halves as written out, fewer copies.
+    unit_pairs = _rows(n_ratings, usable).astype(float)
+    unit_pairs *= unit_pairs - 1
+    unit_pairs /= 2.0
+    agreeing_pairs /= unit_pairs
+    del unit_pairs
+    pairwise = float(np.mean(agreeing_pairs))
     return Estimate(
         value=agree / n_used,
         n_units=n_used,
@@ -363,18 +378,50 @@ def _fleiss_from_counts(counts: np.ndarray, m: int) -> float | None:
     p_e = float((p * p).sum())
     if p_e >= 1.0 - 1e-15:
         return None
+    if n > MAX_UNITS_FOR_PACKAGE:
+        return fleiss_exact(counts, m)
     # statsmodels' own check is a bare assert; the caller guarantees equal rows.
     return float(_sm_fleiss_kappa(counts, method="fleiss"))
 
 
+def fleiss_exact(counts: np.ndarray, m: int) -> float | None:
+    """Fleiss' (1971) κ of a units × categories count table, every unit rated ``m`` times, from sums taken in exact
+    integers: P̄ = (Σ_u Σ_j n_uj² − N·m) / (N·m·(m − 1)), p_j = Σ_u n_uj / (N·m), P̄e = Σ_j p_j²,
+    κ = (P̄ − P̄e) / (1 − P̄e) (Fleiss 1971, equations 2 to 6). statsmodels' fleiss_kappa computes the same from the
+    table's float copies (its squares, each unit's agreement, their mean: a few arrays of the table's size); this
+    holds one column's squares at a time. Tested equal to statsmodels (and on Fleiss' worked example)."""
+    n = counts.shape[0]
+    totals = counts.sum(axis=0)
+    squares = 0
+    for c in range(counts.shape[1]):
+        column = np.asarray(counts[:, c], dtype=np.int64)
+        squares += int(column @ column)
+    p = totals / (n * m)
+    p_e = float((p * p).sum())
+    if p_e >= 1.0 - 1e-15:
+        return None
+    p_bar = (squares - n * m) / (n * m * (m - 1))
+    return float((p_bar - p_e) / (1.0 - p_e))
+
+
 def _fleiss_boot(counts: np.ndarray, m: int, n_boot: int, seed: int, progress: Progress | None) -> np.ndarray:
     n, _ = counts.shape
-    per_unit = ((counts * counts).sum(axis=1) - m) / (m * (m - 1))
+    # Each unit's agreement, (Σ_j n_uj² − m) / (m(m − 1)): the squares summed in integers a column at a time (the
+    # same exact integers as the whole table's squares), then divided.
+    squares = np.zeros(n, dtype=np.int64)
+    for c in range(counts.shape[1]):
+        column = np.asarray(counts[:, c], dtype=np.int64)
+        squares += column * column
+    squares -= m
+    per_unit = squares / (m * (m - 1))
+    del squares
     rng = np.random.default_rng(seed)
     out: list[np.ndarray] = []
-    for idx in resample_blocks(rng, n, n_boot, counts.shape[1], progress):
+    # A replicate's category totals are the drawn units' counts summed: each drawn unit's row times how many times
+    # it was drawn (exact integers either way, so the same totals), without gathering a row of counts per draw.
+    for idx in resample_blocks(rng, n, n_boot, 2, progress):
         p_bar = per_unit[idx].mean(axis=1)
-        p = counts[idx].sum(axis=1) / (n * m)
+        p = np.stack([np.bincount(row, minlength=n) @ counts for row in idx]) / (n * m)
         p_e = (p * p).sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             out.append(np.where(p_e < 1.0 - 1e-15, (p_bar - p_e) / (1.0 - p_e), np.nan))
@@ -488,19 +535,25 @@ def _alpha_from_coincidence(o: np.ndarray, level: Level) -> np.ndarray:
         return np.where(d_e > 0, 1.0 - (n - 1.0) * d_o / d_e, np.nan)
 
 
-def coincidence_exact(counts: np.ndarray, *, block: int = 1 << 16) -> np.ndarray:
+def coincidence_exact(counts: np.ndarray, *, block: int = 1 << 16, weights: np.ndarray | None = None) -> np.ndarray:
     """Krippendorff's coincidence matrix of a units × categories count table (every unit rated m ≥ 2 times):
     o_ck = Σ_u (n_uc·n_uk − [c = k]·n_uc) / (m_u − 1) (Krippendorff 2011, "Computing Krippendorff's alpha-reliability",
     section C). The numerators are summed as integers per number of ratings m, a block of units at a time (exact in
-    any order, and no units × k × k array), and divided once per m."""
+    any order, and no units × k × k array), and divided once per m.
+
+    ``weights`` (a non-negative integer per unit) counts unit u w_u times: the coincidence matrix of a table in which
+    each unit's row appears w_u times, as a bootstrap resample holds it (w: how many times each unit was drawn),
+    without building that table."""
     k = counts.shape[1]
     by_m: dict[int, np.ndarray] = {}
     for start in range(0, counts.shape[0], block):
         part = np.asarray(counts[start : start + block], dtype=np.int64)
         per_unit = part.sum(axis=1)
+        weighted = part if weights is None else part * np.asarray(weights[start : start + block], np.int64)[:, None]
         for m in np.unique(per_unit).tolist():
-            rows = part[per_unit == m]
-            total = rows.T @ rows - np.diag(rows.sum(axis=0))
+            at = per_unit == m
+            rows, weighted_rows = part[at], weighted[at]
+            total = weighted_rows.T @ rows - np.diag(weighted_rows.sum(axis=0))
             by_m[m] = by_m[m] + total if m in by_m else total
     o = np.zeros((k, k))
     for m in sorted(by_m):
@@ -542,18 +595,17 @@ def _interval_boot_from_sums(
 def _categorical_boot(
     counts: np.ndarray, level: Level, n_boot: int, seed: int, progress: Progress | None
 ) -> np.ndarray:
-    m = counts.sum(axis=1).astype(float)
-    scaled = counts / (m - 1.0)[:, None]
+    """α of each resample of the units (rows of ``counts``, every unit rated twice or more): the coincidence matrix
+    of the resample from how many times each unit was drawn (:func:`coincidence_exact` with those weights, exact
+    integers), not from a gathered copy of the resample's rows (a million units: the rows' counts, their scaled
+    copy and their products, tens of MiB each). The same α as the resample's own table gives (tested against the
+    krippendorff package on each resample), to rounding."""
+    n = counts.shape[0]
     rng = np.random.default_rng(seed)
     out: list[np.ndarray] = []
-    for idx in resample_blocks(rng, counts.shape[0], n_boot, counts.shape[1], progress):
-        c = counts[idx]
-        scaled_idx = scaled[idx]
-        o = np.einsum("bnk,bnl->bkl", scaled_idx, c)
-        del c
-        diag = scaled_idx.sum(axis=1)
-        del scaled_idx
-        o[:, np.arange(counts.shape[1]), np.arange(counts.shape[1])] -= diag
+    # A block's drawn indices and one row's multiplicities: two arrays of the units.
+    for idx in resample_blocks(rng, n, n_boot, 2, progress):
+        o = np.stack([coincidence_exact(counts, weights=np.bincount(row, minlength=n)) for row in idx])
         out.append(_alpha_from_coincidence(o, level))
     return np.concatenate(out)
 

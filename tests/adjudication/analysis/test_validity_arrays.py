@@ -16,6 +16,7 @@ from adjudication.analysis import loading
 from adjudication.analysis.loading import (
     MetricValues,
     UnitList,
+    common_positions,
     common_units,
     human_target,
     human_target_arrays,
@@ -81,6 +82,50 @@ def test_string_order_decides_between_unit_keys():
     units, (at_a, at_b) = common_units(a, b)
     assert list(units) == [(1, "s:1"), (1, "s:10"), (1, "s:2")]
     assert at_a.tolist() == [3, 1, 0] and at_b.tolist() == [2, 0, 1]
+
+
+@pytest.mark.parametrize("sort", [True, False])
+def test_item_scope_units_in_common_are_the_items_themselves(sort):
+    # One key in every list (item-scope units): the integers are the item ids; the units come back with that key.
+    rng = np.random.default_rng(3)
+    lists = [_random_units(rng, 60, ["item"]) for _ in range(3)]
+    if sort:
+        lists = [sorted(pairs) for pairs in lists]
+    expected = sorted(set.intersection(*(set(pairs) for pairs in lists)))
+    units, positions = common_units(*(UnitList.from_pairs(pairs) for pairs in lists))
+    assert list(units) == expected and units.keys == ["item"]
+    for pairs, at in zip(lists, positions, strict=True):
+        assert [pairs[i] for i in at.tolist()] == expected
+    alone = common_positions(*(UnitList.from_pairs(pairs) for pairs in lists))
+    assert [a.tolist() for a in alone] == [a.tolist() for a in positions]
+
+
+def test_units_in_common_with_a_list_that_has_none():
+    a = UnitList.from_pairs([(1, "item"), (2, "item")])
+    units, (at_a, at_b) = common_units(a, UnitList.from_pairs([]))
+    assert list(units) == [] and at_a.tolist() == [] and at_b.tolist() == []
+    units, (at_a, at_b) = common_units(a, UnitList.from_pairs([(3, "item")]))
+    assert list(units) == [] and at_a.tolist() == [] and at_b.tolist() == []
+
+
+def test_units_are_in_order_only_when_strictly_ascending_by_item_then_key():
+    order = loading._in_unit_order
+    assert order(np.array([1, 1, 2, 5]), np.array([0, 1, 0, 0]))
+    assert not order(np.array([1, 1, 2]), np.array([1, 0, 0]))  # a key out of order within an item
+    assert not order(np.array([1, 1]), np.array([0, 0]))  # a unit twice
+    assert not order(np.array([2, 1]), np.array([0, 1]))  # items out of order
+    assert order(np.array([], dtype=np.int64), np.array([], dtype=np.int32)) and order(np.array([4]), np.array([0]))
+
+
+def test_units_are_checked_for_order_across_the_chunks(monkeypatch):
+    monkeypatch.setattr(loading, "_ORDER_CHUNK", 3)
+    items = np.arange(10)
+    codes = np.zeros(10, dtype=np.int32)
+    assert loading._in_unit_order(items, codes)
+    for at in range(1, 10):  # a unit out of place anywhere, a chunk's edge included
+        swapped = items.copy()
+        swapped[at - 1], swapped[at] = swapped[at], swapped[at - 1]
+        assert not loading._in_unit_order(swapped, codes), at
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -228,3 +228,77 @@ def test_past_the_packages_limit_alpha_is_computed_from_exact_coincidences(monke
     )
     assert ag._alpha_estimate(n_ratings, level, 4, table=counts, progress=None).value == past.value
     assert past.value == pytest.approx(at_limit.value, rel=1e-12) and past.ci95 == at_limit.ci95
+
+
+# --- α's bootstrap from the draws' multiplicities; Fleiss' κ past MAX_UNITS_FOR_PACKAGE ------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize(("k", "max_m"), [(2, 3), (3, 2), (5, 9)])
+def test_weighted_coincidences_are_those_of_the_repeated_rows(seed, k, max_m):
+    # Weights w: the coincidence matrix of the table in which unit u's row appears w_u times (zero: not at all),
+    # exactly (integer sums), whatever the block.
+    counts = _counts(seed, 500, k, max_m)
+    weights = np.random.default_rng(seed + 50).integers(0, 4, size=counts.shape[0])
+    repeated = ag.coincidence_exact(np.repeat(counts, weights, axis=0))
+    for block in (1, 7, 1 << 16):
+        np.testing.assert_array_equal(ag.coincidence_exact(counts, weights=weights, block=block), repeated)
+    ones = np.ones(500, np.int64)
+    np.testing.assert_array_equal(ag.coincidence_exact(counts, weights=ones), ag.coincidence_exact(counts))
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_each_alpha_replicate_is_the_packages_alpha_of_its_resample(level):
+    # The replicate of each resample (drawn as resample_indices draws it) against the krippendorff package on the
+    # resample's own table: interval too (α on the scale positions, as the package's interval level on them).
+    counts = _counts(9, 60, 4, 5)
+    n_boot, seed = 40, 3
+    rows = np.concatenate(list(ag.resample_indices(np.random.default_rng(seed), counts.shape[0], n_boot, None)))
+    want = [
+        krippendorff.alpha(value_counts=counts[row], value_domain=np.arange(4), level_of_measurement=level)
+        for row in rows
+    ]
+    np.testing.assert_allclose(ag._categorical_boot(counts, level, n_boot, seed, None), want, rtol=1e-11, atol=1e-13)
+
+
+# Wikipedia, "Fleiss' kappa", worked example: 10 subjects, 14 raters, 5 categories; κ = 0.210.
+WIKI_FLEISS = np.array([
+    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+])
+
+
+def test_fleiss_exact_reproduces_the_worked_example():
+    assert round(ag.fleiss_exact(WIKI_FLEISS, 14), 3) == 0.210
+    assert ag.fleiss_exact(np.array([[3, 0], [3, 0]]), 3) is None  # one category: chance agreement is 1
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize(("k", "m"), [(2, 2), (2, 3), (3, 5), (5, 9)])
+def test_fleiss_exact_is_statsmodels_fleiss_kappa(seed, k, m):
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    rng = np.random.default_rng(seed)
+    counts = np.zeros((900, k), dtype=np.int64)
+    truth = rng.integers(k, size=900)
+    for _ in range(m):
+        cats = np.where(rng.random(900) < 0.5, truth, rng.integers(k, size=900))
+        counts[np.arange(900), cats] += 1
+    assert ag.fleiss_exact(counts, m) == pytest.approx(fleiss_kappa(counts, method="fleiss"), rel=1e-12, abs=1e-14)
+
+
+def test_past_the_packages_limit_fleiss_kappa_is_computed_exactly(monkeypatch):
+    counts = np.zeros((300, 3), dtype=np.int64)
+    rng = np.random.default_rng(5)
+    for _ in range(4):
+        counts[np.arange(300), rng.integers(3, size=300)] += 1
+    calls: list[int] = []
+    package = ag._sm_fleiss_kappa
+    monkeypatch.setattr(ag, "_sm_fleiss_kappa", lambda *a, **kw: calls.append(1) or package(*a, **kw))
+    monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 300)
+    at_limit = ag.fleiss_kappa_from_counts(counts, n_boot=30, seed=2)
+    assert calls == [1]  # at the limit, still statsmodels
+    monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 299)
+    monkeypatch.setattr(ag, "_sm_fleiss_kappa", lambda *a, **kw: pytest.fail("statsmodels was asked past its limit"))
+    past = ag.fleiss_kappa_from_counts(counts, n_boot=30, seed=2)
+    assert past.value == pytest.approx(at_limit.value, rel=1e-12) and past.ci95 == at_limit.ci95
