@@ -279,15 +279,29 @@ def _stratified_blocks(
             progress(done, n_boot)
 
 
-def roc_points(scores: np.ndarray, labels: np.ndarray) -> dict[str, list[float]] | None:
+# The ROC curve's points a report keeps: a metric with a distinct score per unit has a point per unit (a million
+# units: three lists of a million numbers in the report's JSON, stored and read back with it). Past this many, the
+# points kept are evenly spaced along the curve's own (the first and last included), enough to draw it; the AUC and
+# everything else are computed from every unit, never from these points.
+ROC_MAX_POINTS = 2000
+
+
+def roc_points(scores: np.ndarray, labels: np.ndarray) -> dict[str, Any] | None:
+    """The ROC curve (scikit-learn's roc_curve, collinear points dropped): its false and true positive rates and
+    thresholds, at most ROC_MAX_POINTS of them; ``n_points`` is how many the whole curve has."""
     s, y, _ = _clean(scores, labels)
     if y.all() or not y.any():
         return None
     fpr, tpr, thresholds = roc_curve(y, s)
+    n_points = int(fpr.size)
+    if n_points > ROC_MAX_POINTS:
+        keep = np.unique(np.linspace(0, n_points - 1, ROC_MAX_POINTS).round().astype(np.int64))
+        fpr, tpr, thresholds = fpr[keep], tpr[keep], thresholds[keep]
     return {
         "fpr": fpr.tolist(),
         "tpr": tpr.tolist(),
         "thresholds": [float(t) if np.isfinite(t) else None for t in thresholds],
+        "n_points": n_points,
     }
 
 

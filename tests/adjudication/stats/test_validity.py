@@ -213,3 +213,26 @@ def test_the_summary_is_the_same_for_boolean_and_float_labels():
     roc = as_float["roc"]
     fpr, tpr, _ = roc_curve(HM_LABELS.astype(int), HM_SCORES)
     assert roc["fpr"] == fpr.tolist() and roc["tpr"] == tpr.tolist()
+
+
+def test_a_long_roc_curve_keeps_evenly_spaced_points_of_its_own_with_both_ends():
+    # A distinct score per unit: a point per unit on the curve; the report keeps ROC_MAX_POINTS of them, each a
+    # point of scikit-learn's curve, the corners (0, 0) and (1, 1) included, and says how many the curve has.
+    rng = np.random.default_rng(4)
+    labels = rng.random(20_000) < 0.3
+    scores = rng.normal(size=20_000) + labels
+    fpr, tpr, thresholds = roc_curve(labels, scores)
+    assert fpr.size > v.ROC_MAX_POINTS
+    roc = v.roc_points(scores, labels)
+    assert roc["n_points"] == fpr.size and len(roc["fpr"]) == len(roc["tpr"]) == v.ROC_MAX_POINTS
+    assert (roc["fpr"][0], roc["tpr"][0]) == (0.0, 0.0) and (roc["fpr"][-1], roc["tpr"][-1]) == (1.0, 1.0)
+    full = {(a, b, t) for a, b, t in zip(fpr.tolist(), tpr.tolist(), thresholds.tolist(), strict=True)}
+    kept = list(zip(roc["fpr"], roc["tpr"], roc["thresholds"], strict=True))
+    assert all((a, b, t if t is not None else math.inf) in full for a, b, t in kept)
+    assert np.all(np.diff(roc["fpr"]) >= 0) and np.all(np.diff(roc["tpr"]) >= 0)
+    # The spacing is even along the curve's points: no gap of more than one step's share of them.
+    at = np.searchsorted(thresholds[::-1], np.array([t if t is not None else math.inf for t in roc["thresholds"]]))
+    steps = np.diff(np.sort(fpr.size - 1 - at))
+    assert steps.max() <= -(-(fpr.size - 1) // (v.ROC_MAX_POINTS - 1))
+    short = v.roc_points(HM_SCORES, HM_LABELS)
+    assert short["n_points"] == len(short["fpr"]) == roc_curve(HM_LABELS, HM_SCORES)[0].size
