@@ -230,18 +230,23 @@ class _Reader:
                 mine = chunk.rater == self.collect
                 self.collected.append((chunk.unit[mine] + self.n_units, chunk.value[mine]))
         self.items.append(unit_uniques // n_keys)
-        self.key_codes.append(unit_uniques % n_keys)
+        self.key_codes.append((unit_uniques % n_keys).astype(np.int32))
         self.keys.append(rows.keys)
         self.n_units += n_units
 
     def finish(self, pool: Pool, collect_rater: str | None) -> RatingTables:
         keys = sorted({key for chunk_keys in self.keys for key in chunk_keys})
         where = {key: i for i, key in enumerate(keys)}
-        key_codes = [
-            np.array([where[k] for k in chunk_keys], dtype=np.int64)[codes] if chunk_keys else codes
-            for codes, chunk_keys in zip(self.key_codes, self.keys, strict=True)
-        ]
-        units = UnitList(_joined(self.items), _joined(key_codes), keys)
+        recode = [np.array([where[k] for k in chunk_keys], dtype=np.int32) for chunk_keys in self.keys]
+
+        def recoded(i: int, codes: np.ndarray) -> np.ndarray:
+            return recode[i][codes] if recode[i].size else codes
+
+        # Each range's arrays are let go as they are joined (the units' arrays are held once, not twice).
+        units = UnitList(
+            ag.drain_concatenate(self.items, np.int64), ag.drain_concatenate(self.key_codes, np.int32, convert=recoded),
+            keys,
+        )
         kept = self.raters[self.seen]
         pseudonyms = dict(
             PoolMembership.objects.filter(pool=pool, user_id__in=kept.tolist()).values_list("user_id", "pseudonym")

@@ -302,3 +302,18 @@ def test_past_the_packages_limit_fleiss_kappa_is_computed_exactly(monkeypatch):
     monkeypatch.setattr(ag, "_sm_fleiss_kappa", lambda *a, **kw: pytest.fail("statsmodels was asked past its limit"))
     past = ag.fleiss_kappa_from_counts(counts, n_boot=30, seed=2)
     assert past.value == pytest.approx(at_limit.value, rel=1e-12) and past.ci95 == at_limit.ci95
+
+
+def test_drain_concatenate_joins_the_parts_in_order_and_lets_them_go():
+    rng = np.random.default_rng(8)
+    parts = [rng.integers(0, 9, size=(n, 3)) for n in (4, 0, 7, 1)]
+    want = np.concatenate(parts)
+    given = list(parts)
+    got = ag.drain_concatenate(given, np.int64, (3,))
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == np.int64 and given == []  # emptied: no part outlives its copy
+    flat = [np.arange(3), np.arange(2), np.arange(4)]
+    seen: list[int] = []
+    converted = ag.drain_concatenate(list(flat), np.int32, convert=lambda i, p: seen.append(i) or p + 10 * i)
+    assert converted.tolist() == [0, 1, 2, 10, 11, 20, 21, 22, 23] and seen == [0, 1, 2] and converted.dtype == np.int32
+    assert ag.drain_concatenate([], np.int64, (2,)).shape == (0, 2)
