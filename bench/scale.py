@@ -578,6 +578,11 @@ def child(what: str, slug: str, out: str) -> None:
     import numpy  # noqa: F401
     import pandas  # noqa: F401
 
+    if what != "export":  # the others are a worker's jobs: what a worker's start does to its database connections
+        from concord.ops.worker_connections import worker_connections
+
+        worker_connections()
+
     from adjudication import report_jobs
     from adjudication.models import ReportJob
     from annotation.models import Pool, Study

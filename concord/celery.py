@@ -4,7 +4,7 @@ import os
 
 from celery import Celery
 
-from concord.ops import request_id
+from concord.ops import request_id, worker_connections
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "concord.settings")
 
@@ -18,3 +18,5 @@ app.steps["consumer"].add("scoring.tasks:RecoverOnConsumerStart")
 app.steps["consumer"].add("concord.ops.heartbeat:Heartbeat")
 # A request's id travels in the messages of the tasks it sends and into the worker's log lines (concord.ops.request_id).
 request_id.connect_celery_signals()
+# A worker's database connections prepare no statements and so keep no tally of them (concord.ops.worker_connections).
+worker_connections.connect_celery_signals()
