@@ -67,9 +67,12 @@ logger = logging.getLogger(__name__)
 FLUSH_SECONDS = 2.0
 KB_MAX_BYTES = 20 * 1024 * 1024
 MAX_BATCH_SIZE = 10_000
-# Batches written per transaction of the fan-out (score_run_fan_out_chunks): at the default 32 items a batch,
-# 16,000 item ids read at a time, however many items the study has.
+# What one transaction of the fan-out (score_run_fan_out_chunks) writes: at most this many batches and this many
+# item ids, whichever is fewer (at the default 32 items a batch, 500 batches of 16,000 item ids; at 512 items a
+# batch, 31 batches), however many items the study has. Bounded by items too, so that what a chunk holds (its
+# item ids, its batch rows, its insert statement) does not grow with the batch size.
 FAN_OUT_CHUNK_BATCHES = 500
+FAN_OUT_CHUNK_ITEMS = 16_000
 NO_SUCH_KNOWLEDGE_BASE = "No such knowledge base in this study."
 
 
@@ -270,8 +273,14 @@ def score_run_fan_out(*, run_id: int) -> list[int]:
     return [batch_id for chunk in score_run_fan_out_chunks(run_id=run_id) for batch_id in chunk]
 
 
+def fan_out_chunk_batches(batch_size: int) -> int:
+    """The batches a fan-out writes per transaction at ``batch_size`` items a batch (see ``FAN_OUT_CHUNK_ITEMS``)."""
+    return max(1, min(FAN_OUT_CHUNK_BATCHES, FAN_OUT_CHUNK_ITEMS // max(batch_size, 1)))
+
+
 def score_run_fan_out_chunks(*, run_id: int, chunk_batches: int | None = None) -> Iterator[list[int]]:
-    """Cut a run into batches, ``chunk_batches`` batches (``FAN_OUT_CHUNK_BATCHES``) per transaction; yields
+    """Cut a run into batches, ``chunk_batches`` batches per transaction (by default ``FAN_OUT_CHUNK_BATCHES``, fewer
+    when they would hold more than ``FAN_OUT_CHUNK_ITEMS`` item ids, but at least one); yields
     each chunk's batch ids once it is committed, so that the caller queues them while the next chunk is read.
 
     The items are read by keyset over their ids (never the study's whole list in one process): each chunk
@@ -287,10 +296,10 @@ def score_run_fan_out_chunks(*, run_id: int, chunk_batches: int | None = None) -
     ``score_runs_recover``); one that resumes an interrupted fan-out first yields the batches that were
     committed but may never have been queued (a second delivery of a batch is harmless: claims and upserts).
     """
-    per_chunk = chunk_batches or FAN_OUT_CHUNK_BATCHES
     run = ScoreRun.objects.select_related("study").filter(pk=run_id).first()
     if run is None or not (run.status == RunStatus.QUEUED or (run.status == RunStatus.RUNNING and run.fanning_out)):
         return
+    per_chunk = chunk_batches or fan_out_chunk_batches(run.batch_size)
     if run.status == RunStatus.QUEUED:
         try:
             backend = _load_backend(run)

@@ -346,6 +346,28 @@ def test_a_run_of_several_fan_out_chunks_scores_every_unit_once_even_when_the_fa
     assert services.score_run_fan_out(run_id=run.pk) == [] and services.score_runs_queued() == []
 
 
+def test_a_fan_out_chunk_holds_at_most_fan_out_chunk_items_item_ids_whatever_the_batch_size(
+    study, researcher, monkeypatch
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    assert services.fan_out_chunk_batches(32) == 500  # 16,000 item ids
+    assert services.fan_out_chunk_batches(512) == 31  # 15,872, not 256,000
+    assert services.fan_out_chunk_batches(50_000) == 1  # a batch larger than the bound: one a chunk
+    items = _items(study, 11)
+    monkeypatch.setattr(services, "FAN_OUT_CHUNK_ITEMS", 5)  # 2 batches of 2 items (4 item ids) per chunk, not 500
+    run = _start(study, researcher)
+    with CaptureQueriesContext(connection) as queries:
+        chunks = list(services.score_run_fan_out_chunks(run_id=run.pk))
+    fan_out_reads = 'SELECT "annotation_item"."id" AS "pk" FROM "annotation_item" WHERE ("annotation_item"."id" > '
+    item_reads = [q["sql"] for q in queries.captured_queries if q["sql"].startswith(fan_out_reads)]
+    assert len(item_reads) == 3 and all("LIMIT 4" in sql for sql in item_reads), item_reads
+    assert [len(chunk) for chunk in chunks] == [2, 2, 2]
+    batches = list(run.batches.order_by("index").values_list("item_ids", flat=True))
+    assert [pk for ids in batches for pk in ids] == [i.pk for i in items]
+
+
 def test_the_last_batch_to_finish_completes_a_run_only_after_the_fan_out_has_read_every_item(
     study, researcher, monkeypatch
 ):
