@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from adjudication.analysis.access import RATEABLE
 from adjudication.analysis.loading import OPTION_SCALE, Ratings, ratings_load
 from adjudication.analysis.params import bootstrap_params
@@ -37,15 +35,21 @@ def agreement_report(
     report says which (``quality``). ``ratings``, when given, were loaded with the same options.
 
     A categorical or multi-label question's ratings are read as :class:`RatingTables` (a range of items at a
-    time: what the report holds grows by a row of counts a unit, not by the ratings); a number question's as
-    one entry per rating (interval α needs every value)."""
+    time, nothing kept per unit: the statistics need only the count table's patterns and the raters' tables, so
+    what the report holds does not grow with the pool); a number question's as one entry per rating (interval α
+    needs every value)."""
     flagged = flagged_annotators(pool=pool) if exclude_flagged else []
     if ratings is None:
-        load = rating_tables_load if question.kind in RATEABLE - {QuestionKind.NUMBER} else ratings_load
-        ratings = load(
-            pool=pool, question=question, include_controls=include_controls,
-            exclude_raters=frozenset(u for u, _ in flagged),
-        )
+        exclude = frozenset(u for u, _ in flagged)
+        if question.kind in RATEABLE - {QuestionKind.NUMBER}:
+            ratings = rating_tables_load(
+                pool=pool, question=question, include_controls=include_controls, exclude_raters=exclude,
+                per_unit=False,
+            )
+        else:
+            ratings = ratings_load(
+                pool=pool, question=question, include_controls=include_controls, exclude_raters=exclude
+            )
     if weights is None:
         weights = "linear" if ratings.level == "ordinal" else "none"
     head = {
@@ -56,7 +60,7 @@ def agreement_report(
         "quality": quality_note(ratings, include_controls=include_controls, exclude_flagged=exclude_flagged,
                                 flagged=flagged),
     }
-    if not ratings.units:
+    if (ratings.n_units if isinstance(ratings, RatingTables) else len(ratings.units)) == 0:
         return {
             **head,
             "n_units": 0,
@@ -70,7 +74,7 @@ def agreement_report(
     if isinstance(ratings, RatingTables):
         if ratings.option_tables is not None:
             summary = _multilabel_summary(
-                ratings, ratings.n_ratings, list(ratings.option_tables),
+                ratings, (ratings.n_rated_units, ratings.n_single_units), list(ratings.option_tables),
                 lambda option, **kw: ag.agreement_summary_tables(ratings.option_tables[option], **kw),  # type: ignore[index]
                 n_boot=n_boot, seed=seed, progress=progress,
             )
@@ -83,8 +87,9 @@ def agreement_report(
         return {**head, **summary, "multilabel": False, "empty": False}
     if ratings.option_entries is not None:
         entries = ratings.option_entries
+        per_unit = ratings.entries.per_unit()
         summary = _multilabel_summary(
-            ratings, ratings.entries.per_unit(), list(entries),
+            ratings, (int((per_unit > 0).sum()), int((per_unit == 1).sum())), list(entries),
             lambda option, **kw: ag.agreement_summary_sparse(entries[option], **kw),
             n_boot=n_boot, seed=seed, progress=progress,
         )
@@ -104,7 +109,7 @@ def agreement_report(
 
 def _multilabel_summary(
     ratings: Ratings | RatingTables,
-    n_ratings: np.ndarray,
+    unit_counts: tuple[int, int],
     options: list[str],
     summarize: Callable[..., dict[str, Any]],
     *,
@@ -113,7 +118,7 @@ def _multilabel_summary(
     progress: ag.Progress | None,
 ) -> dict[str, Any]:
     """Agreement on each option of a multi-label question, as a selected / not selected rating (``summarize``:
-    one option's summary); ``n_ratings``: each unit's number of ratings."""
+    one option's summary); ``unit_counts``: the units with a rating and those with exactly one."""
     per_option = []
     for i, option in enumerate(options):
 
@@ -140,9 +145,9 @@ def _multilabel_summary(
         "level": "nominal",
         "scale": OPTION_SCALE,
         "raters": ratings.rater_names,
-        "n_units": int((n_ratings > 0).sum()),
+        "n_units": unit_counts[0],
         "n_raters": len(ratings.rater_names),
-        "n_excluded_units": int(((n_ratings > 0) & (n_ratings < 2)).sum()),
+        "n_excluded_units": unit_counts[1],
         "per_option": per_option,
         "bootstrap": {"n": n_boot, "seed": seed} if n_boot > 0 else None,
     }

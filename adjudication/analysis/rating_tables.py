@@ -5,8 +5,9 @@ time: the report jobs' way to read a pool of a million items without holding its
 number per rating, and the text they were parsed from). :func:`rating_tables_load` reads the same labels a range of
 item ids at a time (:data:`STREAM_ITEMS` ids: one statement, its labels parsed at once) and adds each range's
 ratings into the :class:`adjudication.stats.agreement.CategoricalTables` every categorical statistic is computed
-from. What it keeps grows by one row of k counts and an item id a unit; the ratings of one range at most are held
-at a time.
+from. What it keeps grows by one row of k counts and an item id a unit — or by nothing a unit with ``per_unit=False``
+(the agreement report's way: its statistics need only the counts' patterns and the raters' tables); the ratings of
+one range at most are held at a time.
 
 The result is the same as ``ratings_load``'s to the last digit — the same units in the same order, the same raters,
 the same counts and tables — so the reports computed from it are too (tests/adjudication/analysis/
@@ -63,7 +64,7 @@ class RatingTables:
     option for a multi-label question (``option_tables``, each option rated selected / not selected)."""
 
     question: Question
-    units: UnitList
+    units: UnitList | None  # None when read with per_unit=False
     rater_ids: list[int]
     rater_names: list[str]
     scale: list[str]
@@ -78,6 +79,10 @@ class RatingTables:
     n_rater_ratings_excluded: int = 0
     # One annotator's ratings, kept as they were read when the caller asked for them: (pseudonym, units, values).
     collected: tuple[str, np.ndarray, np.ndarray] | None = None
+    # The units read (with a rating or not), those with a rating on the scale and those with exactly one.
+    n_units: int = 0
+    n_rated_units: int = 0
+    n_single_units: int = 0
 
     @property
     def n_ratings(self) -> np.ndarray:
@@ -91,6 +96,8 @@ class RatingTables:
         """The units × categories table of a single-choice question's ratings."""
         if self.tables is None:
             raise ValueError("category counts need a single-choice categorical question")
+        if self.tables.counts is None:
+            raise ValueError("these ratings were read without each unit's counts (per_unit=False)")
         return self.tables.counts
 
     def rater_entries(self, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -111,18 +118,23 @@ def rating_tables_load(
     exclude_raters: frozenset[int] = frozenset(),
     collect_rater: str | None = None,
     step: int = STREAM_ITEMS,
+    per_unit: bool = True,
 ) -> RatingTables:
     """The pool's submitted ratings on a categorical or multi-label ``question`` as :class:`RatingTables`, read
     ``step`` item ids at a time, with :func:`~adjudication.analysis.loading.ratings_load`'s options (items of known
     answer left out unless ``include_controls``; the annotators ``exclude_raters`` left out). ``collect_rater``
-    (a pseudonym) keeps that annotator's own ratings too, for a report that compares with them."""
+    (a pseudonym) keeps that annotator's own ratings too, for a report that compares with them. With ``per_unit``
+    false nothing is kept per unit (``units`` and the tables' ``counts`` are None, as is a multi-label question's
+    ``option_n_ratings``): what the read holds does not grow with the pool."""
+    if not per_unit and collect_rater is not None:
+        raise ValueError("an annotator's own ratings are kept per unit")
     multilabel = question.kind == QuestionKind.MULTILABEL
     if question.kind not in CATEGORICAL and not multilabel:
         raise ValueError(f"rating tables need a categorical or multi-label question, not {question.kind}")
     scale = list(question.option_values)
     with _one_snapshot():
         raters = _pool_annotators(pool.pk)
-        reader = _Reader(question, scale, raters, multilabel)
+        reader = _Reader(question, scale, raters, multilabel, per_unit)
         if collect_rater is not None:
             member = PoolMembership.objects.filter(pool=pool, pseudonym=collect_rater).values_list("user_id").first()
             reader.collect = int(np.searchsorted(raters, member[0])) if member and member[0] in raters else None
@@ -179,13 +191,18 @@ def _pool_annotators(pool_id: int) -> np.ndarray:
 class _Reader:
     """Adds the ranges' rows up, as :func:`adjudication.analysis.loading._ratings_from_rows` codes them."""
 
-    def __init__(self, question: Question, scale: list[str], raters: np.ndarray, multilabel: bool) -> None:
+    def __init__(
+        self, question: Question, scale: list[str], raters: np.ndarray, multilabel: bool, per_unit: bool = True
+    ) -> None:
         self.question, self.scale, self.raters, self.multilabel = question, scale, raters, multilabel
+        self.per_unit = per_unit
         n = int(raters.size)
         if multilabel:
-            self.builders = {option: ag.CategoricalTablesBuilder(n, len(OPTION_SCALE)) for option in scale}
+            self.builders = {
+                option: ag.CategoricalTablesBuilder(n, len(OPTION_SCALE), keep_counts=per_unit) for option in scale
+            }
         else:
-            self.builders = {"": ag.CategoricalTablesBuilder(n, len(scale))}
+            self.builders = {"": ag.CategoricalTablesBuilder(n, len(scale), keep_counts=per_unit)}
         self.seen = np.zeros(n, dtype=bool)
         self.items: list[np.ndarray] = []
         self.key_codes: list[np.ndarray] = []
@@ -194,6 +211,8 @@ class _Reader:
         self.collect: int | None = None
         self.collected: list[tuple[np.ndarray, np.ndarray]] = []
         self.n_units = 0
+        self.n_rated_units = 0
+        self.n_single_units = 0
         self.n_off = 0
         self.n_control_ratings_excluded = 0
         self.n_rater_ratings_excluded = 0
@@ -220,19 +239,26 @@ class _Reader:
             for option, builder in self.builders.items():
                 builder.add(entries(marks[option][value_codes]))
             on_scale = rated[value_codes]
-            self.n_ratings.append(np.bincount(unit_codes[on_scale], minlength=n_units))
+            per_unit = np.bincount(unit_codes[on_scale], minlength=n_units)
+            if self.per_unit:
+                self.n_ratings.append(per_unit)
             self.n_off += int((~on_scale).sum())
         else:
             chunk = entries(scale_positions(rows.values, self.scale)[value_codes])
             self.builders[""].add(chunk)
+            per_unit = np.bincount(chunk.unit, minlength=n_units)
             self.n_off += int(value_codes.size - chunk.unit.size)
             if self.collect is not None:
                 mine = chunk.rater == self.collect
                 self.collected.append((chunk.unit[mine] + self.n_units, chunk.value[mine]))
+        self.n_rated_units += int((per_unit > 0).sum())
+        self.n_single_units += int((per_unit == 1).sum())
+        self.n_units += n_units
+        if not self.per_unit:
+            return
         self.items.append(unit_uniques // n_keys)
         self.key_codes.append((unit_uniques % n_keys).astype(np.int32))
         self.keys.append(rows.keys)
-        self.n_units += n_units
 
     def finish(self, pool: Pool, collect_rater: str | None) -> RatingTables:
         keys = sorted({key for chunk_keys in self.keys for key in chunk_keys})
@@ -243,9 +269,14 @@ class _Reader:
             return recode[i][codes] if recode[i].size else codes
 
         # Each range's arrays are let go as they are joined (the units' arrays are held once, not twice).
-        units = UnitList(
-            ag.drain_concatenate(self.items, np.int64), ag.drain_concatenate(self.key_codes, np.int32, convert=recoded),
-            keys,
+        units = (
+            UnitList(
+                ag.drain_concatenate(self.items, np.int64),
+                ag.drain_concatenate(self.key_codes, np.int32, convert=recoded),
+                keys,
+            )
+            if self.per_unit
+            else None
         )
         kept = self.raters[self.seen]
         pseudonyms = dict(
@@ -268,13 +299,16 @@ class _Reader:
             rater_names=names,
             scale=self.scale,
             level=level_for(self.question),
-            option_n_ratings=_joined(self.n_ratings) if self.multilabel else None,
+            option_n_ratings=_joined(self.n_ratings) if self.multilabel and self.per_unit else None,
             tables=None if self.multilabel else tables[""],
             option_tables=tables if self.multilabel else None,
             n_off_scale_ratings=self.n_off,
             n_control_ratings_excluded=self.n_control_ratings_excluded,
             n_rater_ratings_excluded=self.n_rater_ratings_excluded,
             collected=collected,
+            n_units=self.n_units,
+            n_rated_units=self.n_rated_units,
+            n_single_units=self.n_single_units,
         )
 
 

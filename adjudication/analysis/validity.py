@@ -192,8 +192,8 @@ def _binary_fleiss(
     ratings: Ratings | RatingTables, question: Question, positive: str, *, n_boot: int, seed: int
 ) -> dict[str, Any]:
     """Fleiss' κ of the ratings mapped to the binary target (1 = the positive class), from each unit's two
-    counts: the same estimate and bootstrap draws as ``ag.fleiss_kappa`` of the mapped units × raters matrix,
-    without building it (ratings.codes).
+    counts: the same estimate and bootstrap draws as ``ag.fleiss_kappa`` of the mapped units × raters matrix
+    (the same patterns, in the same order), without building it (ratings.codes).
 
     The two counts are sums of the columns of the units × categories table (ratings.counts): the positive class's
     by :func:`binary_target`'s rule (binary and nominal: the positive option; ordinal: it and every later one),
@@ -203,9 +203,15 @@ def _binary_fleiss(
     if scale is None:
         raise ValidationFailed("a binary target needs a categorical question")
     at = binary_target(question, np.arange(len(scale), dtype=float), positive).astype(bool)
-    table = ratings.counts
-    counts = np.stack([table[:, ~at].sum(axis=1), table[:, at].sum(axis=1)], axis=1)
-    return ag.fleiss_kappa_from_counts(counts, n_boot=n_boot, seed=seed).as_dict()
+    # From the count table's patterns (a handful, however many units): each pattern's two sums, and the patterns
+    # that become the same pair merged.
+    if isinstance(ratings, RatingTables) and ratings.tables is not None:
+        patterns = ratings.tables.patterns
+    else:
+        patterns = ag.CountPatterns.of(ratings.counts)
+    rows = np.stack([patterns.rows[:, ~at].sum(axis=1), patterns.rows[:, at].sum(axis=1)], axis=1)
+    binary = ag.CountPatterns.merged(rows, patterns.weights)
+    return ag.fleiss_kappa_from_patterns(binary, n_boot=n_boot, seed=seed).as_dict()
 
 
 def _paired_comparison(

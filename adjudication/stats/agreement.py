@@ -219,6 +219,91 @@ def resample_blocks(
             progress(done, n_boot)
 
 
+@dataclass(frozen=True)
+class CountPatterns:
+    """A units × categories count table as its distinct rows (``rows``, P × k, in :func:`numpy.unique`'s order) and
+    how many units have each (``weights``): every unit-level categorical statistic here (percent agreement, Fleiss'
+    κ, Krippendorff's α, per-label κ) depends on a unit only through its row of counts, so this is all they need.
+
+    A pool of a million units rated by three raters on two categories has four patterns: a report keeps and computes
+    on those, not on a million rows, and its bootstraps resample the patterns (:func:`pattern_resamples`)."""
+
+    rows: np.ndarray
+    weights: np.ndarray
+
+    @classmethod
+    def of(cls, counts: np.ndarray) -> CountPatterns:
+        counts = np.asarray(counts, dtype=np.int64)
+        if counts.ndim != 2:
+            raise ValueError("a count table is units × categories")
+        if counts.shape[0] == 0:
+            return cls(np.zeros((0, counts.shape[1]), np.int64), np.zeros(0, np.int64))
+        rows, weights = np.unique(counts, axis=0, return_counts=True)
+        return cls(rows.astype(np.int64), weights.astype(np.int64))
+
+    @classmethod
+    def merged(cls, rows: np.ndarray, weights: np.ndarray) -> CountPatterns:
+        """The patterns of ``rows`` (not necessarily distinct), row i held by ``weights[i]`` units."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.shape[0] == 0:
+            return cls(rows.reshape(0, rows.shape[1] if rows.ndim == 2 else 0), np.zeros(0, np.int64))
+        distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
+        totals = np.zeros(distinct.shape[0], dtype=np.int64)
+        np.add.at(totals, inverse.reshape(-1), np.asarray(weights, dtype=np.int64))
+        return cls(distinct, totals)
+
+    @property
+    def n_units(self) -> int:
+        return int(self.weights.sum())
+
+    def per_unit(self) -> np.ndarray:
+        """Each pattern's number of ratings."""
+        per_unit: np.ndarray = self.rows.sum(axis=1)
+        return per_unit
+
+    def where(self, keep: np.ndarray) -> CountPatterns:
+        return CountPatterns(self.rows[keep], self.weights[keep])
+
+    def expand(self) -> np.ndarray:
+        """The count table itself (each row as many times as units have it, in the patterns' order)."""
+        table: np.ndarray = np.repeat(self.rows, self.weights, axis=0)
+        return table
+
+
+def pattern_resamples(
+    rng: np.random.Generator, weights: np.ndarray, n_boot: int, progress: Progress | None
+) -> Iterator[np.ndarray]:
+    """Bootstrap resamples of units held as patterns: blocks of rows of how many units of each pattern a resample
+    drew (``rng.multinomial(n, weights / n)``), progress after each batch of BOOT_BATCH.
+
+    Drawing n units uniformly with replacement and counting how many of the drawn have each pattern is exactly a
+    multinomial draw of n over the patterns with probabilities weights / n, and a statistic of the units depends on
+    the resample only through those counts: the same bootstrap distribution as resampling the units, without an
+    index per unit. Blocks hold at most BOOT_CELLS counts (one row at least); the draws are those of whole
+    batches, whatever the block (numpy's multinomial fills its rows one after another from the stream)."""
+    n = int(weights.sum())
+    pvals = np.asarray(weights, dtype=float) / n
+    step = block_rows(int(weights.size))
+    done = 0
+    while done < n_boot:
+        size = min(BOOT_BATCH, n_boot - done)
+        for start in range(0, size, step):
+            yield rng.multinomial(n, pvals, size=min(step, size - start))
+        done += size
+        if progress is not None:
+            progress(done, n_boot)
+
+
+def _unit_counts(patterns: CountPatterns) -> tuple[np.ndarray, int, int]:
+    """Each pattern's number of ratings, the units rated at least once and the units rated exactly once."""
+    per_unit = patterns.per_unit()
+    return (
+        per_unit,
+        int(patterns.weights[per_unit > 0].sum()),
+        int(patterns.weights[per_unit == 1].sum()),
+    )
+
+
 # --- percent agreement -----------------------------------------------------------------------
 
 
@@ -227,13 +312,15 @@ def percent_agreement(codes: np.ndarray, *, counts: np.ndarray | None = None) ->
 
     ``extra["mean_pairwise"]`` is the mean over units of the share of agreeing rater pairs
     (Fleiss' P̄ generalised to unequal numbers of ratings). Wilson interval on the share.
+    ``counts``, the units × categories table of categorical ``codes``, gives the same from its patterns
+    (:func:`percent_from_patterns`).
     """
+    if counts is not None:
+        return percent_from_patterns(CountPatterns.of(counts))
     codes = _as_codes(codes)
-    n_ratings = counts.sum(axis=1) if counts is not None else (~np.isnan(codes)).sum(axis=1)
+    n_ratings = (~np.isnan(codes)).sum(axis=1)
 
     def agreeing(usable: np.ndarray) -> tuple[int, np.ndarray]:
-        if counts is not None:
-            return _agreeing_from_counts(counts[usable], n_ratings[usable])
         sub = codes[usable]
         lo = np.nanmin(sub, axis=1)
         hi = np.nanmax(sub, axis=1)
@@ -245,26 +332,34 @@ def percent_agreement(codes: np.ndarray, *, counts: np.ndarray | None = None) ->
     return _percent_estimate(n_ratings, agreeing)
 
 
+def percent_from_patterns(patterns: CountPatterns) -> Estimate:
+    """:func:`percent_agreement` of categorical ratings from their count patterns: a unit's ratings all agree when
+    one category holds them all, and its agreeing pairs are Σ_c n_c(n_c − 1)/2 of its m(m − 1)/2, whatever the
+    number of raters; each pattern counts as many times as units have it."""
+    per_unit, _, n_excluded = _unit_counts(patterns)
+    usable = per_unit >= 2
+    used = patterns.where(usable)
+    n_used = used.n_units
+    if n_used == 0:
+        return Estimate.undefined("no unit was rated by two or more raters", n_excluded=n_excluded)
+    m = per_unit[usable]
+    agree = int(used.weights[used.rows.max(axis=1) == m].sum())
+    agreeing_pairs = (used.rows * (used.rows - 1)).sum(axis=1) / 2.0
+    share = agreeing_pairs / (m * (m - 1) / 2.0)
+    return Estimate(
+        value=agree / n_used,
+        n_units=n_used,
+        n_excluded=n_excluded,
+        ci95=wilson_interval(agree, n_used),
+        ci_method="Wilson",
+        extra={"n_agreeing_units": agree, "mean_pairwise": float(share @ used.weights) / n_used},
+    )
+
+
 def _rows(array: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """``array[mask]``, without the copy when the mask keeps every row (a million units' counts are 16 MB a copy);
     the callers only read it."""
     return array if mask.all() else array[mask]
-
-
-def _agreeing_from_counts(used: np.ndarray, n_ratings: np.ndarray) -> tuple[int, np.ndarray]:
-    """Categorical: every rating of a unit is the same category when one category holds them all, and the
-    agreeing pairs of a unit are Σ_c n_c(n_c − 1)/2, whatever the number of raters."""
-    agree = int((used.max(axis=1) == n_ratings).sum())
-    # A column at a time, in integers (a million units' float copies of the table are 16 MB each): the same
-    # exact small integers the floats held, so the same halves.
-    pairs = np.zeros(used.shape[0])
-    for c in range(used.shape[1]):
-        column = used[:, c]
-        within = column - 1
-        within *= column
-        pairs += within
-    pairs /= 2.0
-    return agree, pairs
 
 
 def _percent_estimate(n_ratings: np.ndarray, agreeing: Callable[[np.ndarray], tuple[int, np.ndarray]]) -> Estimate:
@@ -372,30 +467,30 @@ def kappa_from_table(table: np.ndarray, weights: Weights = "none", *, n_excluded
 # --- Fleiss' kappa ---------------------------------------------------------------------------
 
 
-def _fleiss_from_counts(counts: np.ndarray, m: int) -> float | None:
-    n = counts.shape[0]
-    p = counts.sum(axis=0) / (n * m)
+def _fleiss_point(patterns: CountPatterns, m: int) -> float | None:
+    """Fleiss' κ of the patterns of units rated ``m`` times: statsmodels' on their count table up to
+    MAX_UNITS_FOR_PACKAGE units, :func:`fleiss_exact` past it; None when every rating is one category."""
+    n = patterns.n_units
+    p = (patterns.weights @ patterns.rows) / (n * m)
     p_e = float((p * p).sum())
     if p_e >= 1.0 - 1e-15:
         return None
     if n > MAX_UNITS_FOR_PACKAGE:
-        return fleiss_exact(counts, m)
+        return fleiss_exact(patterns.rows, m, weights=patterns.weights)
     # statsmodels' own check is a bare assert; the caller guarantees equal rows.
-    return float(_sm_fleiss_kappa(counts, method="fleiss"))
+    return float(_sm_fleiss_kappa(patterns.expand(), method="fleiss"))
 
 
-def fleiss_exact(counts: np.ndarray, m: int) -> float | None:
+def fleiss_exact(counts: np.ndarray, m: int, *, weights: np.ndarray | None = None) -> float | None:
     """Fleiss' (1971) κ of a units × categories count table, every unit rated ``m`` times, from sums taken in exact
     integers: P̄ = (Σ_u Σ_j n_uj² − N·m) / (N·m·(m − 1)), p_j = Σ_u n_uj / (N·m), P̄e = Σ_j p_j²,
-    κ = (P̄ − P̄e) / (1 − P̄e) (Fleiss 1971, equations 2 to 6). statsmodels' fleiss_kappa computes the same from the
-    table's float copies (its squares, each unit's agreement, their mean: a few arrays of the table's size); this
-    holds one column's squares at a time. Tested equal to statsmodels (and on Fleiss' worked example)."""
-    n = counts.shape[0]
-    totals = counts.sum(axis=0)
-    squares = 0
-    for c in range(counts.shape[1]):
-        column = np.asarray(counts[:, c], dtype=np.int64)
-        squares += int(column @ column)
+    κ = (P̄ − P̄e) / (1 − P̄e) (Fleiss 1971, equations 2 to 6). ``weights`` counts row u w_u times (a table of count
+    patterns). Tested equal to statsmodels' fleiss_kappa (and on Fleiss' worked example)."""
+    rows = np.asarray(counts, dtype=np.int64)
+    w = np.ones(rows.shape[0], dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
+    n = int(w.sum())
+    totals = w @ rows
+    squares = int(w @ (rows * rows).sum(axis=1))
     p = totals / (n * m)
     p_e = float((p * p).sum())
     if p_e >= 1.0 - 1e-15:
@@ -404,28 +499,23 @@ def fleiss_exact(counts: np.ndarray, m: int) -> float | None:
     return float((p_bar - p_e) / (1.0 - p_e))
 
 
-def _fleiss_boot(counts: np.ndarray, m: int, n_boot: int, seed: int, progress: Progress | None) -> np.ndarray:
-    n, _ = counts.shape
-    # Each unit's agreement, (Σ_j n_uj² − m) / (m(m − 1)): the squares summed in integers a column at a time (the
-    # same exact integers as the whole table's squares), then divided.
-    squares = np.zeros(n, dtype=np.int64)
-    for c in range(counts.shape[1]):
-        column = np.asarray(counts[:, c], dtype=np.int64)
-        squares += column * column
-    squares -= m
-    per_unit = squares / (m * (m - 1))
-    del squares
-    rng = np.random.default_rng(seed)
+def _fleiss_boot(patterns: CountPatterns, m: int, n_boot: int, seed: int, progress: Progress | None) -> np.ndarray:
+    """Fleiss' κ of each bootstrap resample of the units (all rated ``m`` times), drawn as pattern counts
+    (:func:`pattern_resamples`): a resample's P̄ is its units' agreements' mean and its category totals are its
+    patterns' rows times how many of each it drew (exact integers)."""
+    n = patterns.n_units
+    rows = patterns.rows
+    # Each pattern's agreement is (Σ_j n_uj² − m) / (m(m − 1)): its numerator summed over the resample and its
+    # category totals, in exact integers (so a replicate is the same whatever the block it is computed in).
+    numerators = (rows * rows).sum(axis=1) - m
     out: list[np.ndarray] = []
-    # A replicate's category totals are the drawn units' counts summed: each drawn unit's row times how many times
-    # it was drawn (exact integers either way, so the same totals), without gathering a row of counts per draw.
-    for idx in resample_blocks(rng, n, n_boot, 2, progress):
-        p_bar = per_unit[idx].mean(axis=1)
-        p = np.stack([np.bincount(row, minlength=n) @ counts for row in idx]) / (n * m)
+    for drawn in pattern_resamples(np.random.default_rng(seed), patterns.weights, n_boot, progress):
+        p_bar = (drawn @ numerators) / (m * (m - 1)) / n
+        p = (drawn @ rows) / (n * m)
         p_e = (p * p).sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             out.append(np.where(p_e < 1.0 - 1e-15, (p_bar - p_e) / (1.0 - p_e), np.nan))
-    return np.concatenate(out)
+    return np.concatenate(out) if out else np.zeros(0)
 
 
 def fleiss_kappa(
@@ -448,13 +538,13 @@ def fleiss_kappa(
     return fleiss_kappa_from_counts(counts, n_boot=n_boot, seed=seed, progress=progress)
 
 
-def _modal_units(per_unit: np.ndarray) -> tuple[int, np.ndarray] | None:
-    """The modal number of ratings per unit (at least two; ties → the larger) and the units rated that
-    many times; None when no unit was rated twice."""
-    candidates = per_unit[per_unit >= 2]
-    if candidates.size == 0:
+def _modal_patterns(per_unit: np.ndarray, weights: np.ndarray) -> tuple[int, np.ndarray] | None:
+    """The modal number of ratings per unit (at least two; ties → the larger) over patterns of ``per_unit`` ratings
+    held by ``weights`` units, and the patterns rated that many times; None when no unit was rated twice."""
+    twice = per_unit >= 2
+    if not twice.any():
         return None
-    freq = np.bincount(candidates)
+    freq = np.bincount(per_unit[twice], weights=weights[twice])
     m = int(np.flatnonzero(freq == freq.max())[-1])
     return m, per_unit == m
 
@@ -462,20 +552,26 @@ def _modal_units(per_unit: np.ndarray) -> tuple[int, np.ndarray] | None:
 def fleiss_kappa_from_counts(
     counts: np.ndarray, *, n_boot: int = 0, seed: int = 0, progress: Progress | None = None
 ) -> Estimate:
-    per_unit = counts.sum(axis=1)
-    rated = per_unit > 0
-    modal = _modal_units(per_unit)
+    """:func:`fleiss_kappa` from the units × categories count table (through its patterns)."""
+    return fleiss_kappa_from_patterns(CountPatterns.of(counts), n_boot=n_boot, seed=seed, progress=progress)
+
+
+def fleiss_kappa_from_patterns(
+    patterns: CountPatterns, *, n_boot: int = 0, seed: int = 0, progress: Progress | None = None
+) -> Estimate:
+    """:func:`fleiss_kappa` from the count table's patterns (:class:`CountPatterns`)."""
+    per_unit, n_rated, _ = _unit_counts(patterns)
+    modal = _modal_patterns(per_unit, patterns.weights)
     if modal is None:
-        return Estimate.undefined("no unit was rated by two or more raters", n_excluded=int(rated.sum()))
+        return Estimate.undefined("no unit was rated by two or more raters", n_excluded=n_rated)
     m, keep = modal
-    n_used = int(keep.sum())
-    n_excluded = int((rated & ~keep).sum())
-    del per_unit, rated  # a million units: not held through the bootstrap
-    return _fleiss_estimate(_rows(counts, keep), m, n_used, n_excluded, n_boot=n_boot, seed=seed, progress=progress)
+    kept = patterns.where(keep)
+    n_used = kept.n_units
+    return _fleiss_estimate(kept, m, n_used, n_rated - n_used, n_boot=n_boot, seed=seed, progress=progress)
 
 
 def _fleiss_estimate(
-    sub: np.ndarray,
+    kept: CountPatterns,
     m: int,
     n_used: int,
     n_excluded: int,
@@ -484,8 +580,8 @@ def _fleiss_estimate(
     seed: int = 0,
     progress: Progress | None = None,
 ) -> Estimate:
-    """Fleiss' κ of ``sub``, the count table of the units rated ``m`` times (see :func:`fleiss_kappa`)."""
-    kappa = _fleiss_from_counts(sub, m)
+    """Fleiss' κ of ``kept``, the patterns of the units rated ``m`` times (see :func:`fleiss_kappa`)."""
+    kappa = _fleiss_point(kept, m)
     if kappa is None:
         return Estimate.undefined(
             "every rating is the same category, so chance agreement is 1",
@@ -495,7 +591,7 @@ def _fleiss_estimate(
         )
     est = Estimate(value=kappa, n_units=n_used, n_excluded=n_excluded, extra={"raters_per_unit": m})
     if n_boot > 0:
-        samples = _fleiss_boot(sub, m, n_boot, seed, progress)
+        samples = _fleiss_boot(kept, m, n_boot, seed, progress)
         est.ci95, undefined = percentile_ci(samples)
         est.ci_method = f"percentile bootstrap over units, {n_boot} resamples, seed {seed}"
         est.extra["n_boot_undefined"] = undefined
@@ -594,21 +690,17 @@ def _interval_boot_from_sums(
 
 
 def _categorical_boot(
-    counts: np.ndarray, level: Level, n_boot: int, seed: int, progress: Progress | None
+    patterns: CountPatterns, level: Level, n_boot: int, seed: int, progress: Progress | None
 ) -> np.ndarray:
-    """α of each resample of the units (rows of ``counts``, every unit rated twice or more): the coincidence matrix
-    of the resample from how many times each unit was drawn (:func:`coincidence_exact` with those weights, exact
-    integers), not from a gathered copy of the resample's rows (a million units: the rows' counts, their scaled
-    copy and their products, tens of MiB each). The same α as the resample's own table gives (tested against the
-    krippendorff package on each resample), to rounding."""
-    n = counts.shape[0]
-    rng = np.random.default_rng(seed)
+    """α of each bootstrap resample of the units (every unit rated twice or more), drawn as pattern counts
+    (:func:`pattern_resamples`): the coincidence matrix of a resample is :func:`coincidence_exact` of the patterns
+    weighted by how many units of each it drew (exact integers), the same α as the resample's own table gives
+    (tested against the krippendorff package on each resample), to rounding."""
     out: list[np.ndarray] = []
-    # A block's drawn indices and one row's multiplicities: two arrays of the units.
-    for idx in resample_blocks(rng, n, n_boot, 2, progress):
-        o = np.stack([coincidence_exact(counts, weights=np.bincount(row, minlength=n)) for row in idx])
+    for drawn in pattern_resamples(np.random.default_rng(seed), patterns.weights, n_boot, progress):
+        o = np.stack([coincidence_exact(patterns.rows, weights=row) for row in drawn])
         out.append(_alpha_from_coincidence(o, level))
-    return np.concatenate(out)
+    return np.concatenate(out) if out else np.zeros(0)
 
 
 def krippendorff_alpha(
@@ -630,11 +722,11 @@ def krippendorff_alpha(
     bootstrap over units.
     """
     codes = _as_codes(codes)
+    if level in ("nominal", "ordinal") and n_categories is not None:
+        patterns = CountPatterns.of(category_counts(codes, n_categories) if counts is None else counts)
+        return _alpha_estimate(level, n_categories, patterns=patterns, n_boot=n_boot, seed=seed, progress=progress)
     n_ratings = (~np.isnan(codes)).sum(axis=1)
     pairable = n_ratings >= 2
-    if level in ("nominal", "ordinal") and n_categories is not None:
-        table = category_counts(codes[pairable], n_categories) if counts is None else counts[pairable]
-        return _alpha_estimate(n_ratings, level, n_categories, table=table, n_boot=n_boot, seed=seed, progress=progress)
     sub = codes[pairable]
     interval = _IntervalUnits(
         distinct=np.unique(sub[~np.isnan(sub)]),
@@ -642,7 +734,7 @@ def krippendorff_alpha(
         sums=lambda: _interval_sums(sub),
     )
     return _alpha_estimate(
-        n_ratings, level, n_categories, interval=interval, n_boot=n_boot, seed=seed, progress=progress
+        level, n_categories, n_ratings=n_ratings, interval=interval, n_boot=n_boot, seed=seed, progress=progress
     )
 
 
@@ -657,27 +749,38 @@ class _IntervalUnits:
 
 
 def _alpha_estimate(
-    n_ratings: np.ndarray,
     level: Level,
     n_categories: int | None,
     *,
-    table: np.ndarray | None = None,
+    patterns: CountPatterns | None = None,
+    n_ratings: np.ndarray | None = None,
     interval: _IntervalUnits | None = None,
     n_boot: int = 0,
     seed: int = 0,
     progress: Progress | None = None,
 ) -> Estimate:
-    """:func:`krippendorff_alpha` from the ratings per unit and either ``table``, the pairable units' count table
-    on a categorical scale, or ``interval``, their values."""
-    rated = n_ratings > 0
-    pairable = n_ratings >= 2
-    n_used = int(pairable.sum())
-    n_excluded = int((rated & ~pairable).sum())
+    """:func:`krippendorff_alpha` from either ``patterns``, the count patterns of the units on a categorical scale,
+    or ``interval``, the pairable units' values (then the units are counted from ``patterns`` when given, else from
+    ``n_ratings``, the number of ratings of each unit)."""
+    table = None
+    if patterns is not None:
+        per_unit, _, n_excluded = _unit_counts(patterns)
+        pairable_patterns = patterns.where(per_unit >= 2)
+        n_used = pairable_patterns.n_units
+        if interval is None:
+            table = pairable_patterns
+    elif n_ratings is not None:
+        rated = n_ratings > 0
+        pairable = n_ratings >= 2
+        n_used = int(pairable.sum())
+        n_excluded = int((rated & ~pairable).sum())
+    else:
+        raise ValueError("α needs the count patterns or the ratings per unit")
     if n_used == 0:
         return Estimate.undefined("no unit was rated by two or more raters", n_excluded=n_excluded)
     if table is not None:
         # The distinct values are the categories some pairable unit was rated in.
-        n_distinct = int((table.sum(axis=0) > 0).sum())
+        n_distinct = int(((table.weights @ table.rows) > 0).sum())
     elif interval is not None:
         n_distinct = int(interval.distinct.size)
     else:
@@ -692,14 +795,16 @@ def _alpha_estimate(
         if table is None or n_categories is None:
             raise ValueError("nominal and ordinal α need the declared scale size")
         # The package holds three units × k × k float arrays on the way to the coincidence matrix (107 MiB at a
-        # million units); past MAX_UNITS_FOR_PACKAGE the matrix is summed here in exact integers (the same
-        # statistic, tested equal to the package's).
-        if table.shape[0] <= MAX_UNITS_FOR_PACKAGE:
+        # million units); past MAX_UNITS_FOR_PACKAGE the matrix is summed here in exact integers from the patterns
+        # (the same statistic, tested equal to the package's).
+        if n_used <= MAX_UNITS_FOR_PACKAGE:
             value = float(
-                krippendorff.alpha(value_counts=table, value_domain=np.arange(n_categories), level_of_measurement=level)
+                krippendorff.alpha(
+                    value_counts=table.expand(), value_domain=np.arange(n_categories), level_of_measurement=level
+                )
             )
         else:
-            value = float(_alpha_from_coincidence(coincidence_exact(table), level))
+            value = float(_alpha_from_coincidence(coincidence_exact(table.rows, weights=table.weights), level))
     elif level == "interval" and interval is not None:
         # The package builds a units × distinct-values table, which grows with every distinct real;
         # past a few thousand distinct values the closed form (same statistic, tested equal) is used.
@@ -755,22 +860,28 @@ def per_label_agreement(
 
 def per_label_from_counts(counts: np.ndarray, labels: Sequence[str]) -> dict[str, Estimate]:
     """:func:`per_label_agreement` from the units × categories count table."""
+    return per_label_from_patterns(CountPatterns.of(counts), labels)
+
+
+def per_label_from_patterns(patterns: CountPatterns, labels: Sequence[str]) -> dict[str, Estimate]:
+    """:func:`per_label_agreement` from the count table's patterns."""
     # Every label's two-column table has the units' total ratings as row sums: the units Fleiss' κ keeps
     # (those rated the modal number of times) are the same for every label, and chosen once.
-    total = counts.sum(axis=1)
-    rated = total > 0
-    modal = _modal_units(total)
+    per_unit, n_rated, _ = _unit_counts(patterns)
+    modal = _modal_patterns(per_unit, patterns.weights)
     if modal is None:
         return {
-            str(label): Estimate.undefined("no unit was rated by two or more raters", n_excluded=int(rated.sum()))
+            str(label): Estimate.undefined("no unit was rated by two or more raters", n_excluded=n_rated)
             for label in labels
         }
     m, keep = modal
-    n_used = int(keep.sum())
-    n_excluded = int((rated & ~keep).sum())
-    sub = counts[keep]
+    kept = patterns.where(keep)
+    n_used = kept.n_units
     return {
-        str(label): _fleiss_estimate(np.stack([sub[:, j], m - sub[:, j]], axis=1), m, n_used, n_excluded)
+        str(label): _fleiss_estimate(
+            CountPatterns.merged(np.stack([kept.rows[:, j], m - kept.rows[:, j]], axis=1), kept.weights),
+            m, n_used, n_rated - n_used,
+        )
         for j, label in enumerate(labels)
     }
 
@@ -905,7 +1016,9 @@ def agreement_summary(
     codes = _as_codes(codes)
     n_ratings = (~np.isnan(codes)).sum(axis=1)
     k = len(scale) if scale is not None else None
-    stats = _Summary(n_ratings, int(codes.shape[1]), level, scale, rater_names, weights, n_boot, seed, progress)
+    stats = _Summary(
+        *_rated_and_single(n_ratings), int(codes.shape[1]), level, scale, rater_names, weights, n_boot, seed, progress
+    )
     coded = codes_with_missing(codes, k) if k is not None else None
     counts = _counts_of(coded, k) if coded is not None and k is not None else None
     pa = percent_agreement(codes, counts=counts)
@@ -931,12 +1044,18 @@ def agreement_summary(
     )
 
 
+def _rated_and_single(n_ratings: np.ndarray) -> tuple[int, int]:
+    """The units rated at least once and those rated exactly once, of each unit's number of ratings."""
+    return int((n_ratings > 0).sum()), int((n_ratings == 1).sum())
+
+
 @dataclass
 class _Summary:
     """What :func:`agreement_summary` and :func:`agreement_summary_sparse` share: the head of the summary, the
     progress of its two bootstraps, and the assembly of the statistics into plain data."""
 
-    n_ratings: np.ndarray
+    n_units: int  # rated at least once
+    n_excluded_units: int  # rated exactly once
     n_raters: int
     level: Level
     scale: Sequence[Any] | None
@@ -964,13 +1083,11 @@ class _Summary:
         per_label: dict[str, Estimate] | None = None,
     ) -> dict[str, Any]:
         """The summary; ``pairs``, ``rests`` and ``per_label`` are None on the interval level (no κ applies)."""
-        rated = self.n_ratings > 0
-        used_any = self.n_ratings >= 2
         names = self.rater_names
         out: dict[str, Any] = {
-            "n_units": int(rated.sum()),
+            "n_units": self.n_units,
             "n_raters": self.n_raters,
-            "n_excluded_units": int((rated & ~used_any).sum()),
+            "n_excluded_units": self.n_excluded_units,
             "level": self.level,
             "scale": [str(v) for v in self.scale] if self.scale is not None else None,
             "raters": list(names),
@@ -1099,13 +1216,15 @@ def agreement_summary_sparse(
     The bootstraps resample the same units with the same draws."""
     n_ratings = ratings.per_unit()
     k = len(scale) if scale is not None else None
-    stats = _Summary(n_ratings, ratings.n_raters, level, scale, rater_names, weights, n_boot, seed, progress)
+    stats = _Summary(
+        *_rated_and_single(n_ratings), ratings.n_raters, level, scale, rater_names, weights, n_boot, seed, progress
+    )
     if scale is None or k is None:
         interval = _sparse_interval_units(ratings, n_ratings >= 2)
         pa = _percent_estimate(n_ratings, lambda usable: _sparse_agreeing(ratings, usable))
         fk = Estimate.undefined("Fleiss' κ needs a categorical scale; these ratings are interval numbers")
         alpha = _alpha_estimate(
-            n_ratings, level, k, interval=interval, n_boot=n_boot, seed=seed, progress=stats.sub_progress(1)
+            level, k, n_ratings=n_ratings, interval=interval, n_boot=n_boot, seed=seed, progress=stats.sub_progress(1)
         )
         return stats.as_dict(pa, fk, alpha)
     return agreement_summary_tables(
@@ -1124,19 +1243,28 @@ def agreement_summary_sparse(
 @dataclass(frozen=True)
 class CategoricalTables:
     """Everything the categorical statistics of :func:`agreement_summary_tables` are computed from: the units ×
-    categories counts (``counts``: what every unit-level statistic and every bootstrap reads), the k × k table of
-    each pair of raters (``pairs``, in :func:`itertools.combinations` order), how many ratings each rater gave
-    (``n_rated``) and, with three raters or more, each rater's k × k table against the rest's majority
+    categories counts' patterns (``patterns``: what every unit-level statistic and every bootstrap reads), the k × k
+    table of each pair of raters (``pairs``, in :func:`itertools.combinations` order), how many ratings each rater
+    gave (``n_rated``) and, with three raters or more, each rater's k × k table against the rest's majority
     (``rests``) and the units only one of the two rated (``rest_excluded``).
 
-    Only ``counts`` grows with the data, by one row of k counts a unit: :class:`CategoricalTablesBuilder` builds
-    them from the ratings a chunk of units at a time, so a report never holds every rating."""
+    None of these grows with the number of units (the patterns are the distinct rows of counts: a handful). The
+    units × categories table itself (``counts``, one row of k counts a unit, in unit order) is kept only for the
+    callers that need a unit's own counts (a majority per unit): :class:`CategoricalTablesBuilder` builds both from
+    the ratings a chunk of units at a time, so a report never holds every rating."""
 
-    counts: np.ndarray
+    counts: np.ndarray | None
     pairs: np.ndarray
     n_rated: np.ndarray
     rests: np.ndarray | None
     rest_excluded: np.ndarray | None
+    patterns: CountPatterns = None  # type: ignore[assignment]  # from ``counts`` when not given
+
+    def __post_init__(self) -> None:
+        if self.patterns is None:
+            if self.counts is None:
+                raise ValueError("categorical tables need the counts or their patterns")
+            object.__setattr__(self, "patterns", CountPatterns.of(self.counts))
 
     @property
     def n_raters(self) -> int:
@@ -1151,12 +1279,16 @@ class CategoricalTablesBuilder:
     ratings at once (tests/adjudication/stats/test_agreement_chunks.py compares them on random data).
 
     :meth:`finish` may keep only some raters (``keep``): the reports number the raters of every submitted
-    assignment of the pool before they read a label, and keep those with a rating."""
+    assignment of the pool before they read a label, and keep those with a rating. With ``keep_counts`` false the
+    units × categories table is not kept (``counts`` is None): what the builder holds does not grow with the units.
+    """
 
-    def __init__(self, n_raters: int, n_categories: int) -> None:
+    def __init__(self, n_raters: int, n_categories: int, *, keep_counts: bool = True) -> None:
         n, k = n_raters, n_categories
         self.n_raters, self.k = n, k
+        self.keep_counts = keep_counts
         self._counts: list[np.ndarray] = []
+        self._patterns = CountPatterns.of(np.zeros((0, k), np.int64))
         self._pairs = np.zeros((n * (n - 1) // 2, k, k), dtype=np.int64)
         self._n_rated = np.zeros(n, dtype=np.int64)
         self._rests = np.zeros((n, k, k), dtype=np.int64)
@@ -1168,7 +1300,12 @@ class CategoricalTablesBuilder:
         k = self.k
         codes = chunk.positions(k)
         counts = np.bincount(chunk.unit * k + codes, minlength=chunk.n_units * k).reshape(chunk.n_units, k)
-        self._counts.append(counts)
+        if self.keep_counts:
+            self._counts.append(counts)
+        mine = CountPatterns.of(counts)
+        self._patterns = CountPatterns.merged(
+            np.concatenate([self._patterns.rows, mine.rows]), np.concatenate([self._patterns.weights, mine.weights])
+        )
         self._pairs += _sparse_pair_tables(chunk, codes, k)
         self._n_rated += np.bincount(chunk.rater, minlength=self.n_raters)
         if self.n_raters >= 3:
@@ -1178,7 +1315,7 @@ class CategoricalTablesBuilder:
 
     def finish(self, keep: np.ndarray | None = None) -> CategoricalTables:
         """The tables of the chunks added, of the raters ``keep`` (a boolean mask; all when None)."""
-        counts = drain_concatenate(self._counts, np.int64, (self.k,))
+        counts = drain_concatenate(self._counts, np.int64, (self.k,)) if self.keep_counts else None
         pairs, n_rated, rests, excluded = self._pairs, self._n_rated, self._rests, self._rest_excluded
         if keep is not None and not keep.all():
             kept = np.flatnonzero(keep)
@@ -1187,8 +1324,8 @@ class CategoricalTablesBuilder:
             pairs = pairs[np.array(index, dtype=np.int64)] if index else np.zeros((0, self.k, self.k), np.int64)
             n_rated, rests, excluded = n_rated[kept], rests[kept], excluded[kept]
         if n_rated.size < 3:
-            return CategoricalTables(counts, pairs, n_rated, None, None)
-        return CategoricalTables(counts, pairs, n_rated, rests, excluded)
+            return CategoricalTables(counts, pairs, n_rated, None, None, self._patterns)
+        return CategoricalTables(counts, pairs, n_rated, rests, excluded, self._patterns)
 
 
 def drain_concatenate(
@@ -1237,21 +1374,21 @@ def agreement_summary_tables(
     """The summary of :func:`agreement_summary_sparse` of categorical ratings from their tables. Ratings coded on a
     scale but analysed at the interval level take α from their values (``interval``)."""
     k = len(scale)
-    counts = tables.counts
-    n_ratings = counts.sum(axis=1)
-    stats = _Summary(n_ratings, tables.n_raters, level, scale, rater_names, weights, n_boot, seed, progress)
-    pa = _percent_estimate(
-        n_ratings, lambda usable: _agreeing_from_counts(_rows(counts, usable), _rows(n_ratings, usable))
+    patterns = tables.patterns
+    _, n_rated_units, n_single = _unit_counts(patterns)
+    stats = _Summary(
+        n_rated_units, n_single, tables.n_raters, level, scale, rater_names, weights, n_boot, seed, progress
     )
-    fk = fleiss_kappa_from_counts(counts, n_boot=n_boot, seed=seed, progress=stats.sub_progress(0))
-    pairable = n_ratings >= 2
+    pa = percent_from_patterns(patterns)
+    fk = fleiss_kappa_from_patterns(patterns, n_boot=n_boot, seed=seed, progress=stats.sub_progress(0))
     if level in ("nominal", "ordinal"):
         alpha = _alpha_estimate(
-            n_ratings, level, k, table=_rows(counts, pairable), n_boot=n_boot, seed=seed, progress=stats.sub_progress(1)
+            level, k, patterns=patterns, n_boot=n_boot, seed=seed, progress=stats.sub_progress(1)
         )
     elif interval is not None:
+        # The units counted from the patterns, α from the values.
         alpha = _alpha_estimate(
-            n_ratings, level, k, interval=interval, n_boot=n_boot, seed=seed, progress=stats.sub_progress(1)
+            level, k, patterns=patterns, interval=interval, n_boot=n_boot, seed=seed, progress=stats.sub_progress(1)
         )
     else:
         raise ValueError("interval α of ratings on a scale needs their values (interval)")
@@ -1269,7 +1406,7 @@ def agreement_summary_tables(
             )
             for r in range(tables.n_raters)
         ]
-    per_label = per_label_from_counts(counts, [str(v) for v in scale]) if k > 2 else {}
+    per_label = per_label_from_patterns(patterns, [str(v) for v in scale]) if k > 2 else {}
     return stats.as_dict(pa, fk, alpha, pairs=pairs, rests=rests, per_label=per_label)
 
 

@@ -106,8 +106,13 @@ def _options(users, option):
     return out
 
 
-def _same_tables(got: ag.CategoricalTables, want: ag.CategoricalTables) -> None:
-    np.testing.assert_array_equal(got.counts, want.counts)
+def _same_tables(got: ag.CategoricalTables, want: ag.CategoricalTables, *, counts: bool = True) -> None:
+    if counts:
+        np.testing.assert_array_equal(got.counts, want.counts)
+    else:
+        assert got.counts is None
+    np.testing.assert_array_equal(got.patterns.rows, want.patterns.rows)
+    np.testing.assert_array_equal(got.patterns.weights, want.patterns.weights)
     np.testing.assert_array_equal(got.pairs, want.pairs)
     np.testing.assert_array_equal(got.n_rated, want.n_rated)
     assert (got.rests is None) == (want.rests is None)
@@ -145,6 +150,16 @@ def test_read_a_range_of_items_at_a_time_the_tables_are_the_whole_reads(pool, ki
         _same_tables(got.tables, ag.categorical_tables(whole.entries, len(question.option_values)))
         np.testing.assert_array_equal(got.counts, whole.counts)
         np.testing.assert_array_equal(got.n_ratings, whole.entries.per_unit())
+    # Read with nothing kept per unit: the same patterns and tables, the same unit counts, no unit's own arrays.
+    flat = rating_tables_load(pool=pool, question=question, step=step, per_unit=False, **kw)
+    per_unit = whole.entries.per_unit()
+    assert flat.units is None and flat.option_n_ratings is None and flat.n_units == len(whole.units)
+    assert (flat.n_rated_units, flat.n_single_units) == (int((per_unit > 0).sum()), int((per_unit == 1).sum()))
+    for option_key, tables in (flat.option_tables or {"": flat.tables}).items():
+        want = got.option_tables[option_key] if kind == "multilabel" else got.tables
+        _same_tables(tables, want, counts=False)
+    with pytest.raises(ValueError, match="kept per unit"):
+        rating_tables_load(pool=pool, question=question, per_unit=False, collect_rater="R1")
 
 
 @pytest.mark.django_db

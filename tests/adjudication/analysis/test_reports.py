@@ -188,7 +188,10 @@ def test_a_cleared_answer_is_no_rating_neither_on_nor_off_the_scale(fixture_stud
     codes = _codes(rows, ["yes", "no"])
     rep = agreement_report(pool=pool, question=pf)
     assert rep["n_off_scale_ratings"] == 0 and rep["n_units"] == 12
-    assert rep["percent_agreement"] == ag.percent_agreement(codes).as_dict()
+    assert rep["percent_agreement"] == ag.percent_agreement(codes, counts=ag.category_counts(codes, 2)).as_dict()
+    by_columns = ag.percent_agreement(codes).as_dict()  # the same shares, the mean summed in another order
+    assert rep["percent_agreement"]["value"] == by_columns["value"]
+    assert rep["percent_agreement"]["mean_pairwise"] == pytest.approx(by_columns["mean_pairwise"], rel=1e-14)
     assert rep["fleiss_kappa"] == ag.fleiss_kappa(codes, 2).as_dict()
     ratings = ratings_load(pool=pool, question=pf)
     np.testing.assert_array_equal(ratings.codes, codes)

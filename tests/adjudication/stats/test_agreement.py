@@ -168,17 +168,21 @@ def test_fleiss_bootstrap_interval_is_seeded_and_brackets_the_estimate():
 #
 # Each replicate of our vectorised bootstraps must equal the library's statistic (statsmodels'
 # fleiss_kappa; the krippendorff package's alpha) computed on the same resample of units: the same
-# seeded generator drives ``ag.resample_indices`` here and in the code under test. The interval must
-# then be the 2.5th and 97.5th percentiles of those library replicates.
+# seeded generator drives ``ag.pattern_resamples`` here and in the code under test, and each resample's
+# count table is built here in full (each pattern's row as many times as the resample drew it). The
+# interval must then be the 2.5th and 97.5th percentiles of those library replicates.
 
 
-def _replicate_rows(n_units: int, n_boot: int, seed: int) -> np.ndarray:
-    return np.concatenate(list(ag.resample_indices(np.random.default_rng(seed), n_units, n_boot, None)))
+def _replicate_tables(counts: np.ndarray, n_boot: int, seed: int) -> list[np.ndarray]:
+    patterns = ag.CountPatterns.of(counts)
+    drawn = np.concatenate(list(ag.pattern_resamples(np.random.default_rng(seed), patterns.weights, n_boot, None)))
+    assert drawn.shape == (n_boot, patterns.rows.shape[0]) and (drawn.sum(axis=1) == counts.shape[0]).all()
+    return [np.repeat(patterns.rows, row, axis=0) for row in drawn]
 
 
-def _library(fn, rows: np.ndarray) -> np.ndarray:
+def _library(fn, tables: list[np.ndarray]) -> np.ndarray:
     out = []
-    for idx in rows:
+    for idx in tables:
         with np.errstate(divide="ignore", invalid="ignore"):
             try:
                 out.append(float(fn(idx)))
@@ -207,9 +211,9 @@ def test_every_fleiss_bootstrap_replicate_equals_statsmodels_on_the_same_resampl
 
     codes, k = (DIAGNOSES, 5) if name == "diagnoses" else (kqa_codes(), 3)
     counts, m = _fleiss_units(codes, k)
-    rows = _replicate_rows(counts.shape[0], n_boot, seed)
-    expected = _library(lambda idx: sm_fleiss(counts[idx], method="fleiss"), rows)
-    ours = ag._fleiss_boot(counts, m, n_boot, seed, None)
+    tables = _replicate_tables(counts, n_boot, seed)
+    expected = _library(lambda table: sm_fleiss(table, method="fleiss"), tables)
+    ours = ag._fleiss_boot(ag.CountPatterns.of(counts), m, n_boot, seed, None)
     np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-12, equal_nan=True)
     est = ag.fleiss_kappa(codes, k, n_boot=n_boot, seed=seed)
     assert est.ci95 == pytest.approx(_percentiles(expected), rel=1e-9)
@@ -228,12 +232,12 @@ def test_every_categorical_alpha_replicate_equals_the_krippendorff_package(level
     codes, k = (KRIPP_2011 - 1, 5) if name == "kripp2011" else (kqa_codes(), 3)
     sub = codes[(~np.isnan(codes)).sum(axis=1) >= 2]
     counts = ag.category_counts(sub, k)
-    rows = _replicate_rows(sub.shape[0], n_boot, seed)
+    tables = _replicate_tables(counts, n_boot, seed)
     expected = _library(
-        lambda idx: krippendorff.alpha(value_counts=counts[idx], value_domain=np.arange(k), level_of_measurement=level),
-        rows,
+        lambda table: krippendorff.alpha(value_counts=table, value_domain=np.arange(k), level_of_measurement=level),
+        tables,
     )
-    ours = ag._categorical_boot(counts, level, n_boot, seed, None)
+    ours = ag._categorical_boot(ag.CountPatterns.of(counts), level, n_boot, seed, None)
     np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-12, equal_nan=True)
     est = ag.krippendorff_alpha(codes, level, k, n_boot=n_boot, seed=seed)
     assert est.ci95 == pytest.approx(_percentiles(expected), rel=1e-9)
@@ -245,9 +249,10 @@ def test_every_interval_alpha_replicate_equals_the_krippendorff_package():
     values[rng.random(values.shape) < 0.2] = NAN
     sub = values[(~np.isnan(values)).sum(axis=1) >= 2]
     n_boot, seed = 120, 9
-    rows = _replicate_rows(sub.shape[0], n_boot, seed)
+    # Interval α resamples the units themselves (its values are not count patterns).
+    rows = np.concatenate(list(ag.resample_indices(np.random.default_rng(seed), sub.shape[0], n_boot, None)))
     expected = _library(
-        lambda idx: krippendorff.alpha(reliability_data=sub[idx].T, level_of_measurement="interval"), rows
+        lambda idx: krippendorff.alpha(reliability_data=sub[idx].T, level_of_measurement="interval"), list(rows)
     )
     ours = ag._interval_boot(sub, n_boot, seed, None)
     np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-12, equal_nan=True)
@@ -531,3 +536,25 @@ def test_with_no_unit_rated_twice_every_statistic_is_undefined_and_says_why(stat
 def test_one_unit_rated_twice_is_enough_for_percent_agreement():
     est = ag.percent_agreement(np.array([[1, 1], [0, NAN]]))
     assert (est.value, est.n_units, est.n_excluded) == (1.0, 1, 1)
+
+
+def test_resampling_the_patterns_is_resampling_the_units():
+    # A multinomial draw of the n units over the count patterns (probabilities weights / n) is what drawing n units
+    # with replacement and counting each pattern gives: the bootstrap distributions of Fleiss' κ agree, within
+    # their Monte Carlo error, with the units resampled one index at a time (seeded: the figures are fixed).
+    counts, m = _fleiss_units(kqa_codes(), 3)
+    patterns = ag.CountPatterns.of(counts)
+    by_patterns = ag._fleiss_boot(patterns, m, 4000, 1, None)
+    n = counts.shape[0]
+    per_unit = ((counts * counts).sum(axis=1) - m) / (m * (m - 1))
+    by_units = []
+    for idx in ag.resample_indices(np.random.default_rng(2), n, 4000, None):
+        p = counts[idx].sum(axis=1) / (n * m)
+        p_e = (p * p).sum(axis=1)
+        by_units.append((per_unit[idx].mean(axis=1) - p_e) / (1.0 - p_e))
+    by_units = np.concatenate(by_units)
+    se = by_units.std() / math.sqrt(4000)
+    assert abs(by_patterns.mean() - by_units.mean()) < 4 * se * math.sqrt(2)
+    assert by_patterns.std() == pytest.approx(by_units.std(), rel=0.08)
+    np.testing.assert_allclose(np.percentile(by_patterns, [2.5, 97.5]), np.percentile(by_units, [2.5, 97.5]),
+                               atol=4 * by_units.std() / math.sqrt(400))

@@ -5,6 +5,7 @@ against the matrix's summary in test_agreement_sparse.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from itertools import pairwise
 
@@ -50,8 +51,11 @@ def _whole(ratings: ag.SparseRatings, k: int) -> ag.CategoricalTables:
 
 def _same(got: ag.CategoricalTables, want: ag.CategoricalTables) -> None:
     np.testing.assert_array_equal(got.counts, want.counts)
+    np.testing.assert_array_equal(got.patterns.rows, want.patterns.rows)
+    np.testing.assert_array_equal(got.patterns.weights, want.patterns.weights)
     # Counts and tables stay integers (exact sums, and the κ tables statsmodels is given are counts).
     assert got.counts.dtype == want.counts.dtype == np.int64
+    assert got.patterns.rows.dtype == got.patterns.weights.dtype == np.int64
     assert got.pairs.dtype == got.n_rated.dtype == np.int64
     if got.rests is not None and got.rest_excluded is not None:
         assert got.rests.dtype == got.rest_excluded.dtype == np.int64
@@ -81,9 +85,47 @@ def test_chunks_of_whole_units_add_up_to_the_tables_of_every_rating(seed, n_unit
     for n_cuts in (1, 3, n_units - 1):
         cuts = sorted(set(rng.integers(0, n_units + 1, size=max(n_cuts, 0)).tolist()))
         builder = ag.CategoricalTablesBuilder(n_raters, k)
+        flat = ag.CategoricalTablesBuilder(n_raters, k, keep_counts=False)
         for chunk in _chunks(ratings, cuts):  # empty chunks included (a cut repeated, or at an end)
             builder.add(chunk)
+            flat.add(chunk)
         _same(builder.finish(), want)
+        # Without each unit's counts: the same patterns and tables, and no count table.
+        without = flat.finish()
+        assert without.counts is None
+        _same(dataclasses.replace(without, counts=want.counts), want)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_count_patterns_are_the_distinct_rows_with_how_many_units_have_each(seed):
+    counts = _counts(seed, 400, 3, 4)
+    counts[::7] = 0  # units not rated
+    patterns = ag.CountPatterns.of(counts)
+    rows = [tuple(r) for r in counts.tolist()]
+    assert [tuple(r) for r in patterns.rows.tolist()] == sorted(set(rows))
+    assert patterns.weights.tolist() == [rows.count(r) for r in sorted(set(rows))]
+    assert patterns.n_units == 400
+    np.testing.assert_array_equal(patterns.expand(), np.array(sorted(rows)))
+    np.testing.assert_array_equal(patterns.per_unit(), patterns.rows.sum(axis=1))
+    # Merging rows given with weights: the same as the patterns of the table they stand for.
+    half = ag.CountPatterns.of(counts[:200])
+    other = ag.CountPatterns.of(counts[200:])
+    merged = ag.CountPatterns.merged(
+        np.concatenate([half.rows, other.rows]), np.concatenate([half.weights, other.weights])
+    )
+    np.testing.assert_array_equal(merged.rows, patterns.rows)
+    np.testing.assert_array_equal(merged.weights, patterns.weights)
+    empty = ag.CountPatterns.of(np.zeros((0, 3), np.int64))
+    assert empty.rows.shape == (0, 3) and empty.n_units == 0
+
+
+def test_a_million_units_of_three_raters_on_two_categories_are_four_patterns():
+    # What a report holds of the units' counts does not grow with them: 4 rows, whatever the number of units.
+    rng = np.random.default_rng(0)
+    yes = rng.binomial(3, 0.7, size=1_000_000)
+    patterns = ag.CountPatterns.of(np.stack([yes, 3 - yes], axis=1))
+    assert patterns.rows.tolist() == [[0, 3], [1, 2], [2, 1], [3, 0]]
+    assert patterns.n_units == 1_000_000
 
 
 @pytest.mark.parametrize(("seed", "n_units", "n_raters", "k", "missing"), [c for c in CASES if c[2] >= 3])
@@ -213,20 +255,19 @@ def test_the_coincidences_of_krippendorffs_worked_example():
 
 @pytest.mark.parametrize("level", ["nominal", "ordinal"])
 def test_past_the_packages_limit_alpha_is_computed_from_exact_coincidences(monkeypatch, level):
-    counts = _counts(4, 300, 4, 4)
-    n_ratings = counts.sum(axis=1)
+    patterns = ag.CountPatterns.of(_counts(4, 300, 4, 4))
     calls: list[int] = []
     package = ag.krippendorff.alpha
     monkeypatch.setattr(ag.krippendorff, "alpha", lambda **kw: calls.append(1) or package(**kw))
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 300)
-    at_limit = ag._alpha_estimate(n_ratings, level, 4, table=counts, n_boot=30, seed=1, progress=None)
+    at_limit = ag._alpha_estimate(level, 4, patterns=patterns, n_boot=30, seed=1, progress=None)
     assert calls == [1]  # at the limit, still the package
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 299)
-    past = ag._alpha_estimate(n_ratings, level, 4, table=counts, n_boot=30, seed=1, progress=None)
+    past = ag._alpha_estimate(level, 4, patterns=patterns, n_boot=30, seed=1, progress=None)
     monkeypatch.setattr(
         ag.krippendorff, "alpha", lambda **kw: pytest.fail("the package was asked past its limit")
     )
-    assert ag._alpha_estimate(n_ratings, level, 4, table=counts, progress=None).value == past.value
+    assert ag._alpha_estimate(level, 4, patterns=patterns, progress=None).value == past.value
     assert past.value == pytest.approx(at_limit.value, rel=1e-12) and past.ci95 == at_limit.ci95
 
 
@@ -249,16 +290,20 @@ def test_weighted_coincidences_are_those_of_the_repeated_rows(seed, k, max_m):
 
 @pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
 def test_each_alpha_replicate_is_the_packages_alpha_of_its_resample(level):
-    # The replicate of each resample (drawn as resample_indices draws it) against the krippendorff package on the
+    # The replicate of each resample (drawn as pattern_resamples draws it) against the krippendorff package on the
     # resample's own table: interval too (α on the scale positions, as the package's interval level on them).
-    counts = _counts(9, 60, 4, 5)
+    patterns = ag.CountPatterns.of(_counts(9, 60, 4, 5))
     n_boot, seed = 40, 3
-    rows = np.concatenate(list(ag.resample_indices(np.random.default_rng(seed), counts.shape[0], n_boot, None)))
+    drawn = np.concatenate(list(ag.pattern_resamples(np.random.default_rng(seed), patterns.weights, n_boot, None)))
     want = [
-        krippendorff.alpha(value_counts=counts[row], value_domain=np.arange(4), level_of_measurement=level)
-        for row in rows
+        krippendorff.alpha(
+            value_counts=np.repeat(patterns.rows, row, axis=0), value_domain=np.arange(4), level_of_measurement=level
+        )
+        for row in drawn
     ]
-    np.testing.assert_allclose(ag._categorical_boot(counts, level, n_boot, seed, None), want, rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(
+        ag._categorical_boot(patterns, level, n_boot, seed, None), want, rtol=1e-11, atol=1e-13
+    )
 
 
 # Wikipedia, "Fleiss' kappa", worked example: 10 subjects, 14 raters, 5 categories; κ = 0.210.

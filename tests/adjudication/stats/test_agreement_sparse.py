@@ -282,10 +282,12 @@ def test_bootstrap_replicates_do_not_depend_on_how_many_resamples_are_computed_a
     values[rng.random(values.shape) < 0.3] = NAN
     values[:, :2] = np.nan_to_num(values[:, :2])
 
+    patterns = ag.CountPatterns.of(counts)
+
     def replicates() -> list[np.ndarray]:
         return [
-            ag._fleiss_boot(counts, 3, 130, 7, None),
-            *(ag._categorical_boot(counts, level, 130, 7, None) for level in ("nominal", "ordinal", "interval")),
+            ag._fleiss_boot(patterns, 3, 130, 7, None),
+            *(ag._categorical_boot(patterns, level, 130, 7, None) for level in ("nominal", "ordinal", "interval")),
             ag._interval_boot(values, 130, 7, None),
         ]
 

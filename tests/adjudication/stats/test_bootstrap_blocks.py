@@ -6,10 +6,14 @@ BOOT_BATCH. Every interval must stay what drawing each batch of BOOT_BATCH resam
   once, 50 × (1, n) or (7, n) seven times and (1, n) once gives the same numbers. That is numpy's behaviour, not a
   documented guarantee: pinned here for several n (odd ones, whose 32-bit draws leave half a 64-bit word over),
   several seeds and block sizes that divide nothing, so that a numpy upgrade that changed it fails loudly;
-- each bootstrap's replicates (Fleiss' κ, α nominal/ordinal/interval on counts, interval α on sums, the stratified
-  AUC) equal, to the last bit, those of the functions as they were before the blocks (kept below: the whole batch
-  drawn at once by ``resample_indices``, the AUC's positives' batch then its negatives' batch), whatever the block
-  size, with the same progress calls.
+- each bootstrap's replicates (interval α on sums, the stratified AUC) equal, to the last bit, those of the
+  functions as they were before the blocks (kept below: the whole batch drawn at once by ``resample_indices``, the
+  AUC's positives' batch then its negatives' batch), whatever the block size, with the same progress calls;
+- the categorical agreement bootstraps (Fleiss' κ, α nominal/ordinal/interval on counts) resample the count table's
+  patterns (``pattern_resamples``: a multinomial draw of the units over the patterns): numpy's multinomial fills
+  its rows one after another, so drawing a batch at once or a block of rows at a time gives the same counts (pinned
+  here too), and each replicate equals the statistic of its resample's whole table (each pattern's row as many
+  times as drawn) computed as before, whatever the block size, with the same progress calls.
 """
 
 from __future__ import annotations
@@ -30,13 +34,29 @@ SIZES = (1, 2, 7, 97, 1001)
 # --- the functions as they were: each batch of BOOT_BATCH resamples drawn and computed at once ---------------------
 
 
+def _pattern_batches(counts, n_boot, seed, progress):
+    """Each batch of BOOT_BATCH resamples drawn at once as pattern counts, as the tables of the resamples (indices
+    into the rows of ``counts`` sorted as the patterns are, each pattern's first row as many times as drawn)."""
+    patterns = ag.CountPatterns.of(counts)
+    rng = np.random.default_rng(seed)
+    n = patterns.n_units
+    done = 0
+    while done < n_boot:
+        size = min(ag.BOOT_BATCH, n_boot - done)
+        drawn = rng.multinomial(n, patterns.weights / n, size=size)
+        yield np.stack([np.repeat(patterns.rows, row, axis=0) for row in drawn])
+        done += size
+        if progress is not None:
+            progress(done, n_boot)
+
+
 def _old_fleiss_boot(counts, m, n_boot, seed, progress):
     n, _ = counts.shape
-    per_unit = ((counts * counts).sum(axis=1) - m) / (m * (m - 1))
     out = []
-    for idx in ag.resample_indices(np.random.default_rng(seed), n, n_boot, progress):
-        p_bar = per_unit[idx].mean(axis=1)
-        p = counts[idx].sum(axis=1) / (n * m)
+    for tables in _pattern_batches(counts, n_boot, seed, progress):
+        per_unit = ((tables * tables).sum(axis=2) - m) / (m * (m - 1))
+        p_bar = per_unit.mean(axis=1)
+        p = tables.sum(axis=1) / (n * m)
         p_e = (p * p).sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             out.append(np.where(p_e < 1.0 - 1e-15, (p_bar - p_e) / (1.0 - p_e), np.nan))
@@ -57,12 +77,11 @@ def _old_interval_boot_from_sums(m, s1, s2, n_boot, seed, progress):
 
 
 def _old_categorical_boot(counts, level, n_boot, seed, progress):
-    m = counts.sum(axis=1).astype(float)
-    scaled = counts / (m - 1.0)[:, None]
     out = []
-    for idx in ag.resample_indices(np.random.default_rng(seed), counts.shape[0], n_boot, progress):
-        o = np.einsum("bnk,bnl->bkl", scaled[idx], counts[idx])
-        o[:, np.arange(counts.shape[1]), np.arange(counts.shape[1])] -= scaled[idx].sum(axis=1)
+    for tables in _pattern_batches(counts, n_boot, seed, progress):
+        scaled = tables / (tables.sum(axis=2).astype(float) - 1.0)[:, :, None]
+        o = np.einsum("bnk,bnl->bkl", scaled, tables)
+        o[:, np.arange(counts.shape[1]), np.arange(counts.shape[1])] -= scaled.sum(axis=1)
         out.append(ag._alpha_from_coincidence(o, level))
     return np.concatenate(out)
 
@@ -99,6 +118,26 @@ def test_numpy_draws_the_same_integers_whole_or_in_blocks_of_rows(seed, n):
         rng = np.random.default_rng(seed)
         np.testing.assert_array_equal(_blocks(rng, n, 50, step), expected)
         np.testing.assert_array_equal(rng.integers(0, n, size=(3, n + 2)), after)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("weights", [(1,), (2, 1), (5, 1, 1, 3), (40, 7, 0, 1, 900, 2, 3)])
+def test_numpy_draws_the_same_multinomial_counts_whole_or_in_blocks_of_rows(seed, weights):
+    """Generator.multinomial(n, p, size=rows) in one call or in blocks of rows: the same counts, and the generator
+    left in the same state. If this fails after a numpy upgrade, the agreement intervals may have changed for a
+    given seed: drawing in blocks no longer reproduces the seed."""
+    w = np.array(weights, dtype=np.int64)
+    n, p = int(w.sum()), w / w.sum()
+    whole = np.random.default_rng(seed)
+    expected = whole.multinomial(n, p, size=50)
+    after = whole.multinomial(n, p, size=3)
+    for step in (1, 3, 7, 49, 50):
+        rng = np.random.default_rng(seed)
+        got = np.vstack([rng.multinomial(n, p, size=min(step, 50 - s)) for s in range(0, 50, step)])
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(rng.multinomial(n, p, size=3), after)
+    blocks = np.vstack(list(ag.pattern_resamples(np.random.default_rng(seed), w, 50, None)))
+    np.testing.assert_array_equal(blocks, expected)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -158,15 +197,18 @@ def test_agreement_bootstraps_are_those_of_the_whole_batch_whatever_the_block(mo
             for n_boot in (1, 50, 123):
                 old_calls: list[tuple[int, int]] = []
                 new_calls: list[tuple[int, int]] = []
-                np.testing.assert_array_equal(
-                    ag._fleiss_boot(counts, raters, n_boot, seed, _append(new_calls)),
+                patterns = ag.CountPatterns.of(counts)
+                # κ from the patterns' sums rather than the resample table's: the same draws, the same κ to rounding.
+                np.testing.assert_allclose(
+                    ag._fleiss_boot(patterns, raters, n_boot, seed, _append(new_calls)),
                     _old_fleiss_boot(counts, raters, n_boot, seed, _append(old_calls)),
+                    rtol=1e-12, atol=1e-13,
                 )
                 for level in ("nominal", "ordinal", "interval"):
-                    # α's replicates now come from the draws' multiplicities (exact integer coincidences) rather than
-                    # float sums over the gathered rows: the same draws, the same α to rounding.
+                    # α's replicates come from the draws' multiplicities (exact integer coincidences) rather than
+                    # float sums over the resample's rows: the same draws, the same α to rounding.
                     np.testing.assert_allclose(
-                        ag._categorical_boot(counts, level, n_boot, seed, _append(new_calls)),
+                        ag._categorical_boot(patterns, level, n_boot, seed, _append(new_calls)),
                         _old_categorical_boot(counts, level, n_boot, seed, _append(old_calls)),
                         rtol=1e-12, atol=1e-13,
                     )
