@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 import pandas as pd
 from django.db import connection, transaction
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Min, Q
 
 from adjudication import selectors
 from adjudication.analysis.access import CATEGORICAL
@@ -628,6 +628,10 @@ class MetricSource:
     pool_id: int | None = None
     # The human questions this source estimates (a metric's declaration); None: not restricted.
     estimates: tuple[str, ...] | None = None
+    # A large source's values on the items with ids in [low, high), and its (usable, not usable) unit counts,
+    # so that a report can read it a range at a time; None: read it whole (load) and take the ranges from that.
+    load_items: Callable[[int, int], MetricValues] | None = field(default=None, compare=False)
+    sizes: Callable[[], tuple[int, int]] | None = field(default=None, compare=False)
 
     def estimates_question(self, key: str) -> bool:
         """Whether this source may be compared with the question ``key``. Declarations name the presets'
@@ -663,21 +667,25 @@ def run_estimates(metric: str, parameters: Any) -> tuple[str, ...]:
 _SCORE_CHUNK = 20_000
 
 
-def score_run_values(run_id: int) -> MetricValues:
+def score_run_values(run_id: int, items: tuple[int, int] | None = None) -> MetricValues:
     """A score run's values: the scores in state OK with a value; every other score (failed, undetermined, a
-    null value) is counted in ``n_not_ok``.
+    null value) is counted in ``n_not_ok``. ``items``: only the items with ids in [low, high).
 
     The arrays are sized by a count of the run's scores first; scores written after it (a run still being
     scored) are read all the same, the arrays growing for them, so what comes back is what the rows read said,
     as when they were read into a dictionary. The rows come ordered by item id and unit key, mostly the order the
     units need already (a database collation may order keys otherwise: then they are sorted here)."""
-    capacity = Score.objects.filter(run_id=run_id).count()
+    scores = Score.objects.filter(run_id=run_id)
+    if items is not None:
+        scores = scores.filter(item_id__gte=items[0], item_id__lt=items[1])
+    del items
+    capacity = scores.count()
     items = np.empty(capacity, dtype=np.int64)
     codes = np.empty(capacity, dtype=np.int32)
     values = np.empty(capacity, dtype=np.float64)
     keys: dict[str, int] = {}
     rows = (
-        Score.objects.filter(run_id=run_id)
+        scores
         .order_by("item_id", "unit_key")
         .values_list("item_id", "unit_key", "value", "state")
         .iterator(chunk_size=_SCORE_CHUNK)
@@ -704,6 +712,20 @@ def score_run_values(run_id: int) -> MetricValues:
     return MetricValues(UnitList(items[order], ranked[order], names), values[order], n_not_ok, note)
 
 
+def score_run_sizes(run_id: int) -> tuple[int, int]:
+    """How many of a run's scores :func:`score_run_values` reads as usable, and how many it counts as not."""
+    usable = Q(state=ScoreState.OK, value__isnull=False)
+    counts = Score.objects.filter(run_id=run_id).aggregate(ok=Count("pk", filter=usable), all=Count("pk"))
+    return counts["ok"], counts["all"] - counts["ok"]
+
+
+def metric_values_in(values: MetricValues, low: int, high: int) -> MetricValues:
+    """The values of a source read whole on the items with ids in [low, high) (its units are sorted by item id)."""
+    start, stop = np.searchsorted(values.units.items, [low, high])
+    units = UnitList(values.units.items[start:stop], values.units.key_codes[start:stop], values.units.keys)
+    return MetricValues(units, values.values[start:stop], 0, values.note)
+
+
 def _grown(a: np.ndarray, size: int) -> np.ndarray:
     out = np.empty(size, dtype=a.dtype)
     out[: a.size] = a
@@ -720,6 +742,12 @@ def score_run_sources(study: Study) -> list[MetricSource]:
         def load(run_id: int = run.pk) -> MetricValues:
             return score_run_values(run_id)
 
+        def load_items(low: int, high: int, run_id: int = run.pk) -> MetricValues:
+            return score_run_values(run_id, (low, high))
+
+        def sizes(run_id: int = run.pk) -> tuple[int, int]:
+            return score_run_sizes(run_id)
+
         label = f"{run.metric} v{run.metric_version} · {run.backend}" + (
             f" · {run.model_identity}" if run.model_identity else ""
         )
@@ -731,6 +759,8 @@ def score_run_sources(study: Study) -> list[MetricSource]:
                 load=load,
                 origin="score_run",
                 estimates=run_estimates(run.metric, run.parameters),
+                load_items=load_items,
+                sizes=sizes,
             )
         )
     return sources
@@ -823,9 +853,8 @@ def human_target_arrays(
     items of known answer is left out unless ``include_controls`` (the ratings behind the other targets already
     are). No Python object per unit: the validity report reads a million units' targets with it."""
     if target == "gold":
-        gold = _gold_rows(pool=pool, question=question, include_controls=include_controls)
-        units, order = sorted_units(gold.items, gold.key_codes, gold.keys)
-        return units, gold.values[order], {"gold_off_scale": gold.n_off_scale}
+        units, values, n_off = gold_target(pool=pool, question=question, include_controls=include_controls)
+        return units, values, {"gold_off_scale": n_off}
     excluded: dict[str, int] = {}
     if target == "majority":
         if ratings.scale is None:
@@ -861,13 +890,37 @@ class _GoldRows:
 _GOLD_CHUNK = 20_000
 
 
-def _gold_rows(*, pool: Pool, question: Question, include_controls: bool) -> _GoldRows:
+def gold_target(
+    *, pool: Pool, question: Question, include_controls: bool = False, items: tuple[int, int] | None = None
+) -> tuple[UnitList, np.ndarray, int]:
+    """The gold target of :func:`human_target_arrays` (units sorted, positions, values off the scale), on the items
+    with ids in [low, high) when ``items`` is given."""
+    gold = _gold_rows(pool=pool, question=question, include_controls=include_controls, items=items)
+    units, order = sorted_units(gold.items, gold.key_codes, gold.keys)
+    return units, gold.values[order], gold.n_off_scale
+
+
+def gold_item_span(*, pool: Pool, question: Question) -> tuple[int, int] | None:
+    """The lowest and highest item id of the pool's current gold on the question; None without gold."""
+    span = (
+        GoldLabel.objects.filter(pool=pool, question=question, is_current=True)
+        .exclude(source=GoldSource.UNRESOLVED)
+        .aggregate(low=Min("item_id"), high=Max("item_id"))
+    )
+    return None if span["low"] is None else (span["low"], span["high"])
+
+
+def _gold_rows(
+    *, pool: Pool, question: Question, include_controls: bool, items: tuple[int, int] | None = None
+) -> _GoldRows:
     """The pool's current gold on the question (not ``unresolved``), each value coded once per distinct value."""
     rows = (
         GoldLabel.objects.filter(pool=pool, question=question, is_current=True)
         .exclude(source=GoldSource.UNRESOLVED)
         .values_list("item_id", "unit_key", "value")
     )
+    if items is not None:
+        rows = rows.filter(item_id__gte=items[0], item_id__lt=items[1])
     if not include_controls:
         rows = rows.exclude(item_id__in=ControlItem.objects.filter(item__study_id=pool.study_id).values("item_id"))
     options = question.option_values if question.kind in CATEGORICAL else None

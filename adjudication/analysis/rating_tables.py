@@ -26,7 +26,7 @@ during the read, and the read stops with an error rather than leaving the rating
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -110,6 +110,30 @@ class RatingTables:
         return self.collected[1], self.collected[2]
 
 
+@dataclass(frozen=True)
+class RangeRatings:
+    """One range's single-choice ratings, handed to ``rating_tables_load``'s ``on_range`` as they are read: the item
+    ids [``low``, ``high``), the range's units (sorted by item id, then unit key as text, as the tables' units are),
+    its ratings as entries (``ratings.unit`` indexes ``units``; ``ratings.rater`` the pool's numbering of annotators,
+    ``raters``, by user id) on the scale of ``n_categories``."""
+
+    low: int
+    high: int
+    units: UnitList
+    ratings: ag.SparseRatings
+    raters: np.ndarray
+    n_categories: int
+
+    def counts(self) -> np.ndarray:
+        """The range's units × categories table."""
+        k = self.n_categories
+        positions = self.ratings.positions(k)
+        table: np.ndarray = np.bincount(
+            self.ratings.unit * k + positions, minlength=self.ratings.n_units * k
+        ).reshape(self.ratings.n_units, k)
+        return table
+
+
 def rating_tables_load(
     *,
     pool: Pool,
@@ -119,22 +143,28 @@ def rating_tables_load(
     collect_rater: str | None = None,
     step: int = STREAM_ITEMS,
     per_unit: bool = True,
+    on_range: Callable[[RangeRatings], None] | None = None,
 ) -> RatingTables:
     """The pool's submitted ratings on a categorical or multi-label ``question`` as :class:`RatingTables`, read
     ``step`` item ids at a time, with :func:`~adjudication.analysis.loading.ratings_load`'s options (items of known
     answer left out unless ``include_controls``; the annotators ``exclude_raters`` left out). ``collect_rater``
     (a pseudonym) keeps that annotator's own ratings too, for a report that compares with them. With ``per_unit``
     false nothing is kept per unit (``units`` and the tables' ``counts`` are None, as is a multi-label question's
-    ``option_n_ratings``): what the read holds does not grow with the pool."""
+    ``option_n_ratings``): what the read holds does not grow with the pool. ``on_range`` (a single-choice question's)
+    is handed each range's units and ratings as they are read, inside the read's transaction (the validity report
+    joins them with a metric's values a range at a time)."""
     if not per_unit and collect_rater is not None:
         raise ValueError("an annotator's own ratings are kept per unit")
     multilabel = question.kind == QuestionKind.MULTILABEL
+    if on_range is not None and multilabel:
+        raise ValueError("a multi-label question's ranges are not handed out")
     if question.kind not in CATEGORICAL and not multilabel:
         raise ValueError(f"rating tables need a categorical or multi-label question, not {question.kind}")
     scale = list(question.option_values)
-    with _one_snapshot():
+    with one_snapshot():
         raters = _pool_annotators(pool.pk)
         reader = _Reader(question, scale, raters, multilabel, per_unit)
+        reader.on_range = on_range
         if collect_rater is not None:
             member = PoolMembership.objects.filter(pool=pool, pseudonym=collect_rater).values_list("user_id").first()
             reader.collect = int(np.searchsorted(raters, member[0])) if member and member[0] in raters else None
@@ -149,12 +179,12 @@ def rating_tables_load(
                 )
                 reader.n_control_ratings_excluded += n_controls
                 reader.n_rater_ratings_excluded += n_raters
-                reader.add(rows)
+                reader.add(rows, (low, low + step))
     return reader.finish(pool, collect_rater)
 
 
 @contextmanager
-def _one_snapshot() -> Iterator[None]:
+def one_snapshot() -> Iterator[None]:
     """One transaction for every statement of a read; REPEATABLE READ on PostgreSQL when it is the outermost."""
     outermost = not connection.in_atomic_block
     with transaction.atomic():
@@ -209,6 +239,7 @@ class _Reader:
         self.keys: list[list[str]] = []
         self.n_ratings: list[np.ndarray] = []
         self.collect: int | None = None
+        self.on_range: Callable[[RangeRatings], None] | None = None
         self.collected: list[tuple[np.ndarray, np.ndarray]] = []
         self.n_units = 0
         self.n_rated_units = 0
@@ -217,7 +248,7 @@ class _Reader:
         self.n_control_ratings_excluded = 0
         self.n_rater_ratings_excluded = 0
 
-    def add(self, rows: _LabelRows) -> None:
+    def add(self, rows: _LabelRows, bounds: tuple[int, int] = (0, 0)) -> None:
         if rows.items.size == 0:
             return
         n_keys = max(len(rows.keys), 1)
@@ -251,6 +282,9 @@ class _Reader:
             if self.collect is not None:
                 mine = chunk.rater == self.collect
                 self.collected.append((chunk.unit[mine] + self.n_units, chunk.value[mine]))
+            if self.on_range is not None:
+                units = UnitList(unit_uniques // n_keys, (unit_uniques % n_keys).astype(np.int32), rows.keys)
+                self.on_range(RangeRatings(bounds[0], bounds[1], units, chunk, self.raters, len(self.scale)))
         self.n_rated_units += int((per_unit > 0).sum())
         self.n_single_units += int((per_unit == 1).sum())
         self.n_units += n_units

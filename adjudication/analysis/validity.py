@@ -4,6 +4,7 @@ one pool, with the pool's own agreement beside it as the ceiling (statistics in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,18 +23,29 @@ from adjudication.analysis.loading import (
     common_units,
     compatible_questions,
     default_positive,
+    gold_item_span,
+    gold_target,
     human_target_arrays,
     metric_source_get,
     metric_sources,
+    metric_values_in,
 )
 from adjudication.analysis.params import id_param
 from adjudication.analysis.quality import flagged_annotators
-from adjudication.analysis.rating_tables import RatingTables, rating_tables_load
+from adjudication.analysis.rating_tables import (
+    STREAM_ITEMS,
+    RangeRatings,
+    RatingTables,
+    one_snapshot,
+    rating_tables_load,
+)
 from adjudication.models import GoldLabel, GoldSource
 from adjudication.stats import agreement as ag
+from adjudication.stats import targets
 from adjudication.stats import validity as va
-from annotation.models import AssignmentStatus, Label, Pool, Question, QuestionKind, Study
-from concord.errors import ValidationFailed
+from adjudication.stats.validity_table import ScoreTable, validity_summary_table
+from annotation.models import AssignmentStatus, Label, Pool, PoolMembership, Question, QuestionKind, Study
+from concord.errors import NotFound, ValidationFailed
 
 
 def validity_pairs(*, study: Study) -> list[dict[str, Any]]:
@@ -99,16 +111,10 @@ def validity_report(
         )
     positive = params.positive or default_positive(question)
     flagged = flagged_annotators(pool=pool) if params.exclude_flagged else []
-    # Read a range of items at a time into count tables (the majority, Fleiss' κ and the agreement beside the
-    # AUC come from them), keeping the one annotator's own ratings when the target is theirs.
-    ratings = rating_tables_load(
-        pool=pool, question=question, include_controls=params.include_controls,
-        exclude_raters=frozenset(u for u, _ in flagged),
-        collect_rater=params.target.split(":", 1)[1] if params.target.startswith("rater:") else None,
-    )
-    human_units, human_values, excluded = human_target_arrays(
-        pool=pool, question=question, target=params.target, ratings=ratings, include_controls=params.include_controls
-    )
+    exclude = frozenset(u for u, _ in flagged)
+    target = params.target
+    if target not in ("gold", "majority") and not target.startswith("rater:"):
+        raise ValidationFailed("target must be gold, majority or rater:<pseudonym>")
 
     # A bootstrap covers the humans' κ and α (2 × n_boot) and the AUC (n_boot): one progress bar, in that order.
     def ceiling_progress(done: int, total: int) -> None:
@@ -119,42 +125,58 @@ def validity_report(
         if progress is not None:
             progress(2 * total + done, 3 * total)
 
-    # What each step needs and no more (a million units: tens of MiB an array). The humans' agreement needs the
-    # count tables alone, and runs first: they are let go before the metric's values are read. The metric's
-    # statistics then need only the scores and targets of the units both have.
+    join = _Join(question, positive, source)
+    comparison = None
+    with one_snapshot():
+        if _reads_whole(params):
+            # The paired DeLong test needs both metrics' values of every unit: read whole, as arrays.
+            ratings = rating_tables_load(
+                pool=pool, question=question, include_controls=params.include_controls, exclude_raters=exclude,
+                collect_rater=target.split(":", 1)[1] if target.startswith("rater:") else None,
+            )
+            human_units, human_values, excluded = human_target_arrays(
+                pool=pool, question=question, target=target, ratings=ratings,
+                include_controls=params.include_controls,
+            )
+            metric = source.load()
+            if params.compare:
+                comparison = _paired_comparison(
+                    study=study, params=params, source=source, human=(human_units, human_values),
+                    question=question, positive=positive, metric=metric,
+                )
+            join.add(human_units, human_values, metric)
+            del human_units, human_values, metric
+        else:
+            # A range of items at a time: the pool's count tables (nothing kept per unit), and the human target of
+            # the range's units joined with the metric's values on the same items, added into a table of distinct
+            # (score, label, target) triples; no array of the pool's units is held.
+            on_range = _range_target(pool, question, target, join)
+            ratings = rating_tables_load(
+                pool=pool, question=question, include_controls=params.include_controls, exclude_raters=exclude,
+                per_unit=False, on_range=on_range,
+            )
+            if target.startswith("rater:") and target.split(":", 1)[1] not in ratings.rater_names:
+                raise NotFound("no such annotator with labels on this question in this pool")
+            if target == "gold":
+                _join_gold(pool, question, params.include_controls, join)
+            excluded = join.human_excluded(target)
+        n_metric, n_not_ok = join.metric_sizes()
+    # The humans' agreement from the count tables' patterns, after the read's transaction.
     ceiling = agreement_report(
         pool=pool, question=question, ratings=ratings, n_boot=n_boot, seed=seed, progress=ceiling_progress,
         include_controls=params.include_controls,
     )
-    binary_fleiss = _binary_fleiss(ratings, question, positive, n_boot=n_boot, seed=seed) if ratings.units else None
+    n_read = ratings.n_units if isinstance(ratings, RatingTables) else len(ratings.units)
+    binary_fleiss = _binary_fleiss(ratings, question, positive, n_boot=n_boot, seed=seed) if n_read else None
     quality = quality_note(
         ratings, include_controls=params.include_controls, exclude_flagged=params.exclude_flagged, flagged=flagged
     )
     del ratings
-    metric = source.load()
-    comparison = (
-        _paired_comparison(
-            study=study, params=params, source=source, human=(human_units, human_values), question=question,
-            positive=positive, metric=metric,
-        )
-        if params.compare
-        else None
-    )
-    # The units both have, by item id, then unit key (as sorting the (item id, unit key) pairs orders them): only
-    # where they are in each, as arrays (a million units are no million tuples).
-    at_human, at_metric = common_positions(human_units, metric.units)
-    sizes = {"n_units_metric": len(metric), "n_metric_not_ok": metric.n_not_ok, "n_units_human": len(human_units),
-             "n_units_both": int(at_human.size)}
-    del human_units
-    positions = human_values[at_human]
-    del human_values, at_human
-    scores = metric.values[at_metric]
-    del metric, at_metric
-    labels = binary_target(question, positions, positive)
-    ordinal = positions if question.kind == QuestionKind.ORDINAL else None
-    del positions
-    summary = va.validity_summary(
-        scores, labels, ordinal_target=ordinal, n_boot=n_boot, seed=seed, progress=auc_progress
+    sizes = {"n_units_metric": n_metric, "n_metric_not_ok": n_not_ok, "n_units_human": join.n_human,
+             "n_units_both": join.n_both}
+    summary = validity_summary_table(
+        join.table, ordinal=question.kind == QuestionKind.ORDINAL, n_excluded=join.n_excluded, n_boot=n_boot,
+        seed=seed, progress=auc_progress,
     )
     return {
         "study": study.slug,
@@ -186,6 +208,114 @@ def validity_report(
             "a human better than humans agree with each other",
         },
     }
+
+
+def _reads_whole(params: ValidityParams) -> bool:
+    """Whether the report reads the target and the metric whole, as arrays of the units (a paired comparison: the
+    DeLong test pairs two metrics' values unit by unit), rather than a range of items at a time. The statistics are
+    the same either way (tests compare the two)."""
+    return bool(params.compare)
+
+
+class _Join:
+    """The units a metric source and a human target both have, added a range at a time (:meth:`add`) into a
+    :class:`~adjudication.stats.validity_table.ScoreTable` of distinct (score, label, target) triples: what the
+    report's statistics are computed from. A source that cannot be read a range at a time is read whole once."""
+
+    def __init__(self, question: Question, positive: str, source: MetricSource) -> None:
+        self.question, self.positive, self.source = question, positive, source
+        self.ordinal = question.kind == QuestionKind.ORDINAL
+        self.table = ScoreTable.empty()
+        self.n_human = self.n_both = self.n_excluded = 0
+        self.n_ties = self.n_off_scale = 0
+        self._whole: MetricValues | None = None
+
+    def _read_whole(self) -> MetricValues:
+        if self._whole is None:
+            self._whole = self.source.load()
+        return self._whole
+
+    def metric_in(self, low: int, high: int) -> MetricValues:
+        if self.source.load_items is not None:
+            return self.source.load_items(low, high)
+        return metric_values_in(self._read_whole(), low, high)
+
+    def metric_sizes(self) -> tuple[int, int]:
+        """The source's usable units and those it has no usable value for (all of them, not only the ranges')."""
+        if self.source.sizes is not None:
+            return self.source.sizes()
+        whole = self._read_whole()
+        return len(whole), whole.n_not_ok
+
+    def add(self, human_units: UnitList, human_values: np.ndarray, metric: MetricValues) -> None:
+        """The human target's units (sorted, each once) and positions, and the metric's values, of the same items."""
+        self.n_human += len(human_units)
+        at_human, at_metric = common_positions(human_units, metric.units)
+        self.n_both += int(at_human.size)
+        positions = human_values[at_human]
+        scores = metric.values[at_metric]
+        labels = binary_target(self.question, positions, self.positive)
+        # As validity_summary's cleaning: a unit without a finite score or label is left out and counted.
+        ok = np.isfinite(scores) & np.isfinite(labels)
+        self.n_excluded += int((~ok).sum())
+        part = ScoreTable.of(scores[ok], labels[ok], positions[ok] if self.ordinal else None)
+        self.table = ScoreTable.merged([self.table, part])
+
+    def human_excluded(self, target: str) -> dict[str, int]:
+        """What :func:`human_target_arrays` says was left out of the target, summed over the ranges."""
+        if target == "gold":
+            return {"gold_off_scale": self.n_off_scale}
+        if target == "majority":
+            return {"majority_ties": self.n_ties}
+        return {}
+
+
+def _range_target(
+    pool: Pool, question: Question, target: str, join: _Join
+) -> Callable[[RangeRatings], None] | None:
+    """What the read does with each range's ratings: the majority's or one annotator's units joined with the
+    metric's values on the range's items (``target`` gold: nothing, gold is read by :func:`_join_gold`)."""
+    if target == "majority":
+
+        def majority(found: RangeRatings) -> None:
+            kept, winners, ties = targets.majority_from_counts(found.counts())
+            join.n_ties += ties
+            units = UnitList(found.units.items[kept], found.units.key_codes[kept], found.units.keys)
+            join.add(units, winners.astype(np.float64), join.metric_in(found.low, found.high))
+
+        return majority
+    if target.startswith("rater:"):
+        name = target.split(":", 1)[1]
+        user = PoolMembership.objects.filter(pool=pool, pseudonym=name).values_list("user_id", flat=True).first()
+        if user is None:
+            raise NotFound("no such annotator with labels on this question in this pool")
+
+        def rater(found: RangeRatings) -> None:
+            at = int(np.searchsorted(found.raters, user))
+            if at >= found.raters.size or found.raters[at] != user:
+                return
+            mine = found.ratings.rater == at
+            rated = found.ratings.unit[mine]
+            units = UnitList(found.units.items[rated], found.units.key_codes[rated], found.units.keys)
+            join.add(units, np.asarray(found.ratings.value[mine], dtype=np.float64),
+                     join.metric_in(found.low, found.high))
+
+        return rater
+    return None
+
+
+def _join_gold(pool: Pool, question: Question, include_controls: bool, join: _Join) -> None:
+    """The pool's gold joined with the metric's values a range of item ids at a time."""
+    span = gold_item_span(pool=pool, question=question)
+    if span is None:
+        return
+    for low in range(span[0], span[1] + 1, STREAM_ITEMS):
+        high = low + STREAM_ITEMS
+        units, values, n_off = gold_target(
+            pool=pool, question=question, include_controls=include_controls, items=(low, high)
+        )
+        join.n_off_scale += n_off
+        join.add(units, values, join.metric_in(low, high))
 
 
 def _binary_fleiss(

@@ -276,6 +276,7 @@ def _both_reports(
         progress=lambda done, total: progress.append((done, total)),
     )
     with monkeypatch.context() as m:
+        m.setattr(validity, "_reads_whole", lambda params: True)  # every unit's target and score as arrays
         m.setattr(validity, "rating_tables_load", every_rating)
         m.setattr(validity, "human_target_arrays", _matrix_human_target_arrays)
         m.setattr(validity, "_binary_fleiss", _matrix_binary_fleiss)
@@ -316,6 +317,34 @@ def test_the_validity_report_is_the_matrix_reports_without_building_the_matrix(
         assert rep["human_excluded"]["majority_ties"] > 0
     if n_boot:
         assert rep["human_ceiling"]["binary_fleiss_kappa"]["ci95"] is not None
+
+
+@pytest.mark.parametrize("kind", ["binary", "nominal", "ordinal"])
+@pytest.mark.parametrize("target", ["majority", "rater:R2", "gold"])
+@pytest.mark.parametrize("n_boot", [0, 40])
+def test_read_a_range_at_a_time_the_report_is_the_report_of_every_units_arrays(
+    monkeypatch, validity_study, kind, target, n_boot
+):
+    # Without a paired comparison the target and the metric's values are read and joined a range of items at a
+    # time (five here: the ratings' ranges, and the gold's) into the table of distinct (score, label, target)
+    # triples; the report is the one computed from every unit's arrays.
+    vs = validity_study
+    monkeypatch.setattr(validity, "STREAM_ITEMS", 5)
+    positive = "slight" if kind == "ordinal" else SCALES[kind][0]
+    params = ValidityParams(
+        source=f"run:{vs['runs'][0].pk}", pool_id=vs["pool"].pk, question=f"q_{kind}", target=target,
+        positive=positive,
+    )
+    joined: list[int] = []
+    add = validity._Join.add
+    monkeypatch.setattr(validity._Join, "add", lambda self, *a: joined.append(len(a[0])) or add(self, *a))
+    now, before, loaded = _both_reports(monkeypatch, vs, params, n_boot, seed=5)
+    assert now == before
+    assert loaded[0].units is None and loaded[0].tables.counts is None  # nothing kept per unit
+    rep = json.loads(now)
+    assert rep["n_units_both"] > 10 and rep["n_units_metric"] == N_ITEMS - 1 and rep["n_metric_not_ok"] == 1
+    assert len(joined) > 3  # several ranges, then the whole arrays once
+    assert sum(joined[:-1]) == joined[-1] == rep["n_units_human"]
 
 
 def test_a_pool_without_ratings_gives_the_same_report(monkeypatch, validity_study):
