@@ -346,13 +346,19 @@ def percent_from_patterns(patterns: CountPatterns) -> Estimate:
     agree = int(used.weights[used.rows.max(axis=1) == m].sum())
     agreeing_pairs = (used.rows * (used.rows - 1)).sum(axis=1) / 2.0
     share = agreeing_pairs / (m * (m - 1) / 2.0)
+    return _percent_result(agree, n_used, n_excluded, float(share @ used.weights) / n_used)
+
+
+def _percent_result(agree: int, n_used: int, n_excluded: int, mean_pairwise: float) -> Estimate:
+    """Percent agreement's estimate: the share of agreeing units with its Wilson interval, and the mean share of
+    agreeing pairs."""
     return Estimate(
         value=agree / n_used,
         n_units=n_used,
         n_excluded=n_excluded,
         ci95=wilson_interval(agree, n_used),
         ci_method="Wilson",
-        extra={"n_agreeing_units": agree, "mean_pairwise": float(share @ used.weights) / n_used},
+        extra={"n_agreeing_units": agree, "mean_pairwise": mean_pairwise},
     )
 
 
@@ -378,15 +384,7 @@ def _percent_estimate(n_ratings: np.ndarray, agreeing: Callable[[np.ndarray], tu
     unit_pairs /= 2.0
     agreeing_pairs /= unit_pairs
     del unit_pairs
-    pairwise = float(np.mean(agreeing_pairs))
-    return Estimate(
-        value=agree / n_used,
-        n_units=n_used,
-        n_excluded=n_excluded,
-        ci95=wilson_interval(agree, n_used),
-        ci_method="Wilson",
-        extra={"n_agreeing_units": agree, "mean_pairwise": pairwise},
-    )
+    return _percent_result(agree, n_used, n_excluded, float(np.mean(agreeing_pairs)))
 
 
 # --- Cohen's kappa ---------------------------------------------------------------------------

@@ -424,7 +424,12 @@ def precision_recall_f1(scores: np.ndarray, labels: np.ndarray, threshold: float
     fp = int((predicted & ~y).sum())
     fn = int((~predicted & y).sum())
     tn = int((~predicted & ~y).sum())
-    n = int(y.size)
+    return prf_from_counts(threshold, tp, fp, fn, tn, n_excluded)
+
+
+def prf_from_counts(threshold: float, tp: int, fp: int, fn: int, tn: int, n_excluded: int) -> dict[str, Any]:
+    """:func:`precision_recall_f1` from the confusion counts at ``threshold``."""
+    n = tp + fp + fn + tn
 
     def share(k: int, total: int, what: str) -> Estimate:
         if total == 0:

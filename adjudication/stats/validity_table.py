@@ -30,7 +30,7 @@ from sklearn.metrics import roc_curve
 
 from adjudication.stats import agreement as ag
 from adjudication.stats import validity as va
-from adjudication.stats.agreement import Z95, Estimate, Progress, percentile_ci, wilson_interval
+from adjudication.stats.agreement import Z95, Estimate, Progress, percentile_ci
 
 
 @dataclass(frozen=True)
@@ -596,28 +596,4 @@ def _prf_from_counts(by_score: _ByScore, threshold: float, n_excluded: int) -> d
     fp = int(by_score.neg[predicted].sum())
     fn = by_score.m - tp
     tn = by_score.n - fp
-    n = by_score.m + by_score.n
-
-    def share(k: int, total: int, what: str) -> Estimate:
-        if total == 0:
-            return Estimate.undefined(f"no {what}", n_units=n, n_excluded=n_excluded)
-        return Estimate(
-            value=k / total, n_units=total, n_excluded=n_excluded, ci95=wilson_interval(k, total), ci_method="Wilson"
-        )
-
-    precision = share(tp, tp + fp, "unit scored at or above the threshold")
-    recall = share(tp, tp + fn, "positive unit")
-    if precision.defined and recall.defined and (precision.value + recall.value) > 0:  # type: ignore[operator]
-        f1 = Estimate(value=2 * tp / (2 * tp + fp + fn), n_units=n, n_excluded=n_excluded)
-    else:
-        f1 = Estimate.undefined("precision or recall is undefined or both are 0", n_units=n, n_excluded=n_excluded)
-    return {
-        "threshold": float(threshold),
-        "tp": tp,
-        "fp": fp,
-        "fn": fn,
-        "tn": tn,
-        "precision": precision.as_dict(),
-        "recall": recall.as_dict(),
-        "f1": f1.as_dict(),
-    }
+    return va.prf_from_counts(threshold, tp, fp, fn, tn, n_excluded)
