@@ -667,18 +667,17 @@ def run_estimates(metric: str, parameters: Any) -> tuple[str, ...]:
 _SCORE_CHUNK = 20_000
 
 
-def score_run_values(run_id: int, items: tuple[int, int] | None = None) -> MetricValues:
+def score_run_values(run_id: int, item_range: tuple[int, int] | None = None) -> MetricValues:
     """A score run's values: the scores in state OK with a value; every other score (failed, undetermined, a
-    null value) is counted in ``n_not_ok``. ``items``: only the items with ids in [low, high).
+    null value) is counted in ``n_not_ok``. ``item_range``: only the items with ids in [low, high).
 
     The arrays are sized by a count of the run's scores first; scores written after it (a run still being
     scored) are read all the same, the arrays growing for them, so what comes back is what the rows read said,
     as when they were read into a dictionary. The rows come ordered by item id and unit key, mostly the order the
     units need already (a database collation may order keys otherwise: then they are sorted here)."""
     scores = Score.objects.filter(run_id=run_id)
-    if items is not None:
-        scores = scores.filter(item_id__gte=items[0], item_id__lt=items[1])
-    del items
+    if item_range is not None:
+        scores = scores.filter(item_id__gte=item_range[0], item_id__lt=item_range[1])
     capacity = scores.count()
     items = np.empty(capacity, dtype=np.int64)
     codes = np.empty(capacity, dtype=np.int32)

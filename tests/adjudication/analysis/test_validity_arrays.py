@@ -342,6 +342,25 @@ def test_a_score_runs_values_are_the_dictionarys(sentence_study, monkeypatch):
     assert score_run_values(run.pk + 1000).as_dict() == {}  # no such run: nothing
 
 
+def test_a_score_runs_values_on_ranges_of_items_are_the_whole_reads_pieces(sentence_study):
+    # The validity report reads a run a range of item ids at a time: the ranges' values, one after the other, are
+    # the whole read's, and the run's sizes are counted without reading it.
+    run = sentence_study["run"]
+    whole = score_run_values(run.pk)
+    source = metric_source_get(study=sentence_study["study"], key=f"run:{run.pk}")
+    low, high = int(whole.units.items.min()), int(whole.units.items.max()) + 1
+    for step in (1, 2, 1000):
+        pieces = [source.load_items(start, start + step) for start in range(low, high, step)]
+        assert [u for piece in pieces for u in piece.units] == list(whole.units)
+        assert [v for piece in pieces for v in piece.values.tolist()] == whole.values.tolist()
+        sliced = [loading.metric_values_in(whole, start, start + step) for start in range(low, high, step)]
+        assert [(list(a.units), a.values.tolist()) for a in sliced] == [
+            (list(b.units), b.values.tolist()) for b in pieces
+        ]
+    assert source.sizes() == (len(whole), whole.n_not_ok) and whole.n_not_ok > 0
+    assert len(source.load_items(high, high + 10)) == 0
+
+
 def test_a_score_run_read_is_not_fooled_by_scores_written_after_the_count(sentence_study, monkeypatch):
     """A run still being scored: rows beyond the count the arrays were sized by are read all the same."""
     run = sentence_study["run"]
