@@ -32,6 +32,12 @@ from adjudication.stats import agreement as ag
 from adjudication.stats import validity as va
 from adjudication.stats.agreement import Z95, Estimate, Progress, percentile_ci
 
+# Rows a unit past which the point statistics are computed from the expanded table even past
+# agreement.MAX_UNITS_FOR_PACKAGE units: the table's formulas take 30 to 110 bytes a row at their peak (Kendall's
+# merge sort, the ROC's rows of each class), validity.py's functions 30 to 50 bytes a unit, so a table of nearly a row
+# a unit (a continuous metric) costs less expanded.
+MAX_ROWS_PER_UNIT = 0.5
+
 
 @dataclass(frozen=True)
 class ScoreTable:
@@ -161,6 +167,8 @@ def validity_summary_table(
     without ``ordinal_target``). ``n_excluded`` is the number of units the caller dropped before building the
     table (no score, label or target); it is reported as validity_summary reports its own.
 
+    Past the limit too when the table has more than ``MAX_ROWS_PER_UNIT`` rows a unit (a metric with a distinct
+    score for most units): its formulas' arrays of rows are then larger than validity.py's arrays of units.
     Up to ``agreement.MAX_UNITS_FOR_PACKAGE`` units the point statistics are validity.py's, computed on the
     expanded table: the numbers validity_summary gives for the units in the table's order, bit for bit (for units
     in another order sums taken in another order can differ in the last bits). Past it they are computed from the
@@ -170,7 +178,7 @@ def validity_summary_table(
     by_score = _ByScore.of(table)
     n = table.n_units
     out: dict[str, Any] = {"n": n, "n_pos": by_score.m, "n_neg": by_score.n, "n_excluded_units": n_excluded}
-    if n <= ag.MAX_UNITS_FOR_PACKAGE:
+    if n <= ag.MAX_UNITS_FOR_PACKAGE or table.scores.size > MAX_ROWS_PER_UNIT * n:
         points = _points_from_package(table, ordinal, n_excluded)
     else:
         points = _points_from_table(table, by_score, ordinal, n_excluded)

@@ -211,6 +211,7 @@ UNDEFINED = {
 @pytest.mark.parametrize("name", list(UNDEFINED))
 def test_undefined_cases_are_validity_summarys(name, ordinal, limit, monkeypatch):
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", limit)
+    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     s, y, t = UNDEFINED[name]
     got = _table_summary(s, y, t, ordinal, n_excluded=2)
     expected = _summary(*[np.r_[a, np.nan, np.nan] for a in _sorted_units(s, y, t)], ordinal)
@@ -235,6 +236,7 @@ def test_past_the_limit_every_statistic_is_validity_summarys_to_rounding(name, o
     s, y, t = DATASETS[name]
     expected = _summary(s, y, t, ordinal)
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 10)
+    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     table = vt.ScoreTable.of(s, y, t)
     got = vt.validity_summary_table(table, ordinal=ordinal)
     _assert_close(got, expected, rel=1e-9)
@@ -250,6 +252,7 @@ def test_past_the_limit_the_units_dropped_by_the_caller_are_counted(ordinal, mon
     s, y, t = DATASETS["heavy ties"]
     expected = _summary(*[np.r_[a, np.nan] for a in (s, y, t)], ordinal)
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 10)
+    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     _assert_close(_table_summary(s, y, t, ordinal, n_excluded=1), expected, rel=1e-9)
 
 
@@ -258,6 +261,7 @@ def test_kendall_past_the_limit_without_ties_uses_scipys_exact_p_value(monkeypat
     s, t = rng.normal(size=25), rng.normal(size=25) + np.arange(25) / 10
     y = t > np.median(t)
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 10)
+    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     got = _table_summary(s, y, t, True)["kendall"]
     expected = stats.kendalltau(s, t)
     assert got["value"] == pytest.approx(float(expected.statistic), rel=1e-14)
@@ -267,6 +271,7 @@ def test_kendall_past_the_limit_without_ties_uses_scipys_exact_p_value(monkeypat
 def test_kendall_past_the_limit_is_scipys_asymptotic_test_with_ties_in_both(monkeypatch):
     s, y, t = _heavy_ties(9, 4000)
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 10)
+    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     got = _table_summary(s, y, t, True)["kendall"]
     expected = stats.kendalltau(s, t, method="asymptotic")
     assert got["value"] == float(expected.statistic)
@@ -292,6 +297,7 @@ def test_past_the_limit_the_roc_curve_keeps_rocs_max_points_as_roc_points_does(b
     expected = _summary(s, y, t, False)["roc"]
     assert len(expected["fpr"]) == min(n_points, n_points - below)
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 10)
+    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     assert _table_summary(s, y, t, False)["roc"] == expected
 
 
@@ -307,6 +313,7 @@ def test_past_the_limit_no_function_of_validity_sees_the_units(ordinal, monkeypa
         monkeypatch.setattr(va, name, refuse)
     monkeypatch.setattr(vt.ScoreTable, "_expanded", refuse)
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", s.size - 1)
+    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     got = _table_summary(s, y, t, ordinal, n_boot=60)
     del got["auc"]["ci95_bootstrap"], expected["auc"]["ci95_bootstrap"]
     _assert_close(got, expected, rel=1e-9)
@@ -315,6 +322,7 @@ def test_past_the_limit_no_function_of_validity_sees_the_units(ordinal, monkeypa
 def test_at_the_limit_the_points_are_validity_pys(monkeypatch):
     s, y, t = DATASETS["heavy ties"]
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", s.size)
+    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
 
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("the weighted formulas are for past the limit")
@@ -330,6 +338,7 @@ def test_past_the_limit_deLong_se_with_a_single_unit_in_a_class(monkeypatch):
     y[3] = True
     expected = _summary(s, y, y.astype(float), False)["auc"]
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 10)
+    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     _assert_close(_table_summary(s, y, y.astype(float), False)["auc"], expected, rel=1e-12)
 
 
@@ -385,6 +394,7 @@ def test_the_bootstrap_reports_progress_after_each_batch():
 def test_the_summary_writes_the_bootstrap_as_validity_summary_does(limit, monkeypatch):
     s, y, t = DATASETS["ordinal, two decimals"]
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", limit)
+    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     got = _table_summary(s, y, t, True, n_boot=100, seed=3)["auc"]
     expected = _summary(s, y, t, True, n_boot=100, seed=3)["auc"]
     assert list(got) == list(expected)
@@ -457,3 +467,25 @@ def test_a_million_units_cost_memory_by_distinct_triples_not_by_units():
     del expected["auc"]["ci95_bootstrap"], expected["auc"]["bootstrap"]
     _assert_close(summary, expected, rel=1e-9)
     assert summary["roc"] == expected["roc"] and summary["roc"]["n_points"] > 2
+
+
+@pytest.mark.parametrize("ordinal", [False, True])
+def test_past_the_limit_a_table_of_nearly_a_row_a_unit_is_computed_expanded(ordinal, monkeypatch):
+    # A continuous metric's table has about a row a unit: its point statistics are validity.py's on the expanded
+    # table (their per-unit arrays cost less than the formulas' per-row ones), a few-valued metric's the formulas'.
+    s, y, t = DATASETS["ordinal, continuous"]
+    expected = _summary(*_sorted_units(s, y, t), ordinal)
+    monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 10)
+    calls: list[int] = []
+    kendall = va.kendall
+    monkeypatch.setattr(va, "kendall", lambda *a: calls.append(1) or kendall(*a))
+    wide = vt.ScoreTable.of(s, y, t)
+    assert wide.scores.size > vt.MAX_ROWS_PER_UNIT * wide.n_units
+    got = vt.validity_summary_table(wide, ordinal=ordinal)
+    assert calls == [1]
+    assert json.dumps(got) == json.dumps(expected)
+    s, y, t = DATASETS["heavy ties"]
+    narrow = vt.ScoreTable.of(s, y, t)
+    assert narrow.scores.size <= vt.MAX_ROWS_PER_UNIT * narrow.n_units
+    vt.validity_summary_table(narrow, ordinal=ordinal)
+    assert calls == [1]  # the formulas: validity.py's Kendall not asked
