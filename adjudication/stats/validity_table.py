@@ -167,24 +167,27 @@ def validity_summary_table(
     without ``ordinal_target``). ``n_excluded`` is the number of units the caller dropped before building the
     table (no score, label or target); it is reported as validity_summary reports its own.
 
-    Past the limit too when the table has more than ``MAX_ROWS_PER_UNIT`` rows a unit (a metric with a distinct
-    score for most units): its formulas' arrays of rows are then larger than validity.py's arrays of units.
     Up to ``agreement.MAX_UNITS_FOR_PACKAGE`` units the point statistics are validity.py's, computed on the
     expanded table: the numbers validity_summary gives for the units in the table's order, bit for bit (for units
     in another order sums taken in another order can differ in the last bits). Past it they are computed from the
-    table (:func:`_points_from_table`). The AUC's bootstrap is always drawn from the table
+    table (:func:`_points_from_table`), unless the table has more than ``MAX_ROWS_PER_UNIT`` rows a unit (a metric
+    with a distinct score for most units): the formulas' arrays of rows would then be larger than validity.py's
+    arrays of units, and the table is expanded as below the limit. The AUC's bootstrap is always drawn from the table
     (:func:`_auc_bootstrap_table`): a stratified bootstrap like validity's, whose draws are not the same, so its
     interval differs from validity_summary's within Monte Carlo error."""
-    by_score = _ByScore.of(table)
     n = table.n_units
-    out: dict[str, Any] = {"n": n, "n_pos": by_score.m, "n_neg": by_score.n, "n_excluded_units": n_excluded}
+    n_pos = int(table.weights[table.labels].sum())
+    out: dict[str, Any] = {"n": n, "n_pos": n_pos, "n_neg": n - n_pos, "n_excluded_units": n_excluded}
+    by_score: _ByScore | None = None  # built when needed: expanded, the table's units are held once at a time
     if n <= ag.MAX_UNITS_FOR_PACKAGE or table.scores.size > MAX_ROWS_PER_UNIT * n:
         points = _points_from_package(table, ordinal, n_excluded)
     else:
+        by_score = _ByScore.of(table)
         points = _points_from_table(table, by_score, ordinal, n_excluded)
     auc: Estimate = points["auc"]
     auc_dict = auc.as_dict()
     if n_boot > 0 and auc.defined:
+        by_score = by_score or _ByScore.of(table)
         ci, undefined = _auc_bootstrap_table(by_score, n_boot=n_boot, seed=seed, progress=progress)
         auc_dict["ci95_bootstrap"] = list(ci) if ci else None
         auc_dict["bootstrap"] = {"n": n_boot, "seed": seed, "stratified": True, "n_undefined": undefined}
