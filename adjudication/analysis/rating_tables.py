@@ -115,23 +115,14 @@ class RangeRatings:
     """One range's single-choice ratings, handed to ``rating_tables_load``'s ``on_range`` as they are read: the item
     ids [``low``, ``high``), the range's units (sorted by item id, then unit key as text, as the tables' units are),
     its ratings as entries (``ratings.unit`` indexes ``units``; ``ratings.rater`` the pool's numbering of annotators,
-    ``raters``, by user id) on the scale of ``n_categories``."""
+    ``raters``, by user id) and its units × categories table (``counts``, as the tables added it)."""
 
     low: int
     high: int
     units: UnitList
     ratings: ag.SparseRatings
     raters: np.ndarray
-    n_categories: int
-
-    def counts(self) -> np.ndarray:
-        """The range's units × categories table."""
-        k = self.n_categories
-        positions = self.ratings.positions(k)
-        table: np.ndarray = np.bincount(
-            self.ratings.unit * k + positions, minlength=self.ratings.n_units * k
-        ).reshape(self.ratings.n_units, k)
-        return table
+    counts: np.ndarray
 
 
 def rating_tables_load(
@@ -276,7 +267,7 @@ class _Reader:
             self.n_off += int((~on_scale).sum())
         else:
             chunk = entries(scale_positions(rows.values, self.scale)[value_codes])
-            self.builders[""].add(chunk)
+            counts = self.builders[""].add(chunk)
             per_unit = np.bincount(chunk.unit, minlength=n_units)
             self.n_off += int(value_codes.size - chunk.unit.size)
             if self.collect is not None:
@@ -284,7 +275,7 @@ class _Reader:
                 self.collected.append((chunk.unit[mine] + self.n_units, chunk.value[mine]))
             if self.on_range is not None:
                 units = UnitList(unit_uniques // n_keys, (unit_uniques % n_keys).astype(np.int32), rows.keys)
-                self.on_range(RangeRatings(bounds[0], bounds[1], units, chunk, self.raters, len(self.scale)))
+                self.on_range(RangeRatings(bounds[0], bounds[1], units, chunk, self.raters, counts))
         self.n_rated_units += int((per_unit > 0).sum())
         self.n_single_units += int((per_unit == 1).sum())
         self.n_units += n_units

@@ -278,7 +278,7 @@ def _range_target(
     if target == "majority":
 
         def majority(found: RangeRatings) -> None:
-            kept, winners, ties = targets.majority_from_counts(found.counts())
+            kept, winners, ties = targets.majority_from_counts(found.counts)
             join.n_ties += ties
             units = UnitList(found.units.items[kept], found.units.key_codes[kept], found.units.keys)
             join.add(units, winners.astype(np.float64), join.metric_in(found.low, found.high))

@@ -1292,7 +1292,8 @@ class CategoricalTablesBuilder:
         self._rests = np.zeros((n, k, k), dtype=np.int64)
         self._rest_excluded = np.zeros(n, dtype=np.int64)
 
-    def add(self, chunk: SparseRatings) -> None:
+    def add(self, chunk: SparseRatings) -> np.ndarray:
+        """Adds a chunk's ratings; returns its units × categories counts."""
         if chunk.n_raters != self.n_raters:
             raise ValueError(f"a chunk of {chunk.n_raters} raters added to tables of {self.n_raters}")
         k = self.k
@@ -1310,6 +1311,7 @@ class CategoricalTablesBuilder:
             rests, excluded = _sparse_rest_tables(chunk, codes, counts)
             self._rests += rests
             self._rest_excluded += excluded
+        return counts
 
     def finish(self, keep: np.ndarray | None = None) -> CategoricalTables:
         """The tables of the chunks added, of the raters ``keep`` (a boolean mask; all when None)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -292,7 +292,11 @@ def roc_points(scores: np.ndarray, labels: np.ndarray) -> dict[str, Any] | None:
     s, y, _ = _clean(scores, labels)
     if y.all() or not y.any():
         return None
-    fpr, tpr, thresholds = roc_curve(y, s)
+    return roc_from_curve(*roc_curve(y, s))
+
+
+def roc_from_curve(fpr: np.ndarray, tpr: np.ndarray, thresholds: np.ndarray) -> dict[str, Any]:
+    """:func:`roc_points` of scikit-learn's curve: at most ROC_MAX_POINTS of its points, evenly spaced along it."""
     n_points = int(fpr.size)
     if n_points > ROC_MAX_POINTS:
         keep = np.unique(np.linspace(0, n_points - 1, ROC_MAX_POINTS).round().astype(np.int64))
@@ -379,7 +383,12 @@ def spearman(x: np.ndarray, y: np.ndarray) -> Estimate:
     y_ranks = stats.rankdata(y)
     del y
     res = stats.pearsonr(x_ranks, y_ranks)
-    r = float(res.statistic)
+    return spearman_estimate(float(res.statistic), float(res.pvalue), n, n_excluded)
+
+
+def spearman_estimate(r: float, p_value: float, n: int, n_excluded: int) -> Estimate:
+    """Spearman's ρ of ``n`` units as :func:`spearman` reports it: the Fisher-z interval with Bonett & Wright's
+    (2000) SE √((1+ρ²/2)/(n−3))."""
     se = math.sqrt((1.0 + r * r / 2.0) / (n - 3))
     return Estimate(
         value=r,
@@ -387,7 +396,7 @@ def spearman(x: np.ndarray, y: np.ndarray) -> Estimate:
         n_excluded=n_excluded,
         ci95=_fisher_ci(r, se),
         ci_method="Fisher z, Bonett–Wright SE",
-        extra={"p_value": float(res.pvalue)},
+        extra={"p_value": p_value},
     )
 
 
@@ -398,15 +407,20 @@ def kendall(x: np.ndarray, y: np.ndarray) -> Estimate:
     if bad:
         return bad
     res = stats.kendalltau(x, y)
-    t = float(res.statistic)
-    se = math.sqrt(0.437 / (x.size - 4))
+    return kendall_estimate(float(res.statistic), float(res.pvalue), int(x.size), n_excluded)
+
+
+def kendall_estimate(tau: float, p_value: float, n: int, n_excluded: int) -> Estimate:
+    """Kendall's τ-b of ``n`` units as :func:`kendall` reports it: the Fisher-z interval with Fieller, Hartley &
+    Pearson's (1957) SE √(0.437/(n−4))."""
+    se = math.sqrt(0.437 / (n - 4))
     return Estimate(
-        value=t,
-        n_units=int(x.size),
+        value=tau,
+        n_units=n,
         n_excluded=n_excluded,
-        ci95=_fisher_ci(t, se),
+        ci95=_fisher_ci(tau, se),
         ci_method="Fisher z, Fieller–Hartley–Pearson SE",
-        extra={"p_value": float(res.pvalue)},
+        extra={"p_value": p_value},
     )
 
 
@@ -461,10 +475,13 @@ def youden_threshold(scores: np.ndarray, labels: np.ndarray) -> dict[str, Any] |
     s, y, _ = _clean(scores, labels)
     if y.all() or not y.any():
         return None
-    fpr, tpr, thresholds = roc_curve(y, s)
-    finite = np.isfinite(thresholds)
+    return youden_from_curve(*roc_curve(y, s))
+
+
+def youden_from_curve(fpr: np.ndarray, tpr: np.ndarray, thresholds: np.ndarray) -> dict[str, Any]:
+    """:func:`youden_threshold` of scikit-learn's curve."""
     j = tpr - fpr
-    j[~finite] = -np.inf
+    j[~np.isfinite(thresholds)] = -np.inf
     best = int(np.argmax(j))
     return {
         "threshold": float(thresholds[best]),
@@ -476,6 +493,22 @@ def youden_threshold(scores: np.ndarray, labels: np.ndarray) -> dict[str, Any] |
 
 
 # --- everything that applies -----------------------------------------------------------------
+
+
+def auc_entry(
+    auc: Estimate, n_boot: int, seed: int, bootstrap: Callable[[], tuple[tuple[float, float] | None, int]]
+) -> dict[str, Any]:
+    """The AUC's entry of a validity summary: the estimate and, when it is defined, its bootstrap interval
+    (``bootstrap()``: the interval and the undefined replicates, asked for only when ``n_boot`` > 0)."""
+    out = auc.as_dict()
+    if n_boot > 0 and auc.defined:
+        ci, undefined = bootstrap()
+        out["ci95_bootstrap"] = list(ci) if ci else None
+        out["bootstrap"] = {"n": n_boot, "seed": seed, "stratified": True, "n_undefined": undefined}
+    elif auc.defined:
+        out["ci95_bootstrap"] = None
+        out["bootstrap"] = None
+    return out
 
 
 def validity_summary(
@@ -501,14 +534,9 @@ def validity_summary(
         "n_excluded_units": n_excluded,
     }
     auc = roc_auc(scores, labels)
-    auc_dict = auc.as_dict()
-    if n_boot > 0 and auc.defined:
-        ci, undefined = auc_bootstrap_ci(scores, labels, n_boot=n_boot, seed=seed, progress=progress)
-        auc_dict["ci95_bootstrap"] = list(ci) if ci else None
-        auc_dict["bootstrap"] = {"n": n_boot, "seed": seed, "stratified": True, "n_undefined": undefined}
-    elif auc.defined:
-        auc_dict["ci95_bootstrap"] = None
-        auc_dict["bootstrap"] = None
+    auc_dict = auc_entry(
+        auc, n_boot, seed, lambda: auc_bootstrap_ci(scores, labels, n_boot=n_boot, seed=seed, progress=progress)
+    )
     out["auc"] = auc_dict
     target = np.asarray(labels, dtype=float) if ordinal_target is None else np.asarray(ordinal_target, dtype=float)
     out["pearson"] = pearson(scores, target).as_dict()

@@ -184,17 +184,10 @@ def validity_summary_table(
     else:
         by_score = _ByScore.of(table)
         points = _points_from_table(table, by_score, ordinal, n_excluded)
-    auc: Estimate = points["auc"]
-    auc_dict = auc.as_dict()
-    if n_boot > 0 and auc.defined:
-        by_score = by_score or _ByScore.of(table)
-        ci, undefined = _auc_bootstrap_table(by_score, n_boot=n_boot, seed=seed, progress=progress)
-        auc_dict["ci95_bootstrap"] = list(ci) if ci else None
-        auc_dict["bootstrap"] = {"n": n_boot, "seed": seed, "stratified": True, "n_undefined": undefined}
-    elif auc.defined:
-        auc_dict["ci95_bootstrap"] = None
-        auc_dict["bootstrap"] = None
-    out["auc"] = auc_dict
+    out["auc"] = va.auc_entry(
+        points["auc"], n_boot, seed,
+        lambda: _auc_bootstrap_table(by_score or _ByScore.of(table), n_boot=n_boot, seed=seed, progress=progress),
+    )
     for name in ("pearson", "spearman", "kendall"):
         out[name] = points[name].as_dict()
     out["youden"] = points["youden"]
@@ -232,7 +225,7 @@ def _points_from_table(table: ScoreTable, by_score: _ByScore, ordinal: bool, n_e
         # The labels as 0/1: the rows of one score and label (several targets) are one row here.
         x, target, w = _by_score_rows(by_score)
     curve = _roc_from_counts(by_score)
-    youden = _youden(*curve) if curve else None
+    youden = va.youden_from_curve(*curve) if curve else None
     return {
         "auc": _auc_from_counts(by_score, n_excluded),
         "pearson": _pearson_from_table(x, target, w, n_excluded),
@@ -240,7 +233,7 @@ def _points_from_table(table: ScoreTable, by_score: _ByScore, ordinal: bool, n_e
         "kendall": _kendall_from_table(x, target, w, n_excluded),
         "youden": youden,
         "at_youden_threshold": _prf_from_counts(by_score, youden["threshold"], n_excluded) if youden else None,
-        "roc": _roc_dict(*curve) if curve else None,
+        "roc": va.roc_from_curve(*curve) if curve else None,
     }
 
 
@@ -458,15 +451,7 @@ def _spearman_from_table(x: np.ndarray, y: np.ndarray, w: np.ndarray, n_excluded
     if bad:
         return bad
     r, p = _weighted_pearsonr(_midranks(x, w), _midranks(y, w), w)
-    se = math.sqrt((1.0 + r * r / 2.0) / (n - 3))
-    return Estimate(
-        value=r,
-        n_units=n,
-        n_excluded=n_excluded,
-        ci95=va._fisher_ci(r, se),
-        ci_method="Fisher z, Bonett–Wright SE",
-        extra={"p_value": p},
-    )
+    return va.spearman_estimate(r, p, n, n_excluded)
 
 
 def _tie_sums(counts: np.ndarray) -> tuple[int, int, int]:
@@ -545,15 +530,7 @@ def _kendall_from_table(x: np.ndarray, y: np.ndarray, w: np.ndarray, n_excluded:
         pairs = n * (n - 1.0)
         var = (pairs * (2 * n + 5) - x1 - y1) / 18 + (2 * xtie * ytie) / pairs + x0 * y0 / (9 * pairs * (n - 2))
         p = float(2 * special.ndtr(-abs(con_minus_dis / np.sqrt(var))))
-    se = math.sqrt(0.437 / (n - 4))
-    return Estimate(
-        value=tau,
-        n_units=n,
-        n_excluded=n_excluded,
-        ci95=va._fisher_ci(tau, se),
-        ci_method="Fisher z, Fieller–Hartley–Pearson SE",
-        extra={"p_value": p},
-    )
+    return va.kendall_estimate(tau, p, n, n_excluded)
 
 
 # --- the ROC curve and the Youden threshold --------------------------------------------------
@@ -570,34 +547,6 @@ def _roc_from_counts(by_score: _ByScore) -> tuple[np.ndarray, np.ndarray, np.nda
     scores, labels, counts = _by_score_rows(by_score)
     fpr, tpr, thresholds = roc_curve(labels, scores, sample_weight=counts)
     return fpr, tpr, thresholds
-
-
-def _youden(fpr: np.ndarray, tpr: np.ndarray, thresholds: np.ndarray) -> dict[str, Any]:
-    """validity.youden_threshold from the curve."""
-    j = tpr - fpr
-    j[~np.isfinite(thresholds)] = -np.inf
-    best = int(np.argmax(j))
-    return {
-        "threshold": float(thresholds[best]),
-        "sensitivity": float(tpr[best]),
-        "specificity": float(1.0 - fpr[best]),
-        "youden_j": float(j[best]),
-        "warning": va.YOUDEN_WARNING,
-    }
-
-
-def _roc_dict(fpr: np.ndarray, tpr: np.ndarray, thresholds: np.ndarray) -> dict[str, Any]:
-    """validity.roc_points from the curve: at most ROC_MAX_POINTS of its points, evenly spaced along it."""
-    n_points = int(fpr.size)
-    if n_points > va.ROC_MAX_POINTS:
-        keep = np.unique(np.linspace(0, n_points - 1, va.ROC_MAX_POINTS).round().astype(np.int64))
-        fpr, tpr, thresholds = fpr[keep], tpr[keep], thresholds[keep]
-    return {
-        "fpr": fpr.tolist(),
-        "tpr": tpr.tolist(),
-        "thresholds": [float(t) if np.isfinite(t) else None for t in thresholds],
-        "n_points": n_points,
-    }
 
 
 def _prf_from_counts(by_score: _ByScore, threshold: float, n_excluded: int) -> dict[str, Any]:
