@@ -29,7 +29,9 @@ Measured at that size (each figure with its budget and "met" / "NOT met"):
   server's and the clients' CPU in the window are printed with them;
 * the data manager's filters (bench/data_manager.py's requests, text search included): median, budget < 1 s;
 * the agreement and validity reports run as report jobs (``adjudication.report_jobs``, the worker's code path:
-  ``job_run`` in a child process): time, progress rows written, peak RSS of the process;
+  ``job_run`` in a child process): time, progress rows written, peak RSS of the process; the validity report twice:
+  for the build's score run (10,000 distinct scores) and for a second run written on first use whose score is
+  distinct for nearly every item (a continuous metric: a joined row per unit);
 * the streamed gold export (bench/export.py's child process): time, peak RSS;
 * the score run's fan-out task alone (``scoring.tasks.score_run_fan_out``, its batch messages counted, not sent):
   time, peak RSS, and that every item is in exactly one batch sent once;
@@ -84,6 +86,8 @@ MIGRATIONS_S = 600.0
 FLAT_RATIO = 2.0
 FLAT_SUFFIX = "peak RSS above idle (MiB)"
 RARE_WORD = "idarucizumab"
+# The parameters' mark of the bench's second score run, a score distinct for nearly every item (_continuous_run).
+CONTINUOUS = "continuous"
 VOCABULARY = [
     'patient', 'dose', 'tablet', 'infection', 'fever', 'pain', 'warfarin', 'doctor', 'kidney', 'blood', 'pressure',
     'heart', 'rate', 'insulin', 'glucose', 'asthma', 'inhaler', 'steroid', 'rash', 'allergy', 'penicillin',
@@ -594,12 +598,17 @@ def child(what: str, slug: str, out: str) -> None:
     t0 = time.perf_counter()
     figures: dict = {}
     peak_kib = 0  # read right after the measured call where checking its result costs memory of its own
-    if what in ("agreement", "validity"):
+    if what in ("agreement", "validity", "validity-continuous"):
         from scoring.models import ScoreRun
 
-        run = ScoreRun.objects.filter(study=study).order_by("id").first()
-        data = {"kind": what, "pool": str(pool.pk), "question": "supported", "n_boot": "200", "seed": "1"}
-        if what == "validity":
+        runs = ScoreRun.objects.filter(study=study).order_by("id")
+        if what == "validity-continuous":
+            run = runs.filter(parameters__bench=CONTINUOUS).first()
+        else:
+            run = runs.exclude(parameters__bench=CONTINUOUS).first()
+        kind = "validity" if what.startswith("validity") else what
+        data = {"kind": kind, "pool": str(pool.pk), "question": "supported", "n_boot": "200", "seed": "1"}
+        if kind == "validity":
             data["source"] = f"run:{run.pk}"
         kind, params = report_jobs.job_params_parse(study=study, family=report_jobs.REPORT, data=data)
         ReportJob.objects.filter(study=study, params_hash=report_jobs.params_hash(kind, params)).delete()
@@ -666,16 +675,45 @@ def _run_child(what: str, study, url: str) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def _continuous_run(study) -> None:
+    """A second finished score run whose score is distinct for nearly every item (a continuous similarity, a
+    judge's mean probability): the validity report of such a metric has nearly a joined row per unit. Written once
+    per database, in set-based SQL, and kept."""
+    from django.db import connection, transaction
+
+    from scoring.models import ScoreRun
+
+    if ScoreRun.objects.filter(study=study, parameters__bench=CONTINUOUS).exists():
+        return
+    t0 = time.perf_counter()
+    with transaction.atomic():
+        n = study.items.count()
+        run = ScoreRun.objects.create(study=study, metric="cf", metric_version="1", backend="lexical", status="done",
+                                      n_total=n, n_done=n, created_by=study.owner,
+                                      parameters={"bench": CONTINUOUS})
+        with connection.cursor() as cursor:
+            # 52 bits of a hash of the item's id: about a million distinct scores among a million items.
+            cursor.execute(
+                "INSERT INTO scoring_score (unit_key, value, state, details, computed_at, item_id, run_id) "
+                "SELECT 'item', (abs(hashint8((i.id * 13)::bigint)::bigint) %% 4503599627370496) / 4503599627370496.0, "
+                "'ok', '{}', now(), i.id, %s FROM annotation_item i WHERE i.study_id = %s",
+                [run.pk, study.pk],
+            )
+    print(f"  continuous score run written: {n:,} scores in {time.perf_counter() - t0:.0f} s")
+
+
 def phase_reports(args, study, figures: Figures, url: str) -> None:
-    for what in ("agreement", "validity"):
+    _continuous_run(study)
+    for what, name in (("agreement", "agreement"), ("validity", "validity"),
+                       ("validity-continuous", "validity (continuous metric)")):
         got = _run_child(what, study, url)
         if got.get("failed") or got.get("status") != "done":
-            figures.add(f"{what} report job: done", 0, "", "done", False)
+            figures.add(f"{name} report job: done", 0, "", "done", False)
             print(f"    {got}")
             continue
-        print(f"  {what} report job: {got['status']}, progress {got['n_done']}/{got['n_total']}")
-        figures.add(f"{what} report job: time (s)", got["seconds"], "s")
-        figures.add(f"{what} report job: peak RSS above idle (MiB)", got["peak_above_idle_mib"], "MiB")
+        print(f"  {name} report job: {got['status']}, progress {got['n_done']}/{got['n_total']}")
+        figures.add(f"{name} report job: time (s)", got["seconds"], "s")
+        figures.add(f"{name} report job: peak RSS above idle (MiB)", got["peak_above_idle_mib"], "MiB")
 
 
 def phase_export(args, study, figures: Figures, url: str) -> None:

@@ -5,6 +5,7 @@ one pool, with the pool's own agreement beside it as the ceiling (statistics in
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ from django.db.models import Exists, OuterRef
 
 from adjudication.analysis.access import CATEGORICAL, get_pool_for_report, get_question_for_report
 from adjudication.analysis.agreement import agreement_report, quality_note, quality_params_parse
+from adjudication.analysis.joined_rows import JoinedRows, PairedRows
 from adjudication.analysis.loading import (
     MetricSource,
     MetricValues,
@@ -20,12 +22,10 @@ from adjudication.analysis.loading import (
     UnitList,
     binary_target,
     common_positions,
-    common_units,
     compatible_questions,
     default_positive,
     gold_item_span,
     gold_target,
-    human_target_arrays,
     metric_source_get,
     metric_sources,
     metric_values_in,
@@ -43,7 +43,8 @@ from adjudication.models import GoldLabel, GoldSource
 from adjudication.stats import agreement as ag
 from adjudication.stats import targets
 from adjudication.stats import validity as va
-from adjudication.stats.validity_table import ScoreTable, validity_summary_table
+from adjudication.stats.validity_stream import MAX_TARGET_LEVELS, validity_summary_rows
+from adjudication.stats.validity_table import ScoreTable
 from annotation.models import AssignmentStatus, Label, Pool, PoolMembership, Question, QuestionKind, Study
 from concord.errors import NotFound, ValidationFailed
 
@@ -102,6 +103,11 @@ def validity_report(
     question = get_question_for_report(pool, params.question)
     if question.kind not in CATEGORICAL:
         raise ValidationFailed("metric vs human needs a categorical human question")
+    if question.kind == QuestionKind.ORDINAL and len(question.option_values) > MAX_TARGET_LEVELS:
+        raise ValidationFailed(
+            f"metric vs human takes an ordinal question of at most {MAX_TARGET_LEVELS} options; this one has "
+            f"{len(question.option_values)}"
+        )
     if question.scope != source.scope:
         raise ValidationFailed(f"the metric scores {source.scope} units; the question is about {question.scope} units")
     if not source.estimates_question(question.key):
@@ -125,59 +131,32 @@ def validity_report(
         if progress is not None:
             progress(2 * total + done, 3 * total)
 
-    join = _Join(question, positive, source)
-    comparison = None
-    with one_snapshot():
-        if _reads_whole(params):
-            # The paired DeLong test needs both metrics' values of every unit: read whole, as arrays.
-            ratings = rating_tables_load(
-                pool=pool, question=question, include_controls=params.include_controls, exclude_raters=exclude,
-                collect_rater=target.split(":", 1)[1] if target.startswith("rater:") else None,
-            )
-            human_units, human_values, excluded = human_target_arrays(
-                pool=pool, question=question, target=target, ratings=ratings,
-                include_controls=params.include_controls,
-            )
-            metric = source.load()
-            if params.compare:
-                comparison = _paired_comparison(
-                    study=study, params=params, source=source, human=(human_units, human_values),
-                    question=question, positive=positive, metric=metric,
-                )
-            join.add(human_units, human_values, metric)
-            del human_units, human_values, metric
-        else:
-            # A range of items at a time: the pool's count tables (nothing kept per unit), and the human target of
-            # the range's units joined with the metric's values on the same items, added into a table of distinct
-            # (score, label, target) triples; no array of the pool's units is held.
-            on_range = _range_target(pool, question, target, join)
-            ratings = rating_tables_load(
-                pool=pool, question=question, include_controls=params.include_controls, exclude_raters=exclude,
-                per_unit=False, on_range=on_range,
-            )
-            if target.startswith("rater:") and target.split(":", 1)[1] not in ratings.rater_names:
-                raise NotFound("no such annotator with labels on this question in this pool")
-            if target == "gold":
-                _join_gold(pool, question, params.include_controls, join)
-            excluded = join.human_excluded(target)
-        n_metric, n_not_ok = join.metric_sizes()
-    # The humans' agreement from the count tables' patterns, after the read's transaction.
-    ceiling = agreement_report(
-        pool=pool, question=question, ratings=ratings, n_boot=n_boot, seed=seed, progress=ceiling_progress,
-        include_controls=params.include_controls,
-    )
-    n_read = ratings.n_units if isinstance(ratings, RatingTables) else len(ratings.units)
-    binary_fleiss = _binary_fleiss(ratings, question, positive, n_boot=n_boot, seed=seed) if n_read else None
-    quality = quality_note(
-        ratings, include_controls=params.include_controls, exclude_flagged=params.exclude_flagged, flagged=flagged
-    )
-    del ratings
-    sizes = {"n_units_metric": n_metric, "n_metric_not_ok": n_not_ok, "n_units_human": join.n_human,
-             "n_units_both": join.n_both}
-    summary = validity_summary_table(
-        join.table, ordinal=question.kind == QuestionKind.ORDINAL, n_excluded=join.n_excluded, n_boot=n_boot,
-        seed=seed, progress=auc_progress,
-    )
+    other = _compared_source(study=study, params=params, source=source)
+    # The joined rows (and a comparison's paired rows) live in temporary tables of this connection, dropped once the
+    # statistics are computed.
+    with JoinedRows() as rows, PairedRows() if other else nullcontext() as paired:
+        join = _Join(question, positive, source, rows, other=other, paired=paired)
+        with one_snapshot():
+            ratings, excluded = _read_joined(params=params, pool=pool, question=question, exclude=exclude, join=join)
+            n_metric, n_not_ok = join.metric_sizes()
+        comparison = join.comparison() if other else None
+        # The humans' agreement from the count tables' patterns, after the read's transaction.
+        ceiling = agreement_report(
+            pool=pool, question=question, ratings=ratings, n_boot=n_boot, seed=seed, progress=ceiling_progress,
+            include_controls=params.include_controls,
+        )
+        n_read = ratings.n_units if isinstance(ratings, RatingTables) else len(ratings.units)
+        binary_fleiss = _binary_fleiss(ratings, question, positive, n_boot=n_boot, seed=seed) if n_read else None
+        quality = quality_note(
+            ratings, include_controls=params.include_controls, exclude_flagged=params.exclude_flagged, flagged=flagged
+        )
+        del ratings
+        sizes = {"n_units_metric": n_metric, "n_metric_not_ok": n_not_ok, "n_units_human": join.n_human,
+                 "n_units_both": join.n_both}
+        summary = validity_summary_rows(
+            rows, ordinal=question.kind == QuestionKind.ORDINAL, n_excluded=join.n_excluded, n_boot=n_boot,
+            seed=seed, progress=auc_progress,
+        )
     return {
         "study": study.slug,
         "source": {"key": source.key, "label": source.label, "scope": source.scope, "origin": source.origin},
@@ -210,24 +189,40 @@ def validity_report(
     }
 
 
-def _reads_whole(params: ValidityParams) -> bool:
-    """Whether the report reads the target and the metric whole, as arrays of the units (a paired comparison: the
-    DeLong test pairs two metrics' values unit by unit), rather than a range of items at a time. The statistics are
-    the same either way (tests compare the two)."""
-    return bool(params.compare)
+def _compared_source(*, study: Study, params: ValidityParams, source: MetricSource) -> MetricSource | None:
+    """The metric a paired comparison compares this one with (none asked for: None)."""
+    if not params.compare:
+        return None
+    other = metric_source_get(study=study, key=params.compare)
+    if other.scope != source.scope:
+        raise ValidationFailed(f"{other.label} scores {other.scope} units, not {source.scope} units")
+    return other
 
 
-class _Join:
-    """The units a metric source and a human target both have, added a range at a time (:meth:`add`) into a
-    :class:`~adjudication.stats.validity_table.ScoreTable` of distinct (score, label, target) triples: what the
-    report's statistics are computed from. A source that cannot be read a range at a time is read whole once."""
+def _read_joined(
+    *, params: ValidityParams, pool: Pool, question: Question, exclude: frozenset[int], join: _Join
+) -> tuple[RatingTables, dict[str, int]]:
+    """Read the pool's ratings and the human target joined with the metric's values (and a compared metric's) into
+    ``join`` a range of items at a time: the pool's count tables (nothing kept per unit), and the human target of
+    the range's units joined with the metrics' values on the same items, added to the joined rows; no array of the
+    pool's units is held. Returns the ratings (for the humans' agreement) and what the target left out."""
+    target = params.target
+    ratings = rating_tables_load(
+        pool=pool, question=question, include_controls=params.include_controls, exclude_raters=exclude,
+        per_unit=False, on_range=_range_target(pool, question, target, join),
+    )
+    if target.startswith("rater:") and target.split(":", 1)[1] not in ratings.rater_names:
+        raise NotFound("no such annotator with labels on this question in this pool")
+    if target == "gold":
+        _join_gold(pool, question, params.include_controls, join)
+    return ratings, join.human_excluded(target)
 
-    def __init__(self, question: Question, positive: str, source: MetricSource) -> None:
-        self.question, self.positive, self.source = question, positive, source
-        self.ordinal = question.kind == QuestionKind.ORDINAL
-        self.table = ScoreTable.empty()
-        self.n_human = self.n_both = self.n_excluded = 0
-        self.n_ties = self.n_off_scale = 0
+
+class _Values:
+    """A metric source's values a range of items at a time; a source that cannot be read so is read whole once."""
+
+    def __init__(self, source: MetricSource) -> None:
+        self.source = source
         self._whole: MetricValues | None = None
 
     def _read_whole(self) -> MetricValues:
@@ -235,20 +230,54 @@ class _Join:
             self._whole = self.source.load()
         return self._whole
 
-    def metric_in(self, low: int, high: int) -> MetricValues:
+    def items(self, low: int, high: int) -> MetricValues:
         if self.source.load_items is not None:
             return self.source.load_items(low, high)
         return metric_values_in(self._read_whole(), low, high)
 
-    def metric_sizes(self) -> tuple[int, int]:
+    def sizes(self) -> tuple[int, int]:
         """The source's usable units and those it has no usable value for (all of them, not only the ranges')."""
         if self.source.sizes is not None:
             return self.source.sizes()
         whole = self._read_whole()
         return len(whole), whole.n_not_ok
 
-    def add(self, human_units: UnitList, human_values: np.ndarray, metric: MetricValues) -> None:
-        """The human target's units (sorted, each once) and positions, and the metric's values, of the same items."""
+
+class _Join:
+    """The units a metric source and a human target both have, added a range at a time (:meth:`add_items`) to the
+    joined rows, distinct (score, label, target) triples with how many units have each (:class:`JoinedRows`): what
+    the report's statistics are computed from. With a compared metric, the units the human target and both metrics
+    have go to the paired rows (:class:`PairedRows`), distinct (score a, score b, label) triples: what the paired
+    DeLong test is computed from (:meth:`comparison`)."""
+
+    def __init__(
+        self, question: Question, positive: str, source: MetricSource, rows: JoinedRows, *,
+        other: MetricSource | None = None, paired: PairedRows | None = None,
+    ) -> None:
+        self.question, self.positive, self.source = question, positive, source
+        self.ordinal = question.kind == QuestionKind.ORDINAL
+        self.rows, self.paired = rows, paired
+        self.values = _Values(source)
+        self.other = _Values(other) if other is not None else None
+        self.n_human = self.n_both = self.n_excluded = 0
+        self.n_ties = self.n_off_scale = 0
+        # The paired comparison's units (human target and both metrics), those without a label, and those with a
+        # label but without metric a's score, without b's, without either.
+        self.n_paired = self.n_paired_no_label = 0
+        self.n_no_a = self.n_no_b = self.n_no_pair = 0
+
+    def metric_sizes(self) -> tuple[int, int]:
+        return self.values.sizes()
+
+    def add_items(self, human_units: UnitList, human_values: np.ndarray, low: int, high: int) -> None:
+        """The human target's units (sorted, each once) and positions on the items with ids in [low, high)."""
+        other = self.other.items(low, high) if self.other is not None else None
+        self.add(human_units, human_values, self.values.items(low, high), other)
+
+    def add(
+        self, human_units: UnitList, human_values: np.ndarray, metric: MetricValues, other: MetricValues | None = None
+    ) -> None:
+        """The human target's units (sorted, each once) and positions, and the metrics' values, of the same items."""
         self.n_human += len(human_units)
         at_human, at_metric = common_positions(human_units, metric.units)
         self.n_both += int(at_human.size)
@@ -258,8 +287,35 @@ class _Join:
         # As validity_summary's cleaning: a unit without a finite score or label is left out and counted.
         ok = np.isfinite(scores) & np.isfinite(labels)
         self.n_excluded += int((~ok).sum())
-        part = ScoreTable.of(scores[ok], labels[ok], positions[ok] if self.ordinal else None)
-        self.table = ScoreTable.merged([self.table, part])
+        self.rows.add(ScoreTable.of(scores[ok], labels[ok], positions[ok] if self.ordinal else None))
+        if other is not None:
+            self._add_paired(human_units, human_values, metric, other)
+
+    def _add_paired(
+        self, human_units: UnitList, human_values: np.ndarray, metric: MetricValues, other: MetricValues
+    ) -> None:
+        assert self.paired is not None
+        at_human, at_a, at_b = common_positions(human_units, metric.units, other.units)
+        self.n_paired += int(at_human.size)
+        labels = binary_target(self.question, human_values[at_human], self.positive)
+        labelled = np.isfinite(labels)
+        self.n_paired_no_label += int((~labelled).sum())
+        a, b = metric.values[at_a][labelled], other.values[at_b][labelled]
+        a_ok, b_ok = np.isfinite(a), np.isfinite(b)
+        self.n_no_a += int((~a_ok).sum())
+        self.n_no_b += int((~b_ok).sum())
+        self.n_no_pair += int((~(a_ok & b_ok)).sum())
+        self.paired.add(a, b, labels[labelled] == 1.0)
+
+    def comparison(self) -> dict[str, Any]:
+        """The paired DeLong test of this metric against the compared one on the units both scored, with each one's
+        AUC: validity's roc_auc and delong_paired on those units, from the paired rows' sums."""
+        assert self.paired is not None and self.other is not None
+        no_label = self.n_paired_no_label
+        auc_a = va.delong_from_sums(*self.paired.sums("a_ok"), n_excluded=no_label + self.n_no_a)[0]
+        auc_b = va.delong_from_sums(*self.paired.sums("b_ok"), n_excluded=no_label + self.n_no_b)[1]
+        paired = va.delong_from_sums(*self.paired.sums("a_ok AND b_ok"), n_excluded=no_label + self.n_no_pair)[2]
+        return comparison_entry(self.other.source, self.n_paired, auc_a, auc_b, paired)
 
     def human_excluded(self, target: str) -> dict[str, int]:
         """What :func:`human_target_arrays` says was left out of the target, summed over the ranges."""
@@ -281,7 +337,7 @@ def _range_target(
             kept, winners, ties = targets.majority_from_counts(found.counts)
             join.n_ties += ties
             units = UnitList(found.units.items[kept], found.units.key_codes[kept], found.units.keys)
-            join.add(units, winners.astype(np.float64), join.metric_in(found.low, found.high))
+            join.add_items(units, winners.astype(np.float64), found.low, found.high)
 
         return majority
     if target.startswith("rater:"):
@@ -297,8 +353,7 @@ def _range_target(
             mine = found.ratings.rater == at
             rated = found.ratings.unit[mine]
             units = UnitList(found.units.items[rated], found.units.key_codes[rated], found.units.keys)
-            join.add(units, np.asarray(found.ratings.value[mine], dtype=np.float64),
-                     join.metric_in(found.low, found.high))
+            join.add_items(units, np.asarray(found.ratings.value[mine], dtype=np.float64), found.low, found.high)
 
         return rater
     return None
@@ -315,7 +370,7 @@ def _join_gold(pool: Pool, question: Question, include_controls: bool, join: _Jo
             pool=pool, question=question, include_controls=include_controls, items=(low, high)
         )
         join.n_off_scale += n_off
-        join.add(units, values, join.metric_in(low, high))
+        join.add_items(units, values, low, high)
 
 
 def _binary_fleiss(
@@ -344,32 +399,16 @@ def _binary_fleiss(
     return ag.fleiss_kappa_from_patterns(binary, n_boot=n_boot, seed=seed).as_dict()
 
 
-def _paired_comparison(
-    *,
-    study: Study,
-    params: ValidityParams,
-    source: MetricSource,
-    human: tuple[UnitList, np.ndarray],
-    question: Question,
-    positive: str,
-    metric: MetricValues,
+def comparison_entry(
+    other: MetricSource, n_units: int, auc_a: ag.Estimate, auc_b: ag.Estimate, paired: ag.Estimate
 ) -> dict[str, Any]:
-    """The paired DeLong test of this metric against another one on the units both scored."""
-    other = metric_source_get(study=study, key=params.compare or "")
-    if other.scope != source.scope:
-        raise ValidationFailed(f"{other.label} scores {other.scope} units, not {source.scope} units")
-    other_values = other.load()
-    human_units, human_values = human
-    units, (at_human, at_a, at_b) = common_units(human_units, metric.units, other_values.units)
-    labels = binary_target(question, human_values[at_human], positive)
-    a = metric.values[at_a]
-    b = other_values.values[at_b]
-    paired = va.delong_paired(a, b, labels)
+    """The report's comparison: metric b, the units the human target and both metrics have, both AUCs and the paired
+    DeLong test."""
     return {
         "source_b": {"key": other.key, "label": other.label},
-        "n_units": len(units),
-        "auc_a": va.roc_auc(a, labels).as_dict(),
-        "auc_b": va.roc_auc(b, labels).as_dict(),
+        "n_units": n_units,
+        "auc_a": auc_a.as_dict(),
+        "auc_b": auc_b.as_dict(),
         "delong_paired": {
             "diff": paired.extra.get("diff"),
             "z": paired.extra.get("z"),

@@ -14,6 +14,8 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -102,15 +104,15 @@ def _delong_cov(v10: np.ndarray, v01: np.ndarray) -> np.ndarray:
 
 def _class_check(y: np.ndarray, n_excluded: int) -> Estimate | None:
     n_pos = int(y.sum())
-    n_neg = int(y.size - n_pos)
-    if n_pos == 0 or n_neg == 0:
-        which = "positive" if n_pos == 0 else "negative"
+    return class_check(n_pos, int(y.size - n_pos), n_excluded)
+
+
+def class_check(m: int, n: int, n_excluded: int) -> Estimate | None:
+    """The AUC's undefined case, from the classes' sizes: a class with no unit."""
+    if m == 0 or n == 0:
+        which = "positive" if m == 0 else "negative"
         return Estimate.undefined(
-            f"AUC needs both classes; there is no {which} unit",
-            n_units=int(y.size),
-            n_excluded=n_excluded,
-            n_pos=n_pos,
-            n_neg=n_neg,
+            f"AUC needs both classes; there is no {which} unit", n_units=m + n, n_excluded=n_excluded, n_pos=m, n_neg=n
         )
     return None
 
@@ -123,17 +125,20 @@ def roc_auc(scores: np.ndarray, labels: np.ndarray) -> Estimate:
     if undefined:
         return undefined
     aucs, v10, v01 = _delong_components(s[None, :], y)
-    var = float(_delong_cov(v10, v01)[0, 0])
-    auc = float(aucs[0])
+    return auc_estimate(float(aucs[0]), float(_delong_cov(v10, v01)[0, 0]), int(y.sum()), int((~y).sum()), n_excluded)
+
+
+def auc_estimate(auc: float, var: float, m: int, n: int, n_excluded: int) -> Estimate:
+    """The AUC with DeLong's variance: its SE and AUC ± 1.96·SE clipped to [0, 1]."""
     se = math.sqrt(max(var, 0.0))
     return Estimate(
         value=auc,
-        n_units=int(y.size),
+        n_units=m + n,
         n_excluded=n_excluded,
         se=se,
         ci95=(max(0.0, auc - Z95 * se), min(1.0, auc + Z95 * se)),
         ci_method="DeLong",
-        extra={"n_pos": int(y.sum()), "n_neg": int((~y).sum())},
+        extra={"n_pos": m, "n_neg": n},
     )
 
 
@@ -153,34 +158,88 @@ def delong_paired(scores_a: np.ndarray, scores_b: np.ndarray, labels: np.ndarray
         return undefined
     aucs, v10, v01 = _delong_components(np.vstack([a[ok], b[ok]]), y)
     cov = _delong_cov(v10, v01)
-    diff = float(aucs[0] - aucs[1])
     var = float(cov[0, 0] + cov[1, 1] - 2.0 * cov[0, 1])
-    extra: dict[str, Any] = {
-        "auc_a": float(aucs[0]),
-        "auc_b": float(aucs[1]),
-        "n_pos": int(y.sum()),
-        "n_neg": int((~y).sum()),
-        "diff": diff,
-    }
+    return _paired_estimate(float(aucs[0]), float(aucs[1]), var, int(y.sum()), int((~y).sum()), n_excluded)
+
+
+def _paired_estimate(auc_a: float, auc_b: float, var: float, m: int, n: int, n_excluded: int) -> Estimate:
+    """delong_paired's estimate of AUC_a − AUC_b with the variance of the difference."""
+    diff = float(auc_a - auc_b)
+    extra: dict[str, Any] = {"auc_a": auc_a, "auc_b": auc_b, "n_pos": m, "n_neg": n, "diff": diff}
     if var <= 1e-15:
-        est = Estimate.undefined(
+        return Estimate.undefined(
             "the two metrics rank the units identically, so the difference has no variance",
-            n_units=int(y.size),
+            n_units=m + n,
             n_excluded=n_excluded,
             **extra,
         )
-        return est
     se = math.sqrt(var)
     z = diff / se
     extra.update({"z": z, "p_value": float(2.0 * stats.norm.sf(abs(z)))})
     return Estimate(
         value=diff,
-        n_units=int(y.size),
+        n_units=m + n,
         n_excluded=n_excluded,
         se=se,
         ci95=(diff - Z95 * se, diff + Z95 * se),
         ci_method="DeLong (paired)",
         extra=extra,
+    )
+
+
+@dataclass(frozen=True)
+class DelongSums:
+    """One class's units and sums over them of two metrics' DeLong components, as exact integers.
+
+    A unit's ``t`` for a metric is twice its component times the other class's size: for a positive,
+    2·(negatives below it) + (negatives tied with it), so V10 = t / 2n; for a negative, 2·(positives above it) +
+    (positives tied with it), so V01 = 1 − (positives below + half those tied) / m = t / 2m (a variance and a
+    covariance are the same of 1 − V as of V). ``a``, ``b``: Σ t_a, Σ t_b; ``aa``, ``bb``, ``ab``: Σ t_a², Σ t_b²,
+    Σ t_a·t_b. Sums over the units, however they are grouped: a database adds them up over distinct rows."""
+
+    units: int
+    a: int
+    b: int
+    aa: int
+    bb: int
+    ab: int
+
+    def cov(self, other_size: int) -> tuple[Fraction, Fraction, Fraction]:
+        """The components' sample variances of a and b and their covariance (ddof 1, as np.cov; 0 for one unit,
+        as _delong_cov)."""
+        k = self.units
+        if k < 2:
+            return Fraction(0), Fraction(0), Fraction(0)
+        scale = (k - 1) * (2 * other_size) ** 2
+        return (
+            Fraction(self.aa * k - self.a * self.a, k * scale),
+            Fraction(self.bb * k - self.b * self.b, k * scale),
+            Fraction(self.ab * k - self.a * self.b, k * scale),
+        )
+
+
+def delong_from_sums(
+    pos: DelongSums, neg: DelongSums, n_excluded: int = 0
+) -> tuple[Estimate, Estimate, Estimate]:
+    """roc_auc of metric a, of metric b, and delong_paired of the two, on the units the sums are over (each unit
+    with both scores and a label: the caller counts the others in ``n_excluded``).
+
+    The AUCs are the same floats as on the units (2U = Σ t_a over the positives, an exact integer, halved and divided
+    by m·n as _delong_components does); the variances are computed exactly from the integer sums and rounded once,
+    so they equal np.cov's of the components to rounding (tests: rtol 1e-9)."""
+    m, n = pos.units, neg.units
+    undefined = class_check(m, n, n_excluded)
+    if undefined:
+        return undefined, undefined, undefined
+    auc_a = (pos.a / 2.0) / (m * n)
+    auc_b = (pos.b / 2.0) / (m * n)
+    (pa, pb, pab), (na, nb, nab) = pos.cov(n), neg.cov(m)
+    var_a, var_b = pa / m + na / n, pb / m + nb / n
+    cov_ab = pab / m + nab / n
+    return (
+        auc_estimate(auc_a, float(var_a), m, n, n_excluded),
+        auc_estimate(auc_b, float(var_b), m, n, n_excluded),
+        _paired_estimate(auc_a, auc_b, float(var_a + var_b - 2 * cov_ab), m, n, n_excluded),
     )
 
 
@@ -330,19 +389,21 @@ def _pair_clean(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, i
 
 
 def _variance_check(x: np.ndarray, y: np.ndarray, n_excluded: int, minimum: int) -> Estimate | None:
-    if x.size < minimum:
+    return variance_check(x, y, int(x.size), n_excluded, minimum)
+
+
+def variance_check(x: np.ndarray, y: np.ndarray, n: int, n_excluded: int, minimum: int) -> Estimate | None:
+    """A correlation's undefined cases: fewer than ``minimum`` units (``n``), or no variance in ``x`` or ``y`` (the
+    values, or any that span them: the lowest and the highest)."""
+    if n < minimum:
         return Estimate.undefined(
-            f"needs at least {minimum} units with both values; there are {x.size}",
-            n_units=int(x.size),
-            n_excluded=n_excluded,
+            f"needs at least {minimum} units with both values; there are {n}", n_units=n, n_excluded=n_excluded
         )
     if np.ptp(x) == 0:
-        return Estimate.undefined(
-            "the metric has no variance on these units", n_units=int(x.size), n_excluded=n_excluded
-        )
+        return Estimate.undefined("the metric has no variance on these units", n_units=n, n_excluded=n_excluded)
     if np.ptp(y) == 0:
         return Estimate.undefined(
-            "the human judgement has no variance on these units", n_units=int(x.size), n_excluded=n_excluded
+            "the human judgement has no variance on these units", n_units=n, n_excluded=n_excluded
         )
     return None
 

@@ -18,6 +18,7 @@ from adjudication.analysis.validity import ValidityParams, validity_report
 from adjudication.models import GoldLabel, GoldSource
 from adjudication.stats import agreement as ag
 from adjudication.stats import targets
+from adjudication.stats import validity as va
 from annotation.models import AssignmentStatus, Label, Question, QuestionKind
 from concord.errors import NotFound
 from scoring.models import RunStatus, Score, ScoreRun, ScoreState
@@ -251,20 +252,50 @@ def validity_study(study, researcher):
     return {"study": study, "pool": pool, "questions": questions, "runs": runs}
 
 
+def _read_whole(
+    *, params: ValidityParams, pool: Any, question: Question, exclude: frozenset[int], join: Any
+) -> tuple[Ratings, dict[str, int]]:
+    """validity._read_joined as it was when a report read whole: every rating in one matrix, the human target and
+    each metric's values of every unit as arrays, joined once."""
+    target = params.target
+    ratings = loading.ratings_load(
+        pool=pool, question=question, include_controls=params.include_controls, exclude_raters=exclude
+    )
+    human_units, human_values, excluded = _matrix_human_target_arrays(
+        pool=pool, question=question, target=target, ratings=ratings, include_controls=params.include_controls
+    )
+    metric = join.source.load()
+    other = join.other.source.load() if join.other is not None else None
+    join.add(human_units, human_values, metric, other)
+    if other is not None:
+        join.arrays = (human_units, human_values, metric, other)
+    return ratings, excluded
+
+
+def _arrays_comparison(join: Any) -> dict[str, Any]:
+    """The paired comparison as it was computed from the arrays of every unit (validity's roc_auc, delong_paired)."""
+    human_units, human_values, metric, other = join.arrays
+    _, (at_human, at_a, at_b) = loading.common_units(human_units, metric.units, other.units)
+    labels = binary_target(join.question, human_values[at_human], join.positive)
+    a, b = metric.values[at_a], other.values[at_b]
+    return validity.comparison_entry(
+        join.other.source, int(at_human.size), va.roc_auc(a, labels), va.roc_auc(b, labels),
+        va.delong_paired(a, b, labels),
+    )
+
+
 def _both_reports(
     monkeypatch, vs, params: ValidityParams, n_boot: int, seed: int
 ) -> tuple[str, str, list[RatingTables]]:
-    """The report as computed now (its ratings read as tables, a range of five items at a time) and as computed
-    from the units × raters matrix of every rating (ratings_load), and the tables it read."""
+    """The report as computed now (its ratings read as tables, a range of five items at a time, its statistics from
+    the joined rows) and as computed from the units × raters matrix of every rating (ratings_load) and every unit's
+    arrays, and the tables it read."""
     loaded: list[RatingTables] = []
 
     def recording_load(**kwargs: Any) -> RatingTables:
         ratings = rating_tables.rating_tables_load(**kwargs, step=5)
         loaded.append(ratings)
         return ratings
-
-    def every_rating(*, collect_rater: str | None = None, **kwargs: Any) -> Ratings:
-        return loading.ratings_load(**kwargs)
 
     monkeypatch.setattr(validity, "rating_tables_load", recording_load)
     progress: list[tuple[int, int]] = []
@@ -276,9 +307,8 @@ def _both_reports(
         progress=lambda done, total: progress.append((done, total)),
     )
     with monkeypatch.context() as m:
-        m.setattr(validity, "_reads_whole", lambda params: True)  # every unit's target and score as arrays
-        m.setattr(validity, "rating_tables_load", every_rating)
-        m.setattr(validity, "human_target_arrays", _matrix_human_target_arrays)
+        m.setattr(validity, "_read_joined", _read_whole)  # every unit's target and score as arrays
+        m.setattr(validity._Join, "comparison", _arrays_comparison)
         m.setattr(validity, "_binary_fleiss", _matrix_binary_fleiss)
         progress_before: list[tuple[int, int]] = []
         before = validity_report(
@@ -289,7 +319,27 @@ def _both_reports(
             progress=lambda done, total: progress_before.append((done, total)),
         )
     assert progress == progress_before
+    # The paired comparison's AUCs are the same floats; its variances, computed from exact integer sums rather than
+    # np.cov's float ones, the same to rounding.
+    _assert_close(now.pop("comparison"), before.pop("comparison"))
     return json.dumps(now), json.dumps(before), loaded
+
+
+def _assert_close(got: Any, expected: Any, path: str = "") -> None:
+    if isinstance(expected, dict):
+        assert list(got) == list(expected), path
+        for key in expected:
+            _assert_close(got[key], expected[key], f"{path}.{key}")
+    elif isinstance(expected, list | tuple):
+        assert len(got) == len(expected), path
+        for i, (a, b) in enumerate(zip(got, expected, strict=True)):
+            _assert_close(a, b, f"{path}[{i}]")
+    elif isinstance(expected, float):
+        assert got == pytest.approx(expected, rel=1e-9, abs=1e-15), path
+        if path.endswith((".value", "auc_a", "auc_b", ".diff")):
+            assert got == expected, path
+    else:
+        assert got == expected, path
 
 
 @pytest.mark.parametrize("kind", ["binary", "nominal", "ordinal"])

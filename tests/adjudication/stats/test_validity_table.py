@@ -1,7 +1,7 @@
-"""The validity summary from a table of distinct (score, label, target) triples (validity_table) must be
-validity.validity_summary's: bit for bit up to MAX_UNITS_FOR_PACKAGE units (validity.py's functions on the
-expanded table), to rounding past it (weighted formulas from the table), and its AUC bootstrap must be a
-stratified bootstrap of the units whose replicates are the AUCs of the resamples it draws."""
+"""The validity summary from the rows of a table of distinct (score, label, target) triples (validity_table's
+ScoreTable, validity_stream's validity_summary_rows) must be validity.validity_summary's: bit for bit up to
+MAX_UNITS_FOR_PACKAGE units (validity.py's functions on the expanded table), to rounding past it (passes over the
+rows, validity_stream's own tests check each statistic), with validity_summary's bootstrap entry."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from scipy import stats
 
 from adjudication.stats import agreement as ag
 from adjudication.stats import validity as va
+from adjudication.stats import validity_stream as vs
 from adjudication.stats import validity_table as vt
 
 # --- data ---------------------------------------------------------------------------------------------------------
@@ -61,8 +62,13 @@ def _summary(s: np.ndarray, y: np.ndarray, t: np.ndarray, ordinal: bool, **kw: A
     return va.validity_summary(s, y, ordinal_target=t if ordinal else None, **kw)
 
 
+def _rows_summary(table: vt.ScoreTable, **kw: Any) -> dict[str, Any]:
+    """The summary from the table's rows read back in pieces of 7 (the rows of a score split between pieces)."""
+    return vs.validity_summary_rows(vs.TableRows(table, 7), **kw)
+
+
 def _table_summary(s: np.ndarray, y: np.ndarray, t: np.ndarray, ordinal: bool, **kw: Any) -> dict[str, Any]:
-    return vt.validity_summary_table(vt.ScoreTable.of(s, y, t), ordinal=ordinal, **kw)
+    return _rows_summary(vt.ScoreTable.of(s, y, t), ordinal=ordinal, **kw)
 
 
 def _assert_close(got: Any, expected: Any, rel: float, path: str = "") -> None:
@@ -186,7 +192,7 @@ def test_the_units_dropped_by_the_caller_are_counted_where_validity_summary_coun
     sorted_s, sorted_y, _ = _sorted_units(s, y, t)
     expected = va.validity_summary(np.r_[sorted_s, np.nan, np.nan, 0.3], np.r_[sorted_y, 1.0, 0.0, np.nan])
     assert expected["n_excluded_units"] == 3
-    got = vt.validity_summary_table(vt.ScoreTable.of(s, y), n_excluded=3)
+    got = _rows_summary(vt.ScoreTable.of(s, y), n_excluded=3)
     assert json.dumps(got) == json.dumps(expected)
 
 
@@ -211,7 +217,6 @@ UNDEFINED = {
 @pytest.mark.parametrize("name", list(UNDEFINED))
 def test_undefined_cases_are_validity_summarys(name, ordinal, limit, monkeypatch):
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", limit)
-    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     s, y, t = UNDEFINED[name]
     got = _table_summary(s, y, t, ordinal, n_excluded=2)
     expected = _summary(*[np.r_[a, np.nan, np.nan] for a in _sorted_units(s, y, t)], ordinal)
@@ -227,7 +232,7 @@ def test_undefined_cases_are_validity_summarys(name, ordinal, limit, monkeypatch
         assert any(reasons)
 
 
-# --- past MAX_UNITS_FOR_PACKAGE: the weighted formulas ------------------------------------------------------------
+# --- past MAX_UNITS_FOR_PACKAGE: passes over the rows ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("ordinal", [False, True])
@@ -236,9 +241,7 @@ def test_past_the_limit_every_statistic_is_validity_summarys_to_rounding(name, o
     s, y, t = DATASETS[name]
     expected = _summary(s, y, t, ordinal)
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 10)
-    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
-    table = vt.ScoreTable.of(s, y, t)
-    got = vt.validity_summary_table(table, ordinal=ordinal)
+    got = _table_summary(s, y, t, ordinal)
     _assert_close(got, expected, rel=1e-9)
     # Counts, the curve and the threshold are exact.
     for key in ("n", "n_pos", "n_neg", "youden", "at_youden_threshold", "roc"):
@@ -252,7 +255,6 @@ def test_past_the_limit_the_units_dropped_by_the_caller_are_counted(ordinal, mon
     s, y, t = DATASETS["heavy ties"]
     expected = _summary(*[np.r_[a, np.nan] for a in (s, y, t)], ordinal)
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 10)
-    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     _assert_close(_table_summary(s, y, t, ordinal, n_excluded=1), expected, rel=1e-9)
 
 
@@ -261,7 +263,6 @@ def test_kendall_past_the_limit_without_ties_uses_scipys_exact_p_value(monkeypat
     s, t = rng.normal(size=25), rng.normal(size=25) + np.arange(25) / 10
     y = t > np.median(t)
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 10)
-    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     got = _table_summary(s, y, t, True)["kendall"]
     expected = stats.kendalltau(s, t)
     assert got["value"] == pytest.approx(float(expected.statistic), rel=1e-14)
@@ -271,22 +272,10 @@ def test_kendall_past_the_limit_without_ties_uses_scipys_exact_p_value(monkeypat
 def test_kendall_past_the_limit_is_scipys_asymptotic_test_with_ties_in_both(monkeypatch):
     s, y, t = _heavy_ties(9, 4000)
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 10)
-    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     got = _table_summary(s, y, t, True)["kendall"]
     expected = stats.kendalltau(s, t, method="asymptotic")
     assert got["value"] == float(expected.statistic)
     assert got["p_value"] == pytest.approx(float(expected.pvalue), rel=1e-12)
-
-
-def test_weighted_inversions_count_the_discordant_pairs_of_units():
-    rng = np.random.default_rng(3)
-    for size in (0, 1, 2, 3, 5, 8, 13, 64, 100):
-        ranks = rng.integers(0, 4, size)
-        weights = rng.integers(1, 5, size)
-        brute = sum(
-            int(weights[i] * weights[j]) for i in range(size) for j in range(i + 1, size) if ranks[i] > ranks[j]
-        )
-        assert vt._weighted_inversions(ranks, weights) == brute
 
 
 @pytest.mark.parametrize("below", [1, 0, 200])
@@ -297,7 +286,6 @@ def test_past_the_limit_the_roc_curve_keeps_rocs_max_points_as_roc_points_does(b
     expected = _summary(s, y, t, False)["roc"]
     assert len(expected["fpr"]) == min(n_points, n_points - below)
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 10)
-    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     assert _table_summary(s, y, t, False)["roc"] == expected
 
 
@@ -313,7 +301,6 @@ def test_past_the_limit_no_function_of_validity_sees_the_units(ordinal, monkeypa
         monkeypatch.setattr(va, name, refuse)
     monkeypatch.setattr(vt.ScoreTable, "_expanded", refuse)
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", s.size - 1)
-    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     got = _table_summary(s, y, t, ordinal, n_boot=60)
     del got["auc"]["ci95_bootstrap"], expected["auc"]["ci95_bootstrap"]
     _assert_close(got, expected, rel=1e-9)
@@ -322,12 +309,11 @@ def test_past_the_limit_no_function_of_validity_sees_the_units(ordinal, monkeypa
 def test_at_the_limit_the_points_are_validity_pys(monkeypatch):
     s, y, t = DATASETS["heavy ties"]
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", s.size)
-    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
 
     def refuse(*args: Any, **kwargs: Any) -> None:
-        raise AssertionError("the weighted formulas are for past the limit")
+        raise AssertionError("the passes over the rows are for past the limit")
 
-    monkeypatch.setattr(vt, "_points_from_table", refuse)
+    monkeypatch.setattr(vs, "stream_points", refuse)
     assert json.dumps(_table_summary(s, y, t, True)) == json.dumps(_summary(*_sorted_units(s, y, t), True))
 
 
@@ -338,55 +324,17 @@ def test_past_the_limit_deLong_se_with_a_single_unit_in_a_class(monkeypatch):
     y[3] = True
     expected = _summary(s, y, y.astype(float), False)["auc"]
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 10)
-    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     _assert_close(_table_summary(s, y, y.astype(float), False)["auc"], expected, rel=1e-12)
 
 
 # --- the bootstrap ------------------------------------------------------------------------------------------------
 
 
-def _drawn_replicates(s: np.ndarray, y: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
-    """The replicates from the draws the seed's stream holds (per batch: the positives' multinomial rows over their
-    distinct scores, then the negatives'), each the AUC roc_auc gives on the resample's units."""
-    pos_scores, pos_w = np.unique(s[y], return_counts=True)
-    neg_scores, neg_w = np.unique(s[~y], return_counts=True)
-    m, n = int(pos_w.sum()), int(neg_w.sum())
-    rng = np.random.default_rng(seed)
-    out = []
-    for start in range(0, n_boot, ag.BOOT_BATCH):
-        size = min(ag.BOOT_BATCH, n_boot - start)
-        pos_rows = rng.multinomial(m, pos_w / m, size=size)
-        neg_rows = rng.multinomial(n, neg_w / n, size=size)
-        for drawn_pos, drawn_neg in zip(pos_rows, neg_rows, strict=True):
-            scores = np.r_[np.repeat(pos_scores, drawn_pos), np.repeat(neg_scores, drawn_neg)]
-            labels = np.r_[np.ones(m, bool), np.zeros(n, bool)]
-            out.append(va.roc_auc(scores, labels).value)
-    return np.array(out)
-
-
-@pytest.mark.parametrize("name", ["ordinal, two decimals", "binary, continuous", "heavy ties"])
-def test_each_replicate_is_the_auc_of_the_resample_its_draws_make(name):
-    s, y, t = DATASETS[name]
-    by_score = vt._ByScore.of(vt.ScoreTable.of(s, y, t))
-    got = vt._auc_replicates(by_score, n_boot=120, seed=11, progress=None)
-    np.testing.assert_array_equal(got, _drawn_replicates(s, y, 120, 11))
-    assert vt._auc_bootstrap_table(by_score, n_boot=120, seed=11) == ag.percentile_ci(got)
-
-
-@pytest.mark.parametrize("cells", [1, 13, 500])
-def test_replicates_do_not_depend_on_the_block_size(cells, monkeypatch):
-    s, y, t = DATASETS["ordinal, two decimals"]
-    by_score = vt._ByScore.of(vt.ScoreTable.of(s, y, t))
-    whole = vt._auc_replicates(by_score, n_boot=130, seed=5, progress=None)
-    monkeypatch.setattr(ag, "BOOT_CELLS", cells)
-    assert vt.ag.block_rows(by_score.scores.size * 2, vt._AUC_ARRAYS) < ag.BOOT_BATCH
-    np.testing.assert_array_equal(vt._auc_replicates(by_score, n_boot=130, seed=5, progress=None), whole)
-
-
-def test_the_bootstrap_reports_progress_after_each_batch():
+def test_the_bootstrap_reports_progress_after_each_pass(monkeypatch):
     s, y, t = DATASETS["heavy ties"]
+    monkeypatch.setattr(vs, "BOOT_PASS_REPLICATES", 50)
     calls: list[tuple[int, int]] = []
-    vt.validity_summary_table(vt.ScoreTable.of(s, y, t), n_boot=120, seed=1, progress=lambda d, n: calls.append((d, n)))
+    _table_summary(s, y, t, False, n_boot=120, seed=1, progress=lambda d, n: calls.append((d, n)))
     assert calls == [(50, 120), (100, 120), (120, 120)]
 
 
@@ -394,13 +342,13 @@ def test_the_bootstrap_reports_progress_after_each_batch():
 def test_the_summary_writes_the_bootstrap_as_validity_summary_does(limit, monkeypatch):
     s, y, t = DATASETS["ordinal, two decimals"]
     monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", limit)
-    monkeypatch.setattr(vt, "MAX_ROWS_PER_UNIT", 1.0)  # the formulas, however many rows a unit
     got = _table_summary(s, y, t, True, n_boot=100, seed=3)["auc"]
     expected = _summary(s, y, t, True, n_boot=100, seed=3)["auc"]
     assert list(got) == list(expected)
     assert got["bootstrap"] == expected["bootstrap"] == {"n": 100, "seed": 3, "stratified": True, "n_undefined": 0}
-    ci = ag.percentile_ci(_drawn_replicates(s, y, 100, 3))[0]
-    assert got["ci95_bootstrap"] == list(ci)
+    source = vs.TableRows(vt.ScoreTable.of(s, y, t))
+    replicates = vs._replicates(source, vs.stream_totals(source), n_boot=100, seed=3)
+    assert got["ci95_bootstrap"] == list(ag.percentile_ci(replicates)[0])
     assert got["ci95_bootstrap"] == pytest.approx(expected["ci95_bootstrap"], abs=0.03)
     assert _table_summary(s, y, t, True, n_boot=0)["auc"]["bootstrap"] is None
 
@@ -409,27 +357,7 @@ def test_no_bootstrap_when_the_auc_is_undefined():
     s, y, t = UNDEFINED["one class"]
     auc = _table_summary(s, y, t, False, n_boot=50)["auc"]
     assert auc["value"] is None and "bootstrap" not in auc
-    assert vt._auc_bootstrap_table(vt._ByScore.of(vt.ScoreTable.of(s, y, t)), n_boot=50, seed=0) == (None, 0)
-
-
-def test_the_multinomial_bootstrap_is_distributed_as_resampling_the_units():
-    s, y, _ = _ordinal(12, 300, decimals=1)
-    n_boot = 2000
-    table = vt._auc_replicates(vt._ByScore.of(vt.ScoreTable.of(s, y)), n_boot=n_boot, seed=21, progress=None)
-    counter = va._AucCounter(s[y], s[~y])
-    units = np.concatenate(
-        [
-            counter.replicates(pos_idx, neg_idx)
-            for pos_idx, neg_idx in va._stratified_blocks(np.random.default_rng(22), counter.m, counter.n, n_boot, None)
-        ]
-    )
-    sd = units.std(ddof=1)
-    assert abs(table.mean() - units.mean()) < 4 * sd / np.sqrt(n_boot) * np.sqrt(2)
-    assert table.std(ddof=1) == pytest.approx(sd, rel=0.10)
-    # Both centre on the AUC of the units, with DeLong's SE as their spread.
-    auc = va.roc_auc(s, y)
-    assert abs(table.mean() - auc.value) < 4 * sd / np.sqrt(n_boot)
-    assert table.std(ddof=1) == pytest.approx(auc.se, rel=0.10)
+    assert vs.auc_bootstrap_stream(vs.TableRows(vt.ScoreTable.of(s, y, t)), n_boot=50, seed=0) == (None, 0)
 
 
 # --- a million units ----------------------------------------------------------------------------------------------
@@ -449,7 +377,7 @@ def test_a_million_units_cost_memory_by_distinct_triples_not_by_units():
             del s, t, rng
         _, build_peak = tracemalloc.get_traced_memory()
         tracemalloc.reset_peak()
-        summary = vt.validity_summary_table(table, ordinal=True, n_boot=100, seed=0)
+        summary = vs.validity_summary_rows(vs.TableRows(table), ordinal=True, n_boot=100, seed=0)
         _, summary_peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -467,25 +395,3 @@ def test_a_million_units_cost_memory_by_distinct_triples_not_by_units():
     del expected["auc"]["ci95_bootstrap"], expected["auc"]["bootstrap"]
     _assert_close(summary, expected, rel=1e-9)
     assert summary["roc"] == expected["roc"] and summary["roc"]["n_points"] > 2
-
-
-@pytest.mark.parametrize("ordinal", [False, True])
-def test_past_the_limit_a_table_of_nearly_a_row_a_unit_is_computed_expanded(ordinal, monkeypatch):
-    # A continuous metric's table has about a row a unit: its point statistics are validity.py's on the expanded
-    # table (their per-unit arrays cost less than the formulas' per-row ones), a few-valued metric's the formulas'.
-    s, y, t = DATASETS["ordinal, continuous"]
-    expected = _summary(*_sorted_units(s, y, t), ordinal)
-    monkeypatch.setattr(ag, "MAX_UNITS_FOR_PACKAGE", 10)
-    calls: list[int] = []
-    kendall = va.kendall
-    monkeypatch.setattr(va, "kendall", lambda *a: calls.append(1) or kendall(*a))
-    wide = vt.ScoreTable.of(s, y, t)
-    assert wide.scores.size > vt.MAX_ROWS_PER_UNIT * wide.n_units
-    got = vt.validity_summary_table(wide, ordinal=ordinal)
-    assert calls == [1]
-    assert json.dumps(got) == json.dumps(expected)
-    s, y, t = DATASETS["heavy ties"]
-    narrow = vt.ScoreTable.of(s, y, t)
-    assert narrow.scores.size <= vt.MAX_ROWS_PER_UNIT * narrow.n_units
-    vt.validity_summary_table(narrow, ordinal=ordinal)
-    assert calls == [1]  # the formulas: validity.py's Kendall not asked
