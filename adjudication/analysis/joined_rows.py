@@ -70,8 +70,8 @@ class JoinedRows:
     Use as a context manager (or call :meth:`drop`): the table is created on entry, inside the transaction of the
     read that fills it, and dropped on exit."""
 
-    def __init__(self, page_rows: int = PAGE_ROWS) -> None:
-        self.page_rows = page_rows
+    def __init__(self, page_rows: int | None = None) -> None:
+        self.page_rows = page_rows or PAGE_ROWS  # read at call time
         # Unique, so that a report inside another one's transaction (a test, a nested read) has its own table.
         self.name = f"concord_joined_rows_{uuid.uuid4().hex[:16]}"
         self.n_rows_added = 0
