@@ -602,10 +602,9 @@ def child(what: str, slug: str, out: str) -> None:
         from scoring.models import ScoreRun
 
         runs = ScoreRun.objects.filter(study=study).order_by("id")
-        if what == "validity-continuous":
-            run = runs.filter(parameters__bench=CONTINUOUS).first()
-        else:
-            run = runs.exclude(parameters__bench=CONTINUOUS).first()
+        continuous = runs.filter(parameters__bench=CONTINUOUS).first()
+        # The build's run is the first; a run with no "bench" key is not matched by a JSON key's exclude().
+        run = continuous if what == "validity-continuous" else runs.exclude(pk=getattr(continuous, "pk", None)).first()
         kind = "validity" if what.startswith("validity") else what
         data = {"kind": kind, "pool": str(pool.pk), "question": "supported", "n_boot": "200", "seed": "1"}
         if kind == "validity":
