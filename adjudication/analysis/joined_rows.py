@@ -18,6 +18,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from types import TracebackType
+from typing import Any
 
 import numpy as np
 from django.db import connection
@@ -30,10 +31,21 @@ _CREATE = (
     "CREATE TEMPORARY TABLE {table} (score DOUBLE PRECISION NOT NULL, label BOOLEAN NOT NULL, "
     "target DOUBLE PRECISION NOT NULL, weight BIGINT NOT NULL, PRIMARY KEY (score, label, target))"
 )
+# Each column one array literal ('{0.25,0.5}'): psycopg adapts a Python list element by element, 2 µs a value,
+# where the text is written by numpy and parsed by PostgreSQL; float8's text is the shortest that reads back as the
+# same double, both ways (Python's repr, PostgreSQL's output since 12).
 _ADD_PG = (
     "INSERT INTO {table} (score, label, target, weight) "
     "SELECT * FROM unnest(%s::float8[], %s::boolean[], %s::float8[], %s::int8[]) "
     "ON CONFLICT (score, label, target) DO UPDATE SET weight = {table}.weight + EXCLUDED.weight"
+)
+# A page as one row of four array literals, in the table's order (parsed by numpy, not a tuple per row).
+_PAGE_PG = (
+    "SELECT array_agg(score ORDER BY score, label, target)::text, "
+    "array_agg(label ORDER BY score, label, target)::text, "
+    "array_agg(target ORDER BY score, label, target)::text, "
+    "array_agg(weight ORDER BY score, label, target)::text "
+    "FROM (SELECT * FROM {table} {after} ORDER BY score, label, target LIMIT %s) page"
 )
 _ADD_SQLITE = (
     "INSERT INTO {table} (score, label, target, weight) VALUES (%s, %s, %s, %s) "
@@ -60,8 +72,12 @@ _PAIRED_ADD_SQLITE = (
 )
 _DROP = "DROP TABLE IF EXISTS {table}"
 
-# Rows a page of the read back: one query each, a few hundred KiB of tuples while it is turned into arrays.
+# Rows a page of the read back: one query each, a few hundred KiB of text while it is turned into arrays.
 PAGE_ROWS = 20_000
+# Rows held in the process before they are written to the table: a metric of few distinct scores (a rubric, a
+# share of sentences) never has this many, and its rows are written once; a continuous metric's are written every
+# few ranges.
+HOLD_ROWS = 50_000
 
 
 class JoinedRows:
@@ -74,7 +90,7 @@ class JoinedRows:
         self.page_rows = page_rows or PAGE_ROWS  # read at call time
         # Unique, so that a report inside another one's transaction (a test, a nested read) has its own table.
         self.name = f"concord_joined_rows_{uuid.uuid4().hex[:16]}"
-        self.n_rows_added = 0
+        self.held = ScoreTable.empty()
 
     def __enter__(self) -> JoinedRows:
         self.create()
@@ -93,45 +109,85 @@ class JoinedRows:
         _drop(self.name)
 
     def add(self, part: ScoreTable) -> None:
-        """Add a range's rows: a triple already in the table has ``part``'s units added to its own."""
-        if part.scores.size == 0:
+        """Add a range's rows: a triple already there has ``part``'s units added to its own. Held in the process
+        (merged) until HOLD_ROWS rows are, then written."""
+        self.held = ScoreTable.merged([self.held, part])
+        if self.held.scores.size >= HOLD_ROWS:
+            self._write()
+
+    def _write(self) -> None:
+        held, self.held = self.held, ScoreTable.empty()
+        if held.scores.size == 0:
             return
-        self.n_rows_added += int(part.scores.size)
-        scores, labels = part.scores.tolist(), part.labels.tolist()
-        targets, weights = part.targets.tolist(), part.weights.tolist()
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
-                cursor.execute(_ADD_PG.format(table=self.name), [scores, labels, targets, weights])
-            else:
-                cursor.executemany(
-                    _ADD_SQLITE.format(table=self.name), list(zip(scores, labels, targets, weights, strict=True))
+                cursor.execute(
+                    _ADD_PG.format(table=self.name),
+                    [_floats(held.scores), _bools(held.labels), _floats(held.targets), _ints(held.weights)],
                 )
+            else:
+                rows = zip(
+                    held.scores.tolist(), held.labels.tolist(), held.targets.tolist(), held.weights.tolist(),
+                    strict=True,
+                )
+                cursor.executemany(_ADD_SQLITE.format(table=self.name), list(rows))
 
     def pieces(self) -> Iterator[ScoreTable]:
         """Every row in ascending (score, label, target) order, ``page_rows`` at a time: each page one query from
         where the last one ended, along the table's primary key (keyset pagination, no cursor held open)."""
+        self._write()
         after: tuple[float, bool, float] | None = None
         while True:
-            with connection.cursor() as cursor:
-                if after is None:
-                    cursor.execute(_FIRST_PAGE.format(table=self.name), [self.page_rows])
-                else:
-                    cursor.execute(_NEXT_PAGE.format(table=self.name), [*after, self.page_rows])
-                page = cursor.fetchall()
-            if not page:
+            piece = self._page(after)
+            if piece.scores.size == 0:
                 return
-            columns = list(zip(*page, strict=True))
-            del page
-            piece = ScoreTable(
-                np.asarray(columns[0], dtype=float),
-                np.asarray(columns[1], dtype=bool),
-                np.asarray(columns[2], dtype=float),
-                np.asarray(columns[3], dtype=np.int64),
-            )
             yield piece
             if piece.scores.size < self.page_rows:
                 return
             after = (float(piece.scores[-1]), bool(piece.labels[-1]), float(piece.targets[-1]))
+
+    def _page(self, after: tuple[float, bool, float] | None) -> ScoreTable:
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                where = "" if after is None else "WHERE (score, label, target) > (%s, %s, %s)"
+                cursor.execute(_PAGE_PG.format(table=self.name, after=where), [*(after or ()), self.page_rows])
+                scores, labels, targets, weights = cursor.fetchone()
+                if scores is None:
+                    return ScoreTable.empty()
+                return ScoreTable(
+                    _parsed(scores, np.float64), _parsed(labels, "U1") == "t", _parsed(targets, np.float64),
+                    _parsed(weights, np.int64),
+                )
+            if after is None:
+                cursor.execute(_FIRST_PAGE.format(table=self.name), [self.page_rows])
+            else:
+                cursor.execute(_NEXT_PAGE.format(table=self.name), [*after, self.page_rows])
+            page = cursor.fetchall()
+        if not page:
+            return ScoreTable.empty()
+        columns = list(zip(*page, strict=True))
+        return ScoreTable(
+            np.asarray(columns[0], dtype=np.float64), np.asarray(columns[1], dtype=bool),
+            np.asarray(columns[2], dtype=np.float64), np.asarray(columns[3], dtype=np.int64),
+        )
+
+
+def _floats(values: np.ndarray) -> str:
+    """An array literal of finite doubles, each written as the shortest text that reads back as it (repr)."""
+    return "{" + ",".join(map(repr, values.tolist())) + "}"
+
+
+def _bools(values: np.ndarray) -> str:
+    return "{" + ",".join(np.where(values, "t", "f").tolist()) + "}"
+
+
+def _ints(values: np.ndarray) -> str:
+    return "{" + ",".join(map(str, values.tolist())) + "}"
+
+
+def _parsed(literal: str, dtype: Any) -> np.ndarray:
+    """A one-dimensional array literal of numbers or booleans ('{1,2.5}', '{t,f}') as an array."""
+    return np.array(literal[1:-1].split(","), dtype=dtype)
 
 
 # Per class, the sums of two metrics' DeLong components over the rows that pass a condition (DelongSums). A row's

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from django.db import connection, transaction
 
+from adjudication.analysis import joined_rows
 from adjudication.analysis.joined_rows import JoinedRows, PairedRows
 from adjudication.stats.validity_table import ScoreTable
 
@@ -30,7 +31,8 @@ def _parts(seed: int, n: int, cuts: list[int]) -> tuple[ScoreTable, list[ScoreTa
     rng = np.random.default_rng(seed)
     t = rng.integers(0, 5, n).astype(float)
     s = np.round(0.3 * t + rng.normal(size=n), 2)
-    s[:3] = [-0.0, 0.0, 1e300]  # -0.0 is 0.0; a huge score survives the round trip
+    s[n // 2 :] = rng.random(n - n // 2) * 10.0 ** rng.integers(-300, 300, n - n // 2)  # every double's digits
+    s[:5] = [-0.0, 0.0, 1e300, 5e-324, -1.7976931348623157e308]  # -0.0 is 0.0; the extremes survive the trip
     y = t >= 2
     parts = [ScoreTable.of(s[a:b], y[a:b], t[a:b]) for a, b in itertools.pairwise(cuts)]
     return ScoreTable.of(s, y, t), parts
@@ -43,8 +45,10 @@ def _read(rows: JoinedRows) -> ScoreTable:
                                                                                    "weights")))
 
 
-@pytest.mark.parametrize("page_rows", [1, 7, 20_000])
-def test_the_rows_read_back_are_the_merged_table_of_every_part(page_rows):
+@pytest.mark.parametrize(("page_rows", "hold_rows"), [(1, 1), (7, 1000), (20_000, 1), (20_000, 50_000)])
+def test_the_rows_read_back_are_the_merged_table_of_every_part(monkeypatch, page_rows, hold_rows):
+    # Held in the process and written every hold_rows rows (every part, every few parts, once at the end).
+    monkeypatch.setattr(joined_rows, "HOLD_ROWS", hold_rows)
     whole, parts = _parts(1, 3000, [0, 1, 700, 700, 2100, 3000])
     with JoinedRows(page_rows=page_rows) as rows:
         for part in parts:
@@ -60,7 +64,9 @@ def test_the_rows_read_back_are_the_merged_table_of_every_part(page_rows):
     assert str(got.scores[np.searchsorted(got.scores, 0.0)]) == "0.0"
 
 
-def test_a_triple_in_several_parts_is_one_row_with_their_units():
+@pytest.mark.parametrize("hold_rows", [1, 50_000])
+def test_a_triple_in_several_parts_is_one_row_with_their_units(monkeypatch, hold_rows):
+    monkeypatch.setattr(joined_rows, "HOLD_ROWS", hold_rows)
     one = ScoreTable.of(np.array([0.5, 0.5, 0.25]), np.array([True, True, False]), np.array([3.0, 3.0, 1.0]))
     with JoinedRows(page_rows=1) as rows:
         rows.add(one)
