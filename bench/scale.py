@@ -698,6 +698,8 @@ def _continuous_run(study) -> None:
                 "'ok', '{}', now(), i.id, %s FROM annotation_item i WHERE i.study_id = %s",
                 [run.pk, study.pk],
             )
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE scoring_score")  # as after the build: what autovacuum would do, not waited for
     print(f"  continuous score run written: {n:,} scores in {time.perf_counter() - t0:.0f} s")
 
 
