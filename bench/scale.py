@@ -30,8 +30,9 @@ Measured at that size (each figure with its budget and "met" / "NOT met"):
 * the data manager's filters (bench/data_manager.py's requests, text search included): median, budget < 1 s;
 * the agreement and validity reports run as report jobs (``adjudication.report_jobs``, the worker's code path:
   ``job_run`` in a child process): time, progress rows written, peak RSS of the process; the validity report twice:
-  for the build's score run (10,000 distinct scores) and for a second run written on first use whose score is
-  distinct for nearly every item (a continuous metric: a joined row per unit);
+  for the build's score run (10,000 distinct scores), for a second run written on first use whose score is
+  distinct for nearly every item (a continuous metric: a joined row per unit), and for the first compared with the
+  second (DeLong's paired test);
 * the streamed gold export (bench/export.py's child process): time, peak RSS;
 * the score run's fan-out task alone (``scoring.tasks.score_run_fan_out``, its batch messages counted, not sent):
   time, peak RSS, and that every item is in exactly one batch sent once;
@@ -598,7 +599,7 @@ def child(what: str, slug: str, out: str) -> None:
     t0 = time.perf_counter()
     figures: dict = {}
     peak_kib = 0  # read right after the measured call where checking its result costs memory of its own
-    if what in ("agreement", "validity", "validity-continuous"):
+    if what in ("agreement", "validity", "validity-continuous", "validity-paired"):
         from scoring.models import ScoreRun
 
         runs = ScoreRun.objects.filter(study=study).order_by("id")
@@ -609,6 +610,8 @@ def child(what: str, slug: str, out: str) -> None:
         data = {"kind": kind, "pool": str(pool.pk), "question": "supported", "n_boot": "200", "seed": "1"}
         if kind == "validity":
             data["source"] = f"run:{run.pk}"
+        if what == "validity-paired":  # DeLong's paired test of the build's run against the continuous one
+            data["compare"] = f"run:{continuous.pk}"
         kind, params = report_jobs.job_params_parse(study=study, family=report_jobs.REPORT, data=data)
         ReportJob.objects.filter(study=study, params_hash=report_jobs.params_hash(kind, params)).delete()
         job = ReportJob.objects.create(study=study, kind=kind, params=params, requested_by=study.owner,
@@ -706,7 +709,8 @@ def _continuous_run(study) -> None:
 def phase_reports(args, study, figures: Figures, url: str) -> None:
     _continuous_run(study)
     for what, name in (("agreement", "agreement"), ("validity", "validity"),
-                       ("validity-continuous", "validity (continuous metric)")):
+                       ("validity-continuous", "validity (continuous metric)"),
+                       ("validity-paired", "validity (paired with the continuous metric)")):
         got = _run_child(what, study, url)
         if got.get("failed") or got.get("status") != "done":
             figures.add(f"{name} report job: done", 0, "", "done", False)
