@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from adjudication.models import AdjudicationCase, CaseStatus, ConsensusRule, ExportJob, GoldLabel
 from adjudication.stats import measures
@@ -312,15 +312,17 @@ def human_measures_available(*, pool_id: int) -> list[str]:
 
 
 def _answers_by_item(
-    *, pool: Pool, rater: str, question_ids: Iterable[int]
+    *, pool: Pool, rater: str, question_ids: Iterable[int], items: tuple[int, int] | None = None
 ) -> tuple[dict[int, dict[tuple[int, str], Any]], set[int]]:
-    """(item id → {(question id, unit key): value}, the item ids the rater judged)."""
+    """(item id → {(question id, unit key): value}, the item ids the rater judged); ``items``: only the items with
+    ids in [low, high)."""
     question_ids = list(question_ids)
     answers: dict[int, dict[tuple[int, str], Any]] = defaultdict(dict)
+    in_range = Q() if items is None else Q(item_id__gte=items[0], item_id__lt=items[1])
     if rater == GOLD:
-        rows = GoldLabel.objects.filter(pool=pool, is_current=True, question_id__in=question_ids).values_list(
-            "item_id", "question_id", "unit_key", "value"
-        )
+        rows = GoldLabel.objects.filter(
+            in_range, pool=pool, is_current=True, question_id__in=question_ids
+        ).values_list("item_id", "question_id", "unit_key", "value")
         for item_id, question_id, unit_key, value in rows.iterator(chunk_size=5000):
             answers[item_id][(question_id, unit_key)] = value
         return answers, set(answers)
@@ -328,11 +330,15 @@ def _answers_by_item(
     if user_id is None:
         raise NotFound(f"no annotator {rater!r} in pool {pool.name!r}")
     judged = set(
-        Assignment.objects.filter(pool=pool, annotator_id=user_id, status=AssignmentStatus.SUBMITTED).values_list(
-            "item_id", flat=True
-        )
+        Assignment.objects.filter(
+            in_range, pool=pool, annotator_id=user_id, status=AssignmentStatus.SUBMITTED
+        ).values_list("item_id", flat=True)
+    )
+    labels_in_range = Q() if items is None else Q(
+        assignment__item_id__gte=items[0], assignment__item_id__lt=items[1]
     )
     rows = Label.objects.filter(
+        labels_in_range,
         assignment__pool=pool,
         assignment__annotator_id=user_id,
         assignment__status=AssignmentStatus.SUBMITTED,
@@ -343,13 +349,16 @@ def _answers_by_item(
     return answers, judged
 
 
-def human_measure_values(*, pool_id: int, measure: str, rater: str = GOLD) -> PerItemMeasure:
+def human_measure_values(
+    *, pool_id: int, measure: str, rater: str = GOLD, items: tuple[int, int] | None = None
+) -> PerItemMeasure:
     """Per-item values of a human measure (see adjudication.stats.measures) for D's reports.
 
     ``measure`` is one of MEASURES; ``rater`` is an annotator's pool pseudonym (their submitted
     labels only) or ``"gold"`` (the current gold labels of the pool; units still in adjudication, or
     adjudicated ``unresolved``, make the item undefined). The aspect set is the item's current
-    accepted set. Returns PerItemMeasure keyed by item external id.
+    accepted set. ``items``: only the items with ids in [low, high) (an item's value depends on its
+    own labels alone). Returns PerItemMeasure keyed by item external id.
     """
     if measure not in MEASURES:
         raise NotFound(f"unknown human measure {measure!r}; choose from {', '.join(MEASURES)}")
@@ -363,7 +372,7 @@ def human_measure_values(*, pool_id: int, measure: str, rater: str = GOLD) -> Pe
         if missing:
             raise NotFound(f"pool {pool.name!r} does not answer {', '.join(missing)}")
         ib, gr = questions["information_bearing"].pk, questions["grounded"].pk
-        answers, judged = _answers_by_item(pool=pool, rater=rater, question_ids=[ib, gr])
+        answers, judged = _answers_by_item(pool=pool, rater=rater, question_ids=[ib, gr], items=items)
         units: dict[int, list[int]] = defaultdict(list)
         for item_id, index in (
             Sentence.objects.filter(item_id__in=judged, part="answer").order_by("index").values_list("item_id", "index")
@@ -387,7 +396,7 @@ def human_measure_values(*, pool_id: int, measure: str, rater: str = GOLD) -> Pe
         if key is None:
             raise NotFound(f"pool {pool.name!r} answers none of {', '.join(table)}")
         question = questions[key]
-        answers, judged = _answers_by_item(pool=pool, rater=rater, question_ids=[question.pk])
+        answers, judged = _answers_by_item(pool=pool, rater=rater, question_ids=[question.pk], items=items)
         units = defaultdict(list)
         if measure == "human_aspect_coverage":
             rows = (

@@ -72,7 +72,7 @@ from scoring.metrics import MetricError, get_metric
 from scoring.models import Score, ScoreRun, ScoreState
 
 if TYPE_CHECKING:  # rating_tables reads through this module's loaders
-    from adjudication.analysis.rating_tables import RatingTables
+    pass
 
 # A multi-label answer is rated per option: did the annotator select it or not.
 OPTION_SCALE = ["not selected", "selected"]
@@ -778,16 +778,18 @@ def human_measure_sources(study: Study) -> list[MetricSource]:
             for rater in raters:
 
                 def load(pool_id: int = pool.pk, measure: str = measure, rater: str = rater) -> MetricValues:
-                    per_item = selectors.human_measure_values(pool_id=pool_id, measure=measure, rater=rater)
-                    ids = dict(
-                        Item.objects.filter(study=study, external_id__in=per_item.values).values_list(
-                            "external_id", "pk"
-                        )
-                    )
-                    values = {(ids[ext], "item"): float(v) for ext, v in per_item.values.items() if ext in ids}
-                    return MetricValues.from_dict(
-                        values, len(per_item.undefined), "items where the measure is undefined are excluded"
-                    )
+                    return _human_measure(study, pool_id, measure, rater, None)
+
+                def load_items(
+                    low: int, high: int, pool_id: int = pool.pk, measure: str = measure, rater: str = rater
+                ) -> MetricValues:
+                    return _human_measure(study, pool_id, measure, rater, (low, high))
+
+                def sizes(pool_id: int = pool.pk, measure: str = measure, rater: str = rater) -> tuple[int, int]:
+                    found = [
+                        _human_measure(study, pool_id, measure, rater, items) for items in _item_ranges(study)
+                    ]
+                    return sum(len(f) for f in found), sum(f.n_not_ok for f in found)
 
                 who = "gold" if rater == selectors.GOLD else rater
                 sources.append(
@@ -799,9 +801,34 @@ def human_measure_sources(study: Study) -> list[MetricSource]:
                         origin="human_measure",
                         pool_id=pool.pk,
                         estimates=HUMAN_MEASURE_ESTIMATES.get(measure),
+                        load_items=load_items,
+                        sizes=sizes,
                     )
                 )
     return sources
+
+
+# Item ids a human measure is computed for at a time when a report reads it a range at a time (its sizes).
+_MEASURE_ITEMS = 20_000
+
+
+def _human_measure(
+    study: Study, pool_id: int, measure: str, rater: str, items: tuple[int, int] | None
+) -> MetricValues:
+    """A human measure's values (of the items with ids in ``items`` only, when given) as a metric source's."""
+    per_item = selectors.human_measure_values(pool_id=pool_id, measure=measure, rater=rater, items=items)
+    ids = dict(Item.objects.filter(study=study, external_id__in=per_item.values).values_list("external_id", "pk"))
+    values = {(ids[ext], "item"): float(v) for ext, v in per_item.values.items() if ext in ids}
+    return MetricValues.from_dict(values, len(per_item.undefined), "items where the measure is undefined are excluded")
+
+
+def _item_ranges(study: Study) -> Iterator[tuple[int, int]]:
+    """The study's item ids in ranges of _MEASURE_ITEMS ids, [low, high)."""
+    span = Item.objects.filter(study=study).aggregate(low=Min("pk"), high=Max("pk"))
+    if span["low"] is None:
+        return
+    for low in range(span["low"], span["high"] + 1, _MEASURE_ITEMS):
+        yield low, low + _MEASURE_ITEMS
 
 
 # The providers of metric sources, in display order. A new kind of metric (e.g. an LLM judge's
@@ -845,12 +872,12 @@ def human_target(
 
 
 def human_target_arrays(
-    *, pool: Pool, question: Question, target: str, ratings: Ratings | RatingTables, include_controls: bool = False
+    *, pool: Pool, question: Question, target: str, ratings: Ratings, include_controls: bool = False
 ) -> tuple[UnitList, np.ndarray, dict[str, int]]:
     """The human target as arrays: its units (a :class:`UnitList` sorted by item id, then unit key as text, each
     unit once), their scale positions (or numbers; float64, aligned), and what was left out and why. Gold on
     items of known answer is left out unless ``include_controls`` (the ratings behind the other targets already
-    are). No Python object per unit: the validity report reads a million units' targets with it."""
+    are). No Python object per unit."""
     if target == "gold":
         units, values, n_off = gold_target(pool=pool, question=question, include_controls=include_controls)
         return units, values, {"gold_off_scale": n_off}

@@ -49,7 +49,6 @@ from adjudication.analysis.loading import (
 )
 from adjudication.stats import agreement as ag
 from annotation.models import Assignment, AssignmentStatus, Pool, PoolMembership, Question, QuestionKind
-from concord.errors import NotFound
 
 # Item ids read by one statement. At three labels an item, twenty thousand items are about 60,000 labels, a text of
 # about 2 MB: what a read holds at once, whatever the size of the pool.
@@ -77,8 +76,6 @@ class RatingTables:
     n_off_scale_ratings: int = 0
     n_control_ratings_excluded: int = 0
     n_rater_ratings_excluded: int = 0
-    # One annotator's ratings, kept as they were read when the caller asked for them: (pseudonym, units, values).
-    collected: tuple[str, np.ndarray, np.ndarray] | None = None
     # The units read (with a rating or not), those with a rating on the scale and those with exactly one.
     n_units: int = 0
     n_rated_units: int = 0
@@ -99,15 +96,6 @@ class RatingTables:
         if self.tables.counts is None:
             raise ValueError("these ratings were read without each unit's counts (per_unit=False)")
         return self.tables.counts
-
-    def rater_entries(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """The units (ascending indices into ``units``) the annotator rated and their scale positions; NotFound
-        when no annotator of that pseudonym has a rating here. Only the annotator named when reading is kept."""
-        if name not in self.rater_names:
-            raise NotFound("no such annotator with labels on this question in this pool")
-        if self.collected is None or self.collected[0] != name:
-            raise ValueError(f"the ratings of {name!r} were not kept when these were read (collect_rater)")
-        return self.collected[1], self.collected[2]
 
 
 @dataclass(frozen=True)
@@ -131,21 +119,17 @@ def rating_tables_load(
     question: Question,
     include_controls: bool = False,
     exclude_raters: frozenset[int] = frozenset(),
-    collect_rater: str | None = None,
     step: int = STREAM_ITEMS,
     per_unit: bool = True,
     on_range: Callable[[RangeRatings], None] | None = None,
 ) -> RatingTables:
     """The pool's submitted ratings on a categorical or multi-label ``question`` as :class:`RatingTables`, read
     ``step`` item ids at a time, with :func:`~adjudication.analysis.loading.ratings_load`'s options (items of known
-    answer left out unless ``include_controls``; the annotators ``exclude_raters`` left out). ``collect_rater``
-    (a pseudonym) keeps that annotator's own ratings too, for a report that compares with them. With ``per_unit``
+    answer left out unless ``include_controls``; the annotators ``exclude_raters`` left out). With ``per_unit``
     false nothing is kept per unit (``units`` and the tables' ``counts`` are None, as is a multi-label question's
     ``option_n_ratings``): what the read holds does not grow with the pool. ``on_range`` (a single-choice question's)
     is handed each range's units and ratings as they are read, inside the read's transaction (the validity report
     joins them with a metric's values a range at a time)."""
-    if not per_unit and collect_rater is not None:
-        raise ValueError("an annotator's own ratings are kept per unit")
     multilabel = question.kind == QuestionKind.MULTILABEL
     if on_range is not None and multilabel:
         raise ValueError("a multi-label question's ranges are not handed out")
@@ -156,9 +140,6 @@ def rating_tables_load(
         raters = _pool_annotators(pool.pk)
         reader = _Reader(question, scale, raters, multilabel, per_unit)
         reader.on_range = on_range
-        if collect_rater is not None:
-            member = PoolMembership.objects.filter(pool=pool, pseudonym=collect_rater).values_list("user_id").first()
-            reader.collect = int(np.searchsorted(raters, member[0])) if member and member[0] in raters else None
         controls = set() if include_controls else control_item_ids(pool)
         bounds = Assignment.objects.filter(pool=pool, status=AssignmentStatus.SUBMITTED).aggregate(
             low=Min("item_id"), high=Max("item_id")
@@ -171,7 +152,7 @@ def rating_tables_load(
                 reader.n_control_ratings_excluded += n_controls
                 reader.n_rater_ratings_excluded += n_raters
                 reader.add(rows, (low, low + step))
-    return reader.finish(pool, collect_rater)
+    return reader.finish(pool)
 
 
 @contextmanager
@@ -229,9 +210,7 @@ class _Reader:
         self.key_codes: list[np.ndarray] = []
         self.keys: list[list[str]] = []
         self.n_ratings: list[np.ndarray] = []
-        self.collect: int | None = None
         self.on_range: Callable[[RangeRatings], None] | None = None
-        self.collected: list[tuple[np.ndarray, np.ndarray]] = []
         self.n_units = 0
         self.n_rated_units = 0
         self.n_single_units = 0
@@ -270,9 +249,6 @@ class _Reader:
             counts = self.builders[""].add(chunk)
             per_unit = np.bincount(chunk.unit, minlength=n_units)
             self.n_off += int(value_codes.size - chunk.unit.size)
-            if self.collect is not None:
-                mine = chunk.rater == self.collect
-                self.collected.append((chunk.unit[mine] + self.n_units, chunk.value[mine]))
             if self.on_range is not None:
                 units = UnitList(unit_uniques // n_keys, (unit_uniques % n_keys).astype(np.int32), rows.keys)
                 self.on_range(RangeRatings(bounds[0], bounds[1], units, chunk, self.raters, counts))
@@ -285,7 +261,7 @@ class _Reader:
         self.key_codes.append((unit_uniques % n_keys).astype(np.int32))
         self.keys.append(rows.keys)
 
-    def finish(self, pool: Pool, collect_rater: str | None) -> RatingTables:
+    def finish(self, pool: Pool) -> RatingTables:
         keys = sorted({key for chunk_keys in self.keys for key in chunk_keys})
         where = {key: i for i, key in enumerate(keys)}
         recode = [np.array([where[k] for k in chunk_keys], dtype=np.int32) for chunk_keys in self.keys]
@@ -310,13 +286,6 @@ class _Reader:
         rater_ids = kept.tolist()
         names = [pseudonyms.get(r, f"annotator #{r}") for r in rater_ids]
         tables = {option: builder.finish(self.seen) for option, builder in self.builders.items()}
-        collected = None
-        if collect_rater is not None and self.collect is not None:
-            collected = (
-                collect_rater,
-                _joined([u for u, _ in self.collected]),
-                _joined([v for _, v in self.collected], float),
-            )
         return RatingTables(
             question=self.question,
             units=units,
@@ -330,7 +299,6 @@ class _Reader:
             n_off_scale_ratings=self.n_off,
             n_control_ratings_excluded=self.n_control_ratings_excluded,
             n_rater_ratings_excluded=self.n_rater_ratings_excluded,
-            collected=collected,
             n_units=self.n_units,
             n_rated_units=self.n_rated_units,
             n_single_units=self.n_single_units,

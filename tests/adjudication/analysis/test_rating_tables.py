@@ -18,7 +18,6 @@ from adjudication.analysis.loading import ratings_load
 from adjudication.analysis.rating_tables import rating_tables_load
 from adjudication.stats import agreement as ag
 from annotation.models import AssignmentStatus, ControlItem, Label
-from concord.errors import NotFound
 from tests import factories
 
 HARM = [{"value": v, "label": v, "key": str(i)} for i, v in enumerate(["none", "slight", "moderate", "severe"], 1)]
@@ -158,8 +157,6 @@ def test_read_a_range_of_items_at_a_time_the_tables_are_the_whole_reads(pool, ki
     for option_key, tables in (flat.option_tables or {"": flat.tables}).items():
         want = got.option_tables[option_key] if kind == "multilabel" else got.tables
         _same_tables(tables, want, counts=False)
-    with pytest.raises(ValueError, match="kept per unit"):
-        rating_tables_load(pool=pool, question=question, per_unit=False, collect_rater="R1")
 
 
 @pytest.mark.django_db
@@ -180,26 +177,6 @@ def test_the_agreement_report_from_the_tables_is_the_report_from_every_rating(po
     if not option:
         assert json.dumps(agreement_report(pool=pool, question=question, **report), sort_keys=True) == json.dumps(
             whole, sort_keys=True)
-
-
-@pytest.mark.django_db
-@pytest.mark.parametrize("step", [2, 10_000])
-def test_one_annotators_ratings_are_kept_when_asked_for(pool, step):
-    pool, questions, _ = pool
-    whole = ratings_load(pool=pool, question=questions["sentence"])
-    for name in whole.rater_names:
-        got = rating_tables_load(pool=pool, question=questions["sentence"], collect_rater=name, step=step)
-        want_units, want_values = whole.rater_entries(name)
-        got_units, got_values = got.rater_entries(name)
-        np.testing.assert_array_equal(got_units, want_units)
-        np.testing.assert_array_equal(got_values, want_values)
-        others = [n for n in whole.rater_names if n != name]
-        with pytest.raises(ValueError, match="not kept"):
-            got.rater_entries(others[0])
-    with pytest.raises(NotFound):
-        rating_tables_load(pool=pool, question=questions["sentence"], collect_rater="R-idle").rater_entries("R-idle")
-    with pytest.raises(NotFound):
-        rating_tables_load(pool=pool, question=questions["sentence"], collect_rater="nobody").rater_entries("nobody")
 
 
 @pytest.mark.django_db

@@ -674,7 +674,7 @@ def test_a_number_question_is_rated_at_the_interval_level(study, fixture_study):
     assert rep["fleiss_kappa"]["value"] is None and rep["cohen_kappa_pairs"] == []
 
 
-def test_a_human_measure_from_one_pool_is_a_metric_against_another_pools_question(study, fixture_study):
+def test_a_human_measure_from_one_pool_is_a_metric_against_another_pools_question(monkeypatch, study, fixture_study):
     # Pool "coverage" judges aspects (ICAT's aspect_covered); its annotator's per-item coverage is a
     # metric source against the clinicians' item-level "pf" — never against its own pool.
     from annotation.models import Aspect
@@ -702,6 +702,23 @@ def test_a_human_measure_from_one_pool_is_a_metric_against_another_pools_questio
         params=ValidityParams(source=key, pool_id=fixture_study["pool"].pk, question="pf", target="rater:A1"),
     )
     assert rep["n_units_both"] == 8 and rep["source"]["origin"] == "human_measure"
+    # Read a range of items at a time (two item ids a range here), as the report reads it: the same values, and
+    # the same sizes counted range by range; an item without a value (an unanswered aspect) counts as not usable.
+    Label.objects.filter(assignment__item=fixture_study["items"][6], value="no").delete()
+    whole = source.load()
+    assert whole.n_not_ok == 1 and len(whole) == 7
+    ids = sorted(item.pk for item in fixture_study["items"])
+    from adjudication.analysis import loading
+
+    monkeypatch.setattr(loading, "_MEASURE_ITEMS", 2)
+    source = metric_source_get(study=study, key=key)
+    assert source.sizes() == (7, 1)
+    ranged: dict = {}
+    for low in range(ids[0], ids[-1] + 1, 3):
+        part = source.load_items(low, low + 3)
+        assert all(low <= item < low + 3 for item, _ in part.as_dict())
+        ranged |= part.as_dict()
+    assert ranged == whole.as_dict()
 
 
 def test_a_multilabel_question_is_rated_option_by_option(client, researcher, study, fixture_study):
