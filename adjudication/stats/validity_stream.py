@@ -322,7 +322,7 @@ def stream_points(
         totals = stream_totals(source, ordinal=ordinal)
     elif totals.ordinal != ordinal:
         raise ValueError("the totals were taken for the other correlation target")
-    auc = _AucSums()
+    auc = _AucSums(m=totals.n_pos)
     pearson, spearman = _Moments(), _Moments()
     kendall = _KendallCounts(totals)
     curve = _Curve(totals)
@@ -366,16 +366,17 @@ def stream_points(
 
 @dataclass
 class _AucSums:
-    """The AUC's and DeLong's sums, block by block, as exact integers (Python ints).
+    """The AUC's and DeLong's sums (validity.DelongSums's), block by block, as exact integers (Python ints).
 
     A positive at score s has t = 2·(negatives below s) + (negatives at s), twice its Sun & Xu placement T_Z − T_X,
-    and a negative t = 2·(positives below) + (positives at s). ``pos_t`` = Σ over positives of t is 2U, the sum
+    and a negative t = 2·(positives above s) + (positives at s). ``pos_t`` = Σ over positives of t is 2U, the sum
     validity._delong_components takes positive by positive, so the AUC ((2U / 2.0) / (m·n)) is the same float
-    bit for bit. DeLong's variances are those of V10 = t / (2n) over the positives and V01 = 1 − t / (2m) over the
-    negatives, ddof 1 as np.cov: (m·Σt² − (Σt)²) / (4n²·m·(m − 1)), an exact integer ratio rounded once, where
-    np.cov rounds centred float sums (equal to rounding). The running ``pos_below`` and ``neg_below`` are the units
-    of each class read so far (below the block being read)."""
+    bit for bit; DeLong's variances are those of t / (2n) over the positives and t / (2m) over the negatives
+    (validity.delong_from_sums: an exact integer ratio rounded once, where np.cov rounds centred float sums, equal
+    to rounding). ``m`` is the positives in all; the running ``pos_below`` and ``neg_below`` are the units of each
+    class read so far (below the block being read)."""
 
+    m: int = 0
     pos_t: int = 0
     pos_tt: int = 0
     neg_t: int = 0
@@ -386,7 +387,7 @@ class _AucSums:
     def add(self, block: _Block) -> None:
         pos, neg = block.pos, block.neg
         t_pos = 2 * (self.neg_below + np.cumsum(neg) - neg) + neg
-        t_neg = 2 * (self.pos_below + np.cumsum(pos) - pos) + pos
+        t_neg = 2 * (self.m - self.pos_below - np.cumsum(pos)) + pos
         s1, s2 = _weighted_sums(t_pos, pos)
         self.pos_t += s1
         self.pos_tt += s2
@@ -397,14 +398,10 @@ class _AucSums:
         self.neg_below += int(neg.sum())
 
     def estimate(self, totals: StreamTotals, n_excluded: int) -> Estimate:
-        m, n = totals.n_pos, totals.n_neg
-        undefined = va.class_check(m, n, n_excluded)
-        if undefined:
-            return undefined
-        auc = float((self.pos_t / 2.0) / (m * n))
-        s10 = (m * self.pos_tt - self.pos_t**2) / (4 * n * n * m * (m - 1)) if m > 1 else 0.0
-        s01 = (n * self.neg_tt - self.neg_t**2) / (4 * m * m * n * (n - 1)) if n > 1 else 0.0
-        return va.auc_estimate(auc, s10 / m + s01 / n, m, n, n_excluded)
+        """validity.delong_from_sums's AUC of the sums (the one metric as both of its two)."""
+        pos = va.DelongSums(totals.n_pos, self.pos_t, self.pos_t, self.pos_tt, self.pos_tt, self.pos_tt)
+        neg = va.DelongSums(totals.n_neg, self.neg_t, self.neg_t, self.neg_tt, self.neg_tt, self.neg_tt)
+        return va.delong_from_sums(pos, neg, n_excluded)[0]
 
 
 def _weighted_sums(t: np.ndarray, w: np.ndarray) -> tuple[int, int]:

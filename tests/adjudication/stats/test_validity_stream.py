@@ -18,27 +18,10 @@ from adjudication.stats import agreement as ag
 from adjudication.stats import validity as va
 from adjudication.stats import validity_stream as vs
 from adjudication.stats import validity_table as vt
+from tests.adjudication.close import assert_close as _assert_close
+from tests.adjudication.stats.validity_data import binary, ordinal
 
 # --- data ---------------------------------------------------------------------------------------------------------
-
-
-def _binary(seed: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Binary labels with continuous scores, the targets the labels."""
-    rng = np.random.default_rng(seed)
-    y = rng.random(n) < 0.35
-    s = rng.normal(size=n) + 0.8 * y
-    return s, y, y.astype(float)
-
-
-def _ordinal(seed: int, n: int, *, decimals: int | None = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Ordinal targets 0..4, the positive label target ≥ 2, scores following the target with noise, rounded to
-    ``decimals`` (heavy ties within and across the classes)."""
-    rng = np.random.default_rng(seed)
-    t = rng.integers(0, 5, n).astype(float)
-    s = 0.3 * t + rng.normal(size=n)
-    if decimals is not None:
-        s = np.round(s, decimals)
-    return s, t >= 2, t
 
 
 def _cross_ties(seed: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -58,9 +41,9 @@ def _long_curve(seed: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 DATASETS = {
-    "binary, continuous": _binary(1, 3000),
-    "ordinal, heavy ties": _ordinal(2, 2500),
-    "ordinal, continuous": _ordinal(3, 600, decimals=None),
+    "binary, continuous": binary(1, 3000),
+    "ordinal, heavy ties": ordinal(2, 2500, decimals=1),
+    "ordinal, continuous": ordinal(3, 600, decimals=None),
     "ties across classes": _cross_ties(4, 1500),
     "long curve": _long_curve(5, 9000),
     "four units": (np.array([0.1, 0.4, 0.2, 0.3]), np.array([True, False, True, False]), np.array([2.0, 0, 3, 1])),
@@ -102,24 +85,6 @@ SOURCES: dict[str, Callable[[vt.ScoreTable], vs.RowSource]] = {
 
 def _as_dicts(points: dict[str, Any]) -> dict[str, Any]:
     return {k: v.as_dict() if isinstance(v, ag.Estimate) else v for k, v in points.items()}
-
-
-def _assert_close(got: Any, expected: Any, rel: float, path: str = "") -> None:
-    """Equal structure, equal strings, ints and None; floats equal to ``rel``."""
-    if isinstance(expected, dict):
-        assert list(got) == list(expected), path
-        for key in expected:
-            _assert_close(got[key], expected[key], rel, f"{path}.{key}")
-    elif isinstance(expected, list | tuple):
-        assert len(got) == len(expected), path
-        for i, (a, b) in enumerate(zip(got, expected, strict=True)):
-            _assert_close(a, b, rel, f"{path}[{i}]")
-    elif isinstance(expected, float):
-        assert isinstance(got, float), path
-        assert got == pytest.approx(expected, rel=rel, abs=1e-300), path
-    else:
-        assert got == expected, path
-        assert type(got) is type(expected), path
 
 
 def _check_points(table: vt.ScoreTable, source: vs.RowSource, ordinal: bool, n_excluded: int = 0) -> dict[str, Any]:
@@ -326,7 +291,7 @@ def _group_draws(table: vt.ScoreTable, n_boot: int, seed: int) -> list[list[vs._
 def test_each_replicate_is_the_auc_of_the_resample_its_draws_make(chunk, per_pass, monkeypatch):
     monkeypatch.setattr(vs, "BOOT_CHUNK_SCORES", chunk)
     monkeypatch.setattr(vs, "BOOT_PASS_REPLICATES", per_pass)
-    s, y, t = _ordinal(7, 90)
+    s, y, t = ordinal(7, 90, decimals=1)
     table = vt.ScoreTable.of(s, y, t)
     m, n = int(y.sum()), int((~y).sum())
     n_boot = 20
@@ -351,7 +316,7 @@ def test_each_replicate_is_the_auc_of_the_resample_its_draws_make(chunk, per_pas
 
 
 def test_the_bootstrap_depends_on_the_seed_not_on_the_pieces(monkeypatch):
-    s, y, t = _ordinal(8, 1500, decimals=2)
+    s, y, t = ordinal(8, 1500, decimals=2)
     table = vt.ScoreTable.of(s, y, t)
     assert np.unique(s).size > 2 * 100
     for chunk in (100, vs.BOOT_CHUNK_SCORES):
@@ -366,7 +331,7 @@ def test_the_bootstrap_depends_on_the_seed_not_on_the_pieces(monkeypatch):
 
 
 def test_the_bootstrap_reports_progress_after_each_pass_and_needs_both_classes():
-    s, y, t = _ordinal(9, 300)
+    s, y, t = ordinal(9, 300, decimals=1)
     calls: list[tuple[int, int]] = []
     vs.auc_bootstrap_stream(
         vs.TableRows(vt.ScoreTable.of(s, y, t)), n_boot=450, seed=0, progress=lambda *a: calls.append(a)
@@ -382,7 +347,7 @@ def test_the_bootstrap_is_distributed_as_resampling_the_units(chunk, monkeypatch
     # Scores of one decimal: about 50 distinct values, unevenly held, so that each stage of the draw matters (chunks
     # of 8 scores: the chunks' totals, then each chunk's split among its scores).
     monkeypatch.setattr(vs, "BOOT_CHUNK_SCORES", chunk)
-    s, y, _ = _ordinal(12, 400, decimals=1)
+    s, y, _ = ordinal(12, 400, decimals=1)
     n_boot = 2000
     source = vs.TableRows(vt.ScoreTable.of(s, y), 37)
     streamed = vs._replicates(source, vs.stream_totals(source, ordinal=False), n_boot=n_boot, seed=21)

@@ -18,27 +18,10 @@ from adjudication.stats import agreement as ag
 from adjudication.stats import validity as va
 from adjudication.stats import validity_stream as vs
 from adjudication.stats import validity_table as vt
+from tests.adjudication.close import assert_close as _assert_close
+from tests.adjudication.stats.validity_data import binary, ordinal
 
 # --- data ---------------------------------------------------------------------------------------------------------
-
-
-def _ordinal(seed: int, n: int, *, decimals: int | None = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Ordinal targets 0..4, the positive label target ≥ 2, and scores that follow the target with noise (rounded
-    to ``decimals``: ties within and across the classes; None: continuous)."""
-    rng = np.random.default_rng(seed)
-    t = rng.integers(0, 5, n).astype(float)
-    s = 0.3 * t + rng.normal(size=n)
-    if decimals is not None:
-        s = np.round(s, decimals)
-    return s, t >= 2, t
-
-
-def _binary(seed: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Binary labels with continuous scores, the targets the labels."""
-    rng = np.random.default_rng(seed)
-    y = rng.random(n) < 0.35
-    s = rng.normal(size=n) + 0.8 * y
-    return s, y, y.astype(float)
 
 
 def _heavy_ties(seed: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -50,10 +33,10 @@ def _heavy_ties(seed: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 DATASETS = {
-    "ordinal, two decimals": _ordinal(1, 600),
-    "ordinal, continuous": _ordinal(2, 500, decimals=None),
-    "ordinal, one decimal, small": _ordinal(3, 40, decimals=1),
-    "binary, continuous": _binary(4, 700),
+    "ordinal, two decimals": ordinal(1, 600, decimals=2),
+    "ordinal, continuous": ordinal(2, 500, decimals=None),
+    "ordinal, one decimal, small": ordinal(3, 40, decimals=1),
+    "binary, continuous": binary(4, 700),
     "heavy ties": _heavy_ties(5, 900),
 }
 
@@ -69,24 +52,6 @@ def _rows_summary(table: vt.ScoreTable, **kw: Any) -> dict[str, Any]:
 
 def _table_summary(s: np.ndarray, y: np.ndarray, t: np.ndarray, ordinal: bool, **kw: Any) -> dict[str, Any]:
     return _rows_summary(vt.ScoreTable.of(s, y, t), ordinal=ordinal, **kw)
-
-
-def _assert_close(got: Any, expected: Any, rel: float, path: str = "") -> None:
-    """Equal structure, equal strings, ints and None; floats equal to ``rel``."""
-    if isinstance(expected, dict):
-        assert list(got) == list(expected), path
-        for key in expected:
-            _assert_close(got[key], expected[key], rel, f"{path}.{key}")
-    elif isinstance(expected, list | tuple):
-        assert len(got) == len(expected), path
-        for i, (a, b) in enumerate(zip(got, expected, strict=True)):
-            _assert_close(a, b, rel, f"{path}[{i}]")
-    elif isinstance(expected, float):
-        assert isinstance(got, float), path
-        assert got == pytest.approx(expected, rel=rel, abs=1e-300), path
-    else:
-        assert got == expected, path
-        assert type(got) is type(expected), path
 
 
 # --- the table ----------------------------------------------------------------------------------------------------
@@ -116,7 +81,7 @@ def test_a_table_expands_to_its_units_in_sorted_order(name):
 
 
 def test_the_targets_default_to_the_labels():
-    s, y, _ = _binary(0, 50)
+    s, y, _ = binary(0, 50)
     table = vt.ScoreTable.of(s, y)
     np.testing.assert_array_equal(table.targets, table.labels.astype(float))
     table_01 = vt.ScoreTable.of(s, y.astype(int))
