@@ -42,7 +42,8 @@ class ScoreTable:
         """From one entry per unit; the targets default to the labels as 0.0/1.0.
 
         A unit whose score, label or target is missing (not finite) is refused with ValueError, not dropped: the
-        caller drops such units and passes how many as ``n_excluded`` to :func:`validity_summary_table`."""
+        caller drops such units and passes how many as ``n_excluded`` to the summary
+        (validity_stream.validity_summary_rows)."""
         s = np.asarray(scores, dtype=float)
         y = _labels_of(labels)
         t = y.astype(float) if targets is None else np.asarray(targets, dtype=float)

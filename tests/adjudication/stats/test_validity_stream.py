@@ -1,5 +1,5 @@
 """The validity statistics from a re-readable ordered stream of a score table's rows (validity_stream) must be
-validity.py's on the units the rows stand for (validity_table._points_from_package): the AUC, the ROC curve and the
+validity.py's on the units the rows stand for (validity_table.points_from_units): the AUC, the ROC curve and the
 Youden threshold bit for bit, the rest to rounding, however the rows are cut into pieces; its AUC bootstrap must be a
 stratified bootstrap of the units whose replicates are the AUCs of the resamples it draws, distributed as
 validity.auc_bootstrap_ci's; and its memory must not grow with the rows."""
