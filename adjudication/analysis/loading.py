@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import islice
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -70,9 +70,6 @@ from concord.errors import NotFound, ValidationFailed
 from concord.params import parse_id
 from scoring.metrics import MetricError, get_metric
 from scoring.models import Score, ScoreRun, ScoreState
-
-if TYPE_CHECKING:  # rating_tables reads through this module's loaders
-    pass
 
 # A multi-label answer is rated per option: did the annotator select it or not.
 OPTION_SCALE = ["not selected", "selected"]
@@ -786,10 +783,11 @@ def human_measure_sources(study: Study) -> list[MetricSource]:
                     return _human_measure(study, pool_id, measure, rater, (low, high))
 
                 def sizes(pool_id: int = pool.pk, measure: str = measure, rater: str = rater) -> tuple[int, int]:
-                    found = [
-                        _human_measure(study, pool_id, measure, rater, items) for items in _item_ranges(study)
-                    ]
-                    return sum(len(f) for f in found), sum(f.n_not_ok for f in found)
+                    usable = not_usable = 0
+                    for items in _item_ranges(study):  # a range's values at a time, counted and let go
+                        found = _human_measure(study, pool_id, measure, rater, items)
+                        usable, not_usable = usable + len(found), not_usable + found.n_not_ok
+                    return usable, not_usable
 
                 who = "gold" if rater == selectors.GOLD else rater
                 sources.append(
