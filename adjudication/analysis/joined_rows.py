@@ -61,6 +61,7 @@ _PAIRED_CREATE = (
     "b DOUBLE PRECISION NOT NULL, label BOOLEAN NOT NULL, weight BIGINT NOT NULL, "
     "PRIMARY KEY (a_ok, a, b_ok, b, label))"
 )
+# As _ADD_PG: each column one array literal.
 _PAIRED_ADD_PG = (
     "INSERT INTO {table} (a_ok, a, b_ok, b, label, weight) SELECT * FROM unnest(%s::boolean[], %s::float8[], "
     "%s::boolean[], %s::float8[], %s::boolean[], %s::int8[]) "
@@ -245,12 +246,15 @@ class PairedRows:
         rows, weights = np.unique(keys, axis=0, return_counts=True)
         if not rows.size:
             return
-        columns = [rows[:, 0] == 1, rows[:, 1], rows[:, 2] == 1, rows[:, 3], rows[:, 4] == 1]
-        values = [c.tolist() for c in columns] + [weights.tolist()]
+        a_ok, a, b_ok, b, labels = rows[:, 0] == 1, rows[:, 1], rows[:, 2] == 1, rows[:, 3], rows[:, 4] == 1
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
-                cursor.execute(_PAIRED_ADD_PG.format(table=self.name), values)
+                cursor.execute(
+                    _PAIRED_ADD_PG.format(table=self.name),
+                    [_bools(a_ok), _floats(a), _bools(b_ok), _floats(b), _bools(labels), _ints(weights)],
+                )
             else:
+                values = [c.tolist() for c in (a_ok, a, b_ok, b, labels, weights)]
                 cursor.executemany(_PAIRED_ADD_SQLITE.format(table=self.name), list(zip(*values, strict=True)))
 
     def sums(self, condition: str) -> tuple[DelongSums, DelongSums]:
@@ -262,7 +266,6 @@ class PairedRows:
             for label, *sums in cursor.fetchall():
                 found[bool(label)] = DelongSums(*(int(v) for v in sums))
         return found[True], found[False]
-
 
 
 def _drop(name: str) -> None:
