@@ -84,8 +84,8 @@ HOLD_ROWS = 50_000
 class JoinedRows:
     """The rows in a temporary table; :meth:`pieces` reads them back in order, ``page_rows`` rows a query.
 
-    Use as a context manager (or call :meth:`drop`): the table is created on entry, inside the transaction of the
-    read that fills it, and dropped on exit."""
+    Use as a context manager (or call :meth:`drop`): the table is created on entry (the validity report enters
+    before its read's transaction, so that the table outlasts it for the statistics) and dropped on exit."""
 
     def __init__(self, page_rows: int | None = None) -> None:
         self.page_rows = page_rows or PAGE_ROWS  # read at call time
